@@ -1,0 +1,158 @@
+"""The interactive terminal session: start or resume a discussion, type as a human, choose next actions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from adapters.console.translate import USER_ID, parse_choice, parse_control
+from core import commands as c
+from core.driver import Driver
+from core.export import artifacts, export
+from core.models import NextAction, Status
+from core.service import Service, UserError
+from core.storage.store import Store
+
+CHOICES_HINT = "Type 1-5 to choose, or write a message to the council (/pause, /stop)."
+
+
+class Lines:
+    """Reads stdin lines in a thread so the discussion keeps running while the user types."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+        self._task = loop.run_in_executor(None, self._pump, loop)
+
+    def _pump(self, loop: asyncio.AbstractEventLoop) -> None:
+        for line in sys.stdin:
+            loop.call_soon_threadsafe(self.queue.put_nowait, line.rstrip("\n"))
+        loop.call_soon_threadsafe(self.queue.put_nowait, None)
+
+
+def _dead_owner(owner: str | None) -> bool:
+    """A lease held by a process of this host that no longer exists (a crash) can be taken at once."""
+    if not owner:
+        return False
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+class ConsoleSession:
+    def __init__(self, service: Service, driver: Driver, store: Store, console: Console, user_name: str) -> None:
+        self.service, self.driver, self.store, self.console, self.user = service, driver, store, console, user_name
+
+    async def start(self, cmd: c.StartDiscussion) -> str:
+        reply = await self.service.handle(cmd)
+        return reply.discussion_id
+
+    async def resume(self, discussion_id: str) -> str:
+        async with self.store.tx() as tx:
+            d = await tx.discussion(discussion_id)
+            if d is None:
+                raise UserError(f"No discussion with id {discussion_id!r}; `python -m bot list` shows them.")
+            owner, _ = await tx.lease_owner(d.id)
+            if _dead_owner(owner):
+                assert owner is not None
+                await tx.release_lease(d.id, owner)
+        if d.status == Status.PAUSED:
+            await self.service.handle(c.Resume(discussion_id=d.id, user_id=USER_ID, user_name=self.user))
+        elif d.status in (Status.DONE, Status.STOPPED):
+            raise UserError(f"Discussion {d.id} is already {d.status.value}; nothing to resume.")
+        else:
+            self.console.print(f"[dim]Continuing discussion {d.id} ({d.status.value}, round {d.round}).[/]")
+            self.driver.kick(d.id)
+        return d.id
+
+    async def run(self, discussion_id: str, *, interactive: bool) -> Status:
+        lines = Lines() if interactive else None
+        while True:
+            await self._wait_idle(discussion_id, lines)
+            async with self.store.tx() as tx:
+                d = await tx.discussion(discussion_id)
+            assert d is not None
+            if d.status in (Status.DONE, Status.STOPPED, Status.PAUSED):
+                return d.status
+            if lines is None:
+                if d.status == Status.AWAITING_CONFIRMATION:
+                    await self._do(c.ConfirmRoster(discussion_id=d.id, user_id=USER_ID, user_name=self.user))
+                    continue
+                if d.status == Status.WAITING:
+                    await self._do(c.ChooseNextAction(discussion_id=d.id, action=NextAction.SYNTHESIZE, user_id=USER_ID,
+                                                      user_name=self.user))
+                    continue
+                return d.status  # blocked, with nobody to ask
+            prompt = {
+                Status.AWAITING_CONFIRMATION: "Press Enter to start with this council.",
+                Status.WAITING: CHOICES_HINT,
+                Status.BLOCKED: "Type /retry, /skip or /stop.",
+            }.get(d.status, "")
+            self.console.print(f"[bold cyan]> {prompt}[/]")
+            line = await lines.queue.get()
+            if line is None:
+                lines = None
+                continue
+            if d.status == Status.AWAITING_CONFIRMATION and not line.strip():
+                await self._do(c.ConfirmRoster(discussion_id=d.id, user_id=USER_ID, user_name=self.user))
+                continue
+            cmd = parse_choice(line, d.id, self.user) if d.status == Status.WAITING else parse_control(
+                line, d.id, self.user)
+            if cmd is None:
+                self.console.print("[yellow]I didn't understand that.[/] " + CHOICES_HINT)
+                continue
+            await self._do(cmd)
+
+    async def _wait_idle(self, discussion_id: str, lines: Lines | None) -> None:
+        """Wait for the driver; lines typed meanwhile are human messages (or /pause, /stop)."""
+        idle = asyncio.ensure_future(self.driver.idle())
+        while lines is not None and not idle.done():
+            getter = asyncio.ensure_future(lines.queue.get())
+            done, _ = await asyncio.wait({idle, getter}, return_when=asyncio.FIRST_COMPLETED)
+            if getter not in done:
+                getter.cancel()
+                break
+            line = getter.result()
+            if line is None:
+                lines = None
+                break
+            cmd = parse_control(line, discussion_id, self.user)
+            if cmd is not None:
+                await self._do(cmd)
+                if not idle.done():
+                    continue
+                idle = asyncio.ensure_future(self.driver.idle())
+        await idle
+
+    async def _do(self, cmd: c.Command) -> None:
+        try:
+            reply = await self.service.handle(cmd)
+        except UserError as exc:
+            self.console.print(f"[yellow]{exc}[/]")
+            return
+        if reply.text and not isinstance(cmd, c.PostHumanMessage | c.ChooseNextAction):
+            self.console.print(f"[dim]{reply.text}[/]")
+
+    async def write_exports(self, discussion_id: str, folder: Path) -> Path:
+        doc = await export(self.store, discussion_id)
+        assert doc is not None
+        target = folder / discussion_id
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "transcript.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False))
+        for name, text in artifacts(doc).items():
+            (target / name).write_text(text)
+        return target

@@ -1,0 +1,44 @@
+"""The terminal as a ChatPort: prints posts with rich and journals their keys so a resume never reprints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from adapters.console.render import render
+from core.models import Discussion, Persona, Post
+
+
+class ConsoleChat:
+    def __init__(self, console: Console, journal: Path | None = None) -> None:
+        self.console = console
+        self.journal = journal
+        self._seen: set[str] = set()
+        if journal is not None and journal.exists():
+            self._seen = set(journal.read_text().split())
+        self._count = 0
+
+    async def publish(self, discussion: Discussion, post: Post) -> str:
+        self.console.print(render(post))
+        self._count += 1
+        ref = f"console:{post.key}"
+        self._remember(post.key)
+        return ref
+
+    async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
+        # A terminal cannot edit what it printed; headers and polls are shown again only when they change.
+        if post.kind == "header" and post.replaces:
+            self.console.print(render(post))
+
+    async def find(self, discussion: Discussion, key: str) -> str | None:
+        return f"console:{key}" if key in self._seen else None
+
+    async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
+        self.console.print(f"[dim]{persona.icon} {persona.name} is thinking…[/]")
+
+    def _remember(self, key: str) -> None:
+        self._seen.add(key)
+        if self.journal is not None:
+            with self.journal.open("a") as f:
+                f.write(key + "\n")

@@ -1,0 +1,39 @@
+"""Rich renderables for posts: one coloured panel per persona, notices and polls as plain lines."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.markdown import Markdown
+from rich.panel import Panel
+from rich.text import Text
+
+from core.models import Post, Role
+
+COLOURS = {
+    Role.MODERATOR: "bright_blue",
+    Role.HISTORIAN: "yellow",
+    Role.CONTRARIAN: "red",
+    Role.CROSS_DOMAIN: "magenta",
+    Role.EXPERT: "green",
+}
+OFFLINE = "offline model: set ANTHROPIC_API_KEY for real answers"
+
+
+def render(post: Post) -> RenderableType:
+    subtitle = f"[dim]{OFFLINE}[/]" if post.offline else None
+    if post.kind == "header":
+        body = Markdown(post.text)
+        return Panel(body, title=f"[bold]Council: {post.title}[/]", border_style="bold white", subtitle=subtitle)
+    if post.persona is not None:
+        p = post.persona
+        colour = COLOURS.get(p.role, "white")
+        title = f"{p.icon} [bold {colour}]{p.name}[/] [dim]— {p.title} · {post.title}[/]"
+        return Panel(Markdown(post.text), title=title, title_align="left", border_style=colour, subtitle=subtitle)
+    if post.kind == "choice" and post.actions:
+        lines = [post.title or "", post.text, ""]
+        lines += [f"  [{i}] {a.label}" for i, a in enumerate(post.actions, 1)]
+        return Panel(Text("\n".join(x for x in lines if x is not None)), border_style="cyan", subtitle=subtitle)
+    if post.kind == "poll":
+        return Panel(Markdown(post.text), border_style="cyan", title="poll", title_align="left", subtitle=subtitle)
+    style = "bold red" if post.kind == "error" else "dim"
+    return Text(post.text, style=style)

@@ -1,0 +1,166 @@
+"""Command line: console, slack, discord, migrate, list, export (typer); logs go to stderr."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from bot.settings import Settings
+
+cli = typer.Typer(add_completion=False, no_args_is_help=True, help="Council: moderated AI deliberation.")
+err = Console(stderr=True)
+
+
+def _settings() -> Settings:
+    settings = Settings()
+    logging.basicConfig(
+        level=settings.council_log_level.upper(), stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    return settings
+
+
+def _fail(message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(2)
+
+
+@cli.command()
+def console(
+    topic: Annotated[str, typer.Argument(help="What the council should deliberate")] = "",
+    rounds: Annotated[int | None, typer.Option(help="Run this many rounds unattended, then synthesize")] = None,
+    experts: Annotated[int, typer.Option(min=2, max=8, help="Number of topic experts")] = 4,
+    no_input: Annotated[bool, typer.Option("--no-input", help="Never ask: run unattended")] = False,
+    confirm: Annotated[bool, typer.Option("--confirm", help="Show the roster before starting")] = False,
+    resume: Annotated[str | None, typer.Option("--resume", help="Continue a paused or crashed discussion")] = None,
+    exports: Annotated[Path, typer.Option(help="Folder for synthesis.md, open-questions.md, transcript.json")] = Path(
+        "exports"),
+    name: Annotated[str, typer.Option(help="Your name in the discussion")] = "You",
+) -> None:
+    """Run a discussion in this terminal."""
+    from bot.runtime import run_console
+
+    if resume is None:
+        from core.service import UserError, validate_topic
+
+        try:
+            validate_topic(topic)
+        except UserError as exc:
+            _fail(str(exc).replace("/council", "python -m bot console"))
+    if rounds is not None and not 1 <= rounds <= 10:
+        _fail("--rounds must be between 1 and 10.")
+    code = asyncio.run(run_console(_settings(), topic=topic, rounds=rounds, experts=experts, no_input=no_input,
+                                   confirm=confirm, resume=resume, exports=exports, user_name=name))
+    raise typer.Exit(code)
+
+
+@cli.command()
+def migrate() -> None:
+    """Create or upgrade the database schema."""
+    from core.storage.db import make_engine
+    from core.storage.db import migrate as run
+
+    settings = _settings()
+
+    async def go() -> None:
+        engine = make_engine(settings.database_url)
+        try:
+            await run(engine)
+        finally:
+            await engine.dispose()
+
+    asyncio.run(go())
+    err.print("database schema is current")
+
+
+@cli.command("list")
+def list_(
+    format: Annotated[str, typer.Option("--format", help="text or json")] = "text",
+    channel: Annotated[str | None, typer.Option(help="Only this channel")] = None,
+) -> None:
+    """List discussions, newest first."""
+    from bot.runtime import open_store
+
+    if format not in ("text", "json"):
+        _fail("--format must be text or json.")
+    settings = _settings()
+
+    async def go() -> list[dict[str, object]]:
+        store = await open_store(settings)
+        try:
+            async with store.tx() as tx:
+                items = await tx.discussions(channel=channel)
+        finally:
+            await store.close()
+        return [d.model_dump(mode="json", include={"id", "topic", "status", "flow", "platform", "channel",
+                                                   "round", "created_by", "created_at", "cost_usd"}) for d in items]
+
+    rows = asyncio.run(go())
+    if format == "json":
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    if not rows:
+        print("No discussions yet.")
+    for r in rows:
+        print(f"{r['id']}  {r['status']:<22} round {r['round']}  {r['created_at']}  {r['topic']}")
+
+
+@cli.command()
+def export(
+    discussion_id: Annotated[str | None, typer.Argument(help="Discussion id")] = None,
+    latest: Annotated[bool, typer.Option("--latest", help="The most recently created discussion")] = False,
+    format: Annotated[str, typer.Option("--format", help="json or md")] = "json",
+    out: Annotated[Path | None, typer.Option(help="Also write transcript.json, synthesis.md, open-questions.md here")]
+    = None,
+) -> None:
+    """Print a discussion's full record (JSON) or its synthesis (Markdown)."""
+    from bot.runtime import open_store
+    from core.export import artifacts
+    from core.export import export as build
+
+    if format not in ("json", "md"):
+        _fail("--format must be json or md.")
+    if not discussion_id and not latest:
+        _fail("give a discussion id or --latest.")
+    settings = _settings()
+
+    async def go() -> dict[str, object] | None:
+        store = await open_store(settings)
+        try:
+            target = discussion_id
+            if latest:
+                async with store.tx() as tx:
+                    target = await tx.latest_discussion_id()
+            return await build(store, target) if target else None
+        finally:
+            await store.close()
+
+    doc = asyncio.run(go())
+    if doc is None:
+        _fail("no discussion found" + (f" with id {discussion_id!r}" if discussion_id else "") + ".")
+        return
+    files = artifacts(doc)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "transcript.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False))
+        for fname, text in files.items():
+            (out / fname).write_text(text)
+    if format == "json":
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(files["synthesis.md"] + "\n" + files["open-questions.md"])
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""Runtime settings from the environment (and `.env`): pydantic-settings, secrets kept as SecretStr."""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_PRICES = {
+    "claude-haiku-5-5": (0.10, 0.50),
+    "claude-sonnet-5-5": (2.0, 10.0),
+    "claude-opus-5-5": (4.0, 20.0),
+}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+
+    database_url: str = "sqlite+aiosqlite:///council.db"
+    port: int = 3000
+
+    slack_bot_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_api_url: str = "https://slack.com/api/"
+    slack_client_id: str | None = None
+    slack_client_secret: SecretStr | None = None
+
+    discord_token: SecretStr | None = None
+    discord_api_url: str = "https://discord.com/api/v10"
+
+    anthropic_api_key: SecretStr | None = None
+    anthropic_base_url: str | None = None
+
+    council_model_light: str = "claude-haiku-5-5"
+    council_model_medium: str = "claude-sonnet-5-5"
+    council_model_heavy: str = "claude-opus-5-5"
+    # model id -> (input, output) US dollars per million tokens; COUNCIL_PRICES is JSON.
+    council_prices: dict[str, tuple[float, float]] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+    council_budget_usd: float = 5.0
+    council_llm_timeout_s: float = 120.0
+    council_llm_max_retries: int = 3
+    council_lease_ttl_s: float = 60.0
+    council_sweep_interval_s: float = 15.0
+    council_offline_delay_s: float = 0.0  # the offline model's pretend latency (demos, crash tests)
+    council_default_tz: str = "UTC"
+    council_log_level: str = "INFO"

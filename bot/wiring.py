@@ -1,0 +1,86 @@
+"""The composition root: the one place that chooses implementations and connects them."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from bot.settings import Settings
+from core.driver import Driver, DriverConfig
+from core.llm import AnthropicLLM, LLMConfig, ModelPrice
+from core.offline import OfflineLLM
+from core.ports import LLM, ChatPort, Clock, SystemClock
+from core.service import Service, ServiceConfig
+from core.storage.db import make_engine, migrate
+from core.storage.store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class App:
+    settings: Settings
+    store: Store
+    llm: LLM
+    driver: Driver
+    service: Service
+    clock: Clock
+
+    async def close(self) -> None:
+        await self.driver.idle()
+        await self.store.close()
+
+
+def new_discussion_id() -> str:
+    return secrets.token_hex(4)
+
+
+def process_owner() -> str:
+    """Identifies this process in leases: host and pid, so a restart on the same host can tell it died."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+def build_llm(settings: Settings) -> LLM:
+    if settings.anthropic_api_key is None:
+        log.warning("ANTHROPIC_API_KEY is not set: using the offline model; every post is labelled")
+        return OfflineLLM(delay=settings.council_offline_delay_s)
+    return AnthropicLLM(
+        LLMConfig(
+            models={
+                "light": settings.council_model_light,
+                "medium": settings.council_model_medium,
+                "heavy": settings.council_model_heavy,
+            },
+            prices={
+                m: ModelPrice(input_per_mtok=i, output_per_mtok=o) for m, (i, o) in settings.council_prices.items()
+            },
+            timeout_s=settings.council_llm_timeout_s,
+            max_retries=settings.council_llm_max_retries,
+            base_url=settings.anthropic_base_url,
+            api_key=settings.anthropic_api_key.get_secret_value(),
+        )
+    )
+
+
+async def build_app(
+    settings: Settings,
+    chats: Mapping[str, ChatPort],
+    *,
+    llm: LLM | None = None,
+    clock: Clock | None = None,
+    owner: str | None = None,
+) -> App:
+    """Create or migrate the schema, then wire store, model, driver and service around the given chats."""
+    engine = make_engine(settings.database_url)
+    await migrate(engine)
+    store = Store(engine)
+    clock = clock or SystemClock()
+    llm = llm or build_llm(settings)
+    driver = Driver(store, llm, chats, clock, DriverConfig(owner=owner or process_owner(),
+                                                           lease_ttl=settings.council_lease_ttl_s))
+    service = Service(store, driver, clock, new_discussion_id, ServiceConfig(budget_usd=settings.council_budget_usd))
+    return App(settings=settings, store=store, llm=llm, driver=driver, service=service, clock=clock)

@@ -1,0 +1,97 @@
+"""Inbound intents, imperative: what a human (or a timer) asks the service to do."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from core.models import NextAction
+
+MAX_TOPIC_CHARS = 4000
+
+
+class Command(BaseModel):
+    user_id: str = ""
+    user_name: str = ""
+    is_admin: bool = False  # the platform says this user may moderate any discussion
+
+
+class StartDiscussion(Command):
+    topic: str
+    platform: str = "console"
+    workspace: str = ""
+    channel: str = ""
+    rounds: int | None = None  # run unattended for this many rounds, then synthesize
+    experts: int = Field(default=4, ge=2, le=8)
+    confirm: bool = False  # show the roster with Start / Modify before running
+    mode: Literal["open", "debate"] = "open"
+    roles: list[str] = Field(default_factory=list)  # extra perspectives to include
+    context: str = ""
+    thread_ref: str = ""  # start inside an existing thread (Slack shortcut / mention)
+    tz: str = "UTC"
+    anonymous: bool = False  # polls record who voted but do not show it
+    hide_results: bool = False  # poll counts stay hidden until the poll closes
+
+
+class ConfirmRoster(Command):
+    discussion_id: str
+
+
+class ModifyRoster(Command):
+    discussion_id: str
+    persona_key: str
+    name: str = ""
+    title: str = ""
+    remove: bool = False
+
+
+class AddExpert(Command):
+    discussion_id: str
+    name: str
+    title: str
+
+
+class PostHumanMessage(Command):
+    discussion_id: str
+    text: str
+    event_id: str = ""
+
+
+class CastBallot(Command):
+    poll_id: int
+    choice: int
+
+
+class ClosePoll(Command):
+    poll_id: int
+
+
+class ChooseNextAction(Command):
+    discussion_id: str
+    action: NextAction
+    topic: str = ""  # for deep dive / different topic
+
+
+class Pause(Command):
+    discussion_id: str
+
+
+class Resume(Command):
+    discussion_id: str
+
+
+class Stop(Command):
+    discussion_id: str
+
+
+class RetryTurns(Command):
+    """After an LLM failure: try the failed turns again."""
+
+    discussion_id: str
+
+
+class SkipTurns(Command):
+    """After an LLM failure: go on without the failed turns."""
+
+    discussion_id: str

@@ -1,0 +1,280 @@
+"""The durable driver: runs a discussion's steps under a lease and publishes its outbox exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from core import engine, prompts
+from core.effects import close_polls, record_turn
+from core.engine import RunTurns, State, Transition, TurnPlan
+from core.models import Discussion, Post, Status, Turn, TurnStatus, Usage
+from core.ports import LLM, ChatPort, Clock, LLMUnavailable
+from core.schemas import FinalSynthesis, RosterSpec, RoundSynthesis
+from core.storage.store import Store, Tx
+
+log = logging.getLogger(__name__)
+
+SCHEMAS: dict[engine.Phase, type[BaseModel]] = {
+    engine.Phase.ROSTER: RosterSpec,
+    engine.Phase.ROUND_SYNTHESIS: RoundSynthesis,
+    engine.Phase.FINAL_SYNTHESIS: FinalSynthesis,
+}
+
+
+@dataclass
+class DriverConfig:
+    owner: str  # this process; written into leases
+    lease_ttl: float = 60.0
+
+
+async def load_state(tx: Tx, discussion_id: str) -> State | None:
+    d = await tx.discussion(discussion_id)
+    if d is None:
+        return None
+    return State(
+        discussion=d,
+        personas=await tx.personas(d.id),
+        turns=await tx.turns(d.id),
+        humans=await tx.human_messages(d.id),
+    )
+
+
+class Driver:
+    def __init__(
+        self, store: Store, llm: LLM, chats: Mapping[str, ChatPort], clock: Clock, config: DriverConfig
+    ) -> None:
+        self.store, self.llm, self.chats, self.clock, self.config = store, llm, chats, clock, config
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._wake: set[str] = set()
+        self._publish_locks: dict[str, asyncio.Lock] = {}
+
+    # scheduling of drivers inside this process ------------------------------------------------------
+    def kick(self, discussion_id: str) -> asyncio.Task[None]:
+        """Make sure a driver runs for this discussion in this process (or wakes the running one)."""
+        task = self._tasks.get(discussion_id)
+        if task is not None and not task.done():
+            self._wake.add(discussion_id)
+            return task
+        task = asyncio.create_task(self._drive_logged(discussion_id), name=f"drive:{discussion_id}")
+        self._tasks[discussion_id] = task
+        return task
+
+    async def idle(self) -> None:
+        """Wait until every driver of this process has nothing left to do (tests, console, shutdown)."""
+        while running := [t for t in self._tasks.values() if not t.done()]:
+            await asyncio.gather(*running, return_exceptions=True)
+
+    async def _drive_logged(self, discussion_id: str) -> None:
+        try:
+            await self.drive(discussion_id)
+        except Exception:
+            log.exception("driver for %s failed; the sweeper will pick it up again", discussion_id)
+
+    async def sweep(self) -> list[str]:
+        """Claim discussions with work and no live driver (crashed replicas, missed wake-ups)."""
+        async with self.store.tx() as tx:
+            ids = await tx.claim_stale(self.config.owner, self.clock.now(), self.config.lease_ttl)
+        for i in ids:
+            self.kick(i)
+        return ids
+
+    # the loop ---------------------------------------------------------------------------------------
+    async def drive(self, discussion_id: str) -> None:
+        async with self.store.tx() as tx:
+            got = await tx.acquire_lease(discussion_id, self.config.owner, self.clock.now(), self.config.lease_ttl)
+        if not got:
+            self._tasks.pop(discussion_id, None)
+            return
+        heartbeat = asyncio.create_task(self._heartbeat(discussion_id))
+        try:
+            while True:
+                if heartbeat.done():
+                    log.warning("lost the lease on %s; another driver took over", discussion_id)
+                    return
+                await self.publish(discussion_id)
+                async with self.store.tx() as tx:
+                    state = await load_state(tx, discussion_id)
+                if state is None:
+                    return
+                step = engine.next_step(state)
+                if isinstance(step, RunTurns):
+                    await self.run_step(state, step)
+                elif isinstance(step, Transition):
+                    await self.apply(state.discussion.id, step)
+                elif discussion_id in self._wake:
+                    self._wake.discard(discussion_id)
+                else:
+                    break
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+            async with self.store.tx() as tx:
+                await tx.release_lease(discussion_id, self.config.owner)
+            # A wake-up that raced with our exit gets a fresh driver: no await between check and pop.
+            self._tasks.pop(discussion_id, None)
+            if discussion_id in self._wake:
+                self._wake.discard(discussion_id)
+                self.kick(discussion_id)
+
+    async def _heartbeat(self, discussion_id: str) -> None:
+        while True:
+            await asyncio.sleep(self.config.lease_ttl / 3)
+            async with self.store.tx() as tx:
+                ok = await tx.acquire_lease(
+                    discussion_id, self.config.owner, self.clock.now(), self.config.lease_ttl
+                )
+            if not ok:
+                return
+
+    async def apply(self, discussion_id: str, step: Transition) -> None:
+        now = self.clock.now()
+        async with self.store.tx() as tx:
+            d = await tx.discussion(discussion_id)
+            assert d is not None
+            for name in ("status", "pending", "round", "round_topic"):
+                value = getattr(step, name)
+                if value is not None:
+                    setattr(d, name, value)
+            await tx.save_discussion(d, now)
+            if step.notice is not None:
+                await tx.enqueue(d.id, self._label(step.notice), now)
+            if d.status in (Status.DONE, Status.STOPPED) or step.round is not None:
+                await close_polls(tx, d, now, before_round=d.round, offline=self.llm.offline)
+
+    def _label(self, post: Post) -> Post:
+        return post.model_copy(update={"offline": self.llm.offline})
+
+    # running turns ----------------------------------------------------------------------------------
+    async def run_step(self, state: State, step: RunTurns) -> None:
+        d = state.discussion
+        if d.cost_usd >= d.budget_usd:
+            await self._stop_for_budget(d)
+            return
+        now = self.clock.now()
+        async with self.store.tx() as tx:
+            turns = []
+            for plan in step.turns:
+                turn = await tx.ensure_turn(
+                    Turn(key=plan.key, discussion_id=d.id, round=plan.round, step=plan.step, phase=plan.phase,
+                         persona_key=plan.persona_key, reply_to=plan.reply_to, created_at=now)
+                )
+                turn.status, turn.attempts = TurnStatus.RUNNING, turn.attempts + 1
+                await tx.save_turn(turn)
+                turns.append(turn)
+        await asyncio.gather(*(self.run_turn(state, plan) for plan in step.turns))
+        async with self.store.tx() as tx:
+            after = await load_state(tx, d.id)
+            assert after is not None
+            step_turns = [t for t in after.turns if t.key in {p.key for p in step.turns}]
+            reason = engine.should_block(after, step_turns)
+            failed = [t for t in step_turns if t.status == TurnStatus.FAILED]
+            await self._settle_failures(tx, after.discussion, failed, reason)
+
+    async def run_turn(self, state: State, plan: TurnPlan) -> None:
+        d = state.discussion
+        persona = state.persona(plan.persona_key)
+        chat = self.chats[d.platform]
+        if persona is not None:
+            try:
+                await chat.thinking(d, persona, plan.key)
+            except Exception:  # a missing typing indicator must never cost a turn
+                log.warning("could not show the thinking state for %s", plan.key, exc_info=True)
+        prompt = prompts.build(state, plan)
+        data: dict | None = None
+        usage: Usage | None = None
+        error = ""
+        try:
+            schema = SCHEMAS.get(plan.phase)
+            if schema is not None:
+                value: BaseModel
+                value, usage = await self.llm.structured(prompt, schema)
+                data, text = value.model_dump(), ""
+            else:
+                completion = await self.llm.complete(prompt)
+                text, usage = completion.text.strip(), completion.usage
+        except LLMUnavailable as exc:
+            text, error = "", str(exc) or "the model did not answer"
+        async with self.store.tx() as tx:
+            await record_turn(tx, state, plan, text, data, usage, error, self.clock.now(), self.llm.offline)
+        await self.publish(d.id)
+
+    async def _settle_failures(self, tx: Tx, d: Discussion, failed: list[Turn], reason: str) -> None:
+        now = self.clock.now()
+        if reason:
+            d.status, d.blocked_reason = Status.BLOCKED, reason
+            await tx.save_discussion(d, now)
+            await tx.enqueue(d.id, engine.blocked_post(d, failed), now)
+            return
+        personas = {p.key: p.name for p in await tx.personas(d.id)}
+        for t in failed:
+            await tx.set_turn_status([t.key], TurnStatus.SKIPPED)
+            await tx.enqueue(d.id, engine.skipped_post(d, t, personas.get(t.persona_key, t.persona_key)), now)
+
+    async def _stop_for_budget(self, d: Discussion) -> None:
+        now = self.clock.now()
+        async with self.store.tx() as tx:
+            d.status = Status.STOPPED
+            d.blocked_reason = f"budget reached: ${d.cost_usd:.2f} spent of ${d.budget_usd:.2f}"
+            await tx.save_discussion(d, now)
+            await tx.enqueue(
+                d.id,
+                Post(kind="error", key=f"{d.id}:budget", text=f"The discussion stopped: its {d.blocked_reason}."),
+                now,
+            )
+
+    # the outbox -------------------------------------------------------------------------------------
+    async def publish(self, discussion_id: str) -> bool:
+        """Send unsent posts in order; stops at the first failure so the thread never reorders."""
+        lock = self._publish_locks.setdefault(discussion_id, asyncio.Lock())
+        async with lock:
+            async with self.store.tx() as tx:
+                d = await tx.discussion(discussion_id)
+                pending = await tx.pending_posts(discussion_id)
+            if d is None:
+                return True
+            chat = self.chats[d.platform]
+            for outbox_id, post, turn_key, attempts in pending:
+                try:
+                    ref = await self._send(tx_store=self.store, d=d, chat=chat, outbox_id=outbox_id, post=post,
+                                           retried=attempts > 0)
+                except Exception:
+                    log.warning("could not publish %s; it stays queued", post.key, exc_info=True)
+                    return False
+                async with self.store.tx() as tx:
+                    await tx.mark_sent(outbox_id, ref, self.clock.now(), turn_key)
+                    if post.kind == "header" and not d.thread_ref:
+                        d.thread_ref = ref
+                        fresh = await tx.discussion(d.id)
+                        assert fresh is not None
+                        fresh.thread_ref = ref
+                        await tx.save_discussion(fresh, self.clock.now())
+                    if post.poll is not None and not post.replaces:
+                        poll = await tx.poll(post.poll.poll_id)
+                        if poll is not None:
+                            poll.message_ref = ref
+                            await tx.save_poll(poll)
+            return True
+
+    async def _send(
+        self, *, tx_store: Store, d: Discussion, chat: ChatPort, outbox_id: int, post: Post, retried: bool
+    ) -> str:
+        if post.replaces:
+            async with tx_store.tx() as tx:
+                ref = await tx.post_ref(post.replaces)
+            if ref:
+                await chat.update(d, ref, post)
+            return ref or ""
+        found = await chat.find(d, post.key) if retried else None
+        if found:
+            await chat.update(d, found, post)
+            return found
+        async with tx_store.tx() as tx:
+            await tx.mark_attempt(outbox_id)
+        return await chat.publish(d, post)

@@ -1,0 +1,158 @@
+"""What a finished turn changes, inside the transaction that records it: personas, syntheses, polls, posts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from core import formats
+from core.engine import State, TurnPlan
+from core.models import (
+    FINISHED_TURN,
+    Action,
+    Ballot,
+    Discussion,
+    Persona,
+    Phase,
+    Poll,
+    Post,
+    Status,
+    TurnStatus,
+    Usage,
+)
+from core.prompts import LABELS
+from core.roster import experts_from_spec, full_roster
+from core.schemas import FinalSynthesis, PersonaPosition, RosterSpec, RoundSynthesis
+from core.storage.store import Tx
+
+
+def header_post(d: Discussion, personas: list[Persona], *, replaces: str = "") -> Post:
+    experts = [p for p in personas if p.role.value == "expert"]
+    roster = formats.roster_text(personas) if experts else "_Assembling the council…_"
+    controls = [
+        Action(id="ctl:pause", label="Pause", value=d.id),
+        Action(id="ctl:resume", label="Resume", value=d.id),
+        Action(id="ctl:synthesize", label="Synthesize", value=d.id),
+        Action(id="ctl:stop", label="Stop", value=d.id, style="danger"),
+    ]
+    flow = "moderated rounds (opening → statements → contrarian → rebuttals → cross-domain → synthesis)"
+    return Post(
+        kind="header",
+        key=f"{d.id}:header" + (":roster" if replaces else ""),
+        replaces=replaces,
+        title=d.topic,
+        text=f"{roster}\n\nFlow: {flow}. Started by {d.created_by_name or 'someone'} · id `{d.id}`",
+        roster=personas if experts else [],
+        actions=controls,
+    )
+
+
+def poll_post(poll: Poll, ballots: list[Ballot], offline: bool, *, key: str = "", replaces: str = "") -> Post:
+    view = formats.poll_view(poll, ballots)
+    actions = [] if poll.closed else [
+        Action(id=f"vote:{i}", label=option, value=f"{poll.id}|{i}") for i, option in enumerate(poll.options)
+    ]
+    return Post(kind="poll", key=key or poll.key, replaces=replaces, text=formats.poll_text(view), poll=view,
+                actions=actions, offline=offline)
+
+
+async def _open_poll(
+    tx: Tx, state: State, key: str, question: str, options: list[str], positions: list[PersonaPosition],
+    final: bool, now: datetime, offline: bool,
+) -> None:
+    d = state.discussion
+    poll = await tx.add_poll(
+        Poll(key=key, final=final, discussion_id=d.id, round=d.round, question=question, options=options[:5],
+             anonymous=d.poll_anonymous, hide_results=d.poll_hidden, created_at=now)
+    )
+    if poll is None:
+        return
+    by_name = {p.name.lower(): p for p in state.personas}
+    for pos in positions:
+        persona = by_name.get(pos.persona.lower())
+        if persona is not None and 1 <= pos.proposal <= len(poll.options):
+            await tx.cast(Ballot(poll_id=poll.id, voter_id=f"persona:{persona.key}", voter_name=persona.name,
+                                 choice=pos.proposal - 1, is_ai=True, created_at=now))
+    await tx.enqueue(d.id, poll_post(poll, await tx.ballots(poll.id), offline), now)
+
+
+async def record_turn(
+    tx: Tx, state: State, plan: TurnPlan, text: str, data: dict[str, Any] | None, usage: Usage | None,
+    error: str, now: datetime, offline: bool,
+) -> None:
+    d = state.discussion
+    turn = await tx.turn(plan.key)
+    if turn is None or turn.status in FINISHED_TURN:
+        return  # another driver finished it first
+    if usage is not None:
+        await tx.add_usage(d.id, plan.key, usage, now)
+    if error:
+        turn.status, turn.error, turn.finished_at = TurnStatus.FAILED, error, now
+        await tx.save_turn(turn)
+        return
+    kind = "turn"
+    polls: list[tuple[str, str, list[str], list[PersonaPosition], bool]] = []
+    if plan.phase == Phase.ROSTER:
+        spec = RosterSpec.model_validate(data)
+        personas = full_roster(experts_from_spec(spec.experts, d.experts))
+        await tx.set_personas(d.id, personas)
+        text = formats.roster_text(personas)
+        turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now
+        await tx.save_turn(turn)
+        await tx.enqueue(d.id, header_post(d, personas, replaces=f"{d.id}:header"), now, turn_key=turn.key)
+        return
+    if plan.phase == Phase.ROUND_SYNTHESIS:
+        rs = RoundSynthesis.model_validate(data)
+        text, kind = formats.round_synthesis_text(rs, plan.round), "synthesis"
+        await tx.add_synthesis(plan.key, d.id, plan.round, "round", data, text, now)
+        if rs.proposals:
+            polls.append((f"{plan.key}:poll", "Which proposal should the team pursue?", rs.proposals,
+                          rs.positions, False))
+    elif plan.phase == Phase.FINAL_SYNTHESIS:
+        fs = FinalSynthesis.model_validate(data)
+        text, kind = formats.final_synthesis_text(fs), "synthesis"
+        await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
+        if fs.recommendations:
+            polls.append((f"{plan.key}:poll", "Which recommendation should the team act on first?",
+                          fs.recommendations, fs.positions, True))
+    elif plan.phase == Phase.RESUME_SUMMARY:
+        kind = "synthesis"
+        await tx.add_synthesis(plan.key, d.id, plan.round, "resume", None, text, now)
+    elif plan.phase == Phase.ANSWER and plan.reply_to is not None:
+        await tx.mark_answered(plan.reply_to)
+    turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now
+    await tx.save_turn(turn)
+    persona = state.persona(plan.persona_key)
+    await tx.enqueue(
+        d.id,
+        Post(kind=kind, key=plan.key, text=text, persona=persona, offline=offline,
+             title=f"Round {plan.round} · {LABELS.get(plan.phase, plan.phase.value)}"),
+        now,
+        turn_key=plan.key,
+    )
+    for key, question, options, positions, final in polls:
+        await _open_poll(tx, state, key, question, options, positions, final, now, offline)
+
+
+async def close_polls(tx: Tx, d: Discussion, now: datetime, *, before_round: int, offline: bool) -> None:
+    """Close the polls a new round (or the end) leaves behind; a final poll stays open after DONE."""
+    for poll in await tx.polls(d.id):
+        if poll.closed:
+            continue
+        ending = d.status == Status.STOPPED or (d.status == Status.DONE and not poll.final)
+        if poll.round >= before_round and not ending:
+            continue
+        await close_poll(tx, d, poll, now, offline)
+
+
+async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: bool) -> None:
+    poll.closed = True
+    await tx.save_poll(poll)
+    ballots = await tx.ballots(poll.id)
+    await tx.enqueue(d.id, poll_post(poll, ballots, offline, key=f"{poll.key}:closed", replaces=poll.key), now)
+    view = formats.poll_view(poll, ballots)
+    await tx.enqueue(
+        d.id,
+        Post(kind="notice", key=f"{poll.key}:result", text=formats.poll_text(view), poll=view, offline=offline),
+        now,
+    )

@@ -1,0 +1,240 @@
+"""Domain models of the deliberation: discussions, personas, turns, humans, polls, syntheses, schedules."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+
+class Role(StrEnum):
+    MODERATOR = "moderator"
+    HISTORIAN = "historian"
+    CONTRARIAN = "contrarian"
+    CROSS_DOMAIN = "cross_domain"
+    EXPERT = "expert"
+
+
+class Status(StrEnum):
+    AWAITING_CONFIRMATION = "awaiting_confirmation"  # roster shown, waiting for Start / Modify
+    RUNNING = "running"  # the driver has steps to run
+    WAITING = "waiting"  # a round ended: waiting for a human to choose the next action
+    PAUSED = "paused"  # checkpointed: resume summary written, nothing held
+    DONE = "done"  # final synthesis published
+    STOPPED = "stopped"  # stopped by a human
+    BLOCKED = "blocked"  # repeated LLM failure or budget: needs a human
+
+
+ACTIVE_STATUSES = (Status.RUNNING,)
+
+
+class Phase(StrEnum):
+    """What a turn is for; the order of a moderated round is seed 000's."""
+
+    ROSTER = "roster"
+    OPENING = "opening"
+    STATEMENT = "initial_statement"
+    COUNTERPOINT = "counterpoint"
+    REBUTTAL = "rebuttal"
+    ANALOGY = "analogy"
+    ROUND_SYNTHESIS = "round_synthesis"
+    ANSWER = "answer"
+    FINAL_SYNTHESIS = "final_synthesis"
+    RESUME_SUMMARY = "resume_summary"
+    REOPENING = "reopening"
+
+
+class TurnStatus(StrEnum):
+    PLANNED = "planned"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    SKIPPED = "skipped"  # failed, and a human (or the policy) chose to go on without it
+    PUBLISHED = "published"
+
+
+FINISHED_TURN = (TurnStatus.DONE, TurnStatus.PUBLISHED, TurnStatus.SKIPPED)
+
+
+class NextAction(StrEnum):
+    DEEP_DIVE = "deep_dive"
+    DIFFERENT_TOPIC = "different_topic"
+    ANOTHER_ROUND = "another_round"
+    SYNTHESIZE = "synthesize"
+    PAUSE = "pause"
+
+
+NEXT_ACTION_LABELS: dict[NextAction, str] = {
+    NextAction.DEEP_DIVE: "Deep dive",
+    NextAction.DIFFERENT_TOPIC: "Different topic",
+    NextAction.ANOTHER_ROUND: "Another round",
+    NextAction.SYNTHESIZE: "Synthesize",
+    NextAction.PAUSE: "Pause",
+}
+
+
+class Persona(BaseModel):
+    key: str
+    name: str
+    role: Role
+    title: str = ""  # short role line shown in the roster, e.g. "Distributed systems expert"
+    expertise: list[str] = Field(default_factory=list)
+    thinking_style: str = ""
+    bias: str = ""
+    reply_tendency: str = ""
+    icon: str = ":speech_balloon:"  # emoji shortcode; adapters map it to their platform
+
+
+class Discussion(BaseModel):
+    id: str
+    topic: str
+    flow: str = "moderated"
+    status: Status = Status.RUNNING
+    platform: str = "console"
+    workspace: str = ""  # Slack team id / Discord guild id
+    channel: str = ""
+    thread_ref: str = ""  # platform reference of the header message (the thread anchor)
+    created_by: str = ""
+    created_by_name: str = ""
+    round: int = 1
+    round_topic: str = ""
+    resume_count: int = 0
+    pending: str = ""  # "", "final", "pause", "resume", "resume_round": what the next step must do first
+    auto_rounds: int | None = None  # unattended: run this many rounds, then synthesize
+    experts: int = 4
+    mode: Literal["open", "debate"] = "open"
+    roles: list[str] = Field(default_factory=list)  # perspectives the starter asked for
+    context: str = ""  # e.g. the Slack thread a discussion was started from
+    poll_anonymous: bool = False
+    poll_hidden: bool = False  # results hidden until the poll closes
+    budget_usd: float = 5.0
+    cost_usd: float = 0.0
+    blocked_reason: str = ""
+    tz: str = "UTC"
+    created_at: datetime
+    updated_at: datetime
+
+
+class Turn(BaseModel):
+    key: str  # deterministic: a re-run after a crash finds it instead of duplicating it
+    discussion_id: str
+    round: int
+    step: int
+    phase: Phase
+    persona_key: str
+    status: TurnStatus = TurnStatus.PLANNED
+    text: str = ""
+    data: dict[str, Any] | None = None  # structured output (syntheses, rosters)
+    error: str = ""
+    attempts: int = 0
+    reply_to: int | None = None  # human message answered by this turn
+    created_at: datetime
+    finished_at: datetime | None = None
+
+
+class HumanMessage(BaseModel):
+    id: int = 0
+    discussion_id: str
+    author_id: str
+    author_name: str
+    text: str
+    event_id: str = ""  # platform event id: dedupes retried deliveries
+    addressed_to: str = ""  # persona key when the human named a persona
+    needs_answer: bool = False  # arrived between rounds: someone answers it within one turn
+    answered: bool = False
+    created_at: datetime
+
+
+class Poll(BaseModel):
+    id: int = 0
+    key: str  # deterministic, from the synthesis turn that proposed it
+    final: bool = False  # on the final synthesis's recommendations: stays open after the discussion ends
+    discussion_id: str
+    round: int
+    question: str
+    options: list[str]
+    anonymous: bool = False
+    hide_results: bool = False
+    closed: bool = False
+    message_ref: str = ""
+    created_at: datetime
+
+
+class Ballot(BaseModel):
+    poll_id: int
+    voter_id: str
+    voter_name: str
+    choice: int
+    is_ai: bool = False
+    superseded: bool = False
+    created_at: datetime
+
+
+class Usage(BaseModel):
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            model=self.model or other.model,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+
+class Action(BaseModel):
+    """A button under a post; `value` travels back in the platform's payload."""
+
+    id: str
+    label: str
+    value: str = ""
+    style: Literal["primary", "danger", ""] = ""
+
+
+class PollView(BaseModel):
+    poll_id: int
+    question: str
+    options: list[str]
+    counts: list[int] | None  # None while results are hidden
+    voters: list[list[str]] | None = None  # names per option, unless anonymous
+    ai_positions: list[list[str]] = Field(default_factory=list)  # persona names per option
+    closed: bool = False
+    total: int = 0
+
+
+class Post(BaseModel):
+    """What the core asks a platform to show; each adapter renders it natively."""
+
+    kind: Literal["header", "turn", "notice", "choice", "poll", "synthesis", "error"]
+    key: str  # idempotency key, attached to the platform message
+    replaces: str = ""  # key of an earlier post to edit in place instead of posting anew
+    text: str
+    title: str = ""
+    persona: Persona | None = None
+    actions: list[Action] = Field(default_factory=list)
+    poll: PollView | None = None
+    roster: list[Persona] = Field(default_factory=list)
+    offline: bool = False  # written by the offline model: adapters label it
+
+
+class Schedule(BaseModel):
+    id: int = 0
+    kind: Literal["round", "digest"]
+    target: str  # discussion id for rounds; channel for digests
+    platform: str = "console"
+    workspace: str = ""
+    trigger: str  # "cron:<expr>" | "every:<seconds>" | "at:<iso>"
+    tz: str = "UTC"
+    next_run_at: datetime | None
+    last_run_at: datetime | None = None
+    enabled: bool = True
+    created_by: str = ""

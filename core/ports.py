@@ -1,0 +1,85 @@
+"""Protocols the core owns and the outside world implements: chat platforms, the LLM, the clock."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, Field
+
+from core.models import Discussion, Persona, Phase, Post, Usage
+
+Tier = Literal["light", "medium", "heavy"]
+T = TypeVar("T", bound=BaseModel)
+
+
+class Block(BaseModel):
+    text: str
+    cache: bool = False  # a cache breakpoint after this block
+
+
+class Purpose(BaseModel):
+    """Why a prompt is sent: for logs, budgets and the offline model (never sent to the API)."""
+
+    phase: Phase
+    persona: str = ""
+    role: str = ""
+    topic: str = ""
+    round: int = 1
+    others: list[str] = Field(default_factory=list)
+    humans: list[str] = Field(default_factory=list)
+
+
+class Prompt(BaseModel):
+    """Shared content first (system rules, then the transcript), the persona's own instruction last."""
+
+    tier: Tier = "medium"
+    system: list[Block]
+    shared: list[Block]
+    instruction: str
+    max_tokens: int = 1024
+    purpose: Purpose
+
+
+class Completion(BaseModel):
+    text: str
+    usage: Usage
+
+
+class LLMUnavailable(Exception):
+    """The call failed after the client's own retries; the message is safe to show users."""
+
+
+class LLM(Protocol):
+    offline: bool
+
+    async def complete(self, prompt: Prompt) -> Completion: ...
+
+    async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]: ...
+
+
+class ChatPort(Protocol):
+    """A chat platform as the core sees it: posts in a discussion's thread, found again by key."""
+
+    async def publish(self, discussion: Discussion, post: Post) -> str:
+        """Show the post (a header starts the thread); return the platform's message ref."""
+        ...
+
+    async def update(self, discussion: Discussion, ref: str, post: Post) -> None: ...
+
+    async def find(self, discussion: Discussion, key: str) -> str | None:
+        """After a crash: the ref of a post already carrying this key, if the platform has one."""
+        ...
+
+    async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
+        """Show that a persona is working on the turn with this key."""
+        ...
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)

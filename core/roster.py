@@ -1,0 +1,84 @@
+"""Who sits at the table: the fixed roles and the experts generated for a topic (pure)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from core.models import Persona, Role
+from core.schemas import ExpertSpec
+
+FIXED: list[Persona] = [
+    Persona(
+        key="moderator", name="Moderator", role=Role.MODERATOR, title="Facilitates, sets the agenda, converges",
+        thinking_style="structured, neutral", bias="Wants a usable outcome",
+        reply_tendency="Names who should answer what", icon=":classical_building:",
+    ),
+    Persona(
+        key="historian", name="Historian", role=Role.HISTORIAN, title="Keeps the record, writes the syntheses",
+        thinking_style="careful, evidence-first", bias="Distrusts claims nobody supported",
+        reply_tendency="Attributes every point to who made it", icon=":scroll:",
+    ),
+    Persona(
+        key="contrarian", name="Contrarian", role=Role.CONTRARIAN, title="Devil's advocate",
+        thinking_style="adversarial, first-principles", bias="Assumes the consensus is missing something",
+        reply_tendency="Asks 'is that really true?' and names the overlooked risk", icon=":smiling_imp:",
+    ),
+    Persona(
+        key="cross_domain", name="Cross-Domain Thinker", role=Role.CROSS_DOMAIN,
+        title="Brings analogies from other fields", thinking_style="associative",
+        bias="Believes most problems were solved somewhere else first",
+        reply_tendency="Draws a concrete parallel, then a framework", icon=":twisted_rightwards_arrows:",
+    ),
+]
+
+EXPERT_ICONS = [":bulb:", ":gear:", ":bar_chart:", ":shield:", ":seedling:", ":compass:", ":microscope:", ":hammer:"]
+RESERVED_KEYS = {p.key for p in FIXED}
+
+
+def slug(text: str, limit: int = 40) -> str:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    value = re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
+    return value[:limit].strip("_") or "expert"
+
+
+def experts_from_spec(specs: list[ExpertSpec], count: int) -> list[Persona]:
+    personas: list[Persona] = []
+    taken = set(RESERVED_KEYS)
+    for i, spec in enumerate(specs[:count]):
+        key = slug(spec.name)
+        while key in taken:
+            key = f"{key}_{i + 1}"
+        taken.add(key)
+        personas.append(
+            Persona(
+                key=key,
+                name=spec.name.strip()[:80] or f"Expert {i + 1}",
+                role=Role.EXPERT,
+                title=spec.title.strip()[:120],
+                expertise=spec.expertise[:6],
+                thinking_style=spec.thinking_style,
+                bias=spec.bias,
+                reply_tendency=spec.reply_tendency,
+                icon=EXPERT_ICONS[i % len(EXPERT_ICONS)],
+            )
+        )
+    return personas
+
+
+def full_roster(experts: list[Persona]) -> list[Persona]:
+    """Moderator first, then the experts, then the other fixed roles: the order people read."""
+    return [FIXED[0], *experts, *FIXED[1:]]
+
+
+def addressed(text: str, personas: list[Persona]) -> str:
+    """The persona a human named in their message ("@Priya", "Contrarian, ..."), if exactly one."""
+    lowered = text.lower()
+    hits = []
+    for p in personas:
+        names = {p.name.lower(), p.name.split()[0].lower(), p.key.replace("_", " ")}
+        if p.role != Role.EXPERT:
+            names.add(p.role.value.replace("_", "-"))
+        if any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", lowered) for n in names if len(n) >= 3):
+            hits.append(p.key)
+    return hits[0] if len(hits) == 1 else ""

@@ -1,0 +1,76 @@
+"""Structured-output shapes the LLM fills in: rosters, round and final syntheses (seed 000 formats)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class ExpertSpec(BaseModel):
+    name: str = Field(description="A person's full name, distinct culture per expert")
+    title: str = Field(description="Short role line, e.g. 'Database reliability engineer'")
+    expertise: list[str]
+    thinking_style: str
+    bias: str
+    reply_tendency: str
+
+
+class RosterSpec(BaseModel):
+    experts: list[ExpertSpec]
+
+
+class PersonaPosition(BaseModel):
+    persona: str = Field(description="Persona name exactly as in the roster")
+    proposal: int = Field(description="1-based index of the proposal this persona supports")
+
+
+class RoundSynthesis(BaseModel):
+    summary: str
+    agreements: list[str]
+    disagreements: list[str]
+    insights: list[str]
+    open_questions: list[str]
+    next_topic_suggestions: list[str]
+    proposals: list[str] = Field(description="2-4 concrete proposals the group could vote on")
+    positions: list[PersonaPosition] = Field(default_factory=list)
+
+
+class Insight(BaseModel):
+    title: str
+    description: str
+    confidence: Literal["high", "medium", "low"]
+    supporting_evidence: list[str]
+    dissenting_views: list[str]
+
+
+class Agreement(BaseModel):
+    point: str
+    supporters: list[str]
+
+
+class Stance(BaseModel):
+    stance: str
+    advocates: list[str]
+    arguments: list[str]
+
+
+class Debate(BaseModel):
+    topic: str
+    positions: list[Stance]
+
+
+class FinalSynthesis(BaseModel):
+    executive_summary: str
+    insights: list[Insight]
+    agreements: list[Agreement]
+    unresolved_debates: list[Debate]
+    open_questions: list[str]
+    recommendations: list[str]
+    positions: list[PersonaPosition] = Field(default_factory=list)
+
+
+class DigestSummary(BaseModel):
+    decided: list[str]
+    dissent: list[str]
+    open_questions: list[str]

@@ -1,0 +1,353 @@
+"""handle(command): validates, records and wakes the driver; the one entry point every adapter calls."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from core import commands as c
+from core import engine
+from core.driver import Driver, load_state
+from core.effects import close_poll, close_polls, header_post, poll_post
+from core.models import (
+    NEXT_ACTION_LABELS,
+    Ballot,
+    Discussion,
+    HumanMessage,
+    NextAction,
+    Persona,
+    Post,
+    Role,
+    Status,
+    TurnStatus,
+)
+from core.ports import Clock
+from core.roster import EXPERT_ICONS, FIXED, addressed, full_roster, slug
+from core.storage.store import Store, Tx
+
+log = logging.getLogger(__name__)
+MAX_HUMAN_CHARS = 4000
+
+
+class UserError(Exception):
+    """A friendly, complete sentence for the person who asked; never a traceback."""
+
+
+class Reply(BaseModel):
+    text: str
+    discussion_id: str = ""
+    duplicate: bool = False
+
+
+@dataclass
+class ServiceConfig:
+    budget_usd: float = 5.0
+    default_experts: int = 4
+
+
+def validate_topic(topic: str) -> str:
+    topic = " ".join(topic.split())
+    if not topic:
+        raise UserError("Please give a topic, for example: `/council Should we move to trunk-based development?`")
+    if len(topic) >= c.MAX_TOPIC_CHARS:
+        raise UserError(
+            f"That topic is {len(topic):,} characters long; please keep it under {c.MAX_TOPIC_CHARS:,}."
+        )
+    return topic
+
+
+class Service:
+    def __init__(
+        self, store: Store, driver: Driver, clock: Clock, new_id: Callable[[], str], config: ServiceConfig
+    ) -> None:
+        self.store, self.driver, self.clock, self.new_id, self.config = store, driver, clock, new_id, config
+
+    async def handle(self, cmd: c.Command) -> Reply:
+        handler = getattr(self, f"_{slug(type(cmd).__name__, 60)}", None)
+        if handler is None:
+            raise TypeError(f"no handler for {type(cmd).__name__}")
+        reply: Reply = await handler(cmd)
+        if reply.discussion_id and not reply.duplicate:
+            self.driver.kick(reply.discussion_id)
+        return reply
+
+    async def _get(self, tx: Tx, discussion_id: str) -> Discussion:
+        d = await tx.discussion(discussion_id.strip())
+        if d is None:
+            raise UserError(f"I can't find a discussion with id `{discussion_id}`. `/council list` shows them.")
+        return d
+
+    @staticmethod
+    def _may_moderate(d: Discussion, cmd: c.Command, verb: str) -> None:
+        if cmd.user_id != d.created_by and not cmd.is_admin:
+            raise UserError(
+                f"Only {d.created_by_name or 'the person who started it'} or a workspace admin can {verb} "
+                "this discussion."
+            )
+
+    # starting --------------------------------------------------------------------------------------
+    async def _startdiscussion(self, cmd: c.StartDiscussion) -> Reply:
+        topic = validate_topic(cmd.topic)
+        now = self.clock.now()
+        d = Discussion(
+            id=self.new_id(), topic=topic, status=Status.RUNNING, platform=cmd.platform, workspace=cmd.workspace,
+            channel=cmd.channel, thread_ref=cmd.thread_ref, created_by=cmd.user_id, created_by_name=cmd.user_name,
+            round_topic=topic, auto_rounds=cmd.rounds, experts=cmd.experts, mode=cmd.mode, roles=cmd.roles,
+            context=cmd.context, pending="confirm" if cmd.confirm else "", budget_usd=self.config.budget_usd,
+            tz=cmd.tz, poll_anonymous=cmd.anonymous, poll_hidden=cmd.hide_results, created_at=now,
+            updated_at=now,
+        )
+        async with self.store.tx() as tx:
+            await tx.add_discussion(d)
+            await tx.set_personas(d.id, FIXED)
+            await tx.enqueue(d.id, header_post(d, FIXED), now)
+        return Reply(text=f"Starting a council on “{topic}” (id `{d.id}`).", discussion_id=d.id)
+
+    async def _confirmroster(self, cmd: c.ConfirmRoster) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status != Status.AWAITING_CONFIRMATION:
+                return Reply(text="This discussion has already started.", discussion_id="")
+            d.status = Status.RUNNING
+            await tx.save_discussion(d, self.clock.now())
+            await self._notice(tx, d, f"{d.id}:confirmed", f"{cmd.user_name or 'Someone'} started the discussion.")
+        return Reply(text="Starting.", discussion_id=d.id)
+
+    async def _modifyroster(self, cmd: c.ModifyRoster) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status != Status.AWAITING_CONFIRMATION:
+                raise UserError("The roster can only be changed before the discussion starts.")
+            personas = await tx.personas(d.id)
+            target = next((p for p in personas if p.key == cmd.persona_key), None)
+            if target is None:
+                raise UserError("That participant is no longer on the roster.")
+            if cmd.remove:
+                if target.role.value != "expert" or sum(p.role.value == "expert" for p in personas) <= 2:
+                    raise UserError("A council needs its fixed roles and at least two experts.")
+                personas.remove(target)
+            else:
+                target.name = cmd.name.strip()[:80] or target.name
+                target.title = cmd.title.strip()[:120] or target.title
+            await tx.set_personas(d.id, personas)
+            await self._refresh_header(tx, d, personas)
+        return Reply(text="Roster updated.", discussion_id=d.id)
+
+    async def _addexpert(self, cmd: c.AddExpert) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status != Status.AWAITING_CONFIRMATION:
+                raise UserError("The roster can only be changed before the discussion starts.")
+            personas = await tx.personas(d.id)
+            experts = [p for p in personas if p.role == Role.EXPERT]
+            if len(experts) >= 8:
+                raise UserError("A council can have at most eight experts.")
+            if not cmd.name.strip():
+                raise UserError("Please give the new expert a name.")
+            key = slug(cmd.name)
+            while any(p.key == key for p in personas):
+                key += "_x"
+            experts.append(Persona(key=key, name=cmd.name.strip()[:80], role=Role.EXPERT,
+                                   title=cmd.title.strip()[:120] or "Expert",
+                                   icon=EXPERT_ICONS[len(experts) % len(EXPERT_ICONS)]))
+            personas = full_roster(experts)
+            await tx.set_personas(d.id, personas)
+            await self._refresh_header(tx, d, personas)
+        return Reply(text=f"Added {cmd.name.strip()}.", discussion_id=d.id)
+
+    async def _refresh_header(self, tx: Tx, d: Discussion, personas: list[Persona]) -> None:
+        now = self.clock.now()
+        post = header_post(d, personas, replaces=f"{d.id}:header")
+        post.key = f"{d.id}:header:edit:{now.timestamp()}"
+        await tx.enqueue(d.id, post, now)
+
+    # humans ----------------------------------------------------------------------------------------
+    async def _posthumanmessage(self, cmd: c.PostHumanMessage) -> Reply:
+        text = cmd.text.strip()
+        if not text:
+            return Reply(text="", duplicate=True)
+        now = self.clock.now()
+        async with self.store.tx() as tx:
+            if not await tx.first_sight(cmd.event_id, now):
+                return Reply(text="", duplicate=True)
+            d = await self._get(tx, cmd.discussion_id)
+            personas = await tx.personas(d.id)
+            await tx.add_human_message(
+                HumanMessage(discussion_id=d.id, author_id=cmd.user_id, author_name=cmd.user_name or "someone",
+                             text=text[:MAX_HUMAN_CHARS], event_id=cmd.event_id,
+                             addressed_to=addressed(text, personas),
+                             needs_answer=d.status == Status.WAITING, created_at=now)
+            )
+        heard = d.status in (Status.RUNNING, Status.WAITING)
+        return Reply(text="Noted: the council will hear this on its next turn." if heard else
+                     "Noted: the council will hear this when the discussion resumes.",
+                     discussion_id=d.id if heard else "")
+
+    async def _castballot(self, cmd: c.CastBallot) -> Reply:
+        now = self.clock.now()
+        async with self.store.tx() as tx:
+            poll = await tx.poll(cmd.poll_id)
+            if poll is None:
+                raise UserError("That poll no longer exists.")
+            if poll.closed:
+                raise UserError("This poll is closed; its results are in the thread.")
+            if not 0 <= cmd.choice < len(poll.options):
+                raise UserError("That option is not on this poll.")
+            await tx.cast(Ballot(poll_id=poll.id, voter_id=cmd.user_id, voter_name=cmd.user_name or cmd.user_id,
+                                 choice=cmd.choice, created_at=now))
+            d = await self._get(tx, poll.discussion_id)
+            post = poll_post(poll, await tx.ballots(poll.id), self.driver.llm.offline)
+        # Counts are edited in place straight away; an edit is idempotent, so no outbox is needed.
+        if poll.message_ref:
+            try:
+                await self.driver.chats[d.platform].update(d, poll.message_ref, post)
+            except Exception:
+                log.warning("could not refresh poll %s", poll.id, exc_info=True)
+        return Reply(text=f"Your vote: {poll.options[cmd.choice]}. Click another option to change it.")
+
+    async def _closepoll(self, cmd: c.ClosePoll) -> Reply:
+        async with self.store.tx() as tx:
+            poll = await tx.poll(cmd.poll_id)
+            if poll is None:
+                raise UserError("That poll no longer exists.")
+            d = await self._get(tx, poll.discussion_id)
+            self._may_moderate(d, cmd, "close a poll in")
+            if not poll.closed:
+                await close_poll(tx, d, poll, self.clock.now(), self.driver.llm.offline)
+        return Reply(text="Poll closed.", discussion_id=d.id)
+
+    # steering --------------------------------------------------------------------------------------
+    async def _choosenextaction(self, cmd: c.ChooseNextAction) -> Reply:
+        now = self.clock.now()
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status != Status.WAITING:
+                raise UserError(f"The next step was already chosen; the discussion is {d.status.value}.")
+            state = await load_state(tx, d.id)
+            assert state is not None
+            ideas = engine.suggestions(state)
+            chosen_round, label = d.round, NEXT_ACTION_LABELS[cmd.action]
+            d.status = Status.RUNNING
+            if cmd.action == NextAction.PAUSE:
+                d.pending = "pause"
+            elif cmd.action == NextAction.SYNTHESIZE:
+                d.pending = "final"
+            else:
+                d.round += 1
+                if cmd.action == NextAction.DEEP_DIVE:
+                    d.round_topic = cmd.topic.strip() or (ideas[0] if ideas else d.round_topic)
+                elif cmd.action == NextAction.DIFFERENT_TOPIC:
+                    d.round_topic = cmd.topic.strip() or (ideas[1] if len(ideas) > 1 else d.topic)
+                await close_polls(tx, d, now, before_round=d.round, offline=self.driver.llm.offline)
+            await tx.save_discussion(d, now)
+            detail = f": {d.round_topic}" if cmd.action in (NextAction.DEEP_DIVE, NextAction.DIFFERENT_TOPIC) else ""
+            await self._notice(tx, d, f"{d.id}:r{chosen_round}:chose:{d.resume_count}",
+                               f"➡️ {cmd.user_name or 'Someone'} chose **{label}**{detail}.")
+        return Reply(text=f"{label}: on it.", discussion_id=d.id)
+
+    async def _pause(self, cmd: c.Pause) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            self._may_moderate(d, cmd, "pause")
+            if d.status in (Status.PAUSED, Status.DONE, Status.STOPPED) or d.pending == "pause":
+                raise UserError(f"This discussion is already {d.status.value}.")
+            d.status, d.pending = Status.RUNNING, "pause"
+            await tx.save_discussion(d, self.clock.now())
+            await self._notice(tx, d, f"{d.id}:pausing:{d.resume_count}",
+                               f"⏸️ {cmd.user_name or 'Someone'} paused the discussion; the Historian is writing "
+                               "a resume summary.")
+        return Reply(text="Pausing after the current turn.", discussion_id=d.id)
+
+    async def _resume(self, cmd: c.Resume) -> Reply:
+        return await self.resume(cmd, then_round=False)
+
+    async def resume(self, cmd: c.Resume, *, then_round: bool) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status == Status.BLOCKED:
+                return await self._retry(tx, d, cmd)
+            if d.status != Status.PAUSED:
+                raise UserError(f"Only a paused discussion can be resumed; this one is {d.status.value}.")
+            d.resume_count += 1
+            d.status, d.pending = Status.RUNNING, "resume_round" if then_round else "resume"
+            state = await load_state(tx, d.id)
+            assert state is not None
+            if then_round and engine.round_complete(state):
+                d.round += 1
+            await tx.save_discussion(d, self.clock.now())
+            await self._notice(tx, d, f"{d.id}:resumed:{d.resume_count}",
+                               f"▶️ {cmd.user_name or 'Someone'} resumed the discussion.")
+        return Reply(text="Resuming.", discussion_id=d.id)
+
+    async def _stop(self, cmd: c.Stop) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            self._may_moderate(d, cmd, "stop")
+            if d.status in (Status.DONE, Status.STOPPED):
+                raise UserError(f"This discussion is already {d.status.value}.")
+            d.status, d.pending = Status.STOPPED, ""
+            now = self.clock.now()
+            await tx.save_discussion(d, now)
+            await close_polls(tx, d, now, before_round=d.round + 1, offline=self.driver.llm.offline)
+            await self._notice(tx, d, f"{d.id}:stopped", f"⏹️ {cmd.user_name or 'Someone'} stopped the discussion.")
+        return Reply(text="Stopped.", discussion_id=d.id)
+
+    async def _retryturns(self, cmd: c.RetryTurns) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status != Status.BLOCKED:
+                raise UserError("Nothing to retry: the discussion is not blocked.")
+            return await self._retry(tx, d, cmd)
+
+    async def _retry(self, tx: Tx, d: Discussion, cmd: c.Command) -> Reply:
+        failed = [t.key for t in await tx.turns(d.id) if t.status == TurnStatus.FAILED]
+        await tx.set_turn_status(failed, TurnStatus.PLANNED, reset=True)
+        d.status, d.blocked_reason = Status.RUNNING, ""
+        await tx.save_discussion(d, self.clock.now())
+        await self._notice(tx, d, f"{d.id}:retry:{self.clock.now().timestamp()}",
+                           f"🔁 {cmd.user_name or 'Someone'} asked to retry.")
+        return Reply(text="Retrying.", discussion_id=d.id)
+
+    async def _skipturns(self, cmd: c.SkipTurns) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status != Status.BLOCKED:
+                raise UserError("Nothing to skip: the discussion is not blocked.")
+            turns = [t for t in await tx.turns(d.id) if t.status == TurnStatus.FAILED]
+            if any(t.phase in engine.ESSENTIAL for t in turns):
+                raise UserError("That turn can't be skipped: the discussion needs it. Retry or stop instead.")
+            await tx.set_turn_status([t.key for t in turns], TurnStatus.SKIPPED)
+            d.status, d.blocked_reason = Status.RUNNING, ""
+            await tx.save_discussion(d, self.clock.now())
+        return Reply(text="Skipping the failed turns.", discussion_id=d.id)
+
+    async def _notice(self, tx: Tx, d: Discussion, key: str, text: str) -> None:
+        await tx.enqueue(d.id, Post(kind="notice", key=key, text=text), self.clock.now())
+
+    # reading ---------------------------------------------------------------------------------------
+    async def discussions(self, *, channel: str | None = None, limit: int = 50) -> list[Discussion]:
+        async with self.store.tx() as tx:
+            return await tx.discussions(channel=channel, limit=limit)
+
+    async def status_text(self, discussion_id: str) -> str:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, discussion_id)
+            polls = await tx.polls(d.id)
+        line = f"`{d.id}` “{d.topic}”: {d.status.value}, round {d.round}, ${d.cost_usd:.2f} spent"
+        if d.blocked_reason:
+            line += f" ({d.blocked_reason})"
+        open_polls = [p for p in polls if not p.closed]
+        return line + (f", {len(open_polls)} open poll(s)" if open_polls else "")
+
+
+def list_text(discussions: list[Discussion]) -> str:
+    if not discussions:
+        return "No discussions yet. Start one with `/council <topic>`."
+    return "\n".join(
+        f"• `{d.id}` {d.topic[:80]} — {d.status.value}, round {d.round}" for d in discussions
+    )
+
+

@@ -1,0 +1,209 @@
+"""SQLAlchemy 2.x table definitions: the one schema shared by SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(column_0_label)s",
+        "uq": "uq_%(table_name)s_%(column_0_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+TS = DateTime(timezone=True)
+
+discussions = Table(
+    "discussions",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("topic", Text, nullable=False),
+    Column("flow", String(32), nullable=False),
+    Column("status", String(32), nullable=False, index=True),
+    Column("platform", String(16), nullable=False),
+    Column("workspace", String(64), nullable=False, default=""),
+    Column("channel", String(64), nullable=False, default="", index=True),
+    Column("thread_ref", String(128), nullable=False, default=""),
+    Column("created_by", String(64), nullable=False, default=""),
+    Column("created_by_name", String(128), nullable=False, default=""),
+    Column("round", Integer, nullable=False, default=1),
+    Column("round_topic", Text, nullable=False, default=""),
+    Column("resume_count", Integer, nullable=False, default=0),
+    Column("pending", String(16), nullable=False, default=""),
+    Column("auto_rounds", Integer, nullable=True),
+    Column("experts", Integer, nullable=False, default=4),
+    Column("mode", String(16), nullable=False, default="open"),
+    Column("roles", JSON, nullable=False, default=list),
+    Column("context", Text, nullable=False, default=""),
+    Column("poll_anonymous", Boolean, nullable=False, default=False),
+    Column("poll_hidden", Boolean, nullable=False, default=False),
+    Column("budget_usd", Float, nullable=False),
+    Column("cost_usd", Float, nullable=False, default=0.0),
+    Column("blocked_reason", Text, nullable=False, default=""),
+    Column("tz", String(64), nullable=False, default="UTC"),
+    Column("created_at", TS, nullable=False, index=True),
+    Column("updated_at", TS, nullable=False),
+    Column("lease_owner", String(128), nullable=True),
+    Column("lease_expires_at", TS, nullable=True),
+)
+
+personas = Table(
+    "personas",
+    metadata,
+    Column("discussion_id", String(32), ForeignKey("discussions.id"), primary_key=True),
+    Column("key", String(64), primary_key=True),
+    Column("position", Integer, nullable=False),
+    Column("data", JSON, nullable=False),
+)
+
+turns = Table(
+    "turns",
+    metadata,
+    Column("key", String(160), primary_key=True),
+    Column("discussion_id", String(32), ForeignKey("discussions.id"), nullable=False),
+    Column("round", Integer, nullable=False),
+    Column("step", Integer, nullable=False),
+    Column("phase", String(32), nullable=False),
+    Column("persona_key", String(64), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("text", Text, nullable=False, default=""),
+    Column("data", JSON, nullable=True),
+    Column("error", Text, nullable=False, default=""),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("reply_to", Integer, nullable=True),
+    Column("created_at", TS, nullable=False),
+    Column("finished_at", TS, nullable=True),
+    Index("ix_turns_discussion", "discussion_id", "created_at"),
+)
+
+# Transactional outbox: a row is written in the same transaction as the state that asks for the post.
+outbox = Table(
+    "outbox",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("key", String(160), nullable=False, unique=True),
+    Column("discussion_id", String(32), ForeignKey("discussions.id"), nullable=False),
+    Column("payload", JSON, nullable=False),
+    Column("ref", String(128), nullable=False, default=""),
+    Column("sent", Boolean, nullable=False, default=False),
+    Column("attempts", Integer, nullable=False, default=0),  # >0: a crash may have posted it already
+    Column("turn_key", String(160), nullable=True),
+    Column("created_at", TS, nullable=False),
+    Column("sent_at", TS, nullable=True),
+    Index("ix_outbox_pending", "discussion_id", "sent", "id"),
+)
+
+human_messages = Table(
+    "human_messages",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("discussion_id", String(32), ForeignKey("discussions.id"), nullable=False, index=True),
+    Column("author_id", String(64), nullable=False),
+    Column("author_name", String(128), nullable=False),
+    Column("text", Text, nullable=False),
+    Column("event_id", String(128), nullable=False, default=""),
+    Column("addressed_to", String(64), nullable=False, default=""),
+    Column("needs_answer", Boolean, nullable=False, default=False),
+    Column("answered", Boolean, nullable=False, default=False),
+    Column("created_at", TS, nullable=False),
+)
+
+# Platform events already handled (Slack retries deliveries; bolt does not deduplicate).
+processed_events = Table(
+    "processed_events",
+    metadata,
+    Column("event_id", String(160), primary_key=True),
+    Column("seen_at", TS, nullable=False),
+)
+
+polls = Table(
+    "polls",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("key", String(160), nullable=False, unique=True),
+    Column("final", Boolean, nullable=False, default=False),
+    Column("discussion_id", String(32), ForeignKey("discussions.id"), nullable=False, index=True),
+    Column("round", Integer, nullable=False),
+    Column("question", Text, nullable=False),
+    Column("options", JSON, nullable=False),
+    Column("anonymous", Boolean, nullable=False, default=False),
+    Column("hide_results", Boolean, nullable=False, default=False),
+    Column("closed", Boolean, nullable=False, default=False),
+    Column("message_ref", String(128), nullable=False, default=""),
+    Column("created_at", TS, nullable=False),
+)
+
+ballots = Table(
+    "ballots",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("poll_id", Integer, ForeignKey("polls.id"), nullable=False, index=True),
+    Column("voter_id", String(64), nullable=False),
+    Column("voter_name", String(128), nullable=False),
+    Column("choice", Integer, nullable=False),
+    Column("is_ai", Boolean, nullable=False, default=False),
+    Column("superseded", Boolean, nullable=False, default=False),
+    Column("created_at", TS, nullable=False),
+)
+
+syntheses = Table(
+    "syntheses",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("turn_key", String(160), nullable=False, unique=True),
+    Column("discussion_id", String(32), ForeignKey("discussions.id"), nullable=False, index=True),
+    Column("round", Integer, nullable=False),
+    Column("kind", String(16), nullable=False),  # round | final | resume
+    Column("data", JSON, nullable=True),
+    Column("text", Text, nullable=False),
+    Column("created_at", TS, nullable=False, index=True),
+)
+
+usage = Table(
+    "usage",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("discussion_id", String(32), nullable=True, index=True),
+    Column("turn_key", String(160), nullable=False),
+    Column("model", String(64), nullable=False),
+    Column("input_tokens", Integer, nullable=False),
+    Column("output_tokens", Integer, nullable=False),
+    Column("cache_write_tokens", Integer, nullable=False),
+    Column("cache_read_tokens", Integer, nullable=False),
+    Column("cost_usd", Float, nullable=False),
+    Column("created_at", TS, nullable=False, index=True),
+)
+
+schedules = Table(
+    "schedules",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("kind", String(16), nullable=False),
+    Column("target", String(128), nullable=False),
+    Column("platform", String(16), nullable=False),
+    Column("workspace", String(64), nullable=False, default=""),
+    Column("trigger", String(256), nullable=False),
+    Column("tz", String(64), nullable=False, default="UTC"),
+    Column("next_run_at", TS, nullable=True, index=True),
+    Column("last_run_at", TS, nullable=True),
+    Column("enabled", Boolean, nullable=False, default=True),
+    Column("created_by", String(64), nullable=False, default=""),
+    Column("created_at", TS, nullable=False),
+    UniqueConstraint("kind", "platform", "workspace", "target", name="uq_schedules_target"),
+)
