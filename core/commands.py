@@ -30,6 +30,8 @@ class StartDiscussion(Command):
     context: str = ""
     thread_ref: str = ""  # start inside an existing thread (Slack shortcut / mention)
     tz: str = "UTC"
+    every: str = ""  # follow-up rounds on a cadence: "1d", "12h", "1w"
+    next_at: str = ""  # the next round at a time: "tomorrow 09:00", "in 1 hour", "monday", ISO 8601
     anonymous: bool = False  # polls record who voted but do not show it
     hide_results: bool = False  # poll counts stay hidden until the poll closes
 
@@ -95,3 +97,23 @@ class SkipTurns(Command):
     """After an LLM failure: go on without the failed turns."""
 
     discussion_id: str
+
+
+class ScheduleRound(Command):
+    """Run the discussion's next round at `when` (and then every `every`, if given)."""
+
+    discussion_id: str
+    when: str = ""
+    every: str = ""
+    tz: str = ""  # the workspace's or user's zone; "" means the discussion's
+
+
+class SetDigest(Command):
+    """Post a synthesis digest of a channel's discussions on a schedule; cadence "off" removes it."""
+
+    platform: str
+    workspace: str = ""
+    channel: str
+    cadence: Literal["daily", "weekly", "cron", "off"]
+    cron: str = ""  # standard 5-field expression when cadence is "cron"
+    tz: str = "UTC"

@@ -75,6 +75,14 @@ class ChatPort(Protocol):
         """Show that a persona is working on the turn with this key."""
         ...
 
+    async def announce(self, workspace: str, channel: str, post: Post) -> str:
+        """A new top-level message in a channel, outside any discussion (digests); returns its ref."""
+        ...
+
+    async def link(self, discussion: Discussion) -> str:
+        """A URL people can click to open the discussion's thread ("" when the platform has none)."""
+        ...
+
 
 class Clock(Protocol):
     def now(self) -> datetime: ...

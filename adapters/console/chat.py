@@ -37,6 +37,13 @@ class ConsoleChat:
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
         self.console.print(f"[dim]{persona.icon} {persona.name} is thinking…[/]")
 
+    async def announce(self, workspace: str, channel: str, post: Post) -> str:
+        self.console.print(render(post))
+        return f"console:{post.key}"
+
+    async def link(self, discussion: Discussion) -> str:
+        return ""
+
     def _remember(self, key: str) -> None:
         self._seen.add(key)
         if self.journal is not None:

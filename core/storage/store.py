@@ -73,6 +73,19 @@ class Tx:
             query = query.where(t.discussions.c.updated_at >= since)
         return [Discussion.model_validate(_row(r)) for r in (await self.conn.execute(query)).all()]
 
+    async def discussion_by_thread(self, platform: str, channel: str, thread_ref: str) -> Discussion | None:
+        """The discussion whose thread this is (a human reply arrives with the thread's ref)."""
+        c = t.discussions.c
+        row = (
+            await self.conn.execute(
+                select(t.discussions)
+                .where(c.platform == platform, c.channel == channel, c.thread_ref == thread_ref)
+                .order_by(c.created_at.desc())
+                .limit(1)
+            )
+        ).first()
+        return Discussion.model_validate(_row(row)) if row else None
+
     async def latest_discussion_id(self) -> str | None:
         query = select(t.discussions.c.id).order_by(t.discussions.c.created_at.desc()).limit(1)
         return (await self.conn.execute(query)).scalar()
