@@ -1,0 +1,50 @@
+"""The command line as an operator uses it: friendly one-line errors, JSON alone on stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "COUNCIL_", "DATABASE_URL"))}
+    env["DATABASE_URL"] = f"sqlite:///{tmp / 'council.db'}"
+    return subprocess.run([sys.executable, "-m", "bot", *args], cwd=tmp, env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("topic", ["", "y" * 4000])
+def test_a_bad_topic_is_one_clear_line_and_a_non_zero_exit(tmp_path: Path, topic: str) -> None:
+    result = run(tmp_path, "console", topic, "--no-input")
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr and "error:" in result.stderr
+    assert len([line for line in result.stderr.splitlines() if line.strip()]) <= 2
+
+
+def test_unknown_ids_are_refused_clearly(tmp_path: Path) -> None:
+    for args in (("console", "--resume", "nope", "--no-input"), ("export", "nope")):
+        result = run(tmp_path, *args)
+        assert result.returncode != 0 and "Traceback" not in result.stderr
+        assert "nope" in result.stderr
+
+
+def test_a_full_round_then_list_and_export_as_machines_read_them(tmp_path: Path) -> None:
+    done = run(tmp_path, "console", "Should we adopt trunk-based development?", "--no-input")
+    assert done.returncode == 0, done.stderr
+    assert "offline model" in done.stdout
+    listed = run(tmp_path, "list", "--format", "json")
+    (row,) = json.loads(listed.stdout)
+    assert row["status"] == "done"
+    exported = run(tmp_path, "export", "--latest", "--format", "json")
+    doc = json.loads(exported.stdout)  # the JSON document alone on stdout
+    assert doc["discussion"]["id"] == row["id"] and len(doc["personas"]) >= 7
+    assert doc["usage"]["input_tokens"] > 0
+    md = run(tmp_path, "export", row["id"], "--format", "md")
+    assert md.stdout.startswith("# Synthesis:")
+    for name in ("synthesis.md", "open-questions.md", "transcript.json"):
+        assert (tmp_path / "exports" / row["id"] / name).exists()

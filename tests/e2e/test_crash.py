@@ -1,0 +1,70 @@
+"""Kill -9 a real console process mid-round, resume it, and find no turn run twice and no post twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+TOPIC = "Should we adopt a four-day work week?"
+
+
+def env_for(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "COUNCIL_", "DATABASE_URL"))}
+    env |= {"DATABASE_URL": f"sqlite:///{tmp / 'council.db'}", "COUNCIL_OFFLINE_DELAY_S": "0.2",
+            "COUNCIL_LOG_LEVEL": "WARNING"}
+    return env
+
+
+def published(db: Path) -> int:
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return conn.execute("SELECT count(*) FROM outbox WHERE sent").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_kill_during_a_round_then_resume_finishes_without_duplicates(tmp_path: Path) -> None:
+    env, db = env_for(tmp_path), tmp_path / "council.db"
+    cmd = [sys.executable, "-m", "bot", "console", TOPIC, "--no-input", "--rounds", "2", "--exports", "out"]
+    first = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while published(db) < 6 and time.monotonic() < deadline and first.poll() is None:
+        time.sleep(0.05)
+    assert first.poll() is None, first.stderr.read().decode() if first.stderr else ""
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+
+    with sqlite3.connect(db) as conn:
+        (discussion_id,) = conn.execute("SELECT id FROM discussions").fetchone()
+        before = dict(conn.execute("SELECT key, status FROM turns").fetchall())
+    assert "running" in before.values() or len(before) > 0
+
+    resumed = subprocess.run(
+        [sys.executable, "-m", "bot", "console", "--resume", discussion_id, "--no-input", "--exports", "out"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+
+    with sqlite3.connect(db) as conn:
+        status = conn.execute("SELECT status FROM discussions").fetchone()[0]
+        turns = conn.execute("SELECT key, status, attempts FROM turns").fetchall()
+        unsent = conn.execute("SELECT count(*) FROM outbox WHERE NOT sent").fetchone()[0]
+    assert status == "done" and unsent == 0
+    # roster + 2 rounds x (opening, 4 statements, contrarian, 4 rebuttals, cross-domain, synthesis) + final
+    assert len(turns) == 1 + 2 * 12 + 1
+    assert all(s == "published" for _, s, _ in turns)
+    # Only a turn that was running when the process died may have been attempted again.
+    retried = {k for k, _, attempts in turns if attempts > 1}
+    assert retried <= {k for k, s in before.items() if s == "running"}
+    assert all(attempts == 1 for k, _, attempts in turns if before.get(k) in ("done", "published"))
+
+    journal = (tmp_path / "council.console-journal").read_text().split()
+    duplicates = [k for k, n in Counter(journal).items() if n > 1]
+    assert duplicates == [], f"posted twice: {duplicates}"
+    assert (tmp_path / "out" / discussion_id / "synthesis.md").exists()

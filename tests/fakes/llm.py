@@ -1,0 +1,41 @@
+"""ScriptedLLM: the offline model plus a record of every prompt and failures on demand."""
+
+from __future__ import annotations
+
+from core.models import Phase, Usage
+from core.offline import OfflineLLM
+from core.ports import Completion, LLMUnavailable, Prompt, T
+
+
+class ScriptedLLM:
+    offline = True
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.inner = OfflineLLM(delay=delay)
+        self.prompts: list[Prompt] = []
+        self.failures: dict[tuple[str, Phase], int] = {}  # (persona name, phase) -> failures left
+        self.cost_per_call = 0.0
+
+    def fail(self, persona: str, phase: Phase, times: int = 1) -> None:
+        self.failures[(persona, phase)] = times
+
+    def _maybe_fail(self, prompt: Prompt) -> None:
+        key = (prompt.purpose.persona, prompt.purpose.phase)
+        if self.failures.get(key, 0) > 0:
+            self.failures[key] -= 1
+            raise LLMUnavailable("Anthropic API overloaded (529)")
+
+    def _charge(self, usage: Usage) -> Usage:
+        return usage.model_copy(update={"cost_usd": self.cost_per_call})
+
+    async def complete(self, prompt: Prompt) -> Completion:
+        self.prompts.append(prompt)
+        self._maybe_fail(prompt)
+        done = await self.inner.complete(prompt)
+        return done.model_copy(update={"usage": self._charge(done.usage)})
+
+    async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]:
+        self.prompts.append(prompt)
+        self._maybe_fail(prompt)
+        value, usage = await self.inner.structured(prompt, schema)
+        return value, self._charge(usage)

@@ -1,0 +1,141 @@
+"""The store on SQLite and PostgreSQL: migrations, leases, idempotent turns and posts, ballots, schedules."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from core.models import Ballot, Discussion, Phase, Poll, Post, Schedule, Status, Turn, TurnStatus, Usage
+from core.storage.db import make_engine, migrate
+from core.storage.store import Store
+
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+async def store(db_url: str) -> AsyncIterator[Store]:
+    engine = make_engine(db_url)
+    await migrate(engine)
+    s = Store(engine)
+    yield s
+    await s.close()
+
+
+def discussion(id_: str = "d1", **kw: object) -> Discussion:
+    return Discussion(id=id_, topic="Trunk-based development?", created_at=T0, updated_at=T0, **kw)  # type: ignore[arg-type]
+
+
+async def test_migrate_is_idempotent_and_safe_to_run_concurrently(db_url: str) -> None:
+    engines = [make_engine(db_url) for _ in range(3)]
+    try:
+        await asyncio.gather(*(migrate(e) for e in engines))
+        await migrate(engines[0])
+    finally:
+        for e in engines:
+            await e.dispose()
+
+
+async def test_discussion_round_trip_keeps_utc(store: Store) -> None:
+    async with store.tx() as tx:
+        await tx.add_discussion(discussion(roles=["security"], auto_rounds=2))
+    async with store.tx() as tx:
+        d = await tx.discussion("d1")
+    assert d is not None
+    assert d.created_at == T0 and d.created_at.tzinfo is not None
+    assert d.roles == ["security"] and d.auto_rounds == 2 and d.status == Status.RUNNING
+
+
+async def test_lease_has_one_owner_until_it_expires(store: Store) -> None:
+    async with store.tx() as tx:
+        await tx.add_discussion(discussion())
+        assert await tx.acquire_lease("d1", "a", T0, ttl=60)
+        assert not await tx.acquire_lease("d1", "b", T0 + timedelta(seconds=30), ttl=60)
+        assert await tx.acquire_lease("d1", "a", T0 + timedelta(seconds=30), ttl=60)  # renewal
+        assert await tx.acquire_lease("d1", "b", T0 + timedelta(seconds=91), ttl=60)  # expired: taken over
+        await tx.release_lease("d1", "a")  # a no longer owns it: no effect
+        assert (await tx.lease_owner("d1"))[0] == "b"
+
+
+async def test_claim_stale_takes_only_unleased_work(store: Store) -> None:
+    async with store.tx() as tx:
+        await tx.add_discussion(discussion("run"))
+        await tx.add_discussion(discussion("held"))
+        await tx.add_discussion(discussion("done", status=Status.DONE))
+        assert await tx.acquire_lease("held", "other", T0, ttl=60)
+    async with store.tx() as tx:
+        assert await tx.claim_stale("me", T0 + timedelta(seconds=10), ttl=60) == ["run"]
+    async with store.tx() as tx:
+        assert await tx.claim_stale("me2", T0 + timedelta(seconds=10), ttl=60) == []
+        assert sorted(await tx.claim_stale("me2", T0 + timedelta(seconds=200), ttl=60)) == ["held", "run"]
+
+
+async def test_turns_and_posts_are_idempotent_by_key(store: Store) -> None:
+    turn = Turn(key="d1:r1:s0:moderator", discussion_id="d1", round=1, step=0, phase=Phase.OPENING,
+                persona_key="moderator", created_at=T0)
+    post = Post(kind="turn", key=turn.key, text="hello")
+    async with store.tx() as tx:
+        await tx.add_discussion(discussion())
+        await tx.ensure_turn(turn)
+        again = await tx.ensure_turn(turn.model_copy(update={"status": TurnStatus.DONE}))
+        assert again.status == TurnStatus.PLANNED
+        assert await tx.enqueue("d1", post, T0, turn_key=turn.key)
+        assert not await tx.enqueue("d1", post, T0, turn_key=turn.key)
+        (oid, queued, key, attempts), = await tx.pending_posts("d1")
+        assert queued.text == "hello" and key == turn.key and attempts == 0
+        await tx.set_turn_status([turn.key], TurnStatus.DONE)
+        await tx.mark_sent(oid, "ts-1", T0, key)
+        assert await tx.pending_posts("d1") == []
+        assert await tx.post_ref(turn.key) == "ts-1"
+        stored = await tx.turn(turn.key)
+    assert stored is not None and stored.status == TurnStatus.PUBLISHED
+
+
+async def test_event_ids_are_seen_once(store: Store) -> None:
+    async with store.tx() as tx:
+        assert await tx.first_sight("Ev1", T0)
+        assert not await tx.first_sight("Ev1", T0)
+        assert await tx.first_sight("", T0)  # no id: cannot dedupe, always accepted
+
+
+async def test_a_second_ballot_supersedes_the_first(store: Store) -> None:
+    async with store.tx() as tx:
+        await tx.add_discussion(discussion())
+        poll = await tx.add_poll(Poll(key="p", discussion_id="d1", round=1, question="?", options=["a", "b"],
+                                      created_at=T0))
+        assert poll is not None
+        assert await tx.add_poll(poll) is None
+        await tx.cast(Ballot(poll_id=poll.id, voter_id="U1", voter_name="Dana", choice=0, created_at=T0))
+        await tx.cast(Ballot(poll_id=poll.id, voter_id="U1", voter_name="Dana", choice=1, created_at=T0))
+        live = await tx.ballots(poll.id)
+        every = await tx.ballots(poll.id, include_superseded=True)
+    assert [(b.voter_id, b.choice) for b in live] == [("U1", 1)]
+    assert [b.superseded for b in every] == [True, False]
+
+
+async def test_usage_adds_up_and_charges_the_discussion(store: Store) -> None:
+    async with store.tx() as tx:
+        await tx.add_discussion(discussion())
+        for _ in range(2):
+            await tx.add_usage("d1", "k", Usage(model="m", input_tokens=10, output_tokens=5, cache_write_tokens=3,
+                                                cache_read_tokens=7, cost_usd=0.25), T0)
+        total = await tx.usage_total(["d1"])
+        d = await tx.discussion("d1")
+    assert (total.input_tokens, total.output_tokens, total.cache_write_tokens, total.cache_read_tokens) == (20, 10, 6, 14)
+    assert d is not None and d.cost_usd == pytest.approx(0.5)
+
+
+async def test_a_schedule_slot_is_claimed_once(store: Store) -> None:
+    async with store.tx() as tx:
+        s = await tx.upsert_schedule(Schedule(kind="digest", target="C1", trigger="cron:0 9 * * 1", next_run_at=T0),
+                                     T0)
+    results = []
+    for owner in ("a", "b"):
+        async with store.tx() as tx:
+            results.append(await tx.claim_firing(s.id, T0, T0 + timedelta(days=7), T0))
+    assert results == [True, False]
+    async with store.tx() as tx:
+        stored = await tx.schedule(s.id)
+    assert stored is not None and stored.next_run_at == T0 + timedelta(days=7) and stored.last_run_at == T0
