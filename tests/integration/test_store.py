@@ -123,7 +123,8 @@ async def test_usage_adds_up_and_charges_the_discussion(store: Store) -> None:
                                                 cache_read_tokens=7, cost_usd=0.25), T0)
         total = await tx.usage_total(["d1"])
         d = await tx.discussion("d1")
-    assert (total.input_tokens, total.output_tokens, total.cache_write_tokens, total.cache_read_tokens) == (20, 10, 6, 14)
+    counts = (total.input_tokens, total.output_tokens, total.cache_write_tokens, total.cache_read_tokens)
+    assert counts == (20, 10, 6, 14)
     assert d is not None and d.cost_usd == pytest.approx(0.5)
 
 
@@ -132,7 +133,7 @@ async def test_a_schedule_slot_is_claimed_once(store: Store) -> None:
         s = await tx.upsert_schedule(Schedule(kind="digest", target="C1", trigger="cron:0 9 * * 1", next_run_at=T0),
                                      T0)
     results = []
-    for owner in ("a", "b"):
+    for _replica in ("a", "b"):
         async with store.tx() as tx:
             results.append(await tx.claim_firing(s.id, T0, T0 + timedelta(days=7), T0))
     assert results == [True, False]

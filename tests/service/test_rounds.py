@@ -86,7 +86,7 @@ async def test_between_rounds_a_human_is_answered_and_the_next_round_hears_them(
     await settle(app)
     d = await discussion(app, d.id)
     assert d.status == Status.WAITING and d.round == 2
-    opening_2 = [p for p in llm.prompts if p.purpose.phase == Phase.OPENING and p.purpose.round == 2][0]
+    opening_2 = next(p for p in llm.prompts if p.purpose.phase == Phase.OPENING and p.purpose.round == 2)
     assert '<human name="Sam">' in "\n".join(b.text for b in opening_2.shared)
     assert "release cadence" not in "".join(b.text for b in opening_2.system), "human text in a system prompt"
     texts = [p.text for p in chat.posts(d.id)]
