@@ -31,9 +31,13 @@ def render(post: Post) -> RenderableType:
         return Panel(Markdown(post.text), title=title, title_align="left", border_style=colour, subtitle=subtitle)
     if post.kind == "choice" and post.actions:
         lines = [post.title or "", post.text, ""]
-        lines += [f"  [{i}] {a.label}" for i, a in enumerate(post.actions, 1)]
+        # The terminal runs no scheduler, so "Next round in 1 hour"-style buttons (sched:*) are not offered.
+        actions = [a for a in post.actions if not a.id.startswith("sched:")]
+        lines += [f"  [{i}] {a.label}" for i, a in enumerate(actions, 1)]
         return Panel(Text("\n".join(x for x in lines if x is not None)), border_style="cyan", subtitle=subtitle)
-    if post.kind == "poll":
-        return Panel(Markdown(post.text), border_style="cyan", title="poll", title_align="left", subtitle=subtitle)
+    if post.kind == "poll" and post.poll is not None:
+        how = "closed" if post.poll.closed else f"vote: /vote {post.poll.poll_id} <number>"
+        return Panel(Markdown(post.text), border_style="cyan", title=f"poll {post.poll.poll_id} · {how}",
+                     title_align="left", subtitle=subtitle)
     style = "bold red" if post.kind == "error" else "dim"
-    return Text(post.text, style=style)
+    return Markdown(post.text, style=style)

@@ -147,3 +147,28 @@ async def test_the_budget_stops_a_discussion_and_says_so(app: App, chat: Recordi
     assert chat.posts(d.id)[-1].text.startswith("The discussion stopped: its budget reached")
     async with app.store.tx() as tx:
         assert all(t.status != TurnStatus.RUNNING for t in await tx.turns(d.id))
+
+
+async def test_confirm_shows_the_roster_which_can_be_modified_before_starting(app: App, chat: RecordingChat) -> None:
+    reply = await app.service.handle(start(confirm=True, experts=3))
+    await settle(app)
+    did = reply.discussion_id
+    d = await discussion(app, did)
+    assert d.status == Status.AWAITING_CONFIRMATION
+    confirm = chat.posts(did)[-1]
+    assert [a.id for a in confirm.actions] == ["roster:start", "roster:modify"] and len(confirm.roster) == 7
+    expert = confirm.roster[1]
+    await app.service.handle(c.ModifyRoster(discussion_id=did, persona_key=expert.key, name="Grace Hopper",
+                                            title="Compiler pioneer", user_id="U1"))
+    await app.service.handle(c.AddExpert(discussion_id=did, name="Ada Lovelace", title="Analyst", user_id="U1"))
+    with pytest.raises(UserError, match="at least two experts"):
+        await app.service.handle(c.ModifyRoster(discussion_id=did, persona_key="moderator", remove=True))
+    await app.service.handle(c.ConfirmRoster(discussion_id=did, user_id="U2", user_name="Sam"))
+    await settle(app)
+    async with app.store.tx() as tx:
+        names = [p.name for p in await tx.personas(did)]
+        statements = [t for t in await tx.turns(did) if t.phase == Phase.STATEMENT]
+    assert "Grace Hopper" in names and "Ada Lovelace" in names and len(statements) == 4
+    assert (await discussion(app, did)).status == Status.WAITING
+    header = chat.by_key[f"{did}:header"].updates[-1]
+    assert any(p.name == "Ada Lovelace" for p in header.roster)
