@@ -75,6 +75,12 @@ class ChooseNextAction(Command):
     topic: str = ""  # for deep dive / different topic
 
 
+class Synthesize(Command):
+    """Go to the final synthesis now: mid-round (after the current step), between rounds, or from a pause."""
+
+    discussion_id: str
+
+
 class Pause(Command):
     discussion_id: str
 

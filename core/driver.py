@@ -159,20 +159,20 @@ class Driver:
             return
         now = self.clock.now()
         async with self.store.tx() as tx:
-            turns = []
-            for plan in step.turns:
-                turn = await tx.ensure_turn(
-                    Turn(key=plan.key, discussion_id=d.id, round=plan.round, step=plan.step, phase=plan.phase,
-                         persona_key=plan.persona_key, reply_to=plan.reply_to, created_at=now)
-                )
-                turn.status, turn.attempts = TurnStatus.RUNNING, turn.attempts + 1
-                await tx.save_turn(turn)
-                turns.append(turn)
+            await tx.start_turns([
+                Turn(key=plan.key, discussion_id=d.id, round=plan.round, step=plan.step, phase=plan.phase,
+                     persona_key=plan.persona_key, reply_to=plan.reply_to, created_at=now)
+                for plan in step.turns
+            ])
         await asyncio.gather(*(self.run_turn(state, plan) for plan in step.turns))
+        keys = {p.key for p in step.turns}
         async with self.store.tx() as tx:
+            # The common case (nothing failed) needs only the turns; the whole state only to settle failures.
+            if not any(t.key in keys and t.status == TurnStatus.FAILED for t in await tx.turns(d.id)):
+                return
             after = await load_state(tx, d.id)
             assert after is not None
-            step_turns = [t for t in after.turns if t.key in {p.key for p in step.turns}]
+            step_turns = [t for t in after.turns if t.key in keys]
             reason = engine.should_block(after, step_turns)
             failed = [t for t in step_turns if t.status == TurnStatus.FAILED]
             await self._settle_failures(tx, after.discussion, failed, reason)
@@ -210,7 +210,7 @@ class Driver:
         if reason:
             d.status, d.blocked_reason = Status.BLOCKED, reason
             await tx.save_discussion(d, now)
-            await tx.enqueue(d.id, engine.blocked_post(d, failed), now)
+            await tx.enqueue(d.id, engine.blocked_post(d, failed, now.isoformat()), now)
             return
         personas = {p.key: p.name for p in await tx.personas(d.id)}
         for t in failed:

@@ -32,6 +32,11 @@ ESSENTIAL = {
     Phase.RESUME_SUMMARY,
 }
 MAX_SKIPS_PER_ROUND = 2
+SCHEDULE_CHOICES = [  # (action id suffix, button label, when)
+    ("1h", "Next round in 1 hour", "in 1 hour"),
+    ("tomorrow", "Tomorrow morning", "tomorrow morning"),
+    ("monday", "Monday morning", "monday"),
+]
 
 
 @dataclass
@@ -150,6 +155,10 @@ def next_action_post(d: Discussion, suggestions: list[str]) -> Post:
                style="primary" if a == NextAction.ANOTHER_ROUND else "")
         for a in NextAction
     ]
+    # "Next round: …" schedules it instead of running it now; the value carries words core.timeparse reads.
+    actions += [
+        Action(id=f"sched:{key}", label=label, value=f"{d.id}|{when}") for key, label, when in SCHEDULE_CHOICES
+    ]
     return Post(kind="choice", key=f"{d.id}:r{d.round}:choice:{d.resume_count}", text="\n".join(lines),
                 actions=actions)
 
@@ -253,11 +262,11 @@ def should_block(state: State, step_turns: list[Turn]) -> str:
     return ""
 
 
-def blocked_post(d: Discussion, failed: list[Turn]) -> Post:
-    attempt = max((t.attempts for t in failed), default=0)
+def blocked_post(d: Discussion, failed: list[Turn], stamp: str) -> Post:
+    """`stamp` makes each blocking its own post: a retry resets attempts, so they cannot tell blockings apart."""
     return Post(
         kind="error",
-        key=f"{d.id}:blocked:{failed[0].key if failed else 'budget'}:{attempt}",
+        key=f"{d.id}:blocked:{failed[0].key if failed else 'step'}:{stamp}",
         text=f"⚠️ The discussion is blocked: {d.blocked_reason}. Retry, skip the failed turns, or stop.",
         actions=[
             Action(id="fail:retry", label="Retry", value=d.id, style="primary"),

@@ -172,3 +172,18 @@ async def test_confirm_shows_the_roster_which_can_be_modified_before_starting(ap
     assert (await discussion(app, did)).status == Status.WAITING
     header = chat.by_key[f"{did}:header"].updates[-1]
     assert any(p.name == "Ada Lovelace" for p in header.roster)
+
+
+async def test_synthesize_mid_round_writes_the_final_synthesis_after_the_current_step(
+    app: App, chat: RecordingChat
+) -> None:
+    reply = await app.service.handle(start())
+    await app.service.handle(c.Synthesize(discussion_id=reply.discussion_id, user_id="U2", user_name="Sam"))
+    await settle(app)
+    d = await discussion(app, reply.discussion_id)
+    assert d.status == Status.DONE
+    async with app.store.tx() as tx:
+        phases = [t.phase for t in await tx.turns(d.id)]
+    assert phases[-1] == Phase.FINAL_SYNTHESIS and Phase.ROUND_SYNTHESIS not in phases
+    with pytest.raises(UserError, match="can't be synthesized now"):
+        await app.service.handle(c.Synthesize(discussion_id=d.id, user_id="U2"))

@@ -1,0 +1,100 @@
+"""Bolt listeners: ack() at once (errors in the ack body when pure parsing finds them), the rest in the background."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack import interactions as ix
+from adapters.slack import translate as tr
+from adapters.slack.clients import Tasks
+from adapters.slack.handlers import Council, Place
+
+ACTIONS = re.compile("^(" + "|".join(re.escape(p) for p in ix.ACTION_PREFIXES) + ")")
+
+
+def _team(body: dict[str, Any]) -> str:
+    team = body.get("team_id") or (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id")
+    return str(team or "")
+
+
+def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
+    """Attach every listener of the app to `bolt`."""
+
+    @bolt.command("/council")
+    async def slash(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        place = Place(team=_team(body), channel=body.get("channel_id", ""), user=body.get("user_id", ""),
+                      user_name=body.get("user_name", ""), response_url=body.get("response_url"),
+                      trigger_id=body.get("trigger_id"))
+        try:
+            intent = tr.parse_council(body.get("text") or "", who=tr.Who(place.user, place.user_name),
+                                      team_id=place.team, channel_id=place.channel, default_tz=council.default_tz)
+        except tr.BadInput as exc:
+            await ack(response_type="ephemeral", text=str(exc))
+            return
+        if intent.kind == "help":
+            await ack(response_type="ephemeral", text=tr.HELP)
+            return
+        await ack()
+        tasks.spawn(council.run(intent, place, client), "slack:command")
+
+    @bolt.action(ACTIONS)
+    async def button(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        await ack()
+        tasks.spawn(council.button(body, client), "slack:action")
+
+    @bolt.view(ix.START_VIEW)
+    async def start_submitted(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any],
+                              client: AsyncWebClient) -> None:
+        user = body.get("user") or {}
+        who = tr.Who(user.get("id", ""), user.get("name", ""))
+        try:
+            cmd = ix.start_from_view(view["state"]["values"], view.get("private_metadata", ""), who, _team(body),
+                                     council.default_tz)
+        except tr.BadInput as exc:
+            await ack(response_action="errors", errors=ix.view_errors(exc))
+            return
+        await ack()
+        place = Place(team=_team(body), channel=cmd.channel, user=who.user_id, user_name=who.user_name,
+                      thread_ts=cmd.thread_ref or None)
+        tasks.spawn(council.execute(cmd, place, client, tz_explicit=False), "slack:start")
+
+    @bolt.view(ix.ROSTER_VIEW)
+    async def roster_submitted(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any],
+                               client: AsyncWebClient) -> None:
+        await ack()
+        user = body.get("user") or {}
+        place = Place(team=_team(body), channel="", user=user.get("id", ""), user_name=user.get("name", ""))
+        tasks.spawn(council.roster(view, place, client), "slack:roster")
+
+    @bolt.shortcut(ix.SHORTCUT)
+    async def shortcut(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        await ack()
+        message = body.get("message") or {}
+        place = Place(team=_team(body), channel=(body.get("channel") or {}).get("id", ""),
+                      user=(body.get("user") or {}).get("id", ""), user_name=(body.get("user") or {}).get("name", ""),
+                      response_url=body.get("response_url"), trigger_id=body.get("trigger_id"))
+        text = "-- " + Council.topic_of(message)
+        tasks.spawn(council.from_thread(place, message, text, client), "slack:shortcut")
+
+    # A message that mentions the app arrives twice (app_mention and message, with different event ids):
+    # both go to council.mention, deduplicated on the message itself.
+    @bolt.event("app_mention")
+    async def mention(body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient,
+                      context: AsyncBoltContext) -> None:
+        key = f"slack:{event.get('channel', '')}:{event.get('ts', '')}"
+        tasks.spawn(council.mention(event, key, _team(body), context.bot_user_id or "", client), "slack:mention")
+
+    @bolt.event("message")
+    async def message(body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient,
+                      context: AsyncBoltContext) -> None:
+        bot = context.bot_user_id or ""
+        if tr.is_human_reply(event) or not event.get("thread_ts"):
+            if event.get("user") and not event.get("subtype") and tr.mentions(event.get("text") or "", bot):
+                key = f"slack:{event.get('channel', '')}:{event.get('ts', '')}"
+                tasks.spawn(council.mention(event, key, _team(body), bot, client), "slack:mention")
+                return
+        tasks.spawn(council.reply(event, body.get("event_id", ""), _team(body), bot, client), "slack:reply")

@@ -1,0 +1,240 @@
+"""Slack as a ChatPort on AsyncWebClient: persona identities, thinking placeholders, pacing, crash recovery."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, note, render, thinking
+from core.models import Discussion, Persona, Post
+
+log = logging.getLogger(__name__)
+ClientFor = Callable[[str], Awaitable[AsyncWebClient]]  # workspace (team id) -> a client with its bot token
+BLOCK_ERRORS = {"invalid_blocks", "invalid_blocks_format", "msg_too_long", "invalid_metadata_format"}
+RESCAN_AFTER_S = 30.0
+
+
+class Pacer:
+    """At most one new message per `interval` seconds per channel, in arrival order (asyncio.Lock is FIFO)."""
+
+    def __init__(self, interval: float = 1.0) -> None:
+        self.interval = interval
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._last: dict[str, float] = {}
+
+    @contextlib.asynccontextmanager
+    async def slot(self, channel: str) -> AsyncIterator[None]:
+        lock = self._locks.setdefault(channel, asyncio.Lock())
+        async with lock:
+            wait = self._last.get(channel, -1e9) + self.interval - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            try:
+                yield
+            finally:
+                self._last[channel] = time.monotonic()  # from the end of the call: receipts stay spaced too
+
+
+@dataclass
+class ThreadIndex:
+    """What a thread already holds, read once from Slack (message metadata) when recovering."""
+
+    posts: dict[str, dict[int, str]] = field(default_factory=dict)  # post key -> part -> ts
+    placeholders: dict[str, str] = field(default_factory=dict)  # turn key -> ts
+    read_at: float = 0.0
+
+
+class SlackChat:
+    def __init__(self, client_for: ClientFor, *, interval: float = 1.0) -> None:
+        self.client_for = client_for
+        self.pacer = Pacer(interval)
+        self._fresh: set[str] = set()  # discussions whose header this process posted: nothing to recover
+        self._index: dict[str, ThreadIndex] = {}
+        self._thinking: dict[str, tuple[str, str, asyncio.Task[str | None]]] = {}  # turn key -> (discussion, name, ts)
+        self._links: dict[str, str] = {}
+
+    # ChatPort ---------------------------------------------------------------------------------------
+    async def publish(self, discussion: Discussion, post: Post) -> str:
+        client = await self.client_for(discussion.workspace)
+        messages = render(post, discussion.topic)
+        thread = discussion.thread_ref or None
+        if post.kind == "header":
+            self._fresh.add(discussion.id)
+        placeholder = await self._take_placeholder(discussion, post)
+        ref = ""
+        for i, message in enumerate(messages):
+            if i == 0 and placeholder:
+                await self._edit(client, discussion.channel, placeholder, message)
+                ts = placeholder
+            else:
+                ts = await self._post(client, discussion.channel, thread, message)
+            ref = ref or ts
+        if post.kind == "error":
+            await self._settle_placeholders(discussion, "{name} did not respond to this step.")
+        return ref
+
+    async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
+        client = await self.client_for(discussion.workspace)
+        messages = render(post, discussion.topic)
+        await self._edit(client, discussion.channel, ref, messages[0])
+        if post.kind == "header":  # the roster turn's result is the header itself
+            await self._settle_placeholders(discussion, "{name} assembled the council: the roster is above.")
+        parts = self._index.get(discussion.id, ThreadIndex()).posts.pop(post.key, None)
+        if parts is None:
+            return
+        for i, message in enumerate(messages[1:], start=1):  # a split post interrupted by a crash
+            if i in parts:
+                await self._edit(client, discussion.channel, parts[i], message)
+            else:
+                await self._post(client, discussion.channel, discussion.thread_ref or None, message)
+
+    async def find(self, discussion: Discussion, key: str) -> str | None:
+        index = await self._read_thread(discussion, want=key)
+        parts = index.posts.get(key)
+        return parts.get(0) if parts else None
+
+    async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
+        held = self._thinking.get(key)
+        if held is not None and not (held[2].done() and held[2].result() is None):
+            return
+        # Posted in the background: pacing must not delay the model call.
+        task = asyncio.create_task(self._show_thinking(discussion, persona, key), name=f"thinking:{key}")
+        self._thinking[key] = (discussion.id, persona.name, task)
+
+    async def announce(self, workspace: str, channel: str, post: Post) -> str:
+        client = await self.client_for(workspace)
+        refs = [await self._post(client, channel, None, m) for m in render(post)]
+        return refs[0]
+
+    async def link(self, discussion: Discussion) -> str:
+        if not discussion.thread_ref:
+            return ""
+        cached = self._links.get(discussion.id)
+        if cached:
+            return cached
+        try:
+            client = await self.client_for(discussion.workspace)
+            resp = await client.chat_getPermalink(channel=discussion.channel, message_ts=discussion.thread_ref)
+        except SlackApiError as exc:
+            log.warning("no permalink for %s: %s", discussion.id, exc.response.get("error"))
+            return ""
+        self._links[discussion.id] = url = str(resp.get("permalink") or "")
+        return url
+
+    async def drain(self) -> None:
+        """Wait for thinking placeholders still being posted (tests, shutdown)."""
+        await asyncio.gather(*(task for _, _, task in list(self._thinking.values())), return_exceptions=True)
+
+    # posting ----------------------------------------------------------------------------------------
+    async def _post(self, client: AsyncWebClient, channel: str, thread: str | None, message: Message) -> str:
+        args: dict[str, Any] = {"channel": channel, **message.args(), "unfurl_links": False, "unfurl_media": False}
+        if thread:
+            args["thread_ts"] = thread
+        async with self.pacer.slot(channel):
+            try:
+                resp = await client.chat_postMessage(**args)
+            except SlackApiError as exc:
+                error = exc.response.get("error")
+                if error == "not_in_channel":
+                    await client.conversations_join(channel=channel)
+                elif error in BLOCK_ERRORS:
+                    log.warning("Slack refused the blocks (%s); posting plain text", error)
+                    args.pop("blocks", None)
+                    args["text"] = args["text"][:3900]
+                else:
+                    raise
+                resp = await client.chat_postMessage(**args)
+        return str(resp["ts"])
+
+    @staticmethod
+    async def _edit(client: AsyncWebClient, channel: str, ts: str, message: Message) -> None:
+        args = {k: v for k, v in message.args().items() if k not in ("username", "icon_emoji", "icon_url")}
+        await client.chat_update(channel=channel, ts=ts, **args)
+
+    # thinking placeholders -------------------------------------------------------------------------
+    async def _show_thinking(self, discussion: Discussion, persona: Persona, key: str) -> str | None:
+        try:
+            index = await self._read_thread(discussion) if discussion.id not in self._fresh else None
+            if index is not None and key in index.placeholders:
+                return index.placeholders.pop(key)
+            client = await self.client_for(discussion.workspace)
+            return await self._post(client, discussion.channel, discussion.thread_ref or None, thinking(persona, key))
+        except Exception:
+            log.warning("could not show that %s is thinking", persona.name, exc_info=True)
+            return None
+
+    async def _take_placeholder(self, discussion: Discussion, post: Post) -> str | None:
+        """The placeholder this post replaces: its turn's, or the one of a turn it reports as failed."""
+        suffix = post.key + ":"
+        for key, (did, _, task) in list(self._thinking.items()):
+            if did == discussion.id and (key == post.key or (post.kind in ("notice", "error")
+                                                             and (key + ":") in suffix)):
+                del self._thinking[key]
+                with contextlib.suppress(Exception):
+                    return await task
+        if discussion.id in self._fresh:
+            return None
+        index = await self._read_thread(discussion)
+        return index.placeholders.pop(post.key, None)
+
+    async def _settle_placeholders(self, discussion: Discussion, text: str) -> None:
+        """Placeholders whose turns bring no post of their own: a blocked step, the roster in the header."""
+        client = await self.client_for(discussion.workspace)
+        for key, (did, name, task) in list(self._thinking.items()):
+            if did != discussion.id:
+                continue
+            del self._thinking[key]
+            with contextlib.suppress(Exception):
+                ts = await task
+                if ts:
+                    await self._edit(client, discussion.channel, ts, note(text.format(name=name)))
+
+    # recovery ---------------------------------------------------------------------------------------
+    async def _read_thread(self, discussion: Discussion, want: str = "") -> ThreadIndex:
+        """Read the thread's metadata once per process (again only to look for a key still missing)."""
+        index = self._index.get(discussion.id)
+        if index is not None and (not want or want in index.posts
+                                  or time.monotonic() - index.read_at < RESCAN_AFTER_S):
+            return index
+        index = ThreadIndex(read_at=time.monotonic())
+        try:
+            client = await self.client_for(discussion.workspace)
+            async for message in self._messages(client, discussion):
+                meta = message.get("metadata") or {}
+                payload = meta.get("event_payload") or {}
+                key = str(payload.get("key") or "")
+                if meta.get("event_type") == EVENT_TYPE and key:
+                    index.posts.setdefault(key, {})[int(payload.get("part") or 0)] = str(message["ts"])
+                elif meta.get("event_type") == THINKING_EVENT and key:
+                    index.placeholders[key] = str(message["ts"])
+        except SlackApiError as exc:
+            log.warning("could not read thread of %s: %s", discussion.id, exc.response.get("error"))
+        except Exception:
+            log.warning("could not read thread of %s", discussion.id, exc_info=True)
+        self._index[discussion.id] = index
+        return index
+
+    @staticmethod
+    async def _messages(client: AsyncWebClient, discussion: Discussion) -> AsyncIterator[dict[str, Any]]:
+        cursor: str | None = None
+        for _ in range(50):
+            if discussion.thread_ref:
+                resp = await client.conversations_replies(channel=discussion.channel, ts=discussion.thread_ref,
+                                                          include_all_metadata=True, limit=200, cursor=cursor)
+            else:  # the header itself may be what went missing: look in the channel since the start
+                resp = await client.conversations_history(
+                    channel=discussion.channel, oldest=str(discussion.created_at.timestamp() - 5),
+                    include_all_metadata=True, limit=200, cursor=cursor)
+            for message in resp.get("messages") or []:
+                yield message
+            cursor = (resp.get("response_metadata") or {}).get("next_cursor") or None
+            if not cursor:
+                return

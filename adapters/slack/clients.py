@@ -1,0 +1,136 @@
+"""Web API clients (base_url, rate-limit retries), tokens per workspace, user look-ups, ephemeral replies."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
+from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
+from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
+
+log = logging.getLogger(__name__)
+USER_TTL_S = 300.0
+
+
+def web_client(base_url: str, token: str | None = None, *, rate_limit_retries: int = 5) -> AsyncWebClient:
+    """Every client the app builds: pointed at SLACK_API_URL, retrying 429s after Retry-After."""
+    return AsyncWebClient(
+        token=token,
+        base_url=base_url if base_url.endswith("/") else base_url + "/",
+        retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries),
+                        AsyncConnectionErrorRetryHandler(max_retry_count=1)],
+    )
+
+
+class SingleWorkspace:
+    """One bot token for every workspace (SLACK_BOT_TOKEN)."""
+
+    def __init__(self, client: AsyncWebClient) -> None:
+        self.client = client
+
+    async def __call__(self, workspace: str) -> AsyncWebClient:
+        return self.client
+
+
+class Installations:
+    """Multi-workspace: each workspace's bot token from the OAuth installation store."""
+
+    def __init__(self, store: AsyncInstallationStore, base_url: str) -> None:
+        self.store, self.base_url = store, base_url
+        self._clients: dict[str, tuple[str, AsyncWebClient]] = {}
+
+    async def __call__(self, workspace: str) -> AsyncWebClient:
+        bot = await self.store.async_find_bot(enterprise_id=None, team_id=workspace)
+        if bot is None or not bot.bot_token:
+            raise LookupError(f"the app is not installed in workspace {workspace}")
+        cached = self._clients.get(workspace)
+        if cached is None or cached[0] != bot.bot_token:
+            cached = (bot.bot_token, web_client(self.base_url, bot.bot_token))
+            self._clients[workspace] = cached
+        return cached[1]
+
+
+@dataclass
+class User:
+    name: str
+    is_admin: bool = False
+    tz: str = ""
+
+
+class Users:
+    """users.info, cached for a few minutes: display names, admin rights, time zones."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[str, str], tuple[float, User]] = {}
+
+    async def get(self, client: AsyncWebClient, team: str, user_id: str, fallback: str = "") -> User:
+        hit = self._cache.get((team, user_id))
+        if hit is not None and time.monotonic() - hit[0] < USER_TTL_S:
+            return hit[1]
+        try:
+            resp = await client.users_info(user=user_id)
+        except SlackApiError as exc:
+            log.warning("users.info failed for %s: %s", user_id, exc.response.get("error"))
+            return User(name=fallback or user_id)
+        u: dict[str, Any] = resp.get("user") or {}
+        profile = u.get("profile") or {}
+        user = User(
+            name=profile.get("display_name") or profile.get("real_name") or u.get("real_name") or u.get("name")
+            or fallback or user_id,
+            is_admin=bool(u.get("is_admin") or u.get("is_owner") or u.get("is_primary_owner")),
+            tz=u.get("tz") or "",
+        )
+        self._cache[(team, user_id)] = (time.monotonic(), user)
+        return user
+
+
+async def ephemeral(client: AsyncWebClient, channel: str, user: str, text: str, *, thread_ts: str | None = None,
+                    response_url: str | None = None) -> None:
+    """Tell one person something only they see; through response_url when the bot can't post there."""
+    try:
+        args: dict[str, Any] = {"channel": channel, "user": user, "text": text}
+        if thread_ts:
+            args["thread_ts"] = thread_ts
+        await client.chat_postEphemeral(**args)
+        return
+    except SlackApiError as exc:
+        if not response_url:
+            log.warning("could not tell %s privately: %s", user, exc.response.get("error"))
+            return
+    try:
+        await AsyncWebhookClient(response_url).send(text=text, response_type="ephemeral", replace_original=False)
+    except Exception:
+        log.warning("could not answer through response_url", exc_info=True)
+
+
+class Tasks:
+    """Background work started after ack(): kept referenced, failures logged, awaitable in tests."""
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str = "slack") -> None:
+        task = asyncio.create_task(self._logged(coro), name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    @staticmethod
+    async def _logged(coro: Coroutine[Any, Any, Any]) -> None:
+        try:
+            await coro
+        except Exception:
+            log.exception("background Slack work failed")
+
+    async def idle(self) -> None:
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)

@@ -1,0 +1,248 @@
+"""The work each Slack request asks for, run after ack(): look-ups, the service call, private answers."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack import interactions as ix
+from adapters.slack import translate as tr
+from adapters.slack.clients import Users, ephemeral
+from adapters.slack.render import settled
+from adapters.slack.views import roster_view, start_view
+from core import commands as c
+from core.driver import Driver
+from core.models import NEXT_ACTION_LABELS, Discussion, Status
+from core.ports import Clock
+from core.service import Reply, Service, UserError, list_text
+from core.storage.store import Store
+
+log = logging.getLogger(__name__)
+OOPS = "Sorry, something went wrong on my side; please try again in a moment."
+TOPIC_FROM_THREAD = 300
+SETTLE_NOTES = {"roster:start": "started the discussion", "fail:retry": "chose *Retry*",
+                "fail:skip": "chose *Skip*", "fail:stop": "chose *Stop*"}
+
+
+class CoreApp(Protocol):
+    service: Service
+    driver: Driver
+    store: Store
+    clock: Clock
+
+
+@dataclass
+class Place:
+    """Where a request came from and who sent it."""
+
+    team: str
+    channel: str
+    user: str
+    user_name: str = ""
+    thread_ts: str | None = None
+    response_url: str | None = None
+    trigger_id: str | None = None
+
+
+class Council:
+    def __init__(self, core: CoreApp, users: Users, default_tz: str = "UTC") -> None:
+        self.core, self.users, self.default_tz = core, users, default_tz
+
+    async def tell(self, client: AsyncWebClient, place: Place, text: str) -> None:
+        await ephemeral(client, place.channel, place.user, text, thread_ts=place.thread_ts,
+                        response_url=place.response_url)
+
+    async def who(self, client: AsyncWebClient, place: Place) -> tuple[tr.Who, str]:
+        user = await self.users.get(client, place.team, place.user, place.user_name)
+        return tr.Who(place.user, user.name, user.is_admin), user.tz
+
+    # commands -------------------------------------------------------------------------------------
+    async def run(self, intent: tr.Intent, place: Place, client: AsyncWebClient) -> Reply | None:
+        try:
+            if intent.kind == "help":
+                await self.tell(client, place, tr.HELP)
+            elif intent.kind == "modal":
+                await client.views_open(trigger_id=place.trigger_id,
+                                        view=start_view(ix.start_metadata(place.channel, place.thread_ts or "")))
+            elif intent.kind == "list":
+                await self.tell(client, place, list_text(await self.core.service.discussions(channel=place.channel)))
+            elif intent.kind == "status":
+                await self.tell(client, place, await self.core.service.status_text(intent.discussion_id))
+            elif intent.command is not None:
+                return await self.execute(intent.command, place, client, tz_explicit=intent.tz_explicit)
+        except UserError as exc:
+            await self.tell(client, place, str(exc))
+        return None
+
+    async def execute(self, cmd: c.Command, place: Place, client: AsyncWebClient, *, tz_explicit: bool = True,
+                      announce: bool = True) -> Reply | None:
+        """Fill in who is asking (name, admin right, zone), hand the command to the service, answer privately."""
+        who, tz = await self.who(client, place)
+        update: dict[str, Any] = {"user_name": who.user_name, "is_admin": who.is_admin}
+        if not tz_explicit and isinstance(cmd, c.StartDiscussion | c.SetDigest):
+            update["tz"] = tz or self.default_tz
+        cmd = cmd.model_copy(update=update)
+        try:
+            reply = await self.core.service.handle(cmd)
+        except UserError as exc:
+            await self.tell(client, place, str(exc))
+            return None
+        except TypeError as exc:
+            if "no handler" not in str(exc):
+                raise
+            await self.tell(client, place, "That command isn't available in this version yet.")
+            return None
+        except Exception:
+            log.exception("%s failed", type(cmd).__name__)
+            await self.tell(client, place, OOPS)
+            return None
+        if announce and reply.text and not isinstance(cmd, c.StartDiscussion | c.PostHumanMessage):
+            await self.tell(client, place, reply.text)
+        return reply
+
+    # buttons and modals ---------------------------------------------------------------------------
+    async def button(self, body: dict[str, Any], client: AsyncWebClient) -> None:
+        action = body["actions"][0]
+        message = body.get("message") or {}
+        place = Place(team=(body.get("team") or {}).get("id") or body["user"].get("team_id", ""),
+                      channel=(body.get("channel") or {}).get("id", ""), user=body["user"]["id"],
+                      user_name=body["user"].get("name", ""), thread_ts=message.get("thread_ts") or message.get("ts"),
+                      response_url=body.get("response_url"), trigger_id=body.get("trigger_id"))
+        intent = ix.action_command(action["action_id"], action.get("value", ""), tr.Who(place.user))
+        if intent is None:
+            await self.tell(client, place, "That button is no longer valid.")
+            return
+        if isinstance(intent, ix.OpenRosterModal):
+            async with self.core.store.tx() as tx:
+                personas = await tx.personas(intent.discussion_id)
+            await client.views_open(trigger_id=place.trigger_id, view=roster_view(intent.discussion_id, personas))
+            return
+        quiet = not isinstance(intent, c.CastBallot)  # the thread shows everything else
+        reply = await self.execute(intent, place, client, announce=not quiet)
+        if reply is None or not message.get("ts"):
+            return
+        note = SETTLE_NOTES.get(action["action_id"])
+        if isinstance(intent, c.ChooseNextAction) and action["action_id"].startswith("next:"):
+            note = f"chose *{NEXT_ACTION_LABELS[intent.action]}*"
+        if note:
+            who = (await self.who(client, place))[0].user_name
+            try:
+                await client.chat_update(channel=place.channel, ts=message["ts"], text=message.get("text", ""),
+                                         blocks=settled(message.get("blocks") or [], f"✅ {who} {note}."))
+            except SlackApiError as exc:
+                log.warning("could not settle the buttons: %s", exc.response.get("error"))
+
+    async def start(self, cmd: c.StartDiscussion, place: Place, client: AsyncWebClient) -> None:
+        await self.execute(cmd, place, client)
+
+    async def roster(self, view: dict[str, Any], place: Place, client: AsyncWebClient) -> None:
+        discussion_id = view.get("private_metadata", "")
+        d = await self._discussion(discussion_id)
+        if d is None:
+            return
+        place = replace(place, channel=d.channel, thread_ts=d.thread_ref or None)
+        async with self.core.store.tx() as tx:
+            personas = await tx.personas(d.id)
+        for cmd in ix.roster_commands(view["state"]["values"], d.id, personas, tr.Who(place.user)):
+            if await self.execute(cmd, place, client, announce=False) is None:
+                return
+
+    # threads: shortcut, mentions, replies --------------------------------------------------------------
+    async def from_thread(self, place: Place, message: dict[str, Any], text: str, client: AsyncWebClient) -> None:
+        """Start a discussion in an existing thread (message shortcut or @mention), the thread as context."""
+        thread_ts = message.get("thread_ts") or message["ts"]
+        place = replace(place, thread_ts=thread_ts)
+        existing = await self._by_thread(place.channel, thread_ts)
+        if existing is not None and existing.status not in (Status.DONE, Status.STOPPED):
+            await self.tell(client, place, f"This thread already hosts a council (`{existing.id}`): reply here to "
+                                           "join it, or `@Council status`.")
+            return
+        thread = await self._thread(client, place, thread_ts) or [message]
+        context = tr.thread_context(thread, await self._names(client, place.team, thread))
+        who, _ = await self.who(client, place)
+        if not tr.has_topic(text):  # only the mention (and options): the thread's first message is the topic
+            text = f"{text} -- {self.topic_of(thread[0])}"
+        try:
+            intent = tr.parse_council(text, who=who, team_id=place.team, channel_id=place.channel,
+                                      default_tz=self.default_tz, thread_ref=thread_ts, context=context)
+        except tr.BadInput as exc:
+            await self.tell(client, place, str(exc))
+            return
+        await self.run(intent, place, client)
+
+    @staticmethod
+    def topic_of(message: dict[str, Any]) -> str:
+        text = " ".join(tr.unescape(message.get("text") or "").split())
+        if len(text) > TOPIC_FROM_THREAD:
+            text = text[:TOPIC_FROM_THREAD].rsplit(" ", 1)[0] + "…"
+        return text or "The question discussed in this thread"
+
+    async def mention(self, event: dict[str, Any], event_id: str, team: str, bot_user_id: str,
+                      client: AsyncWebClient) -> None:
+        place = Place(team=team, channel=event.get("channel", ""), user=event.get("user", ""),
+                      thread_ts=event.get("thread_ts") or event.get("ts"))
+        if not await self._first_sight(f"{event_id}:mention"):
+            return  # the same message through the other event, or Slack's retry
+        text = tr.strip_mention(event.get("text") or "", bot_user_id)
+        d = await self._by_thread(place.channel, event["thread_ts"]) if event.get("thread_ts") else None
+        if d is None:
+            if not event.get("thread_ts") and not tr.has_topic(text):
+                await self.tell(client, place, tr.HELP)
+                return
+            if tr.control(text, "", tr.Who(place.user)) is not None:
+                await self.tell(client, place, "Use that inside a discussion's thread, or `/council stop ID` here.")
+                return
+            await self.from_thread(place, event, text, client)
+            return
+        intent = tr.control(text, d.id, tr.Who(place.user))
+        if intent is None:  # talking to the council: a human message
+            await self.reply(event, event_id, team, bot_user_id, client, mentioned=True)
+            return
+        await self.run(intent, place, client)
+
+    async def reply(self, event: dict[str, Any], event_id: str, team: str, bot_user_id: str,
+                    client: AsyncWebClient, *, mentioned: bool = False) -> None:
+        """A person's reply in a discussion's thread becomes a human message the next turns hear."""
+        if not tr.is_human_reply(event):
+            return
+        d = await self._by_thread(event.get("channel", ""), event["thread_ts"])
+        if d is None:
+            return
+        place = Place(team=team or event.get("team", ""), channel=d.channel, user=event["user"],
+                      thread_ts=event["thread_ts"])
+        who, _ = await self.who(client, place)
+        text = tr.strip_mention(event.get("text") or "", bot_user_id) if mentioned else event.get("text") or ""
+        cmd = tr.human_message({**event, "text": text}, event_id, d.id, who)
+        if cmd is not None:
+            await self.execute(cmd, place, client, announce=False)
+
+    # look-ups ---------------------------------------------------------------------------------------
+    async def _by_thread(self, channel: str, thread_ts: str) -> Discussion | None:
+        async with self.core.store.tx() as tx:
+            return await tx.discussion_by_thread(tr.PLATFORM, channel, thread_ts)
+
+    async def _discussion(self, discussion_id: str) -> Discussion | None:
+        async with self.core.store.tx() as tx:
+            return await tx.discussion(discussion_id)
+
+    async def _first_sight(self, event_id: str) -> bool:
+        if not event_id:
+            return True
+        async with self.core.store.tx() as tx:
+            return await tx.first_sight(event_id, self.core.clock.now())
+
+    async def _thread(self, client: AsyncWebClient, place: Place, thread_ts: str) -> list[dict[str, Any]]:
+        try:
+            resp = await client.conversations_replies(channel=place.channel, ts=thread_ts, limit=50)
+        except SlackApiError as exc:
+            log.warning("could not read the thread for context: %s", exc.response.get("error"))
+            return []
+        return list(resp.get("messages") or [])
+
+    async def _names(self, client: AsyncWebClient, team: str, messages: list[dict[str, Any]]) -> dict[str, str]:
+        ids = {m.get("user", "") for m in messages if m.get("user")}
+        return {i: (await self.users.get(client, team, i)).name for i in sorted(ids)[:20]}

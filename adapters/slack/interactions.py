@@ -1,0 +1,111 @@
+"""Pure translation of button clicks and modal submissions into core commands (no I/O)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from adapters.slack.translate import PLATFORM, BadInput, Who, unescape
+from core import commands as c
+from core.models import NextAction, Persona, Role
+
+START_VIEW = "council_start"
+ROSTER_VIEW = "council_roster"
+SHORTCUT = "council_thread"
+ACTION_PREFIXES = ("ctl:", "next:", "roster:", "vote:", "fail:", "sched:")
+ROUND_CHOICES = ["steer", "1", "2", "3", "4", "5"]
+OPTION_FLAGS = ("confirm", "anonymous", "hidden")
+
+
+@dataclass
+class OpenRosterModal:
+    discussion_id: str
+
+
+def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRosterModal | None:
+    """A button's action_id and value (as the core's effects set them) → the command it stands for."""
+    family, _, name = action_id.partition(":")
+    f = who.fields()
+    try:
+        if family == "ctl":
+            controls = {"pause": c.Pause, "resume": c.Resume, "stop": c.Stop, "synthesize": c.Synthesize}
+            return controls[name](discussion_id=value, **f)
+        if family == "next":
+            did, _, action = value.partition("|")
+            return c.ChooseNextAction(discussion_id=did, action=NextAction(action or name), **f)
+        if family == "roster":
+            return c.ConfirmRoster(discussion_id=value, **f) if name == "start" else OpenRosterModal(value)
+        if family == "vote":
+            poll, _, choice = value.partition("|")
+            return c.CastBallot(poll_id=int(poll), choice=int(choice or name), **f)
+        if family == "sched":
+            did, _, when = value.partition("|")
+            return c.ScheduleRound(discussion_id=did, when=when, **f)
+        if family == "fail":
+            return {"retry": c.RetryTurns, "skip": c.SkipTurns, "stop": c.Stop}[name](discussion_id=value, **f)
+    except (KeyError, ValueError):
+        return None
+    return None
+
+
+def _value(values: dict[str, Any], block: str) -> Any:
+    item = values.get(block, {}).get("value") or {}
+    if "selected_option" in item:
+        return (item["selected_option"] or {}).get("value")
+    if "selected_options" in item:
+        return [o.get("value") for o in item["selected_options"] or []]
+    return item.get("value")
+
+
+def start_from_view(values: dict[str, Any], private_metadata: str, who: Who, team_id: str,
+                    default_tz: str) -> c.StartDiscussion:
+    """The start modal's answers → StartDiscussion; raises BadInput naming the field in its first word."""
+    meta = json.loads(private_metadata or "{}")
+    topic = " ".join(unescape(_value(values, "topic") or "").split())
+    if not topic:
+        raise BadInput("topic: Please give a topic for the council.")
+    if len(topic) >= c.MAX_TOPIC_CHARS:
+        raise BadInput(f"topic: Please keep the topic under {c.MAX_TOPIC_CHARS:,} characters.")
+    experts = int(_value(values, "experts") or 4)
+    rounds_raw = _value(values, "rounds") or "steer"
+    flags = set(_value(values, "options") or [])
+    roles = [r.strip() for r in (_value(values, "roles") or "").replace("\n", ",").split(",") if r.strip()]
+    return c.StartDiscussion(
+        topic=topic, platform=PLATFORM, workspace=team_id, channel=meta.get("channel", ""),
+        thread_ref=meta.get("thread_ts", ""), experts=max(2, min(8, experts)),
+        rounds=None if rounds_raw == "steer" else int(rounds_raw),
+        mode="debate" if _value(values, "mode") == "debate" else "open", roles=roles[:8],
+        confirm="confirm" in flags, anonymous="anonymous" in flags, hide_results="hidden" in flags,
+        tz=default_tz, **who.fields(),
+    )
+
+
+def roster_commands(values: dict[str, Any], discussion_id: str, personas: list[Persona], who: Who) -> list[c.Command]:
+    """The roster modal's answers → renames, removals and an added expert, in that order."""
+    f = who.fields()
+    removed = set(_value(values, "remove") or [])
+    out: list[c.Command] = []
+    for p in personas:
+        if p.role != Role.EXPERT or p.key in removed:
+            continue
+        name = (_value(values, f"name:{p.key}") or "").strip()
+        title = (_value(values, f"title:{p.key}") or "").strip()
+        if (name and name != p.name) or (title and title != p.title):
+            out.append(c.ModifyRoster(discussion_id=discussion_id, persona_key=p.key, name=name, title=title, **f))
+    out += [c.ModifyRoster(discussion_id=discussion_id, persona_key=k, remove=True, **f) for k in sorted(removed)]
+    new_name = (_value(values, "add_name") or "").strip()
+    if new_name:
+        out.append(c.AddExpert(discussion_id=discussion_id, name=new_name,
+                               title=(_value(values, "add_title") or "").strip() or "Expert", **f))
+    return out
+
+
+def view_errors(exc: BadInput) -> dict[str, str]:
+    """A BadInput from start_from_view as Slack's `response_action: errors` mapping."""
+    block, _, message = str(exc).partition(": ")
+    return {block: message or str(exc)}
+
+
+def start_metadata(channel: str, thread_ts: str = "") -> str:
+    return json.dumps({"channel": channel, "thread_ts": thread_ts})

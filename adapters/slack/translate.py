@@ -1,0 +1,311 @@
+"""Pure translation of `/council` text, mentions and thread replies into core commands (no I/O)."""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from core import commands as c
+
+PLATFORM = "slack"
+VALUE_OPTIONS = {"rounds", "experts", "every", "next", "tz", "roles"}
+FLAG_OPTIONS = {"confirm", "anonymous", "hidden", "debate"}
+CONTROL_WORDS = {"pause", "resume", "stop", "status", "synthesize"}
+CADENCES = {"daily", "weekly", "cron", "off"}
+HUMAN_SUBTYPES = {None, "thread_broadcast", "file_share"}
+
+HELP = """*Council: moderated AI deliberation in this channel*
+• `/council <topic>` starts a discussion; the personas talk in its thread. Reply there to be heard.
+• Options: `--rounds N` (run N rounds unattended, 1–10), `--experts N` (2–8), `--confirm` (review the roster \
+first), `--debate`, `--roles "security, finance"`, `--anonymous` and `--hidden` (poll ballots), \
+`--every 1d`, `--next "tomorrow 09:00"`, `--tz Europe/Berlin`
+• `/council` alone opens a form. `/council list` shows this channel's discussions.
+• `/council pause|resume|stop|status ID` steers one (pause and stop: its starter or an admin).
+• `/council schedule ID <when> [--every 1d]` runs its next round later.
+• `/council digest daily|weekly|cron "0 9 * * 1"|off [#channel] [--tz Zone]` posts a digest of decisions.
+• In a discussion's thread: `@Council pause|resume|stop|synthesize|status`. In any other thread, \
+`@Council <topic>` or the message shortcut *Start a council on this* starts one about that thread."""
+
+
+class BadInput(ValueError):
+    """A friendly sentence explaining what was wrong with what someone typed."""
+
+
+@dataclass
+class Who:
+    user_id: str
+    user_name: str = ""
+    is_admin: bool = False
+
+    def fields(self) -> dict[str, Any]:
+        return {"user_id": self.user_id, "user_name": self.user_name or self.user_id, "is_admin": self.is_admin}
+
+
+@dataclass
+class Intent:
+    """What a `/council` invocation or a mention asks for."""
+
+    kind: Literal["help", "list", "status", "modal", "command"]
+    command: c.Command | None = None
+    discussion_id: str = ""
+    tz_explicit: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+# text -------------------------------------------------------------------------------------------
+_LINK = re.compile(r"<([^<>|]+)(?:\|([^<>]*))?>")
+
+
+def unescape(text: str) -> str:
+    """Slack's wire format to plain text: `<@U1|ann>` → `@ann`, `<#C1|dev>` → `#dev`, `&amp;` → `&`."""
+
+    def one(m: re.Match[str]) -> str:
+        target, label = m.group(1), m.group(2)
+        if target.startswith("@"):
+            return f"@{label or target[1:]}"
+        if target.startswith("#"):
+            return f"#{label or target[1:]}"
+        if target.startswith("!"):
+            return f"@{label or target[1:].split('^')[0]}"
+        return f"{label} ({target})" if label and label != target else target
+
+    return html.unescape(_LINK.sub(one, text))
+
+
+def channel_ref(token: str) -> str | None:
+    """The channel id in an escaped `<#C123|name>` token."""
+    m = re.fullmatch(r"<#([A-Z0-9]+)(?:\|[^>]*)?>", token)
+    return m.group(1) if m else None
+
+
+_TOKEN = re.compile(r'"([^"]*)"|“([^”]*)”|(\S+)')
+
+
+def tokens(text: str) -> list[tuple[str, bool]]:
+    """Words, with double-quoted phrases kept whole; (word, was_quoted)."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        quoted = m.group(1) if m.group(1) is not None else m.group(2)
+        out.append((quoted, True) if quoted is not None else (m.group(3), False))
+    return out
+
+
+def _option_name(word: str) -> str | None:
+    for dash in ("--", "—", "–"):  # clients turn "--" into dashes ("smart punctuation")
+        if word.startswith(dash) and len(word) > len(dash):
+            return word[len(dash):].lower()
+    return None
+
+
+def _int(name: str, raw: str, low: int, high: int) -> int:
+    if not raw.strip().isdigit() or not low <= int(raw) <= high:
+        raise BadInput(f"`--{name}` takes a whole number from {low} to {high}; you wrote `{raw}`.")
+    return int(raw)
+
+
+def _zone(raw: str) -> str:
+    try:
+        ZoneInfo(raw)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise BadInput(f"I don't know the time zone `{raw}`; use a name like `Europe/Berlin` or `UTC`.") from None
+    return raw
+
+
+def _options(words: list[tuple[str, bool]]) -> tuple[dict[str, str], list[str]]:
+    """Split `--name value` / `--flag` options from the remaining words; unknown options are errors."""
+    opts: dict[str, str] = {}
+    rest: list[str] = []
+    i = 0
+    while i < len(words):
+        word, quoted = words[i]
+        name = None if quoted else _option_name(word)
+        if word == "--" and not quoted:
+            rest += [w for w, _ in words[i + 1:]]
+            break
+        if name is None:
+            rest.append(f'"{word}"' if quoted else word)
+            i += 1
+            continue
+        name, eq, value = name.partition("=")
+        if name in FLAG_OPTIONS:
+            opts[name] = "1"
+        elif name in VALUE_OPTIONS:
+            if not eq:
+                if i + 1 >= len(words):
+                    raise BadInput(f"`--{name}` needs a value, for example `--{name} {_EXAMPLES[name]}`.")
+                i += 1
+                value = words[i][0]
+            opts[name] = value
+        else:
+            known = ", ".join(f"`--{o}`" for o in sorted(VALUE_OPTIONS | FLAG_OPTIONS))
+            raise BadInput(f"I don't know the option `{word}`. The options are {known}; `/council help` explains.")
+        i += 1
+    return opts, rest
+
+
+_EXAMPLES = {"rounds": "3", "experts": "4", "every": "1d", "next": '"tomorrow 09:00"', "tz": "Europe/Berlin",
+             "roles": '"security, finance"'}
+
+
+def _discussion_id(word: str) -> str:
+    return word.strip("`'\"<>").strip()
+
+
+# /council ---------------------------------------------------------------------------------------
+def parse_council(text: str, *, who: Who, team_id: str, channel_id: str, default_tz: str = "UTC",
+                  thread_ref: str = "", context: str = "") -> Intent:
+    """Parse what follows `/council` (or an @mention) into an intent; raises BadInput with a friendly note."""
+    raw = text.strip()
+    if not raw:
+        return Intent(kind="modal")
+    words = tokens(raw)
+    head = words[0][0].lower() if not words[0][1] else ""
+    args = words[1:]
+    if head == "help" and not args:
+        return Intent(kind="help")
+    if head == "list" and not args:
+        return Intent(kind="list")
+    if head in ("pause", "resume", "stop", "status") and len(args) <= 1:
+        if not args:
+            raise BadInput(f"Which discussion? Use `/council {head} ID`; `/council list` shows the ids.")
+        did = _discussion_id(args[0][0])
+        if head == "status":
+            return Intent(kind="status", discussion_id=did)
+        cls = {"pause": c.Pause, "resume": c.Resume, "stop": c.Stop}[head]
+        return Intent(kind="command", command=cls(discussion_id=did, **who.fields()), discussion_id=did)
+    if head == "schedule" and args and re.fullmatch(r"`?[0-9a-f]{4,32}`?", args[0][0]):
+        return _schedule(args, who)
+    if head == "digest" and args and args[0][0].lower() in CADENCES:
+        return _digest(args, who, team_id, channel_id, default_tz)
+    return _start(words, who, team_id, channel_id, default_tz, thread_ref, context)
+
+
+def _start(words: list[tuple[str, bool]], who: Who, team_id: str, channel_id: str, default_tz: str,
+           thread_ref: str, context: str) -> Intent:
+    opts, rest = _options(words)
+    topic = " ".join(unescape(" ".join(rest)).split())
+    if not topic:
+        raise BadInput("Please give a topic, for example: `/council Should we move to trunk-based development?`")
+    if len(topic) >= c.MAX_TOPIC_CHARS:
+        raise BadInput(f"That topic is {len(topic):,} characters long; please keep it under "
+                       f"{c.MAX_TOPIC_CHARS:,}. Longer background fits better in a thread: start the council "
+                       "from there with the message shortcut.")
+    roles = [r.strip() for r in opts.get("roles", "").split(",") if r.strip()]
+    cmd = c.StartDiscussion(
+        topic=topic, platform=PLATFORM, workspace=team_id, channel=channel_id, thread_ref=thread_ref,
+        context=context,
+        rounds=_int("rounds", opts["rounds"], 1, 10) if "rounds" in opts else None,
+        experts=_int("experts", opts["experts"], 2, 8) if "experts" in opts else 4,
+        confirm="confirm" in opts, mode="debate" if "debate" in opts else "open", roles=roles,
+        tz=_zone(opts["tz"]) if "tz" in opts else default_tz,
+        every=_every(opts["every"]) if "every" in opts else "", next_at=opts.get("next", "").strip(),
+        anonymous="anonymous" in opts, hide_results="hidden" in opts, **who.fields(),
+    )
+    return Intent(kind="command", command=cmd, tz_explicit="tz" in opts)
+
+
+def _every(raw: str) -> str:
+    value = raw.strip().lower()
+    if not re.fullmatch(r"\d+\s*[mhdw]", value) or int(value[:-1]) == 0:
+        raise BadInput(f"`--every` takes a cadence like `12h`, `1d` or `1w`; you wrote `{raw}`.")
+    return value.replace(" ", "")
+
+
+def _schedule(args: list[tuple[str, bool]], who: Who) -> Intent:
+    did = _discussion_id(args[0][0])
+    opts, rest = _options(args[1:])
+    when = " ".join(w.strip('"') for w in rest)
+    every = _every(opts["every"]) if "every" in opts else ""
+    if not when and not every:
+        raise BadInput(f'When? For example `/council schedule {did} "tomorrow 09:00"` or '
+                       f"`/council schedule {did} --every 1d`.")
+    cmd = c.ScheduleRound(discussion_id=did, when=when, every=every,
+                          tz=_zone(opts["tz"]) if "tz" in opts else "", **who.fields())
+    return Intent(kind="command", command=cmd, discussion_id=did, tz_explicit="tz" in opts)
+
+
+def _digest(args: list[tuple[str, bool]], who: Who, team_id: str, channel_id: str, default_tz: str) -> Intent:
+    cadence = args[0][0].lower()
+    opts, rest = _options(args[1:])
+    cron = ""
+    if cadence == "cron":
+        if not rest or len(rest[0].strip('"').split()) != 5:
+            raise BadInput('A cron digest needs a standard 5-field expression in quotes, for example '
+                           '`/council digest cron "0 9 * * 1"`.')
+        cron, rest = rest[0].strip('"'), rest[1:]
+    channel = channel_id
+    if rest:
+        target = channel_ref(rest[0])
+        if target is None or len(rest) > 1:
+            raise BadInput(f"I expected a channel like #general after `{cadence}`, not `{' '.join(rest)}`. "
+                           "Pick it from the list Slack suggests as you type #.")
+        channel = target
+    cmd = c.SetDigest(platform=PLATFORM, workspace=team_id, channel=channel, cadence=cadence,  # type: ignore[arg-type]
+                      cron=cron, tz=_zone(opts["tz"]) if "tz" in opts else default_tz, **who.fields())
+    return Intent(kind="command", command=cmd, tz_explicit="tz" in opts)
+
+
+def has_topic(text: str) -> bool:
+    """Whether the text names a topic (or a subcommand) besides its options."""
+    try:
+        return bool(_options(tokens(text))[1])
+    except BadInput:
+        return True  # let the parser explain
+
+
+# mentions and thread replies --------------------------------------------------------------------
+def strip_mention(text: str, bot_user_id: str) -> str:
+    """The text of an @mention without the mention of this app."""
+    return re.sub(rf"<@{re.escape(bot_user_id)}(\|[^>]*)?>", " ", text).strip() if bot_user_id else text.strip()
+
+
+def mentions(text: str, bot_user_id: str) -> bool:
+    return bool(bot_user_id) and re.search(rf"<@{re.escape(bot_user_id)}(\|[^>]*)?>", text) is not None
+
+
+def control(text: str, discussion_id: str, who: Who) -> Intent | None:
+    """`@Council pause|resume|stop|synthesize|status` inside a discussion's thread."""
+    words = text.strip().lower().rstrip(".!").split()
+    if len(words) != 1 or words[0] not in CONTROL_WORDS:
+        return None
+    word = words[0]
+    if word == "status":
+        return Intent(kind="status", discussion_id=discussion_id)
+    controls = {"pause": c.Pause, "resume": c.Resume, "stop": c.Stop, "synthesize": c.Synthesize}
+    cmd = controls[word](discussion_id=discussion_id, **who.fields())
+    return Intent(kind="command", command=cmd, discussion_id=discussion_id)
+
+
+def is_human_reply(event: dict[str, Any]) -> bool:
+    """A person's message inside a thread (not the thread's parent, not a bot, not an edit)."""
+    thread_ts = event.get("thread_ts")
+    return (
+        event.get("subtype") in HUMAN_SUBTYPES
+        and not event.get("bot_id")
+        and bool(event.get("user"))
+        and bool(thread_ts)
+        and thread_ts != event.get("ts")
+    )
+
+
+def human_message(event: dict[str, Any], event_id: str, discussion_id: str, who: Who) -> c.PostHumanMessage | None:
+    text = unescape(event.get("text") or "").strip()
+    if not text:
+        return None
+    return c.PostHumanMessage(discussion_id=discussion_id, text=text, event_id=event_id or event.get("ts", ""),
+                              **who.fields())
+
+
+def thread_context(messages: list[dict[str, Any]], names: dict[str, str], limit: int = 6000) -> str:
+    """A thread's human messages as attributed lines, newest kept when it is long."""
+    lines = []
+    for m in messages:
+        if m.get("bot_id") or not (m.get("text") or "").strip():
+            continue
+        who = names.get(m.get("user", ""), m.get("user", "someone"))
+        lines.append(f"{who}: {unescape(m['text']).strip()}")
+    text = "\n".join(lines)
+    return text[-limit:]

@@ -1,0 +1,85 @@
+"""Modal views (slack_sdk.models.views): the start form and the roster editor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    CheckboxesElement,
+    InputBlock,
+    Option,
+    PlainTextInputElement,
+    PlainTextObject,
+    RadioButtonsElement,
+    SectionBlock,
+    StaticSelectElement,
+)
+from slack_sdk.models.blocks.basic_components import MarkdownTextObject
+from slack_sdk.models.views import View
+
+from adapters.slack.interactions import OPTION_FLAGS, ROSTER_VIEW, ROUND_CHOICES, START_VIEW
+from adapters.slack.render import escape
+from core import commands as c
+from core.models import Persona, Role
+
+FLAG_LABELS = {"confirm": "Let me review the roster before it starts",
+               "anonymous": "Anonymous ballots in polls",
+               "hidden": "Hide poll results until the poll closes"}
+
+
+def _opt(value: str, label: str) -> Option:
+    return Option(value=value, text=PlainTextObject(text=label))
+
+
+def _input(block: str, label: str, element: Any, *, optional: bool = False, hint: str = "") -> InputBlock:
+    return InputBlock(block_id=block, label=PlainTextObject(text=label), element=element, optional=optional,
+                      hint=PlainTextObject(text=hint) if hint else None)
+
+
+def start_view(private_metadata: str, topic: str = "") -> dict[str, Any]:
+    experts = [_opt(str(n), f"{n} experts") for n in range(2, 9)]
+    rounds = [_opt(r, "I'll steer after each round" if r == "steer" else f"{r} round{'s' if r != '1' else ''}, "
+                   "then a synthesis") for r in ROUND_CHOICES]
+    modes = [_opt("open", "Open discussion"), _opt("debate", "Debate: pro and con")]
+    flags = [_opt(f, FLAG_LABELS[f]) for f in OPTION_FLAGS]
+    blocks = [
+        _input("topic", "Topic", PlainTextInputElement(action_id="value", multiline=True, initial_value=topic or None,
+                                                       max_length=c.MAX_TOPIC_CHARS - 1,
+                                                       placeholder="Should we move to trunk-based development?")),
+        _input("experts", "Number of participants", StaticSelectElement(action_id="value", options=experts,
+                                                                         initial_option=experts[2]),
+               hint="Topic experts; the moderator, historian, contrarian and cross-domain thinker always join."),
+        _input("mode", "Format", RadioButtonsElement(action_id="value", options=modes, initial_option=modes[0])),
+        _input("roles", "Roles to include", PlainTextInputElement(action_id="value", max_length=300,
+                                                                  placeholder="security, finance, customer support"),
+               optional=True, hint="Comma-separated perspectives the experts should cover."),
+        _input("rounds", "Rounds", StaticSelectElement(action_id="value", options=rounds, initial_option=rounds[0])),
+        _input("options", "Options", CheckboxesElement(action_id="value", options=flags), optional=True),
+    ]
+    view = View(type="modal", callback_id=START_VIEW, title=PlainTextObject(text="Start a council"),
+                submit=PlainTextObject(text="Start"), close=PlainTextObject(text="Cancel"),
+                private_metadata=private_metadata, blocks=blocks)
+    return view.to_dict()
+
+
+def roster_view(discussion_id: str, personas: list[Persona]) -> dict[str, Any]:
+    experts = [p for p in personas if p.role == Role.EXPERT]
+    blocks: list[Any] = [SectionBlock(text=MarkdownTextObject(
+        text="Rename experts, change what they bring, remove some (at least two stay), or add one. "
+             "The moderator, historian, contrarian and cross-domain thinker always take part."))]
+    for p in experts:
+        blocks.append(_input(f"name:{p.key}", f"{p.name}: name", PlainTextInputElement(
+            action_id="value", initial_value=p.name, max_length=80)))
+        blocks.append(_input(f"title:{p.key}", f"{p.name}: expertise", PlainTextInputElement(
+            action_id="value", initial_value=p.title or None, max_length=120), optional=True))
+    if experts:
+        blocks.append(_input("remove", "Remove", CheckboxesElement(
+            action_id="value", options=[_opt(p.key, escape(p.name)[:75]) for p in experts]), optional=True))
+    blocks.append(_input("add_name", "Add an expert: name", PlainTextInputElement(action_id="value", max_length=80),
+                         optional=True))
+    blocks.append(_input("add_title", "Add an expert: expertise", PlainTextInputElement(
+        action_id="value", max_length=120), optional=True))
+    view = View(type="modal", callback_id=ROSTER_VIEW, title=PlainTextObject(text="Modify the roster"),
+                submit=PlainTextObject(text="Save"), close=PlainTextObject(text="Cancel"),
+                private_metadata=discussion_id, blocks=blocks[:100])
+    return view.to_dict()

@@ -1,0 +1,135 @@
+"""Slack fixtures: the loopback fake Web API, the real server (bolt AsyncApp on aiohttp), a signing client."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+import pytest
+
+from adapters.slack.server import SlackConfig, SlackServer
+from bot.settings import Settings
+from bot.wiring import build_app
+from tests.fakes.llm import ScriptedLLM
+from tests.fakes.slack_api import FakeSlack
+
+SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "slack"
+
+
+def fixture(name: str) -> dict[str, Any]:
+    return copy.deepcopy(json.loads((FIXTURES / f"{name}.json").read_text()))
+
+
+def sign(body: str, secret: str = SECRET, timestamp: int | None = None) -> dict[str, str]:
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    digest = hmac.new(secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}"}
+
+
+class Slack:
+    """Sends what Slack would send to /slack/events: signed form commands, payload= interactions, JSON events."""
+
+    def __init__(self, url: str, session: aiohttp.ClientSession, fake: FakeSlack) -> None:
+        self.url, self.session, self.fake = url, session, fake
+        self._n = 0
+
+    async def post(self, body: str, content_type: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
+        hdrs = {"Content-Type": content_type, **(headers if headers is not None else sign(body))}
+        async with self.session.post(self.url, data=body.encode(), headers=hdrs) as resp:
+            return resp.status, await resp.text()
+
+    async def command(self, text: str, *, user: str = "U0001", channel: str = "C0001",
+                      response_url: str = "") -> tuple[int, str]:
+        form = fixture("slash_command") | {"text": text, "user_id": user, "channel_id": channel}
+        if response_url:
+            form["response_url"] = response_url
+        return await self.post(urlencode(form), "application/x-www-form-urlencoded")
+
+    async def interaction(self, payload: dict[str, Any]) -> tuple[int, str]:
+        return await self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+
+    async def click(self, message_ts: str, action_id: str, value: str, *, user: str = "U0001",
+                    channel: str = "C0001") -> tuple[int, str]:
+        msg = self.fake.find(channel, message_ts)
+        assert msg is not None, f"no message {message_ts}"
+        payload = fixture("block_actions")
+        payload["user"] = {"id": user, "username": user.lower(), "name": user.lower(), "team_id": "T0001"}
+        payload["channel"]["id"] = channel
+        payload["container"] |= {"message_ts": message_ts, "channel_id": channel, "thread_ts": msg.thread_ts}
+        payload["message"] = msg.wire(False)
+        payload["actions"] = [{"action_id": action_id, "block_id": "actions:0", "value": value, "type": "button",
+                               "text": {"type": "plain_text", "text": action_id}, "action_ts": "1.2"}]
+        return await self.interaction(payload)
+
+    async def event(self, event: dict[str, Any], *, kind: str = "event_message", event_id: str = "",
+                    headers: dict[str, str] | None = None) -> tuple[int, str]:
+        self._n += 1
+        body = fixture(kind)
+        body["event"] = event
+        body["event_id"] = event_id or f"Ev{self._n:06d}"
+        text = json.dumps(body)
+        return await self.post(text, "application/json", None if headers is None else {**sign(text), **headers})
+
+    async def reply(self, thread_ts: str, text: str, *, user: str = "U0001", channel: str = "C0001",
+                    event_id: str = "") -> tuple[int, str]:
+        m = self.fake.human(channel, text, user, thread_ts)
+        event = {"type": "message", "user": user, "text": text, "ts": m.ts, "thread_ts": thread_ts,
+                 "channel": channel, "event_ts": m.ts, "channel_type": "channel", "team": "T0001"}
+        return await self.event(event, event_id=event_id)
+
+    async def mention(self, text: str, *, thread_ts: str | None, user: str = "U0001",
+                      channel: str = "C0001") -> tuple[int, str]:
+        m = self.fake.human(channel, text, user, thread_ts)
+        event = {"type": "app_mention", "user": user, "text": text, "ts": m.ts, "channel": channel,
+                 "event_ts": m.ts, "team": "T0001"}
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        return await self.event(event, kind="event_app_mention")
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeSlack]:
+    async with FakeSlack() as f:
+        f.add_user("U0001", "Dana")
+        f.add_user("U0002", "Lee")
+        f.add_user("U0003", "Ines", admin=True)
+        yield f
+
+
+def config(fake: FakeSlack, **kw: Any) -> SlackConfig:
+    return SlackConfig(**{"signing_secret": SECRET, "bot_token": "xoxb-test", "api_url": fake.base_url,
+                          "host": "127.0.0.1", "port": 0, "sweep_interval_s": 3600.0, "pace_s": 0.0, **kw})
+
+
+def settings(tmp_path: Path) -> Settings:
+    return Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}")  # type: ignore[call-arg]
+
+
+@pytest.fixture
+def llm() -> ScriptedLLM:
+    """The offline model (every post labelled), with failures on demand."""
+    return ScriptedLLM()
+
+
+@pytest.fixture
+async def server(fake: FakeSlack, tmp_path: Path, llm: ScriptedLLM) -> AsyncIterator[SlackServer]:
+    s = settings(tmp_path)
+    srv = SlackServer(config(fake), lambda chats: build_app(s, chats, llm=llm))
+    await srv.start()
+    yield srv
+    await srv.stop()
+
+
+@pytest.fixture
+async def slack(server: SlackServer, fake: FakeSlack) -> AsyncIterator[Slack]:
+    async with aiohttp.ClientSession() as session:
+        yield Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake)

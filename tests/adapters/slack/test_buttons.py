@@ -1,0 +1,157 @@
+"""Buttons, votes, modals and failures, clicked through signed interaction payloads."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from adapters.slack.server import SlackServer
+from core.models import Phase, Status
+from tests.adapters.slack.conftest import Slack, fixture
+from tests.adapters.slack.test_threads import only
+from tests.fakes.llm import ScriptedLLM
+from tests.fakes.slack_api import FakeSlack, Msg
+
+
+def with_action(fake: FakeSlack, thread: str, prefix: str) -> list[Msg]:
+    return [m for m in fake.thread("C0001", thread) if prefix in json.dumps(m.blocks)]
+
+
+def buttons(m: Msg) -> list[dict[str, Any]]:
+    return [e for b in m.blocks if b["type"] == "actions" for e in b["elements"]]
+
+
+async def test_next_action_buttons_work_for_anyone_and_say_who_chose(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    await slack.command("Should we sunset the legacy mobile app?")
+    await server.idle()
+    d = await only(server)
+    [choice] = with_action(fake, d.thread_ref, '"next:another_round"')
+    labels = [b["text"]["text"] for b in buttons(choice)]
+    assert labels[:5] == ["Deep dive", "Different topic", "Another round", "Synthesize", "Pause"]
+    await slack.click(choice.ts, "next:another_round", f"{d.id}|another_round", user="U0002")
+    await server.idle()
+    d = await only(server)
+    assert d.round == 2 and d.status == Status.WAITING
+    settled = fake.find("C0001", choice.ts)
+    assert settled is not None and not buttons(settled) and "Lee chose *Another round*" in json.dumps(settled.blocks)
+    assert any("Lee chose *Another round*" in m.text for m in fake.thread("C0001", d.thread_ref))
+    await slack.click(choice.ts, "next:synthesize", f"{d.id}|synthesize", user="U0002")  # a stale click
+    await server.idle()
+    assert (await only(server)).round == 2
+
+
+async def test_votes_one_per_person_changeable_counted_in_place(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    await slack.command("Should we move the office to Lisbon?")
+    await server.idle()
+    d = await only(server)
+    [poll] = with_action(fake, d.thread_ref, '"vote:0"')
+    poll_id = buttons(poll)[0]["value"].split("|")[0]
+    await slack.click(poll.ts, "vote:0", f"{poll_id}|0", user="U0001")
+    await slack.click(poll.ts, "vote:1", f"{poll_id}|1", user="U0001")  # changed her mind
+    await slack.click(poll.ts, "vote:1", f"{poll_id}|1", user="U0002")
+    await server.idle()
+    shown = fake.find("C0001", poll.ts)
+    assert shown is not None and shown.edits >= 3
+    text = json.dumps(shown.blocks)
+    assert "0 votes" in text and "2 votes (Dana, Lee)" in text
+    assert [e["text"] for e in fake.ephemerals][-1].startswith("Your vote:")
+    choice = with_action(fake, d.thread_ref, '"next:synthesize"')[0]
+    await slack.click(choice.ts, "next:synthesize", f"{d.id}|synthesize")
+    await server.idle()
+    closing = [m for m in fake.thread("C0001", d.thread_ref) if m.text.startswith("[offline model] *Poll closed")]
+    assert closing and "personas:" in closing[-1].text and "2 votes (Dana, Lee)" in closing[-1].text
+
+
+async def test_anonymous_hidden_polls_show_no_names_or_counts_until_closed(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    await slack.command("Should we adopt OKRs? --anonymous --hidden")
+    await server.idle()
+    d = await only(server)
+    [poll] = with_action(fake, d.thread_ref, '"vote:0"')
+    poll_id = buttons(poll)[0]["value"].split("|")[0]
+    await slack.click(poll.ts, "vote:0", f"{poll_id}|0", user="U0002")
+    await server.idle()
+    shown = fake.find("C0001", poll.ts)
+    assert shown is not None and "1 ballot cast" in shown.text and "Lee" not in shown.text
+    choice = with_action(fake, d.thread_ref, '"next:pause"')[0]
+    await slack.click(choice.ts, "next:another_round", f"{d.id}|another_round")
+    await server.idle()
+    closing = [m for m in fake.thread("C0001", d.thread_ref) if "Poll closed" in m.text]
+    assert closing and "1 vote" in closing[-1].text and "Lee" not in closing[-1].text
+
+
+async def test_roster_confirmation_with_a_modify_modal(slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    await slack.command("Which cloud should we standardise on? --confirm --experts 3")
+    await server.idle()
+    d = await only(server)
+    assert d.status == Status.AWAITING_CONFIRMATION
+    [confirm] = with_action(fake, d.thread_ref, '"roster:start"')
+    await slack.click(confirm.ts, "roster:modify", d.id)
+    await server.idle()
+    [view] = fake.views
+    assert view["view"]["callback_id"] == "council_roster" and view["view"]["private_metadata"] == d.id
+    names = [b["block_id"] for b in view["view"]["blocks"] if b.get("block_id", "").startswith("name:")]
+    assert len(names) == 3
+    submission = fixture("view_submission")
+    submission["view"] |= {"callback_id": "council_roster", "private_metadata": d.id, "state": {"values": {
+        names[0]: {"value": {"type": "plain_text_input", "value": "Grace Hopper"}},
+        "add_name": {"value": {"type": "plain_text_input", "value": "Ada Lovelace"}},
+        "add_title": {"value": {"type": "plain_text_input", "value": "Analytical engines"}},
+    }}}
+    assert (await slack.interaction(submission))[0] == 200
+    await server.idle()
+    header = fake.find("C0001", d.thread_ref)
+    assert header is not None and "Grace Hopper" in json.dumps(header.blocks) and "Ada Lovelace" in json.dumps(
+        header.blocks)
+    await slack.click(confirm.ts, "roster:start", d.id, user="U0002")
+    await server.idle()
+    d = await only(server)
+    assert d.status == Status.WAITING and d.round == 1
+    started = fake.find("C0001", confirm.ts)
+    assert started is not None and "Lee started the discussion" in json.dumps(started.blocks)
+
+
+async def test_the_start_form_starts_a_discussion_or_explains_what_is_missing(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    empty = fixture("view_submission")
+    empty["view"]["state"]["values"]["topic"]["value"]["value"] = "  "
+    status, body = await slack.interaction(empty)
+    assert status == 200 and json.loads(body) == {"response_action": "errors",
+                                                  "errors": {"topic": "Please give a topic for the council."}}
+    status, body = await slack.interaction(fixture("view_submission"))
+    assert status == 200 and body == ""
+    await server.idle()
+    d = await only(server)
+    assert d.topic == "How should we price the new API tier?" and d.mode == "debate" and d.experts == 3
+    assert d.roles == ["finance", "customer support"] and d.auto_rounds == 1 and d.status == Status.DONE
+    experts = [m for m in fake.thread("C0001", d.thread_ref) if m.username and "Round 1" in json.dumps(m.blocks)]
+    assert experts
+
+
+async def test_llm_failures_offer_retry_skip_stop_in_the_thread(
+    slack: Slack, server: SlackServer, fake: FakeSlack, llm: ScriptedLLM
+) -> None:
+    llm.fail("Moderator", Phase.OPENING, times=1)
+    await slack.command("Should we hire a platform team?")
+    await server.idle()
+    d = await only(server)
+    assert d.status == Status.BLOCKED
+    [error] = with_action(fake, d.thread_ref, '"fail:retry"')
+    assert [b["text"]["text"] for b in buttons(error)] == ["Retry", "Skip", "Stop"]
+    assert "blocked" in error.text and "overloaded" in error.text
+    await slack.click(error.ts, "fail:skip", d.id, user="U0002")  # the opening can't be skipped
+    await server.idle()
+    assert "can't be skipped" in fake.ephemerals[-1]["text"] and fake.ephemerals[-1]["user"] == "U0002"
+    await slack.click(error.ts, "fail:retry", d.id, user="U0002")
+    await server.idle()
+    assert (await only(server)).status == Status.WAITING
+    thread = fake.thread("C0001", d.thread_ref)
+    assert not any("is thinking" in m.text for m in thread)
+    settled = fake.find("C0001", error.ts)
+    assert settled is not None and not buttons(settled) and "Lee chose *Retry*" in json.dumps(settled.blocks)

@@ -1,0 +1,118 @@
+"""SlackChat on the real AsyncWebClient against the fake Web API: identity, pacing, 429s, splitting, recovery."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import pytest
+
+from adapters.slack.chat import SlackChat
+from adapters.slack.clients import SingleWorkspace, web_client
+from adapters.slack.render import render
+from core.models import Discussion, Persona, Post, Role
+from tests.fakes.slack_api import FakeSlack
+
+NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
+ADA = Persona(key="ada", name="Ada Lovelace", role=Role.EXPERT, title="Analytical engines", icon=":gear:")
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeSlack]:
+    async with FakeSlack() as f:
+        yield f
+
+
+def chat(fake: FakeSlack, interval: float = 0.0) -> SlackChat:
+    return SlackChat(SingleWorkspace(web_client(fake.base_url, "xoxb-test")), interval=interval)
+
+
+async def discussion(c: SlackChat, channel: str = "C0001") -> Discussion:
+    d = Discussion(id="d1", topic="Trunk-based development?", platform="slack", workspace="T0001", channel=channel,
+                   created_at=NOW, updated_at=NOW)
+    d.thread_ref = await c.publish(d, Post(kind="header", key="d1:header", title=d.topic, text="roster"))
+    return d
+
+
+def turn(key: str, text: str = "I think we should.") -> Post:
+    return Post(kind="turn", key=key, text=text, persona=ADA, title="Round 1 · Opening statement")
+
+
+async def test_personas_post_under_their_own_name_and_a_429_never_loses_a_post(fake: FakeSlack) -> None:
+    c = chat(fake)
+    d = await discussion(c)
+    fake.rate_limit("chat.postMessage", times=1, retry_after=0)
+    ts = await c.publish(d, turn("d1:r1:s1:ada"))
+    m = fake.find("C0001", ts)
+    assert m is not None and m.thread_ts == d.thread_ref and m.username == "Ada Lovelace" and m.icon_emoji == ":gear:"
+    assert [x.method for x in fake.calls].count("chat.postMessage") == 3  # header, 429, the retry
+    assert await c.link(d) == f"https://fake.slack.test/archives/C0001/p{d.thread_ref.replace('.', '')}"
+
+
+async def test_pacing_holds_each_channel_to_one_post_per_interval(fake: FakeSlack) -> None:
+    c = chat(fake, interval=0.1)
+    one, two = await discussion(c, "C0001"), await discussion(c, "C0002")
+    await asyncio.gather(*(c.publish(d, turn(f"{d.channel}:{i}")) for i in range(4) for d in (one, two)))
+    for channel in ("C0001", "C0002"):
+        times = [x.at for x in fake.called("chat.postMessage") if x.params["channel"] == channel]
+        assert len(times) == 5
+        assert min(b - a for a, b in itertools.pairwise(times)) >= 0.095
+    starts = [x.at for x in fake.called("chat.postMessage")]
+    assert starts[-1] - starts[0] < 0.75  # the two channels were paced side by side, not one after the other
+
+
+async def test_a_long_turn_is_split_into_several_posts_within_slack_limits(fake: FakeSlack) -> None:
+    c = chat(fake)
+    d = await discussion(c)
+    text = "\n\n".join(f"**Point {i}.** " + "evidence " * 300 for i in range(12))
+    ts = await c.publish(d, turn("d1:r1:s1:ada", text))
+    parts = fake.thread("C0001", d.thread_ref)[1:]
+    assert len(parts) >= 3 and parts[0].ts == ts  # the fake refuses what Slack would refuse
+    assert all(p.username == "Ada Lovelace" for p in parts)
+    assert "part 2 of" in str(parts[1].blocks) and "*Point 0.*" in str(parts[0].blocks)
+    assert [p.metadata["event_payload"]["part"] for p in parts if p.metadata] == list(range(len(parts)))
+
+
+async def test_recovery_finds_keys_in_thread_metadata_with_one_read(fake: FakeSlack) -> None:
+    before = chat(fake)
+    d = await discussion(before)
+    ts = await before.publish(d, turn("d1:r1:s1:ada"))
+    after = chat(fake)  # a new process
+    assert await after.find(d, "d1:r1:s1:ada") == ts
+    assert await after.find(d, "d1:header") == d.thread_ref
+    assert await after.find(d, "d1:r1:s2:ada") is None
+    [read] = fake.called("conversations.replies")
+    assert read.params["include_all_metadata"] in ("1", "true", True)
+    fake.disabled.add("conversations.replies")
+    assert await chat(fake).find(d, "d1:r1:s1:ada") is None  # an unreadable thread never blocks publishing
+
+
+async def test_a_split_post_cut_short_by_a_crash_is_completed_not_duplicated(fake: FakeSlack) -> None:
+    before = chat(fake)
+    d = await discussion(before)
+    post = turn("d1:r1:s1:ada", "\n\n".join("words " * 500 for _ in range(6)))
+    fake.fail("chat.postMessage", "internal_error", after=1)
+    with pytest.raises(Exception, match="internal_error"):
+        await before.publish(d, post)
+    after = chat(fake)
+    ref = await after.find(d, post.key)
+    assert ref is not None
+    await after.update(d, ref, post)
+    parts = fake.thread("C0001", d.thread_ref)[1:]
+    assert [p.metadata["event_payload"]["part"] for p in parts if p.metadata] == list(range(len(parts)))
+    assert len(parts) == len(render(post)) > 1
+
+
+async def test_a_thinking_placeholder_becomes_the_turn_even_after_a_restart(fake: FakeSlack) -> None:
+    before = chat(fake)
+    d = await discussion(before)
+    await before.thinking(d, ADA, "d1:r1:s1:ada")
+    await before.drain()
+    [placeholder] = fake.thread("C0001", d.thread_ref)[1:]
+    assert placeholder.text == "Ada Lovelace is thinking…" and placeholder.username == "Ada Lovelace"
+    after = chat(fake)
+    ts = await after.publish(d, turn("d1:r1:s1:ada"))
+    assert ts == placeholder.ts and len(fake.thread("C0001", d.thread_ref)) == 2
+    assert "I think we should." in str(fake.find("C0001", ts).blocks)  # type: ignore[union-attr]

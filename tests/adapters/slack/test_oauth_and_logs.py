@@ -1,0 +1,95 @@
+"""Multi-workspace OAuth install through the real flow, and secrets kept out of the logs."""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from urllib.parse import urlencode
+
+import aiohttp
+import pytest
+
+from adapters.slack.logs import RedactSecrets, redact_secrets
+from adapters.slack.server import SlackServer
+from bot.wiring import build_app
+from tests.adapters.slack.conftest import SECRET, Slack, config, fixture, settings
+from tests.fakes.llm import ScriptedLLM
+from tests.fakes.slack_api import FakeSlack
+
+CLIENT_SECRET = "c0ffee-client-secret-4242"
+
+
+@pytest.fixture
+async def oauth_server(fake: FakeSlack, tmp_path: Path) -> AsyncIterator[SlackServer]:
+    s = settings(tmp_path)
+    srv = SlackServer(config(fake, bot_token="", client_id="1234.5678", client_secret=CLIENT_SECRET),
+                      lambda chats: build_app(s, chats, llm=ScriptedLLM()))
+    await srv.start()
+    yield srv
+    await srv.stop()
+
+
+async def test_a_workspace_installs_the_app_and_its_own_token_is_used(
+    oauth_server: SlackServer, fake: FakeSlack
+) -> None:
+    base = f"http://127.0.0.1:{oauth_server.port}"
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f"{base}/slack/install") as resp:
+            assert resp.status == 200
+            page = await resp.text()
+            cookie = resp.cookies["slack-app-oauth-state"].value  # Secure: a browser sends it back over https
+        state = re.search(r"state=([\w-]+)", page)
+        assert state and "client_id=1234.5678" in page and "chat%3Awrite.customize" in page.replace(":", "%3A")
+        async with session.get(f"{base}/slack/oauth_redirect", params={"code": "good-code", "state": state.group(1)},
+                               headers={"Cookie": f"slack-app-oauth-state={cookie}"}) as resp:
+            assert resp.status == 200, await resp.text()
+        [exchange] = fake.called("oauth.v2.access")
+        assert exchange.params["code"] == "good-code"
+        slack = Slack(f"{base}/slack/events", session, fake)
+        form = fixture("slash_command") | {"team_id": "T0002", "text": "Should we open a Lisbon office? --rounds 1"}
+        status, _ = await slack.post(urlencode(form), "application/x-www-form-urlencoded")
+        assert status == 200
+        await oauth_server.idle()
+    posts = fake.called("chat.postMessage")
+    assert posts and {p.token for p in posts} == {"xoxb-installed"}
+    assert oauth_server.core is not None
+    [d] = await oauth_server.core.service.discussions()
+    assert d.workspace == "T0002"
+
+
+async def test_no_secret_reaches_the_logs(slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    old = root.level
+    root.setLevel(logging.DEBUG)
+    try:
+        redact_secrets(config(fake).secrets())
+        await slack.command("Should we rotate on-call weekly? --rounds 1")
+        await server.idle()
+        logging.getLogger("test").warning("token xoxb-test and secret %s and xoxp-1-abc", SECRET)
+    finally:
+        root.setLevel(old)
+        root.removeHandler(handler)
+    text = out.getvalue()
+    assert "chat.postMessage" in text  # slack_sdk's debug lines were there to leak from
+    assert "xoxb-test" not in text and SECRET not in text and "xoxp-1-abc" not in text
+    assert "[redacted]" in text
+
+
+def test_the_filter_scrubs_tracebacks_too() -> None:
+    flt = RedactSecrets(["hunter2-secret"])
+    try:
+        raise RuntimeError("bad token xoxb-123-456 hunter2-secret")
+    except RuntimeError:
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed: %s", ("hunter2-secret",), None)
+        import sys
+
+        record.exc_info = sys.exc_info()
+    flt.filter(record)
+    assert "hunter2" not in record.getMessage() and "hunter2" not in (record.exc_text or "")
+    assert "xoxb-123" not in (record.exc_text or "")

@@ -1,0 +1,297 @@
+"""Loopback fake of the Slack Web API (aiohttp): the methods Council calls, recorded, with 429s on demand."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+BOT_USER, BOT_ID, TEAM = "UBOT", "BBOT", "T0001"
+LIMITS = {"blocks": 50, "section": 3000, "button": 75, "header": 150, "text": 40000}
+
+
+@dataclass
+class Call:
+    method: str
+    params: dict[str, Any]
+    token: str
+    at: float
+
+
+@dataclass
+class Msg:
+    channel: str
+    ts: str
+    text: str = ""
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    thread_ts: str | None = None
+    username: str | None = None
+    icon_emoji: str | None = None
+    metadata: dict[str, Any] | None = None
+    user: str = BOT_USER
+    bot_id: str | None = BOT_ID
+    edits: int = 0
+
+    def wire(self, with_metadata: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "message", "ts": self.ts, "text": self.text, "blocks": self.blocks,
+                               "user": self.user}
+        if self.bot_id:
+            out["bot_id"] = self.bot_id
+        if self.username:
+            out["username"] = self.username
+        if self.thread_ts:
+            out["thread_ts"] = self.thread_ts
+        if with_metadata and self.metadata:
+            out["metadata"] = self.metadata
+        return out
+
+
+def block_error(blocks: list[dict[str, Any]]) -> str:
+    """Slack's own limits, so a renderer that breaks them fails here as it would there."""
+    if len(blocks) > LIMITS["blocks"]:
+        return "invalid_blocks"
+    for b in blocks:
+        if b.get("type") == "section" and len((b.get("text") or {}).get("text", "")) > LIMITS["section"]:
+            return "invalid_blocks"
+        if b.get("type") == "header" and len(b["text"]["text"]) > LIMITS["header"]:
+            return "invalid_blocks"
+        for e in b.get("elements") or []:
+            if e.get("type") == "button" and len(e["text"]["text"]) > LIMITS["button"]:
+                return "invalid_blocks"
+    return ""
+
+
+class FakeSlack:
+    """`async with FakeSlack() as slack:` then point clients at `slack.base_url`."""
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, tokens: dict[str, str] | None = None) -> None:
+        self.host, self.port = host, port
+        self.tokens = tokens if tokens is not None else {"xoxb-test": TEAM}
+        self.calls: list[Call] = []
+        self.messages: list[Msg] = []
+        self.ephemerals: list[dict[str, Any]] = []
+        self.responses: list[dict[str, Any]] = []  # posts to response_url
+        self.views: list[dict[str, Any]] = []
+        self.users: dict[str, dict[str, Any]] = {}
+        self.limited: dict[str, deque[int]] = defaultdict(deque)  # method -> Retry-After values to answer with
+        self.failures: dict[str, deque[str]] = defaultdict(deque)
+        self.disabled: set[str] = set()
+        self.socket: web.WebSocketResponse | None = None  # Socket Mode: the app's connection
+        self.socket_replies: list[dict[str, Any]] = []
+        self.connected = asyncio.Event()
+        self._n = 0
+        self._runner: web.AppRunner | None = None
+
+    # control ----------------------------------------------------------------------------------------
+    def rate_limit(self, method: str, times: int = 1, retry_after: int = 0) -> None:
+        self.limited[method].extend([retry_after] * times)
+
+    def fail(self, method: str, error: str, times: int = 1, *, after: int = 0) -> None:
+        """The next `times` calls of `method` (after `after` successful ones) answer ok=false with `error`."""
+        self.failures[method].extend([""] * after + [error] * times)
+
+    def add_user(self, user_id: str, name: str, *, admin: bool = False, tz: str = "Europe/Berlin") -> None:
+        self.users[user_id] = {"id": user_id, "team_id": TEAM, "name": name.lower(), "real_name": name, "tz": tz,
+                               "is_admin": admin, "is_owner": False, "profile": {"display_name": name,
+                                                                                 "real_name": name}}
+
+    def human(self, channel: str, text: str, user: str, thread_ts: str | None = None) -> Msg:
+        """A person's message, as if typed in Slack (the app hears it through an event)."""
+        return self._store(Msg(channel=channel, ts=self._ts(), text=text, thread_ts=thread_ts, user=user,
+                               bot_id=None))
+
+    def called(self, method: str) -> list[Call]:
+        return [c for c in self.calls if c.method == method]
+
+    def thread(self, channel: str, ts: str) -> list[Msg]:
+        return sorted((m for m in self.messages if m.channel == channel and (m.ts == ts or m.thread_ts == ts)),
+                      key=lambda m: float(m.ts))
+
+    def find(self, channel: str, ts: str) -> Msg | None:
+        return next((m for m in self.messages if m.channel == channel and m.ts == ts), None)
+
+    # server -----------------------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/api/"
+
+    async def __aenter__(self) -> FakeSlack:
+        app = web.Application()
+        app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_post("/response/{key}", self._response_url)
+        app.router.add_get("/socket", self._socket)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self.socket = ws
+        await ws.send_json({"type": "hello", "num_connections": 1, "debug_info": {"host": "fake"}})
+        self.connected.set()
+        async for message in ws:
+            if message.type == web.WSMsgType.TEXT:
+                self.socket_replies.append(json.loads(message.data))
+        return ws
+
+    async def push(self, kind: str, payload: dict[str, Any], envelope_id: str) -> dict[str, Any]:
+        """Deliver a Socket Mode envelope to the connected app and wait for its acknowledgement."""
+        assert self.socket is not None, "no Socket Mode connection"
+        await self.socket.send_json({"envelope_id": envelope_id, "type": kind, "payload": payload,
+                                     "accepts_response_payload": kind != "events_api"})
+        for _ in range(500):
+            reply = next((r for r in self.socket_replies if r.get("envelope_id") == envelope_id), None)
+            if reply is not None:
+                return reply
+            await asyncio.sleep(0.01)
+        raise TimeoutError(f"no acknowledgement of {envelope_id}")
+
+    async def _response_url(self, request: web.Request) -> web.Response:
+        self.responses.append({"key": request.match_info["key"], **(await request.json())})
+        return web.Response(text="ok")
+
+    async def _params(self, request: web.Request) -> dict[str, Any]:
+        params: dict[str, Any] = dict(request.query)
+        if request.content_type == "application/json":
+            params.update(await request.json())
+        elif request.can_read_body:
+            params.update({k: v for k, v in (await request.post()).items() if isinstance(v, str)})
+        for name in ("blocks", "metadata", "view"):
+            if isinstance(params.get(name), str):
+                params[name] = json.loads(params[name])
+        return params
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        params = await self._params(request)
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ").strip() or params.get("token", "")
+        self.calls.append(Call(method, params, token, time.monotonic()))
+        if self.limited[method]:
+            return web.json_response({"ok": False, "error": "ratelimited"}, status=429,
+                                     headers={"Retry-After": str(self.limited[method].popleft())})
+        if method in self.disabled:
+            return web.json_response({"ok": False, "error": "unknown_method"})
+        if self.failures[method] and (error := self.failures[method].popleft()):
+            return web.json_response({"ok": False, "error": error})
+        if method != "oauth.v2.access" and token not in self.tokens:
+            return web.json_response({"ok": False, "error": "invalid_auth" if token else "not_authed"})
+        handler = getattr(self, "m_" + method.replace(".", "_"), None)
+        if handler is None:
+            return web.json_response({"ok": False, "error": "unknown_method"})
+        body = handler(params, self.tokens.get(token, TEAM))
+        return web.json_response(body)
+
+    def _ts(self) -> str:
+        self._n += 1
+        return f"{1700000000 + self._n}.{self._n:06d}"
+
+    def _store(self, m: Msg) -> Msg:
+        self.messages.append(m)
+        return m
+
+    # methods ----------------------------------------------------------------------------------------
+    def m_auth_test(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        return {"ok": True, "url": "https://fake.slack.test/", "team": "Fake", "user": "council", "team_id": team,
+                "user_id": BOT_USER, "bot_id": BOT_ID, "is_enterprise_install": False}
+
+    def m_chat_postMessage(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        blocks = p.get("blocks") or []
+        if not p.get("channel"):
+            return {"ok": False, "error": "channel_not_found"}
+        if not p.get("text") and not blocks:
+            return {"ok": False, "error": "no_text"}
+        if error := block_error(blocks):
+            return {"ok": False, "error": error}
+        m = self._store(Msg(channel=p["channel"], ts=self._ts(), text=p.get("text", ""), blocks=blocks,
+                            thread_ts=p.get("thread_ts") or None, username=p.get("username"),
+                            icon_emoji=p.get("icon_emoji"), metadata=p.get("metadata")))
+        return {"ok": True, "channel": m.channel, "ts": m.ts, "message": m.wire(True)}
+
+    def m_chat_update(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        m = self.find(p.get("channel", ""), p.get("ts", ""))
+        if m is None:
+            return {"ok": False, "error": "message_not_found"}
+        if error := block_error(p.get("blocks") or []):
+            return {"ok": False, "error": error}
+        m.text, m.blocks, m.edits = p.get("text", m.text), p.get("blocks", m.blocks), m.edits + 1
+        m.metadata = p.get("metadata", m.metadata)
+        return {"ok": True, "channel": m.channel, "ts": m.ts, "text": m.text}
+
+    def m_chat_postEphemeral(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        self.ephemerals.append(p)
+        return {"ok": True, "message_ts": self._ts()}
+
+    def m_chat_getPermalink(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        ts = p.get("message_ts", "")
+        return {"ok": True, "channel": p.get("channel"),
+                "permalink": f"https://fake.slack.test/archives/{p.get('channel')}/p{ts.replace('.', '')}"}
+
+    def m_users_info(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        user = self.users.get(p.get("user", ""))
+        return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}
+
+    def m_conversations_replies(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        msgs = self.thread(p.get("channel", ""), p.get("ts", ""))
+        if not msgs:
+            return {"ok": False, "error": "thread_not_found"}
+        return self._page(msgs, p)
+
+    def m_conversations_history(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        oldest = float(p.get("oldest") or 0)
+        msgs = [m for m in self.messages if m.channel == p.get("channel") and not m.thread_ts
+                and float(m.ts) >= oldest]
+        return self._page(sorted(msgs, key=lambda m: -float(m.ts)), p)
+
+    def _page(self, msgs: list[Msg], p: dict[str, Any]) -> dict[str, Any]:
+        start, limit = int(p.get("cursor") or 0), int(p.get("limit") or 100)
+        meta = str(p.get("include_all_metadata", "")).lower() in ("1", "true")
+        page = msgs[start:start + limit]
+        more = start + limit < len(msgs)
+        return {"ok": True, "messages": [m.wire(meta) for m in page], "has_more": more,
+                "response_metadata": {"next_cursor": str(start + limit) if more else ""}}
+
+    def m_conversations_join(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        return {"ok": True, "channel": {"id": p.get("channel")}}
+
+    def m_apps_connections_open(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        return {"ok": True, "url": f"ws://{self.host}:{self.port}/socket"}
+
+    def m_views_open(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        if not p.get("trigger_id"):
+            return {"ok": False, "error": "invalid_trigger_id"}
+        self.views.append(p)
+        return {"ok": True, "view": {"id": f"V{len(self.views)}", **(p.get("view") or {})}}
+
+    def m_oauth_v2_access(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        if p.get("code") != "good-code":
+            return {"ok": False, "error": "invalid_code"}
+        self.tokens["xoxb-installed"] = "T0002"
+        return {"ok": True, "access_token": "xoxb-installed", "token_type": "bot", "scope": "commands,chat:write",
+                "bot_user_id": "UBOT2", "app_id": "A0001", "team": {"id": "T0002", "name": "Second"},
+                "enterprise": None, "is_enterprise_install": False, "authed_user": {"id": "U0900"}}
+
+
+async def _serve(port: int) -> None:
+    async with FakeSlack(port=port) as fake:
+        print(f"fake Slack Web API at {fake.base_url}", flush=True)
+        await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, default=0)
+    asyncio.run(_serve(parser.parse_args().port))
