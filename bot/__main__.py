@@ -24,6 +24,7 @@ def _settings() -> Settings:
         level=settings.council_log_level.upper(), stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # a line per job run; core.scheduling logs firings
     return settings
 
 
@@ -59,6 +60,22 @@ def console(
     code = asyncio.run(run_console(_settings(), topic=topic, rounds=rounds, experts=experts, no_input=no_input,
                                    confirm=confirm, resume=resume, exports=exports, user_name=name))
     raise typer.Exit(code)
+
+
+@cli.command()
+def slack() -> None:
+    """Serve Slack: POST /slack/events and GET /healthz on $PORT, or Socket Mode with SLACK_APP_TOKEN."""
+    from bot.runtime import run_slack
+
+    raise typer.Exit(asyncio.run(run_slack(_settings())))
+
+
+@cli.command()
+def discord() -> None:
+    """Serve Discord: /council in servers, personas in threads (REST and gateway via DISCORD_API_URL)."""
+    from bot.runtime import run_discord
+
+    raise typer.Exit(asyncio.run(run_discord(_settings())))
 
 
 @cli.command()

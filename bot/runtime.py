@@ -68,3 +68,59 @@ async def run_console(
         return 2
     finally:
         await app.close()
+
+
+async def run_slack(settings: Settings) -> int:
+    """Serve Slack until SIGINT/SIGTERM: HTTP on $PORT (or Socket Mode), migrating the database first."""
+    from adapters.slack.server import SlackConfig, SlackServer
+
+    def secret(name: str) -> str:
+        value = getattr(settings, name)
+        return value.get_secret_value() if value is not None else ""
+
+    config = SlackConfig(
+        signing_secret=secret("slack_signing_secret"), bot_token=secret("slack_bot_token"),
+        app_token=secret("slack_app_token"), api_url=settings.slack_api_url, client_id=settings.slack_client_id or "",
+        client_secret=secret("slack_client_secret"), port=settings.port,
+        sweep_interval_s=settings.council_sweep_interval_s, default_tz=settings.council_default_tz,
+    )
+    try:
+        await SlackServer(config, lambda chats: build_app(settings, chats, scheduler=True)).serve_forever()
+    except ValueError as exc:
+        Console(stderr=True).print(f"[bold red]error:[/] {exc}")
+        return 2
+    return 0
+
+
+async def run_discord(settings: Settings) -> int:
+    """Serve Discord until the gateway connection ends or SIGTERM, migrating the database first."""
+    import asyncio
+    import signal
+
+    import discord
+
+    from adapters.discord.chat import DiscordChat
+    from adapters.discord.client import DiscordConfig, serve
+
+    if settings.discord_token is None:
+        Console(stderr=True).print("[bold red]error:[/] set DISCORD_TOKEN to the bot token.")
+        return 2
+    chat = DiscordChat()
+    app = await build_app(settings, {"discord": chat}, scheduler=True)
+    config = DiscordConfig(token=settings.discord_token.get_secret_value(), api_url=settings.discord_api_url,
+                           sweep_interval_s=settings.council_sweep_interval_s,
+                           shard_guilds=getattr(settings, "council_discord_shard_guilds", 1000))
+    loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    if task is not None:
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        await serve(config, app.service, app.driver, app.store, chat)
+    except discord.LoginFailure:
+        Console(stderr=True).print("[bold red]error:[/] Discord refused DISCORD_TOKEN.")
+        return 2
+    except asyncio.CancelledError:
+        return 0
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+        await app.close()
+    return 0

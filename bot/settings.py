@@ -41,6 +41,8 @@ class Settings(BaseSettings):
     council_llm_max_retries: int = 3
     council_lease_ttl_s: float = 60.0
     council_sweep_interval_s: float = 15.0
+    council_schedule_reload_s: float = 10.0  # the scheduler leader re-reads the schedule table this often
+    council_leader_retry_s: float = 15.0  # replicas that do not lead try to take the scheduler lock this often
     council_offline_delay_s: float = 0.0  # the offline model's pretend latency (demos, crash tests)
     council_default_tz: str = "UTC"
     council_log_level: str = "INFO"

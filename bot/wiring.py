@@ -14,6 +14,7 @@ from core.driver import Driver, DriverConfig
 from core.llm import AnthropicLLM, LLMConfig, ModelPrice
 from core.offline import OfflineLLM
 from core.ports import LLM, ChatPort, Clock, SystemClock
+from core.scheduling import Scheduler, SchedulerConfig
 from core.service import Service, ServiceConfig
 from core.storage.db import make_engine, migrate
 from core.storage.store import Store
@@ -29,8 +30,11 @@ class App:
     driver: Driver
     service: Service
     clock: Clock
+    scheduler: Scheduler | None = None  # long-running entry points keep time; the console does not
 
     async def close(self) -> None:
+        if self.scheduler is not None:
+            await self.scheduler.stop()
         await self.driver.idle()
         await self.store.close()
 
@@ -73,8 +77,10 @@ async def build_app(
     llm: LLM | None = None,
     clock: Clock | None = None,
     owner: str | None = None,
+    scheduler: bool = False,
 ) -> App:
-    """Create or migrate the schema, then wire store, model, driver and service around the given chats."""
+    """Create or migrate the schema, then wire store, model, driver and service around the given chats;
+    `scheduler=True` also starts the schedule timer (it leads on one replica at a time)."""
     engine = make_engine(settings.database_url)
     await migrate(engine)
     store = Store(engine)
@@ -83,4 +89,12 @@ async def build_app(
     driver = Driver(store, llm, chats, clock, DriverConfig(owner=owner or process_owner(),
                                                            lease_ttl=settings.council_lease_ttl_s))
     service = Service(store, driver, clock, new_discussion_id, ServiceConfig(budget_usd=settings.council_budget_usd))
-    return App(settings=settings, store=store, llm=llm, driver=driver, service=service, clock=clock)
+    app = App(settings=settings, store=store, llm=llm, driver=driver, service=service, clock=clock)
+    if scheduler:
+        # Started on every replica; it fires a platform's rows only while this process holds that platform's lock.
+        app.scheduler = Scheduler(store, service, clock, SchedulerConfig(
+            platforms=tuple(chats), reload_s=settings.council_schedule_reload_s,
+            leader_retry_s=settings.council_leader_retry_s))
+        service.on_schedules_changed = app.scheduler.poke
+        await app.scheduler.start()
+    return app

@@ -44,6 +44,7 @@ class Phase(StrEnum):
     FINAL_SYNTHESIS = "final_synthesis"
     RESUME_SUMMARY = "resume_summary"
     REOPENING = "reopening"
+    DIGEST = "digest"  # a channel digest condensed from stored syntheses (no turn of its own)
 
 
 class TurnStatus(StrEnum):
@@ -224,6 +225,7 @@ class Post(BaseModel):
     poll: PollView | None = None
     roster: list[Persona] = Field(default_factory=list)
     offline: bool = False  # written by the offline model: adapters label it
+    mentions: list[str] = Field(default_factory=list)  # platform user ids to notify; adapters render them
 
 
 class Schedule(BaseModel):

@@ -26,6 +26,7 @@ from core.models import (
 )
 from core.ports import Clock
 from core.roster import EXPERT_ICONS, FIXED, addressed, full_roster, slug
+from core.schedules import ScheduleHandlers
 from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ def validate_topic(topic: str) -> str:
     return topic
 
 
-class Service:
+class Service(ScheduleHandlers):
     def __init__(
         self, store: Store, driver: Driver, clock: Clock, new_id: Callable[[], str], config: ServiceConfig
     ) -> None:
@@ -104,7 +105,10 @@ class Service:
             await tx.add_discussion(d)
             await tx.set_personas(d.id, FIXED)
             await tx.enqueue(d.id, header_post(d, FIXED), now)
-        return Reply(text=f"Starting a council on “{topic}” (id `{d.id}`).", discussion_id=d.id)
+            scheduled = await self.schedule_start(tx, cmd, d)
+        if scheduled:
+            self._changed()
+        return Reply(text=f"Starting a council on “{topic}” (id `{d.id}`).{scheduled}", discussion_id=d.id)
 
     async def _confirmroster(self, cmd: c.ConfirmRoster) -> Reply:
         async with self.store.tx() as tx:
@@ -247,6 +251,18 @@ class Service:
             await self._notice(tx, d, f"{d.id}:r{chosen_round}:chose:{d.resume_count}",
                                f"➡️ {cmd.user_name or 'Someone'} chose **{label}**{detail}.")
         return Reply(text=f"{label}: on it.", discussion_id=d.id)
+
+    async def _synthesize(self, cmd: c.Synthesize) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status not in (Status.RUNNING, Status.WAITING, Status.PAUSED) or d.pending == "final":
+                raise UserError(f"This discussion can't be synthesized now: it is {d.status.value}.")
+            d.status, d.pending = Status.RUNNING, "final"
+            await tx.save_discussion(d, self.clock.now())
+            await self._notice(tx, d, f"{d.id}:synthesize:{d.round}:{d.resume_count}",
+                               f"📜 {cmd.user_name or 'Someone'} asked for the final synthesis; the Historian is "
+                               "writing it after the current turn.")
+        return Reply(text="The Historian will write the final synthesis.", discussion_id=d.id)
 
     async def _pause(self, cmd: c.Pause) -> Reply:
         async with self.store.tx() as tx:

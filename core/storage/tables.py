@@ -207,3 +207,24 @@ schedules = Table(
     Column("created_at", TS, nullable=False),
     UniqueConstraint("kind", "platform", "workspace", "target", name="uq_schedules_target"),
 )
+
+# One row per digest firing (schedule, slot): written when the slot is claimed, marked sent once posted,
+# so a digest claimed by a replica that died before posting is sent by another, and never twice.
+digests = Table(
+    "digests",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("schedule_id", Integer, ForeignKey("schedules.id"), nullable=False),
+    Column("slot", TS, nullable=False),
+    Column("period_start", TS, nullable=False),
+    Column("period_end", TS, nullable=False),
+    Column("sent", Boolean, nullable=False, default=False),
+    Column("ref", String(128), nullable=False, default=""),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("lease_owner", String(128), nullable=True),
+    Column("lease_expires_at", TS, nullable=True),
+    Column("created_at", TS, nullable=False),
+    Column("sent_at", TS, nullable=True),
+    UniqueConstraint("schedule_id", "slot", name="uq_digests_slot"),
+    Index("ix_digests_pending", "sent", "id"),
+)

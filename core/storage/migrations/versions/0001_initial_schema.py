@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-21 22:30:27.788087
+Create Date: 2026-11-21 23:04:46.270637
 """
 
 from alembic import op
@@ -94,6 +94,26 @@ def upgrade() -> None:
     with op.batch_alter_table('usage', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_usage_created_at'), ['created_at'], unique=False)
         batch_op.create_index(batch_op.f('ix_usage_discussion_id'), ['discussion_id'], unique=False)
+
+    op.create_table('digests',
+    sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
+    sa.Column('schedule_id', sa.Integer(), nullable=False),
+    sa.Column('slot', sa.DateTime(timezone=True), nullable=False),
+    sa.Column('period_start', sa.DateTime(timezone=True), nullable=False),
+    sa.Column('period_end', sa.DateTime(timezone=True), nullable=False),
+    sa.Column('sent', sa.Boolean(), nullable=False),
+    sa.Column('ref', sa.String(length=128), nullable=False),
+    sa.Column('attempts', sa.Integer(), nullable=False),
+    sa.Column('lease_owner', sa.String(length=128), nullable=True),
+    sa.Column('lease_expires_at', sa.DateTime(timezone=True), nullable=True),
+    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
+    sa.Column('sent_at', sa.DateTime(timezone=True), nullable=True),
+    sa.ForeignKeyConstraint(['schedule_id'], ['schedules.id'], name=op.f('fk_digests_schedule_id_schedules')),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_digests')),
+    sa.UniqueConstraint('schedule_id', 'slot', name='uq_digests_slot')
+    )
+    with op.batch_alter_table('digests', schema=None) as batch_op:
+        batch_op.create_index('ix_digests_pending', ['sent', 'id'], unique=False)
 
     op.create_table('human_messages',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
@@ -242,6 +262,10 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_human_messages_discussion_id'))
 
     op.drop_table('human_messages')
+    with op.batch_alter_table('digests', schema=None) as batch_op:
+        batch_op.drop_index('ix_digests_pending')
+
+    op.drop_table('digests')
     with op.batch_alter_table('usage', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_usage_discussion_id'))
         batch_op.drop_index(batch_op.f('ix_usage_created_at'))

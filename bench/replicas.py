@@ -1,0 +1,47 @@
+"""Two replicas on PostgreSQL (TEST_DATABASE_URL): 50 schedules due in a window, kill -9 of the replica that
+leads and drives; prints duplicates, misses (targets 0 and 0) and the takeover time (last line)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.conftest import drop_pg_database, fresh_pg_database  # noqa: E402
+from tests.fakes.cluster import run  # noqa: E402
+
+
+async def main(schedules: int, window_s: float, lease_ttl: float) -> int:
+    if not os.environ.get("TEST_DATABASE_URL"):
+        print("set TEST_DATABASE_URL (e.g. postgresql+asyncpg://postgres@127.0.0.1:5432/test)", file=sys.stderr)
+        return 2
+    url = await fresh_pg_database()
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            outcome = await run(url, Path(folder), schedules=schedules, window_s=window_s, lease_ttl=lease_ttl)
+    finally:
+        await drop_pg_database(url)
+    print(f"schedules {schedules} over {window_s:g} s, lease ttl {lease_ttl:g} s, leader retry 1 s, sweep 0.5 s")
+    print(f"discussion {outcome.status}, posts by replica {outcome.posts_by_owner}, turns {outcome.turns}")
+    print(f"digests sent {outcome.digest_rows}")
+    print(f"duplicates {outcome.duplicates}")
+    print(f"misses {outcome.misses}")
+    print(f"leader_takeover_s {outcome.leader_takeover_s:.2f}")
+    print(f"driver_takeover_s {outcome.driver_takeover_s:.2f}")
+    print(f"takeover_s {max(outcome.leader_takeover_s, outcome.driver_takeover_s):.2f}")
+    return 0 if outcome.duplicates == 0 and outcome.misses == 0 and outcome.status == "done" else 1
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--schedules", type=int, default=50)
+    parser.add_argument("--window", type=float, default=6.0, help="seconds over which the schedules fall due")
+    parser.add_argument("--lease-ttl", type=float, default=3.0, help="COUNCIL_LEASE_TTL_S for both replicas")
+    args = parser.parse_args()
+    sys.exit(asyncio.run(main(args.schedules, args.window, args.lease_ttl)))

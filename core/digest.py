@@ -1,0 +1,173 @@
+"""Channel digests: what the period's discussions decided, still dispute and wait for, from stored syntheses."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from core import formats
+from core.models import Discussion, Phase, PollView, Post, Schedule, Status, Usage
+from core.ports import LLM, Block, ChatPort, LLMUnavailable, Prompt, Purpose
+from core.schemas import DigestSummary, FinalSynthesis, RoundSynthesis
+from core.storage.store import Tx
+from core.timeparse import local_text
+
+log = logging.getLogger(__name__)
+
+WAITING_FOR_PEOPLE = {
+    Status.WAITING: "waiting for the next step",
+    Status.AWAITING_CONFIRMATION: "waiting for someone to confirm the roster",
+    Status.BLOCKED: "blocked: needs a retry, skip or stop",
+    Status.PAUSED: "paused: resume it when you are ready",
+}
+MAX_ITEMS = 5
+SYNTHESIS_CHARS = 2500  # of each discussion's synthesis in the prompt: the light model condenses, not re-reads
+LLM_TIMEOUT_S = 25.0  # the digest for minute M must land within minute M, model or no model
+
+SYSTEM = """You write a short digest of team deliberations for a chat channel.
+You receive, per discussion, its latest synthesis and its vote results. Fill three lists:
+- decided: what the group settled on or recommends, with vote results when there are any;
+- dissent: disagreements that remain open, naming the positions;
+- open_questions: questions nobody has answered yet.
+At most five items per list, each under 30 words, each starting with the discussion's topic in a few words
+and a colon. Use only what the material says; leave a list empty rather than inventing."""
+
+
+@dataclass
+class Covered:
+    """One discussion in the digest: its state, its best synthesis and its votes."""
+
+    discussion: Discussion
+    synthesis: dict[str, Any] | None  # final preferred, else the latest round synthesis
+    votes: list[PollView] = field(default_factory=list)
+    link: str = ""
+
+
+@dataclass
+class Material:
+    schedule: Schedule
+    start: datetime
+    end: datetime
+    covered: list[Covered]
+    cost: Usage
+
+
+async def gather(tx: Tx, schedule: Schedule, start: datetime, end: datetime) -> Material:
+    """Everything the digest says, read from the database alone (never from the chat platform)."""
+    found = await tx.discussions(channel=schedule.target, since=start, limit=100)
+    mine = [d for d in found if d.platform == schedule.platform and d.workspace == schedule.workspace]
+    covered = []
+    for d in sorted(mine, key=lambda d: d.created_at):
+        stored = await tx.syntheses(d.id)
+        best = next((s for s in reversed(stored) if s["kind"] == "final"), None)
+        best = best or next((s for s in reversed(stored) if s["kind"] == "round"), None)
+        votes = []
+        for poll in await tx.polls(d.id):
+            if poll.closed or poll.final or poll.created_at >= start:
+                votes.append(formats.poll_view(poll, await tx.ballots(poll.id)))
+        covered.append(Covered(discussion=d, synthesis=best, votes=votes))
+    cost = await tx.usage_total([d.discussion.id for d in covered], since=start, until=end) if covered else Usage()
+    return Material(schedule=schedule, start=start, end=end, covered=covered, cost=cost)
+
+
+def vote_text(view: PollView) -> str:
+    if view.counts is None:
+        return f"“{view.question}”: {view.total} ballot(s), results hidden until it closes"
+    ranked = sorted(zip(view.options, view.counts, strict=True), key=lambda oc: -oc[1])
+    tally = " · ".join(f"{option} {count}" for option, count in ranked if count) or "no human votes yet"
+    return f"“{view.question}” ({'closed' if view.closed else 'open'}): {tally}"
+
+
+def fallback_summary(covered: list[Covered]) -> DigestSummary:
+    """Straight from the stored syntheses, when the model is unavailable or too slow."""
+    decided: list[str] = []
+    dissent: list[str] = []
+    questions: list[str] = []
+    for item in covered:
+        if item.synthesis is None or not item.synthesis.get("data"):
+            continue
+        topic, data = item.discussion.topic[:60], item.synthesis["data"]
+        if item.synthesis["kind"] == "final":
+            final = FinalSynthesis.model_validate(data)
+            decided += [f"{topic}: {r}" for r in final.recommendations[:2]]
+            dissent += [f"{topic}: {d.topic}" for d in final.unresolved_debates[:2]]
+            questions += [f"{topic}: {q}" for q in final.open_questions[:2]]
+        else:
+            rs = RoundSynthesis.model_validate(data)
+            decided += [f"{topic}: {a}" for a in rs.agreements[:2]]
+            dissent += [f"{topic}: {d}" for d in rs.disagreements[:2]]
+            questions += [f"{topic}: {q}" for q in rs.open_questions[:2]]
+    return DigestSummary(decided=decided[:MAX_ITEMS], dissent=dissent[:MAX_ITEMS],
+                         open_questions=questions[:MAX_ITEMS])
+
+
+def prompt(covered: list[Covered]) -> Prompt:
+    blocks = []
+    for item in covered:
+        d = item.discussion
+        synthesis = (item.synthesis or {}).get("text", "")[:SYNTHESIS_CHARS] or "(no synthesis yet)"
+        votes = "\n".join(vote_text(v) for v in item.votes) or "(no votes)"
+        blocks.append(Block(text=f'<discussion topic="{d.topic}" status="{d.status.value}" round="{d.round}">\n'
+                                 f"{synthesis}\nVotes:\n{votes}\n</discussion>"))
+    return Prompt(
+        tier="light", system=[Block(text=SYSTEM)], shared=blocks, max_tokens=900,
+        instruction="Write the digest lists for these discussions.",
+        purpose=Purpose(phase=Phase.DIGEST, persona="digest",
+                        topic=", ".join(i.discussion.topic[:40] for i in covered)),
+    )
+
+
+async def condense(llm: LLM, covered: list[Covered]) -> tuple[DigestSummary, Usage | None]:
+    """The light model condenses the syntheses; on failure the digest still goes out, from the syntheses."""
+    if not any(item.synthesis for item in covered):
+        return DigestSummary(decided=[], dissent=[], open_questions=[]), None
+    try:
+        summary, usage = await asyncio.wait_for(llm.structured(prompt(covered), DigestSummary), LLM_TIMEOUT_S)
+    except (LLMUnavailable, TimeoutError) as exc:
+        log.warning("digest summary from the model failed (%s); using the stored syntheses", exc or "timeout")
+        return fallback_summary(covered), None
+    return summary, usage
+
+
+async def links(chat: ChatPort, covered: list[Covered]) -> None:
+    for item in covered:
+        try:
+            item.link = await chat.link(item.discussion)
+        except Exception:
+            log.warning("no link for discussion %s", item.discussion.id, exc_info=True)
+
+
+def _bullets(items: list[str]) -> list[str]:
+    return [f"- {i}" for i in items[:MAX_ITEMS]]
+
+
+def _name(item: Covered) -> str:
+    topic = item.discussion.topic[:80].replace("[", "(").replace("]", ")")
+    return f"[{topic}]({item.link})" if item.link else f"“{topic}”"
+
+
+def render(m: Material, summary: DigestSummary, key: str, offline: bool) -> Post:
+    """The post names every discussion it covers (topic and link) whatever the model wrote."""
+    tz = m.schedule.tz
+    lines = [f"**Council digest** · {local_text(m.start, tz)} → {local_text(m.end, tz)}"]
+    if not m.covered:
+        lines.append("No council discussion in this channel had activity in this period.")
+    for title, items in (("Decided", summary.decided), ("Dissent that remains", summary.dissent),
+                         ("Open questions", summary.open_questions)):
+        if items:
+            lines += ["", f"**{title}**", *_bullets(items)]
+    waiting = [i for i in m.covered if i.discussion.status in WAITING_FOR_PEOPLE]
+    if waiting:
+        lines += ["", "**Waiting for people**"]
+        lines += [f"- {_name(i)}: {WAITING_FOR_PEOPLE[i.discussion.status]}" for i in waiting]
+    if m.covered:
+        lines += ["", f"**Discussions ({len(m.covered)})**"]
+        for i in m.covered:
+            d = i.discussion
+            vote = f" · vote {vote_text(i.votes[-1])}" if i.votes else ""  # the latest: final, else last round's
+            lines.append(f"- {_name(i)} · {d.status.value}, round {d.round}{vote}")
+    lines += ["", f"Cost this period: ${m.cost.cost_usd:.2f}"]
+    return Post(kind="notice", key=key, title="Council digest", text="\n".join(lines), offline=offline)

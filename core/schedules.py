@@ -1,0 +1,257 @@
+"""The service's time-driven side: scheduling rounds and digests, and running a due slot exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Collection
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from core import commands as c
+from core import digest
+from core.driver import Driver
+from core.models import Discussion, NextAction, Post, Schedule, Status
+from core.ports import Clock
+from core.storage.store import Store, Tx
+from core.timeparse import (
+    TimeParseError,
+    describe,
+    first_slot,
+    local_text,
+    next_slot,
+    parse_every,
+    parse_when,
+    validate_cron,
+    zone,
+)
+
+if TYPE_CHECKING:
+    from core.service import Reply
+
+log = logging.getLogger(__name__)
+
+# A timer may wake a hair before the slot (event-loop granularity); that still counts as due.
+EARLY = timedelta(seconds=1)
+OFF_WORDS = {"off", "cancel", "none", "stop", "never"}
+DIGEST_CRON = {"daily": "0 9 * * *", "weekly": "0 9 * * 1"}  # 09:00, and Mondays 09:00, in the digest's zone
+SCHEDULER_NAME = "The schedule"
+
+
+def _user_error(message: str) -> Exception:
+    from core.service import UserError  # imported late: core.service builds on this module
+
+    return UserError(message)
+
+
+def round_trigger(when: str, every: str, tz: str, now: datetime) -> tuple[str, datetime]:
+    """("every:<s>" | "at:<iso>", first slot) from "--next"/"--every" words; raises UserError if unclear."""
+    try:
+        zone(tz)
+        seconds = parse_every(every) if every.strip() else None
+        first = parse_when(when, now, tz) if when.strip() else None
+    except TimeParseError as exc:
+        raise _user_error(str(exc)) from None
+    if seconds is not None:
+        return f"every:{seconds}", first or now + timedelta(seconds=seconds)
+    if first is None:
+        raise _user_error("Say when: for example `tomorrow 09:00`, `in 1 hour` or `--every 1d`.")
+    return f"at:{first.isoformat()}", first
+
+
+class ScheduleHandlers:
+    """Mixed into Service: ScheduleRound, SetDigest, StartDiscussion's --every/--next, and fire(schedule_id)."""
+
+    store: Store
+    driver: Driver
+    clock: Clock
+    # Set by the wiring: tells this process's scheduler (when it leads) that schedule rows changed.
+    on_schedules_changed: Callable[[], None] | None = None
+
+    if TYPE_CHECKING:
+        async def _get(self, tx: Tx, discussion_id: str) -> Discussion: ...
+        async def handle(self, cmd: c.Command) -> Reply: ...
+        async def resume(self, cmd: c.Resume, *, then_round: bool) -> Reply: ...
+
+    def _changed(self) -> None:
+        if self.on_schedules_changed is not None:
+            self.on_schedules_changed()
+
+    # commands ----------------------------------------------------------------------------------------
+    async def schedule_start(self, tx: Tx, cmd: c.StartDiscussion, d: Discussion) -> str:
+        """Inside StartDiscussion's transaction: the follow-up schedule it asks for; "" when none."""
+        if not (cmd.every.strip() or cmd.next_at.strip()):
+            return ""
+        trigger, first = round_trigger(cmd.next_at, cmd.every, d.tz, self.clock.now())
+        await self._save_round(tx, d.id, d.platform, d.workspace, trigger, d.tz, first, cmd.user_id)
+        return f" Next round: {local_text(first, d.tz)}" + (f", then {describe(trigger, d.tz)}."
+                                                            if trigger.startswith("every") else ".")
+
+    async def _save_round(
+        self, tx: Tx, discussion_id: str, platform: str, workspace: str, trigger: str, tz: str, first: datetime,
+        user_id: str,
+    ) -> Schedule:
+        existing = await tx.find_schedule("round", platform, workspace, discussion_id)
+        return await tx.upsert_schedule(
+            Schedule(kind="round", target=discussion_id, platform=platform, workspace=workspace, trigger=trigger,
+                     tz=tz, next_run_at=first, last_run_at=existing.last_run_at if existing else None,
+                     created_by=user_id),
+            self.clock.now(),
+        )
+
+    async def _scheduleround(self, cmd: c.ScheduleRound) -> Reply:
+        from core.service import Reply
+
+        now = self.clock.now()
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            tz = cmd.tz or d.tz
+            existing = await tx.find_schedule("round", d.platform, d.workspace, d.id)
+            if cmd.when.strip().lower() in OFF_WORDS:
+                if existing is None or not existing.enabled:
+                    return Reply(text="This discussion has no scheduled rounds.")
+                await tx.upsert_schedule(existing.model_copy(update={"enabled": False}), now)
+                text = f"🗓️ {cmd.user_name or 'Someone'} cancelled the scheduled rounds."
+            else:
+                if d.status in (Status.DONE, Status.STOPPED):
+                    raise _user_error(f"This discussion is {d.status.value}; start a new one instead.")
+                trigger, first = round_trigger(cmd.when, cmd.every, tz, now)
+                await self._save_round(tx, d.id, d.platform, d.workspace, trigger, tz, first, cmd.user_id)
+                then = f", then {describe(trigger, tz)}" if trigger.startswith("every") else ""
+                text = f"🗓️ {cmd.user_name or 'Someone'} scheduled the next round for {local_text(first, tz)}{then}."
+            await tx.enqueue(d.id, Post(kind="notice", key=f"{d.id}:scheduled:{now.timestamp()}", text=text), now)
+        self._changed()
+        return Reply(text=text.removeprefix("🗓️ "), discussion_id=d.id)
+
+    async def _setdigest(self, cmd: c.SetDigest) -> Reply:
+        from core.service import Reply
+
+        now = self.clock.now()
+        async with self.store.tx() as tx:
+            existing = await tx.find_schedule("digest", cmd.platform, cmd.workspace, cmd.channel)
+            if cmd.cadence == "off":
+                if existing is None or not existing.enabled:
+                    return Reply(text="There is no digest for that channel.")
+                await tx.upsert_schedule(existing.model_copy(update={"enabled": False}), now)
+                self._changed()
+                return Reply(text="Digest turned off.")
+            try:
+                zone(cmd.tz)
+                expr = validate_cron(cmd.cron) if cmd.cadence == "cron" else DIGEST_CRON[cmd.cadence]
+            except TimeParseError as exc:
+                raise _user_error(str(exc)) from None
+            trigger = f"cron:{expr}"
+            first = first_slot(trigger, cmd.tz, now)
+            await tx.upsert_schedule(
+                Schedule(kind="digest", target=cmd.channel, platform=cmd.platform, workspace=cmd.workspace,
+                         trigger=trigger, tz=cmd.tz, next_run_at=first, created_by=cmd.user_id,
+                         last_run_at=existing.last_run_at if existing else None),
+                now,
+            )
+        self._changed()
+        label = {"daily": "daily at 09:00", "weekly": "weekly, Mondays at 09:00"}.get(cmd.cadence, "")
+        assert first is not None
+        return Reply(text=f"Digest scheduled: {label or describe(trigger, cmd.tz)}"
+                          f"{f' ({cmd.tz})' if label else ''}; the first one {local_text(first, cmd.tz)}.")
+
+    # firing ------------------------------------------------------------------------------------------
+    async def fire(self, schedule_id: int) -> bool:
+        """Run the schedule's due slot if this caller wins it (compare-and-set on next_run_at); missed slots
+        collapse into this one firing. False when it is not due or another firing won."""
+        now = self.clock.now()
+        async with self.store.tx() as tx:
+            s = await tx.schedule(schedule_id)
+            if s is None or not s.enabled or s.next_run_at is None or s.next_run_at > now + EARLY:
+                return False
+            if s.platform not in self.driver.chats:
+                return False  # a process serving that platform runs it
+            slot = s.next_run_at
+            at = max(now, slot)
+            if not await tx.claim_firing(s.id, slot, next_slot(s.trigger, s.tz, slot, at), at):
+                return False
+            if s.kind == "digest":
+                start = s.last_run_at or await tx.schedule_created_at(s.id) or slot
+                await tx.add_digest(s.id, slot, start, at, at)
+        log.info("schedule %s (%s %s) fired for slot %s", s.id, s.kind, s.target, slot.isoformat())
+        if s.kind == "round":
+            await self._fire_round(s, slot)
+        else:
+            await self.deliver_digests()
+        return True
+
+    async def _fire_round(self, s: Schedule, slot: datetime) -> None:
+        now = self.clock.now()
+        async with self.store.tx() as tx:
+            d = await tx.discussion(s.target)
+            if d is None or d.status in (Status.DONE, Status.STOPPED):
+                await tx.upsert_schedule(s.model_copy(update={"enabled": False}), now)
+                log.info("round schedule %s ends: discussion %s is %s", s.id, s.target, d and d.status.value)
+                return
+            if d.status not in (Status.WAITING, Status.PAUSED):
+                log.info("scheduled round for %s skipped: the discussion is %s", d.id, d.status.value)
+                return
+            people = await self._participants(tx, d)
+            await tx.enqueue(d.id, Post(
+                kind="notice", key=f"{d.id}:sched:{slot:%Y%m%dT%H%M%S}", mentions=people,
+                text=f"⏰ Scheduled round {d.round + 1} starts now. Reply in this thread: the council hears you "
+                     "in this round.",
+            ), now)
+        from core.service import UserError
+
+        try:
+            if d.status == Status.WAITING:
+                await self.handle(c.ChooseNextAction(discussion_id=d.id, action=NextAction.ANOTHER_ROUND,
+                                                     user_name=SCHEDULER_NAME))
+            else:
+                await self.resume(c.Resume(discussion_id=d.id, user_name=SCHEDULER_NAME), then_round=True)
+                self.driver.kick(d.id)
+        except UserError as exc:  # someone chose meanwhile; the reminder still went out
+            log.info("scheduled round for %s not started: %s", d.id, exc)
+            self.driver.kick(d.id)
+
+    @staticmethod
+    async def _participants(tx: Tx, d: Discussion) -> list[str]:
+        """The humans who took part, in order of appearance: the starter, writers, voters."""
+        ids = [d.created_by] + [m.author_id for m in await tx.human_messages(d.id)]
+        for poll in await tx.polls(d.id):
+            ids += [b.voter_id for b in await tx.ballots(poll.id) if not b.is_ai]
+        return list(dict.fromkeys(i for i in ids if i))
+
+    async def deliver_digests(self, platforms: Collection[str] | None = None) -> int:
+        """Send the claimed digests nobody has sent (after a firing, and to recover from a dead sender)."""
+        config = self.driver.config
+        served = sorted(set(self.driver.chats) & set(self.driver.chats if platforms is None else platforms))
+        async with self.store.tx() as tx:
+            rows = await tx.claim_digests(config.owner, self.clock.now(), config.lease_ttl, served)
+        # Side by side: each digest due this minute must land within it, whatever the others' model calls take.
+        return sum(await asyncio.gather(*(self._deliver(row) for row in rows)))
+
+    async def _deliver(self, row: dict[str, Any]) -> int:
+        try:
+            return await self._send_digest(row)
+        except Exception:
+            log.exception("digest %s could not be sent; it is retried after its lease", row["id"])
+            return 0
+
+    async def _send_digest(self, row: dict[str, Any]) -> int:
+        async with self.store.tx() as tx:
+            s = await tx.schedule(row["schedule_id"])
+            assert s is not None
+            material = await digest.gather(tx, s, row["period_start"], row["period_end"])
+        chat = self.driver.chats[s.platform]
+        key = f"digest:{s.id}:{row['slot']:%Y%m%dT%H%M%SZ}"
+        # A sender that died between posting and recording leaves attempts > 0: look for its post first
+        # (adapters that can search a channel for a key implement find_announcement).
+        finder = getattr(chat, "find_announcement", None)
+        ref = await finder(s.workspace, s.target, key) if row["attempts"] > 0 and finder is not None else None
+        usage = None
+        if not ref:
+            await digest.links(chat, material.covered)
+            summary, usage = await digest.condense(self.driver.llm, material.covered)
+            post = digest.render(material, summary, key, self.driver.llm.offline)
+            ref = await chat.announce(s.workspace, s.target, post)
+        async with self.store.tx() as tx:
+            await tx.mark_digest_sent(row["id"], ref, self.clock.now())
+            if usage is not None:
+                await tx.add_usage(None, key, usage, self.clock.now())
+        return 1
