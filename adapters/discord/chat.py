@@ -1,0 +1,297 @@
+"""Discord as a ChatPort: a thread per discussion, personas through one webhook per channel, found again by key."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import discord
+from discord.http import Route
+
+from adapters.discord import render
+from core.models import Discussion, Persona, Post
+from core.storage.store import Store
+
+log = logging.getLogger(__name__)
+THREAD_EXISTS = 160004
+ARCHIVE_MINUTES: Literal[10080] = 10080  # a week: the longest Discord allows
+WEBHOOK_NAME = "Council"
+TYPING_EVERY_S = 8.0  # Discord shows "typing" for about ten seconds
+TYPING_MAX_S = 120.0  # a turn that never posts (it failed) stops typing by then
+RECHECK_WEBHOOKS_S = 600.0
+SCAN_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class Ref:
+    """Where a post lives: `<message id>` for a header (its id is the thread's), else `<channel>:<ids>[:<hook>]`."""
+
+    channel: str
+    ids: tuple[str, ...]
+    webhook: str = ""
+
+    @classmethod
+    def parse(cls, ref: str, d: Discussion) -> Ref:
+        parts = ref.split(":")
+        if len(parts) == 1:
+            return cls(d.channel, (ref,))
+        return cls(parts[0], tuple(parts[1].split(",")), parts[2] if len(parts) > 2 else "")
+
+    def __str__(self) -> str:
+        return f"{self.channel}:{','.join(self.ids)}" + (f":{self.webhook}" if self.webhook else "")
+
+
+def nonce(key: str, part: int) -> str:
+    """Discord nonces are at most 25 characters; with enforce_nonce a resend returns the first message."""
+    return hashlib.sha256(f"{key}#{part}".encode()).hexdigest()[:25]
+
+
+def announcement_marker(key: str) -> str:
+    """Discord keeps no message metadata: an announcement names its key in a line of subtext."""
+    return f"-# ref {key}"
+
+
+class DiscordChat:
+    def __init__(self, client: discord.Client | None = None, store: Store | None = None) -> None:
+        self.client: discord.Client | None = client
+        self.store = store
+        self.reply_button = False  # set when the Message Content intent is unavailable
+        self._hooks: dict[str, tuple[tuple[str, str] | None, float]] = {}
+        self._hook_lock = asyncio.Lock()
+        self._typing: dict[str, dict[str, float]] = {}  # channel -> turn key -> give up at (monotonic)
+        self._typers: dict[str, asyncio.Task[None]] = {}  # one indicator loop per channel
+
+    def attach(self, client: discord.Client, store: Store | None = None, *, reply_button: bool = False) -> None:
+        self.client, self.reply_button = client, reply_button
+        if store is not None:
+            self.store = store
+
+    @property
+    def http(self) -> discord.http.HTTPClient:
+        assert self.client is not None, "DiscordChat used before a client was attached"
+        return self.client.http
+
+    # ChatPort --------------------------------------------------------------------------------------
+    async def publish(self, discussion: Discussion, post: Post) -> str:
+        self._done_typing(discussion, post)
+        d = discussion
+        if post.kind == "header" and not d.thread_ref:
+            return await self._publish_header(d, post)
+        target = d.thread_ref or d.channel
+        if post.persona is not None and (hook := await self._webhook(d.channel)) is not None:
+            return await self._via_webhook(d, target, hook, post)
+        ids = []
+        for part, message in enumerate(self._render(d, post, webhook=False)):
+            ids.append(await self._send(target, message, nonce(post.key, part)))
+        return str(Ref(target, tuple(ids)))
+
+    async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
+        self._done_typing(discussion, post)
+        where = Ref.parse(ref, discussion)
+        messages = self._render(discussion, post, webhook=bool(where.webhook))
+        for message_id, message in zip(where.ids, messages, strict=False):
+            body = message.payload(editing=True)
+            if where.webhook:
+                hook = await self._hook_by_id(discussion.channel, where.webhook)
+                route = Route("PATCH", "/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}",
+                              webhook_id=hook[0], webhook_token=hook[1], message_id=message_id)
+                params = self._thread_param(discussion, where.channel)
+            else:
+                route = Route("PATCH", "/channels/{channel_id}/messages/{message_id}", channel_id=where.channel,
+                              message_id=message_id)
+                params = {}
+            try:
+                await self.http.request(route, json=body, params=params)
+            except discord.NotFound:
+                # Someone deleted the message: there is nothing left to edit, and the thread must go on.
+                log.warning("message %s of %s is gone; skipping its edit", message_id, discussion.id)
+
+    async def find(self, discussion: Discussion, key: str) -> str | None:
+        """After a crash: our unclaimed recent messages that look exactly like the post with this key."""
+        post, claimed = await self._outbox_entry(discussion, key)
+        if post is None:
+            return None
+        header = post.kind == "header"
+        channel = discussion.channel if header else (discussion.thread_ref or discussion.channel)
+        hook = await self._webhook(discussion.channel) if post.persona is not None else None
+        wanted = [m.signature() for m in self._render(discussion, post, webhook=hook is not None)]
+        author = hook[0] if hook else self._bot_id()
+        recent: list[dict[str, Any]] = list(await self.http.logs_from(channel, SCAN_LIMIT))  # type: ignore[arg-type]
+        mine = [m for m in reversed(recent) if m["id"] not in claimed and self._authored(m, author, bool(hook))]
+        ids: list[str] = []
+        for m in mine:
+            if len(ids) < len(wanted) and self._signature(m) == wanted[len(ids)]:
+                ids.append(str(m["id"]))
+        if len(ids) != len(wanted):
+            return None
+        if header:
+            await self._open_thread(discussion, ids[0], post)
+            return ids[0]
+        return str(Ref(channel, tuple(ids), hook[0] if hook else ""))
+
+    async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
+        channel = discussion.thread_ref or discussion.channel
+        self._typing.setdefault(channel, {})[key] = time.monotonic() + TYPING_MAX_S
+        task = self._typers.get(channel)
+        if task is None or task.done():
+            self._typers[channel] = asyncio.create_task(self._keep_typing(channel), name=f"typing:{channel}")
+
+    async def announce(self, workspace: str, channel: str, post: Post) -> str:
+        """A top-level message; a small `ref` line carries its key so find_announcement can spot it later."""
+        marked = post.model_copy(update={"text": f"{post.text}\n{announcement_marker(post.key)}"})
+        ids = [await self._send(channel, m, nonce(post.key, part))
+               for part, m in enumerate(render.render(marked, webhook=False))]
+        return str(Ref(channel, tuple(ids)))
+
+    async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
+        marker, bot = announcement_marker(key), self._bot_id()
+        recent: list[dict[str, Any]] = list(await self.http.logs_from(channel, SCAN_LIMIT))  # type: ignore[arg-type]
+        found = next((m for m in recent
+                      if self._authored(m, bot, False) and marker in str(m.get("content") or "").splitlines()), None)
+        return str(Ref(channel, (str(found["id"]),))) if found else None
+
+    async def link(self, discussion: Discussion) -> str:
+        place = discussion.thread_ref or discussion.channel
+        return f"https://discord.com/channels/{discussion.workspace}/{place}" if place else ""
+
+    async def close(self) -> None:
+        for task in list(self._typers.values()):
+            task.cancel()
+        self._typers.clear()
+        self._typing.clear()
+
+    # sending ---------------------------------------------------------------------------------------
+    def _render(self, d: Discussion, post: Post, *, webhook: bool) -> list[render.Message]:
+        return render.render(post, webhook=webhook, reply_to=d.id if self.reply_button else "")
+
+    async def _send(self, channel: str, message: render.Message, nonce_value: str) -> str:
+        body = message.payload() | {"nonce": nonce_value, "enforce_nonce": True}
+        data = await self.http.request(Route("POST", "/channels/{channel_id}/messages", channel_id=channel),
+                                       json=body)
+        return str(data["id"])
+
+    async def _publish_header(self, d: Discussion, post: Post) -> str:
+        [message] = self._render(d, post, webhook=False)
+        message_id = await self._send(d.channel, message, nonce(post.key, 0))
+        await self._open_thread(d, message_id, post)
+        return message_id  # a thread started on a message has that message's id
+
+    async def _open_thread(self, d: Discussion, message_id: str, post: Post) -> None:
+        try:
+            await self.http.start_thread_with_message(d.channel, message_id, name=render.thread_name(post.title),
+                                                      auto_archive_duration=ARCHIVE_MINUTES)
+        except discord.HTTPException as exc:
+            if exc.code != THREAD_EXISTS:
+                raise
+
+    async def _via_webhook(self, d: Discussion, target: str, hook: tuple[str, str], post: Post) -> str:
+        assert post.persona is not None
+        ids = []
+        for message in self._render(d, post, webhook=True):
+            body = message.payload() | render.identity(post.persona)
+            route = Route("POST", "/webhooks/{webhook_id}/{webhook_token}", webhook_id=hook[0],
+                          webhook_token=hook[1])
+            params = {"wait": "true", **self._thread_param(d, target)}
+            try:
+                data = await self.http.request(route, json=body, params=params)
+            except (discord.NotFound, discord.Forbidden):
+                self._hooks.pop(d.channel, None)  # someone deleted our webhook: look again next time
+                raise
+            ids.append(str(data["id"]))
+        return str(Ref(target, tuple(ids), hook[0]))
+
+    @staticmethod
+    def _thread_param(d: Discussion, channel: str) -> dict[str, str]:
+        return {"thread_id": channel} if channel != d.channel else {}
+
+    # webhooks --------------------------------------------------------------------------------------
+    async def _webhook(self, channel: str) -> tuple[str, str] | None:
+        """This bot's webhook on the channel (created once); None when we may not manage webhooks."""
+        cached = self._hooks.get(channel)
+        if cached is not None and (cached[0] is not None or time.monotonic() < cached[1]):
+            return cached[0]
+        async with self._hook_lock:
+            cached = self._hooks.get(channel)
+            if cached is not None and (cached[0] is not None or time.monotonic() < cached[1]):
+                return cached[0]
+            hook: tuple[str, str] | None
+            try:
+                hook = await self._own_webhook(channel)
+            except discord.HTTPException as exc:
+                if exc.status >= 500:
+                    raise  # Discord is having trouble: the outbox tries again
+                log.warning("no webhook in channel %s (%s %s): personas post as embeds", channel, exc.status,
+                            exc.text or "")
+                hook = None
+            self._hooks[channel] = (hook, time.monotonic() + RECHECK_WEBHOOKS_S)
+            return hook
+
+    def _bot_id(self) -> str:
+        user = self.client.user if self.client else None
+        return str(user.id) if user else ""
+
+    async def _own_webhook(self, channel: str) -> tuple[str, str]:
+        app_id = str(self.client.application_id if self.client else "")
+        hooks: list[dict[str, Any]] = list(await self.http.channel_webhooks(channel))  # type: ignore[arg-type]
+        for h in hooks:
+            if h.get("token") and (str(h.get("application_id") or "") == app_id or
+                                   str((h.get("user") or {}).get("id", "")) == app_id):
+                return str(h["id"]), str(h["token"])
+        made = await self.http.create_webhook(channel, name=WEBHOOK_NAME)
+        return str(made["id"]), str(made.get("token"))
+
+    async def _hook_by_id(self, channel: str, webhook_id: str) -> tuple[str, str]:
+        hook = await self._webhook(channel)
+        if hook is None or hook[0] != webhook_id:
+            raise LookupError(f"webhook {webhook_id} is not ours in channel {channel}")
+        return hook
+
+    # recovery --------------------------------------------------------------------------------------
+    async def _outbox_entry(self, d: Discussion, key: str) -> tuple[Post | None, set[str]]:
+        """The queued post with this key, and the message ids already recorded for other posts."""
+        if self.store is None:
+            return None, set()
+        async with self.store.tx() as tx:
+            rows = await tx.posts(d.id)
+        post = next((p for p, _ in rows if p.key == key), None)
+        claimed = {i for other, ref in rows if ref and other.key != key for i in Ref.parse(ref, d).ids}
+        return post, claimed
+
+    @staticmethod
+    def _authored(m: dict[str, Any], author: str, webhook: bool) -> bool:
+        if webhook:
+            return str(m.get("webhook_id") or "") == author
+        return not m.get("webhook_id") and str(m.get("author", {}).get("id")) == author
+
+    @staticmethod
+    def _signature(m: dict[str, Any]) -> tuple[str, str]:
+        embed = (m.get("embeds") or [{}])[0]
+        return str(m.get("content") or ""), str(embed.get("title") or "") + str(embed.get("description") or "")
+
+    # typing ---------------------------------------------------------------------------------------
+    async def _keep_typing(self, channel: str) -> None:
+        """Discord shows "typing" for about ten seconds: renew it while any turn in the channel is at work."""
+        while True:
+            keys = self._typing.get(channel, {})
+            now = time.monotonic()
+            for key in [k for k, give_up in keys.items() if give_up < now]:
+                del keys[key]
+            if not keys:
+                return
+            try:
+                await self.http.send_typing(channel)
+            except discord.HTTPException:
+                log.debug("typing indicator refused in %s", channel, exc_info=True)
+                return
+            await asyncio.sleep(TYPING_EVERY_S)
+
+    def _done_typing(self, d: Discussion, post: Post) -> None:
+        """A turn's post ends its typing; a header edit (the roster) ends all typing in the discussion."""
+        keys = self._typing.get(d.thread_ref or d.channel, {})
+        if post.kind == "header":
+            keys.clear()
+        keys.pop(post.key, None)

@@ -1,0 +1,148 @@
+"""The discord.py client: REST and gateway through DISCORD_API_URL, commands synced, persistent buttons, sweeper."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import discord
+import yarl
+from discord.gateway import DiscordWebSocket
+from discord.http import Route
+
+from adapters.discord.chat import DiscordChat
+from adapters.discord.handlers import Handlers
+from adapters.discord.translate import COMMANDS
+from adapters.discord.views import CouncilButton
+from core.driver import Driver
+from core.service import Service
+from core.storage.store import Store
+
+log = logging.getLogger(__name__)
+SHUTDOWN_GRACE_S = 20.0  # platforms give about 30 s between SIGTERM and SIGKILL
+MAX_RATELIMIT_WAIT_S = 30.0  # discord.py's minimum; a longer 429 raises and the outbox retries later
+
+
+@dataclass
+class DiscordConfig:
+    token: str
+    api_url: str = "https://discord.com/api/v10"
+    sweep_interval_s: float = 15.0
+    shard_guilds: int = 1000  # above this many guilds, run an AutoShardedClient
+
+
+def use_api(api_url: str) -> None:
+    """Every REST, webhook and interaction call of discord.py is built from Route.BASE."""
+    Route.BASE = api_url.rstrip("/")
+
+
+def intents(message_content: bool) -> discord.Intents:
+    value = discord.Intents.none()
+    value.guilds = True
+    value.guild_messages = True
+    value.message_content = message_content
+    return value
+
+
+class CouncilClient(discord.Client):
+    def __init__(self, *, handlers: Handlers, driver: Driver, sweep_interval_s: float, **options: Any) -> None:
+        options.setdefault("max_ratelimit_timeout", MAX_RATELIMIT_WAIT_S)
+        super().__init__(**options)
+        self.handlers, self.driver, self.sweep_interval_s = handlers, driver, sweep_interval_s
+        self._sweeper: asyncio.Task[None] | None = None
+
+    async def setup_hook(self) -> None:
+        self.add_dynamic_items(CouncilButton)
+        try:
+            assert self.application_id is not None
+            await self.http.bulk_upsert_global_commands(self.application_id, COMMANDS)
+        except discord.HTTPException:
+            log.exception("could not sync the slash commands; the ones registered before still work")
+        self._sweeper = asyncio.create_task(self._sweep_forever(), name="council-sweeper")
+
+    async def connect(self, *, reconnect: bool = True) -> None:
+        """A plain Client would dial a fixed gateway host: ask GET {DISCORD_API_URL}/gateway/bot first."""
+        _, url, _ = await self.http.get_bot_gateway()
+        DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
+        await super().connect(reconnect=reconnect)
+
+    async def close(self) -> None:
+        """Stop sweeping, give running turns a moment to post (their leases hand the rest over), then close."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.driver.idle()), SHUTDOWN_GRACE_S)
+        await self.handlers.chat.close()
+        await super().close()
+
+    async def _sweep_forever(self) -> None:
+        """Pick up discussions whose driver died or whose posts are still queued (429s, crashes)."""
+        while True:
+            try:
+                await self.driver.sweep()
+            except Exception:
+                log.exception("sweep failed")
+            await asyncio.sleep(self.sweep_interval_s)
+
+    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        await self.handlers.on_interaction(interaction)
+
+    async def on_message(self, message: discord.Message) -> None:
+        if self.user is not None:
+            await self.handlers.on_message(message, self.user.id)
+
+
+class ShardedCouncilClient(CouncilClient, discord.AutoShardedClient):
+    """The same client, sharded by discord.py itself (it asks /gateway/bot for the shard count)."""
+
+
+async def count_guilds(token: str, *, stop_after: int) -> int:
+    """How many guilds the bot is in, counted up to `stop_after` (pages of 200); 0 when Discord won't say."""
+    http = discord.http.HTTPClient(asyncio.get_running_loop(), max_ratelimit_timeout=MAX_RATELIMIT_WAIT_S)
+    count = 0
+    try:
+        await http.static_login(token)
+        after = None
+        while count <= stop_after:
+            page = await http.get_guilds(200, after=after, with_counts=False)
+            count += len(page)
+            if len(page) < 200:
+                break
+            after = int(page[-1]["id"])
+    except discord.HTTPException:
+        log.warning("could not count guilds; starting unsharded", exc_info=True)
+    finally:
+        await http.close()
+    return count
+
+
+def build_client(config: DiscordConfig, service: Service, driver: Driver, store: Store, chat: DiscordChat, *,
+                 sharded: bool, message_content: bool, **options: Any) -> CouncilClient:
+    use_api(config.api_url)
+    cls = ShardedCouncilClient if sharded else CouncilClient
+    client = cls(handlers=Handlers(service, store, chat), driver=driver, sweep_interval_s=config.sweep_interval_s,
+                 intents=intents(message_content), **options)
+    chat.attach(client, store, reply_button=not message_content)
+    return client
+
+
+async def serve(config: DiscordConfig, service: Service, driver: Driver, store: Store, chat: DiscordChat,
+                **options: Any) -> None:
+    """Run until the connection ends; without the Message Content intent, reconnect with the Reply button."""
+    use_api(config.api_url)
+    sharded = await count_guilds(config.token, stop_after=config.shard_guilds) > config.shard_guilds
+    for message_content in (True, False):
+        client = build_client(config, service, driver, store, chat, sharded=sharded,
+                              message_content=message_content, **options)
+        try:
+            async with client:
+                await client.start(config.token)
+            return
+        except discord.PrivilegedIntentsRequired:
+            log.warning("the Message Content intent is not enabled for this app: humans reply through the "
+                        "Reply button or by @mentioning the bot")

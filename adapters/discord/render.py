@@ -1,0 +1,176 @@
+"""Posts as Discord messages: content split at 2,000 characters, embeds, button views, persona identities."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import discord
+
+from adapters.discord.views import view
+from core.models import Persona, Post, Role
+
+CONTENT_MAX = 2000
+EMBED_TEXT_MAX = 4096
+TITLE_MAX = 256
+THREAD_NAME_MAX = 100
+NAME_MAX = 80
+OFFLINE = "-# ⚠️ offline model: set ANTHROPIC_API_KEY for real answers"
+AVATAR_BASE = "https://cdn.jsdelivr.net/gh/jdecked/twemoji@15.1.0/assets/72x72/"
+NO_MENTIONS: dict[str, Any] = {"parse": []}  # persona text and topics never ping anyone
+COLOURS = {Role.MODERATOR: 0x5865F2, Role.HISTORIAN: 0xFEE75C, Role.CONTRARIAN: 0xED4245,
+           Role.CROSS_DOMAIN: 0xEB459E, Role.EXPERT: 0x57F287}
+# The core names icons by shortcode; Discord renders shortcodes only when a person types them.
+EMOJI = {
+    "classical_building": "🏛️", "scroll": "📜", "smiling_imp": "😈", "twisted_rightwards_arrows": "🔀",
+    "bulb": "💡", "gear": "⚙️", "bar_chart": "📊", "shield": "🛡️", "seedling": "🌱", "compass": "🧭",
+    "microscope": "🔬", "hammer": "🔨", "speech_balloon": "💬", "warning": "⚠️", "white_check_mark": "✅",
+    "ballot_box": "🗳️", "robot_face": "🤖", "brain": "🧠", "books": "📚", "rocket": "🚀", "mag": "🔍",
+}
+SHORTCODE = re.compile(r":([a-z0-9_+-]+):")
+
+
+@dataclass
+class Message:
+    """One Discord message: its JSON body is `payload()`; `view` holds the live button objects."""
+
+    content: str = ""
+    embeds: list[discord.Embed] = field(default_factory=list)
+    view: discord.ui.View | None = None
+    mentions: list[str] = field(default_factory=list)  # user ids this message may ping
+
+    def payload(self, *, editing: bool = False) -> dict[str, Any]:
+        allowed = {"parse": [], "users": self.mentions[:100]} if self.mentions else NO_MENTIONS
+        body: dict[str, Any] = {"content": self.content, "embeds": [e.to_dict() for e in self.embeds],
+                                "allowed_mentions": allowed}
+        if self.view is not None or editing:
+            body["components"] = self.view.to_components() if self.view is not None else []
+        return body
+
+    def signature(self) -> tuple[str, str]:
+        """What identifies this message among the channel's recent ones after a crash."""
+        embed = self.embeds[0].to_dict() if self.embeds else {}
+        return self.content, str(embed.get("title") or "") + str(embed.get("description") or "")
+
+
+def emojize(text: str) -> str:
+    return SHORTCODE.sub(lambda m: EMOJI.get(m[1], m[0]), text)
+
+
+def icon(persona: Persona) -> str:
+    return emojize(persona.icon) if persona.icon else "💬"
+
+
+def avatar_url(persona: Persona) -> str:
+    """A Twemoji image of the persona's icon: webhooks take an image URL, not an emoji."""
+    glyph = icon(persona)
+    points = [f"{ord(ch):x}" for ch in glyph if ch != "\ufe0f"]
+    return AVATAR_BASE + "-".join(points or ["1f4ac"]) + ".png"
+
+
+def sanitize_name(name: str) -> str:
+    """A webhook username Discord accepts: 1-80 characters, no "discord"/"clyde", not "here"/"everyone"."""
+    cleaned = re.sub(r"[@#:]|```", "", " ".join(name.split()))
+    cleaned = re.sub(r"(disc)o(rd)", r"\g<1>0\g<2>", cleaned, flags=re.I)  # readable, and accepted
+    cleaned = re.sub(r"(c)l(yde)", r"\g<1>1\g<2>", cleaned, flags=re.I)
+    if cleaned.lower() in ("here", "everyone"):
+        cleaned = f"{cleaned} (persona)"
+    return cleaned[:NAME_MAX].strip() or "Council"
+
+
+def thread_name(topic: str) -> str:
+    name = " ".join(topic.split())
+    return (name[: THREAD_NAME_MAX - 1] + "…") if len(name) > THREAD_NAME_MAX else (name or "Council")
+
+
+def split(text: str, limit: int = CONTENT_MAX) -> list[str]:
+    """Chunks of at most `limit` characters, cut at a paragraph, line or word boundary when there is one."""
+    chunks: list[str] = []
+    rest = text.strip()
+    while len(rest) > limit:
+        window = rest[:limit]
+        cut = max(window.rfind("\n\n"), 0)
+        if cut < limit // 2:
+            cut = window.rfind("\n")
+        if cut < limit // 2:
+            cut = window.rfind(" ")
+        if cut <= 0:
+            cut = limit
+        chunks.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest or not chunks:
+        chunks.append(rest)
+    return chunks
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def roster_lines(personas: list[Persona]) -> str:
+    return "\n".join(f"{icon(p)} **{p.name}** — {p.title}" for p in personas)
+
+
+def header(post: Post, *, reply_to: str = "") -> Message:
+    embed = discord.Embed(title=_shorten(f"🏛️ Council: {post.title}", TITLE_MAX),
+                          description=_shorten(emojize(post.text), EMBED_TEXT_MAX), colour=0x5865F2)
+    if post.offline:
+        embed.set_footer(text=OFFLINE.removeprefix("-# "))
+    return Message(embeds=[embed], view=view(post.actions, reply_to=reply_to))
+
+
+def persona_chunks(post: Post) -> list[str]:
+    """A persona's turn as content chunks: a small heading line, the text, the offline label last."""
+    body = (f"-# {post.title}\n" if post.title else "") + emojize(post.text)
+    return split(body + (f"\n{OFFLINE}" if post.offline else ""))
+
+
+def persona_embeds(post: Post) -> list[Message]:
+    """Without a webhook: the bot speaks, and an embed names the persona as its author."""
+    assert post.persona is not None
+    p = post.persona
+    messages = []
+    for chunk in split(emojize(post.text)):
+        embed = discord.Embed(description=chunk or "…", colour=COLOURS.get(p.role, 0x99AAB5))
+        embed.set_author(name=sanitize_name(p.name) + (f" · {p.title}" if p.title else ""), icon_url=avatar_url(p))
+        footer = " · ".join(x for x in (post.title, OFFLINE.removeprefix("-# ") if post.offline else "") if x)
+        if footer:
+            embed.set_footer(text=footer)
+        messages.append(Message(embeds=[embed]))
+    return messages
+
+
+def plain(post: Post, *, reply_to: str = "") -> list[Message]:
+    """Notices, choices, polls and errors: bot messages, buttons under the last chunk."""
+    parts = [f"**{post.title}**" if post.title else "", emojize(post.text)]
+    if post.roster:
+        parts.append(roster_lines(post.roster))
+    if post.offline:
+        parts.append(OFFLINE)
+    chunks = split("\n".join(x for x in parts if x))
+    messages = [Message(content=chunk) for chunk in chunks]
+    wants_reply = reply_to if post.kind == "choice" else ""
+    messages[-1].view = view(post.actions, reply_to=wants_reply)
+    return messages
+
+
+def render(post: Post, *, webhook: bool, reply_to: str = "") -> list[Message]:
+    """The messages for a post; a persona's post is content for its webhook identity, or embeds without one."""
+    if post.kind == "header":
+        messages = [header(post, reply_to=reply_to)]
+    elif post.persona is not None:
+        messages = [Message(content=c) for c in persona_chunks(post)] if webhook else persona_embeds(post)
+    else:
+        messages = plain(post, reply_to=reply_to)
+    if post.mentions:
+        people = [m for m in post.mentions if m.isdigit()]
+        first = messages[0]
+        pings = " ".join(f"<@{m}>" for m in people)
+        if pings and len(pings) + len(first.content) < CONTENT_MAX:
+            first.content, first.mentions = f"{pings} {first.content}".strip(), people
+    return messages
+
+
+def identity(persona: Persona) -> dict[str, str]:
+    return {"username": sanitize_name(persona.name), "avatar_url": avatar_url(persona)}

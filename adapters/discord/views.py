@@ -1,0 +1,75 @@
+"""Persistent components: one DynamicItem button class for every Council action, and the two modals."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any, Protocol
+
+import discord
+
+from adapters.discord.translate import CUSTOM_ID, custom_id
+from core.models import Action
+
+log = logging.getLogger(__name__)
+STYLES = {"primary": discord.ButtonStyle.primary, "danger": discord.ButtonStyle.danger,
+          "": discord.ButtonStyle.secondary}
+LABEL_MAX = 80
+
+
+class ActionHandler(Protocol):
+    async def on_action(self, interaction: discord.Interaction[Any], action: str, value: str) -> None: ...
+
+
+class CouncilButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=CUSTOM_ID.pattern):
+    """Found again from its custom_id alone, so buttons keep working after a restart (registered in setup_hook)."""
+
+    def __init__(self, action: str, value: str, label: str = "", style: str = "") -> None:
+        super().__init__(discord.ui.Button(label=label[:LABEL_MAX] or "…", custom_id=custom_id(action, value),
+                                           style=STYLES.get(style, discord.ButtonStyle.secondary)))
+        self.action, self.value = action, value
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any],
+                             match: re.Match[str], /) -> CouncilButton:
+        return cls(match["action"], match["value"], getattr(item, "label", "") or "")
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        handler = getattr(interaction.client, "handlers", None)
+        if handler is not None:
+            await handler.on_action(interaction, self.action, self.value)
+
+
+def view(actions: list[Action], *, reply_to: str = "") -> discord.ui.View | None:
+    """Buttons for a post's actions (5 to a row), plus a Reply button when human replies need one."""
+    items = []
+    for a in [*actions, Action(id="reply", label="Reply to the council", value=reply_to)] if reply_to else actions:
+        try:
+            items.append(CouncilButton(a.id, a.value, a.label, a.style))
+        except ValueError:  # a custom_id over 100 characters: better one button missing than a post that never lands
+            log.error("button %s dropped: its custom_id would be too long", a.id)
+    if not items:
+        return None
+    v = discord.ui.View(timeout=None)
+    for item in items[:25]:
+        v.add_item(item)
+    return v
+
+
+def reply_modal(discussion_id: str) -> discord.ui.Modal:
+    m = discord.ui.Modal(title="Reply to the council", custom_id=custom_id("reply", discussion_id), timeout=900)
+    m.add_item(discord.ui.TextInput(label="Your message", custom_id="text", style=discord.TextStyle.paragraph,
+                                    max_length=4000, placeholder="The council hears this on its next turn."))
+    return m
+
+
+def modify_modal(discussion_id: str) -> discord.ui.Modal:
+    m = discord.ui.Modal(title="Modify the roster", custom_id=custom_id("modify", discussion_id), timeout=900)
+    m.add_item(discord.ui.TextInput(label="Participant (a new name adds an expert)", custom_id="persona",
+                                    max_length=80))
+    m.add_item(discord.ui.TextInput(label="New name", custom_id="name", required=False, max_length=80))
+    m.add_item(discord.ui.TextInput(label="New title", custom_id="title", required=False, max_length=120))
+    m.add_item(discord.ui.TextInput(label="Type REMOVE to remove them", custom_id="remove", required=False,
+                                    max_length=10))
+    return m
+

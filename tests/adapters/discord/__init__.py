@@ -1,0 +1,1 @@
+"""Discord adapter tests: the real discord.py client against the loopback fake of Discord."""

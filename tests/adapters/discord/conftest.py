@@ -1,0 +1,107 @@
+"""Discord fixtures: the fake Discord, and the real app plus discord.py client connected to it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.discord.chat import DiscordChat
+from adapters.discord.client import CouncilClient, DiscordConfig, build_client
+from bot.settings import Settings
+from bot.wiring import App, build_app
+from core.models import Discussion
+from core.offline import OfflineLLM
+from core.ports import Completion, Prompt
+from tests.fakes.discord_api import FakeDiscord
+
+TOKEN = "test-token"
+
+
+class RecordingLLM(OfflineLLM):
+    """The offline model, keeping each prompt so tests can see what reached the council."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prompts: list[Prompt] = []
+
+    async def complete(self, prompt: Prompt) -> Completion:
+        self.prompts.append(prompt)
+        return await super().complete(prompt)
+
+
+@dataclass
+class Council:
+    fake: FakeDiscord
+    app: App
+    client: CouncilClient
+    chat: DiscordChat
+    llm: RecordingLLM
+
+    async def discussion(self) -> Discussion:
+        async with self.app.store.tx() as tx:
+            items = await tx.discussions()
+        assert items, "no discussion was started"
+        return items[0]
+
+    async def settle(self) -> None:
+        """Let the drivers finish everything they can do without a human."""
+        await self.app.driver.idle()
+
+
+def settings_for(fake: FakeDiscord, tmp_path: Path) -> Settings:
+    return Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}",  # type: ignore[call-arg]
+                    discord_token=TOKEN, discord_api_url=fake.api_url, anthropic_api_key=None)
+
+
+@contextlib.asynccontextmanager
+async def running(fake: FakeDiscord, tmp_path: Path, **kw: Any) -> AsyncIterator[Council]:
+    llm = RecordingLLM()
+    chat = DiscordChat()
+    app = await build_app(settings_for(fake, tmp_path), {"discord": chat}, llm=llm, owner="test-owner")
+    config = DiscordConfig(token=TOKEN, api_url=fake.api_url, sweep_interval_s=3600)
+    client = build_client(config, app.service, app.driver, app.store, chat, sharded=kw.pop("sharded", False),
+                          message_content=kw.pop("message_content", True), guild_ready_timeout=0.05, **kw)
+    await client.login(TOKEN)
+    task = asyncio.create_task(client.connect())
+    try:
+        await asyncio.wait_for(client.wait_until_ready(), 10)
+        yield Council(fake, app, client, chat, llm)
+        await app.driver.idle()
+    finally:
+        await client.close()
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(task, 5)
+        await app.close()
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeDiscord]:
+    async with FakeDiscord(token=TOKEN) as f:
+        yield f
+
+
+@pytest.fixture
+async def council(fake: FakeDiscord, tmp_path: Path) -> AsyncIterator[Council]:
+    async with running(fake, tmp_path) as c:
+        yield c
+
+
+async def eventually(check: Callable[[], Awaitable[Any]], limit_s: float = 10.0) -> Any:
+    """Poll an async condition the fake cannot see (the database) until it holds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit_s
+    while not (value := await check()):
+        assert loop.time() < deadline, "condition not reached"
+        await asyncio.sleep(0.01)
+    return value
+
+
+def by_webhook(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [m for m in messages if m.get("webhook_id")]
+

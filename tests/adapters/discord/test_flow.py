@@ -1,0 +1,116 @@
+"""End to end through the real discord.py client: command, defer, thread, webhook posts, replies, buttons."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.adapters.discord.conftest import Council, by_webhook, running
+from tests.fakes import discord_payloads as p
+from tests.fakes.discord_api import FakeDiscord
+
+
+async def test_connects_through_the_api_url_and_syncs_commands(council: Council) -> None:
+    fake = council.fake
+    assert fake.calls_to("GET", r"^/gateway/bot$"), "the gateway URL must come from GET /gateway/bot"
+    assert [c["name"] for c in fake.commands] == [
+        "council", "council-list", "council-pause", "council-resume", "council-stop", "council-digest"]
+    intents = int(fake.identifies[-1]["intents"])
+    assert intents & 1 and intents & (1 << 9) and intents & p.MESSAGE_CONTENT_INTENT
+    assert council.client.http.max_ratelimit_timeout == 30.0
+
+
+async def test_council_command_runs_a_discussion_in_a_thread(council: Council) -> None:
+    fake = council.fake
+    dana = fake.add_user("Dana")
+    before = len(fake.calls)
+    i = await fake.slash(dana, "council", topic="Should we move to trunk-based development?", rounds=1)
+    await fake.wait_for(lambda: i.followups)
+    await council.settle()
+
+    first = fake.calls[before]
+    assert first.path.endswith("/callback"), f"the first call must acknowledge, got {first.method} {first.path}"
+    assert i.callbacks[0]["type"] == 5 and i.callbacks[0]["data"]["flags"] & 64
+    assert "Starting a council" in i.followups[0]["content"]
+
+    d = await council.discussion()
+    header = fake.messages[fake.channel_id][0]
+    assert header["id"] == d.thread_ref and "trunk-based" in header["embeds"][0]["title"]
+    thread = fake.channels[d.thread_ref]
+    assert thread["type"] == 11 and thread["parent_id"] == fake.channel_id
+    assert len(fake.webhooks) == 1
+    posts = by_webhook(fake.thread_messages(d.thread_ref))
+    names = {m["author"]["username"] for m in posts}
+    assert {"Moderator", "Historian", "Contrarian"} <= names and len(names) >= 6
+    assert all(m["_avatar_url"].startswith("https://") for m in posts)
+    assert all(len(m["content"]) <= 2000 for m in fake.thread_messages(d.thread_ref))
+    assert any("offline model" in m["content"] for m in posts)
+    assert d.status.value == "done"
+    assert fake.calls_to("POST", rf"^/channels/{d.thread_ref}/typing$"), "a typing indicator while personas work"
+    hook = next(iter(fake.webhooks))
+    assert all(c.query.get("thread_id") == d.thread_ref for c in fake.calls_to("POST", rf"^/webhooks/{hook}/"))
+
+
+async def start_and_wait(council: Council, who: dict, **options: object) -> str:
+    """Run /council and let round 1 finish; returns the thread id."""
+    i = await council.fake.slash(who, "council", **options)
+    await council.fake.wait_for(lambda: i.followups)
+    await council.settle()
+    return (await council.discussion()).thread_ref
+
+
+def with_button(fake: FakeDiscord, thread: str, label: str) -> dict:
+    return next(m for m in reversed(fake.thread_messages(thread))
+                if any(b.get("label") == label for r in m["components"] for b in r["components"]))
+
+
+async def test_humans_reply_vote_and_steer(council: Council) -> None:
+    fake = council.fake
+    dana, lee = fake.add_user("Dana"), fake.add_user("Lee")
+    thread = await start_and_wait(council, dana, topic="Should we adopt trunk-based development?")
+    assert (await council.discussion()).status.value == "waiting"
+
+    seen = len(fake.thread_messages(thread))
+    await fake.say(dana, thread, "What about release trains for the mobile app?")
+    await fake.wait_for(lambda: len(by_webhook(fake.thread_messages(thread)[seen:])) >= 1)
+    await council.settle()
+    d = await council.discussion()
+    async with council.app.store.tx() as tx:
+        humans = await tx.human_messages(d.id)
+    assert [(h.author_name, h.text) for h in humans] == [("Dana", "What about release trains for the mobile app?")]
+    assert any("release trains" in b.text for p in council.llm.prompts[-1:] for b in p.shared)
+
+    poll = with_button(fake, thread, "Run a four-week reversible trial")
+    votes = [(lee, 0), (dana, 1), (lee, 1)]
+    for who, option in votes:
+        i = await fake.click(who, poll, poll["components"][0]["components"][option]["custom_id"])
+        await fake.wait_for(lambda i=i: i.followups)
+        assert i.callbacks[0]["type"] == 6, "a button is acknowledged with a deferred update first"
+        assert "Your vote" in i.followups[0]["content"] and i.followups[0]["flags"] & 64
+    assert "— 0 votes" in poll["content"].splitlines()[1] and "— 2 votes (Dana, Lee)" in poll["content"]
+    assert fake.calls_to("PATCH", rf"/channels/{thread}/messages/{poll['id']}$"), "counts are edited in place"
+
+    choice = with_button(fake, thread, "Another round")
+    custom_id = fake.find_button(choice, "Another round")
+    first = await fake.click(dana, choice, custom_id)
+    await fake.wait_for(lambda: len(fake.calls_to("POST", "/webhooks/")) > 0 and first.callbacks)
+    await council.settle()
+    again = await fake.click(lee, choice, custom_id)
+    await fake.wait_for(lambda: again.followups)
+    assert again.callbacks[0]["type"] == 6 and "already chosen" in again.followups[0]["content"]
+    d = await council.discussion()
+    assert d.round == 2 and choice["components"], "the buttons stay on the message for everyone"
+    assert any("Dana" in b.text and "release trains" in b.text for p in council.llm.prompts for b in p.shared)
+    assert not [h for h in humans if h.author_id in (fake.app_id, *fake.webhooks)]
+
+
+async def test_buttons_survive_a_restart(fake: FakeDiscord, tmp_path: Path) -> None:
+    dana = fake.add_user("Dana")
+    async with running(fake, tmp_path) as first:
+        thread = await start_and_wait(first, dana, topic="Monorepo or polyrepo?")
+    async with running(fake, tmp_path) as second:
+        choice = with_button(fake, thread, "Synthesize")
+        i = await fake.click(dana, choice, fake.find_button(choice, "Synthesize"))
+        await fake.wait_for(lambda: any("Final synthesis" in m["content"] for m in fake.thread_messages(thread)))
+        await second.settle()
+        assert i.callbacks[0]["type"] == 6
+        assert (await second.discussion()).status.value == "done"

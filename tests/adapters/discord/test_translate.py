@@ -1,0 +1,96 @@
+"""Pure translation of recorded Discord payloads into commands."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapters.discord import translate as t
+from core import commands as c
+from core.models import NextAction, Persona, Role
+from tests.fakes.discord_payloads import fixture
+
+DANA = t.Who(user_id="1280000000000000042", user_name="Dana")
+HERE = t.Where(guild_id="1290000000000000001", channel_id="1290000000000000010")
+
+
+def test_council_command_from_a_recorded_interaction() -> None:
+    payload = fixture("interaction_council.json")
+    who = t.Who(payload["member"]["user"]["id"], payload["member"]["user"]["global_name"],
+                t.is_admin(payload["member"]["permissions"]))
+    cmd = t.slash_command(payload["data"], who, t.Where(payload["guild_id"], payload["channel_id"]))
+    assert cmd == c.StartDiscussion(topic="Should we move to trunk-based development?", platform="discord",
+                                    workspace="1290000000000000001", channel="1290000000000000010", rounds=2,
+                                    experts=3, user_id="1280000000000000042", user_name="Dana")
+
+
+def test_verbs_use_the_thread_they_are_typed_in() -> None:
+    data = {"name": "council-stop", "options": []}
+    assert t.slash_command(data, DANA, HERE, current="ab12cd34") == c.Stop(
+        discussion_id="ab12cd34", user_id=DANA.user_id, user_name="Dana")
+    with pytest.raises(t.NotUnderstood):
+        t.slash_command(data, DANA, HERE)
+    pause = t.slash_command({"name": "council-pause", "options": [{"name": "id", "type": 3, "value": " ff00 "}]},
+                            DANA, HERE, current="ab12cd34")
+    assert isinstance(pause, c.Pause) and pause.discussion_id == "ff00"
+    assert t.slash_command({"name": "council-list"}, DANA, HERE) == t.ListDiscussions(channel=HERE.channel_id)
+    digest = t.slash_command({"name": "council-digest", "options": [
+        {"name": "cadence", "type": 3, "value": "cron"}, {"name": "cron", "type": 3, "value": "0 9 * * 1"}]},
+        DANA, HERE)
+    assert isinstance(digest, c.SetDigest) and digest.cron == "0 9 * * 1" and digest.platform == "discord"
+
+
+def test_buttons_from_a_recorded_click() -> None:
+    payload = fixture("interaction_button.json")
+    action, value = t.parse_custom_id(payload["data"]["custom_id"]) or ("", "")
+    assert t.component(action, value, DANA) == c.CastBallot(poll_id=7, choice=1, user_id=DANA.user_id,
+                                                            user_name="Dana")
+    assert t.component("next:deep_dive", "ab12|deep_dive", DANA) == c.ChooseNextAction(
+        discussion_id="ab12", action=NextAction.DEEP_DIVE, user_id=DANA.user_id, user_name="Dana")
+    assert isinstance(t.component("sched:1h", "ab12|in 1 hour", DANA), c.ScheduleRound)
+    assert t.component("roster:modify", "ab12", DANA) == t.OpenModal("modify", "ab12")
+    assert t.component("reply", "ab12", DANA) == t.OpenModal("reply", "ab12")
+    assert isinstance(t.component("fail:retry", "ab12", DANA), c.RetryTurns)
+    with pytest.raises(t.NotUnderstood):
+        t.component("next:fly", "ab12|fly", DANA)
+
+
+def test_custom_ids_round_trip_and_stay_short() -> None:
+    for action, value in [("vote:3", "12|3"), ("sched:tomorrow", "ab12cd34|tomorrow morning"), ("reply", "x")]:
+        assert t.parse_custom_id(t.custom_id(action, value)) == (action, value)
+    with pytest.raises(ValueError):
+        t.custom_id("next:deep_dive", "x" * 100)
+    assert t.parse_custom_id("someone-elses-button") is None
+
+
+def test_modal_submission_from_a_recorded_payload() -> None:
+    payload = fixture("interaction_modal_submit.json")
+    cmd = t.modal(payload["data"], DANA, payload["id"])
+    assert cmd == c.PostHumanMessage(discussion_id="ab12cd34", text="What about release trains?",
+                                     event_id=f"discord:interaction:{payload['id']}", user_id=DANA.user_id,
+                                     user_name="Dana")
+
+
+def test_roster_edits_rename_remove_or_add() -> None:
+    people = [Persona(key="amara", name="Amara Okafor", role=Role.EXPERT)]
+    edit = t.RosterEdit("ab12", "amara okafor", "Amara O.", "", False)
+    assert isinstance(t.roster_command(edit, people, DANA), c.ModifyRoster)
+    added = t.roster_command(t.RosterEdit("ab12", "Grace Hopper", "", "Compilers", False), people, DANA)
+    assert added == c.AddExpert(discussion_id="ab12", name="Grace Hopper", title="Compilers",
+                                user_id=DANA.user_id, user_name="Dana")
+    with pytest.raises(t.NotUnderstood):
+        t.roster_command(t.RosterEdit("ab12", "Nobody", "", "", True), people, DANA)
+
+
+def test_a_recorded_thread_reply_drops_the_bot_mention() -> None:
+    payload = fixture("message_create_reply.json")
+    bot_id = payload["mentions"][0]["id"]
+    cmd = t.human_message(payload["content"], payload["id"], bot_id, DANA, "ab12cd34")
+    assert cmd is not None and cmd.text == "What about release trains?"
+    assert cmd.event_id == f"discord:{payload['id']}"
+    assert t.human_message(f"<@!{bot_id}>  ", "1", bot_id, DANA, "ab12cd34") is None
+
+
+def test_admin_bits() -> None:
+    assert t.is_admin(str(1 << 3)) and t.is_admin(1 << 5)
+    assert not t.is_admin("1071698660929")  # @everyone's default permissions
+    assert not t.is_admin("2048") and not t.is_admin(None) and not t.is_admin("junk")
