@@ -27,6 +27,7 @@ class Settings(BaseSettings):
 
     discord_token: SecretStr | None = None
     discord_api_url: str = "https://discord.com/api/v10"
+    council_discord_shard_guilds: int = 1000  # past this many guilds, run the AutoShardedClient
 
     anthropic_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None

@@ -32,10 +32,11 @@ class App:
     clock: Clock
     scheduler: Scheduler | None = None  # long-running entry points keep time; the console does not
 
-    async def close(self) -> None:
+    async def close(self, grace_s: float = 60.0) -> None:
+        """Stop timing, give running turns `grace_s` to finish, then close the database."""
         if self.scheduler is not None:
             await self.scheduler.stop()
-        await self.driver.idle()
+        await self.driver.shutdown(grace_s)
         await self.store.close()
 
 

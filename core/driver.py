@@ -20,6 +20,8 @@ from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
 
+MAX_POST_ATTEMPTS = 5  # refusals of one post before the discussion stops running turns
+
 SCHEMAS: dict[engine.Phase, type[BaseModel]] = {
     engine.Phase.ROSTER: RosterSpec,
     engine.Phase.ROUND_SYNTHESIS: RoundSynthesis,
@@ -68,6 +70,17 @@ class Driver:
     async def idle(self) -> None:
         """Wait until every driver of this process has nothing left to do (tests, console, shutdown)."""
         while running := [t for t in self._tasks.values() if not t.done()]:
+            await asyncio.gather(*running, return_exceptions=True)
+
+    async def shutdown(self, grace_s: float) -> None:
+        """Let running turns finish for up to `grace_s`, then stop; leases let another process resume the rest."""
+        try:
+            await asyncio.wait_for(self.idle(), grace_s)
+        except TimeoutError:
+            running = [t for t in self._tasks.values() if not t.done()]
+            log.warning("stopping %d discussion driver(s) mid-step; they resume after restart", len(running))
+            for task in running:
+                task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
 
     async def _drive_logged(self, discussion_id: str) -> None:
@@ -244,8 +257,10 @@ class Driver:
                 try:
                     ref = await self._send(tx_store=self.store, d=d, chat=chat, outbox_id=outbox_id, post=post,
                                            retried=attempts > 0)
-                except Exception:
+                except Exception as exc:
                     log.warning("could not publish %s; it stays queued", post.key, exc_info=True)
+                    if attempts + 1 >= MAX_POST_ATTEMPTS:
+                        await self._block_for_posting(d.id, exc)
                     return False
                 async with self.store.tx() as tx:
                     await tx.mark_sent(outbox_id, ref, self.clock.now(), turn_key)
@@ -261,6 +276,17 @@ class Driver:
                             poll.message_ref = ref
                             await tx.save_poll(poll)
             return True
+
+    async def _block_for_posting(self, discussion_id: str, exc: Exception) -> None:
+        """Posts keep being refused (thread deleted, access lost): stop spending on turns nobody can see.
+
+        The queue is kept and retried by every sweep; once it drains, Retry resumes the discussion."""
+        async with self.store.tx() as tx:
+            d = await tx.discussion(discussion_id)
+            if d is not None and d.status == Status.RUNNING:
+                d.status = Status.BLOCKED
+                d.blocked_reason = f"the chat platform keeps refusing posts ({type(exc).__name__}: {exc})"[:300]
+                await tx.save_discussion(d, self.clock.now())
 
     async def _send(
         self, *, tx_store: Store, d: Discussion, chat: ChatPort, outbox_id: int, post: Post, retried: bool

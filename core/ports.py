@@ -79,6 +79,10 @@ class ChatPort(Protocol):
         """A new top-level message in a channel, outside any discussion (digests); returns its ref."""
         ...
 
+    async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
+        """After a crash: the ref of a top-level post in the channel already carrying this key, if any."""
+        ...
+
     async def link(self, discussion: Discussion) -> str:
         """A URL people can click to open the discussion's thread ("" when the platform has none)."""
         ...

@@ -240,10 +240,8 @@ class ScheduleHandlers:
             material = await digest.gather(tx, s, row["period_start"], row["period_end"])
         chat = self.driver.chats[s.platform]
         key = f"digest:{s.id}:{row['slot']:%Y%m%dT%H%M%SZ}"
-        # A sender that died between posting and recording leaves attempts > 0: look for its post first
-        # (adapters that can search a channel for a key implement find_announcement).
-        finder = getattr(chat, "find_announcement", None)
-        ref = await finder(s.workspace, s.target, key) if row["attempts"] > 0 and finder is not None else None
+        # A sender that died between posting and recording leaves attempts > 0: look for its post first.
+        ref = await chat.find_announcement(s.workspace, s.target, key) if row["attempts"] > 0 else None
         usage = None
         if not ref:
             await digest.links(chat, material.covered)

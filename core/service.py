@@ -78,14 +78,14 @@ class Service(ScheduleHandlers):
     async def _get(self, tx: Tx, discussion_id: str) -> Discussion:
         d = await tx.discussion(discussion_id.strip())
         if d is None:
-            raise UserError(f"I can't find a discussion with id `{discussion_id}`. `/council list` shows them.")
+            raise UserError(f"I can't find a discussion with id `{discussion_id}`; the list command shows them.")
         return d
 
     @staticmethod
     def _may_moderate(d: Discussion, cmd: c.Command, verb: str) -> None:
         if cmd.user_id != d.created_by and not cmd.is_admin:
             raise UserError(
-                f"Only {d.created_by_name or 'the person who started it'} or a workspace admin can {verb} "
+                f"Only {d.created_by_name or 'the person who started it'} or an admin can {verb} "
                 "this discussion."
             )
 

@@ -39,7 +39,11 @@ class ConsoleChat:
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         self.console.print(render(post))
+        self._remember(post.key)
         return f"console:{post.key}"
+
+    async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
+        return f"console:{key}" if key in self._seen else None
 
     async def link(self, discussion: Discussion) -> str:
         return ""

@@ -75,8 +75,7 @@ class CouncilClient(discord.Client):
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self.driver.idle()), SHUTDOWN_GRACE_S)
+        await self.driver.shutdown(SHUTDOWN_GRACE_S)
         await self.handlers.chat.close()
         await super().close()
 

@@ -163,13 +163,12 @@ def component(action: str, value: str, who: Who) -> Intent:
     if kind in ("reply", "modify") or action == "roster:modify":
         return OpenModal(kind="reply" if kind == "reply" else "modify", discussion_id=value)
     simple: dict[str, type[c.Command]] = {
-        "ctl:pause": c.Pause, "ctl:resume": c.Resume, "ctl:stop": c.Stop, "roster:start": c.ConfirmRoster,
+        "ctl:pause": c.Pause, "ctl:resume": c.Resume, "ctl:stop": c.Stop, "ctl:synthesize": c.Synthesize,
+        "roster:start": c.ConfirmRoster,
         "fail:retry": c.RetryTurns, "fail:skip": c.SkipTurns, "fail:stop": c.Stop,
     }
     if action in simple:
         return simple[action](discussion_id=value, **base)  # type: ignore[call-arg]
-    if action == "ctl:synthesize":
-        return c.ChooseNextAction(discussion_id=value, action=NextAction.SYNTHESIZE, **base)
     raise NotUnderstood("That button is no longer supported.")
 
 

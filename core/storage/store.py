@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -26,6 +27,8 @@ from core.models import (
     Usage,
 )
 from core.storage import tables as t
+
+log = logging.getLogger(__name__)
 
 
 def aware(value: datetime | None) -> datetime | None:
@@ -526,6 +529,10 @@ class Tx:
 class Store:
     """Owns the engine; `async with store.tx() as tx` is one unit of work."""
 
+    # How long a transaction waits for its in-process turn on SQLite before it falls back to SQLite's own
+    # locking (busy_timeout): a transaction opened inside another then fails as it always did, never hangs.
+    SQLITE_TURN_WAIT_S = 5.0
+
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
         # SQLite has one writer and every transaction here begins IMMEDIATE, so they run one at a time
@@ -535,13 +542,28 @@ class Store:
 
     @asynccontextmanager
     async def tx(self) -> AsyncIterator[Tx]:
-        """One transaction; never open another inside it (on SQLite that would wait on itself)."""
-        if self._sqlite_turn is None:
-            async with self.engine.begin() as conn:
-                yield Tx(conn)
-            return
-        async with self._sqlite_turn, self.engine.begin() as conn:
+        async with self._turn(), self.engine.begin() as conn:
             yield Tx(conn)
+
+    @asynccontextmanager
+    async def _turn(self) -> AsyncIterator[None]:
+        lock = self._sqlite_turn
+        if lock is None:
+            yield
+            return
+        try:
+            if lock.locked():
+                await asyncio.wait_for(lock.acquire(), self.SQLITE_TURN_WAIT_S)
+            else:
+                await lock.acquire()  # free: returns at once, without the task wait_for would create
+        except TimeoutError:
+            log.warning("waited %.1f s for a SQLite transaction; leaving it to busy_timeout", self.SQLITE_TURN_WAIT_S)
+            yield
+            return
+        try:
+            yield
+        finally:
+            lock.release()
 
     async def close(self) -> None:
         await self.engine.dispose()

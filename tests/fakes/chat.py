@@ -108,5 +108,10 @@ class RecordingChat:
         self.announced.append((workspace, channel, ref, post))
         return ref
 
+    async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
+        self.find_calls += 1
+        return next((ref for w, ch, ref, post in self.announced if (w, ch, post.key) == (workspace, channel, key)),
+                    None)
+
     async def link(self, discussion: Discussion) -> str:
         return f"https://chat.invalid/{self.platform}/{discussion.id}"

@@ -39,7 +39,7 @@ async def test_pause_writes_a_resume_summary_and_resume_reopens_with_the_moderat
 async def test_only_the_starter_or_an_admin_may_pause_or_stop(app: App) -> None:
     reply = await app.service.handle(start())
     await settle(app)
-    with pytest.raises(UserError, match="Only Dana or a workspace admin"):
+    with pytest.raises(UserError, match="Only Dana or an admin"):
         await app.service.handle(c.Stop(discussion_id=reply.discussion_id, user_id="U9", user_name="Mallory"))
     await app.service.handle(c.Stop(discussion_id=reply.discussion_id, user_id="U9", is_admin=True))
     await settle(app)
@@ -113,19 +113,28 @@ async def test_an_essential_failure_blocks_with_retry_skip_stop_and_retry_recove
     assert (await discussion(app, d.id)).status == Status.DONE
 
 
-async def test_refused_posts_stay_queued_and_land_once_in_order(app: App, chat: RecordingChat) -> None:
-    chat.fail_next(10_000)  # the platform is down for the whole discussion
+async def test_refused_posts_stay_queued_block_the_turns_and_land_once_in_order(
+    app: App, chat: RecordingChat
+) -> None:
+    chat.fail_next(10_000)  # the platform refuses every post
     reply = await app.service.handle(start(rounds=1))
     await settle(app)
-    assert chat.keys(reply.discussion_id) == []
+    did = reply.discussion_id
+    d = await discussion(app, did)
+    assert d.status == Status.BLOCKED and "keeps refusing posts" in d.blocked_reason
+    assert chat.keys(did) == []
     async with app.store.tx() as tx:
-        queued = [post.key for _, post, _, _ in await tx.pending_posts(reply.discussion_id) if not post.replaces]
-    assert queued[0] == f"{reply.discussion_id}:header" and len(queued) > 15
+        queued = [post.key for _, post, _, _ in await tx.pending_posts(did) if not post.replaces]
+        spent = len(await tx.turns(did))
+    assert queued[0] == f"{did}:header" and spent < 10, "turns nobody can see should stop early"
     chat.fail_next(-chat._fail_before)  # the platform is back
-    assert await app.driver.sweep() == [reply.discussion_id]
+    assert await app.driver.sweep() == [did]
     await settle(app)
-    keys = chat.keys(reply.discussion_id)
-    assert keys == queued, "every queued post lands once, in order"
+    assert chat.keys(did) == queued, "every queued post lands once, in order"
+    await app.service.handle(c.RetryTurns(discussion_id=did, user_id="U1", user_name="Dana"))
+    await settle(app)
+    keys = chat.keys(did)
+    assert (await discussion(app, did)).status == Status.DONE and len(keys) == len(set(keys))
 
 
 async def test_a_post_accepted_before_a_crash_is_found_not_reposted(app: App, chat: RecordingChat) -> None:

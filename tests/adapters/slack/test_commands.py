@@ -65,7 +65,7 @@ async def test_only_the_starter_or_an_admin_may_pause_or_stop(
     assert d.status == Status.WAITING
     await slack.command(f"stop {d.id}", user="U0002")
     await server.idle()
-    assert "Only Dana or a workspace admin can stop" in ephemerals_to(fake, "U0002")[0]
+    assert "Only Dana or an admin can stop" in ephemerals_to(fake, "U0002")[0]
     await slack.command(f"stop {d.id}", user="U0003")  # an admin (users.info is_admin)
     await server.idle()
     [d] = await server.core.service.discussions()
