@@ -149,10 +149,9 @@ class ScheduleHandlers:
                 now,
             )
         self._changed()
-        label = {"daily": "daily at 09:00", "weekly": "weekly, Mondays at 09:00"}.get(cmd.cadence, "")
+        label = {"daily": "daily at 09:00", "weekly": "weekly, Mondays at 09:00"}.get(cmd.cadence, f"cron `{expr}`")
         assert first is not None
-        return Reply(text=f"Digest scheduled: {label or describe(trigger, cmd.tz)}"
-                          f"{f' ({cmd.tz})' if label else ''}; the first one {local_text(first, cmd.tz)}.")
+        return Reply(text=f"Digest scheduled: {label}; the first one {local_text(first, cmd.tz)}.")
 
     # firing ------------------------------------------------------------------------------------------
     async def fire(self, schedule_id: int) -> bool:

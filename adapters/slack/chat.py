@@ -12,14 +12,17 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
+from adapters.slack.announce import announcement
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, note, render, thinking
 from core.models import Discussion, Persona, Post
 
 log = logging.getLogger(__name__)
 ClientFor = Callable[[str], Awaitable[AsyncWebClient]]  # workspace (team id) -> a client with its bot token
-BLOCK_ERRORS = {"invalid_blocks", "invalid_blocks_format", "msg_too_long", "invalid_metadata_format"}
+BLOCK_ERRORS = {"invalid_blocks", "invalid_blocks_format", "msg_too_long", "msg_blocks_too_long"}
 RESCAN_AFTER_S = 30.0
+ANNOUNCE_SCAN = 200  # recent top-level messages searched for an announcement's key after a crash
 
 
 class Pacer:
@@ -110,9 +113,40 @@ class SlackChat:
         self._thinking[key] = (discussion.id, persona.name, task)
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
+        """One new top-level message carrying the key in its metadata; an overflow goes into its thread."""
         client = await self.client_for(workspace)
-        refs = [await self._post(client, channel, None, m) for m in render(post)]
-        return refs[0]
+        top, replies = announcement(post)
+        ref = await self._post(client, channel, None, top)
+        for i, message in enumerate(replies, start=1):
+            try:
+                await self._post(client, channel, ref, message)
+            except Exception:  # the top-level message names everything: it stands without its details
+                log.warning("announcement %s: part %s of %s not posted", post.key, i, len(replies), exc_info=True)
+                break
+        return ref
+
+    async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
+        """The top-level message among the channel's recent ones whose metadata carries this key."""
+        client = await self.client_for(workspace)
+        cursor: str | None = None
+        seen = 0
+        try:
+            while seen < ANNOUNCE_SCAN:
+                resp = await self._history(client, channel, min(100, ANNOUNCE_SCAN - seen), cursor)
+                messages = resp.get("messages") or []
+                for message in messages:
+                    meta = message.get("metadata") or {}
+                    payload = meta.get("event_payload") or {}
+                    top = message.get("thread_ts") in (None, message.get("ts"))
+                    if top and meta.get("event_type") == EVENT_TYPE and payload.get("key") == key:
+                        return str(message["ts"])
+                seen += len(messages)
+                cursor = (resp.get("response_metadata") or {}).get("next_cursor") or None
+                if not cursor or not messages:
+                    break
+        except SlackApiError as exc:  # posting again beats never posting: the caller goes on as if not found
+            log.warning("could not search %s for %s: %s", channel, key, exc.response.get("error"))
+        return None
 
     async def link(self, discussion: Discussion) -> str:
         if not discussion.thread_ref:
@@ -134,6 +168,17 @@ class SlackChat:
         await asyncio.gather(*(task for _, _, task in list(self._thinking.values())), return_exceptions=True)
 
     # posting ----------------------------------------------------------------------------------------
+    @staticmethod
+    async def _history(client: AsyncWebClient, channel: str, limit: int, cursor: str | None) -> AsyncSlackResponse:
+        args: dict[str, Any] = {"channel": channel, "include_all_metadata": True, "limit": limit, "cursor": cursor}
+        try:
+            return await client.conversations_history(**args)
+        except SlackApiError as exc:
+            if exc.response.get("error") != "not_in_channel":
+                raise
+        await client.conversations_join(channel=channel)  # it posted with chat:write.public, never joined
+        return await client.conversations_history(**args)
+
     async def _post(self, client: AsyncWebClient, channel: str, thread: str | None, message: Message) -> str:
         args: dict[str, Any] = {"channel": channel, **message.args(), "unfurl_links": False, "unfurl_media": False}
         if thread:
@@ -145,6 +190,9 @@ class SlackChat:
                 error = exc.response.get("error")
                 if error == "not_in_channel":
                     await client.conversations_join(channel=channel)
+                elif error == "invalid_metadata_format":
+                    log.warning("Slack refused the metadata; posting without it")
+                    args.pop("metadata", None)
                 elif error in BLOCK_ERRORS:
                     log.warning("Slack refused the blocks (%s); posting plain text", error)
                     args.pop("blocks", None)

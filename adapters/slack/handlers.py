@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -26,6 +27,18 @@ OOPS = "Sorry, something went wrong on my side; please try again in a moment."
 TOPIC_FROM_THREAD = 300
 SETTLE_NOTES = {"roster:start": "started the discussion", "fail:retry": "chose *Retry*",
                 "fail:skip": "chose *Skip*", "fail:stop": "chose *Stop*"}
+
+
+def digest_reply(text: str, channel: str, here: str) -> str:
+    """The service's answer to `/council digest`, naming the channel it is about (a link when it is another)."""
+    name = "this channel" if channel == here else f"<#{channel}>"
+    if f"<#{channel}>" in text:
+        return text
+    for opening in ("Digest scheduled", "Digest turned off"):
+        if text.startswith(opening):
+            return f"Digest for {name} {opening.removeprefix('Digest ')}{text[len(opening):]}"
+    named = re.sub(r"\b(?:this|that) channel\b", name, text)
+    return named if named != text or channel == here else f"{name}: {text}"
 
 
 class CoreApp(Protocol):
@@ -101,7 +114,8 @@ class Council:
             await self.tell(client, place, OOPS)
             return None
         if announce and reply.text and not isinstance(cmd, c.StartDiscussion | c.PostHumanMessage):
-            await self.tell(client, place, reply.text)
+            text = digest_reply(reply.text, cmd.channel, place.channel) if isinstance(cmd, c.SetDigest) else reply.text
+            await self.tell(client, place, text)
         return reply
 
     # buttons and modals ---------------------------------------------------------------------------

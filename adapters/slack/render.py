@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,11 +16,11 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from adapters.slack.markup import SECTION_CHARS, escape, flat, mrkdwn, split_text, user_mentions
 from core.models import Action, Persona, Post, Role
 
 EVENT_TYPE = "council_post"
 THINKING_EVENT = "council_thinking"
-SECTION_CHARS = 2900  # Slack's section text limit is 3,000
 MESSAGE_CHARS = 9000  # stay well under ~11k characters of block text per message
 MAX_BLOCKS = 50
 BUTTON_CHARS = 75
@@ -52,45 +51,16 @@ class Message:
 
 
 # text -------------------------------------------------------------------------------------------
-def escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def mrkdwn(text: str) -> str:
-    """The core's light Markdown to Slack mrkdwn: **bold**, *italic*, # headings, - bullets, [links](url)."""
-    out = escape(text)
-    out = re.sub(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)", r"<\2|\1>", out)
-    out = re.sub(r"(?<!\*)\*(?!\*|\s)([^*\n]+?)(?<!\s)\*(?!\*)", "\x00\\1\x00", out)  # *italic* → _italic_
-    out = re.sub(r"\*\*(?!\s)(.+?)(?<!\s)\*\*", r"*\1*", out)
-    out = re.sub(r"__(?!\s)(.+?)(?<!\s)__", r"*\1*", out)
-    out = re.sub(r"~~(.+?)~~", r"~\1~", out)
-    out = re.sub(r"^#{1,6}\s+(.+)$", r"*\1*", out, flags=re.M)
-    out = re.sub(r"^(\s*)[-*+]\s+", r"\1• ", out, flags=re.M)
-    return out.replace("\x00", "_")
-
-
-def split_text(text: str, limit: int = SECTION_CHARS) -> list[str]:
-    """Pieces of at most `limit` characters, cut at paragraphs, then lines, then words."""
-    text = text.strip()
-    if len(text) <= limit:
-        return [text] if text else []
-    for sep in ("\n\n", "\n", " "):
-        cut = text.rfind(sep, 0, limit + 1)
-        if cut > limit // 3:
-            return [text[:cut].rstrip(), *split_text(text[cut + len(sep):], limit)]
-    return [text[:limit], *split_text(text[limit:], limit)]
-
-
 def button_label(label: str) -> str:
     label = " ".join(label.split()) or "…"
     return label if len(label) <= BUTTON_CHARS else label[: BUTTON_CHARS - 1].rstrip() + "…"
 
 
-def _section(text: str) -> SectionBlock:
+def section(text: str) -> SectionBlock:
     return SectionBlock(text=MarkdownTextObject(text=text))
 
 
-def _context(*texts: str) -> ContextBlock:
+def context(*texts: str) -> ContextBlock:
     return ContextBlock(elements=[MarkdownTextObject(text=t[:2900]) for t in texts if t][:10])
 
 
@@ -121,8 +91,13 @@ def identity(persona: Persona | None) -> dict[str, str | None]:
     return {"username": persona.name[:80], "icon_emoji": icon if icon.startswith(":") else ":speech_balloon:"}
 
 
-def _pack(head: list[Block], body: list[str], tail: list[Block], post: Post) -> list[Message]:
-    """Spread body sections over as many messages as the limits need; head goes first, tail last."""
+def pack(head: list[Block], body: list[str], tail: list[Block], post: Post, *, lead: str = "",
+         offset: int = 0) -> list[Message]:
+    """Spread body sections over as many messages as the limits need; head goes first, tail last.
+    `lead` (mentions) opens the first section and the notification text; parts are numbered from `offset`
+    (the replies under an announcement posted apart are parts 1…n)."""
+    if lead:
+        body = [f"{lead} {body[0]}" if body else lead, *body[1:]]
     chunks = [piece for para in body for piece in split_text(para)]
     groups: list[list[str]] = [[]]
     size = 0
@@ -134,35 +109,51 @@ def _pack(head: list[Block], body: list[str], tail: list[Block], post: Post) -> 
         size += len(chunk)
     who = identity(post.persona)
     messages = []
+    total = len(groups) + offset
     for i, group in enumerate(groups):
-        blocks: list[Block] = list(head) if i == 0 else [_context(f"_(continued, part {i + 1} of {len(groups)})_")]
-        blocks += [_section(chunk) for chunk in group]
+        part = offset + i
+        blocks: list[Block] = list(head) if part == 0 else [context(f"_(continued, part {part + 1} of {total})_")]
+        blocks += [section(chunk) for chunk in group]
         if i == len(groups) - 1:
             blocks += tail
         if post.offline:
-            blocks.append(_context(OFFLINE_LABEL))
-        fallback = " ".join(" ".join(group).split())[:2900] or post.title or post.kind
-        if post.offline and i == 0:
-            fallback = "[offline model] " + fallback
-        meta = {"event_type": EVENT_TYPE, "event_payload": {"key": post.replaces or post.key, "part": i}}
+            blocks.append(context(OFFLINE_LABEL))
+        fallback = notification(group, post, lead, first=part == 0)
+        meta = {"event_type": EVENT_TYPE, "event_payload": {"key": post.replaces or post.key, "part": part}}
         messages.append(Message(text=fallback, blocks=[b.to_dict() for b in blocks[:MAX_BLOCKS]],
                                 metadata=meta, **who))  # type: ignore[arg-type]
     return messages
 
 
+def notification(texts: list[str], post: Post, lead: str = "", *, first: bool = True) -> str:
+    """A message's `text` (notifications, screen readers): the mentions first, then the offline mark."""
+    text = flat(texts, SECTION_CHARS) or post.title or post.kind
+    if not (post.offline and first):
+        return text
+    return f"{lead} [offline model] {text.removeprefix(lead).lstrip()}" if lead else f"[offline model] {text}"
+
+
+def opens_with_title(post: Post) -> bool:
+    """Whether the text already starts with the title (a digest's bold first line): not shown twice."""
+    return bool(post.title) and post.text.lstrip("*_# ").startswith(post.title)
+
+
 def render(post: Post, topic: str = "") -> list[Message]:
-    """A post as one or more Slack messages (more only when a long text must be split)."""
+    """A post as one or more Slack messages (more only when a long text must be split); the people it
+    mentions open its first section and its notification text."""
     if post.kind == "header":
         return _header(post)
     head: list[Block] = []
+    body: list[str] = []
     if post.persona is not None and post.title:
-        head.append(_context(f"*{escape(post.title)}*"))
-    elif post.title:
-        head.append(_section(f"*{escape(post.title)}*"))
-    body = [mrkdwn(post.text)] if post.text else []
+        head.append(context(f"*{escape(post.title)}*"))
+    elif post.title and not opens_with_title(post):
+        body.append(f"*{escape(post.title)}*")
+    if post.text:
+        body.append(mrkdwn(post.text))
     if post.roster:
         body.append(roster_lines(post.roster))
-    return _pack(head, body, actions_blocks(post.actions), post)
+    return pack(head, body, actions_blocks(post.actions), post, lead=user_mentions(post.mentions))
 
 
 def _header(post: Post) -> list[Message]:
@@ -177,10 +168,11 @@ def _header(post: Post) -> list[Message]:
         paragraphs = paragraphs[1:]
     body += [mrkdwn(p) for p in paragraphs if p.strip()]
     tail = [*actions_blocks(post.actions, "controls"),
-            _context("Reply in the thread to join in; the council hears you on its next turn.")]
-    messages = _pack(head, body, tail, post)
-    for m in messages:
-        m.text = f"Council: {post.title[:200]}"
+            context("Reply in the thread to join in; the council hears you on its next turn.")]
+    lead = user_mentions(post.mentions)
+    messages = pack(head, body, tail, post, lead=lead)
+    for i, m in enumerate(messages):
+        m.text = f"{lead if i == 0 else ''} Council: {post.title[:200]}".lstrip()
     return messages
 
 
@@ -188,7 +180,7 @@ def thinking(persona: Persona, key: str) -> Message:
     """A placeholder that the turn's post later replaces in place (metadata finds it after a crash)."""
     return Message(
         text=f"{persona.name} is thinking…",
-        blocks=[_context(f"{persona.icon} _{escape(persona.name)} is thinking…_").to_dict()],
+        blocks=[context(f"{persona.icon} _{escape(persona.name)} is thinking…_").to_dict()],
         metadata={"event_type": THINKING_EVENT, "event_payload": {"key": key}},
         **identity(persona),  # type: ignore[arg-type]
     )
@@ -196,10 +188,10 @@ def thinking(persona: Persona, key: str) -> Message:
 
 def note(text: str) -> Message:
     """What a placeholder becomes when its turn brings no post of its own (a failure, the roster)."""
-    return Message(text=text, blocks=[_context(f"_{escape(text)}_").to_dict()])
+    return Message(text=text, blocks=[context(f"_{escape(text)}_").to_dict()])
 
 
 def settled(blocks: list[dict[str, Any]], note: str) -> list[dict[str, Any]]:
     """A clicked choice message: its buttons removed, with who chose what in their place."""
     kept = [b for b in blocks if b.get("type") != "actions"]
-    return [*kept, _context(note).to_dict()]
+    return [*kept, context(note).to_dict()]

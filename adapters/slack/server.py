@@ -32,7 +32,7 @@ BOT_SCOPES = ["commands", "chat:write", "chat:write.customize", "chat:write.publ
 
 
 class ClosableCore(CoreApp, Protocol):
-    async def close(self) -> None: ...
+    async def close(self, grace_s: float = ...) -> None: ...
 
 
 Build = Callable[[Mapping[str, ChatPort]], Awaitable[ClosableCore]]
@@ -155,8 +155,7 @@ class SlackServer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.tasks.idle(), grace_s)
             core, self.core = self.core, None
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(core.close(), grace_s)
+            await core.close(grace_s)
 
     async def serve_forever(self) -> None:
         await self.start()

@@ -240,8 +240,8 @@ def _digest(args: list[tuple[str, bool]], who: Who, team_id: str, channel_id: st
     if rest:
         target = channel_ref(rest[0])
         if target is None or len(rest) > 1:
-            raise BadInput(f"I expected a channel like #general after `{cadence}`, not `{' '.join(rest)}`. "
-                           "Pick it from the list Slack suggests as you type #.")
+            raise BadInput(f"After `{cadence}` I expected a channel, and `{' '.join(rest)}` isn't one I can use. "
+                           "Pick it from the list Slack suggests as you type #, so that it becomes a link.")
         channel = target
     cmd = c.SetDigest(platform=PLATFORM, workspace=team_id, channel=channel, cadence=cadence,  # type: ignore[arg-type]
                       cron=cron, tz=_zone(opts["tz"]) if "tz" in opts else default_tz, **who.fields())

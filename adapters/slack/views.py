@@ -18,7 +18,7 @@ from slack_sdk.models.blocks.basic_components import MarkdownTextObject
 from slack_sdk.models.views import View
 
 from adapters.slack.interactions import OPTION_FLAGS, ROSTER_VIEW, ROUND_CHOICES, START_VIEW
-from adapters.slack.render import escape
+from adapters.slack.markup import escape
 from core import commands as c
 from core.models import Persona, Role
 

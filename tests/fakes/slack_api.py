@@ -13,7 +13,8 @@ from typing import Any
 from aiohttp import web
 
 BOT_USER, BOT_ID, TEAM = "UBOT", "BBOT", "T0001"
-LIMITS = {"blocks": 50, "section": 3000, "button": 75, "header": 150, "text": 40000}
+# block_text: Slack answers msg_blocks_too_long from ~13k characters of text in blocks; the fake is stricter.
+LIMITS = {"blocks": 50, "section": 3000, "button": 75, "header": 150, "text": 40000, "block_text": 11000}
 
 
 @dataclass
@@ -52,10 +53,21 @@ class Msg:
         return out
 
 
+def block_text(value: Any) -> int:
+    """Characters of text in blocks (sections, fields, context elements, headers, buttons...)."""
+    if isinstance(value, list):
+        return sum(block_text(v) for v in value)
+    if isinstance(value, dict):
+        return sum(len(v) if k == "text" and isinstance(v, str) else block_text(v) for k, v in value.items())
+    return 0
+
+
 def block_error(blocks: list[dict[str, Any]]) -> str:
     """Slack's own limits, so a renderer that breaks them fails here as it would there."""
     if len(blocks) > LIMITS["blocks"]:
         return "invalid_blocks"
+    if block_text(blocks) > LIMITS["block_text"]:
+        return "msg_blocks_too_long"
     for b in blocks:
         if b.get("type") == "section" and len((b.get("text") or {}).get("text", "")) > LIMITS["section"]:
             return "invalid_blocks"
@@ -251,13 +263,16 @@ class FakeSlack:
         return self._page(msgs, p)
 
     def m_conversations_history(self, p: dict[str, Any], team: str) -> dict[str, Any]:
-        oldest = float(p.get("oldest") or 0)
+        """Top-level messages, newest first, from `oldest` to `latest`; metadata with include_all_metadata."""
+        if not p.get("channel"):
+            return {"ok": False, "error": "channel_not_found"}
+        oldest, latest = float(p.get("oldest") or 0), float(p.get("latest") or "inf")
         msgs = [m for m in self.messages if m.channel == p.get("channel") and not m.thread_ts
-                and float(m.ts) >= oldest]
+                and oldest <= float(m.ts) <= latest]
         return self._page(sorted(msgs, key=lambda m: -float(m.ts)), p)
 
     def _page(self, msgs: list[Msg], p: dict[str, Any]) -> dict[str, Any]:
-        start, limit = int(p.get("cursor") or 0), int(p.get("limit") or 100)
+        start, limit = int(p.get("cursor") or 0), min(int(p.get("limit") or 100), 999)
         meta = str(p.get("include_all_metadata", "")).lower() in ("1", "true")
         page = msgs[start:start + limit]
         more = start + limit < len(msgs)

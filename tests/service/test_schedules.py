@@ -260,7 +260,7 @@ async def test_a_daily_digest_names_every_discussion_with_its_link_votes_and_the
 ) -> None:
     reply = await app.service.handle(c.SetDigest(platform="console", channel="C1", cadence="daily",
                                                  tz="Europe/Berlin", user_id="U1"))
-    assert reply.text == "Digest scheduled: daily at 09:00 (Europe/Berlin); the first one Mon 2 Mar 09:00 " \
+    assert reply.text == "Digest scheduled: daily at 09:00; the first one Mon 2 Mar 09:00 " \
                          "(Europe/Berlin)."
     llm.cost_per_call = 0.01
     open_one = await waiting(app, topic="Should we adopt a four-day week?")

@@ -116,3 +116,25 @@ async def test_a_thinking_placeholder_becomes_the_turn_even_after_a_restart(fake
     ts = await after.publish(d, turn("d1:r1:s1:ada"))
     assert ts == placeholder.ts and len(fake.thread("C0001", d.thread_ref)) == 2
     assert "I think we should." in str(fake.find("C0001", ts).blocks)  # type: ignore[union-attr]
+
+
+async def test_an_announcement_is_found_again_by_its_metadata_in_recent_channel_history(fake: FakeSlack) -> None:
+    before = chat(fake)
+    post = Post(kind="notice", key="digest:1:20260303T080000Z", title="Council digest", text="**Council digest**")
+    ref = await before.announce("T0001", "C0009", post)
+    assert fake.find("C0009", ref).metadata == {  # type: ignore[union-attr]
+        "event_type": "council_post", "event_payload": {"key": post.key, "part": 0}}
+    after = chat(fake)  # a new process
+    assert await after.find_announcement("T0001", "C0009", post.key) == ref
+    assert await after.find_announcement("T0001", "C0009", "digest:1:other") is None
+    assert await after.find_announcement("T0001", "C0001", post.key) is None  # another channel
+    fake.fail("conversations.history", "not_in_channel")  # posted with chat:write.public, never joined
+    assert await after.find_announcement("T0001", "C0009", post.key) == ref
+    assert fake.called("conversations.join")
+    fake.fail("conversations.history", "channel_not_found")
+    assert await after.find_announcement("T0001", "C0009", post.key) is None  # unreadable: post again
+    for i in range(250):
+        fake.human("C0009", f"chatter {i}", "U0002")
+    fake.calls.clear()
+    assert await after.find_announcement("T0001", "C0009", post.key) is None  # older than the bounded look
+    assert sum(int(x.params["limit"]) for x in fake.called("conversations.history")) == 200

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 
-from adapters.slack.render import MESSAGE_CHARS, button_label, mrkdwn, render, split_text
+from adapters.slack.announce import announcement
+from adapters.slack.markup import mrkdwn, split_text
+from adapters.slack.render import MESSAGE_CHARS, button_label, render
 from core.models import Action, Persona, PollView, Post, Role
-from tests.fakes.slack_api import block_error
+from tests.fakes.slack_api import LIMITS, block_error, block_text
 
 ADA = Persona(key="ada", name="Ada", role=Role.EXPERT, title="Engines", icon=":gear:")
 
@@ -49,3 +51,49 @@ def test_buttons_polls_and_edits() -> None:
     [h] = render(edit)
     assert h.metadata["event_payload"]["key"] == "h" and not block_error(h.blocks)
     assert "*Ada* — Engines _(expert)_" in json.dumps(h.blocks, ensure_ascii=False)
+
+
+def test_mentions_open_the_first_section_and_the_notification_text() -> None:
+    post = Post(kind="notice", key="k", text="⏰ Scheduled round 2 starts now.",
+                mentions=["U0001", "W02ABC", "U0001", "cli-user", "123456789012345678", "<@U9>", "USLACKBOT", ""])
+    [m] = render(post)
+    assert m.text == "<@U0001> <@W02ABC> ⏰ Scheduled round 2 starts now."  # each once; non-Slack ids dropped
+    assert m.blocks[0]["text"]["text"] == m.text
+    [titled] = render(post.model_copy(update={"title": "Reminder", "offline": True}))
+    assert titled.text.startswith("<@U0001> <@W02ABC> [offline model] *Reminder*")
+    assert titled.blocks[0]["text"]["text"] == "<@U0001> <@W02ABC> *Reminder*"
+    [header] = render(Post(kind="header", key="h", title="Topic", text="Hello", mentions=["U0001"]))
+    assert header.text == "<@U0001> Council: Topic"
+    assert next(b for b in header.blocks if b["type"] == "section")["text"]["text"] == "<@U0001> Hello"
+    [nobody] = render(post.model_copy(update={"mentions": ["cli-user"]}))
+    assert nobody.text == "⏰ Scheduled round 2 starts now."
+
+
+def test_markdown_links_become_slack_links_that_emphasis_and_splitting_leave_whole() -> None:
+    assert mrkdwn("- [Plan](https://x.test/a_b__c__d*e*?q=1&r=2) · **done**") == \
+        "• <https://x.test/a_b__c__d*e*?q=1&amp;r=2|Plan> · *done*"
+    assert mrkdwn("[Foo](https://en.wikipedia.org/wiki/Foo_(bar)).") == "<https://en.wikipedia.org/wiki/Foo_(bar)|Foo>."
+    assert mrkdwn("[a|b <c>](https://x.test)") == "<https://x.test|a¦b &lt;c&gt;>"
+    assert mrkdwn("[not a link](javascript:alert(1))") == "[not a link](javascript:alert(1))"
+    text = mrkdwn(" ".join(f"[topic number {i}](https://x.test/{i})" for i in range(200)))
+    pieces = split_text(text, 500)
+    assert all(len(p) <= 500 and p.count("<") == p.count(">") for p in pieces)
+
+
+def test_an_announcement_too_long_for_one_message_names_everything_in_the_first() -> None:
+    lines = [f"- [Topic {i} {'x' * 70}](https://x.test/archives/C1/p{i:016d}) · done · " + "detail " * 60
+             if i % 2 else f"- “Unlinked topic {i}” · done · " + "detail " * 60 for i in range(80)]
+    post = Post(kind="notice", key="digest:1:x", title="Council digest", text="**Council digest** · today\n\n"
+                "**Discussions (80)**\n" + "\n".join(lines) + "\n\nCost this period: $0.00")
+    top, replies = announcement(post)
+    assert replies and not block_error(top.blocks) and block_text(top.blocks) <= LIMITS["block_text"]
+    shown = json.dumps(top.blocks, ensure_ascii=False)
+    assert all(f"|Topic {i} " in shown if i % 2 else f"“Unlinked topic {i}”" in shown for i in range(80))
+    assert top.metadata["event_payload"] == {"key": "digest:1:x", "part": 0}
+    assert [r.metadata["event_payload"]["part"] for r in replies] == list(range(1, len(replies) + 1))
+    assert all(not block_error(r.blocks) and block_text(r.blocks) <= LIMITS["block_text"] for r in replies)
+    assert "Cost this period" in json.dumps([r.blocks for r in replies])
+    short = post.model_copy(update={"text": "**Council digest** · today\n\n- [A](https://x.test/a) · done"})
+    assert announcement(short)[1] == []
+    between = post.model_copy(update={"text": "\n\n".join(["word " * 380] * 5)})  # two by render, one here
+    assert len(render(between)) == 2 and announcement(between)[1] == []
