@@ -55,6 +55,9 @@ class Driver:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._wake: set[str] = set()
         self._publish_locks: dict[str, asyncio.Lock] = {}
+        # publish() calls per discussion, and how many of them a successful drain has served (see publish).
+        self._publish_asked: dict[str, int] = {}
+        self._publish_served: dict[str, int] = {}
 
     # scheduling of drivers inside this process ------------------------------------------------------
     def kick(self, discussion_id: str) -> asyncio.Task[None]:
@@ -110,9 +113,13 @@ class Driver:
                 if heartbeat.done():
                     log.warning("lost the lease on %s; another driver took over", discussion_id)
                     return
-                await self.publish(discussion_id)
                 async with self.store.tx() as tx:
                     state = await load_state(tx, discussion_id)
+                    queued = state is not None and bool(await tx.pending_posts(discussion_id))
+                if queued:  # publish first, then decide on the state as it is after publishing
+                    await self.publish(discussion_id)
+                    async with self.store.tx() as tx:
+                        state = await load_state(tx, discussion_id)
                 if state is None:
                     return
                 step = engine.next_step(state)
@@ -177,12 +184,11 @@ class Driver:
                      persona_key=plan.persona_key, reply_to=plan.reply_to, created_at=now)
                 for plan in step.turns
             ])
-        await asyncio.gather(*(self.run_turn(state, plan) for plan in step.turns))
+        answered = await asyncio.gather(*(self.run_turn(state, plan) for plan in step.turns))
+        if all(answered):
+            return  # every turn was recorded done (or already finished): nothing failed, nothing to settle
         keys = {p.key for p in step.turns}
         async with self.store.tx() as tx:
-            # The common case (nothing failed) needs only the turns; the whole state only to settle failures.
-            if not any(t.key in keys and t.status == TurnStatus.FAILED for t in await tx.turns(d.id)):
-                return
             after = await load_state(tx, d.id)
             assert after is not None
             step_turns = [t for t in after.turns if t.key in keys]
@@ -190,7 +196,8 @@ class Driver:
             failed = [t for t in step_turns if t.status == TurnStatus.FAILED]
             await self._settle_failures(tx, after.discussion, failed, reason)
 
-    async def run_turn(self, state: State, plan: TurnPlan) -> None:
+    async def run_turn(self, state: State, plan: TurnPlan) -> bool:
+        """Run one turn and record it; False when the model failed (the turn is recorded failed)."""
         d = state.discussion
         persona = state.persona(plan.persona_key)
         chat = self.chats[d.platform]
@@ -217,6 +224,7 @@ class Driver:
         async with self.store.tx() as tx:
             await record_turn(tx, state, plan, text, data, usage, error, self.clock.now(), self.llm.offline)
         await self.publish(d.id)
+        return not error
 
     async def _settle_failures(self, tx: Tx, d: Discussion, failed: list[Turn], reason: str) -> None:
         now = self.clock.now()
@@ -246,36 +254,49 @@ class Driver:
     async def publish(self, discussion_id: str) -> bool:
         """Send unsent posts in order; stops at the first failure so the thread never reorders."""
         lock = self._publish_locks.setdefault(discussion_id, asyncio.Lock())
+        ticket = self._publish_asked[discussion_id] = self._publish_asked.get(discussion_id, 0) + 1
         async with lock:
-            async with self.store.tx() as tx:
-                d = await tx.discussion(discussion_id)
-                pending = await tx.pending_posts(discussion_id)
-            if d is None:
+            # A drain that read the queue after this call was made, and sent all of it, has done this call's
+            # work (parallel turns each ask to publish; the first drain usually sends every one of them).
+            if self._publish_served.get(discussion_id, 0) >= ticket:
                 return True
-            chat = self.chats[d.platform]
-            for outbox_id, post, turn_key, attempts in pending:
-                try:
-                    ref = await self._send(tx_store=self.store, d=d, chat=chat, outbox_id=outbox_id, post=post,
-                                           retried=attempts > 0)
-                except Exception as exc:
-                    log.warning("could not publish %s; it stays queued", post.key, exc_info=True)
-                    if attempts + 1 >= MAX_POST_ATTEMPTS:
-                        await self._block_for_posting(d.id, exc)
-                    return False
-                async with self.store.tx() as tx:
-                    await tx.mark_sent(outbox_id, ref, self.clock.now(), turn_key)
-                    if post.kind == "header" and not d.thread_ref:
-                        d.thread_ref = ref
-                        fresh = await tx.discussion(d.id)
-                        assert fresh is not None
-                        fresh.thread_ref = ref
-                        await tx.save_discussion(fresh, self.clock.now())
-                    if post.poll is not None and not post.replaces:
-                        poll = await tx.poll(post.poll.poll_id)
-                        if poll is not None:
-                            poll.message_ref = ref
-                            await tx.save_poll(poll)
+            covers = self._publish_asked[discussion_id]
+            if not await self._drain(discussion_id):
+                return False
+            self._publish_served[discussion_id] = covers
             return True
+
+    async def _drain(self, discussion_id: str) -> bool:
+        """Send what is queued, in order; False at the first refusal (the rest stays queued)."""
+        async with self.store.tx() as tx:
+            d = await tx.discussion(discussion_id)
+            pending = await tx.pending_posts(discussion_id)
+        if d is None:
+            return True
+        chat = self.chats[d.platform]
+        for outbox_id, post, turn_key, attempts in pending:
+            try:
+                ref = await self._send(tx_store=self.store, d=d, chat=chat, outbox_id=outbox_id, post=post,
+                                       retried=attempts > 0)
+            except Exception as exc:
+                log.warning("could not publish %s; it stays queued", post.key, exc_info=True)
+                if attempts + 1 >= MAX_POST_ATTEMPTS:
+                    await self._block_for_posting(d.id, exc)
+                return False
+            async with self.store.tx() as tx:
+                await tx.mark_sent(outbox_id, ref, self.clock.now(), turn_key)
+                if post.kind == "header" and not d.thread_ref:
+                    d.thread_ref = ref
+                    fresh = await tx.discussion(d.id)
+                    assert fresh is not None
+                    fresh.thread_ref = ref
+                    await tx.save_discussion(fresh, self.clock.now())
+                if post.poll is not None and not post.replaces:
+                    poll = await tx.poll(post.poll.poll_id)
+                    if poll is not None:
+                        poll.message_ref = ref
+                        await tx.save_poll(poll)
+        return True
 
     async def _block_for_posting(self, discussion_id: str, exc: Exception) -> None:
         """Posts keep being refused (thread deleted, access lost): stop spending on turns nobody can see.

@@ -68,11 +68,13 @@ async def _open_poll(
     if poll is None:
         return
     by_name = {p.name.lower(): p for p in state.personas}
+    ai = {}  # one position per persona, the last one given
     for pos in positions:
         persona = by_name.get(pos.persona.lower())
         if persona is not None and 1 <= pos.proposal <= len(poll.options):
-            await tx.cast(Ballot(poll_id=poll.id, voter_id=f"persona:{persona.key}", voter_name=persona.name,
-                                 choice=pos.proposal - 1, is_ai=True, created_at=now))
+            ai[persona.key] = Ballot(poll_id=poll.id, voter_id=f"persona:{persona.key}", voter_name=persona.name,
+                                     choice=pos.proposal - 1, is_ai=True, created_at=now)
+    await tx.add_ballots(list(ai.values()))  # a new poll has no earlier ballots to supersede
     await tx.enqueue(d.id, poll_post(poll, await tx.ballots(poll.id), offline), now)
 
 

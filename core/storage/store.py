@@ -358,6 +358,10 @@ class Tx:
         )
         await self.conn.execute(insert(t.ballots).values(**ballot.model_dump()))
 
+    async def add_ballots(self, ballots: list[Ballot]) -> None:
+        if ballots:
+            await self.conn.execute(insert(t.ballots), [b.model_dump() for b in ballots])
+
     async def ballots(self, poll_id: int, *, include_superseded: bool = False) -> list[Ballot]:
         query = select(t.ballots).where(t.ballots.c.poll_id == poll_id).order_by(t.ballots.c.id)
         if not include_superseded:

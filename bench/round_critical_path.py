@@ -1,0 +1,102 @@
+"""Wall time of one moderated round divided by its critical path (6 sequential LLM steps × latency)."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bot.settings import Settings  # noqa: E402
+from bot.wiring import build_app  # noqa: E402
+from core.commands import StartDiscussion  # noqa: E402
+from core.flows import moderated  # noqa: E402
+from core.models import Phase, Usage  # noqa: E402
+from core.offline import OfflineLLM  # noqa: E402
+from core.ports import Completion, Prompt, T  # noqa: E402
+from tests.fakes.chat import RecordingChat  # noqa: E402
+
+LATENCY_S = 0.2
+REPEATS = 3
+TARGET = 1.15
+STEPS = len(moderated.ROUND_STEPS)  # opening, statements ∥, counterpoint, rebuttals ∥, analogy, synthesis
+
+
+class FixedLatencyLLM:
+    """core.ports.LLM: the offline model's replies after exactly `latency` seconds; notes when calls start."""
+
+    offline = True
+
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+        self.inner = OfflineLLM()
+        self.started: list[tuple[float, Phase, int, str]] = []  # (monotonic, phase, round, persona)
+
+    def _note(self, prompt: Prompt) -> None:
+        p = prompt.purpose
+        self.started.append((time.monotonic(), p.phase, p.round, p.persona))
+
+    async def complete(self, prompt: Prompt) -> Completion:
+        self._note(prompt)
+        await asyncio.sleep(self.latency)
+        return await self.inner.complete(prompt)
+
+    async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]:
+        self._note(prompt)
+        await asyncio.sleep(self.latency)
+        return await self.inner.structured(prompt, schema)
+
+    def first_start(self, phase: Phase, round_: int) -> float:
+        return next(at for at, ph, r, _ in self.started if ph == phase and r == round_)
+
+
+async def one_run(workdir: Path, latency: float) -> tuple[float, float, int]:
+    """(wall seconds of round 1, seconds for the whole discussion, LLM calls)."""
+    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{workdir / 'council.db'}")  # type: ignore[call-arg]
+    chat = RecordingChat()
+    llm = FixedLatencyLLM(latency)
+    app = await build_app(settings, {"console": chat}, llm=llm, owner="bench")
+    try:
+        began = time.monotonic()
+        reply = await app.service.handle(
+            StartDiscussion(topic="Should we adopt trunk-based development?", rounds=1, experts=4,
+                            user_id="u1", user_name="Bench")
+        )
+        await app.driver.idle()
+        total = time.monotonic() - began
+        d_id = reply.discussion_id
+        start = llm.first_start(Phase.OPENING, 1)
+        synthesis_key = f"{d_id}:r1:s{STEPS - 1}:moderator"
+        end = chat.published_at(synthesis_key)
+        if end is None:
+            raise SystemExit(f"the round synthesis {synthesis_key} was never published; posts: {chat.keys()}")
+        return end - start, total, len(llm.started)
+    finally:
+        await app.close()
+
+
+async def main() -> int:
+    critical = STEPS * LATENCY_S
+    ratios: list[float] = []
+    print(f"round critical path: {STEPS} sequential LLM steps × {LATENCY_S:.3f} s")
+    for i in range(REPEATS):
+        with tempfile.TemporaryDirectory(prefix="council-bench-") as tmp:
+            wall, total, calls = await one_run(Path(tmp), LATENCY_S)
+        ratio = wall / critical
+        ratios.append(ratio)
+        print(f"run {i + 1}: wall_s {wall:.3f}  critical_path_s {critical:.3f}  ratio {ratio:.3f}  "
+              f"(whole discussion {total:.3f} s, {calls} LLM calls)")
+    median = statistics.median(ratios)
+    verdict = "meets" if median <= TARGET else "MISSES"
+    print(f"median of {REPEATS}: {verdict} the target of {TARGET}")
+    print(f"ratio {median:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
