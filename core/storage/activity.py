@@ -1,0 +1,155 @@
+"""What people and models add to a discussion: human messages, polls, ballots, syntheses, usage."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from core.models import (
+    Ballot,
+    HumanMessage,
+    Poll,
+    Usage,
+)
+from core.storage import tables as t
+from core.storage.rows import Repo, _row
+
+
+class ActivityRepo(Repo):
+    # humans --------------------------------------------------------------------------------------
+    async def first_sight(self, event_id: str, now: datetime) -> bool:
+        """Record a platform event id; False when it was seen before (a retried delivery)."""
+        if not event_id:
+            return True
+        try:
+            async with self.conn.begin_nested():
+                await self.conn.execute(insert(t.processed_events).values(event_id=event_id, seen_at=now))
+        except IntegrityError:
+            return False
+        return True
+
+    async def add_human_message(self, m: HumanMessage) -> HumanMessage:
+        result = await self.conn.execute(insert(t.human_messages).values(**m.model_dump(exclude={"id"})))
+        assert result.inserted_primary_key is not None
+        return m.model_copy(update={"id": result.inserted_primary_key[0]})
+
+    async def human_messages(self, discussion_id: str) -> list[HumanMessage]:
+        query = (
+            select(t.human_messages)
+            .where(t.human_messages.c.discussion_id == discussion_id)
+            .order_by(t.human_messages.c.id)
+        )
+        return [HumanMessage.model_validate(_row(r)) for r in (await self.conn.execute(query)).all()]
+
+    async def mark_answered(self, message_id: int) -> None:
+        await self.conn.execute(
+            update(t.human_messages).where(t.human_messages.c.id == message_id).values(answered=True)
+        )
+
+    # polls ---------------------------------------------------------------------------------------
+    async def add_poll(self, poll: Poll) -> Poll | None:
+        exists = (await self.conn.execute(select(t.polls.c.id).where(t.polls.c.key == poll.key))).first()
+        if exists:
+            return None
+        result = await self.conn.execute(insert(t.polls).values(**poll.model_dump(exclude={"id"})))
+        assert result.inserted_primary_key is not None
+        return poll.model_copy(update={"id": result.inserted_primary_key[0]})
+
+    async def poll(self, poll_id: int) -> Poll | None:
+        row = (await self.conn.execute(select(t.polls).where(t.polls.c.id == poll_id))).first()
+        return Poll.model_validate(_row(row)) if row else None
+
+    async def polls(self, discussion_id: str) -> list[Poll]:
+        query = select(t.polls).where(t.polls.c.discussion_id == discussion_id).order_by(t.polls.c.id)
+        return [Poll.model_validate(_row(r)) for r in (await self.conn.execute(query)).all()]
+
+    async def save_poll(self, poll: Poll) -> None:
+        await self.conn.execute(
+            update(t.polls).where(t.polls.c.id == poll.id).values(**poll.model_dump(exclude={"id"}))
+        )
+
+    async def cast(self, ballot: Ballot) -> None:
+        """One live ballot per voter: a new choice supersedes the old one, which stays for the record."""
+        c = t.ballots.c
+        await self.conn.execute(
+            update(t.ballots)
+            .where(c.poll_id == ballot.poll_id, c.voter_id == ballot.voter_id, c.superseded.is_(False))
+            .values(superseded=True)
+        )
+        await self.conn.execute(insert(t.ballots).values(**ballot.model_dump()))
+
+    async def add_ballots(self, ballots: list[Ballot]) -> None:
+        if ballots:
+            await self.conn.execute(insert(t.ballots), [b.model_dump() for b in ballots])
+
+    async def ballots(self, poll_id: int, *, include_superseded: bool = False) -> list[Ballot]:
+        query = select(t.ballots).where(t.ballots.c.poll_id == poll_id).order_by(t.ballots.c.id)
+        if not include_superseded:
+            query = query.where(t.ballots.c.superseded.is_(False))
+        return [Ballot.model_validate(_row(r)) for r in (await self.conn.execute(query)).all()]
+
+    # syntheses and usage -------------------------------------------------------------------------
+    async def add_synthesis(
+        self, turn_key: str, discussion_id: str, round_: int, kind: str, data: dict[str, Any] | None,
+        text: str, now: datetime,
+    ) -> None:
+        exists = (
+            await self.conn.execute(select(t.syntheses.c.id).where(t.syntheses.c.turn_key == turn_key))
+        ).first()
+        if not exists:
+            await self.conn.execute(
+                insert(t.syntheses).values(
+                    turn_key=turn_key, discussion_id=discussion_id, round=round_, kind=kind, data=data,
+                    text=text, created_at=now,
+                )
+            )
+
+    async def syntheses(
+        self, discussion_id: str | None = None, *, since: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        query = select(t.syntheses).order_by(t.syntheses.c.id)
+        if discussion_id is not None:
+            query = query.where(t.syntheses.c.discussion_id == discussion_id)
+        if since is not None:
+            query = query.where(t.syntheses.c.created_at >= since)
+        return [_row(r) for r in (await self.conn.execute(query)).all()]
+
+    async def add_usage(self, discussion_id: str | None, turn_key: str, u: Usage, now: datetime) -> None:
+        await self.conn.execute(
+            insert(t.usage).values(
+                discussion_id=discussion_id, turn_key=turn_key, created_at=now, **u.model_dump()
+            )
+        )
+        if discussion_id:
+            await self.conn.execute(
+                update(t.discussions)
+                .where(t.discussions.c.id == discussion_id)
+                .values(cost_usd=t.discussions.c.cost_usd + u.cost_usd)
+            )
+
+    async def usage_total(
+        self, discussion_ids: list[str] | None = None, *, since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> Usage:
+        c = t.usage.c
+        query = select(
+            func.coalesce(func.sum(c.input_tokens), 0),
+            func.coalesce(func.sum(c.output_tokens), 0),
+            func.coalesce(func.sum(c.cache_write_tokens), 0),
+            func.coalesce(func.sum(c.cache_read_tokens), 0),
+            func.coalesce(func.sum(c.cost_usd), 0.0),
+        )
+        if discussion_ids is not None:
+            query = query.where(c.discussion_id.in_(discussion_ids))
+        if since is not None:
+            query = query.where(c.created_at >= since)
+        if until is not None:
+            query = query.where(c.created_at < until)
+        row = (await self.conn.execute(query)).one()
+        return Usage(
+            input_tokens=row[0], output_tokens=row[1], cache_write_tokens=row[2],
+            cache_read_tokens=row[3], cost_usd=float(row[4]),
+        )

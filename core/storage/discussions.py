@@ -1,0 +1,258 @@
+"""Discussions, their leases, personas, turns and outbox: what the driver reads and writes."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, delete, insert, or_, select, update
+
+from core.models import (
+    Discussion,
+    Persona,
+    Post,
+    Status,
+    Turn,
+    TurnStatus,
+)
+from core.storage import tables as t
+from core.storage.rows import Repo, _row, aware
+
+
+class DiscussionRepo(Repo):
+    # discussions ---------------------------------------------------------------------------------
+    async def add_discussion(self, d: Discussion) -> None:
+        await self.conn.execute(insert(t.discussions).values(**d.model_dump()))
+
+    async def discussion(self, discussion_id: str) -> Discussion | None:
+        row = (
+            await self.conn.execute(select(t.discussions).where(t.discussions.c.id == discussion_id))
+        ).first()
+        return Discussion.model_validate(_row(row)) if row else None
+
+    async def save_discussion(self, d: Discussion, now: datetime) -> None:
+        d.updated_at = now
+        values = d.model_dump(exclude={"id", "created_at"})
+        await self.conn.execute(update(t.discussions).where(t.discussions.c.id == d.id).values(**values))
+
+    async def discussions(
+        self, *, channel: str | None = None, since: datetime | None = None, limit: int = 200
+    ) -> list[Discussion]:
+        query = select(t.discussions).order_by(t.discussions.c.created_at.desc()).limit(limit)
+        if channel is not None:
+            query = query.where(t.discussions.c.channel == channel)
+        if since is not None:
+            query = query.where(t.discussions.c.updated_at >= since)
+        return [Discussion.model_validate(_row(r)) for r in (await self.conn.execute(query)).all()]
+
+    async def discussion_by_thread(self, platform: str, channel: str, thread_ref: str) -> Discussion | None:
+        """The discussion whose thread this is (a human reply arrives with the thread's ref)."""
+        c = t.discussions.c
+        row = (
+            await self.conn.execute(
+                select(t.discussions)
+                .where(c.platform == platform, c.channel == channel, c.thread_ref == thread_ref)
+                .order_by(c.created_at.desc())
+                .limit(1)
+            )
+        ).first()
+        return Discussion.model_validate(_row(row)) if row else None
+
+    async def latest_discussion_id(self) -> str | None:
+        query = select(t.discussions.c.id).order_by(t.discussions.c.created_at.desc()).limit(1)
+        return (await self.conn.execute(query)).scalar()
+
+    # leases --------------------------------------------------------------------------------------
+    async def acquire_lease(self, discussion_id: str, owner: str, now: datetime, ttl: float) -> bool:
+        """Take or renew the driver lease; only one owner holds an unexpired lease."""
+        c = t.discussions.c
+        result = await self.conn.execute(
+            update(t.discussions)
+            .where(
+                c.id == discussion_id,
+                or_(c.lease_owner.is_(None), c.lease_owner == owner, c.lease_expires_at < now),
+            )
+            .values(lease_owner=owner, lease_expires_at=now + timedelta(seconds=ttl))
+        )
+        return result.rowcount == 1
+
+    async def release_lease(self, discussion_id: str, owner: str) -> None:
+        c = t.discussions.c
+        await self.conn.execute(
+            update(t.discussions)
+            .where(c.id == discussion_id, c.lease_owner == owner)
+            .values(lease_owner=None, lease_expires_at=None)
+        )
+
+    async def lease_owner(self, discussion_id: str) -> tuple[str | None, datetime | None]:
+        c = t.discussions.c
+        row = (
+            await self.conn.execute(
+                select(c.lease_owner, c.lease_expires_at).where(c.id == discussion_id)
+            )
+        ).first()
+        return (row[0], aware(row[1])) if row else (None, None)
+
+    async def claim_stale(self, owner: str, now: datetime, ttl: float, limit: int = 10) -> list[str]:
+        """Discussions with work and no live driver, leased to `owner` (SKIP LOCKED on PostgreSQL)."""
+        c = t.discussions.c
+        pending_outbox = (
+            select(t.outbox.c.id)
+            .where(t.outbox.c.discussion_id == c.id, t.outbox.c.sent.is_(False))
+            .exists()
+        )
+        unanswered = (
+            select(t.human_messages.c.id)
+            .where(
+                t.human_messages.c.discussion_id == c.id,
+                t.human_messages.c.needs_answer.is_(True),
+                t.human_messages.c.answered.is_(False),
+            )
+            .exists()
+        )
+        query = (
+            select(c.id)
+            .where(
+                or_(c.lease_owner.is_(None), c.lease_expires_at < now),
+                or_(c.status == Status.RUNNING.value, pending_outbox, and_(c.status == "waiting", unanswered)),
+            )
+            .order_by(c.updated_at)
+            .limit(limit)
+        )
+        if self.conn.dialect.name == "postgresql":
+            query = query.with_for_update(skip_locked=True, of=t.discussions)
+        ids = list((await self.conn.execute(query)).scalars())
+        return [i for i in ids if await self.acquire_lease(i, owner, now, ttl)]
+
+    # personas ------------------------------------------------------------------------------------
+    async def set_personas(self, discussion_id: str, personas: list[Persona]) -> None:
+        await self.conn.execute(delete(t.personas).where(t.personas.c.discussion_id == discussion_id))
+        if personas:
+            await self.conn.execute(
+                insert(t.personas),
+                [
+                    {"discussion_id": discussion_id, "key": p.key, "position": i, "data": p.model_dump()}
+                    for i, p in enumerate(personas)
+                ],
+            )
+
+    async def personas(self, discussion_id: str) -> list[Persona]:
+        query = (
+            select(t.personas.c.data)
+            .where(t.personas.c.discussion_id == discussion_id)
+            .order_by(t.personas.c.position)
+        )
+        return [Persona.model_validate(r) for r in (await self.conn.execute(query)).scalars()]
+
+    # turns ---------------------------------------------------------------------------------------
+    async def turns(self, discussion_id: str) -> list[Turn]:
+        query = (
+            select(t.turns)
+            .where(t.turns.c.discussion_id == discussion_id)
+            .order_by(t.turns.c.created_at, t.turns.c.key)
+        )
+        return [Turn.model_validate(_row(r)) for r in (await self.conn.execute(query)).all()]
+
+    async def turn(self, key: str) -> Turn | None:
+        row = (await self.conn.execute(select(t.turns).where(t.turns.c.key == key))).first()
+        return Turn.model_validate(_row(row)) if row else None
+
+    async def ensure_turn(self, turn: Turn) -> Turn:
+        """Insert the planned turn unless its key exists; return what is stored."""
+        existing = await self.turn(turn.key)
+        if existing is not None:
+            return existing
+        await self.conn.execute(insert(t.turns).values(**turn.model_dump()))
+        return turn
+
+    async def start_turns(self, planned: list[Turn]) -> None:
+        """Mark a step's turns running and count an attempt, inserting the ones not stored yet.
+
+        The same rows as ensure_turn + save_turn per turn, in at most three statements for the whole step.
+        """
+        if not planned:
+            return
+        c = t.turns.c
+        keys = [p.key for p in planned]
+        stored = set((await self.conn.execute(select(c.key).where(c.key.in_(keys)))).scalars())
+        new = [
+            p.model_copy(update={"status": TurnStatus.RUNNING, "attempts": 1}).model_dump()
+            for p in planned if p.key not in stored
+        ]
+        if new:
+            await self.conn.execute(insert(t.turns), new)
+        if stored:
+            await self.conn.execute(
+                update(t.turns)
+                .where(c.key.in_(sorted(stored)))
+                .values(status=TurnStatus.RUNNING.value, attempts=c.attempts + 1)
+            )
+
+    async def save_turn(self, turn: Turn) -> None:
+        await self.conn.execute(
+            update(t.turns).where(t.turns.c.key == turn.key).values(**turn.model_dump(exclude={"key"}))
+        )
+
+    async def set_turn_status(self, keys: list[str], status: TurnStatus, *, reset: bool = False) -> None:
+        values: dict[str, Any] = {"status": status.value}
+        if reset:
+            values |= {"attempts": 0, "error": ""}
+        await self.conn.execute(update(t.turns).where(t.turns.c.key.in_(keys)).values(**values))
+
+    # outbox --------------------------------------------------------------------------------------
+    async def enqueue(self, discussion_id: str, post: Post, now: datetime, turn_key: str | None = None) -> bool:
+        """Queue a post once per key; False if that key was already queued."""
+        exists = (
+            await self.conn.execute(select(t.outbox.c.id).where(t.outbox.c.key == post.key))
+        ).first()
+        if exists:
+            return False
+        await self.conn.execute(
+            insert(t.outbox).values(
+                key=post.key,
+                discussion_id=discussion_id,
+                payload=post.model_dump(mode="json"),
+                turn_key=turn_key,
+                created_at=now,
+            )
+        )
+        return True
+
+    async def pending_posts(self, discussion_id: str) -> list[tuple[int, Post, str | None, int]]:
+        """Unsent posts in order: (outbox id, post, turn key, earlier attempts)."""
+        query = (
+            select(t.outbox.c.id, t.outbox.c.payload, t.outbox.c.turn_key, t.outbox.c.attempts)
+            .where(t.outbox.c.discussion_id == discussion_id, t.outbox.c.sent.is_(False))
+            .order_by(t.outbox.c.id)
+        )
+        return [
+            (r[0], Post.model_validate(r[1]), r[2], r[3]) for r in (await self.conn.execute(query)).all()
+        ]
+
+    async def mark_attempt(self, outbox_id: int) -> None:
+        await self.conn.execute(
+            update(t.outbox).where(t.outbox.c.id == outbox_id).values(attempts=t.outbox.c.attempts + 1)
+        )
+
+    async def mark_sent(self, outbox_id: int, ref: str, now: datetime, turn_key: str | None) -> None:
+        await self.conn.execute(
+            update(t.outbox).where(t.outbox.c.id == outbox_id).values(sent=True, ref=ref, sent_at=now)
+        )
+        if turn_key:
+            await self.conn.execute(
+                update(t.turns)
+                .where(t.turns.c.key == turn_key, t.turns.c.status == TurnStatus.DONE.value)
+                .values(status=TurnStatus.PUBLISHED.value)
+            )
+
+    async def post_ref(self, key: str) -> str | None:
+        query = select(t.outbox.c.ref).where(t.outbox.c.key == key, t.outbox.c.sent.is_(True))
+        return (await self.conn.execute(query)).scalar()
+
+    async def posts(self, discussion_id: str) -> list[tuple[Post, str]]:
+        query = (
+            select(t.outbox.c.payload, t.outbox.c.ref)
+            .where(t.outbox.c.discussion_id == discussion_id)
+            .order_by(t.outbox.c.id)
+        )
+        return [(Post.model_validate(r[0]), r[1]) for r in (await self.conn.execute(query)).all()]
