@@ -204,7 +204,8 @@ def next_step(state: State) -> Step:
 
     if not state.by_role(Role.EXPERT):
         plan = _single(state, Phase.ROSTER)
-        return RunTurns(turns=[plan]) if plan else Idle()
+        # A finished roster always seats experts; never re-run it (that would loop on a bad answer).
+        return RunTurns(turns=[plan]) if plan and not state.finished(plan.key) else Idle()
 
     for pending, phase, after in (
         ("pause", Phase.RESUME_SUMMARY, Transition(status=Status.PAUSED, pending="")),

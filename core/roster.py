@@ -42,10 +42,26 @@ def slug(text: str, limit: int = 40) -> str:
     return value[:limit].strip("_") or "expert"
 
 
+# Stand-ins when the model proposes fewer experts than asked, so a council never runs short-handed.
+ARCHETYPES = [
+    ExpertSpec(name="Practitioner", title="Hands-on practitioner", expertise=["day-to-day practice"],
+               thinking_style="pragmatic", bias="Trusts what has worked before", reply_tendency="Gives examples"),
+    ExpertSpec(name="Economist", title="Costs and incentives", expertise=["cost models", "incentives"],
+               thinking_style="quantitative", bias="Follows the money", reply_tendency="Estimates costs"),
+    ExpertSpec(name="Risk Analyst", title="What can go wrong", expertise=["failure modes", "mitigation"],
+               thinking_style="cautious", bias="Weighs downside first", reply_tendency="Names failure modes"),
+    ExpertSpec(name="User Advocate", title="The people affected", expertise=["user research"],
+               thinking_style="empathetic", bias="Puts affected people first", reply_tendency="Tells user stories"),
+]
+
+
 def experts_from_spec(specs: list[ExpertSpec], count: int) -> list[Persona]:
     personas: list[Persona] = []
     taken = set(RESERVED_KEYS)
-    for i, spec in enumerate(specs[:count]):
+    usable = [s for s in specs if s.name.strip()][:count]
+    names = {s.name.strip().lower() for s in usable}
+    usable += [a for a in ARCHETYPES if a.name.lower() not in names][: max(0, count - len(usable))]
+    for i, spec in enumerate(usable[:count]):
         key = slug(spec.name)
         while key in taken:
             key = f"{key}_{i + 1}"

@@ -63,3 +63,10 @@ def test_prompts_keep_human_text_out_of_the_system_prompt_and_persona_text_last(
     assert prompt.instruction.startswith(f"You are {expert.name}")
     assert all(expert.name not in b.text for b in prompt.shared)
     assert isinstance(ROSTER[0], Persona)
+
+
+def test_a_roster_short_of_experts_is_filled_with_stand_ins() -> None:
+    one = ExpertSpec(name="Mei Chen", title="SRE", expertise=[], thinking_style="", bias="", reply_tendency="")
+    assert [p.name for p in experts_from_spec([one], 3)] == ["Mei Chen", "Practitioner", "Economist"]
+    assert len(experts_from_spec([], 4)) == 4
+    assert len(experts_from_spec([one] * 9, 4)) == 4
