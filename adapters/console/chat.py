@@ -27,12 +27,11 @@ class ConsoleChat:
         return ref
 
     async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
-        # A terminal cannot edit what it printed; headers and polls are shown again only when they change.
-        if post.kind == "header" and post.replaces:
-            self.console.print(render(post))
+        # A terminal cannot edit what it printed: it shows the new version (a roster, a poll's counts).
+        self.console.print(render(post))
 
     async def find(self, discussion: Discussion, key: str) -> str | None:
-        return f"console:{key}" if key in self._seen else None
+        return f"console:{key}" if self._printed(key) else None
 
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
         self.console.print(f"[dim]{persona.icon} {persona.name} is thinking…[/]")
@@ -43,7 +42,13 @@ class ConsoleChat:
         return f"console:{post.key}"
 
     async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
-        return f"console:{key}" if key in self._seen else None
+        return f"console:{key}" if self._printed(key) else None
+
+    def _printed(self, key: str) -> bool:
+        """Recovery only: re-read the journal, which an earlier process may have written to."""
+        if key not in self._seen and self.journal is not None and self.journal.exists():
+            self._seen |= set(self.journal.read_text().split())
+        return key in self._seen
 
     async def link(self, discussion: Discussion) -> str:
         return ""

@@ -40,4 +40,4 @@ def render(post: Post) -> RenderableType:
         return Panel(Markdown(post.text), border_style="cyan", title=f"poll {post.poll.poll_id} · {how}",
                      title_align="left", subtitle=subtitle)
     style = "bold red" if post.kind == "error" else "dim"
-    return Markdown(post.text, style=style)
+    return Markdown(post.text + (f"\n\n_({OFFLINE})_" if post.offline else ""), style=style)

@@ -8,67 +8,12 @@ from typing import Any
 
 import pytest
 
-from core.models import Action, Discussion, Persona, Post, Role, Status
+from core.models import Discussion, Post, Status
 from core.ports import ChatPort
+from tests.adapters.contract import ChatPortContract
 from tests.adapters.discord.conftest import Council
 
 NOW = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
-ADA = Persona(key="ada", name="Ada Lovelace", role=Role.EXPERT, title="Analyst", icon=":bulb:")
-
-
-class ChatPortContract:
-    """Subclasses provide `port`, `discussion` (persisted) and `shown(ref)`: the text people see for a ref."""
-
-    @pytest.fixture
-    def shown(self) -> Callable[[str], str]:
-        raise NotImplementedError
-
-    async def queue(self, d: Discussion, post: Post) -> Post:
-        """Posts reach a port through the outbox; recovery (find) may consult it."""
-        raise NotImplementedError
-
-    async def test_a_header_starts_the_thread(self, port: ChatPort, discussion: Discussion,
-                                              shown: Callable[[str], str]) -> None:
-        header = await self.queue(discussion, Post(kind="header", key=f"{discussion.id}:header", title="Topic X",
-                                                   text="Roster here", actions=[Action(id="ctl:stop", label="Stop",
-                                                                                       value=discussion.id)]))
-        ref = await port.publish(discussion, header)
-        assert ref and "Topic X" in shown(ref)
-
-    async def test_posts_are_shown_and_edited_in_place(self, port: ChatPort, thread: Discussion,
-                                                       shown: Callable[[str], str]) -> None:
-        post = await self.queue(thread, Post(kind="turn", key=f"{thread.id}:t1", text="First thoughts.",
-                                             persona=ADA, title="Round 1 · Opening"))
-        ref = await port.publish(thread, post)
-        assert "First thoughts." in shown(ref)
-        await port.update(thread, ref, post.model_copy(update={"text": "Second thoughts."}))
-        assert "Second thoughts." in shown(ref) and "First thoughts." not in shown(ref)
-
-    async def test_long_text_is_shown_whole_and_offline_is_labelled(self, port: ChatPort, thread: Discussion,
-                                                                    shown: Callable[[str], str]) -> None:
-        text = " ".join(f"word{i}" for i in range(1500))
-        post = await self.queue(thread, Post(kind="notice", key=f"{thread.id}:long", text=text, offline=True))
-        seen = shown(await port.publish(thread, post))
-        assert all(f"word{i}" in seen for i in (0, 700, 1499)) and "offline" in seen.lower()
-
-    async def test_find_recovers_a_post_whose_ref_was_lost(self, port: ChatPort, thread: Discussion,
-                                                           fresh_port: ChatPort) -> None:
-        posts = [await self.queue(thread, Post(kind="turn", key=f"{thread.id}:t{i}", text=f"Turn {i} says hi.",
-                                               persona=ADA)) for i in range(2)]
-        posts.append(await self.queue(thread, Post(kind="notice", key=f"{thread.id}:n", text="A notice.")))
-        refs = [await port.publish(thread, p) for p in posts]
-        assert [await fresh_port.find(thread, p.key) for p in posts] == refs
-        assert await fresh_port.find(thread, f"{thread.id}:never") is None
-
-    async def test_thinking_announce_and_link(self, port: ChatPort, thread: Discussion,
-                                              shown: Callable[[str], str]) -> None:
-        await port.thinking(thread, ADA, f"{thread.id}:t9")
-        ref = await port.announce(thread.workspace, thread.channel, Post(kind="notice", key="digest:1",
-                                                                         text="Digest: two councils."))
-        assert "Digest: two councils." in shown(ref)
-        assert await port.find_announcement(thread.workspace, thread.channel, "digest:1") == ref
-        assert await port.find_announcement(thread.workspace, thread.channel, "digest:2") is None
-        assert isinstance(await port.link(thread), str)
 
 
 class TestDiscordChatPort(ChatPortContract):
