@@ -13,6 +13,7 @@ from core import digest
 from core.driver import Driver
 from core.models import Discussion, NextAction, Post, Schedule, Status
 from core.ports import Clock
+from core.replies import Reply, UserError
 from core.storage.store import Store, Tx
 from core.timeparse import (
     TimeParseError,
@@ -26,9 +27,6 @@ from core.timeparse import (
     zone,
 )
 
-if TYPE_CHECKING:
-    from core.service import Reply
-
 log = logging.getLogger(__name__)
 
 # A timer may wake a hair before the slot (event-loop granularity); that still counts as due.
@@ -38,12 +36,6 @@ DIGEST_CRON = {"daily": "0 9 * * *", "weekly": "0 9 * * 1"}  # 09:00, and Monday
 SCHEDULER_NAME = "The schedule"
 
 
-def _user_error(message: str) -> Exception:
-    from core.service import UserError  # imported late: core.service builds on this module
-
-    return UserError(message)
-
-
 def round_trigger(when: str, every: str, tz: str, now: datetime) -> tuple[str, datetime]:
     """("every:<s>" | "at:<iso>", first slot) from "--next"/"--every" words; raises UserError if unclear."""
     try:
@@ -51,11 +43,11 @@ def round_trigger(when: str, every: str, tz: str, now: datetime) -> tuple[str, d
         seconds = parse_every(every) if every.strip() else None
         first = parse_when(when, now, tz) if when.strip() else None
     except TimeParseError as exc:
-        raise _user_error(str(exc)) from None
+        raise UserError(str(exc)) from None
     if seconds is not None:
         return f"every:{seconds}", first or now + timedelta(seconds=seconds)
     if first is None:
-        raise _user_error("Say when: for example `tomorrow 09:00`, `in 1 hour` or `--every 1d`.")
+        raise UserError("Say when: for example `tomorrow 09:00`, `in 1 hour` or `--every 1d`.")
     return f"at:{first.isoformat()}", first
 
 
@@ -100,8 +92,6 @@ class ScheduleHandlers:
         )
 
     async def _scheduleround(self, cmd: c.ScheduleRound) -> Reply:
-        from core.service import Reply
-
         now = self.clock.now()
         async with self.store.tx() as tx:
             d = await self._get(tx, cmd.discussion_id)
@@ -114,7 +104,7 @@ class ScheduleHandlers:
                 text = f"🗓️ {cmd.user_name or 'Someone'} cancelled the scheduled rounds."
             else:
                 if d.status in (Status.DONE, Status.STOPPED):
-                    raise _user_error(f"This discussion is {d.status.value}; start a new one instead.")
+                    raise UserError(f"This discussion is {d.status.value}; start a new one instead.")
                 trigger, first = round_trigger(cmd.when, cmd.every, tz, now)
                 await self._save_round(tx, d.id, d.platform, d.workspace, trigger, tz, first, cmd.user_id)
                 then = f", then {describe(trigger, tz)}" if trigger.startswith("every") else ""
@@ -124,8 +114,6 @@ class ScheduleHandlers:
         return Reply(text=text.removeprefix("🗓️ "), discussion_id=d.id)
 
     async def _setdigest(self, cmd: c.SetDigest) -> Reply:
-        from core.service import Reply
-
         now = self.clock.now()
         async with self.store.tx() as tx:
             existing = await tx.find_schedule("digest", cmd.platform, cmd.workspace, cmd.channel)
@@ -139,7 +127,7 @@ class ScheduleHandlers:
                 zone(cmd.tz)
                 expr = validate_cron(cmd.cron) if cmd.cadence == "cron" else DIGEST_CRON[cmd.cadence]
             except TimeParseError as exc:
-                raise _user_error(str(exc)) from None
+                raise UserError(str(exc)) from None
             trigger = f"cron:{expr}"
             first = first_slot(trigger, cmd.tz, now)
             await tx.upsert_schedule(
@@ -195,7 +183,6 @@ class ScheduleHandlers:
                 text=f"⏰ Scheduled round {d.round + 1} starts now. Reply in this thread: the council hears you "
                      "in this round.",
             ), now)
-        from core.service import UserError
 
         try:
             if d.status == Status.WAITING:

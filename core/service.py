@@ -6,8 +6,6 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pydantic import BaseModel
-
 from core import commands as c
 from core import engine
 from core.driver import Driver, load_state
@@ -25,22 +23,13 @@ from core.models import (
     TurnStatus,
 )
 from core.ports import Clock
+from core.replies import Reply, UserError
 from core.roster import EXPERT_ICONS, FIXED, addressed, full_roster, slug
 from core.schedules import ScheduleHandlers
 from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
 MAX_HUMAN_CHARS = 4000
-
-
-class UserError(Exception):
-    """A friendly, complete sentence for the person who asked; never a traceback."""
-
-
-class Reply(BaseModel):
-    text: str
-    discussion_id: str = ""
-    duplicate: bool = False
 
 
 @dataclass
@@ -367,3 +356,4 @@ def list_text(discussions: list[Discussion]) -> str:
     )
 
 
+__all__ = ["Reply", "Service", "ServiceConfig", "UserError", "list_text", "validate_topic"]
