@@ -41,9 +41,9 @@ def test_kill_during_a_round_then_resume_finishes_without_duplicates(tmp_path: P
     first.wait()
 
     with sqlite3.connect(db) as conn:
-        (discussion_id,) = conn.execute("SELECT id FROM discussions").fetchone()
+        discussion_id, status_before = conn.execute("SELECT id, status FROM discussions").fetchone()
         before = dict(conn.execute("SELECT key, status FROM turns").fetchall())
-    assert "running" in before.values() or len(before) > 0
+    assert status_before == "running" and 0 < len(before) < 1 + 2 * 12 + 1, "killed mid-discussion"
 
     resumed = subprocess.run(
         [sys.executable, "-m", "bot", "console", "--resume", discussion_id, "--no-input", "--exports", "out"],
