@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -95,7 +94,8 @@ class Driver:
     async def sweep(self) -> list[str]:
         """Claim discussions with work and no live driver (crashed replicas, missed wake-ups)."""
         async with self.store.tx() as tx:
-            ids = await tx.claim_stale(self.config.owner, self.clock.now(), self.config.lease_ttl)
+            ids = await tx.claim_stale(self.config.owner, self.clock.now(), self.config.lease_ttl,
+                                       platforms=list(self.chats))
         for i in ids:
             self.kick(i)
         return ids
@@ -126,15 +126,19 @@ class Driver:
                 if isinstance(step, RunTurns):
                     await self.run_step(state, step)
                 elif isinstance(step, Transition):
-                    await self.apply(state.discussion.id, step)
+                    await self.apply(state.discussion, step)
                 elif discussion_id in self._wake:
                     self._wake.discard(discussion_id)
                 else:
                     break
         finally:
             heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            try:
                 await heartbeat
+            except asyncio.CancelledError:
+                pass
+            except Exception:  # a heartbeat that died on a database error must not skip the release below
+                log.warning("heartbeat for %s failed", discussion_id, exc_info=True)
             async with self.store.tx() as tx:
                 await tx.release_lease(discussion_id, self.config.owner)
             # A wake-up that raced with our exit gets a fresh driver: no await between check and pop.
@@ -153,11 +157,14 @@ class Driver:
             if not ok:
                 return
 
-    async def apply(self, discussion_id: str, step: Transition) -> None:
+    async def apply(self, seen: Discussion, step: Transition) -> None:
+        """Apply a transition decided on `seen`, unless a human changed the discussion meanwhile (the loop then
+        decides again on what is there now)."""
         now = self.clock.now()
         async with self.store.tx() as tx:
-            d = await tx.discussion(discussion_id)
-            assert d is not None
+            d = await tx.discussion(seen.id, for_update=True)
+            if d is None or (d.status, d.pending, d.round) != (seen.status, seen.pending, seen.round):
+                return
             for name in ("status", "pending", "round", "round_topic"):
                 value = getattr(step, name)
                 if value is not None:
@@ -226,9 +233,14 @@ class Driver:
         await self.publish(d.id)
         return not error
 
-    async def _settle_failures(self, tx: Tx, d: Discussion, failed: list[Turn], reason: str) -> None:
+    async def _settle_failures(self, tx: Tx, seen: Discussion, failed: list[Turn], reason: str) -> None:
         now = self.clock.now()
+        d = await tx.discussion(seen.id, for_update=True)
+        if d is None:
+            return
         if reason:
+            if d.status != Status.RUNNING:
+                return  # stopped or paused meanwhile: nothing left to block
             d.status, d.blocked_reason = Status.BLOCKED, reason
             await tx.save_discussion(d, now)
             await tx.enqueue(d.id, engine.blocked_post(d, failed, now.isoformat()), now)
@@ -236,11 +248,16 @@ class Driver:
         personas = {p.key: p.name for p in await tx.personas(d.id)}
         for t in failed:
             await tx.set_turn_status([t.key], TurnStatus.SKIPPED)
+            if t.reply_to is not None:
+                await tx.mark_answered(t.reply_to)  # a skipped answer is not retried on every wake-up
             await tx.enqueue(d.id, engine.skipped_post(d, t, personas.get(t.persona_key, t.persona_key)), now)
 
-    async def _stop_for_budget(self, d: Discussion) -> None:
+    async def _stop_for_budget(self, seen: Discussion) -> None:
         now = self.clock.now()
         async with self.store.tx() as tx:
+            d = await tx.discussion(seen.id, for_update=True)
+            if d is None or d.status != Status.RUNNING:
+                return
             d.status = Status.STOPPED
             d.blocked_reason = f"budget reached: ${d.cost_usd:.2f} spent of ${d.budget_usd:.2f}"
             await tx.save_discussion(d, now)
@@ -291,7 +308,7 @@ class Driver:
                     assert fresh is not None
                     fresh.thread_ref = ref
                     await tx.save_discussion(fresh, self.clock.now())
-                if post.poll is not None and not post.replaces:
+                if post.kind == "poll" and post.poll is not None and not post.replaces:
                     poll = await tx.poll(post.poll.poll_id)
                     if poll is not None:
                         poll.message_ref = ref
@@ -303,7 +320,7 @@ class Driver:
 
         The queue is kept and retried by every sweep; once it drains, Retry resumes the discussion."""
         async with self.store.tx() as tx:
-            d = await tx.discussion(discussion_id)
+            d = await tx.discussion(discussion_id, for_update=True)
             if d is not None and d.status == Status.RUNNING:
                 d.status = Status.BLOCKED
                 d.blocked_reason = f"the chat platform keeps refusing posts ({type(exc).__name__}: {exc})"[:300]
@@ -312,6 +329,9 @@ class Driver:
     async def _send(
         self, *, tx_store: Store, d: Discussion, chat: ChatPort, outbox_id: int, post: Post, retried: bool
     ) -> str:
+        async with tx_store.tx() as tx:
+            # Counted before any call, so a post (or edit) the platform keeps refusing eventually blocks.
+            await tx.mark_attempt(outbox_id)
         if post.replaces:
             async with tx_store.tx() as tx:
                 ref = await tx.post_ref(post.replaces)
@@ -322,6 +342,4 @@ class Driver:
         if found:
             await chat.update(d, found, post)
             return found
-        async with tx_store.tx() as tx:
-            await tx.mark_attempt(outbox_id)
         return await chat.publish(d, post)

@@ -125,7 +125,7 @@ def answers(state: State) -> list[TurnPlan]:
     plans = []
     moderator = state.by_role(Role.MODERATOR)
     for m in state.humans:
-        if not m.needs_answer or m.answered:
+        if not m.needs_answer or m.answered or state.finished(f"{state.discussion.id}:h{m.id}"):
             continue
         who = m.addressed_to if state.persona(m.addressed_to) else (moderator[0].key if moderator else "")
         if who:
@@ -245,8 +245,8 @@ def next_step(state: State) -> Step:
 def should_block(state: State, step_turns: list[Turn]) -> str:
     """After a step: the reason to stop and ask a human, or "" to skip the failed turns and go on."""
     failed = [t for t in step_turns if t.status == TurnStatus.FAILED]
-    if not failed:
-        return ""
+    if not failed or all(t.phase == Phase.ANSWER for t in failed):
+        return ""  # an unanswered reply is noted and skipped; it never blocks the discussion
     names = ", ".join(p.name for t in failed if (p := state.persona(t.persona_key)))
     reason = failed[0].error or "the model did not answer"
     if any(t.phase in ESSENTIAL for t in failed):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ class Service(ScheduleHandlers):
         self, store: Store, driver: Driver, clock: Clock, new_id: Callable[[], str], config: ServiceConfig
     ) -> None:
         self.store, self.driver, self.clock, self.new_id, self.config = store, driver, clock, new_id, config
+        self._poll_locks: dict[int, asyncio.Lock] = {}
 
     async def handle(self, cmd: c.Command) -> Reply:
         handler = getattr(self, f"_{slug(type(cmd).__name__, 60)}", None)
@@ -65,7 +67,7 @@ class Service(ScheduleHandlers):
         return reply
 
     async def _get(self, tx: Tx, discussion_id: str) -> Discussion:
-        d = await tx.discussion(discussion_id.strip())
+        d = await tx.discussion(discussion_id.strip(), for_update=True)
         if d is None:
             raise UserError(f"I can't find a discussion with id `{discussion_id}`; the list command shows them.")
         return d
@@ -192,14 +194,23 @@ class Service(ScheduleHandlers):
             await tx.cast(Ballot(poll_id=poll.id, voter_id=cmd.user_id, voter_name=cmd.user_name or cmd.user_id,
                                  choice=cmd.choice, created_at=now))
             d = await self._get(tx, poll.discussion_id)
-            post = poll_post(poll, await tx.ballots(poll.id), self.driver.llm.offline)
-        # Counts are edited in place straight away; an edit is idempotent, so no outbox is needed.
-        if poll.message_ref:
-            try:
-                await self.driver.chats[d.platform].update(d, poll.message_ref, post)
-            except Exception:
-                log.warning("could not refresh poll %s", poll.id, exc_info=True)
+        await self._refresh_poll(d, poll.id)
         return Reply(text=f"Your vote: {poll.options[cmd.choice]}. Click another option to change it.")
+
+    async def _refresh_poll(self, d: Discussion, poll_id: int) -> None:
+        """Edit the counts in place straight away (an edit is idempotent: no outbox). One edit per poll at a
+        time, each from ballots read under the lock, so a slower edit never overwrites newer counts."""
+        async with self._poll_locks.setdefault(poll_id, asyncio.Lock()):
+            async with self.store.tx() as tx:
+                poll = await tx.poll(poll_id)
+                ballots = await tx.ballots(poll_id) if poll is not None else []
+            if poll is None or not poll.message_ref or poll.closed:
+                return
+            try:
+                await self.driver.chats[d.platform].update(d, poll.message_ref, poll_post(poll, ballots,
+                                                                                         self.driver.llm.offline))
+            except Exception:
+                log.warning("could not refresh poll %s", poll_id, exc_info=True)
 
     async def _closepoll(self, cmd: c.ClosePoll) -> Reply:
         async with self.store.tx() as tx:
@@ -257,8 +268,11 @@ class Service(ScheduleHandlers):
         async with self.store.tx() as tx:
             d = await self._get(tx, cmd.discussion_id)
             self._may_moderate(d, cmd, "pause")
-            if d.status in (Status.PAUSED, Status.DONE, Status.STOPPED) or d.pending == "pause":
-                raise UserError(f"This discussion is already {d.status.value}.")
+            if d.pending == "pause" or d.status == Status.PAUSED:
+                raise UserError("This discussion is already paused (or pausing).")
+            if d.status not in (Status.RUNNING, Status.WAITING):
+                raise UserError(f"Only a running or waiting discussion can be paused; this one is "
+                                f"{d.status.value.replace('_', ' ')}.")
             d.status, d.pending = Status.RUNNING, "pause"
             await tx.save_discussion(d, self.clock.now())
             await self._notice(tx, d, f"{d.id}:pausing:{d.resume_count}",
@@ -325,6 +339,9 @@ class Service(ScheduleHandlers):
             if any(t.phase in engine.ESSENTIAL for t in turns):
                 raise UserError("That turn can't be skipped: the discussion needs it. Retry or stop instead.")
             await tx.set_turn_status([t.key for t in turns], TurnStatus.SKIPPED)
+            for t in turns:
+                if t.reply_to is not None:
+                    await tx.mark_answered(t.reply_to)
             d.status, d.blocked_reason = Status.RUNNING, ""
             await tx.save_discussion(d, self.clock.now())
         return Reply(text="Skipping the failed turns.", discussion_id=d.id)

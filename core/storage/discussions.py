@@ -24,15 +24,19 @@ class DiscussionRepo(Repo):
     async def add_discussion(self, d: Discussion) -> None:
         await self.conn.execute(insert(t.discussions).values(**d.model_dump()))
 
-    async def discussion(self, discussion_id: str) -> Discussion | None:
-        row = (
-            await self.conn.execute(select(t.discussions).where(t.discussions.c.id == discussion_id))
-        ).first()
+    async def discussion(self, discussion_id: str, *, for_update: bool = False) -> Discussion | None:
+        """`for_update` locks the row (PostgreSQL) when the caller will save it: no lost updates between replicas.
+        SQLite needs no lock: its write transactions already run one at a time."""
+        query = select(t.discussions).where(t.discussions.c.id == discussion_id)
+        if for_update and self.conn.dialect.name == "postgresql":
+            query = query.with_for_update()
+        row = (await self.conn.execute(query)).first()
         return Discussion.model_validate(_row(row)) if row else None
 
     async def save_discussion(self, d: Discussion, now: datetime) -> None:
         d.updated_at = now
-        values = d.model_dump(exclude={"id", "created_at"})
+        # cost_usd only ever grows by add_usage's increment; a saved copy must not write back an older total.
+        values = d.model_dump(exclude={"id", "created_at", "cost_usd"})
         await self.conn.execute(update(t.discussions).where(t.discussions.c.id == d.id).values(**values))
 
     async def discussions(
@@ -93,8 +97,11 @@ class DiscussionRepo(Repo):
         ).first()
         return (row[0], aware(row[1])) if row else (None, None)
 
-    async def claim_stale(self, owner: str, now: datetime, ttl: float, limit: int = 10) -> list[str]:
-        """Discussions with work and no live driver, leased to `owner` (SKIP LOCKED on PostgreSQL)."""
+    async def claim_stale(
+        self, owner: str, now: datetime, ttl: float, platforms: list[str], limit: int = 10
+    ) -> list[str]:
+        """Discussions of these platforms with work and no live driver, leased to `owner` (SKIP LOCKED on
+        PostgreSQL); a process never claims a discussion it has no chat for."""
         c = t.discussions.c
         pending_outbox = (
             select(t.outbox.c.id)
@@ -113,6 +120,7 @@ class DiscussionRepo(Repo):
         query = (
             select(c.id)
             .where(
+                c.platform.in_(platforms),
                 or_(c.lease_owner.is_(None), c.lease_expires_at < now),
                 or_(c.status == Status.RUNNING.value, pending_outbox, and_(c.status == "waiting", unanswered)),
             )

@@ -64,12 +64,14 @@ async def test_claim_stale_takes_only_unleased_work(store: Store) -> None:
         await tx.add_discussion(discussion("run"))
         await tx.add_discussion(discussion("held"))
         await tx.add_discussion(discussion("done", status=Status.DONE))
+        await tx.add_discussion(discussion("elsewhere", platform="discord"))
         assert await tx.acquire_lease("held", "other", T0, ttl=60)
     async with store.tx() as tx:
-        assert await tx.claim_stale("me", T0 + timedelta(seconds=10), ttl=60) == ["run"]
+        assert await tx.claim_stale("me", T0 + timedelta(seconds=10), ttl=60, platforms=["console"]) == ["run"]
     async with store.tx() as tx:
-        assert await tx.claim_stale("me2", T0 + timedelta(seconds=10), ttl=60) == []
-        assert sorted(await tx.claim_stale("me2", T0 + timedelta(seconds=200), ttl=60)) == ["held", "run"]
+        assert await tx.claim_stale("me2", T0 + timedelta(seconds=10), ttl=60, platforms=["console"]) == []
+        later = T0 + timedelta(seconds=200)
+        assert sorted(await tx.claim_stale("me2", later, ttl=60, platforms=["console"])) == ["held", "run"]
 
 
 async def test_turns_and_posts_are_idempotent_by_key(store: Store) -> None:
