@@ -34,10 +34,16 @@ async def drop_pg_database(url: str) -> None:
     await admin.dispose()
 
 
+def _no_postgres() -> None:
+    if os.environ.get("CI"):
+        pytest.fail("TEST_DATABASE_URL must be set in CI: the PostgreSQL tests are not optional there")
+    pytest.skip("TEST_DATABASE_URL is not set (CI always sets it)")
+
+
 @pytest.fixture
 async def pg_url() -> AsyncIterator[str]:
     if not PG:
-        pytest.skip("TEST_DATABASE_URL is not set (CI always sets it)")
+        _no_postgres()
     url = await fresh_pg_database()
     yield url
     await drop_pg_database(url)
@@ -50,7 +56,7 @@ async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
         yield f"sqlite+aiosqlite:///{tmp_path / 'council.db'}"
         return
     if not PG:
-        pytest.skip("TEST_DATABASE_URL is not set (CI always sets it)")
+        _no_postgres()
     url = await fresh_pg_database()
     yield url
     await drop_pg_database(url)

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlalchemy import inspect, text
 
 from core.models import Ballot, Discussion, Phase, Poll, Post, Schedule, Status, Turn, TurnStatus, Usage
 from core.storage.db import make_engine, migrate
@@ -33,6 +34,16 @@ async def test_migrate_is_idempotent_and_safe_to_run_concurrently(db_url: str) -
     try:
         await asyncio.gather(*(migrate(e) for e in engines))
         await migrate(engines[0])
+        async with engines[0].connect() as conn:
+            versions = (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalars().all()
+            names = await conn.run_sync(lambda sync: set(inspect(sync).get_table_names()))
+        assert versions == ["0001"]
+        assert {"discussions", "turns", "outbox", "polls", "ballots", "schedules", "digests"} <= names
+        store = Store(engines[1])
+        async with store.tx() as tx:
+            await tx.add_discussion(discussion())
+        async with store.tx() as tx:
+            assert await tx.discussion("d1") is not None
     finally:
         for e in engines:
             await e.dispose()

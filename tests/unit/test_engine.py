@@ -90,6 +90,13 @@ def test_pause_then_resume_transitions() -> None:
     assert isinstance(step, RunTurns) and step.turns[0].phase == Phase.RESUME_SUMMARY
     s.turns.append(done(step.turns[0]))
     assert engine.next_step(s) == Transition(status=Status.PAUSED, pending="")
+    s.discussion.pending, s.discussion.resume_count = "resume", 1  # what Resume records
+    step = engine.next_step(s)
+    assert isinstance(step, RunTurns) and step.turns[0].phase == Phase.REOPENING
+    assert step.turns[0].key == "d:reopen:1" and step.turns[0].persona_key == "moderator"
+    s.turns.append(done(step.turns[0]))
+    after = engine.next_step(s)
+    assert isinstance(after, Transition) and after.status == Status.WAITING and after.notice is not None
 
 
 def test_failures_block_only_when_they_cannot_be_skipped() -> None:

@@ -108,9 +108,13 @@ def test_bad_cadences(words: str) -> None:
 
 
 @pytest.mark.parametrize("expr", ["* * * * *", "0 9 * * 1-5", "*/15 9-17 * * mon-fri", "0 0 1 jan,jul *",
-                                  "5,35 */2 1-15/3 * 0", "0 9 * * 7", "@daily"])
-def test_valid_cron(expr: str) -> None:
-    assert validate_cron(expr)
+                                  "5,35 */2 1-15/3 * 0", "0 9 * * 7", " 0  9 * * 1 "])
+def test_valid_cron_is_kept_as_written(expr: str) -> None:
+    assert validate_cron(expr) == " ".join(expr.split())
+
+
+def test_cron_nicknames_are_expanded() -> None:
+    assert validate_cron("@daily") == "0 0 * * *"
 
 
 @pytest.mark.parametrize(
