@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from bot.logs import redact_settings
 from bot.settings import Settings
 
 cli = typer.Typer(add_completion=False, no_args_is_help=True, help="Council: moderated AI deliberation.")
@@ -19,11 +20,13 @@ err = Console(stderr=True)
 
 
 def _settings() -> Settings:
+    """Every command starts here: settings from the environment, logging to stderr with secrets masked."""
     settings = Settings()
     logging.basicConfig(
         level=settings.council_log_level.upper(), stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    redact_settings(settings)  # on the root's handlers: every record, from every library, passes through them
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # a line per job run; core.scheduling logs firings
     return settings
 

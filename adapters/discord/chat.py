@@ -82,12 +82,10 @@ class DiscordChat:
         if post.kind == "header" and not d.thread_ref:
             return await self._publish_header(d, post)
         target = d.thread_ref or d.channel
-        if post.persona is not None and (hook := await self._webhook(d.channel)) is not None:
-            return await self._via_webhook(d, target, hook, post)
-        ids = []
-        for part, message in enumerate(self._render(d, post, webhook=False)):
-            ids.append(await self._send(target, message, nonce(post.key, part)))
-        return str(Ref(target, tuple(ids)))
+        hook = await self._webhook(d.channel) if post.persona is not None else None
+        messages = self._render(d, post, webhook=hook is not None)
+        ids = await self._send_parts(d, target, hook, post, messages)
+        return str(Ref(target, tuple(ids), hook[0] if hook else ""))
 
     async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
         self._done_typing(discussion, post)
@@ -111,14 +109,19 @@ class DiscordChat:
                 log.warning("message %s of %s is gone; skipping its edit", message_id, discussion.id)
 
     async def find(self, discussion: Discussion, key: str) -> str | None:
-        """After a crash: our unclaimed recent messages that look exactly like the post with this key."""
+        """After a crash: our unclaimed recent messages that look exactly like the post with this key.
+
+        A split post cut short (its first parts posted, then a refusal or a crash) is completed here: only the
+        parts that never landed are sent, so nothing shows twice. The core records the ref find() returns, so
+        this is the one place a ref naming every part can come from (update() cannot change it)."""
         post, claimed = await self._outbox_entry(discussion, key)
         if post is None:
             return None
         header = post.kind == "header"
         channel = discussion.channel if header else (discussion.thread_ref or discussion.channel)
         hook = await self._webhook(discussion.channel) if post.persona is not None else None
-        wanted = [m.signature() for m in self._render(discussion, post, webhook=hook is not None)]
+        messages = self._render(discussion, post, webhook=hook is not None)
+        wanted = [m.signature() for m in messages]
         author = hook[0] if hook else self._bot_id()
         recent: list[dict[str, Any]] = list(await self.http.logs_from(channel, SCAN_LIMIT))  # type: ignore[arg-type]
         mine = [m for m in reversed(recent) if m["id"] not in claimed and self._authored(m, author, bool(hook))]
@@ -126,11 +129,14 @@ class DiscordChat:
         for m in mine:
             if len(ids) < len(wanted) and self._signature(m) == wanted[len(ids)]:
                 ids.append(str(m["id"]))
-        if len(ids) != len(wanted):
+        if not ids:
             return None
         if header:
             await self._open_thread(discussion, ids[0], post)
             return ids[0]
+        if len(ids) < len(wanted):  # parts go out in order: the first ones landed, the rest never did
+            log.info("%s was cut short after part %s of %s; sending the rest", key, len(ids), len(wanted))
+            ids += await self._send_parts(discussion, channel, hook, post, messages, start=len(ids))
         return str(Ref(channel, tuple(ids), hook[0] if hook else ""))
 
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
@@ -188,21 +194,29 @@ class DiscordChat:
             if exc.code != THREAD_EXISTS:
                 raise
 
-    async def _via_webhook(self, d: Discussion, target: str, hook: tuple[str, str], post: Post) -> str:
-        assert post.persona is not None
+    async def _send_parts(self, d: Discussion, target: str, hook: tuple[str, str] | None, post: Post,
+                          messages: list[render.Message], start: int = 0) -> list[str]:
+        """Send `messages[start:]` in order: a persona's through the webhook, the rest as the bot (with nonces)."""
         ids = []
-        for message in self._render(d, post, webhook=True):
-            body = message.payload() | render.identity(post.persona)
-            route = Route("POST", "/webhooks/{webhook_id}/{webhook_token}", webhook_id=hook[0],
-                          webhook_token=hook[1])
-            params = {"wait": "true", **self._thread_param(d, target)}
-            try:
-                data = await self.http.request(route, json=body, params=params)
-            except (discord.NotFound, discord.Forbidden):
-                self._hooks.pop(d.channel, None)  # someone deleted our webhook: look again next time
-                raise
-            ids.append(str(data["id"]))
-        return str(Ref(target, tuple(ids), hook[0]))
+        for part, message in enumerate(messages[start:], start=start):
+            if hook is not None and post.persona is not None:
+                ids.append(await self._via_webhook(d, target, hook, post.persona, message))
+            else:
+                ids.append(await self._send(target, message, nonce(post.key, part)))
+        return ids
+
+    async def _via_webhook(self, d: Discussion, target: str, hook: tuple[str, str], persona: Persona,
+                           message: render.Message) -> str:
+        """One message under the persona's name. Webhooks take no nonce: a resend is never deduplicated."""
+        body = message.payload() | render.identity(persona)
+        route = Route("POST", "/webhooks/{webhook_id}/{webhook_token}", webhook_id=hook[0], webhook_token=hook[1])
+        params = {"wait": "true", **self._thread_param(d, target)}
+        try:
+            data = await self.http.request(route, json=body, params=params)
+        except (discord.NotFound, discord.Forbidden):
+            self._hooks.pop(d.channel, None)  # someone deleted our webhook: look again next time
+            raise
+        return str(data["id"])
 
     @staticmethod
     def _thread_param(d: Discussion, channel: str) -> dict[str, str]:

@@ -21,6 +21,7 @@ from core.models import Discussion, Persona, Post
 log = logging.getLogger(__name__)
 ClientFor = Callable[[str], Awaitable[AsyncWebClient]]  # workspace (team id) -> a client with its bot token
 BLOCK_ERRORS = {"invalid_blocks", "invalid_blocks_format", "msg_too_long", "msg_blocks_too_long"}
+GONE = {"message_not_found", "cant_update_message"}  # deleted, or no longer ours to edit: nothing to update
 RESCAN_AFTER_S = 30.0
 ANNOUNCE_SCAN = 200  # recent top-level messages searched for an announcement's key after a crash
 
@@ -74,10 +75,9 @@ class SlackChat:
         placeholder = await self._take_placeholder(discussion, post)
         ref = ""
         for i, message in enumerate(messages):
-            if i == 0 and placeholder:
-                await self._edit(client, discussion.channel, placeholder, message)
+            if i == 0 and placeholder and await self._edit(client, discussion.channel, placeholder, message):
                 ts = placeholder
-            else:
+            else:  # no placeholder, or someone deleted it: the post itself must still be seen
                 ts = await self._post(client, discussion.channel, thread, message)
             ref = ref or ts
         if post.kind == "error":
@@ -203,9 +203,18 @@ class SlackChat:
         return str(resp["ts"])
 
     @staticmethod
-    async def _edit(client: AsyncWebClient, channel: str, ts: str, message: Message) -> None:
+    async def _edit(client: AsyncWebClient, channel: str, ts: str, message: Message) -> bool:
+        """False when the message is gone (deleted, or not ours to edit): the thread goes on without the edit."""
         args = {k: v for k, v in message.args().items() if k not in ("username", "icon_emoji", "icon_url")}
-        await client.chat_update(channel=channel, ts=ts, **args)
+        try:
+            await client.chat_update(channel=channel, ts=ts, **args)
+        except SlackApiError as exc:
+            error = exc.response.get("error")
+            if error not in GONE:
+                raise
+            log.warning("message %s in %s cannot be edited (%s); skipping the edit", ts, channel, error)
+            return False
+        return True
 
     # thinking placeholders -------------------------------------------------------------------------
     async def _show_thinking(self, discussion: Discussion, persona: Persona, key: str) -> str | None:

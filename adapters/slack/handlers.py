@@ -1,9 +1,14 @@
-"""The work each Slack request asks for, run after ack(): look-ups, the service call, private answers."""
+"""The work each Slack request asks for, run after ack(): look-ups, the service call, private answers.
+
+Every entry point (what app.py spawns after ack) runs under `_guard`: a UserError is told to the person as it
+is, anything else is logged and answered with OOPS, so no request ends without an answer.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import re
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -23,22 +28,15 @@ from core.service import Reply, Service, UserError, list_text
 from core.storage.store import Store
 
 log = logging.getLogger(__name__)
-OOPS = "Sorry, something went wrong on my side; please try again in a moment."
+OOPS = "Sorry, something went wrong on our side; nothing was lost. Please try again in a moment."
 TOPIC_FROM_THREAD = 300
 SETTLE_NOTES = {"roster:start": "started the discussion", "fail:retry": "chose *Retry*",
                 "fail:skip": "chose *Skip*", "fail:stop": "chose *Stop*"}
 
 
-def digest_reply(text: str, channel: str, here: str) -> str:
-    """The service's answer to `/council digest`, naming the channel it is about (a link when it is another)."""
-    name = "this channel" if channel == here else f"<#{channel}>"
-    if f"<#{channel}>" in text:
-        return text
-    for opening in ("Digest scheduled", "Digest turned off"):
-        if text.startswith(opening):
-            return f"Digest for {name} {opening.removeprefix('Digest ')}{text[len(opening):]}"
-    named = re.sub(r"\b(?:this|that) channel\b", name, text)
-    return named if named != text or channel == here else f"{name}: {text}"
+def digest_reply(text: str, channel: str) -> str:
+    """The service's answer to `/council digest`, led by the channel it is about (whatever its wording)."""
+    return f"<#{channel}>: {text}"
 
 
 class CoreApp(Protocol):
@@ -75,7 +73,7 @@ class Council:
 
     # commands -------------------------------------------------------------------------------------
     async def run(self, intent: tr.Intent, place: Place, client: AsyncWebClient) -> Reply | None:
-        try:
+        async with self._guard(client, place, f"/council {intent.kind}"):
             if intent.kind == "help":
                 await self.tell(client, place, tr.HELP)
             elif intent.kind == "modal":
@@ -87,45 +85,44 @@ class Council:
                 await self.tell(client, place, await self.core.service.status_text(intent.discussion_id))
             elif intent.command is not None:
                 return await self.execute(intent.command, place, client, tz_explicit=intent.tz_explicit)
-        except UserError as exc:
-            await self.tell(client, place, str(exc))
         return None
 
     async def execute(self, cmd: c.Command, place: Place, client: AsyncWebClient, *, tz_explicit: bool = True,
                       announce: bool = True) -> Reply | None:
-        """Fill in who is asking (name, admin right, zone), hand the command to the service, answer privately."""
-        who, tz = await self.who(client, place)
-        update: dict[str, Any] = {"user_name": who.user_name, "is_admin": who.is_admin}
-        if not tz_explicit and isinstance(cmd, c.StartDiscussion | c.SetDigest):
-            update["tz"] = tz or self.default_tz
-        cmd = cmd.model_copy(update=update)
-        try:
+        """Fill in who is asking (name, admin right, zone), hand the command to the service, answer privately.
+
+        None when it failed (the person has been told why). Every command the translate layer builds is one the
+        service handles (core/commands.py): a TypeError from it is a bug, answered like any other failure."""
+        reply: Reply | None = None
+        async with self._guard(client, place, type(cmd).__name__):
+            who, tz = await self.who(client, place)
+            update: dict[str, Any] = {"user_name": who.user_name, "is_admin": who.is_admin}
+            if not tz_explicit and isinstance(cmd, c.StartDiscussion | c.SetDigest):
+                update["tz"] = tz or self.default_tz
+            cmd = cmd.model_copy(update=update)
             reply = await self.core.service.handle(cmd)
-        except UserError as exc:
-            await self.tell(client, place, str(exc))
+        if reply is None:
             return None
-        except TypeError as exc:
-            if "no handler" not in str(exc):
-                raise
-            await self.tell(client, place, "That command isn't available in this version yet.")
-            return None
-        except Exception:
-            log.exception("%s failed", type(cmd).__name__)
-            await self.tell(client, place, OOPS)
-            return None
+        # Done: a failure from here on must not ask the person to try again (that would do it twice).
         if announce and reply.text and not isinstance(cmd, c.StartDiscussion | c.PostHumanMessage):
-            text = digest_reply(reply.text, cmd.channel, place.channel) if isinstance(cmd, c.SetDigest) else reply.text
-            await self.tell(client, place, text)
+            text = digest_reply(reply.text, cmd.channel) if isinstance(cmd, c.SetDigest) else reply.text
+            await self._tell_anyway(client, place, text)
         return reply
 
     # buttons and modals ---------------------------------------------------------------------------
     async def button(self, body: dict[str, Any], client: AsyncWebClient) -> None:
-        action = body["actions"][0]
         message = body.get("message") or {}
-        place = Place(team=(body.get("team") or {}).get("id") or body["user"].get("team_id", ""),
-                      channel=(body.get("channel") or {}).get("id", ""), user=body["user"]["id"],
-                      user_name=body["user"].get("name", ""), thread_ts=message.get("thread_ts") or message.get("ts"),
+        user = body.get("user") or {}
+        place = Place(team=(body.get("team") or {}).get("id") or user.get("team_id", ""),
+                      channel=(body.get("channel") or {}).get("id", ""), user=user.get("id", ""),
+                      user_name=user.get("name", ""), thread_ts=message.get("thread_ts") or message.get("ts"),
                       response_url=body.get("response_url"), trigger_id=body.get("trigger_id"))
+        async with self._guard(client, place, "button"):
+            await self._button(body, message, place, client)
+
+    async def _button(self, body: dict[str, Any], message: dict[str, Any], place: Place,
+                      client: AsyncWebClient) -> None:
+        action = body["actions"][0]
         intent = ix.action_command(action["action_id"], action.get("value", ""), tr.Who(place.user))
         if intent is None:
             await self.tell(client, place, "That button is no longer valid.")
@@ -142,34 +139,41 @@ class Council:
         note = SETTLE_NOTES.get(action["action_id"])
         if isinstance(intent, c.ChooseNextAction) and action["action_id"].startswith("next:"):
             note = f"chose *{NEXT_ACTION_LABELS[intent.action]}*"
-        if note:
-            who = (await self.who(client, place))[0].user_name
+        if note:  # done: settling the buttons is cosmetic, and its failure must not ask for another click
             try:
+                who = (await self.who(client, place))[0].user_name
                 await client.chat_update(channel=place.channel, ts=message["ts"], text=message.get("text", ""),
                                          blocks=settled(message.get("blocks") or [], f"✅ {who} {note}."))
             except SlackApiError as exc:
                 log.warning("could not settle the buttons: %s", exc.response.get("error"))
-
-    async def start(self, cmd: c.StartDiscussion, place: Place, client: AsyncWebClient) -> None:
-        await self.execute(cmd, place, client)
+            except Exception:
+                log.warning("could not settle the buttons", exc_info=True)
 
     async def roster(self, view: dict[str, Any], place: Place, client: AsyncWebClient) -> None:
-        discussion_id = view.get("private_metadata", "")
-        d = await self._discussion(discussion_id)
+        """The roster modal submitted: its changes, one command each, answered in the discussion's thread."""
+        d: Discussion | None = None
+        async with self._guard(client, place, "roster form"):  # no channel yet: the answer may not reach anyone
+            d = await self._discussion(view.get("private_metadata", ""))
         if d is None:
             return
         place = replace(place, channel=d.channel, thread_ts=d.thread_ref or None)
-        async with self.core.store.tx() as tx:
-            personas = await tx.personas(d.id)
-        for cmd in ix.roster_commands(view["state"]["values"], d.id, personas, tr.Who(place.user)):
-            if await self.execute(cmd, place, client, announce=False) is None:
-                return
+        async with self._guard(client, place, "roster form"):
+            async with self.core.store.tx() as tx:
+                personas = await tx.personas(d.id)
+            for cmd in ix.roster_commands(view["state"]["values"], d.id, personas, tr.Who(place.user)):
+                if await self.execute(cmd, place, client, announce=False) is None:
+                    return
 
     # threads: shortcut, mentions, replies --------------------------------------------------------------
     async def from_thread(self, place: Place, message: dict[str, Any], text: str, client: AsyncWebClient) -> None:
         """Start a discussion in an existing thread (message shortcut or @mention), the thread as context."""
-        thread_ts = message.get("thread_ts") or message["ts"]
-        place = replace(place, thread_ts=thread_ts)
+        thread_ts = message.get("thread_ts") or message.get("ts") or place.thread_ts or ""
+        place = replace(place, thread_ts=thread_ts or None)
+        async with self._guard(client, place, "start from a thread"):
+            await self._from_thread(place, message, text, thread_ts, client)
+
+    async def _from_thread(self, place: Place, message: dict[str, Any], text: str, thread_ts: str,
+                           client: AsyncWebClient) -> None:
         existing = await self._by_thread(place.channel, thread_ts)
         if existing is not None and existing.status not in (Status.DONE, Status.STOPPED):
             await self.tell(client, place, f"This thread already hosts a council (`{existing.id}`): reply here to "
@@ -199,6 +203,11 @@ class Council:
                       client: AsyncWebClient) -> None:
         place = Place(team=team, channel=event.get("channel", ""), user=event.get("user", ""),
                       thread_ts=event.get("thread_ts") or event.get("ts"))
+        async with self._guard(client, place, "mention"):
+            await self._mention(event, event_id, team, bot_user_id, place, client)
+
+    async def _mention(self, event: dict[str, Any], event_id: str, team: str, bot_user_id: str, place: Place,
+                       client: AsyncWebClient) -> None:
         if not await self._first_sight(f"{event_id}:mention"):
             return  # the same message through the other event, or Slack's retry
         text = tr.strip_mention(event.get("text") or "", bot_user_id)
@@ -223,16 +232,38 @@ class Council:
         """A person's reply in a discussion's thread becomes a human message the next turns hear."""
         if not tr.is_human_reply(event):
             return
-        d = await self._by_thread(event.get("channel", ""), event["thread_ts"])
-        if d is None:
-            return
-        place = Place(team=team or event.get("team", ""), channel=d.channel, user=event["user"],
+        place = Place(team=team or event.get("team", ""), channel=event.get("channel", ""), user=event["user"],
                       thread_ts=event["thread_ts"])
-        who, _ = await self.who(client, place)
-        text = tr.strip_mention(event.get("text") or "", bot_user_id) if mentioned else event.get("text") or ""
-        cmd = tr.human_message({**event, "text": text}, event_id, d.id, who)
-        if cmd is not None:
-            await self.execute(cmd, place, client, announce=False)
+        async with self._guard(client, place, "thread reply"):
+            d = await self._by_thread(place.channel, event["thread_ts"])
+            if d is None:
+                return
+            who, _ = await self.who(client, place)
+            text = tr.strip_mention(event.get("text") or "", bot_user_id) if mentioned else event.get("text") or ""
+            cmd = tr.human_message({**event, "text": text}, event_id, d.id, who)
+            if cmd is not None:
+                await self.execute(cmd, place, client, announce=False)
+
+    # failures ---------------------------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def _guard(self, client: AsyncWebClient, place: Place, what: str) -> AsyncIterator[None]:
+        """Nothing a request runs into ends it unanswered: the person hears a UserError, or OOPS for the rest.
+
+        Guards nest (a mention starts a discussion); the innermost answers and the outer ones see no error."""
+        try:
+            yield
+        except UserError as exc:
+            await self._tell_anyway(client, place, str(exc))
+        except Exception as exc:
+            # The request's body is not logged: it carries tokens and what people wrote.
+            log.exception("%s from %s in %s failed: %s", what, place.user, place.channel, type(exc).__name__)
+            await self._tell_anyway(client, place, OOPS)
+
+    async def _tell_anyway(self, client: AsyncWebClient, place: Place, text: str) -> None:
+        try:
+            await self.tell(client, place, text)
+        except Exception:
+            log.warning("could not tell %s what happened", place.user, exc_info=True)
 
     # look-ups ---------------------------------------------------------------------------------------
     async def _by_thread(self, channel: str, thread_ts: str) -> Discussion | None:

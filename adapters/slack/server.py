@@ -1,4 +1,6 @@
-"""The Slack process: aiohttp on $PORT (/slack/events, /healthz, OAuth) or Socket Mode, plus the sweeper."""
+"""The Slack process: aiohttp on $PORT (/slack/events, /healthz, OAuth) or Socket Mode, plus the sweeper.
+
+Secrets are kept out of the logs by the filter every command installs (bot/logs.py), not here."""
 
 from __future__ import annotations
 
@@ -22,7 +24,6 @@ from adapters.slack.app import register
 from adapters.slack.chat import ClientFor, SlackChat
 from adapters.slack.clients import Installations, SingleWorkspace, Tasks, Users, web_client
 from adapters.slack.handlers import CoreApp, Council
-from adapters.slack.logs import redact_secrets
 from core.ports import ChatPort
 
 log = logging.getLogger(__name__)
@@ -53,9 +54,6 @@ class SlackConfig:
     pace_s: float = 1.0  # seconds between new messages in one channel
     scopes: list[str] = field(default_factory=lambda: list(BOT_SCOPES))
 
-    def secrets(self) -> list[str]:
-        return [s for s in (self.signing_secret, self.bot_token, self.app_token, self.client_secret) if s]
-
 
 class SlackServer:
     """`await server.start()`, then requests are served until `await server.stop()`."""
@@ -84,7 +82,6 @@ class SlackServer:
             raise ValueError("SLACK_SIGNING_SECRET is required to serve /slack/events (or set SLACK_APP_TOKEN)")
         if not cfg.bot_token and not (cfg.client_id and cfg.client_secret):
             raise ValueError("set SLACK_BOT_TOKEN, or SLACK_CLIENT_ID and SLACK_CLIENT_SECRET for OAuth installs")
-        redact_secrets(cfg.secrets())
         web_app = web.Application()
         web_app.add_routes([web.get("/healthz", self._health), web.post(EVENTS_PATH, self._events),
                             web.get("/slack/install", self._oauth), web.get("/slack/oauth_redirect", self._oauth)])

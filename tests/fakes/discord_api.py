@@ -33,6 +33,7 @@ class Fault:
     retry_after: float = 0.01
     times: int = 1
     is_global: bool = False
+    after: int = 0  # let this many matching requests through first (refuse part 2 of a split post)
 
 
 @dataclass
@@ -145,6 +146,9 @@ class FakeDiscord:
     async def _dispatch(self, request: web.Request, path: str, body: Any) -> web.StreamResponse:
         for fault in self.faults:
             if fault.times > 0 and fault.method == request.method and re.search(fault.path, path):
+                if fault.after > 0:
+                    fault.after -= 1
+                    continue
                 fault.times -= 1
                 return self.fault_response(fault)
         webhook_call = path.startswith(("/webhooks/", "/interactions/"))

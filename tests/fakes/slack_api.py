@@ -93,6 +93,7 @@ class FakeSlack:
         self.users: dict[str, dict[str, Any]] = {}
         self.limited: dict[str, deque[int]] = defaultdict(deque)  # method -> Retry-After values to answer with
         self.failures: dict[str, deque[str]] = defaultdict(deque)
+        self.unreachable: set[str] = set()  # methods whose calls are hung up on without an answer
         self.disabled: set[str] = set()
         self.socket: web.WebSocketResponse | None = None  # Socket Mode: the app's connection
         self.socket_replies: list[dict[str, Any]] = []
@@ -195,6 +196,10 @@ class FakeSlack:
         if self.limited[method]:
             return web.json_response({"ok": False, "error": "ratelimited"}, status=429,
                                      headers={"Retry-After": str(self.limited[method].popleft())})
+        if method in self.unreachable:  # the client sees a dropped connection (after its retries), not an error
+            if request.transport is not None:
+                request.transport.abort()
+            return web.Response(status=500)  # never reaches the client
         if method in self.disabled:
             return web.json_response({"ok": False, "error": "unknown_method"})
         if self.failures[method] and (error := self.failures[method].popleft()):

@@ -101,7 +101,7 @@ async def test_a_restart_after_the_due_time_fires_the_missed_slots_once(
     assert chat.announced == []
 
     clock.advance(hours=3, seconds=30)  # down for three hours: three round slots, 180 digest slots
-    chat = RecordingChat()
+    # The same chat: the platform keeps its messages while our process is down.
     app = await build_app(settings(sqlite_url), {"console": chat}, llm=ScriptedLLM(), clock=clock, scheduler=True)
     apps.append(app)
     await until(lambda: len(chat.announced) == 1 and any(":sched:" in k for k in chat.keys(did)))

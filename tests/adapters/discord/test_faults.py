@@ -1,9 +1,16 @@
-"""Rate limits and crashes: every post refused with 429 still lands, exactly once, in order."""
+"""Rate limits, refusals and crashes: every post still lands, exactly once, in order."""
 
 from __future__ import annotations
 
-from tests.adapters.discord.conftest import Council
+from datetime import UTC, datetime
+
+from adapters.discord.render import render
+from core.models import Discussion, Persona, Post, Role, Status
+from tests.adapters.discord.conftest import Council, by_webhook
 from tests.fakes.discord_api import Fault
+
+NOW = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+ADA = Persona(key="ada", name="Ada Lovelace", role=Role.EXPERT, title="Analyst", icon=":bulb:")
 
 
 async def sent_refs(council: Council) -> list[str]:
@@ -84,3 +91,35 @@ async def test_a_deleted_webhook_is_replaced(council: Council) -> None:
     await council.settle()
     assert (await council.discussion()).status.value == "done"
     await sent_refs(council)
+
+
+async def test_a_split_persona_post_refused_midway_sends_only_the_missing_parts(council: Council) -> None:
+    """Webhook posts carry no nonce: after part 2 is refused, the retry must not post part 1 again."""
+    fake = council.fake
+    d = Discussion(id="5p117001", topic="Split posts", platform="discord", workspace=fake.guild_id,
+                   channel=fake.channel_id, status=Status.STOPPED, created_at=NOW, updated_at=NOW)
+    async with council.app.store.tx() as tx:
+        await tx.add_discussion(d)
+        await tx.enqueue(d.id, Post(kind="header", key=f"{d.id}:header", title="Split posts", text="Roster"), NOW)
+    assert await council.app.driver.publish(d.id)
+    d = await council.discussion()
+    text = "\n\n".join(f"Point {i}: " + "evidence " * 150 for i in range(3))  # a message per point
+    post = Post(kind="turn", key=f"{d.id}:r1:s1:ada", text=text, persona=ADA, title="Round 1 · Opening")
+    parts = [m.content for m in render(post, webhook=True)]
+    assert len(parts) == 3
+    async with council.app.store.tx() as tx:
+        await tx.enqueue(d.id, post, NOW)
+    persona_posts = rf"^/webhooks/(?!{fake.app_id})\d+/[^/]+$"
+    fake.faults.append(Fault("POST", persona_posts, status=503, after=1, times=1))  # part 1 lands, part 2 refused
+
+    assert not await council.app.driver.publish(d.id)  # refused: the post stays queued
+    assert [m["content"] for m in by_webhook(fake.thread_messages(d.thread_ref))] == parts[:1]
+    assert await council.app.driver.publish(d.id)  # the retry finds part 1 and sends parts 2 and 3 only
+
+    posted = by_webhook(fake.thread_messages(d.thread_ref))
+    assert [m["content"] for m in posted] == parts
+    assert all(m["author"]["username"] == "Ada Lovelace" for m in posted)
+    assert len(fake.calls_to("POST", persona_posts)) == 4  # part 1, part 2 refused, part 2, part 3
+    async with council.app.store.tx() as tx:
+        ref = dict((p.key, r) for p, r in await tx.posts(d.id))[post.key]
+    assert ref.split(":")[1].split(",") == [m["id"] for m in posted]  # the ref names every part, in order

@@ -138,3 +138,24 @@ async def test_an_announcement_is_found_again_by_its_metadata_in_recent_channel_
     fake.calls.clear()
     assert await after.find_announcement("T0001", "C0009", post.key) is None  # older than the bounded look
     assert sum(int(x.params["limit"]) for x in fake.called("conversations.history")) == 200
+
+
+async def test_an_edit_of_a_message_that_is_gone_is_skipped_and_the_post_still_shown(fake: FakeSlack) -> None:
+    """chat.update answers message_not_found (deleted) or cant_update_message: log it, never wedge the outbox."""
+    c = chat(fake)
+    d = await discussion(c)
+    await c.thinking(d, ADA, "d1:r1:s1:ada")
+    await c.drain()
+    [placeholder] = fake.thread("C0001", d.thread_ref)[1:]
+    fake.messages.remove(placeholder)  # someone deleted "Ada Lovelace is thinking…"
+    ts = await c.publish(d, turn("d1:r1:s1:ada"))
+    assert [x.params["ts"] for x in fake.called("chat.update")] == [placeholder.ts]  # tried, refused
+    [shown] = fake.thread("C0001", d.thread_ref)[1:]
+    assert shown.ts == ts != placeholder.ts and "I think we should." in str(shown.blocks)  # posted anew instead
+    fake.fail("chat.update", "cant_update_message")
+    await c.update(d, ts, turn("d1:r1:s1:ada", "Edited."))  # no exception
+    await c.update(d, "1700009999.000001", turn("d1:r1:s1:ada", "Edited."))  # message_not_found from the fake
+    assert "I think we should." in str(fake.find("C0001", ts).blocks)  # type: ignore[union-attr]
+    fake.fail("chat.update", "ratelimited_forever")  # any other refusal still raises: the outbox tries again
+    with pytest.raises(Exception, match="ratelimited_forever"):
+        await c.update(d, ts, turn("d1:r1:s1:ada", "Edited."))

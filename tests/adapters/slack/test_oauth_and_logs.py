@@ -1,4 +1,4 @@
-"""Multi-workspace OAuth install through the real flow, and secrets kept out of the logs."""
+"""Multi-workspace OAuth install through the real flow, and secrets kept out of the logs (bot/logs.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from urllib.parse import urlencode
 import aiohttp
 import pytest
 
-from adapters.slack.logs import RedactSecrets, redact_secrets
 from adapters.slack.server import SlackServer
+from bot.logs import RedactSecrets, redact_settings
+from bot.settings import Settings
 from bot.wiring import build_app
 from tests.adapters.slack.conftest import SECRET, Slack, config, fixture, settings
 from tests.fakes.llm import ScriptedLLM
@@ -68,28 +69,32 @@ async def test_no_secret_reaches_the_logs(slack: Slack, server: SlackServer, fak
     old = root.level
     root.setLevel(logging.DEBUG)
     try:
-        redact_secrets(config(fake).secrets())
+        redact_settings(Settings(_env_file=None, slack_signing_secret=SECRET, slack_bot_token="xoxb-test"))  # type: ignore[call-arg]
         await slack.command("Should we rotate on-call weekly? --rounds 1")
         await server.idle()
         logging.getLogger("test").warning("token xoxb-test and secret %s and xoxp-1-abc", SECRET)
     finally:
         root.setLevel(old)
         root.removeHandler(handler)
+        for h in root.handlers:
+            for f in [f for f in h.filters if isinstance(f, RedactSecrets)]:
+                h.removeFilter(f)
     text = out.getvalue()
     assert "chat.postMessage" in text  # slack_sdk's debug lines were there to leak from
     assert "xoxb-test" not in text and SECRET not in text and "xoxp-1-abc" not in text
     assert "[redacted]" in text
 
 
-def test_the_filter_scrubs_tracebacks_too() -> None:
-    flt = RedactSecrets(["hunter2-secret"])
+def test_an_installed_workspace_token_is_masked_by_its_shape() -> None:
+    """OAuth installs bring tokens no setting holds: the Slack token pattern catches them, in tracebacks too."""
+    flt = RedactSecrets([])
     try:
-        raise RuntimeError("bad token xoxb-123-456 hunter2-secret")
+        raise RuntimeError("bad token xoxb-123-456 and xoxe.xoxp-1-abc")
     except RuntimeError:
-        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed: %s", ("hunter2-secret",), None)
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed: %s", ("xapp-1-A0-99",), None)
         import sys
 
         record.exc_info = sys.exc_info()
     flt.filter(record)
-    assert "hunter2" not in record.getMessage() and "hunter2" not in (record.exc_text or "")
-    assert "xoxb-123" not in (record.exc_text or "")
+    assert "xapp-1" not in record.getMessage() and "xapp-[redacted]" in record.getMessage()
+    assert "xoxb-123" not in (record.exc_text or "") and "xoxe.xoxp-1" not in (record.exc_text or "")
