@@ -19,6 +19,10 @@ from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
 
+class NotOurs(Exception):
+    """Another drain sent (or is sending) this post, or our lease on the discussion expired."""
+
+
 MAX_POST_ATTEMPTS = 5  # refusals of one post before the discussion stops running turns
 
 SCHEMAS: dict[engine.Phase, type[BaseModel]] = {
@@ -293,8 +297,10 @@ class Driver:
         chat = self.chats[d.platform]
         for outbox_id, post, turn_key, attempts in pending:
             try:
-                ref = await self._send(tx_store=self.store, d=d, chat=chat, outbox_id=outbox_id, post=post,
-                                       retried=attempts > 0)
+                ref = await self._send(d=d, chat=chat, outbox_id=outbox_id, post=post, attempts=attempts)
+            except NotOurs:
+                log.info("%s is being sent by another driver", post.key)
+                return False
             except Exception as exc:
                 log.warning("could not publish %s; it stays queued", post.key, exc_info=True)
                 if attempts + 1 >= MAX_POST_ATTEMPTS:
@@ -323,22 +329,21 @@ class Driver:
             d = await tx.discussion(discussion_id, for_update=True)
             if d is not None and d.status == Status.RUNNING:
                 d.status = Status.BLOCKED
-                d.blocked_reason = f"the chat platform keeps refusing posts ({type(exc).__name__}: {exc})"[:300]
+                d.blocked_reason = f"the chat platform keeps refusing posts ({type(exc).__name__})"
                 await tx.save_discussion(d, self.clock.now())
 
-    async def _send(
-        self, *, tx_store: Store, d: Discussion, chat: ChatPort, outbox_id: int, post: Post, retried: bool
-    ) -> str:
-        async with tx_store.tx() as tx:
+    async def _send(self, *, d: Discussion, chat: ChatPort, outbox_id: int, post: Post, attempts: int) -> str:
+        async with self.store.tx() as tx:
             # Counted before any call, so a post (or edit) the platform keeps refusing eventually blocks.
-            await tx.mark_attempt(outbox_id)
+            if not await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now()):
+                raise NotOurs(post.key)
         if post.replaces:
-            async with tx_store.tx() as tx:
+            async with self.store.tx() as tx:
                 ref = await tx.post_ref(post.replaces)
             if ref:
                 await chat.update(d, ref, post)
             return ref or ""
-        found = await chat.find(d, post.key) if retried else None
+        found = await chat.find(d, post.key) if attempts > 0 else None
         if found:
             await chat.update(d, found, post)
             return found

@@ -237,10 +237,21 @@ class DiscussionRepo(Repo):
             (r[0], Post.model_validate(r[1]), r[2], r[3]) for r in (await self.conn.execute(query)).all()
         ]
 
-    async def mark_attempt(self, outbox_id: int) -> None:
-        await self.conn.execute(
-            update(t.outbox).where(t.outbox.c.id == outbox_id).values(attempts=t.outbox.c.attempts + 1)
+    async def claim_send(self, outbox_id: int, seen_attempts: int, owner: str, now: datetime) -> bool:
+        """Count an attempt at sending this row, if nobody else has since we read it and we still hold the
+        discussion's lease: two drains (or a driver whose lease expired) never both send one post."""
+        o, c = t.outbox.c, t.discussions.c
+        ours = (
+            select(c.id)
+            .where(c.id == o.discussion_id, c.lease_owner == owner, c.lease_expires_at > now)
+            .exists()
         )
+        result = await self.conn.execute(
+            update(t.outbox)
+            .where(o.id == outbox_id, o.attempts == seen_attempts, o.sent.is_(False), ours)
+            .values(attempts=o.attempts + 1)
+        )
+        return result.rowcount == 1
 
     async def mark_sent(self, outbox_id: int, ref: str, now: datetime, turn_key: str | None) -> None:
         await self.conn.execute(

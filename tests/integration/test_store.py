@@ -153,3 +153,15 @@ async def test_a_schedule_slot_is_claimed_once(store: Store) -> None:
     async with store.tx() as tx:
         stored = await tx.schedule(s.id)
     assert stored is not None and stored.next_run_at == T0 + timedelta(days=7) and stored.last_run_at == T0
+
+
+async def test_a_post_is_claimed_for_sending_once_and_only_by_the_lease_holder(store: Store) -> None:
+    async with store.tx() as tx:
+        await tx.add_discussion(discussion())
+        await tx.enqueue("d1", Post(kind="notice", key="n1", text="hi"), T0)
+        ((oid, _, _, attempts),) = await tx.pending_posts("d1")
+        assert not await tx.claim_send(oid, attempts, "me", T0), "no lease: not ours to send"
+        assert await tx.acquire_lease("d1", "me", T0, ttl=60)
+        assert await tx.claim_send(oid, attempts, "me", T0)
+        assert not await tx.claim_send(oid, attempts, "me", T0), "a second drain read the same row: it loses"
+        assert not await tx.claim_send(oid, attempts + 1, "me", T0 + timedelta(seconds=61)), "lease expired"
