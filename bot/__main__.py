@@ -57,7 +57,7 @@ def console(
         try:
             validate_topic(topic)
         except UserError as exc:
-            _fail(str(exc).replace("/council", "python -m bot console"))
+            _fail(str(exc))
     if rounds is not None and not 1 <= rounds <= 10:
         _fail("--rounds must be between 1 and 10.")
     code = asyncio.run(run_console(_settings(), topic=topic, rounds=rounds, experts=experts, no_input=no_input,

@@ -42,7 +42,7 @@ class ServiceConfig:
 def validate_topic(topic: str) -> str:
     topic = " ".join(topic.split())
     if not topic:
-        raise UserError("Please give a topic, for example: `/council Should we move to trunk-based development?`")
+        raise UserError("Please give a topic, for example: “Should we move to trunk-based development?”")
     if len(topic) >= c.MAX_TOPIC_CHARS:
         raise UserError(
             f"That topic is {len(topic):,} characters long; please keep it under {c.MAX_TOPIC_CHARS:,}."
@@ -367,7 +367,7 @@ class Service(ScheduleHandlers):
 
 def list_text(discussions: list[Discussion]) -> str:
     if not discussions:
-        return "No discussions yet. Start one with `/council <topic>`."
+        return "No discussions yet: start one with a topic."
     return "\n".join(
         f"• `{d.id}` {d.topic[:80]} — {d.status.value}, round {d.round}" for d in discussions
     )

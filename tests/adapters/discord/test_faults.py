@@ -101,6 +101,8 @@ async def test_a_split_persona_post_refused_midway_sends_only_the_missing_parts(
     async with council.app.store.tx() as tx:
         await tx.add_discussion(d)
         await tx.enqueue(d.id, Post(kind="header", key=f"{d.id}:header", title="Split posts", text="Roster"), NOW)
+        # Only the holder of a discussion's lease sends its posts, as a driver would.
+        assert await tx.acquire_lease(d.id, council.app.driver.config.owner, council.app.clock.now(), 600)
     assert await council.app.driver.publish(d.id)
     d = await council.discussion()
     text = "\n\n".join(f"Point {i}: " + "evidence " * 150 for i in range(3))  # a message per point
