@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import pytest
@@ -13,10 +14,18 @@ ADA = Persona(key="ada", name="Ada Lovelace", role=Role.EXPERT, title="Analyst",
 
 
 class ChatPortContract:
-    """Subclasses provide `port`, `discussion` (persisted) and `shown(ref)`: the text people see for a ref."""
+    """Subclasses provide `port`, `discussion` (persisted), `shown(ref)`: the text people see for a ref, and
+    `thinking_shown(thread, key)`: whether people can see that the turn `key` is being worked on (ADA thinking).
+    A platform without web links to a discussion (the terminal) sets `has_links = False`."""
+
+    has_links = True
 
     @pytest.fixture
     def shown(self) -> Callable[[str], str]:
+        raise NotImplementedError
+
+    @pytest.fixture
+    def thinking_shown(self) -> Callable[[Discussion, str], bool]:
         raise NotImplementedError
 
     async def queue(self, d: Discussion, post: Post) -> Post:
@@ -56,12 +65,28 @@ class ChatPortContract:
         assert [await fresh_port.find(thread, p.key) for p in posts] == refs
         assert await fresh_port.find(thread, f"{thread.id}:never") is None
 
-    async def test_thinking_announce_and_link(self, port: ChatPort, thread: Discussion,
-                                              shown: Callable[[str], str]) -> None:
-        await port.thinking(thread, ADA, f"{thread.id}:t9")
+    async def test_thinking_announce_and_link(self, port: ChatPort, thread: Discussion, shown: Callable[[str], str],
+                                              thinking_shown: Callable[[Discussion, str], bool]) -> None:
+        key = f"{thread.id}:t9"
+        assert not thinking_shown(thread, key)
+        await port.thinking(thread, ADA, key)
+        await until(lambda: thinking_shown(thread, key), "thinking() showed nothing")
         ref = await port.announce(thread.workspace, thread.channel, Post(kind="notice", key="digest:1",
                                                                          text="Digest: two councils."))
         assert "Digest: two councils." in shown(ref)
         assert await port.find_announcement(thread.workspace, thread.channel, "digest:1") == ref
         assert await port.find_announcement(thread.workspace, thread.channel, "digest:2") is None
-        assert isinstance(await port.link(thread), str)
+        link = await port.link(thread)
+        if self.has_links:
+            assert link.startswith("https://") and len(link) > len("https://"), f"link: {link!r}"
+        else:
+            assert link == ""
+
+
+async def until(check: Callable[[], bool], why: str, limit_s: float = 5.0) -> None:
+    """Some ports show things from a background task (Slack's placeholder, Discord's typing): poll briefly."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit_s
+    while not check():
+        assert loop.time() < deadline, why
+        await asyncio.sleep(0.01)

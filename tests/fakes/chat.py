@@ -29,6 +29,8 @@ class RecordingChat:
     `fail_next(n)` makes the next n publish() calls raise ChatDown *before* anything is recorded;
     `fail_next(n, after_post=True)` records the post and then raises (a crash between "posted" and
     "stored"), which is what find() exists for: it returns the ref of any key this chat has accepted.
+    `fail_next_announce(n, after_post=...)` does the same for announce() (find_announcement finds what was
+    recorded), and `recover()` cancels every failure still pending: the platform is back.
     """
 
     def __init__(self, platform: str = "console") -> None:
@@ -38,11 +40,14 @@ class RecordingChat:
         self.by_ref: dict[str, Sent] = {}
         self.thinking_calls: list[tuple[str, str, str]] = []  # (discussion id, persona key, turn key)
         self.announced: list[tuple[str, str, str, Post]] = []  # (workspace, channel, ref, post)
+        self.announce_calls: list[str] = []  # the key of every announce() attempt, failed ones included
         self.publish_calls = 0
         self.update_calls = 0
         self.find_calls = 0
         self._fail_before = 0
         self._fail_after = 0
+        self._announce_fail_before = 0
+        self._announce_fail_after = 0
         self._counter = 0
 
     # -- control -----------------------------------------------------------------------------------
@@ -52,6 +57,17 @@ class RecordingChat:
             self._fail_after += n
         else:
             self._fail_before += n
+
+    def fail_next_announce(self, n: int = 1, *, after_post: bool = False) -> None:
+        if after_post:
+            self._announce_fail_after += n
+        else:
+            self._announce_fail_before += n
+
+    def recover(self) -> None:
+        """The platform is back: no injected failure is left to happen."""
+        self._fail_before = self._fail_after = 0
+        self._announce_fail_before = self._announce_fail_after = 0
 
     def posts(self, discussion_id: str | None = None) -> list[Post]:
         """The latest version of each accepted post, in publish order."""
@@ -103,9 +119,16 @@ class RecordingChat:
         self.thinking_calls.append((discussion.id, persona.key, key))
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
+        self.announce_calls.append(post.key)
+        if self._announce_fail_before:
+            self._announce_fail_before -= 1
+            raise ChatDown(f"injected failure before announcing {post.key}")
         self._counter += 1
         ref = f"{self.platform}:{channel}:{self._counter}"
         self.announced.append((workspace, channel, ref, post))
+        if self._announce_fail_after:
+            self._announce_fail_after -= 1
+            raise ChatDown(f"injected failure after announcing {post.key}")
         return ref
 
     async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:

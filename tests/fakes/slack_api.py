@@ -94,6 +94,7 @@ class FakeSlack:
         self.limited: dict[str, deque[int]] = defaultdict(deque)  # method -> Retry-After values to answer with
         self.failures: dict[str, deque[str]] = defaultdict(deque)
         self.unreachable: set[str] = set()  # methods whose calls are hung up on without an answer
+        self.lost: dict[str, deque[bool]] = defaultdict(deque)  # method -> answers lost after the call took effect
         self.disabled: set[str] = set()
         self.socket: web.WebSocketResponse | None = None  # Socket Mode: the app's connection
         self.socket_replies: list[dict[str, Any]] = []
@@ -108,6 +109,11 @@ class FakeSlack:
     def fail(self, method: str, error: str, times: int = 1, *, after: int = 0) -> None:
         """The next `times` calls of `method` (after `after` successful ones) answer ok=false with `error`."""
         self.failures[method].extend([""] * after + [error] * times)
+
+    def lose_answer(self, method: str, times: int = 1, *, drop: bool = False) -> None:
+        """The next `times` calls of `method` take effect (a message is stored) but their answer is lost: Slack
+        answers 500 internal_error, or with `drop` hangs up (the client's connection-error retry calls again)."""
+        self.lost[method].extend([drop] * times)
 
     def add_user(self, user_id: str, name: str, *, admin: bool = False, tz: str = "Europe/Berlin") -> None:
         self.users[user_id] = {"id": user_id, "team_id": TEAM, "name": name.lower(), "real_name": name, "tz": tz,
@@ -210,6 +216,12 @@ class FakeSlack:
         if handler is None:
             return web.json_response({"ok": False, "error": "unknown_method"})
         body = handler(params, self.tokens.get(token, TEAM))
+        if self.lost[method]:  # done, but the caller never hears so
+            if self.lost[method].popleft():
+                if request.transport is not None:
+                    request.transport.abort()
+                return web.Response(status=500)  # never reaches the client
+            return web.json_response({"ok": False, "error": "internal_error"}, status=500)
         return web.json_response(body)
 
     def _ts(self) -> str:

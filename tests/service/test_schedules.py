@@ -16,7 +16,7 @@ from bot.wiring import App, build_app
 from core import commands as c
 from core.models import NextAction, Phase, Post, Schedule, Status
 from core.service import UserError
-from tests.fakes.chat import ChatDown, RecordingChat
+from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM
 from tests.service.conftest import discussion, settle, start
@@ -316,25 +316,18 @@ async def test_after_downtime_one_catch_up_digest_covers_the_whole_gap(
 
 
 async def test_a_digest_claimed_but_not_posted_is_posted_once_later(
-    app: App, chat: RecordingChat, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+    app: App, chat: RecordingChat, clock: FakeClock
 ) -> None:
     await app.service.handle(c.SetDigest(platform="console", channel="C1", cadence="cron", cron="0 * * * *"))
-    original, calls = chat.announce, []
-
-    async def flaky(workspace: str, channel: str, post: Post) -> str:
-        calls.append(post.key)
-        if len(calls) == 1:
-            raise ChatDown("Slack is down")
-        return await original(workspace, channel, post)
-
-    monkeypatch.setattr(chat, "announce", flaky)
+    chat.fail_next_announce(1)  # the platform is down for the first attempt
     clock.advance(hours=1)
     assert await fire(app, await digest_schedule(app))
     assert chat.announced == [] and await app.service.deliver_digests() == 0  # its sender's lease still holds
     clock.advance(seconds=app.driver.config.lease_ttl + 1)
     assert await app.service.deliver_digests() == 1
     assert await app.service.deliver_digests() == 0
-    assert len(chat.announced) == 1 and calls == [calls[0]] * 2
+    calls = chat.announce_calls
+    assert len(chat.announced) == 1 and len(calls) == 2 and calls == [chat.announced[0][3].key] * 2
 
 
 async def test_a_digest_goes_out_from_the_stored_syntheses_when_the_model_fails(

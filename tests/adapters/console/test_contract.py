@@ -23,6 +23,7 @@ class Screen:
     def __init__(self, chat: ConsoleChat) -> None:
         self.chat = chat
         self.by_ref: dict[str, str] = {}
+        self.thought: dict[str, str] = {}  # turn key -> what thinking() printed
 
     def _printed(self) -> str:
         return self.chat.console.export_text(clear=True)
@@ -41,7 +42,7 @@ class Screen:
 
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
         await self.chat.thinking(discussion, persona, key)
-        self._printed()
+        self.thought[key] = self._printed()
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         ref = await self.chat.announce(workspace, channel, post)
@@ -56,6 +57,8 @@ class Screen:
 
 
 class TestConsoleChatPort(ChatPortContract):
+    has_links = False  # a terminal has nothing to link to
+
     @pytest.fixture
     def journal(self, tmp_path: Path) -> Path:
         return tmp_path / "council.console-journal"
@@ -89,3 +92,7 @@ class TestConsoleChatPort(ChatPortContract):
     @pytest.fixture
     def shown(self, screen: Screen) -> Callable[[str], str]:
         return lambda ref: " ".join(screen.by_ref[ref].split())
+
+    @pytest.fixture
+    def thinking_shown(self, screen: Screen) -> Callable[[Discussion, str], bool]:
+        return lambda d, key: "Ada Lovelace is thinking" in " ".join(screen.thought.get(key, "").split())

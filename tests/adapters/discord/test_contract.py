@@ -68,6 +68,11 @@ class TestDiscordChatPort(ChatPortContract):
 
         return text
 
+    @pytest.fixture
+    def thinking_shown(self, council: Council) -> Callable[[Discussion, str], bool]:
+        """Discord shows a typing indicator in the thread: the fake records the call that starts it."""
+        return lambda d, key: bool(council.fake.calls_to("POST", rf"^/channels/{d.thread_ref}/typing$"))
+
 
 def _embed_text(e: dict[str, Any]) -> str:
     return " ".join(str(e.get(k) or "") for k in ("title", "description")) + str((e.get("footer") or {}).get("text"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from adapters.discord.chat import DiscordChat
 from adapters.discord.render import render
 from core.models import Discussion, Persona, Post, Role, Status
 from tests.adapters.discord.conftest import Council, by_webhook
@@ -53,26 +54,41 @@ async def test_posts_refused_with_429_land_once(council: Council) -> None:
 
 
 async def test_a_restart_does_not_post_twice(council: Council) -> None:
-    """A crash between posting and storing the ref: the re-send finds the message instead of duplicating it."""
+    """A crash between posting and storing the ref: a new process (a fresh DiscordChat on the same client and
+    store, nothing cached) sends each post again, and Discord still shows every post once."""
     fake = council.fake
     dana = fake.add_user("Dana")
     i = await fake.slash(dana, "council", topic="Monorepo or polyrepo?", rounds=1)
     await fake.wait_for(lambda: i.followups)
     await council.settle()
     d = await council.discussion()
-    before = len(fake.thread_messages(d.thread_ref))
     async with council.app.store.tx() as tx:
         rows = await tx.posts(d.id)
-    # As if no ref had been stored: find() recovers each post, and a bot message sent again is not duplicated.
+    shown = {cid: [m["id"] for m in msgs] for cid, msgs in fake.messages.items()}
+    threads = sorted(cid for cid, ch in fake.channels.items() if ch["type"] == 11)
+    hooks = sorted(fake.webhooks)
+
+    restarted = DiscordChat()
+    restarted.attach(council.client, council.app.store)
     edited_later = {p.replaces for p, _ in rows}
+    header, header_ref = next((p, ref) for p, ref in rows if p.key == f"{d.id}:header")
+    # The header's ref (the thread) was never stored: it is sent again as a new header; its nonce finds it.
+    assert await restarted.publish(d.model_copy(update={"thread_ref": ""}), header) == header_ref
+    kinds = set()
     for post, ref in rows:
         if post.replaces or post.key in edited_later:
             continue
-        assert await council.chat.find(d, post.key) == ref, f"find() must recover {post.key}"
-        if post.persona is None:
-            assert await council.chat.publish(d, post) == ref
-    assert len(fake.thread_messages(d.thread_ref)) == before
-    assert len(fake.messages[fake.channel_id]) == 1
+        kinds.add("persona " + post.kind if post.persona else post.kind)
+        assert await restarted.find(d, post.key) == ref, f"find() must recover {post.key}"
+        if post.persona is None:  # the bot's messages carry nonces: sending again returns the one posted
+            assert await restarted.publish(d, post) == ref, post.key
+        else:  # webhooks take no nonce: the outbox finds the post first (attempts > 0) and edits it in place
+            await restarted.update(d, ref, post)
+    assert {"persona turn", "notice"} <= kinds, kinds
+
+    assert {cid: [m["id"] for m in msgs] for cid, msgs in fake.messages.items()} == shown, "nothing twice"
+    assert sorted(cid for cid, ch in fake.channels.items() if ch["type"] == 11) == threads, "no second thread"
+    assert sorted(fake.webhooks) == hooks, "the webhook already there is reused"
 
 
 async def test_a_deleted_webhook_is_replaced(council: Council) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.adapters.discord.conftest import Council, by_webhook, running
+from tests.adapters.discord.conftest import Council, by_webhook, eventually, running
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_api import FakeDiscord
 
@@ -100,7 +100,22 @@ async def test_humans_reply_vote_and_steer(council: Council) -> None:
     d = await council.discussion()
     assert d.round == 2 and choice["components"], "the buttons stay on the message for everyone"
     assert any("Dana" in b.text and "release trains" in b.text for p in council.llm.prompts for b in p.shared)
+
+    # A last human reply, posted after everything the bot and personas said in round 2: once it is stored, the
+    # gateway has delivered their messages too, so the final read below sees the final state.
+    await fake.say(lee, thread, "Agreed, trial it.")
+
+    async def lee_is_stored() -> bool:
+        async with council.app.store.tx() as tx:
+            return any(h.text == "Agreed, trial it." for h in await tx.human_messages(d.id))
+
+    await eventually(lee_is_stored)
+    await council.settle()
+    async with council.app.store.tx() as tx:
+        humans = await tx.human_messages(d.id)
     assert not [h for h in humans if h.author_id in (fake.app_id, *fake.webhooks)]
+    assert [(h.author_name, h.text) for h in humans] == [("Dana", "What about release trains for the mobile app?"),
+                                                         ("Lee", "Agreed, trial it.")]
 
 
 async def test_buttons_survive_a_restart(fake: FakeDiscord, tmp_path: Path) -> None:

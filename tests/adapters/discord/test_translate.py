@@ -73,7 +73,13 @@ def test_modal_submission_from_a_recorded_payload() -> None:
 def test_roster_edits_rename_remove_or_add() -> None:
     people = [Persona(key="amara", name="Amara Okafor", role=Role.EXPERT)]
     edit = t.RosterEdit("ab12", "amara okafor", "Amara O.", "", False)
-    assert isinstance(t.roster_command(edit, people, DANA), c.ModifyRoster)
+    assert t.roster_command(edit, people, DANA) == c.ModifyRoster(
+        discussion_id="ab12", persona_key="amara", name="Amara O.", title="", remove=False,
+        user_id=DANA.user_id, user_name="Dana")
+    for named in ("Amara Okafor", "AMARA"):  # by name or by key, any case
+        removed = t.roster_command(t.RosterEdit("ab12", named, "", "", True), people, DANA)
+        assert removed == c.ModifyRoster(discussion_id="ab12", persona_key="amara", name="", title="", remove=True,
+                                         user_id=DANA.user_id, user_name="Dana"), named
     added = t.roster_command(t.RosterEdit("ab12", "Grace Hopper", "", "Compilers", False), people, DANA)
     assert added == c.AddExpert(discussion_id="ab12", name="Grace Hopper", title="Compilers",
                                 user_id=DANA.user_id, user_name="Dana")

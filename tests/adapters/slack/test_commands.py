@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import time
+from urllib.parse import urlencode
 
 from adapters.slack.server import SlackServer
 from core.models import Status
-from tests.adapters.slack.conftest import SECRET, Slack, sign
+from tests.adapters.slack.conftest import SECRET, Slack, fixture, sign
 from tests.fakes.slack_api import FakeSlack
 
 
@@ -75,15 +76,16 @@ async def test_only_the_starter_or_an_admin_may_pause_or_stop(
 
 
 async def test_forged_and_stale_signatures_are_rejected(slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
-    body = "text=hello&command=%2Fcouncil&user_id=U0001&channel_id=C0001&team_id=T0001"
-    status, _ = await slack.post(body, "application/x-www-form-urlencoded", sign(body, secret="not-the-secret"))
-    assert status == 401
+    body = urlencode(fixture("slash_command") | {"text": "help"})  # answered in the ack: nothing is posted
+    status, text = await slack.post(body, "application/x-www-form-urlencoded", sign(body, secret="not-the-secret"))
+    assert status == 401 and "/council <topic>" not in text
     stale = sign(body, timestamp=int(time.time()) - 600)
-    status, _ = await slack.post(body, "application/x-www-form-urlencoded", stale)
-    assert status == 401
-    status, _ = await slack.post(body, "application/x-www-form-urlencoded", {})
-    assert status == 401
-    assert sign(body, SECRET)  # the real secret signs fine
+    status, text = await slack.post(body, "application/x-www-form-urlencoded", stale)
+    assert status == 401 and "/council <topic>" not in text
+    status, text = await slack.post(body, "application/x-www-form-urlencoded", {})
+    assert status == 401 and "/council <topic>" not in text
+    status, text = await slack.post(body, "application/x-www-form-urlencoded", sign(body, SECRET))
+    assert status == 200 and "/council <topic>" in json.loads(text)["text"], "the same body, correctly signed"
     await server.idle()
     assert not fake.called("chat.postMessage")
 
@@ -105,9 +107,26 @@ async def test_schedule_and_digest_subcommands_reach_the_service(
     await server.idle()
     assert server.core is not None
     [d] = await server.core.service.discussions()
+    store = server.core.store
     await slack.command(f'schedule {d.id} "tomorrow 09:00"')
+    await server.idle()
+    async with store.tx() as tx:
+        rounds = await tx.find_schedule("round", "slack", "T0001", d.id)
+    assert rounds is not None and rounds.enabled and rounds.trigger.startswith("at:"), rounds
+    assert rounds.next_run_at is not None and rounds.created_by == "U0001"
+
     await slack.command('digest cron "0 9 * * 1" <#C0042|decisions>')
+    await server.idle()
+    async with store.tx() as tx:
+        digest = await tx.find_schedule("digest", "slack", "T0001", "C0042")
+    assert digest is not None and digest.enabled and digest.trigger == "cron:0 9 * * 1", digest
+
     await slack.command("digest off <#C0042|decisions>")
     await server.idle()
+    async with store.tx() as tx:
+        off = await tx.find_schedule("digest", "slack", "T0001", "C0042")
+        enabled = await tx.schedules(kind="digest")
+    assert off is not None and off.id == digest.id and not off.enabled, off
+    assert enabled == []
     texts = ephemerals_to(fake, "U0001")
     assert len(texts) == 3 and not any("isn't available" in t or "went wrong" in t for t in texts), texts

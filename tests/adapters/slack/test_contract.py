@@ -58,3 +58,10 @@ class TestSlackChatPort(ChatPortContract):
             return "\n".join(m.text + json.dumps(m.blocks, ensure_ascii=False) for m in parts)
 
         return text
+
+    @pytest.fixture
+    def thinking_shown(self, fake: FakeSlack) -> Callable[[Discussion, str], bool]:
+        """A "… is thinking" placeholder in the discussion's thread, tagged with the turn's key."""
+        return lambda d, key: any(
+            m.channel == d.channel and m.thread_ts == d.thread_ref and "Ada Lovelace is thinking" in m.text
+            and (m.metadata or {}).get("event_payload", {}).get("key") == key for m in fake.messages)

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Mapping
+from pathlib import Path
+
 import aiohttp
 
 from adapters.slack.server import SlackServer
+from bot.wiring import App, build_app
 from core.models import Status
-from tests.adapters.slack.conftest import Slack
+from core.ports import ChatPort
+from tests.adapters.slack.conftest import Slack, config, settings
+from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
 
 
@@ -15,9 +23,35 @@ async def discussions(server: SlackServer) -> list:
     return await server.core.service.discussions()
 
 
-async def test_healthz_answers_once_migrated(server: SlackServer) -> None:
-    async with aiohttp.ClientSession() as s, s.get(f"http://127.0.0.1:{server.port}/healthz") as resp:
-        assert resp.status == 200
+async def test_healthz_answers_once_migrated(fake: FakeSlack, tmp_path: Path, llm: ScriptedLLM) -> None:
+    migrate = asyncio.Event()
+    s = settings(tmp_path)
+
+    async def build(chats: Mapping[str, ChatPort]) -> App:
+        await migrate.wait()  # the port is already open: the platform's health check may come now
+        return await build_app(s, chats, llm=llm)
+
+    server = SlackServer(config(fake), build)
+    starting = asyncio.create_task(server.start())
+    try:
+        for _ in range(500):
+            if server.port or starting.done():
+                break
+            await asyncio.sleep(0.01)
+        assert server.port and not starting.done(), "the server should listen before it migrates"
+        url = f"http://127.0.0.1:{server.port}/healthz"
+        async with aiohttp.ClientSession() as session:
+            async with session.get(url) as resp:
+                assert resp.status == 503, "not healthy before the database is migrated"
+            migrate.set()
+            await asyncio.wait_for(starting, 10)
+            async with session.get(url) as resp:
+                assert resp.status == 200
+    finally:
+        migrate.set()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(starting, 10)
+        await server.stop()
 
 
 async def test_council_posts_a_header_and_runs_the_discussion_in_its_thread(
