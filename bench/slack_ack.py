@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
-import hmac
 import itertools
 import os
-import socket
 import statistics
 import sys
 import tempfile
@@ -24,21 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.fakes.slack_api import FakeSlack  # noqa: E402
+from tests.fakes.slack_signing import free_port, sign  # noqa: E402
 
 SECRET = "bench-signing-secret-0123456789"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def signed(body: str) -> dict[str, str]:
-    ts = str(int(time.time()))
-    digest = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}",
-            "Content-Type": "application/x-www-form-urlencoded"}
+    return {**sign(body, SECRET), "Content-Type": "application/x-www-form-urlencoded"}
 
 
 async def command(session: aiohttp.ClientSession, url: str, text: str, channel: str, user: str) -> float:

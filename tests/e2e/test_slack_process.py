@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import os
-import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -17,22 +14,14 @@ import aiohttp
 
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_signing import free_port, sign
 
 SECRET = "e2e-signing-secret"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def signed(body: str) -> dict[str, str]:
-    ts = str(int(time.time()))
-    digest = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}",
-            "Content-Type": "application/x-www-form-urlencoded"}
+    return {**sign(body, SECRET), "Content-Type": "application/x-www-form-urlencoded"}
 
 
 async def wait_for(check: Callable[[], Awaitable[bool]], within_s: float, what: str) -> None:

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import copy
-import hashlib
-import hmac
 import json
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +17,7 @@ from bot.settings import Settings
 from bot.wiring import build_app
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_signing import sign as signature
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "slack"
@@ -30,9 +28,7 @@ def fixture(name: str) -> dict[str, Any]:
 
 
 def sign(body: str, secret: str = SECRET, timestamp: int | None = None) -> dict[str, str]:
-    ts = str(int(time.time()) if timestamp is None else timestamp)
-    digest = hmac.new(secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}"}
+    return signature(body, secret, timestamp)
 
 
 class Slack:
