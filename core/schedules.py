@@ -62,8 +62,8 @@ class ScheduleHandlers:
 
     if TYPE_CHECKING:
         async def _get(self, tx: Tx, discussion_id: str) -> Discussion: ...
-        async def handle(self, cmd: c.Command) -> Reply: ...
-        async def resume(self, cmd: c.Resume, *, then_round: bool) -> Reply: ...
+        async def choose(self, tx: Tx, d: Discussion, action: NextAction, user_name: str, topic: str = "") -> str: ...
+        async def reopen(self, tx: Tx, d: Discussion, user_name: str, *, then_round: bool) -> None: ...
 
     def _changed(self) -> None:
         if self.on_schedules_changed is not None:
@@ -159,41 +159,38 @@ class ScheduleHandlers:
             if s.kind == "digest":
                 start = s.last_run_at or await tx.schedule_created_at(s.id) or slot
                 await tx.add_digest(s.id, slot, start, at, at)
+            else:
+                # Started in the claim's own transaction: a crash cannot claim a slot and lose its round.
+                started = await self._start_round(tx, s, slot)
         log.info("schedule %s (%s %s) fired for slot %s", s.id, s.kind, s.target, slot.isoformat())
         if s.kind == "round":
-            await self._fire_round(s, slot)
+            if started:
+                self.driver.kick(s.target)
         else:
             await self.deliver_digests()
         return True
 
-    async def _fire_round(self, s: Schedule, slot: datetime) -> None:
+    async def _start_round(self, tx: Tx, s: Schedule, slot: datetime) -> bool:
         now = self.clock.now()
-        async with self.store.tx() as tx:
-            d = await tx.discussion(s.target)
-            if d is None or d.status in (Status.DONE, Status.STOPPED):
-                await tx.upsert_schedule(s.model_copy(update={"enabled": False}), now)
-                log.info("round schedule %s ends: discussion %s is %s", s.id, s.target, d and d.status.value)
-                return
-            if d.status not in (Status.WAITING, Status.PAUSED):
-                log.info("scheduled round for %s skipped: the discussion is %s", d.id, d.status.value)
-                return
-            people = await self._participants(tx, d)
-            await tx.enqueue(d.id, Post(
-                kind="notice", key=f"{d.id}:sched:{slot:%Y%m%dT%H%M%S}", mentions=people,
-                text=f"⏰ Scheduled round {d.round + 1} starts now. Reply in this thread: the council hears you "
-                     "in this round.",
-            ), now)
-
-        try:
-            if d.status == Status.WAITING:
-                await self.handle(c.ChooseNextAction(discussion_id=d.id, action=NextAction.ANOTHER_ROUND,
-                                                     user_name=SCHEDULER_NAME))
-            else:
-                await self.resume(c.Resume(discussion_id=d.id, user_name=SCHEDULER_NAME), then_round=True)
-                self.driver.kick(d.id)
-        except UserError as exc:  # someone chose meanwhile; the reminder still went out
-            log.info("scheduled round for %s not started: %s", d.id, exc)
-            self.driver.kick(d.id)
+        d = await tx.discussion(s.target, for_update=True)
+        if d is None or d.status in (Status.DONE, Status.STOPPED):
+            await tx.upsert_schedule(s.model_copy(update={"enabled": False}), now)
+            log.info("round schedule %s ends: discussion %s is %s", s.id, s.target, d and d.status.value)
+            return False
+        if d.status not in (Status.WAITING, Status.PAUSED):
+            log.info("scheduled round for %s skipped: the discussion is %s", d.id, d.status.value)
+            return False
+        people = await self._participants(tx, d)
+        await tx.enqueue(d.id, Post(
+            kind="notice", key=f"{d.id}:sched:{slot:%Y%m%dT%H%M%S}", mentions=people,
+            text=f"⏰ Scheduled round {d.round + 1} starts now. Reply in this thread: the council hears you "
+                 "in this round.",
+        ), now)
+        if d.status == Status.WAITING:
+            await self.choose(tx, d, NextAction.ANOTHER_ROUND, SCHEDULER_NAME)
+        else:
+            await self.reopen(tx, d, SCHEDULER_NAME, then_round=True)
+        return True
 
     @staticmethod
     async def _participants(tx: Tx, d: Discussion) -> list[str]:

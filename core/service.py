@@ -225,32 +225,37 @@ class Service(ScheduleHandlers):
 
     # steering --------------------------------------------------------------------------------------
     async def _choosenextaction(self, cmd: c.ChooseNextAction) -> Reply:
-        now = self.clock.now()
         async with self.store.tx() as tx:
             d = await self._get(tx, cmd.discussion_id)
             if d.status != Status.WAITING:
                 raise UserError(f"The next step was already chosen; the discussion is {d.status.value}.")
-            state = await load_state(tx, d.id)
-            assert state is not None
-            ideas = engine.suggestions(state)
-            chosen_round, label = d.round, NEXT_ACTION_LABELS[cmd.action]
-            d.status = Status.RUNNING
-            if cmd.action == NextAction.PAUSE:
-                d.pending = "pause"
-            elif cmd.action == NextAction.SYNTHESIZE:
-                d.pending = "final"
-            else:
-                d.round += 1
-                if cmd.action == NextAction.DEEP_DIVE:
-                    d.round_topic = cmd.topic.strip() or (ideas[0] if ideas else d.round_topic)
-                elif cmd.action == NextAction.DIFFERENT_TOPIC:
-                    d.round_topic = cmd.topic.strip() or (ideas[1] if len(ideas) > 1 else d.topic)
-                await close_polls(tx, d, now, before_round=d.round, offline=self.driver.llm.offline)
-            await tx.save_discussion(d, now)
-            detail = f": {d.round_topic}" if cmd.action in (NextAction.DEEP_DIVE, NextAction.DIFFERENT_TOPIC) else ""
-            await self._notice(tx, d, f"{d.id}:r{chosen_round}:chose:{d.resume_count}",
-                               f"➡️ {cmd.user_name or 'Someone'} chose **{label}**{detail}.")
+            label = await self.choose(tx, d, cmd.action, cmd.user_name, cmd.topic)
         return Reply(text=f"{label}: on it.", discussion_id=d.id)
+
+    async def choose(self, tx: Tx, d: Discussion, action: NextAction, user_name: str, topic: str = "") -> str:
+        """Record a waiting discussion's next action (inside the caller's transaction); returns its label."""
+        now = self.clock.now()
+        state = await load_state(tx, d.id)
+        assert state is not None
+        ideas = engine.suggestions(state)
+        chosen_round, label = d.round, NEXT_ACTION_LABELS[action]
+        d.status = Status.RUNNING
+        if action == NextAction.PAUSE:
+            d.pending = "pause"
+        elif action == NextAction.SYNTHESIZE:
+            d.pending = "final"
+        else:
+            d.round += 1
+            if action == NextAction.DEEP_DIVE:
+                d.round_topic = topic.strip() or (ideas[0] if ideas else d.round_topic)
+            elif action == NextAction.DIFFERENT_TOPIC:
+                d.round_topic = topic.strip() or (ideas[1] if len(ideas) > 1 else d.topic)
+            await close_polls(tx, d, now, before_round=d.round, offline=self.driver.llm.offline)
+        await tx.save_discussion(d, now)
+        detail = f": {d.round_topic}" if action in (NextAction.DEEP_DIVE, NextAction.DIFFERENT_TOPIC) else ""
+        await self._notice(tx, d, f"{d.id}:r{chosen_round}:chose:{d.resume_count}",
+                           f"➡️ {user_name or 'Someone'} chose **{label}**{detail}.")
+        return label
 
     async def _synthesize(self, cmd: c.Synthesize) -> Reply:
         async with self.store.tx() as tx:
@@ -290,16 +295,20 @@ class Service(ScheduleHandlers):
                 return await self._retry(tx, d, cmd)
             if d.status != Status.PAUSED:
                 raise UserError(f"Only a paused discussion can be resumed; this one is {d.status.value}.")
-            d.resume_count += 1
-            d.status, d.pending = Status.RUNNING, "resume_round" if then_round else "resume"
-            state = await load_state(tx, d.id)
-            assert state is not None
-            if then_round and engine.round_complete(state):
-                d.round += 1
-            await tx.save_discussion(d, self.clock.now())
-            await self._notice(tx, d, f"{d.id}:resumed:{d.resume_count}",
-                               f"▶️ {cmd.user_name or 'Someone'} resumed the discussion.")
+            await self.reopen(tx, d, cmd.user_name, then_round=then_round)
         return Reply(text="Resuming.", discussion_id=d.id)
+
+    async def reopen(self, tx: Tx, d: Discussion, user_name: str, *, then_round: bool) -> None:
+        """Resume a paused discussion (inside the caller's transaction), straight into its next round if asked."""
+        d.resume_count += 1
+        d.status, d.pending = Status.RUNNING, "resume_round" if then_round else "resume"
+        state = await load_state(tx, d.id)
+        assert state is not None
+        if then_round and engine.round_complete(state):
+            d.round += 1
+        await tx.save_discussion(d, self.clock.now())
+        await self._notice(tx, d, f"{d.id}:resumed:{d.resume_count}",
+                           f"▶️ {user_name or 'Someone'} resumed the discussion.")
 
     async def _stop(self, cmd: c.Stop) -> Reply:
         async with self.store.tx() as tx:
