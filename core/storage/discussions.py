@@ -6,6 +6,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from core.models import (
     Discussion,
@@ -209,22 +211,15 @@ class DiscussionRepo(Repo):
 
     # outbox --------------------------------------------------------------------------------------
     async def enqueue(self, discussion_id: str, post: Post, now: datetime, turn_key: str | None = None) -> bool:
-        """Queue a post once per key; False if that key was already queued."""
-        exists = (
-            await self.conn.execute(select(t.outbox.c.id).where(t.outbox.c.key == post.key))
-        ).first()
-        if exists:
-            return False
-        await self.conn.execute(
-            insert(t.outbox).values(
-                key=post.key,
-                discussion_id=discussion_id,
-                payload=post.model_dump(mode="json"),
-                turn_key=turn_key,
-                created_at=now,
-            )
+        """Queue a post once per key; False if that key was already queued (one statement either way)."""
+        dialect_insert = pg_insert if self.conn.dialect.name == "postgresql" else sqlite_insert
+        result = await self.conn.execute(
+            dialect_insert(t.outbox)
+            .values(key=post.key, discussion_id=discussion_id, payload=post.model_dump(mode="json"),
+                    turn_key=turn_key, created_at=now)
+            .on_conflict_do_nothing(index_elements=["key"])
         )
-        return True
+        return result.rowcount == 1
 
     async def pending_posts(self, discussion_id: str) -> list[tuple[int, Post, str | None, int]]:
         """Unsent posts in order: (outbox id, post, turn key, earlier attempts)."""
