@@ -147,6 +147,8 @@ class Driver:
                 await tx.release_lease(discussion_id, self.config.owner)
             # A wake-up that raced with our exit gets a fresh driver: no await between check and pop.
             self._tasks.pop(discussion_id, None)
+            for per_discussion in (self._publish_locks, self._publish_asked, self._publish_served):
+                per_discussion.pop(discussion_id, None)  # every publish of this driver has returned
             if discussion_id in self._wake:
                 self._wake.discard(discussion_id)
                 self.kick(discussion_id)

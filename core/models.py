@@ -27,9 +27,6 @@ class Status(StrEnum):
     BLOCKED = "blocked"  # repeated LLM failure or budget: needs a human
 
 
-ACTIVE_STATUSES = (Status.RUNNING,)
-
-
 class Phase(StrEnum):
     """What a turn is for; the order of a moderated round is seed 000's."""
 

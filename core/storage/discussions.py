@@ -167,18 +167,10 @@ class DiscussionRepo(Repo):
         row = (await self.conn.execute(select(t.turns).where(t.turns.c.key == key))).first()
         return Turn.model_validate(_row(row)) if row else None
 
-    async def ensure_turn(self, turn: Turn) -> Turn:
-        """Insert the planned turn unless its key exists; return what is stored."""
-        existing = await self.turn(turn.key)
-        if existing is not None:
-            return existing
-        await self.conn.execute(insert(t.turns).values(**turn.model_dump()))
-        return turn
-
     async def start_turns(self, planned: list[Turn]) -> None:
         """Mark a step's turns running and count an attempt, inserting the ones not stored yet.
 
-        The same rows as ensure_turn + save_turn per turn, in at most three statements for the whole step.
+        A key already stored is found, not inserted again; at most three statements for the whole step.
         """
         if not planned:
             return

@@ -91,9 +91,11 @@ async def test_turns_and_posts_are_idempotent_by_key(store: Store) -> None:
     post = Post(kind="turn", key=turn.key, text="hello")
     async with store.tx() as tx:
         await tx.add_discussion(discussion())
-        await tx.ensure_turn(turn)
-        again = await tx.ensure_turn(turn.model_copy(update={"status": TurnStatus.DONE}))
-        assert again.status == TurnStatus.PLANNED
+        await tx.start_turns([turn])
+        await tx.start_turns([turn])  # a re-run after a crash finds the turn instead of adding another
+        again = await tx.turn(turn.key)
+        assert again is not None and again.status == TurnStatus.RUNNING and again.attempts == 2
+        assert len(await tx.turns("d1")) == 1
         assert await tx.enqueue("d1", post, T0, turn_key=turn.key)
         assert not await tx.enqueue("d1", post, T0, turn_key=turn.key)
         (oid, queued, key, attempts), = await tx.pending_posts("d1")
