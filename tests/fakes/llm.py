@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from core.models import Phase, Usage
 from core.offline import OfflineLLM
 from core.ports import Completion, LLMUnavailable, Prompt, T
@@ -15,6 +17,14 @@ class ScriptedLLM:
         self.prompts: list[Prompt] = []
         self.failures: dict[tuple[str, Phase], int] = {}  # (persona name, phase) -> failures left
         self.cost_per_call = 0.0
+        # Phase -> something to do (once) when the first prompt of that phase arrives: a person pressing a
+        # button while the model is writing that turn.
+        self.on_phase: dict[Phase, Callable[[], Awaitable[object]]] = {}
+
+    async def _hook(self, prompt: Prompt) -> None:
+        action = self.on_phase.pop(prompt.purpose.phase, None)
+        if action is not None:
+            await action()
 
     def fail(self, persona: str, phase: Phase, times: int = 1) -> None:
         self.failures[(persona, phase)] = times
@@ -30,12 +40,14 @@ class ScriptedLLM:
 
     async def complete(self, prompt: Prompt) -> Completion:
         self.prompts.append(prompt)
+        await self._hook(prompt)
         self._maybe_fail(prompt)
         done = await self.inner.complete(prompt)
         return done.model_copy(update={"usage": self._charge(done.usage)})
 
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]:
         self.prompts.append(prompt)
+        await self._hook(prompt)
         self._maybe_fail(prompt)
         value, usage = await self.inner.structured(prompt, schema)
         return value, self._charge(usage)
