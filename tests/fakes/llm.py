@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 from core.models import Phase, Usage
@@ -26,6 +27,27 @@ class ScriptedLLM:
         if action is not None:
             await action()
 
+        self.gate: asyncio.Event | None = None  # while set to an unset event, every call waits on it
+        self.waiting = 0  # calls waiting on the gate now
+        self.cancelled = 0  # calls cancelled while they waited (the caller gave up mid-call)
+
+    def hold(self) -> asyncio.Event:
+        """Make every call wait until the returned event is set: a model call in flight, as long as a test needs."""
+        self.gate = asyncio.Event()
+        return self.gate
+
+    async def _wait_gate(self) -> None:
+        if self.gate is None:
+            return
+        self.waiting += 1
+        try:
+            await self.gate.wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        finally:
+            self.waiting -= 1
+
     def fail(self, persona: str, phase: Phase, times: int = 1) -> None:
         self.failures[(persona, phase)] = times
 
@@ -42,6 +64,7 @@ class ScriptedLLM:
         self.prompts.append(prompt)
         await self._hook(prompt)
         self._maybe_fail(prompt)
+        await self._wait_gate()
         done = await self.inner.complete(prompt)
         return done.model_copy(update={"usage": self._charge(done.usage)})
 
@@ -49,5 +72,6 @@ class ScriptedLLM:
         self.prompts.append(prompt)
         await self._hook(prompt)
         self._maybe_fail(prompt)
+        await self._wait_gate()
         value, usage = await self.inner.structured(prompt, schema)
         return value, self._charge(usage)
