@@ -21,15 +21,14 @@ class ScriptedLLM:
         # Phase -> something to do (once) when the first prompt of that phase arrives: a person pressing a
         # button while the model is writing that turn.
         self.on_phase: dict[Phase, Callable[[], Awaitable[object]]] = {}
+        self.gate: asyncio.Event | None = None  # while set to an unset event, every call waits on it
+        self.waiting = 0  # calls waiting on the gate now
+        self.cancelled = 0  # calls cancelled while they waited (the caller gave up mid-call)
 
     async def _hook(self, prompt: Prompt) -> None:
         action = self.on_phase.pop(prompt.purpose.phase, None)
         if action is not None:
             await action()
-
-        self.gate: asyncio.Event | None = None  # while set to an unset event, every call waits on it
-        self.waiting = 0  # calls waiting on the gate now
-        self.cancelled = 0  # calls cancelled while they waited (the caller gave up mid-call)
 
     def hold(self) -> asyncio.Event:
         """Make every call wait until the returned event is set: a model call in flight, as long as a test needs."""
