@@ -78,6 +78,15 @@ def round_complete(state: State) -> bool:
                for p in spec.personas)
 
 
+def _after_resume(state: State) -> Transition:
+    """A discussion paused mid-round goes on from the step where it stopped; one paused between rounds (or
+    before its automatic next round) asks people what next, as it did before the pause."""
+    d = state.discussion
+    if round_complete(state) and d.auto_rounds is None:
+        return Transition(status=Status.WAITING, pending="", notice="next_action")
+    return Transition(pending="")
+
+
 def next_step(state: State) -> Step:
     d = state.discussion
     flow = flows.get(d.flow)
@@ -95,7 +104,7 @@ def next_step(state: State) -> Step:
     for pending, phase, after in (
         ("pause", Phase.RESUME_SUMMARY, Transition(status=Status.PAUSED, pending="")),
         ("final", Phase.FINAL_SYNTHESIS, Transition(status=Status.DONE, pending="")),
-        ("resume", Phase.REOPENING, Transition(status=Status.WAITING, pending="", notice="next_action")),
+        ("resume", Phase.REOPENING, _after_resume(state)),
         ("resume_round", Phase.REOPENING, Transition(pending="")),
     ):
         if d.pending == pending:
