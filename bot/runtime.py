@@ -109,7 +109,8 @@ async def run_discord(settings: Settings) -> int:
     app = await build_app(settings, {"discord": chat}, scheduler=True)
     config = DiscordConfig(token=settings.discord_token.get_secret_value(), api_url=settings.discord_api_url,
                            sweep_interval_s=settings.council_sweep_interval_s,
-                           shard_guilds=settings.council_discord_shard_guilds)
+                           shard_guilds=settings.council_discord_shard_guilds,
+                           default_tz=settings.council_default_tz)
     loop, task = asyncio.get_running_loop(), asyncio.current_task()
     if task is not None:
         loop.add_signal_handler(signal.SIGTERM, task.cancel)

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from core import engine, prompts
+from core import engine, flows, posts, prompts
 from core.effects import close_polls, record_turn
 from core.engine import RunTurns, State, Transition, TurnPlan
 from core.models import Discussion, Post, Status, Turn, TurnStatus, Usage
 from core.ports import LLM, ChatPort, Clock, LLMUnavailable
-from core.schemas import FinalSynthesis, RosterSpec, RoundSynthesis
 from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -23,13 +23,11 @@ class NotOurs(Exception):
     """Another drain sent (or is sending) this post, or our lease on the discussion expired."""
 
 
-MAX_POST_ATTEMPTS = 5  # refusals of one post before the discussion stops running turns
+class LeaseLost(Exception):
+    """This process no longer holds the discussion's lease: its driver must stop without writing anything."""
 
-SCHEMAS: dict[engine.Phase, type[BaseModel]] = {
-    engine.Phase.ROSTER: RosterSpec,
-    engine.Phase.ROUND_SYNTHESIS: RoundSynthesis,
-    engine.Phase.FINAL_SYNTHESIS: FinalSynthesis,
-}
+
+MAX_POST_ATTEMPTS = 5  # refusals of one post before the discussion stops running turns
 
 
 @dataclass
@@ -56,6 +54,7 @@ class Driver:
     ) -> None:
         self.store, self.llm, self.chats, self.clock, self.config = store, llm, chats, clock, config
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._work: dict[str, asyncio.Task[None]] = {}  # the step loop of each driven discussion
         self._wake: set[str] = set()
         self._publish_locks: dict[str, asyncio.Lock] = {}
         # publish() calls per discussion, and how many of them a successful drain has served (see publish).
@@ -111,38 +110,28 @@ class Driver:
         if not got:
             self._tasks.pop(discussion_id, None)
             return
-        heartbeat = asyncio.create_task(self._heartbeat(discussion_id))
+        # The steps run in their own task so that a heartbeat that fails can stop them mid-step (model calls
+        # included) instead of at the next loop.
+        work = asyncio.create_task(self._steps(discussion_id), name=f"steps:{discussion_id}")
+        self._work[discussion_id] = work
+        heartbeat = asyncio.create_task(self._heartbeat(discussion_id, work), name=f"heartbeat:{discussion_id}")
         try:
-            while True:
-                if heartbeat.done():
-                    log.warning("lost the lease on %s; another driver took over", discussion_id)
-                    return
-                async with self.store.tx() as tx:
-                    state = await load_state(tx, discussion_id)
-                    queued = state is not None and bool(await tx.pending_posts(discussion_id))
-                if queued:  # publish first, then decide on the state as it is after publishing
-                    await self.publish(discussion_id)
-                    async with self.store.tx() as tx:
-                        state = await load_state(tx, discussion_id)
-                if state is None:
-                    return
-                step = engine.next_step(state)
-                if isinstance(step, RunTurns):
-                    await self.run_step(state, step)
-                elif isinstance(step, Transition):
-                    await self.apply(state.discussion, step)
-                elif discussion_id in self._wake:
-                    self._wake.discard(discussion_id)
-                else:
-                    break
+            await asyncio.wait({work})
+            if work.cancelled() or isinstance(work.exception(), LeaseLost):
+                log.warning("lost the lease on %s; stopped its driver here", discussion_id)
+            else:
+                work.result()  # re-raise anything else
         finally:
-            heartbeat.cancel()
-            try:
-                await heartbeat
-            except asyncio.CancelledError:
-                pass
-            except Exception:  # a heartbeat that died on a database error must not skip the release below
-                log.warning("heartbeat for %s failed", discussion_id, exc_info=True)
+            for task in (work, heartbeat):
+                task.cancel()
+            for task in (work, heartbeat):
+                with contextlib.suppress(asyncio.CancelledError, LeaseLost):
+                    try:
+                        await task
+                    except Exception:  # already raised above, or a heartbeat that died on a database error
+                        if task is heartbeat:
+                            log.warning("heartbeat for %s failed", discussion_id, exc_info=True)
+            self._work.pop(discussion_id, None)
             async with self.store.tx() as tx:
                 await tx.release_lease(discussion_id, self.config.owner)
             # A wake-up that raced with our exit gets a fresh driver: no await between check and pop.
@@ -153,21 +142,66 @@ class Driver:
                 self._wake.discard(discussion_id)
                 self.kick(discussion_id)
 
-    async def _heartbeat(self, discussion_id: str) -> None:
+    async def _steps(self, discussion_id: str) -> None:
         while True:
-            await asyncio.sleep(self.config.lease_ttl / 3)
             async with self.store.tx() as tx:
-                ok = await tx.acquire_lease(
-                    discussion_id, self.config.owner, self.clock.now(), self.config.lease_ttl
-                )
-            if not ok:
+                state = await load_state(tx, discussion_id)
+                queued = state is not None and bool(await tx.pending_posts(discussion_id))
+            if queued:  # publish first, then decide on the state as it is after publishing
+                await self.publish(discussion_id)
+                async with self.store.tx() as tx:
+                    state = await load_state(tx, discussion_id)
+            if state is None:
+                return
+            step = engine.next_step(state)
+            if isinstance(step, RunTurns):
+                await self.run_step(state, step)
+            elif isinstance(step, Transition):
+                await self.apply(state, step)
+            elif discussion_id in self._wake:
+                self._wake.discard(discussion_id)
+            else:
                 return
 
-    async def apply(self, seen: Discussion, step: Transition) -> None:
-        """Apply a transition decided on `seen`, unless a human changed the discussion meanwhile (the loop then
-        decides again on what is there now)."""
-        now = self.clock.now()
+    async def _heartbeat(self, discussion_id: str, work: asyncio.Task[None]) -> None:
+        """Renew the lease every third of its lifetime; stop `work` the moment the lease is gone or can no
+        longer be renewed before it runs out (a database error is retried until then)."""
+        interval = self.config.lease_ttl / 3
+        expires = self.clock.now().timestamp() + self.config.lease_ttl
+        while True:
+            await asyncio.sleep(interval)
+            now = self.clock.now()
+            try:
+                async with self.store.tx() as tx:
+                    ok = await tx.acquire_lease(discussion_id, self.config.owner, now, self.config.lease_ttl)
+            except Exception:
+                log.warning("could not renew the lease on %s", discussion_id, exc_info=True)
+                if self.clock.now().timestamp() + interval < expires:
+                    continue  # still ours for one more try
+                ok = False
+            if not ok:
+                work.cancel()
+                return
+            expires = now.timestamp() + self.config.lease_ttl
+
+    @contextlib.asynccontextmanager
+    async def fenced(self, discussion_id: str) -> AsyncIterator[Tx]:
+        """A transaction that writes only while this process holds the discussion's lease (checked and held in
+        the same transaction); otherwise LeaseLost, and the discussion's steps here stop."""
         async with self.store.tx() as tx:
+            if not await tx.fence(discussion_id, self.config.owner, self.clock.now()):
+                work = self._work.get(discussion_id)
+                if work is not None and work is not asyncio.current_task():
+                    work.cancel()  # parallel turns of the step stop too, not only the one that noticed
+                raise LeaseLost(discussion_id)
+            yield tx
+
+    async def apply(self, state: State, step: Transition) -> None:
+        """Apply a transition decided on `state`, unless a human changed the discussion meanwhile (the loop then
+        decides again on what is there now)."""
+        seen, now = state.discussion, self.clock.now()
+        notice = posts.transition_notice(step.notice, state)
+        async with self.fenced(seen.id) as tx:
             d = await tx.discussion(seen.id, for_update=True)
             if d is None or (d.status, d.pending, d.round) != (seen.status, seen.pending, seen.round):
                 return
@@ -176,8 +210,8 @@ class Driver:
                 if value is not None:
                     setattr(d, name, value)
             await tx.save_discussion(d, now)
-            if step.notice is not None:
-                await tx.enqueue(d.id, self._label(step.notice), now)
+            if notice is not None:
+                await tx.enqueue(d.id, self._label(notice), now)
             if d.status in (Status.DONE, Status.STOPPED) or step.round is not None:
                 await close_polls(tx, d, now, before_round=d.round, offline=self.llm.offline)
 
@@ -191,7 +225,7 @@ class Driver:
             await self._stop_for_budget(d)
             return
         now = self.clock.now()
-        async with self.store.tx() as tx:
+        async with self.fenced(d.id) as tx:
             await tx.start_turns([
                 Turn(key=plan.key, discussion_id=d.id, round=plan.round, step=plan.step, phase=plan.phase,
                      persona_key=plan.persona_key, reply_to=plan.reply_to, created_at=now)
@@ -201,7 +235,7 @@ class Driver:
         if all(answered):
             return  # every turn was recorded done (or already finished): nothing failed, nothing to settle
         keys = {p.key for p in step.turns}
-        async with self.store.tx() as tx:
+        async with self.fenced(d.id) as tx:
             after = await load_state(tx, d.id)
             assert after is not None
             step_turns = [t for t in after.turns if t.key in keys]
@@ -224,7 +258,7 @@ class Driver:
         usage: Usage | None = None
         error = ""
         try:
-            schema = SCHEMAS.get(plan.phase)
+            schema = flows.get(d.flow).schema(plan.phase, persona) if persona is not None else None
             if schema is not None:
                 value: BaseModel
                 value, usage = await self.llm.structured(prompt, schema)
@@ -234,7 +268,7 @@ class Driver:
                 text, usage = completion.text.strip(), completion.usage
         except LLMUnavailable as exc:
             text, error = "", str(exc) or "the model did not answer"
-        async with self.store.tx() as tx:
+        async with self.fenced(d.id) as tx:
             await record_turn(tx, state, plan, text, data, usage, error, self.clock.now(), self.llm.offline)
         await self.publish(d.id)
         return not error
@@ -249,18 +283,18 @@ class Driver:
                 return  # stopped or paused meanwhile: nothing left to block
             d.status, d.blocked_reason = Status.BLOCKED, reason
             await tx.save_discussion(d, now)
-            await tx.enqueue(d.id, engine.blocked_post(d, failed, now.isoformat()), now)
+            await tx.enqueue(d.id, posts.blocked_post(d, failed, now.isoformat()), now)
             return
         personas = {p.key: p.name for p in await tx.personas(d.id)}
         for t in failed:
             await tx.set_turn_status([t.key], TurnStatus.SKIPPED)
             if t.reply_to is not None:
                 await tx.mark_answered(t.reply_to)  # a skipped answer is not retried on every wake-up
-            await tx.enqueue(d.id, engine.skipped_post(d, t, personas.get(t.persona_key, t.persona_key)), now)
+            await tx.enqueue(d.id, posts.skipped_post(d, t, personas.get(t.persona_key, t.persona_key)), now)
 
     async def _stop_for_budget(self, seen: Discussion) -> None:
         now = self.clock.now()
-        async with self.store.tx() as tx:
+        async with self.fenced(seen.id) as tx:
             d = await tx.discussion(seen.id, for_update=True)
             if d is None or d.status != Status.RUNNING:
                 return
@@ -272,6 +306,7 @@ class Driver:
                 Post(kind="error", key=f"{d.id}:budget", text=f"The discussion stopped: its {d.blocked_reason}."),
                 now,
             )
+            await close_polls(tx, d, now, before_round=d.round + 1, offline=self.llm.offline)
 
     # the outbox -------------------------------------------------------------------------------------
     async def publish(self, discussion_id: str) -> bool:
@@ -308,7 +343,7 @@ class Driver:
                 if attempts + 1 >= MAX_POST_ATTEMPTS:
                     await self._block_for_posting(d.id, exc)
                 return False
-            async with self.store.tx() as tx:
+            async with self.store.tx() as tx:  # not fenced: the platform has the post, so its ref must be kept
                 await tx.mark_sent(outbox_id, ref, self.clock.now(), turn_key)
                 if post.kind == "header" and not d.thread_ref:
                     d.thread_ref = ref
@@ -327,7 +362,7 @@ class Driver:
         """Posts keep being refused (thread deleted, access lost): stop spending on turns nobody can see.
 
         The queue is kept and retried by every sweep; once it drains, Retry resumes the discussion."""
-        async with self.store.tx() as tx:
+        async with self.fenced(discussion_id) as tx:
             d = await tx.discussion(discussion_id, for_update=True)
             if d is not None and d.status == Status.RUNNING:
                 d.status = Status.BLOCKED

@@ -53,6 +53,11 @@ def attr(text: str, limit: int = NAME_CHARS) -> str:
     return inline(text, limit).replace('"', "&quot;")
 
 
+def named(name: str) -> str:
+    """A person-influenced name inside one of our sentences: one escaped line in double quotes."""
+    return f'"{attr(name)}"'
+
+
 def quote(tag: str, text: str, limit: int | None = None, **attrs: str) -> str:
     """`<tag name="...">` text `</tag>`: the tag and attribute names are ours, every value is escaped.
 

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core import commands as c
-from core import engine
+from core import engine, flows
 from core.driver import Driver, load_state
-from core.effects import close_poll, close_polls, header_post, poll_post
+from core.effects import close_poll, close_polls
 from core.models import (
     NEXT_ACTION_LABELS,
     Ballot,
@@ -24,8 +24,9 @@ from core.models import (
     TurnStatus,
 )
 from core.ports import Clock
+from core.posts import header_post, poll_post
 from core.replies import Reply, UserError
-from core.roster import EXPERT_ICONS, FIXED, addressed, full_roster, slug
+from core.roster import EXPERT_ICONS, addressed, full_roster, slug
 from core.schedules import ScheduleHandlers
 from core.storage.store import Store, Tx
 
@@ -94,8 +95,9 @@ class Service(ScheduleHandlers):
         )
         async with self.store.tx() as tx:
             await tx.add_discussion(d)
-            await tx.set_personas(d.id, FIXED)
-            await tx.enqueue(d.id, header_post(d, FIXED), now)
+            seats = flows.get(d.flow).seats(d)
+            await tx.set_personas(d.id, seats)
+            await tx.enqueue(d.id, header_post(d, seats), now)
             scheduled = await self.schedule_start(tx, cmd, d)
         if scheduled:
             self._changed()
@@ -275,6 +277,8 @@ class Service(ScheduleHandlers):
             self._may_moderate(d, cmd, "pause")
             if d.pending == "pause" or d.status == Status.PAUSED:
                 raise UserError("This discussion is already paused (or pausing).")
+            if d.pending == "final":
+                raise UserError("The final synthesis is being written; the discussion ends after it.")
             if d.status not in (Status.RUNNING, Status.WAITING):
                 raise UserError(f"Only a running or waiting discussion can be paused; this one is "
                                 f"{d.status.value.replace('_', ' ')}.")
@@ -293,10 +297,30 @@ class Service(ScheduleHandlers):
             d = await self._get(tx, cmd.discussion_id)
             if d.status == Status.BLOCKED:
                 return await self._retry(tx, d, cmd)
+            if d.status == Status.RUNNING and d.pending == "pause":
+                return await self._cancel_pause(tx, d, cmd)
             if d.status != Status.PAUSED:
-                raise UserError(f"Only a paused discussion can be resumed; this one is {d.status.value}.")
+                raise UserError(self._not_paused(d))
             await self.reopen(tx, d, cmd.user_name, then_round=then_round)
         return Reply(text="Resuming.", discussion_id=d.id)
+
+    @staticmethod
+    def _not_paused(d: Discussion) -> str:
+        if d.status in (Status.DONE, Status.STOPPED):
+            return f"This discussion has already finished ({d.status.value}); start a new one to go on."
+        if d.status == Status.RUNNING and d.pending.startswith("resume"):
+            return "This discussion is already resuming."
+        return f"Only a paused discussion can be resumed; this one is {d.status.value.replace('_', ' ')}."
+
+    async def _cancel_pause(self, tx: Tx, d: Discussion, cmd: c.Command) -> Reply:
+        """Resume pressed before the pause took effect: the pause is called off and the round goes on.
+        The resume count moves on so a later pause writes its own summary instead of finding this one."""
+        d.pending = ""
+        d.resume_count += 1
+        await tx.save_discussion(d, self.clock.now())
+        await self._notice(tx, d, f"{d.id}:unpaused:{d.resume_count}",
+                           f"▶️ {cmd.user_name or 'Someone'} called off the pause; the discussion goes on.")
+        return Reply(text="The pause is called off; the discussion goes on.", discussion_id=d.id)
 
     async def reopen(self, tx: Tx, d: Discussion, user_name: str, *, then_round: bool) -> None:
         """Resume a paused discussion (inside the caller's transaction), straight into its next round if asked."""
@@ -319,8 +343,8 @@ class Service(ScheduleHandlers):
             d.status, d.pending = Status.STOPPED, ""
             now = self.clock.now()
             await tx.save_discussion(d, now)
-            await close_polls(tx, d, now, before_round=d.round + 1, offline=self.driver.llm.offline)
             await self._notice(tx, d, f"{d.id}:stopped", f"⏹️ {cmd.user_name or 'Someone'} stopped the discussion.")
+            await close_polls(tx, d, now, before_round=d.round + 1, offline=self.driver.llm.offline)
         return Reply(text="Stopped.", discussion_id=d.id)
 
     async def _retryturns(self, cmd: c.RetryTurns) -> Reply:
@@ -345,7 +369,7 @@ class Service(ScheduleHandlers):
             if d.status != Status.BLOCKED:
                 raise UserError("Nothing to skip: the discussion is not blocked.")
             turns = [t for t in await tx.turns(d.id) if t.status == TurnStatus.FAILED]
-            if any(t.phase in engine.ESSENTIAL for t in turns):
+            if any(t.phase in engine.essential(d) for t in turns):
                 raise UserError("That turn can't be skipped: the discussion needs it. Retry or stop instead.")
             await tx.set_turn_status([t.key for t in turns], TurnStatus.SKIPPED)
             for t in turns:

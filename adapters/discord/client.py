@@ -14,8 +14,8 @@ from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
 from adapters.discord.chat import DiscordChat
+from adapters.discord.commands import build_tree
 from adapters.discord.handlers import Handlers
-from adapters.discord.translate import COMMANDS
 from adapters.discord.views import CouncilButton
 from core.driver import Driver
 from core.service import Service
@@ -31,6 +31,7 @@ class DiscordConfig:
     token: str
     api_url: str = "https://discord.com/api/v10"
     sweep_interval_s: float = 15.0
+    default_tz: str = "UTC"  # reads the times people type when they name no zone (Discord does not share theirs)
     shard_guilds: int = 1000  # above this many guilds, run an AutoShardedClient
 
 
@@ -53,12 +54,12 @@ class CouncilClient(discord.Client):
         super().__init__(**options)
         self.handlers, self.driver, self.sweep_interval_s = handlers, driver, sweep_interval_s
         self._sweeper: asyncio.Task[None] | None = None
+        self.tree = build_tree(self)
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(CouncilButton)
         try:
-            assert self.application_id is not None
-            await self.http.bulk_upsert_global_commands(self.application_id, COMMANDS)
+            await self.tree.sync()
         except discord.HTTPException:
             log.exception("could not sync the slash commands; the ones registered before still work")
         self._sweeper = asyncio.create_task(self._sweep_forever(), name="council-sweeper")
@@ -124,8 +125,8 @@ def build_client(config: DiscordConfig, service: Service, driver: Driver, store:
                  sharded: bool, message_content: bool, **options: Any) -> CouncilClient:
     use_api(config.api_url)
     cls = ShardedCouncilClient if sharded else CouncilClient
-    client = cls(handlers=Handlers(service, store, chat), driver=driver, sweep_interval_s=config.sweep_interval_s,
-                 intents=intents(message_content), **options)
+    client = cls(handlers=Handlers(service, store, chat, config.default_tz), driver=driver,
+                 sweep_interval_s=config.sweep_interval_s, intents=intents(message_content), **options)
     chat.attach(client, store, reply_button=not message_content)
     return client
 

@@ -7,10 +7,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import discord
+from discord.app_commands import Choice
 
 from adapters.discord import translate as t
 from adapters.discord.chat import DiscordChat
-from adapters.discord.views import modify_modal, reply_modal
+from adapters.discord.views import modify_modal, reply_modal, settled_view, settles
 from core import commands as c
 from core.service import Service, UserError, list_text
 from core.storage.store import Store
@@ -21,17 +22,14 @@ OOPS = "Something went wrong on my side; please try again in a moment."
 
 
 class Handlers:
-    def __init__(self, service: Service, store: Store, chat: DiscordChat) -> None:
-        self.service, self.store, self.chat = service, store, chat
+    def __init__(self, service: Service, store: Store, chat: DiscordChat, default_tz: str = "UTC") -> None:
+        self.service, self.store, self.chat, self.default_tz = service, store, chat, default_tz
         self._parents: dict[int, int | None] = {}  # thread id -> parent channel id, for uncached threads
 
     # interactions ----------------------------------------------------------------------------------
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
-        """Slash commands and modal submissions; buttons arrive through CouncilButton.callback."""
-        if interaction.type == discord.InteractionType.application_command:
-            await self._defer(interaction, ephemeral=True, thinking=True)
-            await self._tell(interaction, await self._answer(interaction, self._command))
-        elif interaction.type == discord.InteractionType.modal_submit:
+        """Modal submissions; slash commands arrive through the command tree, buttons through CouncilButton."""
+        if interaction.type == discord.InteractionType.modal_submit:
             await self._defer(interaction, ephemeral=True, thinking=True)
             await self._tell(interaction, await self._answer(interaction, self._modal))
 
@@ -53,25 +51,69 @@ class Handlers:
             return
         await self._defer(interaction)
 
+        done = False
+
         async def run(_: discord.Interaction[Any]) -> str:
+            nonlocal done
             text = await self._perform(intent, who)
+            done = True
             return text if isinstance(intent, c.CastBallot) else ""
 
         await self._tell(interaction, await self._answer(interaction, run))
+        if done and settles(action):
+            await self._settle(interaction, action, value)
 
-    async def _command(self, interaction: discord.Interaction[Any]) -> str:
+    async def _settle(self, interaction: discord.Interaction[Any], action: str, value: str) -> None:
+        """A final choice: the clicked button turns green and every button on that post is disabled. Cosmetic:
+        the choice is recorded, so a failure here is logged and nobody is asked to click again."""
+        if interaction.message is None:
+            return
+        try:
+            await interaction.edit_original_response(view=settled_view(interaction.message, t.custom_id(action,
+                                                                                                        value)))
+        except (discord.HTTPException, ValueError):
+            log.warning("could not disable the buttons of %s", interaction.message.id, exc_info=True)
+
+    # slash commands (from the command tree) ----------------------------------------------------------
+    async def command(self, interaction: discord.Interaction[Any], name: str, opts: dict[str, Any]) -> None:
+        """A slash command with its typed options: acknowledge privately, do it, answer privately."""
+        await self._defer(interaction, ephemeral=True, thinking=True)
+
+        async def run(_: discord.Interaction[Any]) -> str:
+            return await self._command(interaction, name, opts)
+
+        await self._tell(interaction, await self._answer(interaction, run))
+
+    async def _command(self, interaction: discord.Interaction[Any], name: str, opts: dict[str, Any]) -> str:
         where, who = self._where(interaction), self._who(interaction)
         if not where.guild_id:
             raise t.NotUnderstood("Councils run in server channels; try `/council` there.")
-        data: dict[str, Any] = dict(interaction.data or {})
-        if data.get("name") == "council":
+        if name == "council":
             self._check_permissions(interaction.app_permissions)
-        current = ""
-        if where.thread_id:
-            async with self.store.tx() as tx:
-                d = await tx.discussion_by_thread("discord", where.channel_id, where.thread_id)
-            current = d.id if d else ""
-        return await self._perform(t.slash_command(data, who, where, current), who)
+        current = await self._current(where)
+        return await self._perform(t.slash_command(name, opts, who, where, current, self.default_tz), who)
+
+    async def discussion_choices(self, interaction: discord.Interaction[Any], current: str) -> list[Choice[str]]:
+        """Autocomplete for `id`: this channel's discussions (the thread's own first), never another channel's."""
+        where = self._where(interaction)
+        if not where.guild_id:
+            return []
+        try:
+            here = await self._current(where)
+            found = await self.service.discussions(channel=where.channel_id)
+        except Exception:
+            log.exception("autocomplete for %s failed", interaction.id)
+            return []
+        return [Choice(name=n, value=v) for n, v in t.discussion_choices(
+            [d for d in found if d.platform == "discord" and d.workspace == where.guild_id], current, here)]
+
+    async def _current(self, where: t.Where) -> str:
+        """The discussion of the thread a command was typed in, if any."""
+        if not where.thread_id:
+            return ""
+        async with self.store.tx() as tx:
+            d = await tx.discussion_by_thread("discord", where.channel_id, where.thread_id)
+        return d.id if d else ""
 
     @staticmethod
     def _check_permissions(perms: discord.Permissions) -> None:
@@ -89,6 +131,10 @@ class Handlers:
     async def _perform(self, intent: t.Intent, who: t.Who) -> str:
         if isinstance(intent, t.ListDiscussions):
             return list_text(await self.service.discussions(channel=intent.channel))
+        if isinstance(intent, t.ShowHelp):
+            return t.HELP
+        if isinstance(intent, t.ShowStatus):
+            return await self.service.status_text(intent.discussion_id)
         if isinstance(intent, t.RosterEdit):
             async with self.store.tx() as tx:
                 personas = await tx.personas(intent.discussion_id)

@@ -2,49 +2,34 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
+from zoneinfo import available_timezones
 
 from core import commands as c
-from core.models import NextAction, Persona
+from core.models import Discussion, NextAction, Persona
+from core.timeparse import TimeParseError, parse_every, zone
 
 PREFIX = "cl"
 CUSTOM_ID_MAX = 100
-# Discord: chat-input names are lowercase, 1-32 characters; one command cannot have both options and subcommands,
-# so /council takes the topic and the other verbs are sibling commands.
-STRING, INTEGER, BOOLEAN = 3, 4, 5
 ADMIN_BITS = (1 << 3) | (1 << 5)  # ADMINISTRATOR, MANAGE_GUILD
-_ID_OPTION = {"name": "id", "description": "Discussion id (defaults to the thread you are in)", "type": STRING,
-              "required": False, "max_length": 40}
-COMMANDS: list[dict[str, Any]] = [
-    {"name": "council", "type": 1, "description": "Start a moderated AI council on a topic",
-     "contexts": [0], "integration_types": [0],
-     "options": [
-         {"name": "topic", "description": "What the council should deliberate", "type": STRING, "required": True,
-          "min_length": 1, "max_length": 4000},
-         {"name": "rounds", "description": "Run this many rounds unattended, then synthesize", "type": INTEGER,
-          "required": False, "min_value": 1, "max_value": 10},
-         {"name": "experts", "description": "How many topic experts (2-8)", "type": INTEGER, "required": False,
-          "min_value": 2, "max_value": 8},
-         {"name": "confirm", "description": "Show the roster with Start / Modify before it begins", "type": BOOLEAN,
-          "required": False},
-     ]},
-    {"name": "council-list", "type": 1, "description": "List this channel's councils", "contexts": [0],
-     "integration_types": [0]},
-    *[{"name": f"council-{verb}", "type": 1, "description": f"{verb.capitalize()} a council", "contexts": [0],
-       "integration_types": [0], "options": [_ID_OPTION]} for verb in ("pause", "resume", "stop")],
-    {"name": "council-digest", "type": 1, "description": "Post a digest of this channel's councils on a schedule",
-     "contexts": [0], "integration_types": [0],
-     "options": [
-         {"name": "cadence", "description": "How often", "type": STRING, "required": True,
-          "choices": [{"name": n, "value": n} for n in ("daily", "weekly", "cron", "off")]},
-         {"name": "cron", "description": "5-field cron expression when cadence is cron", "type": STRING,
-          "required": False, "max_length": 100},
-         {"name": "tz", "description": "Time zone, e.g. Europe/Berlin", "type": STRING, "required": False,
-          "max_length": 64},
-     ]},
-]
+CADENCES = ("daily", "weekly", "cron", "off")
+EVERY_SUGGESTIONS = ("12h", "1d", "2d", "1w")
+NEXT_SUGGESTIONS = ("in 1 hour", "tomorrow 09:00", "tomorrow morning", "monday 09:00")
+CHOICES_MAX = 25  # Discord shows at most 25 autocomplete choices; each name and value at most 100 characters
+VERBS: dict[str, type[c.Pause | c.Resume | c.Stop | c.Synthesize]] = {
+    "council-pause": c.Pause, "council-resume": c.Resume, "council-stop": c.Stop, "council-synthesize": c.Synthesize}
+
+HELP = """**Council: moderated AI deliberation in this channel**
+• `/council topic:<text>` starts a discussion in a thread; reply there to be heard. Options: `rounds` (run N \
+rounds unattended), `experts` (2–8), `confirm` (review the roster first), `debate`, `roles` ("security, finance"), \
+`anonymous` and `hidden` (poll ballots), `every` (1d), `next` ("tomorrow 09:00"), `tz` (Europe/Berlin).
+• `/council-list` shows this channel's discussions; `/council-status`, `/council-pause`, `/council-resume`, \
+`/council-stop` and `/council-synthesize` take an `id` (inside a council's thread, that one).
+• `/council-schedule id when [every] [tz]` runs the next round later; `when:off` cancels.
+• `/council-digest cadence [cron] [tz]` posts a digest of this channel's decisions on a schedule."""
 
 
 class NotUnderstood(Exception):
@@ -85,7 +70,17 @@ class RosterEdit:
     remove: bool
 
 
-Intent = c.Command | ListDiscussions | OpenModal | RosterEdit
+@dataclass(frozen=True)
+class ShowHelp:
+    pass
+
+
+@dataclass(frozen=True)
+class ShowStatus:
+    discussion_id: str
+
+
+Intent = c.Command | ListDiscussions | OpenModal | RosterEdit | ShowHelp | ShowStatus
 
 
 def is_admin(permissions: str | int | None) -> bool:
@@ -115,31 +110,111 @@ def options(data: dict[str, Any]) -> dict[str, Any]:
     return {o["name"]: o.get("value") for o in data.get("options") or [] if "value" in o}
 
 
-def slash_command(data: dict[str, Any], who: Who, where: Where, current: str = "") -> Intent:
-    """`current` is the discussion of the thread the command was typed in, if any."""
-    name, opts = data.get("name", ""), options(data)
+def slash_command(name: str, opts: dict[str, Any], who: Who, where: Where, current: str = "",
+                  default_tz: str = "UTC") -> Intent:
+    """A slash command's typed options → an intent. `current` is the discussion of the thread it was typed in;
+    `default_tz` reads times when the person names no zone (Discord does not tell us theirs)."""
+    opts = {k: v for k, v in opts.items() if v is not None and v != ""}
     base = {"user_id": who.user_id, "user_name": who.user_name, "is_admin": who.is_admin}
     if name == "council":
-        return c.StartDiscussion(topic=str(opts.get("topic") or ""), platform="discord", workspace=where.guild_id,
-                                 channel=where.channel_id, rounds=_int(opts.get("rounds")),
-                                 experts=_int(opts.get("experts")) or 4, confirm=bool(opts.get("confirm")), **base)
+        return start_command(opts, where, default_tz, base)
     if name == "council-list":
         return ListDiscussions(channel=where.channel_id)
+    if name == "council-help":
+        return ShowHelp()
     if name == "council-digest":
         cadence = str(opts.get("cadence") or "")
-        if cadence not in ("daily", "weekly", "cron", "off"):
+        if cadence not in CADENCES:
             raise NotUnderstood("Choose a cadence: daily, weekly, cron or off.")
         return c.SetDigest(platform="discord", workspace=where.guild_id, channel=where.channel_id,
                            cadence=cadence, cron=str(opts.get("cron") or ""),  # type: ignore[arg-type]
-                           tz=str(opts.get("tz") or "UTC"), **base)
-    verbs: dict[str, type[c.Pause | c.Resume | c.Stop]] = {
-        "council-pause": c.Pause, "council-resume": c.Resume, "council-stop": c.Stop}
-    if name in verbs:
+                           tz=zone_name(opts.get("tz"), default_tz), **base)
+    if name in (*VERBS, "council-status", "council-schedule"):
         discussion_id = str(opts.get("id") or current).strip()
         if not discussion_id:
             raise NotUnderstood("Run this inside a council's thread, or give its id (`/council-list` shows them).")
-        return verbs[name](discussion_id=discussion_id, **base)
+        if name == "council-status":
+            return ShowStatus(discussion_id)
+        if name == "council-schedule":
+            when, every = str(opts.get("when") or "").strip(), every_text(opts.get("every"))
+            if not when and not every:
+                raise NotUnderstood("When? For example `when: tomorrow 09:00`, or `every: 1d`; `when: off` cancels.")
+            return c.ScheduleRound(discussion_id=discussion_id, when=when, every=every,
+                                   tz=zone_name(opts.get("tz"), ""), **base)
+        return VERBS[name](discussion_id=discussion_id, **base)
     raise NotUnderstood(f"I don't know the command `/{name}`.")
+
+
+def start_command(opts: dict[str, Any], where: Where, default_tz: str, base: dict[str, Any]) -> c.StartDiscussion:
+    topic = " ".join(str(opts.get("topic") or "").split())
+    if not topic:
+        raise NotUnderstood("Please give a topic, for example `/council topic: Should we move to trunk-based "
+                            "development?`")
+    roles = [r.strip() for r in str(opts.get("roles") or "").split(",") if r.strip()]
+    return c.StartDiscussion(
+        topic=topic, platform="discord", workspace=where.guild_id, channel=where.channel_id,
+        rounds=_int(opts.get("rounds")), experts=_int(opts.get("experts")) or 4, confirm=bool(opts.get("confirm")),
+        mode="debate" if opts.get("debate") else "open", roles=roles[:8], tz=zone_name(opts.get("tz"), default_tz),
+        every=every_text(opts.get("every")), next_at=str(opts.get("next") or "").strip(),
+        anonymous=bool(opts.get("anonymous")), hide_results=bool(opts.get("hidden")), **base)
+
+
+def zone_name(raw: Any, default: str) -> str:
+    if not raw:
+        return default
+    try:
+        zone(str(raw))
+    except TimeParseError as exc:
+        raise NotUnderstood(str(exc)) from None
+    return str(raw).strip()
+
+
+def every_text(raw: Any) -> str:
+    if not raw:
+        return ""
+    try:
+        parse_every(str(raw))
+    except TimeParseError as exc:
+        raise NotUnderstood(str(exc)) from None
+    return str(raw).strip().lower()
+
+
+# autocomplete ---------------------------------------------------------------------------------------
+@functools.cache
+def _zones() -> tuple[str, ...]:
+    return tuple(sorted(available_timezones()))
+
+
+def zone_choices(current: str) -> list[str]:
+    """Time zones matching what was typed so far: names that start with it first, then those containing it."""
+    typed = current.strip().lower().replace(" ", "_")
+    if not typed:
+        return ["UTC", "Europe/London", "Europe/Berlin", "America/New_York", "America/Los_Angeles", "Asia/Tokyo"]
+    starts = [z for z in _zones() if z.lower().startswith(typed) or z.lower().split("/")[-1].startswith(typed)]
+    within = [z for z in _zones() if typed in z.lower() and z not in starts]
+    return (starts + within)[:CHOICES_MAX]
+
+
+def suggestion_choices(current: str, suggestions: tuple[str, ...]) -> list[str]:
+    """What was typed (it may be anything the option accepts) followed by the suggestions that match it."""
+    typed = current.strip()[:100]
+    matching = [s for s in suggestions if typed.lower() in s.lower() and s != typed]
+    return ([typed] if typed else []) + matching[: CHOICES_MAX - 1]
+
+
+def discussion_choices(discussions: list[Discussion], current: str, here: str = "") -> list[tuple[str, str]]:
+    """(name, id) choices for an `id` option: this thread's discussion first, then the channel's, newest first;
+    typed text matches an id's start or any part of a topic."""
+    typed = current.strip().lower()
+    found = [d for d in discussions if d.id.startswith(typed) or typed in d.topic.lower()]
+    found.sort(key=lambda d: d.id != here)
+    return [(_choice_name(d), d.id) for d in found[:CHOICES_MAX]]
+
+
+def _choice_name(d: Discussion) -> str:
+    head = f"{d.id} · {d.status.value.replace('_', ' ')} · "
+    topic = d.topic if len(head) + len(d.topic) <= 100 else d.topic[: 99 - len(head)] + "…"
+    return head + topic
 
 
 def component(action: str, value: str, who: Who) -> Intent:

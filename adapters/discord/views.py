@@ -56,6 +56,26 @@ def view(actions: list[Action], *, reply_to: str = "") -> discord.ui.View | None
     return v
 
 
+def settles(action: str) -> bool:
+    """Whether a click makes a final choice (the post's buttons then close): not votes, which may change."""
+    kind = action.partition(":")[0]
+    return kind in ("next", "sched", "fail") or action == "roster:start"
+
+
+def settled_view(message: discord.Message, chosen: str) -> discord.ui.View:
+    """The message's buttons, all disabled, the chosen one green: the choice reads at a glance and cannot be
+    clicked twice. Buttons keep their custom ids, so nothing else about them changes."""
+    v = discord.ui.View(timeout=None)
+    for row, component in enumerate(message.components):
+        for item in getattr(component, "children", []):
+            if not isinstance(item, discord.Button):
+                continue
+            style = discord.ButtonStyle.success if item.custom_id == chosen else discord.ButtonStyle.secondary
+            v.add_item(discord.ui.Button(label=item.label, custom_id=item.custom_id, style=style, disabled=True,
+                                         row=min(row, 4)))
+    return v
+
+
 def reply_modal(discussion_id: str) -> discord.ui.Modal:
     m = discord.ui.Modal(title="Reply to the council", custom_id=custom_id("reply", discussion_id), timeout=900)
     m.add_item(discord.ui.TextInput(label="Your message", custom_id="text", style=discord.TextStyle.paragraph,

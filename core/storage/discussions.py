@@ -90,6 +90,19 @@ class DiscussionRepo(Repo):
             .values(lease_owner=None, lease_expires_at=None)
         )
 
+    async def fence(self, discussion_id: str, owner: str, now: datetime) -> bool:
+        """True if `owner` still holds an unexpired lease, and keeps it held until this transaction ends.
+
+        The no-op update takes the row's write lock (PostgreSQL; SQLite writes one at a time anyway), so a
+        takeover by another process waits for our commit and can never interleave with the writes we fence."""
+        c = t.discussions.c
+        result = await self.conn.execute(
+            update(t.discussions)
+            .where(c.id == discussion_id, c.lease_owner == owner, c.lease_expires_at > now)
+            .values(lease_owner=c.lease_owner)
+        )
+        return result.rowcount == 1
+
     async def lease_owner(self, discussion_id: str) -> tuple[str | None, datetime | None]:
         c = t.discussions.c
         row = (
@@ -227,15 +240,13 @@ class DiscussionRepo(Repo):
     async def claim_send(self, outbox_id: int, seen_attempts: int, owner: str, now: datetime) -> bool:
         """Count an attempt at sending this row, if nobody else has since we read it and we still hold the
         discussion's lease: two drains (or a driver whose lease expired) never both send one post."""
-        o, c = t.outbox.c, t.discussions.c
-        ours = (
-            select(c.id)
-            .where(c.id == o.discussion_id, c.lease_owner == owner, c.lease_expires_at > now)
-            .exists()
-        )
+        o = t.outbox.c
+        discussion_id = (await self.conn.execute(select(o.discussion_id).where(o.id == outbox_id))).scalar()
+        if discussion_id is None or not await self.fence(discussion_id, owner, now):
+            return False
         result = await self.conn.execute(
             update(t.outbox)
-            .where(o.id == outbox_id, o.attempts == seen_attempts, o.sent.is_(False), ours)
+            .where(o.id == outbox_id, o.attempts == seen_attempts, o.sent.is_(False))
             .values(attempts=o.attempts + 1)
         )
         return result.rowcount == 1

@@ -52,6 +52,12 @@ class Interaction:
     payload: dict[str, Any]
     callbacks: list[dict[str, Any]] = field(default_factory=list)
     followups: list[dict[str, Any]] = field(default_factory=list)
+    edits: list[dict[str, Any]] = field(default_factory=list)  # of the message a clicked component is on
+
+    def choices(self) -> list[dict[str, Any]]:
+        """The answer to an autocomplete interaction (callback type 8)."""
+        assert self.callbacks and self.callbacks[0]["type"] == 8, f"not an autocomplete answer: {self.callbacks}"
+        return list(self.callbacks[0]["data"]["choices"])
 
 
 class FakeDiscord:
@@ -298,6 +304,23 @@ class FakeDiscord:
         opts = [{"name": k, "type": types[k], "value": v} for k, v in options.items()]
         data = {"id": command["id"], "name": name, "type": 1, "options": opts}
         return await self._interact(2, "interaction_council.json", who, channel_id or self.channel_id, data)
+
+    async def autocomplete(self, who: dict[str, Any], name: str, focused: str, typed: str,
+                           channel_id: str | None = None, **options: Any) -> Interaction:
+        """Someone typing `typed` into option `focused` of /name (other options already filled in)."""
+        command = next(c for c in self.commands if c["name"] == name)
+        types = {o["name"]: o["type"] for o in command.get("options", [])}
+        assert next(o for o in command["options"] if o["name"] == focused).get("autocomplete"), focused
+        opts = [{"name": k, "type": types[k], "value": v} for k, v in options.items()]
+        opts.append({"name": focused, "type": types[focused], "value": typed, "focused": True})
+        data = {"id": command["id"], "name": name, "type": 1, "options": opts}
+        return await self._interact(4, "interaction_council.json", who, channel_id or self.channel_id, data)
+
+    async def wait_for_choices(self, who: dict[str, Any], name: str, focused: str, typed: str,
+                               **options: Any) -> list[dict[str, Any]]:
+        i = await self.autocomplete(who, name, focused, typed, **options)
+        await self.wait_for(lambda: i.callbacks)
+        return i.choices()
 
     async def click(self, who: dict[str, Any], msg: dict[str, Any], custom_id: str) -> Interaction:
         data = {"custom_id": custom_id, "component_type": 2}

@@ -75,7 +75,34 @@ async def my_guilds(fake: FakeDiscord, request: web.Request, m: Match, body: Any
     return fake.ok([g for g in guilds if int(g["id"]) > after])
 
 
+NAME = re.compile(r"^[-_\w]{1,32}$")
+
+
+def command_error(command: dict[str, Any]) -> str | None:
+    """Discord's checks on an application command (chat input), as its API documents them."""
+    names = [command.get("name", ""), *[o.get("name", "") for o in command.get("options") or []]]
+    if any(not NAME.match(n) or n != n.lower() for n in names):
+        return "name: must be 1-32 lowercase letters, digits, - or _"
+    options = command.get("options") or []
+    if not 1 <= len(command.get("description") or "") <= 100 or len(options) > 25:
+        return "description must be 1-100 characters; at most 25 options"
+    if len(set(names[1:])) != len(options):
+        return "options: names must be unique"
+    required = [bool(o.get("required")) for o in options]
+    if required != sorted(required, reverse=True):
+        return "options: required options must be placed before non-required options"
+    for o in options:
+        if not 1 <= len(o.get("description") or "") <= 100:
+            return f"options.{o['name']}.description: must be 1-100 characters"
+        if o.get("choices") and (o.get("autocomplete") or len(o["choices"]) > 25):
+            return f"options.{o['name']}: at most 25 choices, and never with autocomplete"
+    return None
+
+
 async def put_commands(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
+    for c in body:
+        if (why := command_error(c)) is not None:
+            return invalid(fake, why)
     fake.commands = [{**c, "id": p.snowflake(), "application_id": fake.app_id, "version": p.snowflake(),
                       "default_member_permissions": c.get("default_member_permissions"), "type": c.get("type", 1)}
                      for c in body]
@@ -231,6 +258,13 @@ async def edit_webhook_message(fake: FakeDiscord, request: web.Request, m: Match
         record = next((i for i in fake.interactions.values() if i.token == token), None)
         if record is None:
             return fake.error(404, 10015, "Unknown Webhook")
+        clicked = record.payload.get("message")
+        if mid == "@original" and clicked is not None:  # a component's original response is the message it is on
+            target = find_message(fake, clicked["channel_id"], clicked["id"])
+            if target is None:
+                return fake.error(404, 10008, "Unknown Message")
+            record.edits.append(body)
+            return fake.ok(await apply_edit(fake, target, body))
         record.followups.append({"original": True, **body})
         return fake.ok(p.message(p.snowflake(), record.payload["channel_id"], fake.bot, body))
     hook = fake.webhooks.get(wid)
@@ -259,6 +293,13 @@ async def callback(fake: FakeDiscord, request: web.Request, m: Match, body: Any)
         return fake.error(404, 10062, "Unknown interaction")
     if record.callbacks:
         return fake.error(400, 40060, "Interaction has already been acknowledged.")
+    if (record.payload["type"] == 4) != (body.get("type") == 8):
+        return invalid(fake, "type: autocomplete interactions are answered with type 8, and only they")
+    if body.get("type") == 8:
+        choices = (body.get("data") or {}).get("choices")
+        if not isinstance(choices, list) or len(choices) > 25 or any(
+                not 1 <= len(ch["name"]) <= 100 or len(str(ch["value"])) > 100 for ch in choices):
+            return invalid(fake, "data.choices: at most 25, names 1-100 characters, values at most 100")
     record.callbacks.append(body)
     data = body.get("data") or {}
     ephemeral = bool(int(data.get("flags") or 0) & EPHEMERAL)

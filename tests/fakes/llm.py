@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
+
 from core.models import Phase, Usage
 from core.offline import OfflineLLM
 from core.ports import Completion, LLMUnavailable, Prompt, T
@@ -15,6 +18,34 @@ class ScriptedLLM:
         self.prompts: list[Prompt] = []
         self.failures: dict[tuple[str, Phase], int] = {}  # (persona name, phase) -> failures left
         self.cost_per_call = 0.0
+        # Phase -> something to do (once) when the first prompt of that phase arrives: a person pressing a
+        # button while the model is writing that turn.
+        self.on_phase: dict[Phase, Callable[[], Awaitable[object]]] = {}
+        self.gate: asyncio.Event | None = None  # while set to an unset event, every call waits on it
+        self.waiting = 0  # calls waiting on the gate now
+        self.cancelled = 0  # calls cancelled while they waited (the caller gave up mid-call)
+
+    async def _hook(self, prompt: Prompt) -> None:
+        action = self.on_phase.pop(prompt.purpose.phase, None)
+        if action is not None:
+            await action()
+
+    def hold(self) -> asyncio.Event:
+        """Make every call wait until the returned event is set: a model call in flight, as long as a test needs."""
+        self.gate = asyncio.Event()
+        return self.gate
+
+    async def _wait_gate(self) -> None:
+        if self.gate is None:
+            return
+        self.waiting += 1
+        try:
+            await self.gate.wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        finally:
+            self.waiting -= 1
 
     def fail(self, persona: str, phase: Phase, times: int = 1) -> None:
         self.failures[(persona, phase)] = times
@@ -30,12 +61,16 @@ class ScriptedLLM:
 
     async def complete(self, prompt: Prompt) -> Completion:
         self.prompts.append(prompt)
+        await self._hook(prompt)
         self._maybe_fail(prompt)
+        await self._wait_gate()
         done = await self.inner.complete(prompt)
         return done.model_copy(update={"usage": self._charge(done.usage)})
 
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]:
         self.prompts.append(prompt)
+        await self._hook(prompt)
         self._maybe_fail(prompt)
+        await self._wait_gate()
         value, usage = await self.inner.structured(prompt, schema)
         return value, self._charge(usage)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from adapters.slack.translate import unescape as slack_unescape
-from core import digest, prompts
+from core import digest, flows, prompts
 from core.engine import State, TurnPlan
 from core.llm import AnthropicLLM, LLMConfig
 from core.models import Discussion, HumanMessage, Phase, Status, Turn, TurnStatus
@@ -120,7 +120,7 @@ async def test_no_hostile_string_changes_the_framing_the_model_sees(
         bad_frame, contents = framing(bad)
         good_frame, _ = framing(good)
         assert bad_frame == good_frame, f"{plan.phase}: a person's words changed the framing"
-        assert [b["text"] for b in bad["system"]] == [prompts.RULES], "only the rules in the system prompt"
+        assert [b["text"] for b in bad["system"]] == [flows.get("moderated").rules], "rules only"
         # The words are all there, as data: each quoted element reads back to what the person wrote.
         read_back = "\n".join(unescape(c) for c in contents)
         for h in hostile[:5]:

@@ -64,7 +64,8 @@ async def running(fake: FakeDiscord, tmp_path: Path, **kw: Any) -> AsyncIterator
     llm = RecordingLLM()
     chat = DiscordChat()
     app = await build_app(settings_for(fake, tmp_path), {"discord": chat}, llm=llm, owner="test-owner")
-    config = DiscordConfig(token=TOKEN, api_url=fake.api_url, sweep_interval_s=3600)
+    config = DiscordConfig(token=TOKEN, api_url=fake.api_url, sweep_interval_s=3600,
+                           default_tz=kw.pop("default_tz", "UTC"))
     client = build_client(config, app.service, app.driver, app.store, chat, sharded=kw.pop("sharded", False),
                           message_content=kw.pop("message_content", True), guild_ready_timeout=0.05, **kw)
     await client.login(TOKEN)

@@ -17,26 +17,57 @@ def test_council_command_from_a_recorded_interaction() -> None:
     payload = fixture("interaction_council.json")
     who = t.Who(payload["member"]["user"]["id"], payload["member"]["user"]["global_name"],
                 t.is_admin(payload["member"]["permissions"]))
-    cmd = t.slash_command(payload["data"], who, t.Where(payload["guild_id"], payload["channel_id"]))
+    cmd = t.slash_command(payload["data"]["name"], t.options(payload["data"]), who,
+                          t.Where(payload["guild_id"], payload["channel_id"]))
     assert cmd == c.StartDiscussion(topic="Should we move to trunk-based development?", platform="discord",
                                     workspace="1290000000000000001", channel="1290000000000000010", rounds=2,
                                     experts=3, user_id="1280000000000000042", user_name="Dana")
 
 
 def test_verbs_use_the_thread_they_are_typed_in() -> None:
-    data = {"name": "council-stop", "options": []}
-    assert t.slash_command(data, DANA, HERE, current="ab12cd34") == c.Stop(
+    assert t.slash_command("council-stop", {"id": None}, DANA, HERE, current="ab12cd34") == c.Stop(
         discussion_id="ab12cd34", user_id=DANA.user_id, user_name="Dana")
     with pytest.raises(t.NotUnderstood):
-        t.slash_command(data, DANA, HERE)
-    pause = t.slash_command({"name": "council-pause", "options": [{"name": "id", "type": 3, "value": " ff00 "}]},
-                            DANA, HERE, current="ab12cd34")
+        t.slash_command("council-stop", {}, DANA, HERE)
+    pause = t.slash_command("council-pause", {"id": " ff00 "}, DANA, HERE, current="ab12cd34")
     assert isinstance(pause, c.Pause) and pause.discussion_id == "ff00"
-    assert t.slash_command({"name": "council-list"}, DANA, HERE) == t.ListDiscussions(channel=HERE.channel_id)
-    digest = t.slash_command({"name": "council-digest", "options": [
-        {"name": "cadence", "type": 3, "value": "cron"}, {"name": "cron", "type": 3, "value": "0 9 * * 1"}]},
-        DANA, HERE)
+    assert t.slash_command("council-list", {}, DANA, HERE) == t.ListDiscussions(channel=HERE.channel_id)
+    digest = t.slash_command("council-digest", {"cadence": "cron", "cron": "0 9 * * 1"}, DANA, HERE)
     assert isinstance(digest, c.SetDigest) and digest.cron == "0 9 * * 1" and digest.platform == "discord"
+    assert t.slash_command("council-synthesize", {}, DANA, HERE, current="ab12") == c.Synthesize(
+        discussion_id="ab12", user_id=DANA.user_id, user_name="Dana")
+    assert t.slash_command("council-status", {"id": "ab12"}, DANA, HERE) == t.ShowStatus("ab12")
+    assert t.slash_command("council-help", {}, DANA, HERE) == t.ShowHelp()
+
+
+def test_every_start_option_and_the_default_zone() -> None:
+    cmd = t.slash_command("council", {
+        "topic": "  Ship  it? ", "rounds": 2, "experts": 5, "confirm": True, "debate": True,
+        "roles": "security, finance,", "anonymous": True, "hidden": True, "every": "1D", "next": "tomorrow 09:00",
+        "tz": None}, DANA, HERE, default_tz="Europe/Berlin")
+    assert isinstance(cmd, c.StartDiscussion)
+    assert (cmd.topic, cmd.rounds, cmd.experts, cmd.confirm, cmd.mode, cmd.roles, cmd.anonymous, cmd.hide_results,
+            cmd.every, cmd.next_at, cmd.tz) == ("Ship it?", 2, 5, True, "debate", ["security", "finance"], True, True,
+                                                "1d", "tomorrow 09:00", "Europe/Berlin")
+    assert t.slash_command("council", {"topic": "x", "tz": "Asia/Tokyo"}, DANA, HERE,
+                           default_tz="Europe/Berlin").tz == "Asia/Tokyo"  # type: ignore[union-attr]
+    for bad in ({"topic": "x", "tz": "Mars/Olympus"}, {"topic": "x", "every": "sometimes"}, {"topic": "   "}):
+        with pytest.raises(t.NotUnderstood):
+            t.slash_command("council", bad, DANA, HERE)
+    sched = t.slash_command("council-schedule", {"id": "ab12", "when": "monday 10:00", "tz": "Asia/Tokyo"},
+                            DANA, HERE)
+    assert sched == c.ScheduleRound(discussion_id="ab12", when="monday 10:00", tz="Asia/Tokyo",
+                                    user_id=DANA.user_id, user_name="Dana")
+    with pytest.raises(t.NotUnderstood, match="When"):
+        t.slash_command("council-schedule", {"id": "ab12"}, DANA, HERE)
+
+
+def test_autocomplete_choices_fit_discord() -> None:
+    assert t.zone_choices("berl")[0] == "Europe/Berlin"
+    assert all("york" in z.lower() for z in t.zone_choices("york")) and t.zone_choices("york")
+    assert len(t.zone_choices("a")) == 25
+    assert t.suggestion_choices("tom", t.NEXT_SUGGESTIONS) == ["tom", "tomorrow 09:00", "tomorrow morning"]
+    assert t.suggestion_choices("", t.EVERY_SUGGESTIONS) == list(t.EVERY_SUGGESTIONS)
 
 
 def test_buttons_from_a_recorded_click() -> None:

@@ -1,0 +1,114 @@
+"""The command tree as Discord sees it: the synced payload, autocomplete answers, every verb, settled buttons."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from adapters.slack import translate as slack
+from tests.adapters.discord.conftest import Council, running
+from tests.fakes import discord_payloads as p
+from tests.fakes.discord_api import FakeDiscord, Interaction
+
+
+@pytest.fixture
+async def two_channels(fake: FakeDiscord, tmp_path: Path) -> AsyncIterator[tuple[Council, str]]:
+    """A council whose guild has a second text channel (known before the client connects)."""
+    other = p.snowflake()
+    fake.channels[other] = p.text_channel(other, fake.guild_id, "elsewhere")
+    fake.messages[other] = []
+    async with running(fake, tmp_path, default_tz="America/New_York") as c:
+        yield c, other
+
+
+async def answered(fake: FakeDiscord, i: Interaction) -> str:
+    await fake.wait_for(lambda: i.followups)
+    return str(i.followups[-1]["content"])
+
+
+def command(fake: FakeDiscord, name: str) -> dict:
+    return next(c for c in fake.commands if c["name"] == name)
+
+
+async def test_the_synced_council_command_offers_every_slack_option(council: Council) -> None:
+    fake = council.fake
+    start = {o["name"]: o for o in command(fake, "council")["options"]}
+    assert set(start) - {"topic"} == slack.VALUE_OPTIONS | slack.FLAG_OPTIONS
+    assert start["topic"]["required"] and start["topic"]["type"] == 3
+    assert (start["rounds"]["type"], start["rounds"]["min_value"], start["rounds"]["max_value"]) == (4, 1, 10)
+    assert (start["experts"]["min_value"], start["experts"]["max_value"]) == (2, 8)
+    assert all(start[f]["type"] == 5 for f in slack.FLAG_OPTIONS)
+    assert all(start[n].get("autocomplete") for n in ("every", "next", "tz"))
+    digest = {o["name"]: o for o in command(fake, "council-digest")["options"]}
+    assert [ch["value"] for ch in digest["cadence"]["choices"]] == ["daily", "weekly", "cron", "off"]
+    for verb in ("status", "pause", "resume", "stop", "synthesize", "schedule"):
+        ids = next(o for o in command(fake, f"council-{verb}")["options"] if o["name"] == "id")
+        assert ids["autocomplete"] and not ids["required"], verb
+    assert all(c["contexts"] == [0] and c["integration_types"] == [0] for c in fake.commands)
+
+
+async def test_autocomplete_offers_this_channels_discussions_and_zones(
+        two_channels: tuple[Council, str]) -> None:
+    council, other = two_channels
+    fake = council.fake
+    dana = fake.add_user("Dana")
+    for topic, channel in [("Trunk-based development?", fake.channel_id), ("Monorepo or not?", fake.channel_id),
+                           ("Secret plans elsewhere", other)]:
+        await answered(fake, await fake.slash(dana, "council", channel_id=channel, topic=topic, confirm=True))
+    ours = {d.topic: d.id for d in await council.app.service.discussions(channel=fake.channel_id)}
+
+    everything = (await fake.wait_for_choices(dana, "council-status", "id", ""))
+    assert sorted(ch["value"] for ch in everything) == sorted(ours.values())
+    assert all(len(ch["name"]) <= 100 and ch["value"] in ch["name"] for ch in everything)
+    mono = await fake.wait_for_choices(dana, "council-stop", "id", "monorepo")
+    assert [ch["value"] for ch in mono] == [ours["Monorepo or not?"]]
+    by_id = await fake.wait_for_choices(dana, "council-pause", "id", ours["Trunk-based development?"][:5])
+    assert ours["Trunk-based development?"] in [ch["value"] for ch in by_id]
+
+    zones = await fake.wait_for_choices(dana, "council", "tz", "berl", topic="x")
+    assert zones[0] == {"name": "Europe/Berlin", "value": "Europe/Berlin"}
+    every = await fake.wait_for_choices(dana, "council", "every", "1")
+    assert [ch["value"] for ch in every][:3] == ["1", "12h", "1d"]
+
+
+async def test_status_help_schedule_synthesize_and_the_default_zone(two_channels: tuple[Council, str]) -> None:
+    council, _ = two_channels
+    fake = council.fake
+    dana = fake.add_user("Dana")
+    await answered(fake, await fake.slash(dana, "council", topic="Should we adopt feature flags?", confirm=True))
+    await council.settle()
+    d = await council.discussion()
+    assert d.tz == "America/New_York", "COUNCIL_DEFAULT_TZ reads times when nobody names a zone"
+
+    status = await answered(fake, await fake.slash(dana, "council-status", id=d.id))
+    assert d.id in status and "awaiting" in status
+    help_text = await answered(fake, await fake.slash(dana, "council-help"))
+    assert "/council-schedule" in help_text and "`next`" in help_text
+    bad = await answered(fake, await fake.slash(dana, "council-schedule", id=d.id, when="whenever"))
+    assert "whenever" in bad.lower() or "understand" in bad.lower()
+    nope = await answered(fake, await fake.slash(dana, "council-synthesize", id=d.id))
+    assert "can't be synthesized" in nope
+    zone = await answered(fake, await fake.slash(dana, "council", topic="x", tz="Mars/Olympus"))
+    assert "Mars/Olympus" in zone
+
+
+async def test_a_final_choice_closes_its_buttons(council: Council) -> None:
+    fake = council.fake
+    dana = fake.add_user("Dana")
+    i = await fake.slash(dana, "council", topic="Should we move to trunk-based development?")
+    await answered(fake, i)
+    await council.settle()
+    d = await council.discussion()
+    choice = next(m for m in reversed(fake.thread_messages(d.thread_ref))
+                  if any(b.get("label") == "Another round" for r in m["components"] for b in r["components"]))
+    click = await fake.click(dana, choice, fake.find_button(choice, "Another round"))
+    await fake.wait_for(lambda: click.edits)
+    buttons = [b for r in choice["components"] for b in r["components"]]
+    assert buttons and all(b.get("disabled") for b in buttons)
+    assert [b["label"] for b in buttons if b["style"] == 3] == ["Another round"]
+    await council.settle()
+    polls = [m for m in fake.thread_messages(d.thread_ref) if m is not choice and m["components"]]
+    assert any(not b.get("disabled") for m in polls for r in m["components"] for b in r["components"]), \
+        "vote buttons stay open: a ballot may change"
