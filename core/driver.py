@@ -321,6 +321,7 @@ class Driver:
                 Post(kind="error", key=f"{d.id}:budget", text=f"The discussion stopped: its {d.blocked_reason}."),
                 now,
             )
+            await close_polls(tx, d, now, before_round=d.round + 1, offline=self.llm.offline)
 
     # the outbox -------------------------------------------------------------------------------------
     async def publish(self, discussion_id: str) -> bool:

@@ -88,6 +88,12 @@ async def record_turn(
         return  # another driver finished it first
     if usage is not None:
         await tx.add_usage(d.id, plan.key, usage, now)
+    current = await tx.discussion(d.id, for_update=True)
+    if current is not None and current.status == Status.STOPPED:
+        # Stop is final: a turn that was still running is kept out of the thread, after the stop notice.
+        turn.status, turn.error, turn.finished_at = TurnStatus.SKIPPED, "the discussion was stopped", now
+        await tx.save_turn(turn)
+        return
     if error:
         turn.status, turn.error, turn.finished_at = TurnStatus.FAILED, error, now
         await tx.save_turn(turn)

@@ -194,6 +194,15 @@ def round_complete(state: State) -> bool:
     )
 
 
+def _after_resume(state: State) -> Transition:
+    """A discussion paused mid-round goes on from the step where it stopped; one paused between rounds (or
+    before its automatic next round) asks people what next, as it did before the pause."""
+    d = state.discussion
+    if round_complete(state) and d.auto_rounds is None:
+        return Transition(status=Status.WAITING, pending="", notice=next_action_post(d, suggestions(state)))
+    return Transition(pending="")
+
+
 def next_step(state: State) -> Step:
     d = state.discussion
     if d.status == Status.WAITING:
@@ -210,8 +219,7 @@ def next_step(state: State) -> Step:
     for pending, phase, after in (
         ("pause", Phase.RESUME_SUMMARY, Transition(status=Status.PAUSED, pending="")),
         ("final", Phase.FINAL_SYNTHESIS, Transition(status=Status.DONE, pending="")),
-        ("resume", Phase.REOPENING,
-         Transition(status=Status.WAITING, pending="", notice=next_action_post(d, suggestions(state)))),
+        ("resume", Phase.REOPENING, _after_resume(state)),
         ("resume_round", Phase.REOPENING, Transition(pending="")),
     ):
         if d.pending == pending:

@@ -9,8 +9,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from core import commands as c
-from core import digest
-from core.driver import Driver
+from core import digest, engine
+from core.driver import Driver, load_state
 from core.models import Discussion, NextAction, Post, Schedule, Status
 from core.ports import Clock
 from core.replies import Reply, UserError
@@ -181,10 +181,13 @@ class ScheduleHandlers:
             log.info("scheduled round for %s skipped: the discussion is %s", d.id, d.status.value)
             return False
         people = await self._participants(tx, d)
+        state = await load_state(tx, d.id)
+        # A discussion paused mid-round finishes that round first.
+        goes_on = d.status == Status.PAUSED and state is not None and not engine.round_complete(state)
+        what = f"Round {d.round} goes on from where it paused" if goes_on else f"Scheduled round {d.round + 1} starts"
         await tx.enqueue(d.id, Post(
             kind="notice", key=f"{d.id}:sched:{slot:%Y%m%dT%H%M%S}", mentions=people,
-            text=f"⏰ Scheduled round {d.round + 1} starts now. Reply in this thread: the council hears you "
-                 "in this round.",
+            text=f"⏰ {what} now. Reply in this thread: the council hears you in this round.",
         ), now)
         if d.status == Status.WAITING:
             await self.choose(tx, d, NextAction.ANOTHER_ROUND, SCHEDULER_NAME)

@@ -275,6 +275,8 @@ class Service(ScheduleHandlers):
             self._may_moderate(d, cmd, "pause")
             if d.pending == "pause" or d.status == Status.PAUSED:
                 raise UserError("This discussion is already paused (or pausing).")
+            if d.pending == "final":
+                raise UserError("The final synthesis is being written; the discussion ends after it.")
             if d.status not in (Status.RUNNING, Status.WAITING):
                 raise UserError(f"Only a running or waiting discussion can be paused; this one is "
                                 f"{d.status.value.replace('_', ' ')}.")
@@ -293,10 +295,30 @@ class Service(ScheduleHandlers):
             d = await self._get(tx, cmd.discussion_id)
             if d.status == Status.BLOCKED:
                 return await self._retry(tx, d, cmd)
+            if d.status == Status.RUNNING and d.pending == "pause":
+                return await self._cancel_pause(tx, d, cmd)
             if d.status != Status.PAUSED:
-                raise UserError(f"Only a paused discussion can be resumed; this one is {d.status.value}.")
+                raise UserError(self._not_paused(d))
             await self.reopen(tx, d, cmd.user_name, then_round=then_round)
         return Reply(text="Resuming.", discussion_id=d.id)
+
+    @staticmethod
+    def _not_paused(d: Discussion) -> str:
+        if d.status in (Status.DONE, Status.STOPPED):
+            return f"This discussion has already finished ({d.status.value}); start a new one to go on."
+        if d.status == Status.RUNNING and d.pending.startswith("resume"):
+            return "This discussion is already resuming."
+        return f"Only a paused discussion can be resumed; this one is {d.status.value.replace('_', ' ')}."
+
+    async def _cancel_pause(self, tx: Tx, d: Discussion, cmd: c.Command) -> Reply:
+        """Resume pressed before the pause took effect: the pause is called off and the round goes on.
+        The resume count moves on so a later pause writes its own summary instead of finding this one."""
+        d.pending = ""
+        d.resume_count += 1
+        await tx.save_discussion(d, self.clock.now())
+        await self._notice(tx, d, f"{d.id}:unpaused:{d.resume_count}",
+                           f"▶️ {cmd.user_name or 'Someone'} called off the pause; the discussion goes on.")
+        return Reply(text="The pause is called off; the discussion goes on.", discussion_id=d.id)
 
     async def reopen(self, tx: Tx, d: Discussion, user_name: str, *, then_round: bool) -> None:
         """Resume a paused discussion (inside the caller's transaction), straight into its next round if asked."""
@@ -319,8 +341,8 @@ class Service(ScheduleHandlers):
             d.status, d.pending = Status.STOPPED, ""
             now = self.clock.now()
             await tx.save_discussion(d, now)
-            await close_polls(tx, d, now, before_round=d.round + 1, offline=self.driver.llm.offline)
             await self._notice(tx, d, f"{d.id}:stopped", f"⏹️ {cmd.user_name or 'Someone'} stopped the discussion.")
+            await close_polls(tx, d, now, before_round=d.round + 1, offline=self.driver.llm.offline)
         return Reply(text="Stopped.", discussion_id=d.id)
 
     async def _retryturns(self, cmd: c.RetryTurns) -> Reply:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from core.models import Phase, Usage
 from core.offline import OfflineLLM
@@ -17,9 +18,17 @@ class ScriptedLLM:
         self.prompts: list[Prompt] = []
         self.failures: dict[tuple[str, Phase], int] = {}  # (persona name, phase) -> failures left
         self.cost_per_call = 0.0
+        # Phase -> something to do (once) when the first prompt of that phase arrives: a person pressing a
+        # button while the model is writing that turn.
+        self.on_phase: dict[Phase, Callable[[], Awaitable[object]]] = {}
         self.gate: asyncio.Event | None = None  # while set to an unset event, every call waits on it
         self.waiting = 0  # calls waiting on the gate now
         self.cancelled = 0  # calls cancelled while they waited (the caller gave up mid-call)
+
+    async def _hook(self, prompt: Prompt) -> None:
+        action = self.on_phase.pop(prompt.purpose.phase, None)
+        if action is not None:
+            await action()
 
     def hold(self) -> asyncio.Event:
         """Make every call wait until the returned event is set: a model call in flight, as long as a test needs."""
@@ -52,6 +61,7 @@ class ScriptedLLM:
 
     async def complete(self, prompt: Prompt) -> Completion:
         self.prompts.append(prompt)
+        await self._hook(prompt)
         self._maybe_fail(prompt)
         await self._wait_gate()
         done = await self.inner.complete(prompt)
@@ -59,6 +69,7 @@ class ScriptedLLM:
 
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]:
         self.prompts.append(prompt)
+        await self._hook(prompt)
         self._maybe_fail(prompt)
         await self._wait_gate()
         value, usage = await self.inner.structured(prompt, schema)

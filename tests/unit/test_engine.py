@@ -95,6 +95,20 @@ def test_pause_then_resume_transitions() -> None:
     assert isinstance(step, RunTurns) and step.turns[0].phase == Phase.REOPENING
     assert step.turns[0].key == "d:reopen:1" and step.turns[0].persona_key == "moderator"
     s.turns.append(done(step.turns[0]))
+    # Paused before its round was over: the round goes on from where it stopped.
+    assert engine.next_step(s) == Transition(pending="")
+    s.discussion.pending = ""
+    step = engine.next_step(s)
+    assert isinstance(step, RunTurns) and step.turns[0].phase == Phase.OPENING
+
+
+def test_a_discussion_paused_between_rounds_asks_what_next_on_resume() -> None:
+    s = state()
+    run_round(s)
+    s.discussion.pending, s.discussion.resume_count = "resume", 1
+    reopening = engine.next_step(s)
+    assert isinstance(reopening, RunTurns)
+    s.turns.append(done(reopening.turns[0]))
     after = engine.next_step(s)
     assert isinstance(after, Transition) and after.status == Status.WAITING and after.notice is not None
 
