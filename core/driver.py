@@ -10,12 +10,11 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from core import engine, prompts
+from core import engine, flows, posts, prompts
 from core.effects import close_polls, record_turn
 from core.engine import RunTurns, State, Transition, TurnPlan
 from core.models import Discussion, Post, Status, Turn, TurnStatus, Usage
 from core.ports import LLM, ChatPort, Clock, LLMUnavailable
-from core.schemas import FinalSynthesis, RosterSpec, RoundSynthesis
 from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -29,12 +28,6 @@ class LeaseLost(Exception):
 
 
 MAX_POST_ATTEMPTS = 5  # refusals of one post before the discussion stops running turns
-
-SCHEMAS: dict[engine.Phase, type[BaseModel]] = {
-    engine.Phase.ROSTER: RosterSpec,
-    engine.Phase.ROUND_SYNTHESIS: RoundSynthesis,
-    engine.Phase.FINAL_SYNTHESIS: FinalSynthesis,
-}
 
 
 @dataclass
@@ -173,7 +166,7 @@ class Driver:
             if isinstance(step, RunTurns):
                 await self.run_step(state, step)
             elif isinstance(step, Transition):
-                await self.apply(state.discussion, step)
+                await self.apply(state, step)
             elif discussion_id in self._wake:
                 self._wake.discard(discussion_id)
             else:
@@ -212,10 +205,11 @@ class Driver:
                 raise LeaseLost(discussion_id)
             yield tx
 
-    async def apply(self, seen: Discussion, step: Transition) -> None:
-        """Apply a transition decided on `seen`, unless a human changed the discussion meanwhile (the loop then
+    async def apply(self, state: State, step: Transition) -> None:
+        """Apply a transition decided on `state`, unless a human changed the discussion meanwhile (the loop then
         decides again on what is there now)."""
-        now = self.clock.now()
+        seen, now = state.discussion, self.clock.now()
+        notice = posts.transition_notice(step.notice, state)
         async with self.fenced(seen.id) as tx:
             d = await tx.discussion(seen.id, for_update=True)
             if d is None or (d.status, d.pending, d.round) != (seen.status, seen.pending, seen.round):
@@ -225,8 +219,8 @@ class Driver:
                 if value is not None:
                     setattr(d, name, value)
             await tx.save_discussion(d, now)
-            if step.notice is not None:
-                await tx.enqueue(d.id, self._label(step.notice), now)
+            if notice is not None:
+                await tx.enqueue(d.id, self._label(notice), now)
             if d.status in (Status.DONE, Status.STOPPED) or step.round is not None:
                 await close_polls(tx, d, now, before_round=d.round, offline=self.llm.offline)
 
@@ -273,7 +267,7 @@ class Driver:
         usage: Usage | None = None
         error = ""
         try:
-            schema = SCHEMAS.get(plan.phase)
+            schema = flows.get(d.flow).schema(plan.phase, persona) if persona is not None else None
             if schema is not None:
                 value: BaseModel
                 value, usage = await self.llm.structured(prompt, schema)
@@ -298,14 +292,14 @@ class Driver:
                 return  # stopped or paused meanwhile: nothing left to block
             d.status, d.blocked_reason = Status.BLOCKED, reason
             await tx.save_discussion(d, now)
-            await tx.enqueue(d.id, engine.blocked_post(d, failed, now.isoformat()), now)
+            await tx.enqueue(d.id, posts.blocked_post(d, failed, now.isoformat()), now)
             return
         personas = {p.key: p.name for p in await tx.personas(d.id)}
         for t in failed:
             await tx.set_turn_status([t.key], TurnStatus.SKIPPED)
             if t.reply_to is not None:
                 await tx.mark_answered(t.reply_to)  # a skipped answer is not retried on every wake-up
-            await tx.enqueue(d.id, engine.skipped_post(d, t, personas.get(t.persona_key, t.persona_key)), now)
+            await tx.enqueue(d.id, posts.skipped_post(d, t, personas.get(t.persona_key, t.persona_key)), now)
 
     async def _stop_for_budget(self, seen: Discussion) -> None:
         now = self.clock.now()
