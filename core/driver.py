@@ -7,15 +7,17 @@ import contextlib
 import functools
 import logging
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
 from core import engine, flows, posts, prompts
 from core.effects import close_polls, record_turn
 from core.engine import RunTurns, State, Transition, TurnPlan
+from core.extras import decorate
 from core.live import LiveText
 from core.models import Discussion, Persona, Post, Status, Turn, TurnStatus, Usage
+from core.pages import PageLinks
 from core.ports import LLM, ChatPort, Clock, Completion, LLMUnavailable, Prompt
 from core.storage.store import Store, Tx
 
@@ -37,6 +39,7 @@ class DriverConfig:
     owner: str  # this process; written into leases
     lease_ttl: float = 60.0
     live_interval_s: float = 1.0  # a persona's post grows as the model writes, at most this often
+    pages: PageLinks = field(default_factory=PageLinks)  # signed links to discussion pages ("" when not set up)
 
 
 async def load_state(tx: Tx, discussion_id: str) -> State | None:
@@ -397,6 +400,7 @@ class Driver:
             # Counted before any call, so a post (or edit) the platform keeps refusing eventually blocks.
             if not await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now()):
                 raise NotOurs(post.key)
+        post = await decorate(self.store, self.config.pages, d, post, self.clock.now())
         if post.replaces:
             async with self.store.tx() as tx:
                 ref = await tx.post_ref(post.replaces)

@@ -13,8 +13,8 @@ from core.models import Discussion, Persona, Post
 
 
 class ConsoleChat:
-    def __init__(self, console: Console, journal: Path | None = None) -> None:
-        self.console = console
+    def __init__(self, console: Console, journal: Path | None = None, exports: Path | None = None) -> None:
+        self.console, self.exports = console, exports
         self.journal = journal
         self._seen: set[str] = set()
         if journal is not None and journal.exists():
@@ -26,6 +26,7 @@ class ConsoleChat:
     async def publish(self, discussion: Discussion, post: Post) -> str:
         self._done_writing(post.key)
         self.console.print(render(post))
+        self._extras(discussion, post)
         self._count += 1
         ref = f"console:{post.key}"
         self._remember(post.key)
@@ -40,6 +41,17 @@ class ConsoleChat:
 
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
         self.console.print(f"[dim]{persona.icon} {persona.name} is thinking…[/]")
+
+    def _extras(self, discussion: Discussion, post: Post) -> None:
+        """The page link, and charts saved beside the exports (a terminal cannot show a picture)."""
+        if post.page_url:
+            self.console.print(f"[dim]📄 Page: {post.page_url}[/]", soft_wrap=True)
+        if post.files and self.exports is not None:
+            folder = self.exports / discussion.id
+            folder.mkdir(parents=True, exist_ok=True)
+            for f in post.files:
+                (folder / f.name).write_bytes(f.data)
+                self.console.print(f"[dim]📊 Chart saved: {folder / f.name} ({f.alt})[/]", soft_wrap=True)
 
     async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
         """On a terminal, the turns being written show live below the thread (the last lines of each), and give
