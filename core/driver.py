@@ -11,12 +11,11 @@ from datetime import timedelta
 
 from pydantic import BaseModel
 
-from core import engine, prompts
-from core.effects import cannot_post_post, close_polls, record_turn
+from core import engine, flows, posts, prompts
+from core.effects import close_polls, record_turn
 from core.engine import RunTurns, State, Transition, TurnPlan
 from core.models import Discussion, Post, Status, Turn, TurnStatus, Usage
 from core.ports import LLM, CannotPost, ChatPort, Clock, LLMUnavailable
-from core.schemas import FinalSynthesis, RosterSpec, RoundSynthesis
 from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -36,12 +35,6 @@ FIRST_RETRY_S, MAX_RETRY_S = 2.0, 600.0
 def retry_delay(attempts: int) -> float:
     """Seconds before trying a refused post again: 2, 4, 8 … doubling up to ten minutes."""
     return min(MAX_RETRY_S, FIRST_RETRY_S * 2 ** max(0, attempts - 1))
-
-SCHEMAS: dict[engine.Phase, type[BaseModel]] = {
-    engine.Phase.ROSTER: RosterSpec,
-    engine.Phase.ROUND_SYNTHESIS: RoundSynthesis,
-    engine.Phase.FINAL_SYNTHESIS: FinalSynthesis,
-}
 
 
 @dataclass
@@ -69,6 +62,7 @@ class Driver:
         self.store, self.llm, self.chats, self.clock, self.config = store, llm, chats, clock, config
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._work: dict[str, asyncio.Task[None]] = {}  # the step loop of each driven discussion
+        self._closing = False
         self._wake: set[str] = set()
         self._publish_locks: dict[str, asyncio.Lock] = {}
         # publish() calls per discussion, and how many of them a successful drain has served (see publish).
@@ -79,6 +73,8 @@ class Driver:
     def kick(self, discussion_id: str) -> asyncio.Task[None]:
         """Make sure a driver runs for this discussion in this process (or wakes the running one)."""
         task = self._tasks.get(discussion_id)
+        if self._closing:  # shutting down: the next process (or replica) resumes this discussion
+            return task or asyncio.create_task(asyncio.sleep(0))
         if task is not None and not task.done():
             self._wake.add(discussion_id)
             return task
@@ -91,16 +87,22 @@ class Driver:
         while running := [t for t in self._tasks.values() if not t.done()]:
             await asyncio.gather(*running, return_exceptions=True)
 
-    async def shutdown(self, grace_s: float) -> None:
-        """Let running turns finish for up to `grace_s`, then stop; leases let another process resume the rest."""
+    async def shutdown(self, grace_s: float = 0.0) -> None:
+        """Let running turns finish for up to `grace_s` (none by default), then stop every driver, each releasing
+        its lease as it goes: another process resumes the rest at once, re-running only the turns cut short."""
+        self._closing = True  # no driver starts while stopping (a late wake-up, a racing kick)
         try:
-            await asyncio.wait_for(self.idle(), grace_s)
-        except TimeoutError:
+            if grace_s > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.idle(), grace_s)
             running = [t for t in self._tasks.values() if not t.done()]
-            log.warning("stopping %d discussion driver(s) mid-step; they resume after restart", len(running))
+            if running:
+                log.warning("stopping %d discussion driver(s) mid-step; their leases are released now", len(running))
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
+        finally:
+            self._closing = False  # a client that reconnects (Discord without an intent) drives again
 
     async def _drive_logged(self, discussion_id: str) -> None:
         try:
@@ -172,7 +174,7 @@ class Driver:
             if isinstance(step, RunTurns):
                 await self.run_step(state, step)
             elif isinstance(step, Transition):
-                await self.apply(state.discussion, step)
+                await self.apply(state, step)
             elif discussion_id in self._wake:
                 self._wake.discard(discussion_id)
             else:
@@ -211,10 +213,11 @@ class Driver:
                 raise LeaseLost(discussion_id)
             yield tx
 
-    async def apply(self, seen: Discussion, step: Transition) -> None:
-        """Apply a transition decided on `seen`, unless a human changed the discussion meanwhile (the loop then
+    async def apply(self, state: State, step: Transition) -> None:
+        """Apply a transition decided on `state`, unless a human changed the discussion meanwhile (the loop then
         decides again on what is there now)."""
-        now = self.clock.now()
+        seen, now = state.discussion, self.clock.now()
+        notice = posts.transition_notice(step.notice, state)
         async with self.fenced(seen.id) as tx:
             d = await tx.discussion(seen.id, for_update=True)
             if d is None or (d.status, d.pending, d.round) != (seen.status, seen.pending, seen.round):
@@ -224,8 +227,8 @@ class Driver:
                 if value is not None:
                     setattr(d, name, value)
             await tx.save_discussion(d, now)
-            if step.notice is not None:
-                await tx.enqueue(d.id, self._label(step.notice), now)
+            if notice is not None:
+                await tx.enqueue(d.id, self._label(notice), now)
             if d.status in (Status.DONE, Status.STOPPED) or step.round is not None:
                 await close_polls(tx, d, now, before_round=d.round, offline=self.llm.offline)
 
@@ -272,7 +275,7 @@ class Driver:
         usage: Usage | None = None
         error = ""
         try:
-            schema = SCHEMAS.get(plan.phase)
+            schema = flows.get(d.flow).schema(plan.phase, persona) if persona is not None else None
             if schema is not None:
                 value: BaseModel
                 value, usage = await self.llm.structured(prompt, schema)
@@ -297,14 +300,14 @@ class Driver:
                 return  # stopped or paused meanwhile: nothing left to block
             d.status, d.blocked_reason = Status.BLOCKED, reason
             await tx.save_discussion(d, now)
-            await tx.enqueue(d.id, engine.blocked_post(d, failed, now.isoformat()), now)
+            await tx.enqueue(d.id, posts.blocked_post(d, failed, now.isoformat()), now)
             return
         personas = {p.key: p.name for p in await tx.personas(d.id)}
         for t in failed:
             await tx.set_turn_status([t.key], TurnStatus.SKIPPED)
             if t.reply_to is not None:
                 await tx.mark_answered(t.reply_to)  # a skipped answer is not retried on every wake-up
-            await tx.enqueue(d.id, engine.skipped_post(d, t, personas.get(t.persona_key, t.persona_key)), now)
+            await tx.enqueue(d.id, posts.skipped_post(d, t, personas.get(t.persona_key, t.persona_key)), now)
 
     async def _stop_for_budget(self, seen: Discussion) -> None:
         now = self.clock.now()
@@ -399,7 +402,7 @@ class Driver:
             d.status, d.blocked_reason = Status.BLOCKED, reason
             await tx.save_discussion(d, self.clock.now())
         try:
-            await self.chats[d.platform].tell(d, d.created_by, cannot_post_post(d))
+            await self.chats[d.platform].tell(d, d.created_by, posts.cannot_post_post(d))
         except Exception:
             log.warning("could not tell %s that %s is blocked", d.created_by, d.id, exc_info=True)
 

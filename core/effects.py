@@ -9,66 +9,18 @@ from core import formats
 from core.engine import State, TurnPlan
 from core.models import (
     FINISHED_TURN,
-    Action,
     Ballot,
     Discussion,
-    Persona,
     Phase,
     Poll,
-    Post,
     Status,
     TurnStatus,
     Usage,
 )
-from core.prompts import LABELS
+from core.posts import header_post, poll_post, poll_result_post, turn_post
 from core.roster import experts_from_spec, full_roster
 from core.schemas import FinalSynthesis, PersonaPosition, RosterSpec, RoundSynthesis
 from core.storage.store import Tx
-
-
-def header_post(d: Discussion, personas: list[Persona], *, replaces: str = "") -> Post:
-    experts = [p for p in personas if p.role.value == "expert"]
-    roster = formats.roster_text(personas) if experts else "_Assembling the council…_"
-    controls = [
-        Action(id="ctl:pause", label="Pause", value=d.id),
-        Action(id="ctl:resume", label="Resume", value=d.id),
-        Action(id="ctl:synthesize", label="Synthesize", value=d.id),
-        Action(id="ctl:stop", label="Stop", value=d.id, style="danger"),
-    ]
-    flow = "moderated rounds (opening → statements → contrarian → rebuttals → cross-domain → synthesis)"
-    return Post(
-        kind="header",
-        key=f"{d.id}:header" + (":roster" if replaces else ""),
-        replaces=replaces,
-        title=d.topic,
-        text=f"{roster}\n\nFlow: {flow}. Started by {d.created_by_name or 'someone'} · id `{d.id}`",
-        roster=personas if experts else [],
-        actions=controls,
-    )
-
-
-def cannot_post_post(d: Discussion) -> Post:
-    """The private message to the starter of a discussion that cannot post in its thread."""
-    return Post(
-        kind="error",
-        key=f"{d.id}:cannot-post",
-        title=d.topic,
-        text=f"⚠️ Your council “{d.topic}” (id `{d.id}`) is blocked: {d.blocked_reason}. If the channel was "
-             "archived or I was removed from it, unarchive it or `/invite @Council` there, then press Retry.",
-        actions=[
-            Action(id="fail:retry", label="Retry", value=d.id, style="primary"),
-            Action(id="fail:stop", label="Stop", value=d.id, style="danger"),
-        ],
-    )
-
-
-def poll_post(poll: Poll, ballots: list[Ballot], offline: bool, *, key: str = "", replaces: str = "") -> Post:
-    view = formats.poll_view(poll, ballots)
-    actions = [] if poll.closed else [
-        Action(id=f"vote:{i}", label=option, value=f"{poll.id}|{i}") for i, option in enumerate(poll.options)
-    ]
-    return Post(kind="poll", key=key or poll.key, replaces=replaces, text=formats.poll_text(view), poll=view,
-                actions=actions, offline=offline)
 
 
 async def _open_poll(
@@ -122,7 +74,8 @@ async def record_turn(
         text = formats.roster_text(personas)
         turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now
         await tx.save_turn(turn)
-        await tx.enqueue(d.id, header_post(d, personas, replaces=f"{d.id}:header"), now, turn_key=turn.key)
+        await tx.enqueue(d.id, header_post(d, personas, replaces=f"{d.id}:header", seated=True), now,
+                         turn_key=turn.key)
         return
     if plan.phase == Phase.ROUND_SYNTHESIS:
         rs = RoundSynthesis.model_validate(data)
@@ -145,14 +98,8 @@ async def record_turn(
         await tx.mark_answered(plan.reply_to)
     turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now
     await tx.save_turn(turn)
-    persona = state.persona(plan.persona_key)
-    await tx.enqueue(
-        d.id,
-        Post(kind=kind, key=plan.key, text=text, persona=persona, offline=offline,
-             title=f"Round {plan.round} · {LABELS.get(plan.phase, plan.phase.value)}"),
-        now,
-        turn_key=plan.key,
-    )
+    await tx.enqueue(d.id, turn_post(d, turn, state.persona(plan.persona_key), text, kind, offline), now,
+                     turn_key=plan.key)
     for key, question, options, positions, final in polls:
         await _open_poll(tx, state, key, question, options, positions, final, now, offline)
 
@@ -173,9 +120,4 @@ async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: 
     await tx.save_poll(poll)
     ballots = await tx.ballots(poll.id)
     await tx.enqueue(d.id, poll_post(poll, ballots, offline, key=f"{poll.key}:closed", replaces=poll.key), now)
-    view = formats.poll_view(poll, ballots)
-    await tx.enqueue(
-        d.id,
-        Post(kind="notice", key=f"{poll.key}:result", text=formats.poll_text(view), poll=view, offline=offline),
-        now,
-    )
+    await tx.enqueue(d.id, poll_result_post(poll, ballots, offline), now)

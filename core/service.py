@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core import commands as c
-from core import engine
+from core import engine, flows
 from core.driver import Driver, load_state
-from core.effects import close_poll, close_polls, header_post, poll_post
+from core.effects import close_poll, close_polls
 from core.models import (
     NEXT_ACTION_LABELS,
     Ballot,
@@ -24,8 +24,9 @@ from core.models import (
     TurnStatus,
 )
 from core.ports import Clock
+from core.posts import header_post, poll_post
 from core.replies import Reply, UserError
-from core.roster import EXPERT_ICONS, FIXED, addressed, full_roster, slug
+from core.roster import EXPERT_ICONS, addressed, full_roster, slug
 from core.schedules import ScheduleHandlers
 from core.storage.store import Store, Tx
 
@@ -94,8 +95,9 @@ class Service(ScheduleHandlers):
         )
         async with self.store.tx() as tx:
             await tx.add_discussion(d)
-            await tx.set_personas(d.id, FIXED)
-            await tx.enqueue(d.id, header_post(d, FIXED), now)
+            seats = flows.get(d.flow).seats(d)
+            await tx.set_personas(d.id, seats)
+            await tx.enqueue(d.id, header_post(d, seats), now)
             scheduled = await self.schedule_start(tx, cmd, d)
         if scheduled:
             self._changed()
@@ -368,7 +370,7 @@ class Service(ScheduleHandlers):
             if d.status != Status.BLOCKED:
                 raise UserError("Nothing to skip: the discussion is not blocked.")
             turns = [t for t in await tx.turns(d.id) if t.status == TurnStatus.FAILED]
-            if any(t.phase in engine.ESSENTIAL for t in turns):
+            if any(t.phase in engine.essential(d) for t in turns):
                 raise UserError("That turn can't be skipped: the discussion needs it. Retry or stop instead.")
             await tx.set_turn_status([t.key for t in turns], TurnStatus.SKIPPED)
             for t in turns:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from core import engine
+from core import engine, posts
 from core.engine import Idle, RunTurns, State, Transition
 from core.models import Discussion, HumanMessage, Persona, Phase, Role, Status, Turn, TurnStatus
 from core.roster import FIXED, full_roster
@@ -52,8 +52,9 @@ def test_after_a_round_it_waits_for_people_with_the_next_actions() -> None:
     s = state()
     run_round(s)
     step = engine.next_step(s)
-    assert isinstance(step, Transition) and step.status == Status.WAITING
-    assert step.notice is not None and "deeper" in step.notice.text
+    assert isinstance(step, Transition) and step.status == Status.WAITING and step.notice == "next_action"
+    notice = posts.transition_notice(step.notice, s)
+    assert notice is not None and "deeper" in notice.text
 
 
 def test_unattended_rounds_advance_then_ask_for_the_final_synthesis() -> None:
@@ -110,7 +111,7 @@ def test_a_discussion_paused_between_rounds_asks_what_next_on_resume() -> None:
     assert isinstance(reopening, RunTurns)
     s.turns.append(done(reopening.turns[0]))
     after = engine.next_step(s)
-    assert isinstance(after, Transition) and after.status == Status.WAITING and after.notice is not None
+    assert isinstance(after, Transition) and after.status == Status.WAITING and after.notice == "next_action"
 
 
 def test_failures_block_only_when_they_cannot_be_skipped() -> None:

@@ -1,0 +1,149 @@
+"""Every post and notice people see about a discussion's progress, built in one place (pure)."""
+
+from __future__ import annotations
+
+from core import flows, formats
+from core.engine import suggestions
+from core.flows.base import Notice, State
+from core.models import (
+    NEXT_ACTION_LABELS,
+    Action,
+    Ballot,
+    Discussion,
+    NextAction,
+    Persona,
+    Poll,
+    Post,
+    Turn,
+)
+
+SCHEDULE_CHOICES = [  # (action id suffix, button label, when)
+    ("1h", "Next round in 1 hour", "in 1 hour"),
+    ("tomorrow", "Tomorrow morning", "tomorrow morning"),
+    ("monday", "Monday morning", "monday"),
+]
+
+
+def header_post(d: Discussion, personas: list[Persona], *, replaces: str = "", seated: bool | None = None) -> Post:
+    """The thread's first message: topic, roster, flow and controls (edited in place once the roster is known)."""
+    ready = seated if seated is not None else not flows.get(d.flow).needs_roster(
+        State(discussion=d, personas=personas, turns=[]))
+    roster = formats.roster_text(personas) if ready else "_Assembling the council…_"
+    controls = [
+        Action(id="ctl:pause", label="Pause", value=d.id),
+        Action(id="ctl:resume", label="Resume", value=d.id),
+        Action(id="ctl:synthesize", label="Synthesize", value=d.id),
+        Action(id="ctl:stop", label="Stop", value=d.id, style="danger"),
+    ]
+    return Post(
+        kind="header",
+        key=f"{d.id}:header" + (":roster" if replaces else ""),
+        replaces=replaces,
+        title=d.topic,
+        text=f"{roster}\n\nFlow: {flows.get(d.flow).outline}. Started by {d.created_by_name or 'someone'} · "
+             f"id `{d.id}`",
+        roster=personas if ready else [],
+        actions=controls,
+    )
+
+
+def next_action_post(d: Discussion, suggestions: list[str]) -> Post:
+    deep = suggestions[0] if suggestions else "the most important open question"
+    lines = [
+        f"**Round {d.round} is complete.** What next?",
+        f"• *Deep dive*: {deep}",
+        "• *Different topic*, *Another round*, *Synthesize* (final synthesis), or *Pause* (resume later)",
+        "Reply in the thread at any time: the council hears you on its next turn.",
+    ]
+    actions = [
+        Action(id=f"next:{a.value}", label=NEXT_ACTION_LABELS[a], value=f"{d.id}|{a.value}",
+               style="primary" if a == NextAction.ANOTHER_ROUND else "")
+        for a in NextAction
+    ]
+    # "Next round: …" schedules it instead of running it now; the value carries words core.timeparse reads.
+    actions += [
+        Action(id=f"sched:{key}", label=label, value=f"{d.id}|{when}") for key, label, when in SCHEDULE_CHOICES
+    ]
+    return Post(kind="choice", key=f"{d.id}:r{d.round}:choice:{d.resume_count}", text="\n".join(lines),
+                actions=actions)
+
+
+def roster_post(d: Discussion, personas: list[Persona]) -> Post:
+    return Post(
+        kind="choice",
+        key=f"{d.id}:confirm",
+        title="Start the discussion with this council?",
+        text="Start the discussion with these participants, or modify the roster first.",
+        roster=personas,
+        actions=[
+            Action(id="roster:start", label="Start", value=d.id, style="primary"),
+            Action(id="roster:modify", label="Modify roster", value=d.id),
+        ],
+    )
+
+
+def transition_notice(kind: Notice, state: State) -> Post | None:
+    """The post a transition names, built from the state it was decided on."""
+    d = state.discussion
+    if kind == "next_action":
+        return next_action_post(d, suggestions(state))
+    if kind == "roster":
+        return roster_post(d, state.personas)
+    return None
+
+
+def blocked_post(d: Discussion, failed: list[Turn], stamp: str) -> Post:
+    """`stamp` makes each blocking its own post: a retry resets attempts, so they cannot tell blockings apart."""
+    return Post(
+        kind="error",
+        key=f"{d.id}:blocked:{failed[0].key if failed else 'step'}:{stamp}",
+        text=f"⚠️ The discussion is blocked: {d.blocked_reason}. Retry, skip the failed turns, or stop.",
+        actions=[
+            Action(id="fail:retry", label="Retry", value=d.id, style="primary"),
+            Action(id="fail:skip", label="Skip", value=d.id),
+            Action(id="fail:stop", label="Stop", value=d.id, style="danger"),
+        ],
+    )
+
+
+def cannot_post_post(d: Discussion) -> Post:
+    """The private message to the starter of a discussion that cannot post in its thread."""
+    return Post(
+        kind="error",
+        key=f"{d.id}:cannot-post",
+        title=d.topic,
+        text=f"⚠️ Your council “{d.topic}” (id `{d.id}`) is blocked: {d.blocked_reason}. If the channel was "
+             "archived or I was removed from it, unarchive it or `/invite @Council` there, then press Retry.",
+        actions=[
+            Action(id="fail:retry", label="Retry", value=d.id, style="primary"),
+            Action(id="fail:stop", label="Stop", value=d.id, style="danger"),
+        ],
+    )
+
+
+def skipped_post(d: Discussion, turn: Turn, name: str) -> Post:
+    return Post(
+        kind="notice",
+        key=f"{turn.key}:skipped:{turn.attempts}",
+        text=f"⚠️ {name} could not respond ({turn.error or 'the model did not answer'}) and is skipped this turn.",
+    )
+
+
+def turn_post(d: Discussion, turn: Turn, persona: Persona | None, text: str, kind: str, offline: bool) -> Post:
+    label = flows.get(d.flow).labels.get(turn.phase, turn.phase.value.replace("_", " ").capitalize())
+    return Post(kind=kind, key=turn.key, text=text, persona=persona, offline=offline,  # type: ignore[arg-type]
+                title=f"Round {turn.round} · {label}")
+
+
+def poll_post(poll: Poll, ballots: list[Ballot], offline: bool, *, key: str = "", replaces: str = "") -> Post:
+    view = formats.poll_view(poll, ballots)
+    actions = [] if poll.closed else [
+        Action(id=f"vote:{i}", label=option, value=f"{poll.id}|{i}") for i, option in enumerate(poll.options)
+    ]
+    return Post(kind="poll", key=key or poll.key, replaces=replaces, text=formats.poll_text(view), poll=view,
+                actions=actions, offline=offline)
+
+
+def poll_result_post(poll: Poll, ballots: list[Ballot], offline: bool) -> Post:
+    view = formats.poll_view(poll, ballots)
+    return Post(kind="notice", key=f"{poll.key}:result", text=formats.poll_text(view), poll=view, offline=offline)
