@@ -82,6 +82,11 @@ def tallies(poll: Poll, ballots: list[Ballot]) -> tuple[list[int], list[int]]:
 
 
 def vote_chart(poll: Poll, ballots: list[Ballot]) -> tuple[bytes, str]:
+    fig, alt = vote_figure(poll, ballots)
+    return _png(fig), alt
+
+
+def vote_figure(poll: Poll, ballots: list[Ballot]) -> tuple[Figure, str]:
     """Horizontal bars, one pair per option: the personas' ballots and the people's side by side."""
     ai, people = tallies(poll, ballots)
     n = len(poll.options)
@@ -98,7 +103,7 @@ def vote_chart(poll: Poll, ballots: list[Ballot]) -> tuple[bytes, str]:
     ax.spines[["top", "right"]].set_visible(False)
     words = "; ".join(f"{o}: {a} persona{'s' * (a != 1)}, {p} {'person' if p == 1 else 'people'}"
                       for o, a, p in zip(poll.options, ai, people, strict=True))
-    return _png(fig), f"Bar chart of the vote “{poll.question}”. {words}."
+    return fig, f"Bar chart of the vote “{poll.question}”. {words}."
 
 
 def stance_chart(stances: dict[int, dict[str, int]]) -> tuple[bytes, str]:
@@ -131,3 +136,30 @@ def _cell(x: float, y: float, colour: str) -> Any:
     from matplotlib.patches import FancyBboxPatch
 
     return FancyBboxPatch((x - 0.42, y - 0.38), 0.84, 0.76, boxstyle="round,pad=0.02", color=colour)
+
+
+def digest_files(votes: list[tuple[str, Any]]) -> list[Any]:
+    """For a digest: each discussion's latest vote (topic, PollView), personas beside people, in one picture."""
+    from core.models import PostFile
+
+    shown = [(topic, v) for topic, v in votes if v.counts is not None][:4]
+    if not shown:
+        return []
+    fig = Figure(figsize=(7.5, sum(1.0 + 0.55 * len(v.options) for _, v in shown)))
+    axes = fig.subplots(len(shown), 1, squeeze=False)
+    words = []
+    for ax, (topic, v) in zip(axes[:, 0], shown, strict=True):
+        ai = [len(names) for names in v.ai_positions] if v.ai_positions else [0] * len(v.options)
+        people = list(v.counts)
+        rows = list(range(len(v.options)))[::-1]
+        ax.barh([r + 0.18 for r in rows], ai, height=0.36, color=AI_COLOUR, label="Personas")
+        ax.barh([r - 0.18 for r in rows], people, height=0.36, color=PEOPLE_COLOUR, label="People")
+        ax.set_yticks(rows, [_short(o) for o in v.options])
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title(_short(topic), loc="left", fontsize=10)
+        ax.spines[["top", "right"]].set_visible(False)
+        words.append(f"{topic}: " + ", ".join(f"{o} {a} persona(s) and {p} people"
+                                              for o, a, p in zip(v.options, ai, people, strict=True)))
+    axes[0, 0].legend(loc="lower right", frameon=False)
+    alt = "Bar charts of the latest vote in each discussion. " + "; ".join(words) + "."
+    return [PostFile(name="digest-votes.png", data=_png(fig), alt=alt, title="Latest votes")]

@@ -46,8 +46,11 @@ class ConsoleChat:
         """The page link, and charts saved beside the exports (a terminal cannot show a picture)."""
         if post.page_url:
             self.console.print(f"[dim]📄 Page: {post.page_url}[/]", soft_wrap=True)
+        self._save_files(discussion.id, post)
+
+    def _save_files(self, folder_name: str, post: Post) -> None:
         if post.files and self.exports is not None:
-            folder = self.exports / discussion.id
+            folder = self.exports / folder_name
             folder.mkdir(parents=True, exist_ok=True)
             for f in post.files:
                 (folder / f.name).write_bytes(f.data)
@@ -88,6 +91,7 @@ class ConsoleChat:
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         self.console.print(render(post))
+        self._save_files(channel or "digests", post)
         self._remember(post.key)
         return f"console:{post.key}"
 

@@ -29,7 +29,7 @@ from core.ports import ChatPort
 log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
 BOT_SCOPES = ["commands", "chat:write", "chat:write.customize", "chat:write.public", "app_mentions:read",
-              "channels:history", "groups:history", "channels:join", "users:read"]
+              "channels:history", "groups:history", "channels:join", "users:read", "files:write"]
 
 
 class ClosableCore(CoreApp, Protocol):
