@@ -46,6 +46,16 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
         await ack()
         tasks.spawn(council.button(body, client), "slack:action")
 
+    @bolt.event("app_home_opened")
+    async def home_opened(body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient) -> None:
+        if event.get("tab", "home") == "home" and event.get("user"):
+            tasks.spawn(council.home(_team(body), event["user"], client), "slack:home")
+
+    @bolt.action(re.compile("^home:"))
+    async def home_button(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        await ack()
+        tasks.spawn(council.home_action(body, client), "slack:home-action")
+
     @bolt.view(ix.START_VIEW)
     async def start_submitted(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any],
                               client: AsyncWebClient) -> None:

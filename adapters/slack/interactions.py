@@ -55,6 +55,8 @@ def _value(values: dict[str, Any], block: str) -> Any:
         return (item["selected_option"] or {}).get("value")
     if "selected_options" in item:
         return [o.get("value") for o in item["selected_options"] or []]
+    if "selected_conversation" in item:
+        return item["selected_conversation"]
     return item.get("value")
 
 
@@ -72,7 +74,8 @@ def start_from_view(values: dict[str, Any], private_metadata: str, who: Who, tea
     flags = set(_value(values, "options") or [])
     roles = [r.strip() for r in (_value(values, "roles") or "").replace("\n", ",").split(",") if r.strip()]
     return c.StartDiscussion(
-        topic=topic, platform=PLATFORM, workspace=team_id, channel=meta.get("channel", ""),
+        topic=topic, platform=PLATFORM, workspace=team_id,
+        channel=meta.get("channel") or _value(values, "channel") or "",
         thread_ref=meta.get("thread_ts", ""), experts=max(2, min(8, experts)),
         rounds=None if rounds_raw == "steer" else int(rounds_raw),
         mode="debate" if _value(values, "mode") == "debate" else "open", roles=roles[:8],

@@ -6,6 +6,8 @@ from typing import Any
 
 from slack_sdk.models.blocks import (
     CheckboxesElement,
+    ConversationFilter,
+    ConversationSelectElement,
     InputBlock,
     Option,
     PlainTextInputElement,
@@ -36,7 +38,8 @@ def _input(block: str, label: str, element: Any, *, optional: bool = False, hint
                       hint=PlainTextObject(text=hint) if hint else None)
 
 
-def start_view(private_metadata: str, topic: str = "") -> dict[str, Any]:
+def start_view(private_metadata: str, topic: str = "", *, ask_channel: bool = False) -> dict[str, Any]:
+    """The start form; from the Home tab (no channel yet) it asks where the discussion should run."""
     experts = [_opt(str(n), f"{n} experts") for n in range(2, 9)]
     rounds = [_opt(r, "I'll steer after each round" if r == "steer" else f"{r} round{'s' if r != '1' else ''}, "
                    "then a synthesis") for r in ROUND_CHOICES]
@@ -56,6 +59,10 @@ def start_view(private_metadata: str, topic: str = "") -> dict[str, Any]:
         _input("rounds", "Rounds", StaticSelectElement(action_id="value", options=rounds, initial_option=rounds[0])),
         _input("options", "Options", CheckboxesElement(action_id="value", options=flags), optional=True),
     ]
+    if ask_channel:
+        blocks.insert(0, _input("channel", "Channel", ConversationSelectElement(
+            action_id="value", filter=ConversationFilter(include=["public", "private"], exclude_bot_users=True)),
+            hint="The discussion runs in a thread there; Council must be able to post in it."))
     view = View(type="modal", callback_id=START_VIEW, title=PlainTextObject(text="Start a council"),
                 submit=PlainTextObject(text="Start"), close=PlainTextObject(text="Cancel"),
                 private_metadata=private_metadata, blocks=blocks)

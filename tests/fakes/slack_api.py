@@ -91,6 +91,7 @@ class FakeSlack:
         self.ephemerals: list[dict[str, Any]] = []
         self.responses: list[dict[str, Any]] = []  # posts to response_url
         self.views: list[dict[str, Any]] = []
+        self.homes: dict[str, dict[str, Any]] = {}  # user -> the Home tab published for them
         self.pending_files: dict[str, dict[str, Any]] = {}  # file id -> what getUploadURLExternal announced
         self.uploads: list[dict[str, Any]] = []  # completed files: name, title, alt_txt, data, shares
         self.users: dict[str, dict[str, Any]] = {}
@@ -346,6 +347,17 @@ class FakeSlack:
             return {"ok": False, "error": "invalid_trigger_id"}
         self.views.append(p)
         return {"ok": True, "view": {"id": f"V{len(self.views)}", **(p.get("view") or {})}}
+
+    def m_views_publish(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        view = p.get("view") or {}
+        if not p.get("user_id") or p["user_id"] not in self.users:
+            return {"ok": False, "error": "user_not_found"}
+        if view.get("type") != "home" or len(view.get("blocks") or []) > 100:
+            return {"ok": False, "error": "invalid_arguments"}
+        if error := block_error(view.get("blocks") or []):
+            return {"ok": False, "error": error}
+        self.homes[p["user_id"]] = view
+        return {"ok": True, "view": {"id": f"VH{p['user_id']}", **view}}
 
     def m_oauth_v2_access(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         if p.get("code") != "good-code":
