@@ -89,7 +89,8 @@ async def build_app(
     llm = llm or build_llm(settings)
     driver = Driver(store, llm, chats, clock, DriverConfig(owner=owner or process_owner(),
                                                            lease_ttl=settings.council_lease_ttl_s))
-    service = Service(store, driver, clock, new_discussion_id, ServiceConfig(budget_usd=settings.council_budget_usd))
+    service = Service(store, driver, clock, new_discussion_id, ServiceConfig(
+        budget_usd=settings.council_budget_usd, open_max_speeches=settings.council_open_max_speeches))
     app = App(settings=settings, store=store, llm=llm, driver=driver, service=service, clock=clock)
     if scheduler:
         # Started on every replica; it fires a platform's rows only while this process holds that platform's lock.

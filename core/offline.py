@@ -12,7 +12,9 @@ from pydantic import BaseModel
 from core.models import Phase, Usage
 from core.ports import Completion, Prompt, T
 from core.schemas import (
+    AdvisorPerspective,
     Agreement,
+    CouncilVerdict,
     Debate,
     DigestSummary,
     ExpertSpec,
@@ -21,6 +23,7 @@ from core.schemas import (
     PersonaPosition,
     RosterSpec,
     RoundSynthesis,
+    Speech,
     Stance,
 )
 
@@ -149,6 +152,22 @@ class OfflineLLM:
                 ]
             ).model_dump()
         people = [n for n in p.others if n]
+        if schema is Speech:
+            label = self._pick(prompt, ["for", "for", "against", "undecided"])
+            return Speech(text=self._text(prompt), label=label,
+                          stance=f"{label.capitalize()}: a small, reversible trial first, judged on "
+                                 f"{self._pick(prompt, ['cost', 'risk', 'evidence'])}").model_dump()
+        if schema is CouncilVerdict:
+            advisors = [n for n in people if n not in ("Referee",)]
+            return CouncilVerdict(
+                verdict=f"On {p.topic}, the council favours a reversible first step over a full commitment.",
+                perspectives=[AdvisorPerspective(advisor=n, position="Start with a bounded trial.",
+                                                 evolution="Held from the opening, with exit criteria added.")
+                              for n in advisors],
+                agreements=["A reversible first step"], tensions=["How far to commit after the trial"],
+                recommendation="Run a four-week trial with written exit criteria, then decide.",
+                next_steps=["Write the exit criteria", "Pick the team for the trial"],
+            ).model_dump()
         if schema is RoundSynthesis:
             return RoundSynthesis(
                 summary=f"The council leans toward a reversible trial on {p.topic}, with open doubts on cost.",

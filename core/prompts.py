@@ -73,11 +73,20 @@ def brief(p: Persona) -> str:
     return " ".join(lines)
 
 
+def language(state: State) -> str:
+    """Everyone speaks the language asked for, or else the one the topic is written in."""
+    lang = state.discussion.options.lang
+    if lang:
+        return f"Write in {lang} (the team asked for it), whatever language the topic or replies use."
+    return "Write in the language the topic is written in."
+
+
 def build(state: State, plan: TurnPlan) -> Prompt:
     p = state.persona(plan.persona_key)
     assert p is not None, plan.persona_key
     flow = flows.get(state.discussion.flow)
-    instruction = f"{brief(p)}\n\nYour turn ({label(state, plan.phase)}). {flow.task(state, plan, p)}"
+    instruction = (f"{brief(p)}\n\nYour turn ({label(state, plan.phase)}). {flow.task(state, plan, p)}\n"
+                   f"{language(state)}")
     max_tokens = 4096 if flow.schema(plan.phase, p) is not None else 1500
     tier = flow.tier(state, plan, p)
     system, shared = system_blocks(state), transcript_blocks(state)
