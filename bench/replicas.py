@@ -17,7 +17,7 @@ from tests.conftest import drop_pg_database, fresh_pg_database  # noqa: E402
 from tests.fakes.cluster import run  # noqa: E402
 
 
-async def main(schedules: int, window_s: float, lease_ttl: float) -> int:
+async def main(schedules: int, window_s: float, lease_ttl: float | None) -> int:
     if not os.environ.get("TEST_DATABASE_URL"):
         print("set TEST_DATABASE_URL (e.g. postgresql+asyncpg://postgres@127.0.0.1:5432/test)", file=sys.stderr)
         return 2
@@ -27,7 +27,8 @@ async def main(schedules: int, window_s: float, lease_ttl: float) -> int:
             outcome = await run(url, Path(folder), schedules=schedules, window_s=window_s, lease_ttl=lease_ttl)
     finally:
         await drop_pg_database(url)
-    print(f"schedules {schedules} over {window_s:g} s, lease ttl {lease_ttl:g} s, leader retry 1 s, sweep 0.5 s")
+    leases = "shipped defaults (10 s lease, 3 s sweep)" if lease_ttl is None else f"{lease_ttl:g} s, sweep 0.5 s"
+    print(f"schedules {schedules} over {window_s:g} s, lease ttl {leases}, leader retry 1 s")
     print(f"discussion {outcome.status}, posts by replica {outcome.posts_by_owner}, turns {outcome.turns}")
     print(f"digests sent {outcome.digest_rows}")
     print(f"duplicates {outcome.duplicates}")
@@ -43,5 +44,7 @@ if __name__ == "__main__":
     parser.add_argument("--schedules", type=int, default=50)
     parser.add_argument("--window", type=float, default=6.0, help="seconds over which the schedules fall due")
     parser.add_argument("--lease-ttl", type=float, default=3.0, help="COUNCIL_LEASE_TTL_S for both replicas")
+    parser.add_argument("--shipped-leases", action="store_true",
+                        help="leave lease and sweep settings at their PostgreSQL defaults")
     args = parser.parse_args()
-    sys.exit(asyncio.run(main(args.schedules, args.window, args.lease_ttl)))
+    sys.exit(asyncio.run(main(args.schedules, args.window, None if args.shipped_leases else args.lease_ttl)))

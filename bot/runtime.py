@@ -90,7 +90,7 @@ async def run_slack(settings: Settings) -> int:
         signing_secret=secret("slack_signing_secret"), bot_token=secret("slack_bot_token"),
         app_token=secret("slack_app_token"), api_url=settings.slack_api_url, client_id=settings.slack_client_id or "",
         client_secret=secret("slack_client_secret"), port=settings.port,
-        sweep_interval_s=settings.council_sweep_interval_s, default_tz=settings.council_default_tz,
+        sweep_interval_s=settings.sweep_interval_s, default_tz=settings.council_default_tz,
     )
     try:
         await SlackServer(config, lambda chats: build_app(settings, chats, scheduler=True)).serve_forever()
@@ -116,7 +116,7 @@ async def run_discord(settings: Settings) -> int:
     chat = DiscordChat()
     app = await build_app(settings, {"discord": chat}, scheduler=True)
     config = DiscordConfig(token=settings.discord_token.get_secret_value(), api_url=settings.discord_api_url,
-                           sweep_interval_s=settings.council_sweep_interval_s,
+                           sweep_interval_s=settings.sweep_interval_s,
                            shard_guilds=settings.council_discord_shard_guilds,
                            default_tz=settings.council_default_tz)
     loop, task = asyncio.get_running_loop(), asyncio.current_task()

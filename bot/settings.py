@@ -41,10 +41,28 @@ class Settings(BaseSettings):
     council_open_max_speeches: int = Field(default=16, ge=2, le=200)  # the open floor closes by then at the latest
     council_llm_timeout_s: float = 120.0
     council_llm_max_retries: int = 3
-    council_lease_ttl_s: float = 60.0
-    council_sweep_interval_s: float = 15.0
+    # Unset: 10 s leases swept every 3 s on PostgreSQL (a dead replica's discussions move again within ~13 s);
+    # 60 s and 15 s on SQLite, whose one process takes its predecessor's leases over at start instead.
+    council_lease_ttl_s: float | None = None
+    council_sweep_interval_s: float | None = None
     council_schedule_reload_s: float = 10.0  # the scheduler leader re-reads the schedule table this often
     council_leader_retry_s: float = 15.0  # replicas that do not lead try to take the scheduler lock this often
     council_offline_delay_s: float = 0.0  # the offline model's pretend latency (demos, crash tests)
     council_default_tz: str = "UTC"
     council_log_level: str = "INFO"
+
+    @property
+    def shared_database(self) -> bool:
+        return not self.database_url.startswith("sqlite")
+
+    @property
+    def lease_ttl_s(self) -> float:
+        if self.council_lease_ttl_s is not None:
+            return self.council_lease_ttl_s
+        return 10.0 if self.shared_database else 60.0
+
+    @property
+    def sweep_interval_s(self) -> float:
+        if self.council_sweep_interval_s is not None:
+            return self.council_sweep_interval_s
+        return 3.0 if self.shared_database else 15.0

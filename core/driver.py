@@ -55,6 +55,7 @@ class Driver:
         self.store, self.llm, self.chats, self.clock, self.config = store, llm, chats, clock, config
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._work: dict[str, asyncio.Task[None]] = {}  # the step loop of each driven discussion
+        self._closing = False
         self._wake: set[str] = set()
         self._publish_locks: dict[str, asyncio.Lock] = {}
         # publish() calls per discussion, and how many of them a successful drain has served (see publish).
@@ -65,6 +66,8 @@ class Driver:
     def kick(self, discussion_id: str) -> asyncio.Task[None]:
         """Make sure a driver runs for this discussion in this process (or wakes the running one)."""
         task = self._tasks.get(discussion_id)
+        if self._closing:  # shutting down: the next process (or replica) resumes this discussion
+            return task or asyncio.create_task(asyncio.sleep(0))
         if task is not None and not task.done():
             self._wake.add(discussion_id)
             return task
@@ -77,16 +80,22 @@ class Driver:
         while running := [t for t in self._tasks.values() if not t.done()]:
             await asyncio.gather(*running, return_exceptions=True)
 
-    async def shutdown(self, grace_s: float) -> None:
-        """Let running turns finish for up to `grace_s`, then stop; leases let another process resume the rest."""
+    async def shutdown(self, grace_s: float = 0.0) -> None:
+        """Let running turns finish for up to `grace_s` (none by default), then stop every driver, each releasing
+        its lease as it goes: another process resumes the rest at once, re-running only the turns cut short."""
+        self._closing = True  # no driver starts while stopping (a late wake-up, a racing kick)
         try:
-            await asyncio.wait_for(self.idle(), grace_s)
-        except TimeoutError:
+            if grace_s > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.idle(), grace_s)
             running = [t for t in self._tasks.values() if not t.done()]
-            log.warning("stopping %d discussion driver(s) mid-step; they resume after restart", len(running))
+            if running:
+                log.warning("stopping %d discussion driver(s) mid-step; their leases are released now", len(running))
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
+        finally:
+            self._closing = False  # a client that reconnects (Discord without an intent) drives again
 
     async def _drive_logged(self, discussion_id: str) -> None:
         try:

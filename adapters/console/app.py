@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import socket
 import sys
 from pathlib import Path
 
@@ -36,23 +34,6 @@ class Lines:
         loop.call_soon_threadsafe(self.queue.put_nowait, None)
 
 
-def _dead_owner(owner: str | None) -> bool:
-    """A lease held by a process of this host that no longer exists (a crash) can be taken at once."""
-    if not owner:
-        return False
-    host, _, rest = owner.partition(":")
-    pid = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
-
 class ConsoleSession:
     def __init__(self, service: Service, driver: Driver, store: Store, console: Console, user_name: str) -> None:
         self.service, self.driver, self.store, self.console, self.user = service, driver, store, console, user_name
@@ -66,10 +47,6 @@ class ConsoleSession:
             d = await tx.discussion(discussion_id)
             if d is None:
                 raise UserError(f"No discussion with id {discussion_id!r}; `python -m bot list` shows them.")
-            owner, _ = await tx.lease_owner(d.id)
-            if _dead_owner(owner):
-                assert owner is not None
-                await tx.release_lease(d.id, owner)
         if d.status == Status.PAUSED:
             await self.service.handle(c.Resume(discussion_id=d.id, user_id=USER_ID, user_name=self.user))
         elif d.status in (Status.DONE, Status.STOPPED):

@@ -22,7 +22,6 @@ from core.service import Service
 from core.storage.store import Store
 
 log = logging.getLogger(__name__)
-SHUTDOWN_GRACE_S = 20.0  # platforms give about 30 s between SIGTERM and SIGKILL
 MAX_RATELIMIT_WAIT_S = 30.0  # discord.py's minimum; a longer 429 raises and the outbox retries later
 
 
@@ -76,7 +75,7 @@ class CouncilClient(discord.Client):
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
-        await self.driver.shutdown(SHUTDOWN_GRACE_S)
+        await self.driver.shutdown()  # at once: leases are released for another replica or the restart
         await self.handlers.chat.close()
         await super().close()
 

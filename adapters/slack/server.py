@@ -140,6 +140,8 @@ class SlackServer:
                 return
 
     async def stop(self, grace_s: float = 10.0) -> None:
+        """Stop serving; events already acknowledged get `grace_s` to be stored, while discussion drivers stop at
+        once and release their leases (what they were running resumes at once elsewhere or after restart)."""
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -152,7 +154,7 @@ class SlackServer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.tasks.idle(), grace_s)
             core, self.core = self.core, None
-            await core.close(grace_s)
+            await core.close(0.0)
 
     async def serve_forever(self) -> None:
         await self.start()

@@ -7,6 +7,7 @@ from pydantic import BaseModel
 from core.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan
 from core.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task
 from core.models import Discussion, Persona, Phase, Role
+from core.quoting import inline, named
 from core.roster import slug
 from core.schemas import CouncilVerdict, Speech
 
@@ -130,12 +131,13 @@ class Council:
         shared = shared_task(state, plan)
         if shared is not None:
             return shared
-        others = ", ".join(a.name for a in state.by_role(Role.ADVISOR) if a.key != persona.key)
+        others = ", ".join(named(a.name) for a in state.by_role(Role.ADVISOR) if a.key != persona.key)
+        lens = inline(persona.title, 120)
         words = BUDGETS.get(plan.phase, "200-300")
         if plan.phase == Phase.ADVISOR_OPENING:
             first = d.options.style == "sequential" and plan.step > 0
             seen = " Build on or push against the advisors who spoke before you this round." if first else ""
-            return (f"Give your opening position on the topic through your lens ({persona.title}): what you "
+            return (f"Give your opening position on the topic through your lens ({lens}): what you "
                     f"recommend, the two or three reasons that decide it for you, and the question the others "
                     f"must answer.{seen} {words} words.")
         if plan.phase == Phase.ADVISOR_REBUTTAL:
@@ -147,11 +149,11 @@ class Council:
             return ("Final position. Say what changed for you during the council, what held firm, and give your "
                     f"final recommendation in two or three sentences. {words} words.")
         if plan.phase == Phase.FINAL_SYNTHESIS:
-            names = ", ".join(a.name for a in state.by_role(Role.ADVISOR))
+            names = ", ".join(named(a.name) for a in state.by_role(Role.ADVISOR))
             return ("Give the referee's verdict on the whole council, read round by round. For each advisor "
                     f"({names}) state their final position and how it evolved across the rounds (what moved "
                     "them, or that it held). Then the agreements, the tensions that remain (naming who holds "
                     "which side), your verdict in two to four sentences, the recommendation in two or three, "
                     "and two or three next steps. Do not call it a consensus: the tally of the advisors' "
                     "recorded stances is added beside your verdict.")
-        return f"Speak to the topic through your lens ({persona.title}). 150-250 words."
+        return f"Speak to the topic through your lens ({lens}). 150-250 words."

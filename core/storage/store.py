@@ -13,6 +13,7 @@ from core.storage.activity import ActivityRepo
 from core.storage.discussions import DiscussionRepo
 from core.storage.rows import aware
 from core.storage.schedule_rows import ScheduleRepo
+from core.storage.solo import SoleProcess, take_over_leases
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,17 @@ class Store:
         # anyway; queueing them in-process hands over at once instead of through SQLite's busy handler,
         # which sleeps 1, 2, 5, 10... up to 100 ms between retries (parallel turns paid 20-50 ms each).
         self._sqlite_turn = asyncio.Lock() if engine.dialect.name == "sqlite" else None
+        self._sole: SoleProcess | None = None
+
+    async def claim_sole_process(self, owner: str) -> bool:
+        """On an SQLite file: if no other live process uses it, become its one process and take over the
+        leases earlier processes left (they are dead), so interrupted discussions resume at once."""
+        sole = SoleProcess.for_engine(self.engine)
+        if sole is None or not sole.acquire():
+            return False
+        self._sole = sole
+        await take_over_leases(self.engine, owner)
+        return True
 
     @asynccontextmanager
     async def tx(self) -> AsyncIterator[Tx]:
@@ -64,3 +76,6 @@ class Store:
 
     async def close(self) -> None:
         await self.engine.dispose()
+        if self._sole is not None:
+            self._sole.release()
+            self._sole = None

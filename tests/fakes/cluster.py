@@ -84,16 +84,18 @@ class Outcome:
     turns: int = 0
 
 
-def replica_env(url: str, lease_ttl: float) -> dict[str, str]:
+def replica_env(url: str, lease_ttl: float | None) -> dict[str, str]:
+    """`lease_ttl=None` keeps the shipped lease and sweep defaults (what an operator runs)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("COUNCIL_", "ANTHROPIC_", "DATABASE_URL"))}
+    if lease_ttl is not None:
+        env |= {"COUNCIL_LEASE_TTL_S": str(lease_ttl), "COUNCIL_SWEEP_INTERVAL_S": "0.5"}
     return env | {
-        "DATABASE_URL": url, "COUNCIL_LEASE_TTL_S": str(lease_ttl), "COUNCIL_SWEEP_INTERVAL_S": "0.5",
-        "COUNCIL_SCHEDULE_RELOAD_S": "1", "COUNCIL_LEADER_RETRY_S": "1", "COUNCIL_OFFLINE_DELAY_S": "0.5",
-        "PYTHONPATH": str(ROOT),
+        "DATABASE_URL": url, "COUNCIL_SCHEDULE_RELOAD_S": "1", "COUNCIL_LEADER_RETRY_S": "1",
+        "COUNCIL_OFFLINE_DELAY_S": "0.5", "PYTHONPATH": str(ROOT),
     }
 
 
-async def run(url: str, workdir: Path, *, schedules: int = 50, window_s: float = 6.0, lease_ttl: float = 3.0,
+async def run(url: str, workdir: Path, *, schedules: int = 50, window_s: float = 6.0, lease_ttl: float | None = 3.0,
               within_s: float = 90.0) -> Outcome:
     """A leads and drives; 50 one-shot digests fall due over the window; A is killed halfway; B finishes."""
     log = workdir / "posts.jsonl"

@@ -108,7 +108,7 @@ async def serve(owner: str, log_path: Path, topic: str, rounds: int) -> None:
         while True:
             with contextlib.suppress(Exception):
                 await app.driver.sweep()
-            await asyncio.sleep(settings.council_sweep_interval_s)
+            await asyncio.sleep(settings.sweep_interval_s)
 
     tasks = [asyncio.create_task(watch_leadership()), asyncio.create_task(sweep())]
     await stopping.wait()

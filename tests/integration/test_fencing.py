@@ -138,9 +138,24 @@ async def test_a_failed_heartbeat_stops_the_model_call_in_flight(quick_pair: tup
     await until(lambda: a.llm.waiting == 1, 5, "A is inside its first model call")
     await take_over(a, b)
     # A's heartbeat runs every 0.1 s; its next renewal fails and cancels the call at once.
-    await until(lambda: a.llm.cancelled == 1, 3, "A's call cancelled by its heartbeat")
-    await asyncio.wait_for(a.app.driver.idle(), 3.0)
+    await until(lambda: a.llm.cancelled == 1, 10, "A's call cancelled by its heartbeat")
+    await asyncio.wait_for(a.app.driver.idle(), 10.0)
     await b.app.driver.idle()
     async with b.app.store.tx() as tx:
         owner, _ = await tx.lease_owner((await tx.latest_discussion_id()) or "")
     assert owner in (None, "replica-b"), "A never took the lease back"
+
+
+async def test_shutdown_releases_the_lease_at_once_for_another_replica(pair: tuple[Replica, Replica]) -> None:
+    a, b = pair
+    a.llm.hold()  # a model call in flight when the process is told to stop
+    discussion_id = await start_on(a)
+    await until(lambda: a.llm.waiting == 1, 5, "A is inside its first model call")
+    await asyncio.wait_for(a.app.driver.shutdown(), 2.0)  # what SIGTERM does: no waiting for the turn
+    assert a.llm.cancelled == 1
+    b.clock.set(a.clock.now())  # no time has passed: nothing expired, the lease was given back
+    assert await b.app.driver.sweep() == [discussion_id]
+    await b.app.driver.idle()
+    async with b.app.store.tx() as tx:
+        d = await tx.discussion(discussion_id)
+    assert d is not None and d.status == Status.DONE

@@ -60,7 +60,8 @@ async def test_experts_speak_in_parallel_and_later_turns_see_earlier_ones(app: A
     assert transcript.count("Initial statement]") == 3
     # Shared content first, persona instruction last, one cache breakpoint at the end of the shared part.
     assert counter.shared[-1].cache and counter.system[-1].cache
-    assert "You are Contrarian" in counter.instruction and "Contrarian" not in counter.shared[0].text
+    assert '<persona name="Contrarian"' in counter.instruction
+    assert all("only as them" not in b.text for b in counter.shared)
     d = await discussion(app, reply.discussion_id)
     assert d.status == Status.DONE
 
