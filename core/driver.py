@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -13,8 +14,9 @@ from pydantic import BaseModel
 from core import engine, flows, posts, prompts
 from core.effects import close_polls, record_turn
 from core.engine import RunTurns, State, Transition, TurnPlan
-from core.models import Discussion, Post, Status, Turn, TurnStatus, Usage
-from core.ports import LLM, ChatPort, Clock, LLMUnavailable
+from core.live import LiveText
+from core.models import Discussion, Persona, Post, Status, Turn, TurnStatus, Usage
+from core.ports import LLM, ChatPort, Clock, Completion, LLMUnavailable, Prompt
 from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -34,6 +36,7 @@ MAX_POST_ATTEMPTS = 5  # refusals of one post before the discussion stops runnin
 class DriverConfig:
     owner: str  # this process; written into leases
     lease_ttl: float = 60.0
+    live_interval_s: float = 1.0  # a persona's post grows as the model writes, at most this often
 
 
 async def load_state(tx: Tx, discussion_id: str) -> State | None:
@@ -273,7 +276,7 @@ class Driver:
                 value, usage = await self.llm.structured(prompt, schema)
                 data, text = value.model_dump(), ""
             else:
-                completion = await self.llm.complete(prompt)
+                completion = await self._complete_live(d, persona, plan.key, prompt)
                 text, usage = completion.text.strip(), completion.usage
         except LLMUnavailable as exc:
             text, error = "", str(exc) or "the model did not answer"
@@ -281,6 +284,17 @@ class Driver:
             await record_turn(tx, state, plan, text, data, usage, error, self.clock.now(), self.llm.offline)
         await self.publish(d.id)
         return not error
+
+    async def _complete_live(self, d: Discussion, persona: Persona | None, key: str, prompt: Prompt) -> Completion:
+        """A persona's turn, its words shown as they arrive; the live text ends before the finished post."""
+        if persona is None:
+            return await self.llm.complete(prompt)
+        chat = self.chats[d.platform]
+        live = LiveText(functools.partial(chat.stream, d, persona, key), self.config.live_interval_s)
+        try:
+            return await self.llm.complete(prompt, on_text=live.push)
+        finally:
+            await live.close()
 
     async def _settle_failures(self, tx: Tx, seen: Discussion, failed: list[Turn], reason: str) -> None:
         now = self.clock.now()

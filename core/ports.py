@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Literal, Protocol, TypeVar
 
@@ -11,6 +12,7 @@ from core.models import Discussion, Persona, Phase, Post, Usage
 
 Tier = Literal["light", "medium", "heavy"]
 T = TypeVar("T", bound=BaseModel)
+TextSink = Callable[[str], Awaitable[None]]  # receives the text written so far, as a stream arrives
 
 
 class Block(BaseModel):
@@ -53,7 +55,9 @@ class LLMUnavailable(Exception):
 class LLM(Protocol):
     offline: bool
 
-    async def complete(self, prompt: Prompt) -> Completion: ...
+    async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
+        """The whole answer; `on_text`, when given, is called with the text so far as the model writes it."""
+        ...
 
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]: ...
 
@@ -73,6 +77,11 @@ class ChatPort(Protocol):
 
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
         """Show that a persona is working on the turn with this key."""
+        ...
+
+    async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
+        """Show the words of the turn with this key written so far (at most about once a second per turn);
+        the finished post replaces them."""
         ...
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:

@@ -15,7 +15,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from adapters.slack.announce import announcement
-from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, note, render, thinking
+from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
+from core.live import ChannelBudget
 from core.models import Discussion, Persona, Post
 
 log = logging.getLogger(__name__)
@@ -24,6 +25,7 @@ BLOCK_ERRORS = {"invalid_blocks", "invalid_blocks_format", "msg_too_long", "msg_
 GONE = {"message_not_found", "cant_update_message"}  # deleted, or no longer ours to edit: nothing to update
 RESCAN_AFTER_S = 30.0
 ANNOUNCE_SCAN = 200  # recent top-level messages searched for an announcement's key after a crash
+LIVE_GAP_S = 1.0  # live-text edits per channel at most this often, whatever the number of turns writing at once
 
 
 class Pacer:
@@ -64,6 +66,7 @@ class SlackChat:
         self._index: dict[str, ThreadIndex] = {}
         self._thinking: dict[str, tuple[str, str, asyncio.Task[str | None]]] = {}  # turn key -> (discussion, name, ts)
         self._links: dict[str, str] = {}
+        self._live = ChannelBudget(LIVE_GAP_S)
 
     # ChatPort ---------------------------------------------------------------------------------------
     async def publish(self, discussion: Discussion, post: Post) -> str:
@@ -111,6 +114,19 @@ class SlackChat:
         # Posted in the background: pacing must not delay the model call.
         task = asyncio.create_task(self._show_thinking(discussion, persona, key), name=f"thinking:{key}")
         self._thinking[key] = (discussion.id, persona.name, task)
+
+    async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
+        """Grow the turn's placeholder with the words so far. chat.update is rate limited per workspace, so after
+        each turn's first words a channel gets one live edit per LIVE_GAP_S, shared by its turns in turn; a skipped
+        update is carried by the next."""
+        held = self._thinking.get(key)
+        if held is None:
+            return
+        ts = await held[2]
+        if not ts or key not in self._thinking or not self._live.allow(discussion.channel, key):
+            return
+        client = await self.client_for(discussion.workspace)
+        await self._edit(client, discussion.channel, ts, live(persona, key, text))
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         """One new top-level message carrying the key in its metadata; an overflow goes into its thread."""
@@ -235,6 +251,7 @@ class SlackChat:
             if did == discussion.id and (key == post.key or (post.kind in ("notice", "error")
                                                              and (key + ":") in suffix)):
                 del self._thinking[key]
+                self._live.forget(key)
                 with contextlib.suppress(Exception):
                     return await task
         if discussion.id in self._fresh:

@@ -39,6 +39,7 @@ class RecordingChat:
         self.by_key: dict[str, Sent] = {}
         self.by_ref: dict[str, Sent] = {}
         self.thinking_calls: list[tuple[str, str, str]] = []  # (discussion id, persona key, turn key)
+        self.live: list[tuple[str, str, float]] = []  # (turn key, text so far, monotonic time) per live update
         self.announced: list[tuple[str, str, str, Post]] = []  # (workspace, channel, ref, post)
         self.announce_calls: list[str] = []  # the key of every announce() attempt, failed ones included
         self.publish_calls = 0
@@ -117,6 +118,9 @@ class RecordingChat:
 
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
         self.thinking_calls.append((discussion.id, persona.key, key))
+
+    async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
+        self.live.append((key, text, time.monotonic()))
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         self.announce_calls.append(post.key)

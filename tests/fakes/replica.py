@@ -55,6 +55,9 @@ class LoggedChat:
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
         return None
 
+    async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
+        return None  # the log records what was posted; live text is not a post
+
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         return self._write(op="announce", where=channel, key=post.key, kind=post.kind, text=post.text)
 

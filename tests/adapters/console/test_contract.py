@@ -44,6 +44,9 @@ class Screen:
         await self.chat.thinking(discussion, persona, key)
         self.thought[key] = self._printed()
 
+    async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
+        await self.chat.stream(discussion, persona, key, text)
+
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         ref = await self.chat.announce(workspace, channel, post)
         self.by_ref[ref] = self._printed()

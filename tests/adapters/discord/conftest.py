@@ -17,7 +17,7 @@ from bot.settings import Settings
 from bot.wiring import App, build_app
 from core.models import Discussion
 from core.offline import OfflineLLM
-from core.ports import Completion, Prompt
+from core.ports import Completion, Prompt, TextSink
 from tests.fakes.discord_api import FakeDiscord
 
 TOKEN = "test-token"
@@ -30,9 +30,9 @@ class RecordingLLM(OfflineLLM):
         super().__init__()
         self.prompts: list[Prompt] = []
 
-    async def complete(self, prompt: Prompt) -> Completion:
+    async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         self.prompts.append(prompt)
-        return await super().complete(prompt)
+        return await super().complete(prompt, on_text)
 
 
 @dataclass
