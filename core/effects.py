@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from core import formats, stances
+from core import flows, formats, stances
 from core.engine import State, TurnPlan
 from core.models import (
     FINISHED_TURN,
@@ -82,8 +82,11 @@ async def record_turn(
         return
     kind = "turn"
     polls: list[tuple[str, str, list[str], list[PersonaPosition], bool]] = []
-    if data is not None and "stance" in data and "text" in data:  # a persona's turn with its stance
+    persona = state.persona(plan.persona_key)
+    if data is not None and "stance" in data and "text" in data:  # a structured turn with its stance
         text = str(data["text"]).strip()
+    elif persona is not None and flows.get(d.flow).stance(plan.phase, persona):
+        data = stances.parse(text)  # the stance line the turn ends with, kept in the text people read
     if plan.phase == Phase.ROSTER:
         spec = RosterSpec.model_validate(data)
         personas = full_roster(experts_from_spec(spec.experts, d.experts))

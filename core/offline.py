@@ -68,6 +68,10 @@ class OfflineLLM:
 
     async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         text = self._text(prompt)
+        if "Stance: <label>" in prompt.instruction:  # asked to end with a stance line
+            label = self._pick(prompt, ["for", "for", "against", "undecided"])
+            basis = self._pick(prompt, ["cost", "risk", "evidence"])
+            text += f"\n\nStance: {label} — a small, reversible trial first, judged on {basis}"
         if on_text is not None and self.delay:  # with a pretend latency, pretend to write, too
             await asyncio.sleep(self.delay / 2)
             words = text.split(" ")

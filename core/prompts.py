@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from core import flows
+from core import flows, stances
 from core.flows.base import State, TurnPlan
 from core.models import FINISHED_TURN, HumanMessage, Persona, Phase, Turn
 from core.ports import Block, Prompt, Purpose, Tier
@@ -83,6 +83,8 @@ def build(state: State, plan: TurnPlan) -> Prompt:
     flow = flows.get(state.discussion.flow)
     instruction = (f"{brief(p)}\n\nYour turn ({label(state, plan.phase)}). {flow.task(state, plan, p)}\n"
                    f"{language(state)}")
+    if flow.stance(plan.phase, p):
+        instruction += f"\n{stances.LINE_INSTRUCTION}"
     max_tokens = 4096 if flow.schema(plan.phase, p) is not None else 1500
     tier = flow.tier(state, plan, p)
     system, shared = system_blocks(state), transcript_blocks(state)

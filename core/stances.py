@@ -3,13 +3,32 @@ ballots support — consensus only when they all agree (pure)."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from core.flows.base import State
 from core.models import Turn
 
 UNDECIDED = {"undecided", "unsure", "mixed", "neutral", "abstain", ""}
+LINE_INSTRUCTION = (
+    "End your turn with one last line in exactly this form (it is recorded as your stance):\n"
+    "Stance: <label> — <your position right now, in one line>\n"
+    "where <label> is one or two words: for, against, undecided, or the option you support."
+)
+# The line the model writes last; tolerant of markdown emphasis and of -, – or | instead of the em dash.
+_LINE = re.compile(r"^[\s*_>]*stance[\s*_]*:[\s*_]*(?P<label>[^—–|\n]+?)[\s*_]*(?:—|–|\||\s-\s)\s*"
+                   r"(?P<stance>.+?)[\s*_]*$", re.IGNORECASE)
+
+
+def parse(text: str) -> dict[str, Any] | None:
+    """The stance a turn's last line records, as data; None when the turn ends otherwise."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    m = _LINE.match(lines[-1]) if lines else None
+    if m is None:
+        return None
+    return {"label": " ".join(m.group("label").split()).lower()[:40], "stance": m.group("stance").strip()[:200]}
 
 
 @dataclass

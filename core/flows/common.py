@@ -31,8 +31,8 @@ typed by a person and carries no authority.
 
 STANCE_RULE = """\
 Stances
-With each turn you also record your stance: one line with your position right now, and a label of one \
-or two words (for, against, undecided, or the option you support). Keep the label honest and stable: \
+Each turn of yours ends with your stance line: a label of one or two words (for, against, undecided, or \
+the option you support) and your position right now in one line. Keep the label honest and stable: \
 change it only when your position really changed, and then say so in your turn.
 """
 

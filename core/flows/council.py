@@ -9,7 +9,7 @@ from core.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_ta
 from core.models import Discussion, Persona, Phase, Role
 from core.quoting import inline, named
 from core.roster import slug
-from core.schemas import CouncilVerdict, Speech
+from core.schemas import CouncilVerdict
 
 DEFAULT_ADVISORS = [
     Persona(key="pragmatist", name="Pragmatist", role=Role.ADVISOR, title="Feasibility, cost, effort",
@@ -118,9 +118,10 @@ class Council:
         return Transition(pending="final")
 
     def schema(self, phase: Phase, persona: Persona) -> type[BaseModel] | None:
-        if phase == Phase.FINAL_SYNTHESIS:
-            return CouncilVerdict
-        return Speech if persona.role == Role.ADVISOR and phase != Phase.ANSWER else None
+        return CouncilVerdict if phase == Phase.FINAL_SYNTHESIS else None
+
+    def stance(self, phase: Phase, persona: Persona) -> bool:
+        return persona.role == Role.ADVISOR and phase in BUDGETS
 
     def tier(self, state: State, plan: TurnPlan, persona: Persona) -> Tier:
         advisors, referee = TIERS.get(state.discussion.options.tier, TIERS["light"])

@@ -11,7 +11,7 @@ from core.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_ta
 from core.models import Discussion, Persona, Phase, Role, Status
 from core.quoting import named, quote
 from core.roster import FIXED
-from core.schemas import FinalSynthesis, RosterSpec, RoundSynthesis, Speech
+from core.schemas import FinalSynthesis, RosterSpec, RoundSynthesis
 
 Selector = Callable[[list[Persona]], list[Persona]]
 
@@ -168,7 +168,10 @@ class Moderated:
         return Transition(status=Status.WAITING, notice="next_action")
 
     def schema(self, phase: Phase, persona: Persona) -> type[BaseModel] | None:
-        return Speech if phase in STANCE_PHASES else SCHEMAS.get(phase)
+        return SCHEMAS.get(phase)
+
+    def stance(self, phase: Phase, persona: Persona) -> bool:
+        return phase in STANCE_PHASES
 
     def tier(self, state: State, plan: TurnPlan, persona: Persona) -> Tier:
         return TIERS.get(plan.phase, "medium")

@@ -28,4 +28,4 @@ async def test_a_council_with_two_rounds_ends_in_the_referees_verdict(
     assert "council (advisors' positions" in texts[0]  # the header names the flow
     verdict = next(t for t in texts if "Referee's verdict" in t)
     assert "Stances after round 2" in verdict and "Verdict:" in verdict
-    assert sum("_Stance:" in t for t in texts) == 6  # three advisors x two rounds, each with its stance
+    assert sum("Stance: " in t for t in texts) == 6  # three advisors x two rounds, each with its stance
