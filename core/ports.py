@@ -62,6 +62,11 @@ class LLM(Protocol):
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]: ...
 
 
+class CannotPost(Exception):
+    """The platform will never take posts for this discussion (channel archived, bot removed, thread gone);
+    the message says why in words people understand."""
+
+
 class ChatPort(Protocol):
     """A chat platform as the core sees it: posts in a discussion's thread, found again by key."""
 
@@ -90,6 +95,10 @@ class ChatPort(Protocol):
 
     async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
         """After a crash: the ref of a top-level post in the channel already carrying this key, if any."""
+        ...
+
+    async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
+        """A private message to one person about this discussion (its starter, when it cannot post)."""
         ...
 
     async def link(self, discussion: Discussion) -> str:

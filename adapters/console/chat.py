@@ -82,6 +82,9 @@ class ConsoleChat:
     async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
         return f"console:{key}" if self._printed(key) else None
 
+    async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
+        self.console.print(render(post))  # the person at the terminal is the only one to tell
+
     def _printed(self, key: str) -> bool:
         """Recovery only: re-read the journal, which an earlier process may have written to."""
         if key not in self._seen and self.journal is not None and self.journal.exists():

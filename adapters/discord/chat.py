@@ -16,10 +16,12 @@ from discord.http import Route
 from adapters.discord import render
 from core.live import ChannelBudget
 from core.models import Discussion, Persona, Post
+from core.ports import CannotPost
 from core.storage.store import Store
 
 log = logging.getLogger(__name__)
 THREAD_EXISTS = 160004
+UNKNOWN_CHANNEL = 10003
 ARCHIVE_MINUTES: Literal[10080] = 10080  # a week: the longest Discord allows
 WEBHOOK_NAME = "Council"
 TYPING_EVERY_S = 8.0  # Discord shows "typing" for about ten seconds
@@ -82,6 +84,16 @@ class DiscordChat:
 
     # ChatPort --------------------------------------------------------------------------------------
     async def publish(self, discussion: Discussion, post: Post) -> str:
+        try:
+            return await self._publish(discussion, post)
+        except discord.Forbidden as exc:
+            raise CannotPost("I may no longer see or post in that channel") from exc
+        except discord.NotFound as exc:
+            if exc.code == UNKNOWN_CHANNEL:
+                raise CannotPost("the channel or thread was deleted") from exc
+            raise
+
+    async def _publish(self, discussion: Discussion, post: Post) -> str:
         self._done_typing(discussion, post)
         d = discussion
         if post.kind == "header" and not d.thread_ref:
@@ -201,6 +213,12 @@ class DiscordChat:
         found = next((m for m in recent
                       if self._authored(m, bot, False) and marker in str(m.get("content") or "").splitlines()), None)
         return str(Ref(channel, (str(found["id"]),))) if found else None
+
+    async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
+        """A direct message (buttons included: they carry the discussion id, so they work from there too)."""
+        dm = await self.http.start_private_message(int(user_id))
+        for part, message in enumerate(render.render(post, webhook=False)):
+            await self._send(str(dm["id"]), message, nonce(post.key, part))
 
     async def link(self, discussion: Discussion) -> str:
         place = discussion.thread_ref or discussion.channel

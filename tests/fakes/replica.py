@@ -64,6 +64,9 @@ class LoggedChat:
     async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
         return self._find("announce", channel, key)
 
+    async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
+        self._write(op="tell", where=user_id, key=post.key, kind=post.kind, text=post.text)
+
     async def link(self, discussion: Discussion) -> str:
         return f"https://chat.invalid/{discussion.id}"
 

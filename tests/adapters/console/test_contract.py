@@ -55,6 +55,9 @@ class Screen:
     async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
         return await self.chat.find_announcement(workspace, channel, key)
 
+    async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
+        await self.chat.tell(discussion, user_id, post)
+
     async def link(self, discussion: Discussion) -> str:
         return await self.chat.link(discussion)
 

@@ -63,7 +63,8 @@ def settings_for(fake: FakeDiscord, tmp_path: Path) -> Settings:
 async def running(fake: FakeDiscord, tmp_path: Path, **kw: Any) -> AsyncIterator[Council]:
     llm = RecordingLLM()
     chat = DiscordChat()
-    app = await build_app(settings_for(fake, tmp_path), {"discord": chat}, llm=llm, owner="test-owner")
+    app = await build_app(settings_for(fake, tmp_path), {"discord": chat}, llm=llm, owner="test-owner",
+                          clock=kw.pop("clock", None))
     config = DiscordConfig(token=TOKEN, api_url=fake.api_url, sweep_interval_s=3600,
                            default_tz=kw.pop("default_tz", "UTC"))
     client = build_client(config, app.service, app.driver, app.store, chat, sharded=kw.pop("sharded", False),

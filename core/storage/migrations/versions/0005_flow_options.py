@@ -1,7 +1,7 @@
 """flow options: style, tier, language, hints and owners of a discussion's protocol
 
 Revision ID: 0005
-Revises: 0001
+Revises: 0002
 """
 
 from alembic import op
@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 
 revision = '0005'
-down_revision = '0001'
+down_revision = '0002'
 branch_labels = None
 depends_on = None
 
