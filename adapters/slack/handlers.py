@@ -15,16 +15,16 @@ from typing import Any, Protocol
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack import extras
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.clients import Users, ephemeral
-from adapters.slack.home import MAX_DISCUSSIONS, NEW_ACTION, HomeFacts, Row, home_view
 from adapters.slack.membership import ensure_member
 from adapters.slack.render import settled
 from adapters.slack.views import roster_view, start_view
 from core import commands as c
 from core.driver import Driver
-from core.models import NEXT_ACTION_LABELS, Discussion, Status
+from core.models import NEXT_ACTION_LABELS, Discussion, NextAction, Status
 from core.ports import Clock
 from core.service import Reply, Service, UserError, list_text
 from core.storage.store import Store
@@ -131,6 +131,13 @@ class Council:
         if intent is None:
             await self.tell(client, place, "That button is no longer valid.")
             return
+        if isinstance(intent, c.ChooseNextAction) and intent.action in (NextAction.DEEP_DIVE,
+                                                                         NextAction.DIFFERENT_TOPIC):
+            await extras.ask_topic(self, intent, place, client)
+            return
+        if isinstance(intent, ix.ExportFiles):
+            await extras.export_files(self, intent.discussion_id, place, client)
+            return
         if isinstance(intent, ix.OpenRosterModal):
             async with self.core.store.tx() as tx:
                 personas = await tx.personas(intent.discussion_id)
@@ -196,6 +203,27 @@ class Council:
             return
         await self.run(intent, place, client)
 
+    async def prefill(self, place: Place, message: dict[str, Any], client: AsyncWebClient) -> None:
+        """The message shortcut: the start form, its topic taken from the message, to review before starting."""
+        thread_ts = message.get("thread_ts") or message.get("ts") or ""
+        async with self._guard(client, replace(place, thread_ts=thread_ts or None), "shortcut"):
+            existing = await self._by_thread(place.channel, thread_ts)
+            if existing is not None and existing.status not in (Status.DONE, Status.STOPPED):
+                await self.tell(client, replace(place, thread_ts=thread_ts or None),
+                                f"This thread already hosts a council (`{existing.id}`): reply here to join it.")
+                return
+            await client.views_open(trigger_id=place.trigger_id, view=start_view(
+                ix.start_metadata(place.channel, thread_ts), topic=self.topic_of(message)))
+
+    async def start_from_form(self, cmd: c.StartDiscussion, place: Place, client: AsyncWebClient) -> None:
+        """The start form submitted; started from a thread (the shortcut), that thread is the context."""
+        if cmd.thread_ref and not cmd.context:
+            async with self._guard(client, place, "start form"):
+                thread = await self._thread(client, place, cmd.thread_ref)
+                cmd = cmd.model_copy(update={"context": tr.thread_context(
+                    thread, await self._names(client, place.team, thread))})
+        await self.execute(cmd, place, client, tz_explicit=False)
+
     @staticmethod
     def topic_of(message: dict[str, Any]) -> str:
         text = " ".join(tr.unescape(message.get("text") or "").split())
@@ -248,59 +276,12 @@ class Council:
             if cmd is not None:
                 await self.execute(cmd, place, client, announce=False)
 
-    # App Home -------------------------------------------------------------------------------------------
+    # beyond the thread (adapters/slack/extras.py) ------------------------------------------------------
     async def home(self, team: str, user: str, client: AsyncWebClient) -> None:
-        """Publish this person's Home tab: their discussions, schedules and digests (and, for admins, spend)."""
-        try:
-            facts = await self._home_facts(client, team, user)
-            await client.views_publish(user_id=user, view=home_view(facts))
-        except Exception:
-            log.exception("could not publish the Home tab of %s", user)
-
-    async def _home_facts(self, client: AsyncWebClient, team: str, user: str) -> HomeFacts:
-        core, now = self.core, self.core.clock.now()
-        me = await self.users.get(client, team, user)
-        async with core.store.tx() as tx:
-            everything = [d for d in await tx.discussions(limit=500) if d.platform == tr.PLATFORM and
-                          d.workspace == team]
-            schedules = [s for s in await tx.schedules() if s.platform == tr.PLATFORM and s.workspace == team
-                         and s.created_by == user]
-            start = now.replace(hour=0, minute=0, second=0, microsecond=0)
-            spend = (await tx.usage_total([d.id for d in everything], since=start)).cost_usd if me.is_admin and \
-                everything else 0.0
-        chat = core.driver.chats.get(tr.PLATFORM)
-        rows = []
-        for d in [d for d in everything if d.created_by == user][:MAX_DISCUSSIONS]:
-            thread = ""
-            if chat is not None:
-                with contextlib.suppress(Exception):
-                    thread = await chat.link(d)
-            rows.append(Row(d, thread=thread, page=core.driver.config.pages.url(d.id, now)))
-        defaults = {"budget per discussion": f"${core.service.config.budget_usd:.2f}",
-                    "time zone": self.default_tz}
-        return HomeFacts(user=user, rows=rows, schedules=schedules, admin=me.is_admin, spend_today=spend,
-                         defaults=defaults)
+        await extras.home(self, team, user, client)
 
     async def home_action(self, body: dict[str, Any], client: AsyncWebClient) -> None:
-        """A button on the Home tab: New discussion opens the start form; Cancel ends a schedule or digest."""
-        action = body["actions"][0]
-        user = body.get("user") or {}
-        team = (body.get("team") or {}).get("id") or user.get("team_id", "")
-        place = Place(team=team, channel="", user=user.get("id", ""), trigger_id=body.get("trigger_id"))
-        if action["action_id"] == NEW_ACTION:
-            await client.views_open(trigger_id=place.trigger_id, view=start_view(ix.start_metadata(""),
-                                                                                 ask_channel=True))
-            return
-        kind = action["action_id"].rpartition(":")[2]
-        _, _, target = str(action.get("value", "")).partition("|")
-        cmd: c.Command = c.ScheduleRound(discussion_id=target, when="off") if kind == "round" else \
-            c.SetDigest(platform=tr.PLATFORM, workspace=team, channel=target, cadence="off")
-        try:
-            who, _ = await self.who(client, place)
-            await self.core.service.handle(cmd.model_copy(update=who.fields()))
-        except UserError as exc:
-            log.info("Home cancel refused for %s: %s", place.user, exc)
-        await self.home(team, place.user, client)
+        await extras.home_action(self, body, client)
 
     # failures ---------------------------------------------------------------------------------------
     @contextlib.asynccontextmanager

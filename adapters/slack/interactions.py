@@ -14,6 +14,7 @@ from core.models import NextAction, Persona, Role
 START_VIEW = "council_start"
 ROSTER_VIEW = "council_roster"
 SHORTCUT = "council_thread"
+TOPIC_VIEW = "council_next_topic"
 ACTION_PREFIXES = ("ctl:", "next:", "roster:", "vote:", "fail:", "sched:")
 ROUND_CHOICES = ["steer", "1", "2", "3", "4", "5"]
 OPTION_FLAGS = ("confirm", "anonymous", "hidden")
@@ -24,11 +25,20 @@ class OpenRosterModal:
     discussion_id: str
 
 
-def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRosterModal | None:
+@dataclass
+class ExportFiles:
+    """The header's Export button: synthesis.md and the transcript, uploaded into the thread."""
+
+    discussion_id: str
+
+
+def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRosterModal | ExportFiles | None:
     """A button's action_id and value (as the core's effects set them) → the command it stands for."""
     family, _, name = action_id.partition(":")
     f = who.fields()
     try:
+        if action_id == "ctl:export":
+            return ExportFiles(value)
         if family == "ctl":
             controls = {"pause": c.Pause, "resume": c.Resume, "stop": c.Stop, "synthesize": c.Synthesize}
             return controls[name](discussion_id=value, **f)
@@ -116,6 +126,20 @@ def view_errors(exc: BadInput) -> dict[str, str]:
     """A BadInput from start_from_view as Slack's `response_action: errors` mapping."""
     block, _, message = str(exc).partition(": ")
     return {block: message or str(exc)}
+
+
+def topic_metadata(discussion_id: str, action: str, channel: str, thread_ts: str) -> str:
+    return json.dumps({"discussion_id": discussion_id, "action": action, "channel": channel, "thread_ts": thread_ts})
+
+
+def next_from_view(values: dict[str, Any], private_metadata: str, who: Who) -> c.ChooseNextAction:
+    """The Deep dive / Different topic form: the person's own topic (or the suggestion they kept)."""
+    meta = json.loads(private_metadata or "{}")
+    topic = " ".join(unescape(_value(values, "topic") or "").split())
+    if not topic:
+        raise BadInput("topic: Please give the topic for the next round.")
+    return c.ChooseNextAction(discussion_id=meta.get("discussion_id", ""), action=NextAction(meta.get("action")),
+                              topic=topic[:500], **who.fields())
 
 
 def start_metadata(channel: str, thread_ts: str = "") -> str:

@@ -176,7 +176,9 @@ def _header(post: Post) -> list[Message]:
         body.append("*Participants*\n" + roster_lines(post.roster))
         paragraphs = paragraphs[1:]
     body += [mrkdwn(p) for p in paragraphs if p.strip()]
-    tail = [*actions_blocks(post.actions, "controls"),
+    controls = [*post.actions, Action(id="ctl:export", label="Export", value=post.key.split(":")[0])] \
+        if post.actions else []
+    tail = [*actions_blocks(controls, "controls"),
             context("Reply in the thread to join in; the council hears you on its next turn."), *page_link(post)]
     lead = user_mentions(post.mentions)
     messages = pack(head, body, tail, post, lead=lead)

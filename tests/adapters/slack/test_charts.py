@@ -33,3 +33,23 @@ async def test_a_refused_upload_leaves_the_synthesis_standing(slack: Slack, serv
     d = (await server.core.service.discussions())[0]
     assert d.status.value == "done" and fake.uploads == []
     assert any("Final synthesis" in m.text or "Final synthesis" in str(m.blocks) for m in fake.messages)
+
+
+async def test_the_export_button_uploads_the_synthesis_and_the_transcript(slack: Slack, server: SlackServer,
+                                                                          fake: FakeSlack) -> None:
+    import json
+
+    await slack.command("Should we adopt Rust? --rounds 1")
+    await server.idle()
+    assert server.core is not None
+    d = (await server.core.service.discussions())[0]
+    header = fake.find("C0001", d.thread_ref)
+    assert header is not None and '"action_id": "ctl:export"' in json.dumps(header.blocks)
+    before = len(fake.uploads)
+    await slack.click(header.ts, "ctl:export", d.id)
+    await server.idle()
+    files = {f["name"]: f for f in fake.uploads[before:]}
+    assert set(files) == {"synthesis.md", "transcript.json"}
+    assert files["synthesis.md"]["data"].decode().startswith("# ") and "Rust" in files["synthesis.md"]["data"].decode()
+    assert json.loads(files["transcript.json"]["data"])["discussion"]["id"] == d.id
+    assert all(f["shares"]["thread_ts"] == d.thread_ref for f in files.values())
