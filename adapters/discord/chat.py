@@ -112,7 +112,7 @@ class DiscordChat:
             ids = [grown[1], *await self._send_parts(d, target, hook, post, messages, start=1)]
             return str(Ref(target, tuple(ids), hook[0]))
         ids = await self._send_parts(d, target, hook, post, messages)
-        if post.files:
+        if post.files:  # a message of their own after the post, outside its ref (recovery compares texts)
             await self.attach_files(d, target, post)
         return str(Ref(target, tuple(ids), hook[0] if hook else ""))
 
@@ -175,15 +175,17 @@ class DiscordChat:
         if task is None or task.done():
             self._typers[channel] = asyncio.create_task(self._keep_typing(channel), name=f"typing:{channel}")
 
-    async def attach_files(self, d: Discussion, target: str, post: Post) -> None:
-        """The post's charts as attachments of one bot message right after it, each described by its alt text.
-        A chart is a courtesy: if Discord refuses it, the post stands and the refusal is logged."""
+    async def attach_files(self, d: Discussion, target: str, post: Post) -> list[str]:
+        """The post's charts as attachments of one bot message right after it, each described by its alt text
+        (its nonce keeps a resend from showing twice). A chart is a courtesy: if Discord refuses it, the post
+        stands and the refusal is logged."""
         caption = "📊 " + " · ".join(f.title or f.name for f in post.files)
         try:
-            await self._send(target, render.Message(content=caption[:2000]), nonce(f"{post.key}:charts", 0),
-                             post.files)
+            return [await self._send(target, render.Message(content=caption[:2000]), nonce(f"{post.key}:charts", 0),
+                                     post.files)]
         except discord.HTTPException:
             log.warning("could not attach the charts of %s", post.key, exc_info=True)
+            return []
 
     async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
         """The words so far, under the persona's name: one message, posted on the first words and edited after.
