@@ -7,6 +7,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 
 from pydantic import BaseModel
 
@@ -27,6 +28,7 @@ class LeaseLost(Exception):
     """This process no longer holds the discussion's lease: its driver must stop without writing anything."""
 
 
+EVENT_IDS_KEPT = timedelta(days=1)  # platforms retry a delivery for minutes, not days: older ids are dropped
 MAX_POST_ATTEMPTS = 5  # refusals of one post before the discussion stops running turns
 
 
@@ -105,9 +107,10 @@ class Driver:
 
     async def sweep(self) -> list[str]:
         """Claim discussions with work and no live driver (crashed replicas, missed wake-ups)."""
+        now = self.clock.now()
         async with self.store.tx() as tx:
-            ids = await tx.claim_stale(self.config.owner, self.clock.now(), self.config.lease_ttl,
-                                       platforms=list(self.chats))
+            ids = await tx.claim_stale(self.config.owner, now, self.config.lease_ttl, platforms=list(self.chats))
+            await tx.prune_events(now - EVENT_IDS_KEPT)
         for i in ids:
             self.kick(i)
         return ids

@@ -7,10 +7,11 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
 
 from core.models import Ballot, Discussion, Phase, Poll, Post, Schedule, Status, Turn, TurnStatus, Usage
-from core.storage.db import make_engine, migrate
+from core.storage.db import MIGRATIONS, make_engine, migrate
 from core.storage.store import Store
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -37,7 +38,8 @@ async def test_migrate_is_idempotent_and_safe_to_run_concurrently(db_url: str) -
         async with engines[0].connect() as conn:
             versions = (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalars().all()
             names = await conn.run_sync(lambda sync: set(inspect(sync).get_table_names()))
-        assert versions == ["0001"]
+        scripts = ScriptDirectory(str(MIGRATIONS))
+        assert versions == [scripts.get_current_head()], "one linear chain, applied to its head once"
         assert {"discussions", "turns", "outbox", "polls", "ballots", "schedules", "digests"} <= names
         store = Store(engines[1])
         async with store.tx() as tx:
