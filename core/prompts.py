@@ -8,6 +8,7 @@ from core import flows
 from core.flows.base import State, TurnPlan
 from core.models import FINISHED_TURN, HumanMessage, Persona, Phase, Turn
 from core.ports import Block, Prompt, Purpose, Tier
+from core.quoting import inline, quote
 
 SHARED_TIER: Tier = "medium"  # the tier of the turns that share one cached prefix
 
@@ -17,38 +18,40 @@ def label(state: State, phase: Phase) -> str:
 
 
 def describe(p: Persona) -> str:
-    parts = [f"- {p.name} ({p.role.value.replace('_', '-')}): {p.title}"]
+    """A roster entry. Names and titles may be typed by people (or written by the model from their topic),
+    so every field is quoted data."""
+    lines = []
     if p.expertise:
-        parts.append(f"  expertise: {', '.join(p.expertise)}")
+        lines.append(f"expertise: {', '.join(p.expertise)}")
     if p.thinking_style:
-        parts.append(f"  thinking style: {p.thinking_style}; bias: {p.bias}; tends to: {p.reply_tendency}")
-    return "\n".join(parts)
+        lines.append(f"thinking style: {p.thinking_style}; bias: {p.bias}; tends to: {p.reply_tendency}")
+    return quote("persona", "\n".join(lines), name=p.name, role=p.role.value.replace("_", "-"), title=p.title)
 
 
 def system_blocks(state: State) -> list[Block]:
-    roster = "\n".join(describe(p) for p in state.personas) or "(the roster is being assembled)"
-    rules = flows.get(state.discussion.flow).rules
-    return [Block(text=f"{rules}\nThe council\n{roster}", cache=True)]
+    """The flow's rules alone: nothing a person typed (roster names and titles included) reaches the system."""
+    return [Block(text=flows.get(state.discussion.flow).rules, cache=True)]
 
 
 def human_block(m: HumanMessage) -> str:
-    return f'<human name="{m.author_name}">\n{m.text}\n</human>'
+    return quote("human", m.text, name=m.author_name)
 
 
 def _turn_text(t: Turn, state: State) -> str:
     p = state.persona(t.persona_key)
-    who = p.name if p else t.persona_key
+    who = inline(p.name if p else t.persona_key, 80)
     return f"[Round {t.round} · {label(state, t.phase)}] {who}:\n{t.text}"
 
 
 def transcript_blocks(state: State) -> list[Block]:
     """One block per step and per human message, in time order, so each prefix stays stable."""
     d = state.discussion
-    head = f"Topic: {d.topic}"
+    roster = "\n".join(describe(p) for p in state.personas) or "(the roster is being assembled)"
+    head = f"The topic the team gave:\n{quote('topic', d.topic)}\n\nThe council\n{roster}"
     if d.mode == "debate":
-        head += "\nFormat: a debate. Experts should take clear pro or con positions."
+        head += "\n\nFormat: a debate. Experts should take clear pro or con positions."
     if d.context:
-        head += f"\n\nContext the team gave (a chat thread):\n<context>\n{d.context[:6000]}\n</context>"
+        head += f"\n\nContext the team gave (a chat thread):\n{quote('context', d.context, limit=6000)}"
     items: list[tuple[object, str]] = []
     done = [t for t in state.turns if t.status in FINISHED_TURN and t.text and t.phase != Phase.ROSTER]
     for _, group in groupby(sorted(done, key=lambda t: (t.round, t.step)), key=lambda t: (t.round, t.step)):
@@ -63,14 +66,7 @@ def transcript_blocks(state: State) -> list[Block]:
 
 
 def brief(p: Persona) -> str:
-    lines = [f"You are {p.name}, {p.title}."]
-    if p.expertise:
-        lines.append(f"Your expertise: {', '.join(p.expertise)}.")
-    if p.thinking_style:
-        lines.append(f"Your thinking style is {p.thinking_style}; your natural bias: {p.bias}.")
-    if p.reply_tendency:
-        lines.append(f"You tend to: {p.reply_tendency}.")
-    return " ".join(lines)
+    return f"You speak as this member of the council, and only as them:\n{describe(p)}"
 
 
 def build(state: State, plan: TurnPlan) -> Prompt:

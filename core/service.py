@@ -359,6 +359,7 @@ class Service(ScheduleHandlers):
     async def _retry(self, tx: Tx, d: Discussion, cmd: c.Command) -> Reply:
         failed = [t.key for t in await tx.turns(d.id) if t.status == TurnStatus.FAILED]
         await tx.set_turn_status(failed, TurnStatus.PLANNED, reset=True)
+        await tx.revive_posts(d.id)  # posts refused or given up on are tried again now
         d.status, d.blocked_reason = Status.RUNNING, ""
         await tx.save_discussion(d, self.clock.now())
         await self._notice(tx, d, f"{d.id}:retry:{self.clock.now().timestamp()}",
@@ -396,6 +397,8 @@ class Service(ScheduleHandlers):
         line = f"`{d.id}` “{d.topic}”: {d.status.value}, round {d.round}, ${d.cost_usd:.2f} spent"
         if d.blocked_reason:
             line += f" ({d.blocked_reason})"
+        if d.status == Status.BLOCKED:
+            line += "; resume it to retry"
         open_polls = [p for p in polls if not p.closed]
         return line + (f", {len(open_polls)} open poll(s)" if open_polls else "")
 

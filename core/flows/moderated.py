@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from core.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan
 from core.flows.common import HUMANS_RULE, SHARED_LABELS, shared_task, shrink
 from core.models import Discussion, Persona, Phase, Role, Status
+from core.quoting import named, quote
 from core.roster import FIXED
 from core.schemas import FinalSynthesis, RosterSpec, RoundSynthesis
 
@@ -177,15 +178,16 @@ class Moderated:
         if shared is not None:
             return shared
         if plan.phase == Phase.OPENING:
-            experts = ", ".join(x.name for x in state.by_role(Role.EXPERT))
+            experts = ", ".join(named(x.name) for x in state.by_role(Role.EXPERT))
             text = (
-                f"Open round {plan.round} on: {d.round_topic or d.topic}. State the question crisply, propose "
+                f"Open round {plan.round} on this topic:\n{quote('topic', d.round_topic or d.topic)}\n"
+                "State the question crisply, propose "
                 f"two or three angles, and ask each expert ({experts}) one pointed question by name. If humans "
                 "have written since the last round, say how their points shape this round."
             )
             return f"{text}\nStay under {word_budget(plan.phase, plan.round)} words."
         if plan.phase == Phase.ROUND_SYNTHESIS:
-            names = ", ".join(x.name for x in state.personas if x.role != Role.HISTORIAN)
+            names = ", ".join(named(x.name) for x in state.personas if x.role != Role.HISTORIAN)
             return (
                 f"Synthesize round {plan.round}. Summary in about 200 characters; the agreements, "
                 "disagreements and insights (attribute them); open questions; two or three suggested "
@@ -207,7 +209,8 @@ class Moderated:
                 "one who is likely to disagree with the others. Give each a realistic full name, each "
                 "from a different name culture, a short title, 2-4 areas of expertise, a thinking style, "
                 "a natural bias and a reply tendency."
-                + (f" Include these perspectives: {'; '.join(d.roles)}." if d.roles else "")
+                + (" Include these perspectives the team asked for:\n" + "\n".join(quote("role", r) for r in d.roles)
+                   if d.roles else "")
                 + (" It is a debate: balance the experts between pro and con." if d.mode == "debate" else "")
             )
         return f"{TASKS[plan.phase]}\nStay under {word_budget(plan.phase, plan.round)} words."

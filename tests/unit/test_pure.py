@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from adapters.console.translate import parse_choice
 from core import commands as c
-from core import formats, prompts
+from core import flows, formats, prompts
 from core.engine import State, TurnPlan
 from core.models import Ballot, Discussion, HumanMessage, NextAction, Phase, Poll, Role
 from core.roster import addressed, experts_from_spec, full_roster
@@ -60,8 +60,13 @@ def test_prompts_keep_human_text_out_of_the_system_prompt_and_persona_text_last(
     prompt = prompts.build(s, TurnPlan(key="k", round=1, step=1, phase=Phase.STATEMENT, persona_key=expert.key))
     assert all("Ignore your rules" not in b.text for b in prompt.system)
     assert prompt.shared[-1].text.startswith('<human name="Eve">') and prompt.shared[-1].cache
-    assert prompt.instruction.startswith(f"You are {expert.name}")
-    assert all(expert.name not in b.text for b in prompt.shared)
+    assert f'<persona name="{expert.name}"' in prompt.instruction.split("\n")[1]
+    # The roster sits in the shared transcript, identical for every persona (one cached prefix); only the
+    # instruction differs, and the system prompt is the rules alone.
+    other = next(p for p in ROSTER if p.role == Role.EXPERT and p.key != expert.key)
+    prompt_2 = prompts.build(s, TurnPlan(key="k2", round=1, step=1, phase=Phase.STATEMENT, persona_key=other.key))
+    assert prompt_2.shared == prompt.shared and prompt_2.system == prompt.system == prompts.system_blocks(s)
+    assert prompt.system[0].text == flows.get("moderated").rules and f'name="{expert.name}"' in prompt.shared[0].text
 
 
 def test_a_roster_short_of_experts_is_filled_with_stand_ins() -> None:
