@@ -44,10 +44,11 @@ def retry_delay(attempts: int) -> float:
 class DriverConfig:
     owner: str  # this process; written into leases
     lease_ttl: float = 60.0
+    context_rounds: int = 2  # rounds a prompt reads verbatim (COUNCIL_CONTEXT_ROUNDS)
     live_interval_s: float = 1.0  # a persona's post grows as the model writes, at most this often
 
 
-async def load_state(tx: Tx, discussion_id: str) -> State | None:
+async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2) -> State | None:
     d = await tx.discussion(discussion_id)
     if d is None:
         return None
@@ -56,6 +57,7 @@ async def load_state(tx: Tx, discussion_id: str) -> State | None:
         personas=await tx.personas(d.id),
         turns=await tx.turns(d.id),
         humans=await tx.human_messages(d.id),
+        context_rounds=context_rounds,
     )
 
 
@@ -166,13 +168,13 @@ class Driver:
     async def _steps(self, discussion_id: str) -> None:
         while True:
             async with self.store.tx() as tx:
-                state = await load_state(tx, discussion_id)
+                state = await load_state(tx, discussion_id, self.config.context_rounds)
                 queued = state is not None and bool(await tx.pending_posts(discussion_id))
             if queued:  # publish first, then decide on the state as it is after publishing
                 if not await self.publish(discussion_id):
                     return  # refused (or sent elsewhere): no turns nobody sees; a sweep comes back when it is due
                 async with self.store.tx() as tx:
-                    state = await load_state(tx, discussion_id)
+                    state = await load_state(tx, discussion_id, self.config.context_rounds)
             if state is None:
                 return
             step = engine.next_step(state)
@@ -195,7 +197,7 @@ class Driver:
             now = self.clock.now()
             try:
                 async with self.store.tx() as tx:
-                    ok = await tx.acquire_lease(discussion_id, self.config.owner, now, self.config.lease_ttl)
+                    ok = await tx.renew_lease(discussion_id, self.config.owner, now, self.config.lease_ttl)
             except Exception:
                 log.warning("could not renew the lease on %s", discussion_id, exc_info=True)
                 if self.clock.now().timestamp() + interval < expires:
@@ -258,7 +260,7 @@ class Driver:
             return  # every turn was recorded done (or already finished): nothing failed, nothing to settle
         keys = {p.key for p in step.turns}
         async with self.fenced(d.id) as tx:
-            after = await load_state(tx, d.id)
+            after = await load_state(tx, d.id, self.config.context_rounds)
             assert after is not None
             step_turns = [t for t in after.turns if t.key in keys]
             reason = engine.should_block(after, step_turns)

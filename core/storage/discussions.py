@@ -80,6 +80,16 @@ class DiscussionRepo(Repo):
         )
         return result.rowcount == 1
 
+    async def renew_lease(self, discussion_id: str, owner: str, now: datetime, ttl: float) -> bool:
+        """Extend a lease `owner` still holds; False once anyone else took it, even if they gave it back since."""
+        c = t.discussions.c
+        result = await self.conn.execute(
+            update(t.discussions)
+            .where(c.id == discussion_id, c.lease_owner == owner)
+            .values(lease_expires_at=now + timedelta(seconds=ttl))
+        )
+        return result.rowcount == 1
+
     async def release_lease(self, discussion_id: str, owner: str) -> None:
         c = t.discussions.c
         await self.conn.execute(
