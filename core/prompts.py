@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from core import context, flows
+from core import context, flows, stances
 from core.flows.base import State, TurnPlan
 from core.models import HumanMessage, Persona, Phase, Turn
 from core.ports import Block, Prompt, Purpose, Tier
@@ -75,11 +75,22 @@ def brief(p: Persona) -> str:
     return f"You speak as this member of the council, and only as them:\n{describe(p)}"
 
 
+def language(state: State) -> str:
+    """Everyone speaks the language asked for, or else the one the topic is written in."""
+    lang = state.discussion.options.lang
+    if lang:
+        return f"Write in {inline(lang, 30)} (the team asked for it), whatever language the topic or replies use."
+    return "Write in the language the topic is written in."
+
+
 def build(state: State, plan: TurnPlan) -> Prompt:
     p = state.persona(plan.persona_key)
     assert p is not None, plan.persona_key
     flow = flows.get(state.discussion.flow)
-    instruction = f"{brief(p)}\n\nYour turn ({label(state, plan.phase)}). {flow.task(state, plan, p)}"
+    instruction = (f"{brief(p)}\n\nYour turn ({label(state, plan.phase)}). {flow.task(state, plan, p)}\n"
+                   f"{language(state)}")
+    if flow.stance(plan.phase, p):
+        instruction += f"\n{stances.LINE_INSTRUCTION}"
     max_tokens = 4096 if flow.schema(plan.phase, p) is not None else 1500
     tier = flow.tier(state, plan, p)
     system, shared = system_blocks(state), transcript_blocks(state, final=plan.phase == Phase.FINAL_SYNTHESIS)

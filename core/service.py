@@ -16,6 +16,7 @@ from core.models import (
     NEXT_ACTION_LABELS,
     Ballot,
     Discussion,
+    FlowOptions,
     HumanMessage,
     NextAction,
     Persona,
@@ -40,6 +41,7 @@ MAX_HUMAN_CHARS = 4000
 class ServiceConfig:
     budget_usd: float = 5.0
     default_experts: int = 4
+    open_max_speeches: int = 16
 
 
 def validate_topic(topic: str) -> str:
@@ -85,11 +87,18 @@ class Service(ScheduleHandlers):
     # starting --------------------------------------------------------------------------------------
     async def _startdiscussion(self, cmd: c.StartDiscussion) -> Reply:
         topic = validate_topic(cmd.topic)
+        try:
+            rounds = flows.planned_rounds(cmd.flow, cmd.rounds, cmd.style)
+        except flows.BadFlow as exc:
+            raise UserError(str(exc)) from None
+        options = FlowOptions(style=cmd.style, tier=cmd.tier, lang=cmd.lang, hints=cmd.hints,
+                              max_speeches=self.config.open_max_speeches)
         now = self.clock.now()
         d = Discussion(
             id=self.new_id(), topic=topic, status=Status.RUNNING, platform=cmd.platform, workspace=cmd.workspace,
             channel=cmd.channel, thread_ref=cmd.thread_ref, created_by=cmd.user_id, created_by_name=cmd.user_name,
-            round_topic=topic, auto_rounds=cmd.rounds, experts=cmd.experts, mode=cmd.mode, roles=cmd.roles,
+            round_topic=topic, auto_rounds=rounds, flow=cmd.flow, options=options, experts=cmd.experts,
+            mode=cmd.mode, roles=cmd.roles,
             context=cmd.context, pending="confirm" if cmd.confirm else "", budget_usd=self.config.budget_usd,
             tz=cmd.tz, poll_anonymous=cmd.anonymous, poll_hidden=cmd.hide_results, created_at=now,
             updated_at=now,
@@ -102,7 +111,8 @@ class Service(ScheduleHandlers):
             scheduled = await self.schedule_start(tx, cmd, d)
         if scheduled:
             self._changed()
-        return Reply(text=f"Starting a council on “{topic}” (id `{d.id}`).{scheduled}", discussion_id=d.id)
+        what = {"meeting": "a council meeting", "open": "an open floor"}.get(d.flow, "a council")
+        return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}", discussion_id=d.id)
 
     async def _confirmroster(self, cmd: c.ConfirmRoster) -> Reply:
         async with self.store.tx() as tx:

@@ -138,3 +138,7 @@ class Flow(Protocol):
 
     def tier(self, state: State, plan: TurnPlan, persona: Persona) -> Tier:
         ...
+
+    def stance(self, phase: Phase, persona: Persona) -> bool:
+        """Whether this turn ends with the persona's stance line (recorded as data with the turn)."""
+        ...

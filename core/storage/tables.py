@@ -59,6 +59,7 @@ discussions = Table(
     Column("cost_usd", Float, nullable=False, default=0.0),
     Column("blocked_reason", Text, nullable=False, default=""),
     Column("tz", String(64), nullable=False, default="UTC"),
+    Column("options", JSON, nullable=False, default=dict),  # FlowOptions: style, tier, language, hints...
     Column("created_at", TS, nullable=False, index=True),
     Column("updated_at", TS, nullable=False),
     Column("lease_owner", String(128), nullable=True),

@@ -1,7 +1,7 @@
 """database-enforced invariants: one live ballot per voter and poll, processed events prunable by age
 
 Revision ID: 0004
-Revises: 0002
+Revises: 0005
 """
 
 from alembic import op
@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 
 revision = '0004'
-down_revision = '0002'
+down_revision = '0005'
 branch_labels = None
 depends_on = None
 
