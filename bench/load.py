@@ -123,6 +123,7 @@ async def main(n: int, latency_s: float, within_s: float, profile: str = "") -> 
 
                 channels = [f"C{i:04d}" for i in range(n)]
                 calls_before, cpu_before = model.request_count, cpu_s(pid)
+                mine_before = cpu_s(os.getpid())
                 health: list[float] = []
                 stop = asyncio.Event()
 
@@ -140,6 +141,8 @@ async def main(n: int, latency_s: float, within_s: float, profile: str = "") -> 
                 stop.set()
                 await prober
                 cpu_used, calls = cpu_s(pid) - cpu_before, model.request_count - calls_before
+                load_s = time.monotonic() - min(began.values())
+                fakes_cpu = cpu_s(os.getpid()) - mine_before
                 durations = [slack.round_done[c] - began[c] for c in channels if c in slack.round_done]
                 rss = peak_rss_mb(pid)
             finally:
@@ -158,6 +161,8 @@ async def main(n: int, latency_s: float, within_s: float, profile: str = "") -> 
     print(f"peak RSS: {rss:.0f} MB")
     print(f"/healthz p99 during the load: {p99:.1f} ms ({len(health)} probes)")
     print(f"process CPU per model call: {cpu_used * 1000 / max(calls, 1):.1f} ms ({calls} calls, {cpu_used:.1f} s)")
+    print(f"during the load ({load_s:.0f} s): the app used {cpu_used / load_s:.0%} of a core, the fakes and probes "
+          f"in this process {fakes_cpu / load_s:.0%}")
     print(f"slowest round / lone round: {slowest / lone:.2f}")
     return 0 if len(durations) == n else 1
 
