@@ -104,6 +104,7 @@ async def build_app(
     owner = owner or process_owner()
     await store.claim_sole_process(owner)  # SQLite: a restart resumes what its dead predecessor was driving
     driver = Driver(store, llm, chats, clock, DriverConfig(owner=owner, lease_ttl=settings.lease_ttl_s,
+                                                           context_rounds=settings.council_context_rounds,
                                                            pages=page_links(settings)))
     service = Service(store, driver, clock, new_discussion_id, ServiceConfig(
         budget_usd=settings.council_budget_usd, open_max_speeches=settings.council_open_max_speeches))
