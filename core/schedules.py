@@ -242,8 +242,8 @@ class ScheduleHandlers:
         ref = await chat.find_announcement(s.workspace, s.target, key) if row["attempts"] > 0 else None
         usage = None
         if not ref:
-            await digest.links(chat, material.covered)
-            for item in material.covered:
+            await digest.links(chat, material.covered + material.waiting)
+            for item in material.covered + material.waiting:
                 item.page = self.driver.config.pages.url(item.discussion.id, self.clock.now())
             summary, usage = await digest.condense(self.driver.llm, material.covered)
             post = digest.render(material, summary, key, self.driver.llm.offline)
