@@ -156,3 +156,18 @@ async def test_a_headless_browser_lays_the_page_out_on_a_phone(site: Site, tmp_p
     inked = (gray < 0.6).mean()  # dark pixels: text, badges, borders
     assert 0.01 < inked < 0.5, f"the page has content and is not one block of colour ({inked:.3f} dark)"
     assert gray[:, :20].std() < gray.std(), "the margins are calmer than the content: it laid out, not overflowed"
+
+
+async def test_a_digest_links_each_discussion_to_its_page(site: Site) -> None:
+    app, clock = site.app, site.clock
+    await app.service.handle(c.SetDigest(platform="console", channel="C1", cadence="cron", cron="0 * * * *"))
+    clock.advance(hours=1)
+    async with app.store.tx() as tx:
+        s = await tx.find_schedule("digest", "console", "", "C1")
+    assert s is not None and await app.service.fire(s.id)
+    await app.driver.idle()
+    [(_, _, _, post)] = site.chat.announced
+    link = next(line for line in post.text.splitlines() if site.discussion_id in line and "[page](" in line)
+    url = link.split("[page](")[1].rstrip(")")
+    resp = await site.client.get(site.path(url))
+    assert resp.status == 200 and "quotes" in await resp.text()
