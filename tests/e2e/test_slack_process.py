@@ -95,7 +95,6 @@ async def test_a_council_in_slack_with_the_real_model_client(tmp_path: Path) -> 
                 assert resp.status == 200 and "trunk-based development" in page and "Final synthesis" in page
             async with http.get(link[:-1] + ("0" if link[-1] != "0" else "1")) as resp:
                 assert resp.status == 403 and "trunk-based" not in await resp.text()
-            assert any("is writing" in str(p.get("text")) for p in edits()), "persona posts grew while written"
         finally:
             proc.terminate()
             await proc.wait()
