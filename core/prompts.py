@@ -10,6 +10,7 @@ from core.models import FINISHED_TURN, HumanMessage, Persona, Phase, Turn
 from core.ports import Block, Prompt, Purpose, Tier
 from core.quoting import inline, quote
 
+OFF_TRANSCRIPT = {Phase.ROSTER, Phase.PERSONA, Phase.BID}  # bookkeeping turns nobody reads as discussion
 SHARED_TIER: Tier = "medium"  # the tier of the turns that share one cached prefix
 
 
@@ -53,7 +54,7 @@ def transcript_blocks(state: State) -> list[Block]:
     if d.context:
         head += f"\n\nContext the team gave (a chat thread):\n{quote('context', d.context, limit=6000)}"
     items: list[tuple[object, str]] = []
-    done = [t for t in state.turns if t.status in FINISHED_TURN and t.text and t.phase != Phase.ROSTER]
+    done = [t for t in state.turns if t.status in FINISHED_TURN and t.text and t.phase not in OFF_TRANSCRIPT]
     for _, group in groupby(sorted(done, key=lambda t: (t.round, t.step)), key=lambda t: (t.round, t.step)):
         group_turns = list(group)
         when = max(t.finished_at or t.created_at for t in group_turns)
