@@ -38,6 +38,7 @@ class Settings(BaseSettings):
     # model id -> (input, output) US dollars per million tokens; COUNCIL_PRICES is JSON.
     council_prices: dict[str, tuple[float, float]] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
     council_budget_usd: float = 5.0
+    council_context_rounds: int = Field(default=2, ge=1)  # rounds prompts carry verbatim; older ones as syntheses
     council_open_max_speeches: int = Field(default=16, ge=2, le=200)  # the open floor closes by then at the latest
     council_llm_timeout_s: float = 120.0
     council_llm_max_retries: int = 3

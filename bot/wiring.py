@@ -89,7 +89,8 @@ async def build_app(
     llm = llm or build_llm(settings)
     owner = owner or process_owner()
     await store.claim_sole_process(owner)  # SQLite: a restart resumes what its dead predecessor was driving
-    driver = Driver(store, llm, chats, clock, DriverConfig(owner=owner, lease_ttl=settings.lease_ttl_s))
+    driver = Driver(store, llm, chats, clock, DriverConfig(owner=owner, lease_ttl=settings.lease_ttl_s,
+                                                           context_rounds=settings.council_context_rounds))
     service = Service(store, driver, clock, new_discussion_id, ServiceConfig(
         budget_usd=settings.council_budget_usd, open_max_speeches=settings.council_open_max_speeches))
     app = App(settings=settings, store=store, llm=llm, driver=driver, service=service, clock=clock)

@@ -73,7 +73,9 @@ async def record_turn(
     error: str, now: datetime, offline: bool,
 ) -> None:
     d = state.discussion
-    turn = await tx.turn(plan.key)
+    # Locked: of two writers racing on one turn, the second sees it finished, so its personas, synthesis,
+    # polls and posts are written once.
+    turn = await tx.turn(plan.key, for_update=True)
     if turn is None or turn.status in FINISHED_TURN:
         return  # another driver finished it first
     if usage is not None:

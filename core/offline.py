@@ -197,7 +197,9 @@ class OfflineLLM:
                 disagreements=["How much evidence is enough before scaling"],
                 insights=["Checklists turn heroics into routine"],
                 open_questions=["Who carries the cost of the trial?"],
-                next_topic_suggestions=[f"Exit criteria for {p.topic}", "Who carries the cost"],
+                # Suggested from the discussion's subject, not stacked on the last suggestion round after round.
+                next_topic_suggestions=[f"Exit criteria for {p.topic.removeprefix('Exit criteria for ')}",
+                                        "Who carries the cost"],
                 proposals=["Run a four-week reversible trial", "Gather evidence first, decide next month"],
                 positions=[PersonaPosition(persona=n, proposal=1 + i % 2) for i, n in enumerate(people)],
             ).model_dump()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
+import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from core import commands as c
 from core import engine, flows
@@ -19,6 +20,7 @@ from core.models import (
     HumanMessage,
     NextAction,
     Persona,
+    Poll,
     Post,
     Role,
     Status,
@@ -58,7 +60,6 @@ class Service(ScheduleHandlers):
         self, store: Store, driver: Driver, clock: Clock, new_id: Callable[[], str], config: ServiceConfig
     ) -> None:
         self.store, self.driver, self.clock, self.new_id, self.config = store, driver, clock, new_id, config
-        self._poll_locks: dict[int, asyncio.Lock] = {}
 
     async def handle(self, cmd: c.Command) -> Reply:
         handler = getattr(self, f"_{slug(type(cmd).__name__, 60)}", None)
@@ -211,7 +212,9 @@ class Service(ScheduleHandlers):
     async def _castballot(self, cmd: c.CastBallot) -> Reply:
         now = self.clock.now()
         async with self.store.tx() as tx:
-            poll = await tx.poll(cmd.poll_id)
+            # Locked: closing the poll waits for this vote (or this vote sees it closed), so the tally queued
+            # below is always ahead of the closed poll in the thread's queue.
+            poll = await tx.poll(cmd.poll_id, for_update=True)
             if poll is None:
                 raise UserError("That poll no longer exists.")
             if poll.closed:
@@ -221,23 +224,22 @@ class Service(ScheduleHandlers):
             await tx.cast(Ballot(poll_id=poll.id, voter_id=cmd.user_id, voter_name=cmd.user_name or cmd.user_id,
                                  choice=cmd.choice, created_at=now))
             d = await self._get(tx, poll.discussion_id)
-        await self._refresh_poll(d, poll.id)
+            await self._queue_tally(tx, d, poll, now)
+        self.driver.kick(d.id)
         return Reply(text=f"Your vote: {poll.options[cmd.choice]}. Click another option to change it.")
 
-    async def _refresh_poll(self, d: Discussion, poll_id: int) -> None:
-        """Edit the counts in place straight away (an edit is idempotent: no outbox). One edit per poll at a
-        time, each from ballots read under the lock, so a slower edit never overwrites newer counts."""
-        async with self._poll_locks.setdefault(poll_id, asyncio.Lock()):
-            async with self.store.tx() as tx:
-                poll = await tx.poll(poll_id)
-                ballots = await tx.ballots(poll_id) if poll is not None else []
-            if poll is None or not poll.message_ref or poll.closed:
-                return
-            try:
-                await self.driver.chats[d.platform].update(d, poll.message_ref, poll_post(poll, ballots,
-                                                                                         self.driver.llm.offline))
-            except Exception:
-                log.warning("could not refresh poll %s", poll_id, exc_info=True)
+    async def _queue_tally(self, tx: Tx, d: Discussion, poll: Poll, now: datetime) -> None:
+        """The poll's new counts go out through the outbox, in order with everything else in the thread: an
+        edit can never land after the poll's closing and bring its buttons back. A tally not yet sent is
+        replaced by the newer one (one edit for a burst of votes)."""
+        prefix = f"{poll.key}:tally:"
+        await tx.drop_unsent(d.id, prefix)
+        # Keyed by what it shows and by how many ballots were ever cast: a repeat of a tally already sent is
+        # nothing to send, while A, then B, then A again are three different edits.
+        cast = len(await tx.ballots(poll.id, include_superseded=True))
+        tally = poll_post(poll, await tx.ballots(poll.id), self.driver.llm.offline, replaces=poll.key)
+        digest = hashlib.sha256(tally.model_dump_json().encode()).hexdigest()[:12]
+        await tx.enqueue(d.id, tally.model_copy(update={"key": f"{prefix}{cast}:{digest}"}), now)
 
     async def _closepoll(self, cmd: c.ClosePoll) -> Reply:
         async with self.store.tx() as tx:

@@ -20,6 +20,7 @@ class State:
     personas: list[Persona]
     turns: list[Turn]
     humans: list[HumanMessage] = field(default_factory=list)
+    context_rounds: int = 2  # rounds a prompt reads verbatim; earlier ones by their syntheses
 
     def turn(self, key: str) -> Turn | None:
         return next((t for t in self.turns if t.key == key), None)
@@ -107,6 +108,7 @@ class Flow(Protocol):
     essential: frozenset[Phase]  # turns whose failure blocks instead of being skipped
     labels: dict[Phase, str]  # how each phase is titled in posts and transcripts
     nudges: int  # times a failed turn is retried with a visible nudge before it is skipped
+    verbatim_rounds: int | None  # rounds a prompt reads verbatim; None: the COUNCIL_CONTEXT_ROUNDS setting
 
     def seats(self, d: Discussion) -> list[Persona]:
         """Who sits at the table when the discussion is created (before any generated roster)."""

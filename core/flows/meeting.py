@@ -101,6 +101,7 @@ class Meeting:
     summary = "domain owners propose, challenge and rank; a moderator tallies the ranking"
     outline = "council meeting (proposals → deliberation with direct exchanges → ranked vote → recommendation)"
     rules = RULES
+    verbatim_rounds: int | None = 5
     nudges = 1
     essential = frozenset({Phase.ROSTER, Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {

@@ -114,6 +114,7 @@ class OpenFloor:
     summary = "generated personas bid for the floor; the most urgent speaks, until the talk converges"
     outline = "open floor (participants bid for the floor; the most urgent speaks; a synthesis when it converges)"
     rules = RULES
+    verbatim_rounds: int | None = None
     nudges = 0
     essential = frozenset({Phase.ROSTER, Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {Phase.PERSONA: "Persona", Phase.BID: "Bid", Phase.SPEECH: "Speech",
