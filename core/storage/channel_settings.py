@@ -10,7 +10,7 @@ from core.storage import tables as t
 from core.storage.rows import Repo
 
 
-class ChannelRepo(Repo):
+class ChannelSettingsRepo(Repo):
     async def channel_owners(self, platform: str, workspace: str, channel: str) -> list[str]:
         c = t.channel_settings.c
         query = select(c.owners).where(c.platform == platform, c.workspace == workspace, c.channel == channel)
