@@ -432,7 +432,7 @@ class Driver:
     async def _send(self, *, d: Discussion, chat: ChatPort, outbox_id: int, post: Post, attempts: int) -> str:
         async with self.store.tx() as tx:
             # Counted before any call, so a post (or edit) the platform keeps refusing eventually blocks.
-            if not await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now()):
+            if not await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now(), d.id):
                 raise NotOurs(post.key)
         if post.replaces:
             async with self.store.tx() as tx:
