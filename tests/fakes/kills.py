@@ -94,6 +94,21 @@ async def run(folder: Path, *, kills: int, latency_s: float = 0.5, rounds: int =
             async with http.post(f"{base}/slack/events", data=body.encode(), headers=headers) as resp:
                 assert resp.status == 200
 
+            if stop_once:  # a graceful stop mid-step: the process gives its lease back before it exits
+                requests_before = model.request_count
+
+                async def mid_step_again(since: int = requests_before) -> bool:
+                    return model.request_count > since and in_flight()
+
+                await _until(mid_step_again, 60, "a model call in flight")
+                stopped_at = time.monotonic()
+                proc.terminate()
+                await proc.wait()
+                out.term_s = time.monotonic() - stopped_at
+                with sqlite3.connect(db, timeout=5) as conn:
+                    out.lease_after_term = conn.execute("SELECT lease_owner FROM discussions").fetchone()[0]
+                proc, _ = await start()
+
             for _ in range(kills):
                 requests_before = model.request_count
 
@@ -113,21 +128,6 @@ async def run(folder: Path, *, kills: int, latency_s: float = 0.5, rounds: int =
                 await _until(moved, 60, "a post after the restart")
                 first = sorted(c.at for m in POSTS for c in slack.called(m))[seen]
                 out.resume_s.append(max(0.0, first - ready_at))
-
-            if stop_once:  # a graceful stop mid-step: the process gives its lease back before it exits
-                requests_before = model.request_count
-
-                async def mid_step_again(since: int = requests_before) -> bool:
-                    return model.request_count > since and in_flight()
-
-                await _until(mid_step_again, 60, "a model call in flight")
-                stopped_at = time.monotonic()
-                proc.terminate()
-                await proc.wait()
-                out.term_s = time.monotonic() - stopped_at
-                with sqlite3.connect(db, timeout=5) as conn:
-                    out.lease_after_term = conn.execute("SELECT lease_owner FROM discussions").fetchone()[0]
-                proc, _ = await start()
 
             async def finished() -> bool:
                 with sqlite3.connect(db, timeout=5) as conn:
