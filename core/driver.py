@@ -68,6 +68,7 @@ class Driver:
         self.store, self.llm, self.chats, self.clock, self.config = store, llm, chats, clock, config
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._work: dict[str, asyncio.Task[None]] = {}  # the step loop of each driven discussion
+        self._halted: set[str] = set()  # discussions whose step loop a Stop cancelled
         self._closing = False
         self._wake: set[str] = set()
         self._publish_locks: dict[str, asyncio.Lock] = {}
@@ -140,7 +141,9 @@ class Driver:
         heartbeat = asyncio.create_task(self._heartbeat(discussion_id, work), name=f"heartbeat:{discussion_id}")
         try:
             await asyncio.wait({work})
-            if work.cancelled() or isinstance(work.exception(), LeaseLost):
+            if work.cancelled() and discussion_id in self._halted:
+                log.info("%s was stopped mid-step; its model calls were cancelled", discussion_id)
+            elif work.cancelled() or isinstance(work.exception(), LeaseLost):
                 log.warning("lost the lease on %s; stopped its driver here", discussion_id)
             else:
                 work.result()  # re-raise anything else
@@ -155,6 +158,7 @@ class Driver:
                         if task is heartbeat:
                             log.warning("heartbeat for %s failed", discussion_id, exc_info=True)
             self._work.pop(discussion_id, None)
+            self._halted.discard(discussion_id)
             async with self.store.tx() as tx:
                 await tx.release_lease(discussion_id, self.config.owner)
             # A wake-up that raced with our exit gets a fresh driver: no await between check and pop.
@@ -164,6 +168,15 @@ class Driver:
             if discussion_id in self._wake:
                 self._wake.discard(discussion_id)
                 self.kick(discussion_id)
+
+    def halt(self, discussion_id: str) -> None:
+        """A discussion was stopped: cancel its step here, model calls included (the loop comes back for the
+        stop notice, which a wake-up publishes)."""
+        work = self._work.get(discussion_id)
+        if work is not None and not work.done():
+            self._halted.add(discussion_id)
+            self._wake.add(discussion_id)
+            work.cancel()
 
     async def _steps(self, discussion_id: str) -> None:
         while True:

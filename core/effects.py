@@ -68,8 +68,12 @@ async def record_turn(
     # Locked: of two writers racing on one turn, the second sees it finished, so its personas, synthesis,
     # polls and posts are written once.
     turn = await tx.turn(plan.key, for_update=True)
-    if turn is None or turn.status in FINISHED_TURN:
-        return  # another driver finished it first
+    if turn is None:
+        return
+    if turn.status in FINISHED_TURN:
+        if turn.status == TurnStatus.SKIPPED and usage is not None:
+            await tx.add_usage(d.id, plan.key, usage, now)  # skipped by a Stop while it ran: still paid for
+        return  # another driver finished it first, or Stop set it aside
     if usage is not None:
         await tx.add_usage(d.id, plan.key, usage, now)
     current = await tx.discussion(d.id, for_update=True)

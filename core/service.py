@@ -357,6 +357,10 @@ class Service(ScheduleHandlers):
             await tx.save_discussion(d, now)
             await self._notice(tx, d, f"{d.id}:stopped", f"⏹️ {cmd.user_name or 'Someone'} stopped the discussion.")
             await close_polls(tx, d, now, before_round=d.round + 1, offline=self.driver.llm.offline)
+            # Stop is final: turns being written are set aside now, so none of them is posted after the notice.
+            unfinished = [t.key for t in await tx.turns(d.id) if t.status in (TurnStatus.PLANNED, TurnStatus.RUNNING)]
+            await tx.set_turn_status(unfinished, TurnStatus.SKIPPED)
+        self.driver.halt(d.id)  # and the model calls for them stop here (another process's end at their record)
         return Reply(text="Stopped.", discussion_id=d.id)
 
     async def _retryturns(self, cmd: c.RetryTurns) -> Reply:
