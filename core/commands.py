@@ -132,3 +132,12 @@ class SetDigest(Command):
     cadence: Literal["daily", "weekly", "cron", "off"]
     cron: str = ""  # standard 5-field expression when cadence is "cron"
     tz: str = "UTC"
+
+
+class SetOwners(Command):
+    """`/council config owners "Name: domain; ..."`: the domain owners a meeting in this channel seats."""
+
+    platform: str
+    workspace: str = ""
+    channel: str
+    owners: list[str] = Field(default_factory=list)  # empty: back to owners generated for each topic

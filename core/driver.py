@@ -16,7 +16,7 @@ from core import engine, flows, posts, prompts
 from core.effects import close_polls, record_turn
 from core.engine import RunTurns, State, Transition, TurnPlan
 from core.live import LiveText
-from core.models import Discussion, Persona, Post, Status, Turn, TurnStatus, Usage
+from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
 from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMUnavailable, Prompt
 from core.storage.store import Store, Tx
 
@@ -334,11 +334,16 @@ class Driver:
             await tx.enqueue(d.id, posts.blocked_post(d, failed, now.isoformat()), now)
             return
         personas = {p.key: p.name for p in await tx.personas(d.id)}
+        nudges = flows.get(d.flow).nudges
         for t in failed:
+            name = personas.get(t.persona_key, t.persona_key)
+            if t.attempts <= nudges and t.phase != Phase.ANSWER:  # a nudge first: the turn runs once more
+                await tx.enqueue(d.id, posts.nudge_post(d, t, name), now)
+                continue
             await tx.set_turn_status([t.key], TurnStatus.SKIPPED)
             if t.reply_to is not None:
                 await tx.mark_answered(t.reply_to)  # a skipped answer is not retried on every wake-up
-            await tx.enqueue(d.id, posts.skipped_post(d, t, personas.get(t.persona_key, t.persona_key)), now)
+            await tx.enqueue(d.id, posts.skipped_post(d, t, name), now)
 
     async def _stop_for_budget(self, seen: Discussion) -> None:
         now = self.clock.now()

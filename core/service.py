@@ -93,6 +93,9 @@ class Service(ScheduleHandlers):
             raise UserError(str(exc)) from None
         options = FlowOptions(style=cmd.style, tier=cmd.tier, lang=cmd.lang, hints=cmd.hints,
                               max_speeches=self.config.open_max_speeches)
+        if cmd.flow == "meeting":
+            async with self.store.tx() as tx:
+                options.owners = await tx.channel_owners(cmd.platform, cmd.workspace, cmd.channel)
         now = self.clock.now()
         d = Discussion(
             id=self.new_id(), topic=topic, status=Status.RUNNING, platform=cmd.platform, workspace=cmd.workspace,
@@ -113,6 +116,18 @@ class Service(ScheduleHandlers):
             self._changed()
         what = {"meeting": "a council meeting", "open": "an open floor"}.get(d.flow, "a council")
         return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}", discussion_id=d.id)
+
+    async def _setowners(self, cmd: c.SetOwners) -> Reply:
+        owners = [" ".join(o.split())[:200] for o in cmd.owners if o.strip()]
+        if len(owners) == 1 or len(owners) > 8:
+            raise UserError("A meeting needs 2 to 8 domain owners, for example "
+                            "`/council config owners \"Dana: Billing; Eli: Mobile app\"`.")
+        async with self.store.tx() as tx:
+            await tx.set_channel_owners(cmd.platform, cmd.workspace, cmd.channel, owners, cmd.user_id,
+                                        self.clock.now())
+        if not owners:
+            return Reply(text="Meetings in this channel will generate domain owners for each topic again.")
+        return Reply(text=f"Meetings in this channel will seat these domain owners: {'; '.join(owners)}.")
 
     async def _confirmroster(self, cmd: c.ConfirmRoster) -> Reply:
         async with self.store.tx() as tx:

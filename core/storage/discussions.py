@@ -170,6 +170,14 @@ class DiscussionRepo(Repo):
                 ],
             )
 
+    async def update_persona(self, discussion_id: str, persona: Persona) -> None:
+        """Rewrite one persona in place (its key and position stay): parallel turns may each seat their own."""
+        c = t.personas.c
+        await self.conn.execute(
+            update(t.personas).where(c.discussion_id == discussion_id, c.key == persona.key)
+            .values(data=persona.model_dump())
+        )
+
     async def personas(self, discussion_id: str) -> list[Persona]:
         query = (
             select(t.personas.c.data)
