@@ -10,11 +10,11 @@ from typing import Any
 
 from core import formats
 from core.models import Discussion, Phase, PollView, Post, Schedule, Status, Usage
+from core.moments import mark
 from core.ports import LLM, Block, ChatPort, LLMUnavailable, Prompt, Purpose
 from core.quoting import quote
 from core.schemas import DigestSummary, FinalSynthesis, RoundSynthesis
 from core.storage.store import Tx
-from core.timeparse import local_text
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +177,7 @@ def _name(item: Covered) -> str:
 def render(m: Material, summary: DigestSummary, key: str, offline: bool) -> Post:
     """The post names every discussion it covers (topic and link) whatever the model wrote."""
     tz = m.schedule.tz
-    lines = [f"**Council digest** · {local_text(m.start, tz)} → {local_text(m.end, tz)}"]
+    lines = [f"**Council digest** · {mark(m.start, tz)} → {mark(m.end, tz)}"]
     if m.channel_empty:  # one short line, so the firing still shows the digest is alive
         lines.append("No council discussions in this channel yet: start one with `/council <topic>`.")
         return Post(kind="notice", key=key, title="Council digest", text="\n".join(lines), offline=offline)
@@ -190,7 +190,8 @@ def render(m: Material, summary: DigestSummary, key: str, offline: bool) -> Post
     if m.waiting:
         lines += ["", "**Waiting for people**"]
         lines += [f"- {_name(i)}: {WAITING_FOR_PEOPLE[i.discussion.status]}, for "
-                  f"{waited(i.discussion.updated_at, m.end)}" for i in m.waiting]
+                  f"{waited(i.discussion.updated_at, m.end)} (since {mark(i.discussion.updated_at, tz)})"
+                  for i in m.waiting]
     if m.covered:
         lines += ["", f"**Discussions ({len(m.covered)})**"]
         for i in m.covered:

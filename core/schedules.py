@@ -12,6 +12,7 @@ from core import commands as c
 from core import digest, engine
 from core.driver import Driver, load_state
 from core.models import Discussion, NextAction, Post, PostFile, Schedule, Status
+from core.moments import mark
 from core.ports import Clock
 from core.replies import Reply, UserError
 from core.storage.store import Store, Tx
@@ -19,7 +20,6 @@ from core.timeparse import (
     TimeParseError,
     describe,
     first_slot,
-    local_text,
     next_slot,
     parse_every,
     parse_when,
@@ -76,7 +76,7 @@ class ScheduleHandlers:
             return ""
         trigger, first = round_trigger(cmd.next_at, cmd.every, d.tz, self.clock.now())
         await self._save_round(tx, d.id, d.platform, d.workspace, trigger, d.tz, first, cmd.user_id)
-        return f" Next round: {local_text(first, d.tz)}" + (f", then {describe(trigger, d.tz)}."
+        return f" Next round: {mark(first, d.tz, relative=True)}" + (f", then {describe(trigger, d.tz)}."
                                                             if trigger.startswith("every") else ".")
 
     async def _save_round(
@@ -108,7 +108,8 @@ class ScheduleHandlers:
                 trigger, first = round_trigger(cmd.when, cmd.every, tz, now)
                 await self._save_round(tx, d.id, d.platform, d.workspace, trigger, tz, first, cmd.user_id)
                 then = f", then {describe(trigger, tz)}" if trigger.startswith("every") else ""
-                text = f"🗓️ {cmd.user_name or 'Someone'} scheduled the next round for {local_text(first, tz)}{then}."
+                when = mark(first, tz, relative=True)
+                text = f"🗓️ {cmd.user_name or 'Someone'} scheduled the next round for {when}{then}."
             await tx.enqueue(d.id, Post(kind="notice", key=f"{d.id}:scheduled:{now.timestamp()}", text=text), now)
         self._changed()
         return Reply(text=text.removeprefix("🗓️ "), discussion_id=d.id)
@@ -139,7 +140,7 @@ class ScheduleHandlers:
         self._changed()
         label = {"daily": "daily at 09:00", "weekly": "weekly, Mondays at 09:00"}.get(cmd.cadence, f"cron `{expr}`")
         assert first is not None
-        return Reply(text=f"Digest scheduled: {label}; the first one {local_text(first, cmd.tz)}.")
+        return Reply(text=f"Digest scheduled: {label}; the first one {mark(first, cmd.tz, relative=True)}.")
 
     # firing ------------------------------------------------------------------------------------------
     async def fire(self, schedule_id: int) -> bool:
@@ -154,14 +155,15 @@ class ScheduleHandlers:
                 return False  # a process serving that platform runs it
             slot = s.next_run_at
             at = max(now, slot)
-            if not await tx.claim_firing(s.id, slot, next_slot(s.trigger, s.tz, slot, at), at):
+            following = next_slot(s.trigger, s.tz, slot, at)
+            if not await tx.claim_firing(s.id, slot, following, at):
                 return False
             if s.kind == "digest":
                 start = s.last_run_at or await tx.schedule_created_at(s.id) or slot
                 await tx.add_digest(s.id, slot, start, at, at)
             else:
                 # Started in the claim's own transaction: a crash cannot claim a slot and lose its round.
-                started = await self._start_round(tx, s, slot)
+                started = await self._start_round(tx, s, slot, following)
         log.info("schedule %s (%s %s) fired for slot %s", s.id, s.kind, s.target, slot.isoformat())
         if s.kind == "round":
             if started:
@@ -170,7 +172,7 @@ class ScheduleHandlers:
             await self.deliver_digests()
         return True
 
-    async def _start_round(self, tx: Tx, s: Schedule, slot: datetime) -> bool:
+    async def _start_round(self, tx: Tx, s: Schedule, slot: datetime, following: datetime | None) -> bool:
         now = self.clock.now()
         d = await tx.discussion(s.target, for_update=True)
         if d is None or d.status in (Status.DONE, Status.STOPPED):
@@ -187,7 +189,8 @@ class ScheduleHandlers:
         what = f"Round {d.round} goes on from where it paused" if goes_on else f"Scheduled round {d.round + 1} starts"
         await tx.enqueue(d.id, Post(
             kind="notice", key=f"{d.id}:sched:{slot:%Y%m%dT%H%M%S}", mentions=people,
-            text=f"⏰ {what} now. Reply in this thread: the council hears you in this round.",
+            text=f"⏰ {what} now. Reply in this thread: the council hears you in this round."
+                 + (f" The round after this one: {mark(following, s.tz, relative=True)}." if following else ""),
         ), now)
         if d.status == Status.WAITING:
             await self.choose(tx, d, NextAction.ANOTHER_ROUND, SCHEDULER_NAME)

@@ -26,6 +26,7 @@ from core.models import (
     Status,
     TurnStatus,
 )
+from core.moments import mark
 from core.ports import Clock
 from core.posts import header_post, poll_post
 from core.replies import Reply, UserError
@@ -423,20 +424,25 @@ class Service(ScheduleHandlers):
         async with self.store.tx() as tx:
             d = await self._get(tx, discussion_id)
             polls = await tx.polls(d.id)
+            rounds = await tx.find_schedule("round", d.platform, d.workspace, d.id)
         line = f"`{d.id}` “{d.topic}”: {d.status.value}, round {d.round}, ${d.cost_usd:.2f} spent"
         if d.blocked_reason:
             line += f" ({d.blocked_reason})"
         if d.status == Status.BLOCKED:
             line += "; resume it to retry"
         open_polls = [p for p in polls if not p.closed]
-        return line + (f", {len(open_polls)} open poll(s)" if open_polls else "")
+        line += f", {len(open_polls)} open poll(s)" if open_polls else ""
+        if rounds is not None and rounds.enabled and rounds.next_run_at is not None:
+            line += f"; next scheduled round {mark(rounds.next_run_at, rounds.tz, relative=True)}"
+        return line
 
 
 def list_text(discussions: list[Discussion]) -> str:
     if not discussions:
         return "No discussions yet: start one with a topic."
     return "\n".join(
-        f"• `{d.id}` {d.topic[:80]} — {d.status.value}, round {d.round}" for d in discussions
+        f"• `{d.id}` {d.topic[:80]} — {d.status.value}, round {d.round}, "
+        f"last active {mark(d.updated_at, d.tz, relative=True)}" for d in discussions
     )
 
 

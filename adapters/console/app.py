@@ -17,6 +17,7 @@ from core import commands as c
 from core.driver import Driver
 from core.export import artifacts, export
 from core.models import NextAction, Status
+from core.moments import plain
 from core.service import Service, UserError
 from core.storage.store import Store
 
@@ -187,7 +188,7 @@ class ConsoleSession:
             self.console.print(f"[yellow]{exc}[/]")
             return
         if reply.text and not isinstance(cmd, c.PostHumanMessage | c.ChooseNextAction):
-            self.console.print(f"[dim]{reply.text}[/]")
+            self.console.print(f"[dim]{plain(reply.text)}[/]")
 
     async def write_exports(self, discussion_id: str, folder: Path) -> Path:
         doc = await export(self.store, discussion_id)

@@ -9,6 +9,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from core.models import Post, Role
+from core.moments import plain
 
 COLOURS = {
     Role.MODERATOR: "bright_blue",
@@ -26,6 +27,7 @@ OFFLINE = "offline model: set ANTHROPIC_API_KEY for real answers"
 def render(post: Post, *, voting: bool = True) -> RenderableType:
     """`voting=False` shows a poll as the council's positions, with no vote to offer (nobody is left to vote)."""
     subtitle = f"[dim]{OFFLINE}[/]" if post.offline else None
+    post = post.model_copy(update={"text": plain(post.text)})  # times named with their zone: one reader, one clock
     if post.kind == "header":
         # The roster's icons are shortcodes (":bulb:"), one persona a line: keep the lines as lines.
         body = Markdown(Emoji.replace(post.text).replace("\n", "  \n"))

@@ -12,6 +12,7 @@ from discord.app_commands import Choice
 from adapters.discord import access
 from adapters.discord import translate as t
 from adapters.discord.chat import DiscordChat
+from adapters.discord.render import times
 from adapters.discord.views import modify_modal, reply_modal, settled_view, settles
 from core import commands as c
 from core.service import Service, UserError, list_text
@@ -175,7 +176,7 @@ class Handlers:
         if not text:
             return
         try:
-            await interaction.followup.send(text[:2000], ephemeral=True,
+            await interaction.followup.send(times(text)[:2000], ephemeral=True,
                                             allowed_mentions=discord.AllowedMentions.none())
         except discord.HTTPException:
             log.warning("could not answer interaction %s", interaction.id, exc_info=True)

@@ -10,6 +10,7 @@ import discord
 
 from adapters.discord.views import view
 from core.models import Persona, Post, Role
+from core.moments import Moment, expand
 
 CONTENT_MAX = 2000
 EMBED_TEXT_MAX = 4096
@@ -56,8 +57,21 @@ class Message:
         return self.content, str(embed.get("title") or "") + str(embed.get("description") or "")
 
 
+def timestamp(moment: Moment) -> str:
+    """Discord's timestamp markup: every reader sees the full date and time in their own zone, and how far
+    away it is when that helps."""
+    full = f"<t:{moment.epoch}:F>"
+    return f"{full} (<t:{moment.epoch}:R>)" if moment.relative else full
+
+
+def times(text: str) -> str:
+    """The core's time markers as Discord timestamps."""
+    return expand(text, timestamp)
+
+
 def emojize(text: str) -> str:
-    return SHORTCODE.sub(lambda m: EMOJI.get(m[1], m[0]), text)
+    """Shortcodes as emoji, and the core's time markers as Discord timestamps: what every post's text needs."""
+    return times(SHORTCODE.sub(lambda m: EMOJI.get(m[1], m[0]), text))
 
 
 def icon(persona: Persona) -> str:

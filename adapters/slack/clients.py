@@ -19,6 +19,8 @@ from slack_sdk.oauth.installation_store.async_installation_store import AsyncIns
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from adapters.slack.markup import times
+
 log = logging.getLogger(__name__)
 USER_TTL_S = 300.0
 
@@ -103,6 +105,7 @@ class Users:
 async def ephemeral(client: AsyncWebClient, channel: str, user: str, text: str, *, thread_ts: str | None = None,
                     response_url: str | None = None) -> None:
     """Tell one person something only they see; through response_url when the bot can't post there."""
+    text = times(text)  # the core's time markers, shown in the reader's own zone
     try:
         args: dict[str, Any] = {"channel": channel, "user": user, "text": text}
         if thread_ts:

@@ -19,8 +19,9 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject
 from slack_sdk.models.views import View
 
-from adapters.slack.markup import escape
+from adapters.slack.markup import date_token, escape
 from core.models import Discussion, Schedule, Status
+from core.moments import Moment
 
 NEW_ACTION = "home:new"
 CANCEL_ACTION = "home:cancel"
@@ -45,12 +46,11 @@ class HomeFacts:
     defaults: dict[str, str] = field(default_factory=dict)
 
 
-def when(moment: datetime | None) -> str:
-    """A time every reader sees in their own zone (Slack's date token), with a UTC fallback."""
+def when(moment: datetime | None, tz: str = "UTC") -> str:
+    """A time every reader sees in their own zone (Slack's date token), the fallback in the zone `tz`."""
     if moment is None:
         return "not scheduled"
-    fallback = moment.strftime("%Y-%m-%d %H:%M UTC")
-    return f"<!date^{int(moment.timestamp())}^{{date_short_pretty}} {{time}}|{fallback}>"
+    return date_token(Moment(int(moment.timestamp()), tz or "UTC"))
 
 
 def _links(row: Row) -> str:
@@ -62,7 +62,7 @@ def _discussion(row: Row) -> SectionBlock:
     d = row.discussion
     topic = escape(d.topic if len(d.topic) <= 150 else d.topic[:149] + "…")
     line = (f"*{topic}*\n{d.status.value.replace('_', ' ')} · round {d.round} · ${d.cost_usd:.2f} · started "
-            f"{when(d.created_at)}")
+            f"{when(d.created_at, d.tz)}")
     links = _links(row)
     return SectionBlock(text=MarkdownTextObject(text=line + (f"\n{links}" if links else "")))
 
@@ -71,7 +71,7 @@ def _schedule(s: Schedule) -> SectionBlock:
     what = f"Rounds of `{escape(s.target)}`" if s.kind == "round" else f"Digest in <#{escape(s.target)}>"
     cancel = ButtonElement(text=PlainTextObject(text="Cancel"), action_id=f"{CANCEL_ACTION}:{s.kind}",
                            value=f"{s.id}|{s.target}", style="danger")
-    return SectionBlock(text=MarkdownTextObject(text=f"{what}\nnext: {when(s.next_run_at)}"), accessory=cancel)
+    return SectionBlock(text=MarkdownTextObject(text=f"{what}\nnext: {when(s.next_run_at, s.tz)}"), accessory=cancel)
 
 
 def home_view(facts: HomeFacts) -> dict[str, Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from core.moments import MARKER, Moment, expand
+
 SECTION_CHARS = 2900  # Slack's section text limit is 3,000
 
 # [text](url), the URL allowed one level of balanced parentheses (…/wiki/Foo_(bar)).
@@ -24,6 +26,18 @@ def link(url: str, label: str) -> str:
     return f"<{url}|{label.replace('|', '¦')}>" if label else f"<{url}>"
 
 
+def date_token(moment: Moment) -> str:
+    """Slack's date token: each reader sees the time in their own zone; clients that can't show it print the
+    fallback, the time in the zone it was set in."""
+    fallback = moment.fallback().replace("|", "¦")
+    return f"<!date^{moment.epoch}^{{date_short_pretty}} {{time}}|{fallback}>"
+
+
+def times(text: str) -> str:
+    """The core's time markers as Slack date tokens (for text that is already mrkdwn)."""
+    return expand(text, date_token)
+
+
 def mrkdwn(text: str) -> str:
     """The core's light Markdown to Slack mrkdwn: **bold**, *italic*, # headings, - bullets, [links](url)."""
     held: list[str] = []
@@ -32,7 +46,12 @@ def mrkdwn(text: str) -> str:
         held.append(link(m.group(2), m.group(1).strip()))
         return f"\x01{len(held) - 1}\x01"
 
+    def hold_time(m: re.Match[str]) -> str:  # a fallback zone such as America/New_York has underscores
+        held.append(times(m.group(0)))
+        return f"\x01{len(held) - 1}\x01"
+
     out = MD_LINK.sub(hold, escape(text.replace("\x00", "").replace("\x01", "")))
+    out = MARKER.sub(hold_time, out)
     out = re.sub(r"(?<!\*)\*(?!\*|\s)([^*\n]+?)(?<!\s)\*(?!\*)", "\x00\\1\x00", out)  # *italic* → _italic_
     out = re.sub(r"\*\*(?!\s)(.+?)(?<!\s)\*\*", r"*\1*", out)
     out = re.sub(r"__(?!\s)(.+?)(?<!\s)__", r"*\1*", out)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,25 @@ async def test_the_final_synthesis_brings_its_charts_as_attachments(council: Cou
                for a in charts["attachments"])
     final = next(i for i, m in enumerate(fake.thread_messages(d.thread_ref)) if "Final synthesis" in m["content"])
     assert fake.thread_messages(d.thread_ref).index(charts) > final
+
+
+async def test_scheduled_times_are_discord_timestamps_every_reader_sees_in_their_own_zone(
+        two_channels: tuple[Council, str]) -> None:
+    council, _ = two_channels
+    fake = council.fake
+    dana = fake.add_user("Dana")
+    await answered(fake, await fake.slash(dana, "council", topic="Should we adopt feature flags?", confirm=True))
+    await council.settle()
+    d = await council.discussion()
+    at = (datetime.now(UTC) + timedelta(days=2)).replace(second=0, microsecond=0)  # an ISO time, in the window
+    epoch = int(at.timestamp())  # Discord's <t:…> takes Unix seconds
+    full, relative = f"<t:{epoch}:F>", f"<t:{epoch}:R>"
+
+    said = await answered(fake, await fake.slash(dana, "council-schedule", id=d.id, when=at.isoformat()))
+    assert f"{full} ({relative})" in said and "⟦" not in said
+    await council.settle()
+    notices = [m["content"] for msgs in fake.messages.values() for m in msgs if "scheduled the next round" in
+               str(m.get("content"))]
+    assert notices and all(full in n and "⟦" not in n for n in notices), notices
+    status = await answered(fake, await fake.slash(dana, "council-status", id=d.id))
+    assert f"next scheduled round {full}" in status

@@ -74,6 +74,12 @@ async def test_the_round_reminder_mentions_everyone_who_took_part(
                                                         user_id="cli-user", user_name="Ops"))
     await slack.command(f'schedule {d.id} "in 1 hour"', user="U0003")
     await server.idle()
+    # Each reader sees the time in their own zone (Slack's date token, Unix seconds of 09:00 UTC); clients
+    # that can't show it print the fallback, in the discussion's zone.
+    token = "<!date^1772442000^{date_short_pretty} {time}|Mon 2 Mar 10:00 (Europe/Berlin)>"
+    assert texts(fake, "U0003") == [f"Ines scheduled the next round for {token}."]
+    [notice] = [m for m in fake.thread("C0001", d.thread_ref) if "scheduled the next round" in m.text]
+    assert token in sections(notice)[0]
     clock.advance(hours=1)
     await fire(server, await schedule(server, "round", d.id))
 
@@ -136,7 +142,10 @@ async def test_a_huge_digest_is_one_top_level_message_naming_every_discussion_wi
     assert [r.files[0]["name"] for r in thread if r.files] == ["digest-votes.png"] and thread[-1].files
     assert_slack_takes([top, *replies])
     shown = str(top.blocks)
-    assert sections(top)[0].startswith("*Council digest* · Mon 2 Mar 09:00 (Europe/Berlin) → Tue 3 Mar 09:00")
+    # The period in each reader's own zone (Slack's date token), the fallback in the digest's zone.
+    assert sections(top)[0].startswith(
+        "*Council digest* · <!date^1772438400^{date_short_pretty} {time}|Mon 2 Mar 09:00 (Europe/Berlin)> → "
+        "<!date^1772524800^{date_short_pretty} {time}|Tue 3 Mar 09:00 (Europe/Berlin)>")
     assert "*Discussions (100)*" in shown
     for d in discussions:  # each named in the top-level message: its link and (the start of) its topic
         url = f"https://fake.slack.test/archives/C0001/p{d.thread_ref.replace('.', '')}"
