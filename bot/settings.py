@@ -37,7 +37,13 @@ class Settings(BaseSettings):
     council_model_heavy: str = "claude-opus-5-5"
     # model id -> (input, output) US dollars per million tokens; COUNCIL_PRICES is JSON.
     council_prices: dict[str, tuple[float, float]] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
-    council_budget_usd: float = 5.0
+    council_budget_usd: float = 5.0  # per discussion
+    council_workspace_budget_usd_per_day: float = 25.0  # per Slack team / Discord guild; 0 means no limit
+    council_starts_per_user_per_hour: int = 5  # 0 means no limit
+    council_answer_interval_s: float = 180.0  # at most one paid answer per person this often, between rounds
+    # Ids of people, Slack user groups or Discord roles with admin rights, comma-separated.
+    council_admins: str = ""
+    council_members_steer: bool = True  # anyone in the channel may choose another round / deep dive / topic
     council_llm_timeout_s: float = 120.0
     council_llm_max_retries: int = 3
     # Unset: 10 s leases swept every 3 s on PostgreSQL (a dead replica's discussions move again within ~13 s);
@@ -49,6 +55,10 @@ class Settings(BaseSettings):
     council_offline_delay_s: float = 0.0  # the offline model's pretend latency (demos, crash tests)
     council_default_tz: str = "UTC"
     council_log_level: str = "INFO"
+
+    @property
+    def admins(self) -> frozenset[str]:
+        return frozenset(i.strip() for i in self.council_admins.split(",") if i.strip())
 
     @property
     def shared_database(self) -> bool:

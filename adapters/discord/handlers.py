@@ -100,7 +100,7 @@ class Handlers:
             return []
         try:
             here = await self._current(where)
-            found = await self.service.discussions(channel=where.channel_id)
+            found = await self.service.discussions(c.Command(**self._who(interaction).fields()))
         except Exception:
             log.exception("autocomplete for %s failed", interaction.id)
             return []
@@ -130,11 +130,11 @@ class Handlers:
 
     async def _perform(self, intent: t.Intent, who: t.Who) -> str:
         if isinstance(intent, t.ListDiscussions):
-            return list_text(await self.service.discussions(channel=intent.channel))
+            return list_text(await self.service.discussions(c.Command(**who.fields())))
         if isinstance(intent, t.ShowHelp):
             return t.HELP
         if isinstance(intent, t.ShowStatus):
-            return await self.service.status_text(intent.discussion_id)
+            return await self.service.status_text(intent.discussion_id, c.Command(**who.fields()))
         if isinstance(intent, t.RosterEdit):
             async with self.store.tx() as tx:
                 personas = await tx.personas(intent.discussion_id)
@@ -173,11 +173,15 @@ class Handlers:
         except discord.HTTPException:
             log.warning("could not answer interaction %s", interaction.id, exc_info=True)
 
-    @staticmethod
-    def _who(interaction: discord.Interaction[Any]) -> t.Who:
-        perms = interaction.permissions
+    @classmethod
+    def _who(cls, interaction: discord.Interaction[Any]) -> t.Who:
+        """The facts the core decides permissions from: Manage Server makes a guild admin; roles for
+        COUNCIL_ADMINS."""
+        perms, where = interaction.permissions, cls._where(interaction)
+        roles = tuple(str(r.id) for r in getattr(interaction.user, "roles", ()))
         return t.Who(user_id=str(interaction.user.id), user_name=interaction.user.display_name,
-                     is_admin=bool(perms.administrator or perms.manage_guild))
+                     is_admin=bool(perms.administrator or perms.manage_guild), guild_id=where.guild_id,
+                     channel_id=where.channel_id, roles=roles)
 
     @staticmethod
     def _where(interaction: discord.Interaction[Any]) -> t.Where:
@@ -201,7 +205,9 @@ class Handlers:
             d = await tx.discussion_by_thread("discord", str(parent), str(message.channel.id))
         if d is None:
             return
-        who = t.Who(user_id=str(message.author.id), user_name=message.author.display_name)
+        who = t.Who(user_id=str(message.author.id), user_name=message.author.display_name,
+                    guild_id=str(message.guild.id), channel_id=str(parent),
+                    roles=tuple(str(r.id) for r in getattr(message.author, "roles", ())))
         cmd = t.human_message(message.content, str(message.id), str(bot_id), who, d.id)
         if cmd is None:
             return

@@ -38,9 +38,19 @@ class NotUnderstood(Exception):
 
 @dataclass(frozen=True)
 class Who:
+    """Who acts and where: the facts the core decides permissions from (it never trusts us to decide)."""
+
     user_id: str
     user_name: str
-    is_admin: bool = False
+    is_admin: bool = False  # Manage Server (or Administrator) in this guild
+    guild_id: str = ""
+    channel_id: str = ""  # the text channel (a thread's parent)
+    roles: tuple[str, ...] = ()
+
+    def fields(self) -> dict[str, Any]:
+        return {"user_id": self.user_id, "user_name": self.user_name, "is_admin": self.is_admin,
+                "platform": "discord", "workspace": self.guild_id, "in_channel": self.channel_id,
+                "groups": list(self.roles)}
 
 
 @dataclass(frozen=True)
@@ -115,7 +125,7 @@ def slash_command(name: str, opts: dict[str, Any], who: Who, where: Where, curre
     """A slash command's typed options → an intent. `current` is the discussion of the thread it was typed in;
     `default_tz` reads times when the person names no zone (Discord does not tell us theirs)."""
     opts = {k: v for k, v in opts.items() if v is not None and v != ""}
-    base = {"user_id": who.user_id, "user_name": who.user_name, "is_admin": who.is_admin}
+    base = who.fields() | {"workspace": where.guild_id, "in_channel": where.channel_id}
     if name == "council":
         return start_command(opts, where, default_tz, base)
     if name == "council-list":
@@ -126,7 +136,7 @@ def slash_command(name: str, opts: dict[str, Any], who: Who, where: Where, curre
         cadence = str(opts.get("cadence") or "")
         if cadence not in CADENCES:
             raise NotUnderstood("Choose a cadence: daily, weekly, cron or off.")
-        return c.SetDigest(platform="discord", workspace=where.guild_id, channel=where.channel_id,
+        return c.SetDigest(channel=where.channel_id,
                            cadence=cadence, cron=str(opts.get("cron") or ""),  # type: ignore[arg-type]
                            tz=zone_name(opts.get("tz"), default_tz), **base)
     if name in (*VERBS, "council-status", "council-schedule"):
@@ -152,7 +162,7 @@ def start_command(opts: dict[str, Any], where: Where, default_tz: str, base: dic
                             "development?`")
     roles = [r.strip() for r in str(opts.get("roles") or "").split(",") if r.strip()]
     return c.StartDiscussion(
-        topic=topic, platform="discord", workspace=where.guild_id, channel=where.channel_id,
+        topic=topic, channel=where.channel_id,
         rounds=_int(opts.get("rounds")), experts=_int(opts.get("experts")) or 4, confirm=bool(opts.get("confirm")),
         mode="debate" if opts.get("debate") else "open", roles=roles[:8], tz=zone_name(opts.get("tz"), default_tz),
         every=every_text(opts.get("every")), next_at=str(opts.get("next") or "").strip(),
@@ -219,7 +229,7 @@ def _choice_name(d: Discussion) -> str:
 
 def component(action: str, value: str, who: Who) -> Intent:
     """A button click: the action id and value the core put on the Action."""
-    base = {"user_id": who.user_id, "user_name": who.user_name, "is_admin": who.is_admin}
+    base = who.fields()
     kind, _, arg = action.partition(":")
     if kind == "vote":
         poll, _, choice = value.partition("|")
@@ -263,7 +273,7 @@ def modal(data: dict[str, Any], who: Who, interaction_id: str) -> Intent:
         raise NotUnderstood("That form is no longer supported.")
     action, discussion_id = parsed
     values = modal_values(data)
-    base = {"user_id": who.user_id, "user_name": who.user_name, "is_admin": who.is_admin}
+    base = who.fields()
     if action == "reply":
         return c.PostHumanMessage(discussion_id=discussion_id, text=values.get("text", ""),
                                   event_id=f"discord:interaction:{interaction_id}", **base)
@@ -276,7 +286,7 @@ def modal(data: dict[str, Any], who: Who, interaction_id: str) -> Intent:
 
 def roster_command(edit: RosterEdit, personas: list[Persona], who: Who) -> c.Command:
     """Rename or remove the named participant; a name nobody has yet adds a new expert."""
-    base = {"user_id": who.user_id, "user_name": who.user_name, "is_admin": who.is_admin}
+    base = who.fields()
     wanted = edit.persona.lower()
     target = next((p for p in personas if wanted in (p.name.lower(), p.key.lower())), None)
     if target is not None:
@@ -295,7 +305,7 @@ def human_message(
     if not text:
         return None
     return c.PostHumanMessage(discussion_id=discussion_id, text=text, event_id=f"discord:{message_id}",
-                              user_id=who.user_id, user_name=who.user_name, is_admin=who.is_admin)
+                              **who.fields())
 
 
 def _int(value: Any) -> int | None:
