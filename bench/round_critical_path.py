@@ -18,7 +18,7 @@ from core.commands import StartDiscussion  # noqa: E402
 from core.flows import moderated  # noqa: E402
 from core.models import Phase, Usage  # noqa: E402
 from core.offline import OfflineLLM  # noqa: E402
-from core.ports import Completion, Prompt, T  # noqa: E402
+from core.ports import Completion, Prompt, T, TextSink  # noqa: E402
 from tests.fakes.chat import RecordingChat  # noqa: E402
 
 LATENCY_S = 0.2
@@ -41,10 +41,10 @@ class FixedLatencyLLM:
         p = prompt.purpose
         self.started.append((time.monotonic(), p.phase, p.round, p.persona))
 
-    async def complete(self, prompt: Prompt) -> Completion:
+    async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         self._note(prompt)
         await asyncio.sleep(self.latency)
-        return await self.inner.complete(prompt)
+        return await self.inner.complete(prompt, on_text)
 
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]:
         self._note(prompt)

@@ -20,7 +20,7 @@ from bot.wiring import build_app  # noqa: E402
 from core.commands import StartDiscussion  # noqa: E402
 from core.llm import AnthropicLLM, LLMConfig  # noqa: E402
 from core.models import Usage  # noqa: E402
-from core.ports import Completion, Prompt, T  # noqa: E402
+from core.ports import Completion, Prompt, T, TextSink  # noqa: E402
 from core.schemas import (  # noqa: E402
     Agreement,
     Debate,
@@ -154,8 +154,8 @@ class Recorder:
         self.inner = inner
         self.calls: list[tuple[str, int, Usage]] = []
 
-    async def complete(self, prompt: Prompt) -> Completion:
-        done = await self.inner.complete(prompt)
+    async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
+        done = await self.inner.complete(prompt, on_text)
         self.calls.append((prompt.purpose.phase.value, prompt.purpose.round, done.usage))
         return done
 

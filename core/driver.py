@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from pydantic import BaseModel
 
 from core import engine, flows, posts, prompts
 from core.effects import close_polls, record_turn
 from core.engine import RunTurns, State, Transition, TurnPlan
-from core.models import Discussion, Post, Status, Turn, TurnStatus, Usage
-from core.ports import LLM, ChatPort, Clock, LLMUnavailable
+from core.live import LiveText
+from core.models import Discussion, Persona, Post, Status, Turn, TurnStatus, Usage
+from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMUnavailable, Prompt
 from core.spending import Limits, day_window, turns_that_fit, workspace_exhausted, workspace_message
 from core.storage.store import Store, Tx
 
@@ -28,7 +31,13 @@ class LeaseLost(Exception):
     """This process no longer holds the discussion's lease: its driver must stop without writing anything."""
 
 
-MAX_POST_ATTEMPTS = 5  # refusals of one post before the discussion stops running turns
+MAX_POST_ATTEMPTS = 6  # refusals of one post (about a minute of backoff) before the discussion is blocked
+FIRST_RETRY_S, MAX_RETRY_S = 2.0, 600.0
+
+
+def retry_delay(attempts: int) -> float:
+    """Seconds before trying a refused post again: 2, 4, 8 … doubling up to ten minutes."""
+    return min(MAX_RETRY_S, FIRST_RETRY_S * 2 ** max(0, attempts - 1))
 
 
 @dataclass
@@ -36,6 +45,7 @@ class DriverConfig:
     owner: str  # this process; written into leases
     lease_ttl: float = 60.0
     limits: Limits = field(default_factory=Limits)  # the workspace's daily budget
+    live_interval_s: float = 1.0  # a persona's post grows as the model writes, at most this often
 
 
 async def load_state(tx: Tx, discussion_id: str) -> State | None:
@@ -159,7 +169,8 @@ class Driver:
                 state = await load_state(tx, discussion_id)
                 queued = state is not None and bool(await tx.pending_posts(discussion_id))
             if queued:  # publish first, then decide on the state as it is after publishing
-                await self.publish(discussion_id)
+                if not await self.publish(discussion_id):
+                    return  # refused (or sent elsewhere): no turns nobody sees; a sweep comes back when it is due
                 async with self.store.tx() as tx:
                     state = await load_state(tx, discussion_id)
             if state is None:
@@ -276,7 +287,7 @@ class Driver:
                 value, usage = await self.llm.structured(prompt, schema)
                 data, text = value.model_dump(), ""
             else:
-                completion = await self.llm.complete(prompt)
+                completion = await self._complete_live(d, persona, plan.key, prompt)
                 text, usage = completion.text.strip(), completion.usage
         except LLMUnavailable as exc:
             text, error = "", str(exc) or "the model did not answer"
@@ -284,6 +295,17 @@ class Driver:
             await record_turn(tx, state, plan, text, data, usage, error, self.clock.now(), self.llm.offline)
         await self.publish(d.id)
         return not error
+
+    async def _complete_live(self, d: Discussion, persona: Persona | None, key: str, prompt: Prompt) -> Completion:
+        """A persona's turn, its words shown as they arrive; the live text ends before the finished post."""
+        if persona is None:
+            return await self.llm.complete(prompt)
+        chat = self.chats[d.platform]
+        live = LiveText(functools.partial(chat.stream, d, persona, key), self.config.live_interval_s)
+        try:
+            return await self.llm.complete(prompt, on_text=live.push)
+        finally:
+            await live.close()
 
     async def _settle_failures(self, tx: Tx, seen: Discussion, failed: list[Turn], reason: str) -> None:
         now = self.clock.now()
@@ -377,8 +399,11 @@ class Driver:
         async with self.store.tx() as tx:
             d = await tx.discussion(discussion_id)
             pending = await tx.pending_posts(discussion_id)
+            due = await tx.next_attempt(discussion_id)
         if d is None:
             return True
+        if pending and due is not None and due > self.clock.now():
+            return False  # the first post waits out its backoff, and the rest keep their order behind it
         chat = self.chats[d.platform]
         for outbox_id, post, turn_key, attempts in pending:
             try:
@@ -386,10 +411,22 @@ class Driver:
             except NotOurs:
                 log.info("%s is being sent by another driver", post.key)
                 return False
+            except CannotPost as exc:
+                log.warning("%s can never be posted: %s", post.key, exc)
+                async with self.store.tx() as tx:
+                    await tx.bury_posts(d.id, str(exc))
+                await self._block_for_posting(d.id, f"it cannot post any more: {exc}")
+                return False
             except Exception as exc:
-                log.warning("could not publish %s; it stays queued", post.key, exc_info=True)
+                # A platform that says when to come back (Discord's RateLimited.retry_after) is believed.
+                delay = max(retry_delay(attempts + 1), float(getattr(exc, "retry_after", 0) or 0))
+                log.warning("could not publish %s; trying again in %.0f s", post.key, delay, exc_info=True)
+                async with self.store.tx() as tx:
+                    await tx.defer_post(outbox_id, self.clock.now() + timedelta(seconds=delay),
+                                        f"{type(exc).__name__}: {exc}")
                 if attempts + 1 >= MAX_POST_ATTEMPTS:
-                    await self._block_for_posting(d.id, exc)
+                    await self._block_for_posting(
+                        d.id, f"the chat platform keeps refusing posts ({type(exc).__name__}); still trying")
                 return False
             async with self.store.tx() as tx:  # not fenced: the platform has the post, so its ref must be kept
                 await tx.mark_sent(outbox_id, ref, self.clock.now(), turn_key)
@@ -406,16 +443,21 @@ class Driver:
                         await tx.save_poll(poll)
         return True
 
-    async def _block_for_posting(self, discussion_id: str, exc: Exception) -> None:
-        """Posts keep being refused (thread deleted, access lost): stop spending on turns nobody can see.
+    async def _block_for_posting(self, discussion_id: str, reason: str) -> None:
+        """Posts keep being refused, or never can land: stop spending on turns nobody can see, and tell the
+        starter privately (the thread is where it cannot post), with a Retry button.
 
-        The queue is kept and retried by every sweep; once it drains, Retry resumes the discussion."""
+        A refused queue is still tried on its backoff; Retry tries every post again at once and goes on."""
         async with self.fenced(discussion_id) as tx:
             d = await tx.discussion(discussion_id, for_update=True)
-            if d is not None and d.status == Status.RUNNING:
-                d.status = Status.BLOCKED
-                d.blocked_reason = f"the chat platform keeps refusing posts ({type(exc).__name__})"
-                await tx.save_discussion(d, self.clock.now())
+            if d is None or d.status not in (Status.RUNNING, Status.WAITING):
+                return
+            d.status, d.blocked_reason = Status.BLOCKED, reason
+            await tx.save_discussion(d, self.clock.now())
+        try:
+            await self.chats[d.platform].tell(d, d.created_by, posts.cannot_post_post(d))
+        except Exception:
+            log.warning("could not tell %s that %s is blocked", d.created_by, d.id, exc_info=True)
 
     async def _send(self, *, d: Discussion, chat: ChatPort, outbox_id: int, post: Post, attempts: int) -> str:
         async with self.store.tx() as tx:

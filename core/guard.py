@@ -9,7 +9,7 @@ from typing import Protocol
 
 from core import commands as c
 from core import permissions as perm
-from core.models import Discussion
+from core.models import Discussion, Status
 from core.ports import Clock
 from core.replies import UserError
 from core.spending import Limits, day_window, workspace_exhausted, workspace_message
@@ -85,6 +85,8 @@ class Guard:
         line = f"`{d.id}` “{d.topic}”: {d.status.value}, round {d.round}, ${d.cost_usd:.2f}{budget} spent"
         if d.blocked_reason:
             line += f" ({d.blocked_reason})"
+        if d.status == Status.BLOCKED:
+            line += "; resume it to retry"
         open_polls = [p for p in polls if not p.closed]
         return line + (f", {len(open_polls)} open poll(s)" if open_polls else "")
 

@@ -11,7 +11,7 @@ from anthropic.types import Message, MessageParam, TextBlockParam
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from core.models import Usage
-from core.ports import Block, Completion, LLMUnavailable, Prompt, T, Tier
+from core.ports import Block, Completion, LLMUnavailable, Prompt, T, TextSink, Tier
 
 log = logging.getLogger(__name__)
 
@@ -89,13 +89,13 @@ class AnthropicLLM:
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def complete(self, prompt: Prompt) -> Completion:
+    async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         model = self._config.models[prompt.tier]
         request = _request(prompt, model)
         attempts = max(1, self._config.turn_attempts)
         for attempt in range(1, attempts + 1):
             try:
-                message = await self._stream(request)
+                message = await self._stream(request, on_text)
             except _StreamBroke as broke:
                 # The SDK never retries an error that arrives inside a stream: retry the whole turn.
                 cause = broke.__cause__ or broke
@@ -111,10 +111,15 @@ class AnthropicLLM:
                 return Completion(text=text, usage=self._usage(model, message))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    async def _stream(self, request: dict[str, Any]) -> Message:
+    async def _stream(self, request: dict[str, Any], on_text: TextSink | None) -> Message:
         # Opening the stream runs the SDK's own retries; an error raised there is final.
         async with self._client.messages.stream(**request) as stream:
             try:
+                if on_text is not None:
+                    so_far = ""
+                    async for delta in stream.text_stream:
+                        so_far += delta
+                        await on_text(so_far)
                 return await stream.get_final_message()
             except Exception as exc:  # a dropped connection surfaces as the HTTP library's own error
                 raise _StreamBroke from exc

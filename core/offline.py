@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from core.models import Phase, Usage
-from core.ports import Completion, Prompt, T
+from core.ports import Completion, Prompt, T, TextSink
 from core.schemas import (
     Agreement,
     Debate,
@@ -63,10 +63,17 @@ class OfflineLLM:
         text = "".join(b.text for b in prompt.system + prompt.shared) + prompt.instruction
         return Usage(model="offline", input_tokens=_tokens(text), output_tokens=_tokens(out))
 
-    async def complete(self, prompt: Prompt) -> Completion:
-        if self.delay:
-            await asyncio.sleep(self.delay)
+    async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         text = self._text(prompt)
+        if on_text is not None and self.delay:  # with a pretend latency, pretend to write, too
+            await asyncio.sleep(self.delay / 2)
+            words = text.split(" ")
+            chunks = max(1, min(8, len(words)))
+            for i in range(1, chunks + 1):
+                await on_text(" ".join(words[: len(words) * i // chunks]))
+                await asyncio.sleep(self.delay / 2 / chunks)
+        elif self.delay:
+            await asyncio.sleep(self.delay)
         return Completion(text=text, usage=self._usage(prompt, text))
 
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]:

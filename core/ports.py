@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Literal, Protocol, TypeVar
 
@@ -11,6 +12,7 @@ from core.models import Discussion, Persona, Phase, Post, Usage
 
 Tier = Literal["light", "medium", "heavy"]
 T = TypeVar("T", bound=BaseModel)
+TextSink = Callable[[str], Awaitable[None]]  # receives the text written so far, as a stream arrives
 
 
 class Block(BaseModel):
@@ -53,9 +55,16 @@ class LLMUnavailable(Exception):
 class LLM(Protocol):
     offline: bool
 
-    async def complete(self, prompt: Prompt) -> Completion: ...
+    async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
+        """The whole answer; `on_text`, when given, is called with the text so far as the model writes it."""
+        ...
 
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]: ...
+
+
+class CannotPost(Exception):
+    """The platform will never take posts for this discussion (channel archived, bot removed, thread gone);
+    the message says why in words people understand."""
 
 
 class ChatPort(Protocol):
@@ -75,12 +84,21 @@ class ChatPort(Protocol):
         """Show that a persona is working on the turn with this key."""
         ...
 
+    async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
+        """Show the words of the turn with this key written so far (at most about once a second per turn);
+        the finished post replaces them."""
+        ...
+
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         """A new top-level message in a channel, outside any discussion (digests); returns its ref."""
         ...
 
     async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
         """After a crash: the ref of a top-level post in the channel already carrying this key, if any."""
+        ...
+
+    async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
+        """A private message to one person about this discussion (its starter, when it cannot post)."""
         ...
 
     async def link(self, discussion: Discussion) -> str:

@@ -106,6 +106,21 @@ def blocked_post(d: Discussion, failed: list[Turn], stamp: str) -> Post:
     )
 
 
+def cannot_post_post(d: Discussion) -> Post:
+    """The private message to the starter of a discussion that cannot post in its thread."""
+    return Post(
+        kind="error",
+        key=f"{d.id}:cannot-post",
+        title=d.topic,
+        text=f"⚠️ Your council “{d.topic}” (id `{d.id}`) is blocked: {d.blocked_reason}. If the channel was "
+             "archived or I was removed from it, unarchive it or `/invite @Council` there, then press Retry.",
+        actions=[
+            Action(id="fail:retry", label="Retry", value=d.id, style="primary"),
+            Action(id="fail:stop", label="Stop", value=d.id, style="danger"),
+        ],
+    )
+
+
 def skipped_post(d: Discussion, turn: Turn, name: str) -> Post:
     return Post(
         kind="notice",

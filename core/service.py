@@ -365,6 +365,7 @@ class Service(Guard, ScheduleHandlers):
     async def _retry(self, tx: Tx, d: Discussion, cmd: c.Command) -> Reply:
         failed = [t.key for t in await tx.turns(d.id) if t.status == TurnStatus.FAILED]
         await tx.set_turn_status(failed, TurnStatus.PLANNED, reset=True)
+        await tx.revive_posts(d.id)  # posts refused or given up on are tried again now
         d.status, d.blocked_reason = Status.RUNNING, ""
         await tx.save_discussion(d, self.clock.now())
         await self._notice(tx, d, f"{d.id}:retry:{self.clock.now().timestamp()}",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, Group
+from rich.live import Live
+from rich.text import Text
 
 from adapters.console.render import render
 from core.models import Discussion, Persona, Post
@@ -18,8 +20,11 @@ class ConsoleChat:
         if journal is not None and journal.exists():
             self._seen = set(journal.read_text().split())
         self._count = 0
+        self._writing: dict[str, tuple[str, str]] = {}  # turn key -> (who, text so far)
+        self._live: Live | None = None
 
     async def publish(self, discussion: Discussion, post: Post) -> str:
+        self._done_writing(post.key)
         self.console.print(render(post))
         self._count += 1
         ref = f"console:{post.key}"
@@ -36,6 +41,39 @@ class ConsoleChat:
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
         self.console.print(f"[dim]{persona.icon} {persona.name} is thinking…[/]")
 
+    async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
+        """On a terminal, the turns being written show live below the thread (the last lines of each), and give
+        way to the finished post; piped output gets only finished posts."""
+        if not self.console.is_terminal:
+            return
+        self._writing[key] = (f"{persona.icon} {persona.name}", text)
+        self._refresh()
+
+    def _done_writing(self, key: str) -> None:
+        """A post ends its turn's live text; a notice about a failed turn (its key extends the turn's) ends that."""
+        done = [k for k in self._writing if k == key or key.startswith(k + ":")]
+        for k in done:
+            del self._writing[k]
+        if done:
+            self._refresh()
+
+    def _refresh(self) -> None:
+        if not self._writing:
+            if self._live is not None:
+                self._live.stop()
+                self._live = None
+            return
+        width = max(20, self.console.width - 4)
+        shown = Group(*(Text.assemble((f"{who} is writing: ", "bold dim"), ("…" + text[-width * 3:]
+                                                                           if len(text) > width * 3 else text,
+                                                                           "dim"))
+                        for who, text in self._writing.values()))
+        if self._live is None:
+            self._live = Live(shown, console=self.console, transient=True, auto_refresh=False)
+            self._live.start(refresh=True)
+        else:
+            self._live.update(shown, refresh=True)
+
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         self.console.print(render(post))
         self._remember(post.key)
@@ -43,6 +81,9 @@ class ConsoleChat:
 
     async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
         return f"console:{key}" if self._printed(key) else None
+
+    async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
+        self.console.print(render(post))  # the person at the terminal is the only one to tell
 
     def _printed(self, key: str) -> bool:
         """Recovery only: re-read the journal, which an earlier process may have written to."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import time
@@ -13,16 +14,20 @@ import discord
 from discord.http import Route
 
 from adapters.discord import render
+from core.live import ChannelBudget
 from core.models import Discussion, Persona, Post
+from core.ports import CannotPost
 from core.storage.store import Store
 
 log = logging.getLogger(__name__)
 THREAD_EXISTS = 160004
+UNKNOWN_CHANNEL = 10003
 ARCHIVE_MINUTES: Literal[10080] = 10080  # a week: the longest Discord allows
 WEBHOOK_NAME = "Council"
 TYPING_EVERY_S = 8.0  # Discord shows "typing" for about ten seconds
 TYPING_MAX_S = 120.0  # a turn that never posts (it failed) stops typing by then
 RECHECK_WEBHOOKS_S = 600.0
+LIVE_GAP_S = 1.0  # live-text calls per channel at most this often, whatever the number of turns writing at once
 SCAN_LIMIT = 100
 
 
@@ -64,6 +69,8 @@ class DiscordChat:
         self._hook_lock = asyncio.Lock()
         self._typing: dict[str, dict[str, float]] = {}  # channel -> turn key -> give up at (monotonic)
         self._typers: dict[str, asyncio.Task[None]] = {}  # one indicator loop per channel
+        self._live: dict[str, tuple[str, str, str]] = {}  # turn key -> (channel, message id, webhook id)
+        self._budget = ChannelBudget(LIVE_GAP_S)
 
     def attach(self, client: discord.Client, store: Store | None = None, *, reply_button: bool = False) -> None:
         self.client, self.reply_button = client, reply_button
@@ -77,6 +84,16 @@ class DiscordChat:
 
     # ChatPort --------------------------------------------------------------------------------------
     async def publish(self, discussion: Discussion, post: Post) -> str:
+        try:
+            return await self._publish(discussion, post)
+        except discord.Forbidden as exc:
+            raise CannotPost("I may no longer see or post in that channel") from exc
+        except discord.NotFound as exc:
+            if exc.code == UNKNOWN_CHANNEL:
+                raise CannotPost("the channel or thread was deleted") from exc
+            raise
+
+    async def _publish(self, discussion: Discussion, post: Post) -> str:
         self._done_typing(discussion, post)
         d = discussion
         if post.kind == "header" and not d.thread_ref:
@@ -84,6 +101,15 @@ class DiscordChat:
         target = d.thread_ref or d.channel
         hook = await self._webhook(d.channel) if post.persona is not None else None
         messages = self._render(d, post, webhook=hook is not None)
+        for key in [k for k in self._live if post.kind in ("notice", "error") and post.key.startswith(k + ":")]:
+            with contextlib.suppress(discord.HTTPException, LookupError):  # a failed turn's words stop growing
+                await self._edit_live(d, self._live.pop(key), render.Message(content="-# (this turn did not finish)"))
+        grown = self._live.pop(post.key, None)
+        self._budget.forget(post.key)
+        if grown is not None and hook is not None and grown[2] == hook[0] and await self._edit_live(
+                d, grown, messages[0]):  # the live message becomes the finished post's first part
+            ids = [grown[1], *await self._send_parts(d, target, hook, post, messages, start=1)]
+            return str(Ref(target, tuple(ids), hook[0]))
         ids = await self._send_parts(d, target, hook, post, messages)
         return str(Ref(target, tuple(ids), hook[0] if hook else ""))
 
@@ -146,6 +172,34 @@ class DiscordChat:
         if task is None or task.done():
             self._typers[channel] = asyncio.create_task(self._keep_typing(channel), name=f"typing:{channel}")
 
+    async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
+        """The words so far, under the persona's name: one message, posted on the first words and edited after.
+        Webhook edits share a rate limit, so after each turn's first words a channel gets one live call per
+        LIVE_GAP_S, shared by its turns in turn;
+        without a webhook the typing indicator is all there is."""
+        d = discussion
+        hook = await self._webhook(d.channel)
+        if hook is None or not self._budget.allow(d.channel, key):
+            return
+        message = render.live(text)
+        held = self._live.get(key)
+        if held is None:
+            target = d.thread_ref or d.channel
+            self._live[key] = (target, await self._via_webhook(d, target, hook, persona, message), hook[0])
+        else:
+            await self._edit_live(d, held, message)
+
+    async def _edit_live(self, d: Discussion, held: tuple[str, str, str], message: render.Message) -> bool:
+        channel, message_id, webhook_id = held
+        hook = await self._hook_by_id(d.channel, webhook_id)
+        route = Route("PATCH", "/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}",
+                      webhook_id=hook[0], webhook_token=hook[1], message_id=message_id)
+        try:
+            await self.http.request(route, json=message.payload(editing=True), params=self._thread_param(d, channel))
+        except discord.NotFound:
+            return False  # deleted meanwhile: the finished post goes out as a new message
+        return True
+
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         """A top-level message; a small `ref` line carries its key so find_announcement can spot it later."""
         marked = post.model_copy(update={"text": f"{post.text}\n{announcement_marker(post.key)}"})
@@ -159,6 +213,12 @@ class DiscordChat:
         found = next((m for m in recent
                       if self._authored(m, bot, False) and marker in str(m.get("content") or "").splitlines()), None)
         return str(Ref(channel, (str(found["id"]),))) if found else None
+
+    async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
+        """A direct message (buttons included: they carry the discussion id, so they work from there too)."""
+        dm = await self.http.start_private_message(int(user_id))
+        for part, message in enumerate(render.render(post, webhook=False)):
+            await self._send(str(dm["id"]), message, nonce(post.key, part))
 
     async def link(self, discussion: Discussion) -> str:
         place = discussion.thread_ref or discussion.channel

@@ -172,5 +172,14 @@ def render(post: Post, *, webhook: bool, reply_to: str = "") -> list[Message]:
     return messages
 
 
+def live(text: str) -> Message:
+    """A persona's words so far (the first message's worth), marked as still being written."""
+    mark = "\n-# ✍️ writing…"
+    body = emojize(text).strip()
+    if len(body) > CONTENT_MAX - len(mark) - 1:
+        body = body[: CONTENT_MAX - len(mark) - 2].rsplit(" ", 1)[0] + " …"
+    return Message(content=body + mark)
+
+
 def identity(persona: Persona) -> dict[str, str]:
     return {"username": sanitize_name(persona.name), "avatar_url": avatar_url(persona)}

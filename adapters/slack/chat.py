@@ -15,15 +15,40 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from adapters.slack.announce import announcement
-from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, note, render, thinking
+from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
+from core.live import ChannelBudget
 from core.models import Discussion, Persona, Post
+from core.ports import CannotPost
 
 log = logging.getLogger(__name__)
 ClientFor = Callable[[str], Awaitable[AsyncWebClient]]  # workspace (team id) -> a client with its bot token
 BLOCK_ERRORS = {"invalid_blocks", "invalid_blocks_format", "msg_too_long", "msg_blocks_too_long"}
 GONE = {"message_not_found", "cant_update_message"}  # deleted, or no longer ours to edit: nothing to update
 RESCAN_AFTER_S = 30.0
+# Refusals that no retry can change, in words for the person who started the discussion.
+FOREVER = {
+    "is_archived": "the channel is archived",
+    "channel_not_found": "the channel is gone, or I was removed from it",
+    "not_in_channel": "I was removed from the channel",
+    "method_not_supported_for_channel_type": "I was removed from the channel and may not rejoin it by myself",
+    "account_inactive": "the app was uninstalled",
+    "token_revoked": "the app's token was revoked",
+    "invalid_auth": "the app's token is no longer valid",
+}
 ANNOUNCE_SCAN = 200  # recent top-level messages searched for an announcement's key after a crash
+LIVE_GAP_S = 1.0  # live-text edits per channel at most this often, whatever the number of turns writing at once
+
+
+@contextlib.asynccontextmanager
+async def _for_good() -> AsyncIterator[None]:
+    """Turn Slack's refusals that no retry can change into CannotPost, so the outbox stops trying."""
+    try:
+        yield
+    except SlackApiError as exc:
+        error = str(exc.response.get("error") or "")
+        if error in FOREVER:
+            raise CannotPost(FOREVER[error]) from exc
+        raise
 
 
 class Pacer:
@@ -64,6 +89,7 @@ class SlackChat:
         self._index: dict[str, ThreadIndex] = {}
         self._thinking: dict[str, tuple[str, str, asyncio.Task[str | None]]] = {}  # turn key -> (discussion, name, ts)
         self._links: dict[str, str] = {}
+        self._live = ChannelBudget(LIVE_GAP_S)
 
     # ChatPort ---------------------------------------------------------------------------------------
     async def publish(self, discussion: Discussion, post: Post) -> str:
@@ -112,6 +138,19 @@ class SlackChat:
         task = asyncio.create_task(self._show_thinking(discussion, persona, key), name=f"thinking:{key}")
         self._thinking[key] = (discussion.id, persona.name, task)
 
+    async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
+        """Grow the turn's placeholder with the words so far. chat.update is rate limited per workspace, so after
+        each turn's first words a channel gets one live edit per LIVE_GAP_S, shared by its turns in turn; a skipped
+        update is carried by the next."""
+        held = self._thinking.get(key)
+        if held is None:
+            return
+        ts = await held[2]
+        if not ts or key not in self._thinking or not self._live.allow(discussion.channel, key):
+            return
+        client = await self.client_for(discussion.workspace)
+        await self._edit(client, discussion.channel, ts, live(persona, key, text))
+
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         """One new top-level message carrying the key in its metadata; an overflow goes into its thread."""
         client = await self.client_for(workspace)
@@ -148,6 +187,12 @@ class SlackChat:
             log.warning("could not search %s for %s: %s", channel, key, exc.response.get("error"))
         return None
 
+    async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
+        """A message in the app's direct messages with the person (posting to a user id opens it)."""
+        client = await self.client_for(discussion.workspace)
+        for message in render(post, discussion.topic):
+            await self._post(client, user_id, None, message)
+
     async def link(self, discussion: Discussion) -> str:
         if not discussion.thread_ref:
             return ""
@@ -183,7 +228,7 @@ class SlackChat:
         args: dict[str, Any] = {"channel": channel, **message.args(), "unfurl_links": False, "unfurl_media": False}
         if thread:
             args["thread_ts"] = thread
-        async with self.pacer.slot(channel):
+        async with self.pacer.slot(channel), _for_good():
             try:
                 resp = await client.chat_postMessage(**args)
             except SlackApiError as exc:
@@ -207,7 +252,8 @@ class SlackChat:
         """False when the message is gone (deleted, or not ours to edit): the thread goes on without the edit."""
         args = {k: v for k, v in message.args().items() if k not in ("username", "icon_emoji", "icon_url")}
         try:
-            await client.chat_update(channel=channel, ts=ts, **args)
+            async with _for_good():
+                await client.chat_update(channel=channel, ts=ts, **args)
         except SlackApiError as exc:
             error = exc.response.get("error")
             if error not in GONE:
@@ -235,6 +281,7 @@ class SlackChat:
             if did == discussion.id and (key == post.key or (post.kind in ("notice", "error")
                                                              and (key + ":") in suffix)):
                 del self._thinking[key]
+                self._live.forget(key)
                 with contextlib.suppress(Exception):
                     return await task
         if discussion.id in self._fresh:

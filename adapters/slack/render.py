@@ -186,6 +186,18 @@ def thinking(persona: Persona, key: str) -> Message:
     )
 
 
+def live(persona: Persona, key: str, text: str) -> Message:
+    """A placeholder grown with the words written so far; still a placeholder (metadata) until the post lands."""
+    shown = mrkdwn(text)
+    if len(shown) > SECTION_CHARS - 2:
+        shown = shown[: SECTION_CHARS - 2].rsplit(" ", 1)[0] + " …"
+    return Message(
+        text=f"{persona.name} is writing…",
+        blocks=[section(shown).to_dict(), context(f"{persona.icon} _{escape(persona.name)} is writing…_").to_dict()],
+        metadata={"event_type": THINKING_EVENT, "event_payload": {"key": key}},
+    )
+
+
 def note(text: str) -> Message:
     """What a placeholder becomes when its turn brings no post of its own (a failure, the roster)."""
     return Message(text=text, blocks=[context(f"_{escape(text)}_").to_dict()])

@@ -137,9 +137,11 @@ class DiscussionRepo(Repo):
         """Discussions of these platforms with work and no live driver, leased to `owner` (SKIP LOCKED on
         PostgreSQL); a process never claims a discussion it has no chat for."""
         c = t.discussions.c
-        pending_outbox = (
-            select(t.outbox.c.id)
-            .where(t.outbox.c.discussion_id == c.id, t.outbox.c.sent.is_(False))
+        o = t.outbox.c
+        pending_outbox = (  # posts due now: one waiting out its backoff, or dead, wakes nobody
+            select(o.id)
+            .where(o.discussion_id == c.id, o.sent.is_(False), o.dead.is_(False),
+                   or_(o.next_attempt_at.is_(None), o.next_attempt_at <= now))
             .exists()
         )
         unanswered = (
@@ -249,7 +251,8 @@ class DiscussionRepo(Repo):
         """Unsent posts in order: (outbox id, post, turn key, earlier attempts)."""
         query = (
             select(t.outbox.c.id, t.outbox.c.payload, t.outbox.c.turn_key, t.outbox.c.attempts)
-            .where(t.outbox.c.discussion_id == discussion_id, t.outbox.c.sent.is_(False))
+            .where(t.outbox.c.discussion_id == discussion_id, t.outbox.c.sent.is_(False),
+                   t.outbox.c.dead.is_(False))
             .order_by(t.outbox.c.id)
         )
         return [
@@ -269,6 +272,30 @@ class DiscussionRepo(Repo):
             .values(attempts=o.attempts + 1)
         )
         return result.rowcount == 1
+
+    async def next_attempt(self, discussion_id: str) -> datetime | None:
+        """When the first queued post may be tried again (None: now); posts go out in order, so it holds the rest."""
+        o = t.outbox.c
+        query = (select(o.next_attempt_at)
+                 .where(o.discussion_id == discussion_id, o.sent.is_(False), o.dead.is_(False))
+                 .order_by(o.id).limit(1))
+        return aware((await self.conn.execute(query)).scalar())
+
+    async def defer_post(self, outbox_id: int, until: datetime, error: str) -> None:
+        await self.conn.execute(update(t.outbox).where(t.outbox.c.id == outbox_id)
+                                .values(next_attempt_at=until, last_error=error[:300]))
+
+    async def bury_posts(self, discussion_id: str, error: str) -> None:
+        """The platform will never take these posts (channel archived, bot removed): stop trying until Retry."""
+        o = t.outbox.c
+        await self.conn.execute(update(t.outbox).where(o.discussion_id == discussion_id, o.sent.is_(False))
+                                .values(dead=True, last_error=error[:300]))
+
+    async def revive_posts(self, discussion_id: str) -> None:
+        """Retry: every queued post is tried again at once."""
+        o = t.outbox.c
+        await self.conn.execute(update(t.outbox).where(o.discussion_id == discussion_id, o.sent.is_(False))
+                                .values(dead=False, next_attempt_at=None))
 
     async def mark_sent(self, outbox_id: int, ref: str, now: datetime, turn_key: str | None) -> None:
         await self.conn.execute(

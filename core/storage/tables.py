@@ -16,6 +16,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 
 metadata = MetaData(
@@ -103,6 +104,10 @@ outbox = Table(
     Column("ref", String(128), nullable=False, default=""),
     Column("sent", Boolean, nullable=False, default=False),
     Column("attempts", Integer, nullable=False, default=0),  # >0: a crash may have posted it already
+    # A refused post waits (exponential backoff) before the next try; a dead one is tried again only on Retry.
+    Column("next_attempt_at", TS, nullable=True),
+    Column("last_error", String(300), nullable=False, default="", server_default=""),
+    Column("dead", Boolean, nullable=False, default=False, server_default=false()),
     Column("turn_key", String(160), nullable=True),
     Column("created_at", TS, nullable=False),
     Column("sent_at", TS, nullable=True),

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import signal
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -51,11 +52,14 @@ class FakeAnthropic:
         latency_s: float = 0.0,
         min_cacheable_tokens: int = 1024,
         chunk_chars: int = 24,
+        delta_gap_s: float = 0.0,
         reply: Callable[[dict[str, Any]], str] | None = None,
     ) -> None:
         self.host, self.port = host, port
         self.latency_s = latency_s
         self.chunk_chars = chunk_chars
+        self.delta_gap_s = delta_gap_s  # pause between streamed deltas: a model writing slowly
+        self.first_delta_at: dict[str, float] = {}  # reply text -> monotonic time its first delta was sent
         self.reply = reply or default_reply
         self.cache = PromptCache(min_cacheable_tokens)
         self.faults: deque[Fault] = deque()
@@ -191,6 +195,10 @@ class FakeAnthropic:
         for n, chunk in enumerate(chunks):
             if fault is not None and n == fault.after_deltas:
                 break
+            if n == 0:
+                self.first_delta_at.setdefault(text, time.monotonic())
+            elif self.delta_gap_s:
+                await asyncio.sleep(self.delta_gap_s)
             delta = {"type": "text_delta", "text": chunk}
             await send("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
         if fault is not None:

@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass, field
 
 from core.models import Discussion, Persona, Post
+from core.ports import CannotPost
 
 
 class ChatDown(Exception):
@@ -39,7 +40,9 @@ class RecordingChat:
         self.by_key: dict[str, Sent] = {}
         self.by_ref: dict[str, Sent] = {}
         self.thinking_calls: list[tuple[str, str, str]] = []  # (discussion id, persona key, turn key)
+        self.live: list[tuple[str, str, float]] = []  # (turn key, text so far, monotonic time) per live update
         self.announced: list[tuple[str, str, str, Post]] = []  # (workspace, channel, ref, post)
+        self.told: list[tuple[str, str, Post]] = []  # (discussion id, user id, post): private messages
         self.announce_calls: list[str] = []  # the key of every announce() attempt, failed ones included
         self.publish_calls = 0
         self.update_calls = 0
@@ -49,6 +52,7 @@ class RecordingChat:
         self._announce_fail_before = 0
         self._announce_fail_after = 0
         self._counter = 0
+        self.gone = ""  # set: every post is refused for good with this reason (channel archived, bot removed)
 
     # -- control -----------------------------------------------------------------------------------
 
@@ -88,6 +92,8 @@ class RecordingChat:
 
     async def publish(self, discussion: Discussion, post: Post) -> str:
         self.publish_calls += 1
+        if self.gone:
+            raise CannotPost(self.gone)
         if self._fail_before:
             self._fail_before -= 1
             raise ChatDown(f"injected failure before publishing {post.key}")
@@ -118,6 +124,9 @@ class RecordingChat:
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
         self.thinking_calls.append((discussion.id, persona.key, key))
 
+    async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
+        self.live.append((key, text, time.monotonic()))
+
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         self.announce_calls.append(post.key)
         if self._announce_fail_before:
@@ -135,6 +144,9 @@ class RecordingChat:
         self.find_calls += 1
         return next((ref for w, ch, ref, post in self.announced if (w, ch, post.key) == (workspace, channel, key)),
                     None)
+
+    async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
+        self.told.append((discussion.id, user_id, post))
 
     async def link(self, discussion: Discussion) -> str:
         return f"https://chat.invalid/{self.platform}/{discussion.id}"

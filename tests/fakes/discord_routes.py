@@ -311,8 +311,20 @@ async def callback(fake: FakeDiscord, request: web.Request, m: Match, body: Any)
     return fake.ok(answer)
 
 
+async def open_dm(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
+    """A DM channel with one user (type 1), made once per user as Discord does."""
+    uid = str(body.get("recipient_id") or "")
+    found = next((c for c in fake.channels.values() if c["type"] == 1 and c["recipients"][0]["id"] == uid), None)
+    if found is None:
+        found = {"id": p.snowflake(), "type": 1, "last_message_id": None,
+                 "recipients": [p.user(uid, f"user{uid[-4:]}")]}
+        fake.channels[found["id"]] = found
+    return fake.ok(found)
+
+
 SNOW = r"\d+"
 ROUTES = [
+    ("POST", "/users/@me/channels", open_dm),
     ("GET", "/users/@me", me),
     ("GET", "/oauth2/applications/@me", application),
     ("GET", "/gateway/bot", gateway_bot),

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 from core.models import Phase, Usage
 from core.offline import OfflineLLM
-from core.ports import Completion, LLMUnavailable, Prompt, T
+from core.ports import Completion, LLMUnavailable, Prompt, T, TextSink
 
 
 class ScriptedLLM:
@@ -59,12 +59,12 @@ class ScriptedLLM:
     def _charge(self, usage: Usage) -> Usage:
         return usage.model_copy(update={"cost_usd": self.cost_per_call})
 
-    async def complete(self, prompt: Prompt) -> Completion:
+    async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         self.prompts.append(prompt)
         await self._hook(prompt)
         self._maybe_fail(prompt)
         await self._wait_gate()
-        done = await self.inner.complete(prompt)
+        done = await self.inner.complete(prompt, on_text)
         return done.model_copy(update={"usage": self._charge(done.usage)})
 
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]:

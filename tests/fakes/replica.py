@@ -55,11 +55,17 @@ class LoggedChat:
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
         return None
 
+    async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
+        return None  # the log records what was posted; live text is not a post
+
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         return self._write(op="announce", where=channel, key=post.key, kind=post.kind, text=post.text)
 
     async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
         return self._find("announce", channel, key)
+
+    async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
+        self._write(op="tell", where=user_id, key=post.key, kind=post.kind, text=post.text)
 
     async def link(self, discussion: Discussion) -> str:
         return f"https://chat.invalid/{discussion.id}"

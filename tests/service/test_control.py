@@ -114,40 +114,6 @@ async def test_an_essential_failure_blocks_with_retry_skip_stop_and_retry_recove
     assert (await discussion(app, d.id)).status == Status.DONE
 
 
-async def test_refused_posts_stay_queued_block_the_turns_and_land_once_in_order(
-    app: App, chat: RecordingChat
-) -> None:
-    chat.fail_next(10_000)  # the platform refuses every post
-    reply = await app.service.handle(start(rounds=1))
-    await settle(app)
-    did = reply.discussion_id
-    d = await discussion(app, did)
-    assert d.status == Status.BLOCKED and "keeps refusing posts" in d.blocked_reason
-    assert chat.keys(did) == []
-    async with app.store.tx() as tx:
-        queued = [post.key for _, post, _, _ in await tx.pending_posts(did) if not post.replaces]
-        spent = len(await tx.turns(did))
-    assert queued[0] == f"{did}:header" and spent < 10, "turns nobody can see should stop early"
-    chat.recover()  # the platform is back
-    assert await app.driver.sweep() == [did]
-    await settle(app)
-    assert chat.keys(did) == queued, "every queued post lands once, in order"
-    await app.service.handle(c.RetryTurns(**C1, discussion_id=did, user_id="U1", user_name="Dana"))
-    await settle(app)
-    keys = chat.keys(did)
-    assert (await discussion(app, did)).status == Status.DONE and len(keys) == len(set(keys))
-
-
-async def test_a_post_accepted_before_a_crash_is_found_not_reposted(app: App, chat: RecordingChat) -> None:
-    chat.fail_next(1, after_post=True)  # the header is posted, then the ref is lost as if the process died
-    reply = await app.service.handle(start(rounds=1))
-    await settle(app)
-    keys = chat.keys(reply.discussion_id)
-    assert keys.count(f"{reply.discussion_id}:header") == 1 and len(keys) == len(set(keys))
-    assert chat.find_calls == 1, "recovery looks the post up once instead of posting it again"
-    assert (await discussion(app, reply.discussion_id)).status == Status.DONE
-
-
 async def test_the_budget_stops_a_discussion_and_says_so(app: App, chat: RecordingChat, llm: ScriptedLLM) -> None:
     llm.cost_per_call = 1.0  # five dollars buys five calls
     reply = await app.service.handle(start(rounds=3))

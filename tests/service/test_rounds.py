@@ -150,3 +150,19 @@ async def test_bad_topics_get_a_friendly_error(app: App, topic: str) -> None:
 async def test_unknown_ids_get_a_friendly_error(app: App) -> None:
     with pytest.raises(UserError, match="can't find a discussion"):
         await app.service.handle(c.Pause(**C1, discussion_id="nope", user_id="U1"))
+
+
+@pytest.mark.parametrize("llm", [ScriptedLLM(delay=0.3)])
+async def test_persona_words_show_while_the_model_writes(app: App, chat: RecordingChat) -> None:
+    reply = await app.service.handle(start(rounds=1, experts=2))
+    await settle(app)
+    d = await discussion(app, reply.discussion_id)
+    posts = {s.post.key: s for s in chat.sent if s.post.persona is not None}
+    streamed = {key for key, _, _ in chat.live}
+    assert streamed and streamed <= set(posts), "live text belongs to persona turns that then post"
+    for key, text, at in chat.live:
+        final = posts[key]
+        assert final.post.text.startswith(text.strip()), "live text is the start of the finished post"
+        assert at <= final.at, "no live update lands after the finished post"
+    # opening, two statements, counterpoint, two rebuttals, analogy: every free-text turn of the round
+    assert d.status == Status.DONE and len(streamed) == 7

@@ -44,6 +44,9 @@ class Screen:
         await self.chat.thinking(discussion, persona, key)
         self.thought[key] = self._printed()
 
+    async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
+        await self.chat.stream(discussion, persona, key, text)
+
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         ref = await self.chat.announce(workspace, channel, post)
         self.by_ref[ref] = self._printed()
@@ -51,6 +54,9 @@ class Screen:
 
     async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
         return await self.chat.find_announcement(workspace, channel, key)
+
+    async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
+        await self.chat.tell(discussion, user_id, post)
 
     async def link(self, discussion: Discussion) -> str:
         return await self.chat.link(discussion)

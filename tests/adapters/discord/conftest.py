@@ -17,7 +17,7 @@ from bot.settings import Settings
 from bot.wiring import App, build_app
 from core.models import Discussion
 from core.offline import OfflineLLM
-from core.ports import Completion, Prompt
+from core.ports import Completion, Prompt, TextSink
 from tests.fakes.discord_api import FakeDiscord
 
 TOKEN = "test-token"
@@ -30,9 +30,9 @@ class RecordingLLM(OfflineLLM):
         super().__init__()
         self.prompts: list[Prompt] = []
 
-    async def complete(self, prompt: Prompt) -> Completion:
+    async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         self.prompts.append(prompt)
-        return await super().complete(prompt)
+        return await super().complete(prompt, on_text)
 
 
 @dataclass
@@ -63,7 +63,8 @@ def settings_for(fake: FakeDiscord, tmp_path: Path) -> Settings:
 async def running(fake: FakeDiscord, tmp_path: Path, **kw: Any) -> AsyncIterator[Council]:
     llm = RecordingLLM()
     chat = DiscordChat()
-    app = await build_app(settings_for(fake, tmp_path), {"discord": chat}, llm=llm, owner="test-owner")
+    app = await build_app(settings_for(fake, tmp_path), {"discord": chat}, llm=llm, owner="test-owner",
+                          clock=kw.pop("clock", None))
     config = DiscordConfig(token=TOKEN, api_url=fake.api_url, sweep_interval_s=3600,
                            default_tz=kw.pop("default_tz", "UTC"))
     client = build_client(config, app.service, app.driver, app.store, chat, sharded=kw.pop("sharded", False),

@@ -113,3 +113,22 @@ async def test_a_final_choice_closes_its_buttons(council: Council) -> None:
     polls = [m for m in fake.thread_messages(d.thread_ref) if m is not choice and m["components"]]
     assert any(not b.get("disabled") for m in polls for r in m["components"] for b in r["components"]), \
         "vote buttons stay open: a ballot may change"
+
+
+async def test_live_words_grow_in_one_webhook_message_that_becomes_the_post(council: Council) -> None:
+    from core.models import Persona, Post, Role
+
+    fake = council.fake
+    await answered(fake, await fake.slash(fake.add_user("Dana"), "council", topic="Feature flags?", confirm=True))
+    await council.settle()
+    d = await council.discussion()
+    ada = Persona(key="ada", name="Ada", role=Role.EXPERT, title="Engines", icon=":gear:")
+    before = len(fake.thread_messages(d.thread_ref))
+    await council.chat.stream(d, ada, "k1", "Flags let us merge <early>")
+    await council.chat.stream(d, ada, "k1", "Flags let us merge <early> and often")  # within the gap: skipped
+    [live] = fake.thread_messages(d.thread_ref)[before:]
+    assert live["author"]["username"] == "Ada" and "merge <early>" in live["content"] and "writing" in live["content"]
+    ref = await council.chat.publish(d, Post(kind="turn", key="k1", text="Flags let us merge early and often.",
+                                             persona=ada))
+    assert fake.thread_messages(d.thread_ref)[before:] == [live], "the post took the live message's place"
+    assert live["content"].startswith("Flags let us merge early and often.") and live["id"] in ref

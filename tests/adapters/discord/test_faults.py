@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 from adapters.discord.chat import DiscordChat
 from adapters.discord.render import render
 from core.models import Discussion, Persona, Post, Role, Status
-from tests.adapters.discord.conftest import Council, by_webhook
-from tests.fakes.discord_api import Fault
+from tests.adapters.discord.conftest import Council, by_webhook, running
+from tests.fakes.clock import FakeClock
+from tests.fakes.discord_api import FakeDiscord, Fault
 
 NOW = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 ADA = Persona(key="ada", name="Ada Lovelace", role=Role.EXPERT, title="Analyst", icon=":bulb:")
@@ -27,7 +29,13 @@ async def sent_refs(council: Council) -> list[str]:
     return ids
 
 
-async def test_posts_refused_with_429_land_once(council: Council) -> None:
+async def test_posts_refused_with_429_land_once(fake: FakeDiscord, tmp_path: Path) -> None:
+    clock = FakeClock(datetime(2026, 3, 2, 8, 0, tzinfo=UTC))
+    async with running(fake, tmp_path, clock=clock) as council:
+        await _refused_with_429_land_once(council, clock)
+
+
+async def _refused_with_429_land_once(council: Council, clock: FakeClock) -> None:
     fake = council.fake
     dana = fake.add_user("Dana")
     persona_posts = rf"^/webhooks/(?!{fake.app_id})\d+/[^/]+$"  # not the interaction follow-ups
@@ -40,7 +48,13 @@ async def test_posts_refused_with_429_land_once(council: Council) -> None:
     i = await fake.slash(dana, "council", topic="Should we adopt trunk-based development?", rounds=1)
     await fake.wait_for(lambda: i.followups)
     await council.settle()
+    clock.advance(seconds=119)
     await council.app.driver.sweep()  # what the background sweeper does every COUNCIL_SWEEP_INTERVAL_S
+    await council.settle()
+    assert sum(1 for c in fake.calls if c.status == 429) == 6
+    assert (await council.discussion()).status.value == "running", "Discord's retry-after is honoured"
+    clock.advance(seconds=1)
+    await council.app.driver.sweep()
     await council.settle()
 
     assert sum(1 for c in fake.calls if c.status == 429) == 6
@@ -91,7 +105,13 @@ async def test_a_restart_does_not_post_twice(council: Council) -> None:
     assert sorted(fake.webhooks) == hooks, "the webhook already there is reused"
 
 
-async def test_a_deleted_webhook_is_replaced(council: Council) -> None:
+async def test_a_deleted_webhook_is_replaced(fake: FakeDiscord, tmp_path: Path) -> None:
+    clock = FakeClock(datetime(2026, 3, 2, 8, 0, tzinfo=UTC))
+    async with running(fake, tmp_path, clock=clock) as council:
+        await _deleted_webhook_is_replaced(council, clock)
+
+
+async def _deleted_webhook_is_replaced(council: Council, clock: FakeClock) -> None:
     fake = council.fake
     dana = fake.add_user("Dana")
     i = await fake.slash(dana, "council", topic="Monorepo or polyrepo?")
@@ -101,16 +121,28 @@ async def test_a_deleted_webhook_is_replaced(council: Council) -> None:
     choice = next(m for m in reversed(fake.thread_messages((await council.discussion()).thread_ref))
                   if m["components"])
     await fake.click(dana, choice, fake.find_button(choice, "Synthesize"))
-    await fake.wait_for(lambda: fake.webhooks)
+    # The persona's post through the deleted webhook is refused (404), and waits out its backoff.
+    await fake.wait_for(lambda: any(c.status == 404 and c.path.startswith("/webhooks/") for c in fake.calls))
     await council.settle()
+    assert not fake.webhooks
+    clock.advance(seconds=2)  # the refused post's first backoff
     await council.app.driver.sweep()
     await council.settle()
+    assert fake.webhooks, "a new webhook was made"
     assert (await council.discussion()).status.value == "done"
     await sent_refs(council)
 
 
-async def test_a_split_persona_post_refused_midway_sends_only_the_missing_parts(council: Council) -> None:
+async def test_a_split_persona_post_refused_midway_sends_only_the_missing_parts(
+    fake: FakeDiscord, tmp_path: Path
+) -> None:
     """Webhook posts carry no nonce: after part 2 is refused, the retry must not post part 1 again."""
+    clock = FakeClock(datetime(2026, 3, 2, 8, 0, tzinfo=UTC))
+    async with running(fake, tmp_path, clock=clock) as council:
+        await _split_post_refused_midway(council, clock)
+
+
+async def _split_post_refused_midway(council: Council, clock: FakeClock) -> None:
     fake = council.fake
     d = Discussion(id="5p117001", topic="Split posts", platform="discord", workspace=fake.guild_id,
                    channel=fake.channel_id, status=Status.STOPPED, created_at=NOW, updated_at=NOW)
@@ -132,6 +164,7 @@ async def test_a_split_persona_post_refused_midway_sends_only_the_missing_parts(
 
     assert not await council.app.driver.publish(d.id)  # refused: the post stays queued
     assert [m["content"] for m in by_webhook(fake.thread_messages(d.thread_ref))] == parts[:1]
+    clock.advance(seconds=2)  # its first backoff
     assert await council.app.driver.publish(d.id)  # the retry finds part 1 and sends parts 2 and 3 only
 
     posted = by_webhook(fake.thread_messages(d.thread_ref))

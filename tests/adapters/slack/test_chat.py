@@ -163,3 +163,23 @@ async def test_an_edit_of_a_message_that_is_gone_is_skipped_and_the_post_still_s
     fake.fail("chat.update", "ratelimited_forever")  # any other refusal still raises: the outbox tries again
     with pytest.raises(Exception, match="ratelimited_forever"):
         await c.update(d, ts, turn("d1:r1:s1:ada", "Edited."))
+
+
+async def test_a_placeholder_grows_with_the_words_then_becomes_the_post(fake: FakeSlack) -> None:
+    c = chat(fake)
+    d = await discussion(c)
+    key = "d1:r1:s1:ada"
+    await c.thinking(d, ADA, key)
+    await c.stream(d, ADA, key, "Trunk-based development & <feature flags>")
+    await c.stream(d, ADA, key, "Trunk-based development & <feature flags> go together")  # within the gap: skipped
+    edits = fake.called("chat.update")
+    assert len(edits) == 1, "the first words show at once; growth waits for the channel's next slot"
+    placeholder = fake.find("C0001", edits[0].params["ts"])
+    assert placeholder is not None and placeholder.username == "Ada Lovelace"
+    assert "&amp; &lt;feature flags&gt;" in placeholder.blocks[0]["text"]["text"], "typed markup stays text"
+    assert "writing" in str(placeholder.blocks[-1])
+    ts = await c.publish(d, turn(key, "Trunk-based development and feature flags go together."))
+    assert ts == placeholder.ts, "the finished post replaces the live text in place"
+    assert "writing" not in str(fake.find("C0001", ts).blocks)  # type: ignore[union-attr]
+    await c.stream(d, ADA, key, "late words")
+    assert len(fake.called("chat.update")) == 2, "nothing lands after the finished post"

@@ -1,0 +1,103 @@
+"""Live text on Slack: a fake model takes 2 s to its first token, then writes slowly; the real Anthropic client,
+driver and SlackChat run against the fake APIs. Prints, per persona turn, the delay from the model's first token
+to the first words visible in the thread, and how many visible updates the long opening turn gets; the last
+number printed is the worst first-words delay in seconds (target <= 1.0)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from adapters.slack.chat import SlackChat  # noqa: E402
+from adapters.slack.clients import SingleWorkspace, web_client  # noqa: E402
+from bot.settings import Settings  # noqa: E402
+from bot.wiring import build_app  # noqa: E402
+from core import commands as c  # noqa: E402
+from core.models import Status  # noqa: E402
+from tests.fakes.anthropic_server import FakeAnthropic, default_reply  # noqa: E402
+from tests.fakes.slack_api import FakeSlack  # noqa: E402
+
+WORDS = ("Trunk-based development keeps every change small and visible, so integration problems surface within "
+         "hours instead of weeks. ").split()
+
+
+def long_reply(chars: int) -> Any:
+    """Structured calls get their JSON; every free-text turn a long answer led by a unique tag `[n]`."""
+    numbers = itertools.count(1)
+
+    def reply(body: dict[str, Any]) -> str:
+        if (body.get("output_config") or {}).get("format"):
+            return default_reply(body)
+        words = [f"[{next(numbers)}]"]
+        while len(" ".join(words)) < chars:
+            words += WORDS
+        return " ".join(words)[:chars]
+
+    return reply
+
+
+async def main(first_token_s: float, gap_s: float, chars: int) -> None:
+    async with FakeAnthropic(latency_s=first_token_s, delta_gap_s=gap_s, chunk_chars=24,
+                             reply=long_reply(chars)) as model, FakeSlack() as slack:
+        with tempfile.TemporaryDirectory() as tmp:
+            settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}",  # type: ignore[call-arg]
+                                anthropic_api_key="bench-key", anthropic_base_url=model.base_url)
+            chat = SlackChat(SingleWorkspace(web_client(slack.base_url, "xoxb-test")), interval=1.0)
+            app = await build_app(settings, {"slack": chat})
+            try:
+                reply = await app.service.handle(c.StartDiscussion(
+                    topic="Should we move to trunk-based development?", platform="slack", workspace="T0001",
+                    channel="C0001", experts=2, rounds=1, user_id="U1", user_name="Dana"))
+                # The opening (one long turn) and the two statements written at once; then stop.
+                deadline = time.monotonic() + 120
+                while len([t for t in model.first_delta_at if t.startswith("[")]) < 3:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("the discussion never reached its statements; see the log above")
+                    await asyncio.sleep(0.05)
+                await asyncio.sleep(chars / 24 * gap_s + 2 * first_token_s + 2)
+                await app.service.handle(c.Stop(discussion_id=reply.discussion_id, user_id="U1", is_admin=True))
+                await app.driver.idle()
+                async with app.store.tx() as tx:
+                    d = await tx.discussion(reply.discussion_id)
+                assert d is not None and d.status == Status.STOPPED
+            finally:
+                await app.close()
+        report(model, slack)
+
+
+def report(model: FakeAnthropic, slack: FakeSlack) -> None:
+    updates = [call for call in slack.called("chat.update") if "is writing" in str(call.params.get("text"))]
+    delays, counts = [], []
+    for text, first_token in sorted(model.first_delta_at.items(), key=lambda kv: kv[1]):
+        if not text.startswith("["):
+            continue
+        tag = text.split(" ", 1)[0]
+        mine = [u for u in updates if tag in str(u.params.get("blocks"))]
+        if not mine:
+            continue  # a turn stopped before its first words arrived
+        delay = mine[0].at - first_token
+        delays.append(delay)
+        counts.append(len(mine))
+        print(f"turn {tag}: first words {delay:.3f} s after the first token; {len(mine)} visible updates")
+    print(f"turns measured: {len(delays)}; median first-words delay {statistics.median(delays):.3f} s")
+    print(f"visible updates of the long opening turn: {counts[0]}")
+    print(f"worst first-words delay (s): {max(delays):.3f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--first-token-s", type=float, default=2.0)
+    parser.add_argument("--gap-s", type=float, default=0.1, help="pause between streamed deltas of 24 characters")
+    parser.add_argument("--chars", type=int, default=1500, help="length of each free-text turn")
+    args = parser.parse_args()
+    asyncio.run(main(args.first_token_s, args.gap_s, args.chars))

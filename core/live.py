@@ -1,0 +1,88 @@
+"""Live text: a turn's words as the model writes them, handed to the chat at most once per interval."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+log = logging.getLogger(__name__)
+Show = Callable[[str], Awaitable[None]]
+
+
+class LiveText:
+    """`push` takes the text so far and returns at once (the model's stream never waits on the chat); the chat
+    sees the newest text when the interval since its last update has passed. `close` drops what was not shown
+    and waits for an update in flight, so no late partial text lands after the finished post."""
+
+    def __init__(self, show: Show, interval_s: float = 1.0, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._show, self._interval, self._monotonic = show, interval_s, monotonic
+        self._latest = self._shown = ""
+        self._last = float("-inf")
+        self._closed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.updates = 0  # updates the chat accepted (benchmarks, tests)
+
+    async def push(self, text: str) -> None:
+        if self._closed.is_set() or not text.strip():
+            return
+        self._latest = text
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run(), name="live-text")
+
+    async def _run(self) -> None:
+        while self._latest != self._shown and not self._closed.is_set():
+            wait = self._last + self._interval - self._monotonic()
+            if wait > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._closed.wait(), wait)
+                if self._closed.is_set():
+                    return
+            text = self._latest
+            self._last = self._monotonic()
+            try:
+                await self._show(text)
+                self.updates += 1
+            except Exception:  # live text is a courtesy: the finished post still replaces it
+                log.debug("live update refused", exc_info=True)
+            self._shown = text
+
+    async def close(self) -> None:
+        self._closed.set()
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+
+
+class ChannelBudget:
+    """One live edit per `gap_s` per channel, shared fairly between the turns writing at once: a turn's first
+    words always go at once, then the turn shown longest ago goes first (one that stopped asking gives way)."""
+
+    def __init__(self, gap_s: float = 1.0, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.gap_s, self._monotonic = gap_s, monotonic
+        self._turns: dict[str, dict[str, list[float]]] = {}  # channel -> turn key -> [shown at, asked at]
+        self._last: dict[str, float] = {}
+
+    def allow(self, channel: str, key: str) -> bool:
+        now = self._monotonic()
+        turns = self._turns.setdefault(channel, {})
+        mine = turns.get(key)
+        if mine is None:
+            turns[key] = [now, now]
+            self._last[channel] = now
+            return True
+        mine[1] = now
+        if now - self._last.get(channel, float("-inf")) < self.gap_s:
+            return False
+        if any(k != key and now - asked < 2 * self.gap_s and shown < mine[0] for k, (shown, asked) in turns.items()):
+            return False
+        mine[0] = self._last[channel] = now
+        return True
+
+    def forget(self, key: str) -> None:
+        """The turn's post landed: it no longer competes (and is not remembered forever)."""
+        for channel, turns in list(self._turns.items()):
+            turns.pop(key, None)
+            if not turns:
+                del self._turns[channel]
