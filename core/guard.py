@@ -4,7 +4,7 @@ answers (status, list, usage) are scoped to the asker's workspace and channel.""
 from __future__ import annotations
 
 from contextvars import ContextVar
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from core import commands as c
@@ -67,6 +67,15 @@ class Guard:
             spent = await tx.workspace_spend(cmd.platform, cmd.workspace, day_window(now, limits.tz)[0])
             if workspace_exhausted(limits, spent):
                 raise UserError(f"I can't start a new discussion: {workspace_message(limits, spent, now)}.")
+
+    async def answered_lately(self, tx: Tx, discussion_id: str, user_id: str, now: datetime) -> bool:
+        """Paid answers between rounds are paced: at most one per person per COUNCIL_ANSWER_INTERVAL_S."""
+        interval = self.config.limits.answer_interval_s
+        if interval <= 0:
+            return False
+        since = now - timedelta(seconds=interval)
+        return any(m.author_id == user_id and m.needs_answer and m.created_at >= since
+                   for m in await tx.human_messages(discussion_id))
 
     # reading -----------------------------------------------------------------------------------------
     async def discussions(self, asker: c.Command | None = None, *, limit: int = 50) -> list[Discussion]:

@@ -183,13 +183,17 @@ class Service(Guard, ScheduleHandlers):
                 return Reply(text="", duplicate=True)
             d = await self._get(tx, cmd.discussion_id)
             personas = await tx.personas(d.id)
+            paced = d.status == Status.WAITING and await self.answered_lately(tx, d.id, cmd.user_id, now)
             await tx.add_human_message(
                 HumanMessage(discussion_id=d.id, author_id=cmd.user_id, author_name=cmd.user_name or "someone",
                              text=text[:MAX_HUMAN_CHARS], event_id=cmd.event_id,
                              addressed_to=addressed(text, personas),
-                             needs_answer=d.status == Status.WAITING, created_at=now)
+                             needs_answer=d.status == Status.WAITING and not paced, created_at=now)
             )
         heard = d.status in (Status.RUNNING, Status.WAITING)
+        if paced:
+            return Reply(text="Noted: the council answered you a moment ago, so this one is heard in the next "
+                              "answer or the next round.")
         return Reply(text="Noted: the council will hear this on its next turn." if heard else
                      "Noted: the council will hear this when the discussion resumes.",
                      discussion_id=d.id if heard else "")

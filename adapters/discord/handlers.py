@@ -11,7 +11,7 @@ from discord.app_commands import Choice
 
 from adapters.discord import translate as t
 from adapters.discord.chat import DiscordChat
-from adapters.discord.views import modify_modal, reply_modal, settled_view, settles
+from adapters.discord.views import confirm_view, modify_modal, reply_modal, settled_view, settles
 from core import commands as c
 from core.service import Service, UserError, list_text
 from core.storage.store import Store
@@ -41,6 +41,13 @@ class Handlers:
         except t.NotUnderstood as exc:
             await self._defer(interaction)
             await self._tell(interaction, str(exc))
+            return
+        if isinstance(intent, t.AskConfirm):
+            try:
+                await interaction.response.send_message(intent.question, view=confirm_view(
+                    intent.action, intent.value, intent.label), ephemeral=True)
+            except discord.HTTPException:
+                log.warning("could not ask to confirm %s for %s", intent.action, interaction.id, exc_info=True)
             return
         if isinstance(intent, t.OpenModal):
             modal = reply_modal(intent.discussion_id) if intent.kind == "reply" else modify_modal(intent.discussion_id)
@@ -139,7 +146,7 @@ class Handlers:
             async with self.store.tx() as tx:
                 personas = await tx.personas(intent.discussion_id)
             intent = t.roster_command(intent, personas, who)
-        if isinstance(intent, t.OpenModal):
+        if isinstance(intent, t.OpenModal | t.AskConfirm):
             raise t.NotUnderstood("Use the button for that.")
         return (await self.service.handle(intent)).text
 

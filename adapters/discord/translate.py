@@ -10,6 +10,7 @@ from zoneinfo import available_timezones
 
 from core import commands as c
 from core.models import Discussion, NextAction, Persona
+from core.posts import CONFIRM_STOP, CONFIRM_SYNTHESIZE
 from core.timeparse import TimeParseError, parse_every, zone
 
 PREFIX = "cl"
@@ -72,6 +73,22 @@ class OpenModal:
 
 
 @dataclass(frozen=True)
+class AskConfirm:
+    """A button whose action must be confirmed first: answer privately with the question and a button that
+    does it."""
+
+    action: str
+    value: str
+    question: str
+    label: str
+
+
+def confirm_action_id(action_id: str) -> str:
+    """The id a confirm-first button carries instead of its own ("ctl:stop" → "ask:ctl_stop")."""
+    return "ask:" + action_id.replace(":", "_")
+
+
+@dataclass(frozen=True)
 class RosterEdit:
     discussion_id: str
     persona: str
@@ -90,7 +107,10 @@ class ShowStatus:
     discussion_id: str
 
 
-Intent = c.Command | ListDiscussions | OpenModal | RosterEdit | ShowHelp | ShowStatus
+Intent = c.Command | AskConfirm | ListDiscussions | OpenModal | RosterEdit | ShowHelp | ShowStatus
+CONFIRMS = {"ctl:stop": (CONFIRM_STOP, "Yes, stop"), "fail:stop": (CONFIRM_STOP, "Yes, stop"),
+            "ctl:synthesize": (CONFIRM_SYNTHESIZE, "Yes, synthesize"),
+            "next:synthesize": (CONFIRM_SYNTHESIZE, "Yes, synthesize")}
 
 
 def is_admin(permissions: str | int | None) -> bool:
@@ -231,6 +251,12 @@ def component(action: str, value: str, who: Who) -> Intent:
     """A button click: the action id and value the core put on the Action."""
     base = who.fields()
     kind, _, arg = action.partition(":")
+    if kind == "ask":
+        wanted = next((a for a in CONFIRMS if confirm_action_id(a) == action), None)
+        if wanted is None:
+            raise NotUnderstood("That button is no longer supported.")
+        question, label = CONFIRMS[wanted]
+        return AskConfirm(action=wanted, value=value, question=question, label=label)
     if kind == "vote":
         poll, _, choice = value.partition("|")
         if not (poll.isdigit() and choice.isdigit()):

@@ -45,8 +45,9 @@ async def make_app(tmp_path: Path, chat: RecordingChat, llm: ScriptedLLM,
 
 
 def start(user: str = "U1", workspace: str = "T1", **kw: Any) -> c.StartDiscussion:
-    return c.StartDiscussion(topic="Trunk-based development?", platform="console", workspace=workspace,
-                             channel="C1", in_channel="C1", user_id=user, user_name="Dana", rounds=1, **kw)
+    return c.StartDiscussion(**{"topic": "Trunk-based development?", "platform": "console", "workspace": workspace,
+                                "channel": "C1", "in_channel": "C1", "user_id": user, "user_name": "Dana",
+                                "rounds": 1, **kw})
 
 
 async def test_a_third_start_in_an_hour_is_refused_with_the_reason(make_app: Make, clock: FakeClock) -> None:
@@ -104,3 +105,34 @@ def test_turns_that_fit() -> None:
     assert turns_that_fit(4, 0.25, 0.1) == 2
     assert turns_that_fit(4, 0.05, 0.1) == 1  # at least one while anything remains
     assert turns_that_fit(4, 0.0, 0.1) == 0
+
+
+async def test_paid_answers_between_rounds_are_paced_per_person(
+    make_app: Make, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    app = await make_app(council_answer_interval_s=180)
+    did = (await app.service.handle(start(rounds=None))).discussion_id
+    await settle(app)
+
+    async def say(text: str, user: str = "U2") -> str:
+        reply = await app.service.handle(c.PostHumanMessage(discussion_id=did, text=text, user_id=user,
+                                                            user_name=user, platform="console", workspace="T1",
+                                                            in_channel="C1"))
+        await settle(app)
+        return reply.text
+
+    def answers() -> int:
+        return sum(p.purpose.phase == Phase.ANSWER for p in llm.prompts)
+
+    await say("What about on-call weeks?")
+    assert answers() == 1
+    clock.advance(minutes=1)
+    assert "heard in the next answer or the next round" in await say("And support rotations?")
+    assert answers() == 1
+    await say("Does this hold for contractors?", user="U3")  # another person has their own pace
+    assert answers() == 2
+    clock.advance(minutes=2, seconds=1)
+    await say("One more: holidays?")
+    assert answers() == 3
+    last = next(p for p in reversed(llm.prompts) if p.purpose.phase == Phase.ANSWER)
+    assert "And support rotations?" in "".join(b.text for b in last.shared), "the paced message is folded in"
