@@ -1,4 +1,7 @@
-"""Wall time of one moderated round divided by its critical path (6 sequential LLM steps × latency)."""
+"""Wall time of each flow's work divided by its critical path (its sequential LLM steps × a fixed latency).
+
+moderated: one round, 6 steps (opening, statements ∥, counterpoint, rebuttals ∥, analogy, synthesis);
+council: 2 parallel rounds and the verdict, 3 steps (each round one model call deep)."""
 
 from __future__ import annotations
 
@@ -7,7 +10,10 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -24,7 +30,21 @@ from tests.fakes.chat import RecordingChat  # noqa: E402
 LATENCY_S = 0.2
 REPEATS = 3
 TARGET = 1.15
-STEPS = len(moderated.ROUND_STEPS)  # opening, statements ∥, counterpoint, rebuttals ∥, analogy, synthesis
+
+
+@dataclass
+class Case:
+    start: dict[str, Any]  # StartDiscussion fields
+    steps: int  # sequential model calls on the critical path
+    first: Phase  # the phase whose first call starts the clock
+    last: Callable[[str], str]  # the key of the post that stops it, from the discussion id
+
+
+CASES = {
+    "moderated": Case({"rounds": 1}, len(moderated.ROUND_STEPS), Phase.OPENING,
+                      lambda d: f"{d}:r1:s{len(moderated.ROUND_STEPS) - 1}:moderator"),
+    "council": Case({"flow": "council", "rounds": 2}, 3, Phase.ADVISOR_OPENING, lambda d: f"{d}:final:r2"),
+}
 
 
 class FixedLatencyLLM:
@@ -55,8 +75,8 @@ class FixedLatencyLLM:
         return next(at for at, ph, r, _ in self.started if ph == phase and r == round_)
 
 
-async def one_run(workdir: Path, latency: float) -> tuple[float, float, int]:
-    """(wall seconds of round 1, seconds for the whole discussion, LLM calls)."""
+async def one_run(workdir: Path, latency: float, case: Case) -> tuple[float, float, int]:
+    """(wall seconds of the measured stretch, seconds for the whole discussion, LLM calls)."""
     settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{workdir / 'council.db'}")  # type: ignore[call-arg]
     chat = RecordingChat()
     llm = FixedLatencyLLM(latency)
@@ -64,37 +84,41 @@ async def one_run(workdir: Path, latency: float) -> tuple[float, float, int]:
     try:
         began = time.monotonic()
         reply = await app.service.handle(
-            StartDiscussion(topic="Should we adopt trunk-based development?", rounds=1, experts=4,
-                            user_id="u1", user_name="Bench")
+            StartDiscussion(topic="Should we adopt trunk-based development?", experts=4, user_id="u1",
+                            user_name="Bench", **case.start)
         )
         await app.driver.idle()
         total = time.monotonic() - began
         d_id = reply.discussion_id
-        start = llm.first_start(Phase.OPENING, 1)
-        synthesis_key = f"{d_id}:r1:s{STEPS - 1}:moderator"
-        end = chat.published_at(synthesis_key)
+        start = llm.first_start(case.first, 1)
+        last_key = case.last(d_id)
+        end = chat.published_at(last_key)
         if end is None:
-            raise SystemExit(f"the round synthesis {synthesis_key} was never published; posts: {chat.keys()}")
+            raise SystemExit(f"{last_key} was never published; posts: {chat.keys()}")
         return end - start, total, len(llm.started)
     finally:
         await app.close()
 
 
 async def main() -> int:
-    critical = STEPS * LATENCY_S
-    ratios: list[float] = []
-    print(f"round critical path: {STEPS} sequential LLM steps × {LATENCY_S:.3f} s")
-    for i in range(REPEATS):
-        with tempfile.TemporaryDirectory(prefix="council-bench-") as tmp:
-            wall, total, calls = await one_run(Path(tmp), LATENCY_S)
-        ratio = wall / critical
-        ratios.append(ratio)
-        print(f"run {i + 1}: wall_s {wall:.3f}  critical_path_s {critical:.3f}  ratio {ratio:.3f}  "
-              f"(whole discussion {total:.3f} s, {calls} LLM calls)")
-    median = statistics.median(ratios)
-    verdict = "meets" if median <= TARGET else "MISSES"
-    print(f"median of {REPEATS}: {verdict} the target of {TARGET}")
-    print(f"ratio {median:.3f}")
+    medians: dict[str, float] = {}
+    for name, case in CASES.items():
+        critical = case.steps * LATENCY_S
+        ratios: list[float] = []
+        print(f"{name}: critical path {case.steps} sequential LLM steps × {LATENCY_S:.3f} s")
+        for i in range(REPEATS):
+            with tempfile.TemporaryDirectory(prefix="council-bench-") as tmp:
+                wall, total, calls = await one_run(Path(tmp), LATENCY_S, case)
+            ratio = wall / critical
+            ratios.append(ratio)
+            print(f"  run {i + 1}: wall_s {wall:.3f}  critical_path_s {critical:.3f}  ratio {ratio:.3f}  "
+                  f"(whole discussion {total:.3f} s, {calls} LLM calls)")
+        medians[name] = statistics.median(ratios)
+        verdict = "meets" if medians[name] <= TARGET else "MISSES"
+        print(f"{name}: median ratio {medians[name]:.3f} ({verdict} the target of {TARGET})")
+    worst = max(medians, key=lambda n: medians[n])
+    print("per flow: " + ", ".join(f"{n} {r:.3f}" for n, r in medians.items()) + f"; worst is {worst}")
+    print(f"ratio {medians[worst]:.3f}")
     return 0
 
 

@@ -47,9 +47,16 @@ def console(
     exports: Annotated[Path, typer.Option(help="Folder for synthesis.md, open-questions.md, transcript.json")] = Path(
         "exports"),
     name: Annotated[str, typer.Option(help="Your name in the discussion")] = "You",
+    flow: Annotated[str, typer.Option(help="moderated, council, meeting or open")] = "moderated",
+    style: Annotated[str, typer.Option(help="Council: parallel, sequential or debate")] = "parallel",
+    tier: Annotated[str, typer.Option(help="Council: light, medium or heavy")] = "light",
+    lang: Annotated[str, typer.Option(help="Language to speak (default: the topic's)")] = "",
+    hints: Annotated[str, typer.Option(help="Open floor: controversy axes, comma separated")] = "",
 ) -> None:
     """Run a discussion in this terminal."""
     from bot.runtime import run_console
+    from core import commands as c
+    from core import flows
 
     if resume is None:
         from core.service import UserError, validate_topic
@@ -60,8 +67,17 @@ def console(
             _fail(str(exc))
     if rounds is not None and not 1 <= rounds <= 10:
         _fail("--rounds must be between 1 and 10.")
+    try:
+        flow, style = flows.choice("flow", flow, c.FLOW_NAMES), flows.choice("style", style, flows.STYLES)
+        chosen = {"flow": flow, "style": style, "tier": flows.choice("tier", tier, flows.TIERS),
+                  "lang": flows.language(lang) if lang else "",
+                  "hints": [h.strip() for h in hints.split(",") if h.strip()][:8]}
+        flows.planned_rounds(flow, rounds, style)
+    except flows.BadFlow as exc:
+        _fail(str(exc).replace("`", ""))
     code = asyncio.run(run_console(_settings(), topic=topic, rounds=rounds, experts=experts, no_input=no_input,
-                                   confirm=confirm, resume=resume, exports=exports, user_name=name))
+                                   confirm=confirm, resume=resume, exports=exports, user_name=name,
+                                   flow_options=chosen))
     raise typer.Exit(code)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -35,9 +36,16 @@ def _journal(settings: Settings) -> Path:
     return Path("council.console-journal")
 
 
+def _rounds(rounds: int | None, no_input: bool, flow_options: dict[str, Any]) -> int | None:
+    """Unattended, a moderated discussion runs one round; the other flows keep their own default length."""
+    if rounds or flow_options.get("flow", "moderated") != "moderated":
+        return rounds
+    return 1 if no_input else None
+
+
 async def run_console(
     settings: Settings, *, topic: str, rounds: int | None, experts: int, no_input: bool, confirm: bool,
-    resume: str | None, exports: Path, user_name: str,
+    resume: str | None, exports: Path, user_name: str, flow_options: dict[str, Any] | None = None,
 ) -> int:
     out = Console(highlight=False)
     chat = ConsoleChat(out, journal=_journal(settings))
@@ -51,8 +59,8 @@ async def run_console(
             discussion_id = await session.start(
                 c.StartDiscussion(topic=topic, platform="console", channel="console", in_channel="console",
                                   user_id="console-user",
-                                  user_name=user_name, rounds=rounds if rounds else (1 if no_input else None),
-                                  experts=experts, confirm=confirm and interactive)
+                                  user_name=user_name, rounds=_rounds(rounds, no_input, flow_options or {}),
+                                  experts=experts, confirm=confirm and interactive, **(flow_options or {}))
             )
         status = await session.run(discussion_id, interactive=interactive)
         if status == Status.DONE:

@@ -95,9 +95,10 @@ async def build_app(
                     starts_per_user_per_hour=settings.council_starts_per_user_per_hour,
                     answer_interval_s=settings.council_answer_interval_s, tz=settings.council_default_tz)
     driver = Driver(store, llm, chats, clock, DriverConfig(owner=owner, lease_ttl=settings.lease_ttl_s,
+                                                           context_rounds=settings.council_context_rounds,
                                                            limits=limits))
     service = Service(store, driver, clock, new_discussion_id, ServiceConfig(
-        budget_usd=settings.council_budget_usd, limits=limits,
+        budget_usd=settings.council_budget_usd, open_max_speeches=settings.council_open_max_speeches, limits=limits,
         policy=Policy(admins=settings.admins, members_steer=settings.council_members_steer)))
     app = App(settings=settings, store=store, llm=llm, driver=driver, service=service, clock=clock)
     if scheduler:

@@ -23,8 +23,17 @@ class Command(BaseModel):
     in_channel: str = ""  # the channel the command was typed or clicked in
 
 
+FlowName = Literal["moderated", "council", "meeting", "open"]
+FLOW_NAMES: tuple[str, ...] = ("moderated", "council", "meeting", "open")
+
+
 class StartDiscussion(Command):
     topic: str
+    flow: FlowName = "moderated"
+    style: Literal["parallel", "sequential", "debate"] = "parallel"  # council only
+    tier: Literal["light", "medium", "heavy"] = "light"  # council only
+    lang: str = ""  # speak this language instead of the topic's own
+    hints: list[str] = Field(default_factory=list)  # open floor: controversy axes
     platform: str = "console"
     workspace: str = ""
     channel: str = ""

@@ -1,4 +1,8 @@
-"""Standard 5-field cron expressions: parsing and the next matching wall-clock minute in a zone (pure)."""
+"""Standard 5-field cron expressions: parsing and the next matching wall-clock minute in a zone (pure).
+
+Written here rather than taken from croniter because the schedule's rules across daylight-saving changes
+differ from croniter's: a wall-clock time the spring jump skips does not fire (croniter fires it at 03:00),
+and a time the autumn fold repeats fires once (croniter fires it twice); the errors also name the field."""
 
 from __future__ import annotations
 

@@ -93,7 +93,9 @@ def fallback_summary(covered: list[Covered]) -> DigestSummary:
         if item.synthesis is None or not item.synthesis.get("data"):
             continue
         topic, data = item.discussion.topic[:60], item.synthesis["data"]
-        if item.synthesis["kind"] == "final":
+        if item.synthesis["kind"] == "final" and "executive_summary" not in data:  # another flow's closing
+            decided += [f"{topic}: {line}" for line in str(item.synthesis.get("text", "")).splitlines()[:1]]
+        elif item.synthesis["kind"] == "final":
             final = FinalSynthesis.model_validate(data)
             decided += [f"{topic}: {r}" for r in final.recommendations[:2]]
             dissent += [f"{topic}: {d.topic}" for d in final.unresolved_debates[:2]]

@@ -31,6 +31,7 @@ class LeaseLost(Exception):
     """This process no longer holds the discussion's lease: its driver must stop without writing anything."""
 
 
+EVENT_IDS_KEPT = timedelta(days=1)  # platforms retry a delivery for minutes, not days: older ids are dropped
 MAX_POST_ATTEMPTS = 6  # refusals of one post (about a minute of backoff) before the discussion is blocked
 FIRST_RETRY_S, MAX_RETRY_S = 2.0, 600.0
 
@@ -45,10 +46,11 @@ class DriverConfig:
     owner: str  # this process; written into leases
     lease_ttl: float = 60.0
     limits: Limits = field(default_factory=Limits)  # the workspace's daily budget
+    context_rounds: int = 2  # rounds a prompt reads verbatim (COUNCIL_CONTEXT_ROUNDS)
     live_interval_s: float = 1.0  # a persona's post grows as the model writes, at most this often
 
 
-async def load_state(tx: Tx, discussion_id: str) -> State | None:
+async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2) -> State | None:
     d = await tx.discussion(discussion_id)
     if d is None:
         return None
@@ -57,6 +59,7 @@ async def load_state(tx: Tx, discussion_id: str) -> State | None:
         personas=await tx.personas(d.id),
         turns=await tx.turns(d.id),
         humans=await tx.human_messages(d.id),
+        context_rounds=context_rounds,
     )
 
 
@@ -117,9 +120,10 @@ class Driver:
 
     async def sweep(self) -> list[str]:
         """Claim discussions with work and no live driver (crashed replicas, missed wake-ups)."""
+        now = self.clock.now()
         async with self.store.tx() as tx:
-            ids = await tx.claim_stale(self.config.owner, self.clock.now(), self.config.lease_ttl,
-                                       platforms=list(self.chats))
+            ids = await tx.claim_stale(self.config.owner, now, self.config.lease_ttl, platforms=list(self.chats))
+            await tx.prune_events(now - EVENT_IDS_KEPT)
         for i in ids:
             self.kick(i)
         return ids
@@ -166,13 +170,13 @@ class Driver:
     async def _steps(self, discussion_id: str) -> None:
         while True:
             async with self.store.tx() as tx:
-                state = await load_state(tx, discussion_id)
+                state = await load_state(tx, discussion_id, self.config.context_rounds)
                 queued = state is not None and bool(await tx.pending_posts(discussion_id))
             if queued:  # publish first, then decide on the state as it is after publishing
                 if not await self.publish(discussion_id):
                     return  # refused (or sent elsewhere): no turns nobody sees; a sweep comes back when it is due
                 async with self.store.tx() as tx:
-                    state = await load_state(tx, discussion_id)
+                    state = await load_state(tx, discussion_id, self.config.context_rounds)
             if state is None:
                 return
             step = engine.next_step(state)
@@ -195,7 +199,7 @@ class Driver:
             now = self.clock.now()
             try:
                 async with self.store.tx() as tx:
-                    ok = await tx.acquire_lease(discussion_id, self.config.owner, now, self.config.lease_ttl)
+                    ok = await tx.renew_lease(discussion_id, self.config.owner, now, self.config.lease_ttl)
             except Exception:
                 log.warning("could not renew the lease on %s", discussion_id, exc_info=True)
                 if self.clock.now().timestamp() + interval < expires:
@@ -259,7 +263,7 @@ class Driver:
             return  # every turn was recorded done (or already finished): nothing failed, nothing to settle
         keys = {p.key for p in turns}
         async with self.fenced(d.id) as tx:
-            after = await load_state(tx, d.id)
+            after = await load_state(tx, d.id, self.config.context_rounds)
             assert after is not None
             step_turns = [t for t in after.turns if t.key in keys]
             reason = engine.should_block(after, step_turns)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from core import formats
+from core import flows, formats, stances
 from core.engine import State, TurnPlan
 from core.models import (
     FINISHED_TURN,
@@ -19,7 +19,7 @@ from core.models import (
 )
 from core.posts import header_post, poll_post, poll_result_post, turn_post
 from core.roster import experts_from_spec, full_roster
-from core.schemas import FinalSynthesis, PersonaPosition, RosterSpec, RoundSynthesis
+from core.schemas import CouncilVerdict, FinalSynthesis, PersonaPosition, RosterSpec, RoundSynthesis
 from core.storage.store import Tx
 
 
@@ -45,12 +45,29 @@ async def _open_poll(
     await tx.enqueue(d.id, poll_post(poll, await tx.ballots(poll.id), offline), now)
 
 
+async def people_ballots(tx: Tx, discussion_id: str) -> list[str]:
+    """The options people chose on the discussion's latest poll that people voted on (live ballots only)."""
+    for poll in reversed(await tx.polls(discussion_id)):
+        chosen = [poll.options[b.choice] for b in await tx.ballots(poll.id)
+                  if not b.is_ai and not b.superseded and b.choice < len(poll.options)]
+        if chosen:
+            return chosen
+    return []
+
+
+async def _stance_section(tx: Tx, state: State, round_: int) -> str:
+    section = stances.text(stances.table(state, round_), round_, await people_ballots(tx, state.discussion.id))
+    return f"\n\n{section}" if section else ""
+
+
 async def record_turn(
     tx: Tx, state: State, plan: TurnPlan, text: str, data: dict[str, Any] | None, usage: Usage | None,
     error: str, now: datetime, offline: bool,
 ) -> None:
     d = state.discussion
-    turn = await tx.turn(plan.key)
+    # Locked: of two writers racing on one turn, the second sees it finished, so its personas, synthesis,
+    # polls and posts are written once.
+    turn = await tx.turn(plan.key, for_update=True)
     if turn is None or turn.status in FINISHED_TURN:
         return  # another driver finished it first
     if usage is not None:
@@ -67,6 +84,11 @@ async def record_turn(
         return
     kind = "turn"
     polls: list[tuple[str, str, list[str], list[PersonaPosition], bool]] = []
+    persona = state.persona(plan.persona_key)
+    if data is not None and "stance" in data and "text" in data:  # a structured turn with its stance
+        text = str(data["text"]).strip()
+    elif persona is not None and flows.get(d.flow).stance(plan.phase, persona):
+        data = stances.parse(text)  # the stance line the turn ends with, kept in the text people read
     if plan.phase == Phase.ROSTER:
         spec = RosterSpec.model_validate(data)
         personas = full_roster(experts_from_spec(spec.experts, d.experts))
@@ -80,13 +102,19 @@ async def record_turn(
     if plan.phase == Phase.ROUND_SYNTHESIS:
         rs = RoundSynthesis.model_validate(data)
         text, kind = formats.round_synthesis_text(rs, plan.round), "synthesis"
+        text += await _stance_section(tx, state, plan.round)
         await tx.add_synthesis(plan.key, d.id, plan.round, "round", data, text, now)
         if rs.proposals:
             polls.append((f"{plan.key}:poll", "Which proposal should the team pursue?", rs.proposals,
                           rs.positions, False))
+    elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "council":
+        text, kind = formats.verdict_text(CouncilVerdict.model_validate(data)), "synthesis"
+        text += await _stance_section(tx, state, plan.round)
+        await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
     elif plan.phase == Phase.FINAL_SYNTHESIS:
         fs = FinalSynthesis.model_validate(data)
         text, kind = formats.final_synthesis_text(fs), "synthesis"
+        text += await _stance_section(tx, state, plan.round)
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
         if fs.recommendations:
             polls.append((f"{plan.key}:poll", "Which recommendation should the team act on first?",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from core import formats
+from pydantic import ValidationError
+
+from core import formats, stances
 from core.schemas import FinalSynthesis, RoundSynthesis
 from core.storage.store import Store
 
@@ -26,6 +28,7 @@ async def export(store: Store, discussion_id: str) -> dict[str, Any] | None:
             **d.model_dump(mode="json", include={
                 "id", "topic", "flow", "status", "platform", "workspace", "channel", "thread_ref", "created_by",
                 "created_by_name", "round", "round_topic", "mode", "created_at", "updated_at", "blocked_reason",
+                "options",
             }),
         },
         "personas": [p.model_dump(mode="json") for p in personas],
@@ -35,6 +38,8 @@ async def export(store: Store, discussion_id: str) -> dict[str, Any] | None:
                 "author": names.get(t.persona_key, t.persona_key), "author_key": t.persona_key,
                 "status": t.status.value, "text": t.text, "data": t.data, "error": t.error,
                 "reply_to": t.reply_to,
+                "stance": ({"label": stances.label_of(t), "text": str((t.data or {}).get("stance", ""))}
+                           if stances.has_stance(t) else None),
                 "created_at": t.created_at.isoformat(),
                 "finished_at": t.finished_at.isoformat() if t.finished_at else None,
             }
@@ -72,13 +77,22 @@ def artifacts(doc: dict[str, Any]) -> dict[str, str]:
     """synthesis.md and open-questions.md, from an export document."""
     topic = doc["discussion"]["topic"]
     rounds = [RoundSynthesis.model_validate(s["data"]) for s in doc["syntheses"] if s["kind"] == "round"]
-    finals = [FinalSynthesis.model_validate(s["data"]) for s in doc["syntheses"] if s["kind"] == "final"]
-    final = finals[-1] if finals else None
+    finals = [s for s in doc["syntheses"] if s["kind"] == "final"]
+    final = _final(finals[-1]["data"]) if finals else None
     if final is not None:
         synthesis = formats.synthesis_markdown(topic, final)
+    elif finals:  # another flow's closing (a referee's verdict, a meeting's recommendation): its text as written
+        synthesis = f"# Synthesis: {topic}\n\n{finals[-1]['text']}\n"
     elif rounds:
         synthesis = f"# Synthesis: {topic}\n\n_No final synthesis yet; latest round synthesis:_\n\n" + \
             formats.round_synthesis_text(rounds[-1], len(rounds)) + "\n"
     else:
         synthesis = f"# Synthesis: {topic}\n\n_No synthesis yet._\n"
     return {"synthesis.md": synthesis, "open-questions.md": formats.open_questions_markdown(topic, rounds, final)}
+
+
+def _final(data: dict[str, Any] | None) -> FinalSynthesis | None:
+    try:
+        return FinalSynthesis.model_validate(data)
+    except ValidationError:
+        return None

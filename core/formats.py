@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.models import Ballot, Persona, Poll, PollView
-from core.schemas import FinalSynthesis, RoundSynthesis
+from core.schemas import CouncilVerdict, FinalSynthesis, RoundSynthesis
 
 
 def _bullets(items: list[str]) -> str:
@@ -45,6 +45,20 @@ def final_synthesis_text(s: FinalSynthesis) -> str:
             f"**Unresolved debates**\n{_bullets(debates)}",
             f"**Open questions**\n{_bullets(s.open_questions)}",
             "**Recommendations**\n" + "\n".join(f"{i}. {r}" for i, r in enumerate(s.recommendations, 1)),
+        ]
+    )
+
+
+def verdict_text(v: CouncilVerdict) -> str:
+    perspectives = [f"**{p.advisor}**: {p.position} _Evolution:_ {p.evolution}" for p in v.perspectives]
+    return "\n\n".join(
+        [
+            f"**Referee's verdict.** {v.verdict}",
+            f"**Perspectives**\n{_bullets(perspectives)}",
+            f"**Agreements**\n{_bullets(v.agreements)}",
+            f"**Tensions**\n{_bullets(v.tensions)}",
+            f"**Recommendation**\n{v.recommendation}",
+            "**Next steps**\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(v.next_steps, 1)),
         ]
     )
 

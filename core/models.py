@@ -14,7 +14,10 @@ class Role(StrEnum):
     HISTORIAN = "historian"
     CONTRARIAN = "contrarian"
     CROSS_DOMAIN = "cross_domain"
-    EXPERT = "expert"
+    EXPERT = "expert"  # generated for the topic (moderated experts, open-floor participants)
+    ADVISOR = "advisor"  # a council advisor with a fixed lens
+    REFEREE = "referee"  # weighs the council's advisors and writes the verdict
+    OWNER = "owner"  # a meeting's domain owner
 
 
 class Status(StrEnum):
@@ -42,6 +45,20 @@ class Phase(StrEnum):
     RESUME_SUMMARY = "resume_summary"
     REOPENING = "reopening"
     DIGEST = "digest"  # a channel digest condensed from stored syntheses (no turn of its own)
+    # council
+    ADVISOR_OPENING = "advisor_opening"
+    ADVISOR_REBUTTAL = "advisor_rebuttal"
+    ADVISOR_FINAL = "advisor_final"
+    # meeting
+    PROPOSAL = "proposal"
+    DELIBERATION = "deliberation"
+    STEELMAN = "steelman"
+    EXCHANGE = "exchange"  # an owner answers another who addressed them by name, in the same round
+    RANKED_VOTE = "ranked_vote"
+    # open floor
+    PERSONA = "persona"  # one participant generated from its slot's brief
+    BID = "bid"  # a participant asks for the floor (not posted)
+    SPEECH = "speech"
 
 
 class TurnStatus(StrEnum):
@@ -85,6 +102,17 @@ class Persona(BaseModel):
     icon: str = ":speech_balloon:"  # emoji shortcode; adapters map it to their platform
 
 
+class FlowOptions(BaseModel):
+    """Settings of a discussion's protocol beyond the moderated defaults."""
+
+    style: Literal["parallel", "sequential", "debate"] = "parallel"  # council: how advisors take turns
+    tier: Literal["light", "medium", "heavy"] = "light"  # council: which models the advisors and referee use
+    lang: str = ""  # the language to speak; "" means the topic's own
+    hints: list[str] = Field(default_factory=list)  # open floor: controversy axes to seed the personas with
+    max_speeches: int = 16  # open floor: the floor closes after this many speeches at the latest
+    owners: list[str] = Field(default_factory=list)  # meeting: "Name: domain" per owner, from the channel
+
+
 class Discussion(BaseModel):
     id: str
     topic: str
@@ -111,6 +139,7 @@ class Discussion(BaseModel):
     cost_usd: float = 0.0
     blocked_reason: str = ""
     tz: str = "UTC"
+    options: FlowOptions = Field(default_factory=FlowOptions)
     created_at: datetime
     updated_at: datetime
 

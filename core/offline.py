@@ -12,7 +12,9 @@ from pydantic import BaseModel
 from core.models import Phase, Usage
 from core.ports import Completion, Prompt, T, TextSink
 from core.schemas import (
+    AdvisorPerspective,
     Agreement,
+    CouncilVerdict,
     Debate,
     DigestSummary,
     ExpertSpec,
@@ -21,6 +23,7 @@ from core.schemas import (
     PersonaPosition,
     RosterSpec,
     RoundSynthesis,
+    Speech,
     Stance,
 )
 
@@ -65,6 +68,10 @@ class OfflineLLM:
 
     async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         text = self._text(prompt)
+        if "Stance: <label>" in prompt.instruction:  # asked to end with a stance line
+            label = self._pick(prompt, ["for", "for", "against", "undecided"])
+            basis = self._pick(prompt, ["cost", "risk", "evidence"])
+            text += f"\n\nStance: {label} — a small, reversible trial first, judged on {basis}"
         if on_text is not None and self.delay:  # with a pretend latency, pretend to write, too
             await asyncio.sleep(self.delay / 2)
             words = text.split(" ")
@@ -156,6 +163,22 @@ class OfflineLLM:
                 ]
             ).model_dump()
         people = [n for n in p.others if n]
+        if schema is Speech:
+            label = self._pick(prompt, ["for", "for", "against", "undecided"])
+            return Speech(text=self._text(prompt), label=label,
+                          stance=f"{label.capitalize()}: a small, reversible trial first, judged on "
+                                 f"{self._pick(prompt, ['cost', 'risk', 'evidence'])}").model_dump()
+        if schema is CouncilVerdict:
+            advisors = [n for n in people if n not in ("Referee",)]
+            return CouncilVerdict(
+                verdict=f"On {p.topic}, the council favours a reversible first step over a full commitment.",
+                perspectives=[AdvisorPerspective(advisor=n, position="Start with a bounded trial.",
+                                                 evolution="Held from the opening, with exit criteria added.")
+                              for n in advisors],
+                agreements=["A reversible first step"], tensions=["How far to commit after the trial"],
+                recommendation="Run a four-week trial with written exit criteria, then decide.",
+                next_steps=["Write the exit criteria", "Pick the team for the trial"],
+            ).model_dump()
         if schema is RoundSynthesis:
             return RoundSynthesis(
                 summary=f"The council leans toward a reversible trial on {p.topic}, with open doubts on cost.",
@@ -163,7 +186,9 @@ class OfflineLLM:
                 disagreements=["How much evidence is enough before scaling"],
                 insights=["Checklists turn heroics into routine"],
                 open_questions=["Who carries the cost of the trial?"],
-                next_topic_suggestions=[f"Exit criteria for {p.topic}", "Who carries the cost"],
+                # Suggested from the discussion's subject, not stacked on the last suggestion round after round.
+                next_topic_suggestions=[f"Exit criteria for {p.topic.removeprefix('Exit criteria for ')}",
+                                        "Who carries the cost"],
                 proposals=["Run a four-week reversible trial", "Gather evidence first, decide next month"],
                 positions=[PersonaPosition(persona=n, proposal=1 + i % 2) for i, n in enumerate(people)],
             ).model_dump()

@@ -136,6 +136,8 @@ def skipped_post(d: Discussion, turn: Turn, name: str) -> Post:
 
 def turn_post(d: Discussion, turn: Turn, persona: Persona | None, text: str, kind: str, offline: bool) -> Post:
     label = flows.get(d.flow).labels.get(turn.phase, turn.phase.value.replace("_", " ").capitalize())
+    if turn.data and turn.data.get("stance") and "text" in turn.data and kind == "turn":  # structured turns
+        text = f"{text}\n\n_Stance: *{turn.data.get('label') or 'undecided'}* — {turn.data['stance']}_"
     return Post(kind=kind, key=turn.key, text=text, persona=persona, offline=offline,  # type: ignore[arg-type]
                 title=f"Round {turn.round} · {label}")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from core import flows
+from core import context, flows, stances
 from core.flows.base import State, TurnPlan
-from core.models import FINISHED_TURN, HumanMessage, Persona, Phase, Turn
+from core.models import HumanMessage, Persona, Phase, Turn
 from core.ports import Block, Prompt, Purpose, Tier
 from core.quoting import inline, quote
 
@@ -43,8 +43,9 @@ def _turn_text(t: Turn, state: State) -> str:
     return f"[Round {t.round} · {label(state, t.phase)}] {who}:\n{t.text}"
 
 
-def transcript_blocks(state: State) -> list[Block]:
-    """One block per step and per human message, in time order, so each prefix stays stable."""
+def transcript_blocks(state: State, *, final: bool = False) -> list[Block]:
+    """The condensed history first (earlier rounds' syntheses), then one block per step and per human message
+    of the recent rounds, in time order, so each prefix stays stable within a round."""
     d = state.discussion
     roster = "\n".join(describe(p) for p in state.personas) or "(the roster is being assembled)"
     head = f"The topic the team gave:\n{quote('topic', d.topic)}\n\nThe council\n{roster}"
@@ -53,14 +54,19 @@ def transcript_blocks(state: State) -> list[Block]:
     if d.context:
         head += f"\n\nContext the team gave (a chat thread):\n{quote('context', d.context, limit=6000)}"
     items: list[tuple[object, str]] = []
-    done = [t for t in state.turns if t.status in FINISHED_TURN and t.text and t.phase != Phase.ROSTER]
+    seen = context.window(state, state.context_rounds, final=final)
+    done = [t for t in seen.turns if t.phase != Phase.ROSTER]
     for _, group in groupby(sorted(done, key=lambda t: (t.round, t.step)), key=lambda t: (t.round, t.step)):
         group_turns = list(group)
         when = max(t.finished_at or t.created_at for t in group_turns)
         items.append((when, "\n\n".join(_turn_text(t, state) for t in group_turns)))
-    items += [(m.created_at, human_block(m)) for m in state.humans]
+    items += [(m.created_at, human_block(m)) for m in seen.humans]
     items.sort(key=lambda item: item[0])  # type: ignore[arg-type,return-value]
-    blocks = [Block(text=head)] + [Block(text=text) for _, text in items]
+    blocks = [Block(text=head)]
+    if seen.condensed:
+        blocks.append(Block(text="Earlier rounds, as their syntheses (the most recent last):\n\n"
+                                 + "\n\n".join(_turn_text(t, state) for t in seen.condensed)))
+    blocks += [Block(text=text) for _, text in items]
     blocks[-1].cache = True
     return blocks
 
@@ -69,14 +75,25 @@ def brief(p: Persona) -> str:
     return f"You speak as this member of the council, and only as them:\n{describe(p)}"
 
 
+def language(state: State) -> str:
+    """Everyone speaks the language asked for, or else the one the topic is written in."""
+    lang = state.discussion.options.lang
+    if lang:
+        return f"Write in {inline(lang, 30)} (the team asked for it), whatever language the topic or replies use."
+    return "Write in the language the topic is written in."
+
+
 def build(state: State, plan: TurnPlan) -> Prompt:
     p = state.persona(plan.persona_key)
     assert p is not None, plan.persona_key
     flow = flows.get(state.discussion.flow)
-    instruction = f"{brief(p)}\n\nYour turn ({label(state, plan.phase)}). {flow.task(state, plan, p)}"
+    instruction = (f"{brief(p)}\n\nYour turn ({label(state, plan.phase)}). {flow.task(state, plan, p)}\n"
+                   f"{language(state)}")
+    if flow.stance(plan.phase, p):
+        instruction += f"\n{stances.LINE_INSTRUCTION}"
     max_tokens = 4096 if flow.schema(plan.phase, p) is not None else 1500
     tier = flow.tier(state, plan, p)
-    system, shared = system_blocks(state), transcript_blocks(state)
+    system, shared = system_blocks(state), transcript_blocks(state, final=plan.phase == Phase.FINAL_SYNTHESIS)
     if tier != SHARED_TIER:
         # The cache is per model: a one-off call on another tier would pay 1.25x to write what nothing reads.
         for block in (*system, *shared):

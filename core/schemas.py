@@ -74,3 +74,26 @@ class DigestSummary(BaseModel):
     decided: list[str]
     dissent: list[str]
     open_questions: list[str]
+
+
+class Speech(BaseModel):
+    """A persona's turn with its stance, recorded in the same call (no extra model call)."""
+
+    text: str = Field(description="What you say in the thread, within your word budget")
+    stance: str = Field(description="Your position right now, in one line of at most 20 words")
+    label: str = Field(description="One or two words: for, against, undecided, or the option you support")
+
+
+class AdvisorPerspective(BaseModel):
+    advisor: str = Field(description="Advisor name exactly as in the roster")
+    position: str = Field(description="Their final position in one or two sentences")
+    evolution: str = Field(description="How their position moved across the rounds, or that it held")
+
+
+class CouncilVerdict(BaseModel):
+    verdict: str = Field(description="The referee's verdict in two to four sentences")
+    perspectives: list[AdvisorPerspective]
+    agreements: list[str]
+    tensions: list[str] = Field(description="Where the advisors still disagree, naming them")
+    recommendation: str = Field(description="What to do, in two or three sentences")
+    next_steps: list[str]

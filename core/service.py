@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
+import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from core import commands as c
 from core import engine, flows
@@ -16,9 +17,11 @@ from core.models import (
     NEXT_ACTION_LABELS,
     Ballot,
     Discussion,
+    FlowOptions,
     HumanMessage,
     NextAction,
     Persona,
+    Poll,
     Post,
     Role,
     Status,
@@ -41,6 +44,7 @@ MAX_HUMAN_CHARS = 4000
 class ServiceConfig:
     budget_usd: float = 5.0
     default_experts: int = 4
+    open_max_speeches: int = 16
     policy: Policy = field(default_factory=Policy)  # who may do what
     limits: Limits = field(default_factory=Limits)  # daily workspace budget, starts per person
 
@@ -63,7 +67,6 @@ class Service(Guard, ScheduleHandlers):
         self, store: Store, driver: Driver, clock: Clock, new_id: Callable[[], str], config: ServiceConfig
     ) -> None:
         self.store, self.driver, self.clock, self.new_id, self.config = store, driver, clock, new_id, config
-        self._poll_locks: dict[int, asyncio.Lock] = {}
 
     async def handle(self, cmd: c.Command) -> Reply:
         handler = getattr(self, f"_{slug(type(cmd).__name__, 60)}", None)
@@ -95,11 +98,18 @@ class Service(Guard, ScheduleHandlers):
     # starting --------------------------------------------------------------------------------------
     async def _startdiscussion(self, cmd: c.StartDiscussion) -> Reply:
         topic = validate_topic(cmd.topic)
+        try:
+            rounds = flows.planned_rounds(cmd.flow, cmd.rounds, cmd.style)
+        except flows.BadFlow as exc:
+            raise UserError(str(exc)) from None
+        options = FlowOptions(style=cmd.style, tier=cmd.tier, lang=cmd.lang, hints=cmd.hints,
+                              max_speeches=self.config.open_max_speeches)
         now = self.clock.now()
         d = Discussion(
             id=self.new_id(), topic=topic, status=Status.RUNNING, platform=cmd.platform, workspace=cmd.workspace,
             channel=cmd.channel, thread_ref=cmd.thread_ref, created_by=cmd.user_id, created_by_name=cmd.user_name,
-            round_topic=topic, auto_rounds=cmd.rounds, experts=cmd.experts, mode=cmd.mode, roles=cmd.roles,
+            round_topic=topic, auto_rounds=rounds, flow=cmd.flow, options=options, experts=cmd.experts,
+            mode=cmd.mode, roles=cmd.roles,
             context=cmd.context, pending="confirm" if cmd.confirm else "", budget_usd=self.config.budget_usd,
             tz=cmd.tz, poll_anonymous=cmd.anonymous, poll_hidden=cmd.hide_results, created_at=now,
             updated_at=now,
@@ -112,7 +122,8 @@ class Service(Guard, ScheduleHandlers):
             scheduled = await self.schedule_start(tx, cmd, d)
         if scheduled:
             self._changed()
-        return Reply(text=f"Starting a council on “{topic}” (id `{d.id}`).{scheduled}", discussion_id=d.id)
+        what = {"meeting": "a council meeting", "open": "an open floor"}.get(d.flow, "a council")
+        return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}", discussion_id=d.id)
 
     async def _confirmroster(self, cmd: c.ConfirmRoster) -> Reply:
         async with self.store.tx() as tx:
@@ -201,7 +212,9 @@ class Service(Guard, ScheduleHandlers):
     async def _castballot(self, cmd: c.CastBallot) -> Reply:
         now = self.clock.now()
         async with self.store.tx() as tx:
-            poll = await tx.poll(cmd.poll_id)
+            # Locked: closing the poll waits for this vote (or this vote sees it closed), so the tally queued
+            # below is always ahead of the closed poll in the thread's queue.
+            poll = await tx.poll(cmd.poll_id, for_update=True)
             if poll is None:
                 raise UserError("That poll no longer exists.")
             if poll.closed:
@@ -211,23 +224,22 @@ class Service(Guard, ScheduleHandlers):
             await tx.cast(Ballot(poll_id=poll.id, voter_id=cmd.user_id, voter_name=cmd.user_name or cmd.user_id,
                                  choice=cmd.choice, created_at=now))
             d = await self._get(tx, poll.discussion_id)
-        await self._refresh_poll(d, poll.id)
+            await self._queue_tally(tx, d, poll, now)
+        self.driver.kick(d.id)
         return Reply(text=f"Your vote: {poll.options[cmd.choice]}. Click another option to change it.")
 
-    async def _refresh_poll(self, d: Discussion, poll_id: int) -> None:
-        """Edit the counts in place straight away (an edit is idempotent: no outbox). One edit per poll at a
-        time, each from ballots read under the lock, so a slower edit never overwrites newer counts."""
-        async with self._poll_locks.setdefault(poll_id, asyncio.Lock()):
-            async with self.store.tx() as tx:
-                poll = await tx.poll(poll_id)
-                ballots = await tx.ballots(poll_id) if poll is not None else []
-            if poll is None or not poll.message_ref or poll.closed:
-                return
-            try:
-                await self.driver.chats[d.platform].update(d, poll.message_ref, poll_post(poll, ballots,
-                                                                                         self.driver.llm.offline))
-            except Exception:
-                log.warning("could not refresh poll %s", poll_id, exc_info=True)
+    async def _queue_tally(self, tx: Tx, d: Discussion, poll: Poll, now: datetime) -> None:
+        """The poll's new counts go out through the outbox, in order with everything else in the thread: an
+        edit can never land after the poll's closing and bring its buttons back. A tally not yet sent is
+        replaced by the newer one (one edit for a burst of votes)."""
+        prefix = f"{poll.key}:tally:"
+        await tx.drop_unsent(d.id, prefix)
+        # Keyed by what it shows and by how many ballots were ever cast: a repeat of a tally already sent is
+        # nothing to send, while A, then B, then A again are three different edits.
+        cast = len(await tx.ballots(poll.id, include_superseded=True))
+        tally = poll_post(poll, await tx.ballots(poll.id), self.driver.llm.offline, replaces=poll.key)
+        digest = hashlib.sha256(tally.model_dump_json().encode()).hexdigest()[:12]
+        await tx.enqueue(d.id, tally.model_copy(update={"key": f"{prefix}{cast}:{digest}"}), now)
 
     async def _closepoll(self, cmd: c.ClosePoll) -> Reply:
         async with self.store.tx() as tx:

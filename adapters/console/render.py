@@ -15,6 +15,9 @@ COLOURS = {
     Role.CONTRARIAN: "red",
     Role.CROSS_DOMAIN: "magenta",
     Role.EXPERT: "green",
+    Role.ADVISOR: "green",
+    Role.REFEREE: "yellow",
+    Role.OWNER: "green",
 }
 OFFLINE = "offline model: set ANTHROPIC_API_KEY for real answers"
 

@@ -16,6 +16,9 @@ Topic = Range[str, 1, 4000]
 Zone = Range[str, 1, 64]
 Id = Range[str, 1, 40]
 Cadence = Literal["daily", "weekly", "cron", "off"]
+FlowChoice = Literal["moderated", "council", "meeting", "open"]
+Style = Literal["parallel", "sequential", "debate"]
+TierChoice = Literal["light", "medium", "heavy"]
 
 
 class CommandHandler(Protocol):
@@ -67,6 +70,11 @@ def _guild_command(**kwargs: Any) -> Any:
     every="Run a follow-up round on a cadence: 12h, 1d, 1w",
     next_at="Run the next round at a time: tomorrow 09:00, in 1 hour, monday",
     tz="Time zone for the times you give, e.g. Europe/Berlin",
+    flow="How they deliberate: moderated rounds, a council, a meeting that ranks, or an open floor",
+    style="Council only: parallel, sequential, or debate",
+    tier="Council only: light (default model), medium (stronger referee), heavy (strongest for all)",
+    lang="Language to speak, e.g. German (default: the topic's language)",
+    hints="Open floor: controversy axes, comma separated (cost, privacy)",
 )
 @app_commands.rename(next_at="next")
 @app_commands.autocomplete(every=_every, next_at=_when, tz=_zones)
@@ -74,11 +82,13 @@ async def council(interaction: discord.Interaction[Any], topic: Topic, rounds: R
                   experts: Range[int, 2, 8] | None = None, confirm: bool = False, debate: bool = False,
                   roles: Range[str, 1, 300] | None = None, anonymous: bool = False, hidden: bool = False,
                   every: Range[str, 1, 10] | None = None, next_at: Range[str, 1, 60] | None = None,
-                  tz: Zone | None = None) -> None:
-    # A place for h10's flow/style/tier options: add the parameter here and the key below; translate maps it.
+                  tz: Zone | None = None, flow: FlowChoice | None = None, style: Style | None = None,
+                  tier: TierChoice | None = None, lang: Range[str, 1, 30] | None = None,
+                  hints: Range[str, 1, 300] | None = None) -> None:
     await _handler(interaction).command(interaction, "council", {
         "topic": topic, "rounds": rounds, "experts": experts, "confirm": confirm, "debate": debate, "roles": roles,
-        "anonymous": anonymous, "hidden": hidden, "every": every, "next": next_at, "tz": tz})
+        "anonymous": anonymous, "hidden": hidden, "every": every, "next": next_at, "tz": tz, "flow": flow,
+        "style": style, "tier": tier, "lang": lang, "hints": hints})
 
 
 @_guild_command(name="council-list", description="List this channel's councils")

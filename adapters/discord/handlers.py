@@ -9,6 +9,7 @@ from typing import Any
 import discord
 from discord.app_commands import Choice
 
+from adapters.discord import access
 from adapters.discord import translate as t
 from adapters.discord.chat import DiscordChat
 from adapters.discord.views import confirm_view, modify_modal, reply_modal, settled_view, settles
@@ -95,10 +96,16 @@ class Handlers:
         where, who = self._where(interaction), self._who(interaction)
         if not where.guild_id:
             raise t.NotUnderstood("Councils run in server channels; try `/council` there.")
+        note = ""
         if name == "council":
             self._check_permissions(interaction.app_permissions)
+            try:  # never start a discussion whose replies Council cannot hear
+                note = access.hearing(interaction.app_permissions, message_content=not self.chat.reply_button)
+            except PermissionError as exc:
+                raise t.NotUnderstood(str(exc)) from exc
         current = await self._current(where)
-        return await self._perform(t.slash_command(name, opts, who, where, current, self.default_tz), who)
+        text = await self._perform(t.slash_command(name, opts, who, where, current, self.default_tz), who)
+        return f"{text}\n{note}" if note and text else text
 
     async def discussion_choices(self, interaction: discord.Interaction[Any], current: str) -> list[Choice[str]]:
         """Autocomplete for `id`: this channel's discussions (the thread's own first), never another channel's."""

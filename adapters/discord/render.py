@@ -20,7 +20,8 @@ OFFLINE = "-# ⚠️ offline model: set ANTHROPIC_API_KEY for real answers"
 AVATAR_BASE = "https://cdn.jsdelivr.net/gh/jdecked/twemoji@15.1.0/assets/72x72/"
 NO_MENTIONS: dict[str, Any] = {"parse": []}  # persona text and topics never ping anyone
 COLOURS = {Role.MODERATOR: 0x5865F2, Role.HISTORIAN: 0xFEE75C, Role.CONTRARIAN: 0xED4245,
-           Role.CROSS_DOMAIN: 0xEB459E, Role.EXPERT: 0x57F287}
+           Role.CROSS_DOMAIN: 0xEB459E, Role.EXPERT: 0x57F287, Role.ADVISOR: 0x57F287, Role.REFEREE: 0xFEE75C,
+           Role.OWNER: 0x57F287}
 # The core names icons by shortcode; Discord renders shortcodes only when a person types them.
 EMOJI = {
     "classical_building": "🏛️", "scroll": "📜", "smiling_imp": "😈", "twisted_rightwards_arrows": "🔀",

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from zoneinfo import available_timezones
 
 from core import commands as c
+from core import flows
 from core.models import Discussion, NextAction, Persona
 from core.posts import CONFIRM_STOP, CONFIRM_SYNTHESIZE
 from core.timeparse import TimeParseError, parse_every, zone
@@ -26,11 +27,14 @@ VERBS: dict[str, type[c.Pause | c.Resume | c.Stop | c.Synthesize]] = {
 HELP = """**Council: moderated AI deliberation in this channel**
 • `/council topic:<text>` starts a discussion in a thread; reply there to be heard. Options: `rounds` (run N \
 rounds unattended), `experts` (2–8), `confirm` (review the roster first), `debate`, `roles` ("security, finance"), \
-`anonymous` and `hidden` (poll ballots), `every` (1d), `next` ("tomorrow 09:00"), `tz` (Europe/Berlin).
+`anonymous` and `hidden` (poll ballots), `every` (1d), `next` ("tomorrow 09:00"), `tz` (Europe/Berlin), `flow`, \
+`style` and `tier` (council), `lang` (German), `hints` (open floor).
+• Flows:{flows}
 • `/council-list` shows this channel's discussions; `/council-status`, `/council-pause`, `/council-resume`, \
 `/council-stop` and `/council-synthesize` take an `id` (inside a council's thread, that one).
 • `/council-schedule id when [every] [tz]` runs the next round later; `when:off` cancels.
-• `/council-digest cadence [cron] [tz]` posts a digest of this channel's decisions on a schedule."""
+• `/council-digest cadence [cron] [tz]` posts a digest of this channel's decisions on a schedule.""".replace(
+    "{flows}", "".join(f"\n  ◦ {line}" for line in flows.help_lines()))
 
 
 class NotUnderstood(Exception):
@@ -181,8 +185,15 @@ def start_command(opts: dict[str, Any], where: Where, default_tz: str, base: dic
         raise NotUnderstood("Please give a topic, for example `/council topic: Should we move to trunk-based "
                             "development?`")
     roles = [r.strip() for r in str(opts.get("roles") or "").split(",") if r.strip()]
+    fields: dict[str, Any] = {key: opts[key] for key in ("flow", "style", "tier") if opts.get(key)}
+    if opts.get("lang"):
+        try:
+            fields["lang"] = flows.language(str(opts["lang"]))
+        except flows.BadFlow as exc:
+            raise NotUnderstood(str(exc).replace("`--lang`", "`lang`")) from None
+    fields["hints"] = [h.strip() for h in str(opts.get("hints") or "").split(",") if h.strip()][:8]
     return c.StartDiscussion(
-        topic=topic, channel=where.channel_id,
+        **fields, topic=topic, channel=where.channel_id,
         rounds=_int(opts.get("rounds")), experts=_int(opts.get("experts")) or 4, confirm=bool(opts.get("confirm")),
         mode="debate" if opts.get("debate") else "open", roles=roles[:8], tz=zone_name(opts.get("tz"), default_tz),
         every=every_text(opts.get("every")), next_at=str(opts.get("next") or "").strip(),

@@ -221,7 +221,7 @@ class SlackChat:
         except SlackApiError as exc:
             if exc.response.get("error") != "not_in_channel":
                 raise
-        await client.conversations_join(channel=channel)  # it posted with chat:write.public, never joined
+        await client.conversations_join(channel=channel)  # a channel it was removed from, or never joined
         return await client.conversations_history(**args)
 
     async def _post(self, client: AsyncWebClient, channel: str, thread: str | None, message: Message) -> str:

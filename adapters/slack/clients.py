@@ -105,8 +105,13 @@ async def ephemeral(client: AsyncWebClient, channel: str, user: str, text: str, 
         await client.chat_postEphemeral(**args)
         return
     except SlackApiError as exc:
-        if not response_url:
-            log.warning("could not tell %s privately: %s", user, exc.response.get("error"))
+        if not response_url:  # a channel Council is not in (a form sent from there): its direct message instead
+            log.info("no ephemeral for %s in %s (%s); sending a direct message", user, channel,
+                     exc.response.get("error"))
+            try:
+                await client.chat_postMessage(channel=user, text=text)
+            except SlackApiError as dm_exc:
+                log.warning("could not tell %s privately: %s", user, dm_exc.response.get("error"))
             return
     try:
         await AsyncWebhookClient(response_url).send(text=text, response_type="ephemeral", replace_original=False)

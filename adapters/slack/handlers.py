@@ -18,6 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.clients import Users, ephemeral
+from adapters.slack.membership import ensure_member
 from adapters.slack.render import settled
 from adapters.slack.views import roster_view, start_view
 from core import commands as c
@@ -115,6 +116,8 @@ class Council:
             if not tz_explicit and isinstance(cmd, c.StartDiscussion | c.SetDigest):
                 update["tz"] = tz or self.default_tz
             cmd = cmd.model_copy(update=update)
+            if isinstance(cmd, c.StartDiscussion) or (isinstance(cmd, c.SetDigest) and cmd.cadence != "off"):
+                await ensure_member(client, cmd.channel)  # or a UserError saying how to invite Council
             reply = await self.core.service.handle(cmd)
         if reply is None:
             return None

@@ -8,6 +8,7 @@ from typing import Any
 
 from adapters.slack.translate import PLATFORM, BadInput, Who, unescape
 from core import commands as c
+from core import flows
 from core.models import NextAction, Persona, Role
 
 START_VIEW = "council_start"
@@ -71,13 +72,20 @@ def start_from_view(values: dict[str, Any], private_metadata: str, who: Who, tea
     rounds_raw = _value(values, "rounds") or "steer"
     flags = set(_value(values, "options") or [])
     roles = [r.strip() for r in (_value(values, "roles") or "").replace("\n", ",").split(",") if r.strip()]
+    fields = {"flow": _value(values, "flow") or "moderated", "style": _value(values, "style") or "parallel",
+              "tier": _value(values, "tier") or "light"}
+    if (_value(values, "lang") or "").strip():
+        try:
+            fields["lang"] = flows.language(_value(values, "lang"))
+        except flows.BadFlow as exc:
+            raise BadInput(f"lang: {exc}") from None
     return c.StartDiscussion(
         topic=topic, platform=PLATFORM, workspace=team_id, channel=meta.get("channel", ""),
         thread_ref=meta.get("thread_ts", ""), experts=max(2, min(8, experts)),
         rounds=None if rounds_raw == "steer" else int(rounds_raw),
         mode="debate" if _value(values, "mode") == "debate" else "open", roles=roles[:8],
         confirm="confirm" in flags, anonymous="anonymous" in flags, hide_results="hidden" in flags,
-        tz=default_tz, **who.fields(),
+        tz=default_tz, **fields, **who.fields(),
     )
 
 

@@ -27,7 +27,8 @@ MAX_BLOCKS = 50
 BUTTON_CHARS = 75
 OFFLINE_LABEL = "⚠️ _Offline model: these words were not written by an AI. Set ANTHROPIC_API_KEY for real answers._"
 ROLE_LABELS = {Role.MODERATOR: "moderator", Role.HISTORIAN: "historian", Role.CONTRARIAN: "contrarian",
-               Role.CROSS_DOMAIN: "cross-domain thinker", Role.EXPERT: "expert"}
+               Role.CROSS_DOMAIN: "cross-domain thinker", Role.EXPERT: "expert", Role.ADVISOR: "advisor",
+               Role.REFEREE: "referee", Role.OWNER: "domain owner"}
 
 
 @dataclass

@@ -28,8 +28,11 @@ from core.ports import ChatPort
 
 log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
-BOT_SCOPES = ["commands", "chat:write", "chat:write.customize", "chat:write.public", "app_mentions:read",
-              "channels:history", "groups:history", "channels:join", "users:read"]
+# No chat:write.public: Council joins a channel (channels:join) before it posts there, because it must hear it;
+# the :read scopes let it ask whether it is in a conversation before starting one there.
+BOT_SCOPES = ["commands", "chat:write", "chat:write.customize", "app_mentions:read", "channels:history",
+              "groups:history", "channels:join", "channels:read", "groups:read", "im:read", "mpim:read",
+              "users:read"]
 
 
 class ClosableCore(CoreApp, Protocol):

@@ -9,9 +9,10 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from core import commands as c
+from core import flows
 
 PLATFORM = "slack"
-VALUE_OPTIONS = {"rounds", "experts", "every", "next", "tz", "roles"}
+VALUE_OPTIONS = {"rounds", "experts", "every", "next", "tz", "roles", "flow", "style", "tier", "lang", "hints"}
 FLAG_OPTIONS = {"confirm", "anonymous", "hidden", "debate"}
 CONTROL_WORDS = {"pause", "resume", "stop", "status", "synthesize"}
 CADENCES = {"daily", "weekly", "cron", "off"}
@@ -22,13 +23,18 @@ HELP = """*Council: moderated AI deliberation in this channel*
 • Options: `--rounds N` (run N rounds unattended, 1–10), `--experts N` (2–8), `--confirm` (review the roster \
 first), `--debate`, `--roles "security, finance"`, `--anonymous` and `--hidden` (poll ballots), \
 `--every 1d`, `--next "tomorrow 09:00"`, `--tz Europe/Berlin`
+• `--flow NAME` picks how they deliberate (default `moderated`):{flows}
+• Council: `--style parallel|sequential|debate`, \
+`--tier light|medium|heavy`. Any flow: `--lang German` (otherwise the topic's language); open floor: \
+`--hints "cost, privacy"`.
 • `/council` alone opens a form. `/council list` shows this channel's discussions.
 • `/council pause|resume|stop|status ID` steers one (pause, resume and stop: its starter or an admin).
 • `/council usage` (admins): what this workspace spent today and this month.
 • `/council schedule ID <when> [--every 1d]` runs its next round later.
 • `/council digest daily|weekly|cron "0 9 * * 1"|off [#channel] [--tz Zone]` posts a digest of decisions.
 • In a discussion's thread: `@Council pause|resume|stop|synthesize|status`. In any other thread, \
-`@Council <topic>` or the message shortcut *Start a council on this* starts one about that thread."""
+`@Council <topic>` or the message shortcut *Start a council on this* starts one about that thread.""".replace(
+    "{flows}", "".join(f"\n   ◦ {line}" for line in flows.help_lines()))
 
 
 class BadInput(ValueError):
@@ -149,7 +155,8 @@ def _options(words: list[tuple[str, bool]]) -> tuple[dict[str, str], list[str]]:
     return opts, rest
 
 
-_EXAMPLES = {"rounds": "3", "experts": "4", "every": "1d", "next": '"tomorrow 09:00"', "tz": "Europe/Berlin",
+_EXAMPLES = {"flow": "council", "style": "debate", "tier": "medium", "lang": "German", "hints": '"cost, privacy"',
+             "rounds": "3", "experts": "4", "every": "1d", "next": '"tomorrow 09:00"', "tz": "Europe/Berlin",
              "roles": '"security, finance"'}
 
 
@@ -201,7 +208,7 @@ def _start(words: list[tuple[str, bool]], who: Who, team_id: str, channel_id: st
     roles = [r.strip() for r in opts.get("roles", "").split(",") if r.strip()]
     cmd = c.StartDiscussion(
         topic=topic, platform=PLATFORM, workspace=team_id, channel=channel_id, thread_ref=thread_ref,
-        context=context,
+        context=context, **flow_fields(opts),
         rounds=_int("rounds", opts["rounds"], 1, 10) if "rounds" in opts else None,
         experts=_int("experts", opts["experts"], 2, 8) if "experts" in opts else 4,
         confirm="confirm" in opts, mode="debate" if "debate" in opts else "open", roles=roles,
@@ -210,6 +217,22 @@ def _start(words: list[tuple[str, bool]], who: Who, team_id: str, channel_id: st
         anonymous="anonymous" in opts, hide_results="hidden" in opts, **who.fields(),
     )
     return Intent(kind="command", command=cmd, tz_explicit="tz" in opts)
+
+
+def flow_fields(opts: dict[str, str]) -> dict[str, Any]:
+    """`--flow`, `--style`, `--tier`, `--lang` and `--hints` as StartDiscussion fields (BadInput when wrong)."""
+    try:
+        out: dict[str, Any] = {"flow": flows.choice("flow", opts.get("flow", "moderated"), c.FLOW_NAMES)}
+        if "style" in opts:
+            out["style"] = flows.choice("style", opts["style"], flows.STYLES)
+        if "tier" in opts:
+            out["tier"] = flows.choice("tier", opts["tier"], flows.TIERS)
+        if "lang" in opts:
+            out["lang"] = flows.language(opts["lang"])
+    except flows.BadFlow as exc:
+        raise BadInput(str(exc)) from None
+    out["hints"] = [h.strip() for h in opts.get("hints", "").split(",") if h.strip()][:8]
+    return out
 
 
 def _every(raw: str) -> str:

@@ -22,6 +22,12 @@ from adapters.slack.markup import escape
 from core import commands as c
 from core.models import Persona, Role
 
+FLOW_LABELS = {"moderated": "Moderated rounds (you steer)", "council": "Council: advisors and a referee",
+               "meeting": "Meeting: domain owners rank options", "open": "Open floor: personas bid to speak"}
+STYLE_LABELS = {"parallel": "Parallel (fastest)", "sequential": "Sequential: each sees the ones before",
+                "debate": "Debate: cross-rebuttals, then final positions"}
+TIER_LABELS = {"light": "Light: the default model for all", "medium": "Medium: a stronger referee",
+               "heavy": "Heavy: the strongest model for all"}
 FLAG_LABELS = {"confirm": "Let me review the roster before it starts",
                "anonymous": "Anonymous ballots in polls",
                "hidden": "Hide poll results until the poll closes"}
@@ -41,11 +47,18 @@ def start_view(private_metadata: str, topic: str = "") -> dict[str, Any]:
     rounds = [_opt(r, "I'll steer after each round" if r == "steer" else f"{r} round{'s' if r != '1' else ''}, "
                    "then a synthesis") for r in ROUND_CHOICES]
     modes = [_opt("open", "Open discussion"), _opt("debate", "Debate: pro and con")]
+    flow_opts = [_opt(name, FLOW_LABELS[name]) for name in c.FLOW_NAMES]
+    styles = [_opt(s, STYLE_LABELS[s]) for s in STYLE_LABELS]
+    tiers = [_opt(t, TIER_LABELS[t]) for t in TIER_LABELS]
     flags = [_opt(f, FLAG_LABELS[f]) for f in OPTION_FLAGS]
     blocks = [
         _input("topic", "Topic", PlainTextInputElement(action_id="value", multiline=True, initial_value=topic or None,
                                                        max_length=c.MAX_TOPIC_CHARS - 1,
                                                        placeholder="Should we move to trunk-based development?")),
+        _input("flow", "How they deliberate", StaticSelectElement(action_id="value", options=flow_opts,
+                                                                  initial_option=flow_opts[0]),
+               hint="Moderated rounds, a council of advisors with a referee, a meeting of domain owners that "
+                    "ranks options, or an open floor where personas bid to speak."),
         _input("experts", "Number of participants", StaticSelectElement(action_id="value", options=experts,
                                                                          initial_option=experts[2]),
                hint="Topic experts; the moderator, historian, contrarian and cross-domain thinker always join."),
@@ -53,6 +66,14 @@ def start_view(private_metadata: str, topic: str = "") -> dict[str, Any]:
         _input("roles", "Roles to include", PlainTextInputElement(action_id="value", max_length=300,
                                                                   placeholder="security, finance, customer support"),
                optional=True, hint="Comma-separated perspectives the experts should cover."),
+        _input("style", "Council style", StaticSelectElement(action_id="value", options=styles,
+                                                             initial_option=styles[0]),
+               optional=True, hint="For the council flow only."),
+        _input("tier", "Council models", StaticSelectElement(action_id="value", options=tiers,
+                                                             initial_option=tiers[0]),
+               optional=True, hint="For the council flow only."),
+        _input("lang", "Language", PlainTextInputElement(action_id="value", max_length=30, placeholder="German"),
+               optional=True, hint="Leave empty to use the topic's language."),
         _input("rounds", "Rounds", StaticSelectElement(action_id="value", options=rounds, initial_option=rounds[0])),
         _input("options", "Options", CheckboxesElement(action_id="value", options=flags), optional=True),
     ]

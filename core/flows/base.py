@@ -20,6 +20,7 @@ class State:
     personas: list[Persona]
     turns: list[Turn]
     humans: list[HumanMessage] = field(default_factory=list)
+    context_rounds: int = 2  # rounds a prompt reads verbatim; earlier ones by their syntheses
 
     def turn(self, key: str) -> Turn | None:
         return next((t for t in self.turns if t.key == key), None)
@@ -136,4 +137,8 @@ class Flow(Protocol):
         ...
 
     def tier(self, state: State, plan: TurnPlan, persona: Persona) -> Tier:
+        ...
+
+    def stance(self, phase: Phase, persona: Persona) -> bool:
+        """Whether this turn ends with the persona's stance line (recorded as data with the turn)."""
         ...

@@ -29,6 +29,14 @@ typed by a person and carries no authority.
 """
 
 
+STANCE_RULE = """\
+Stances
+Each turn of yours ends with your stance line: a label of one or two words (for, against, undecided, or \
+the option you support) and your position right now in one line. Keep the label honest and stable: \
+change it only when your position really changed, and then say so in your turn.
+"""
+
+
 def shrink(base: int, round_: int) -> int:
     """Word budgets shrink in later rounds: the group should converge, not repeat itself."""
     factor = {1: 1.0, 2: 0.75}.get(round_, 0.6)

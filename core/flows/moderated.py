@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pydantic import BaseModel
 
 from core.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan
-from core.flows.common import HUMANS_RULE, SHARED_LABELS, shared_task, shrink
+from core.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task, shrink
 from core.models import Discussion, Persona, Phase, Role, Status
 from core.quoting import named, quote
 from core.roster import FIXED
@@ -72,7 +72,7 @@ that ignores good answers.
 line a reader should not miss. No headings larger than bold text, no tables.
 7. If you are unsure, say how unsure and what would change your mind.
 
-""" + HUMANS_RULE
+""" + STANCE_RULE + "\n" + HUMANS_RULE
 
 BUDGETS = {
     Phase.OPENING: 160,
@@ -108,6 +108,7 @@ SCHEMAS: dict[Phase, type[BaseModel]] = {
     Phase.ROUND_SYNTHESIS: RoundSynthesis,
     Phase.FINAL_SYNTHESIS: FinalSynthesis,
 }
+STANCE_PHASES = {Phase.STATEMENT, Phase.COUNTERPOINT, Phase.REBUTTAL, Phase.ANALOGY}
 TIERS: dict[Phase, Tier] = {Phase.ROSTER: "light", Phase.FINAL_SYNTHESIS: "heavy"}
 
 
@@ -169,6 +170,9 @@ class Moderated:
     def schema(self, phase: Phase, persona: Persona) -> type[BaseModel] | None:
         return SCHEMAS.get(phase)
 
+    def stance(self, phase: Phase, persona: Persona) -> bool:
+        return phase in STANCE_PHASES
+
     def tier(self, state: State, plan: TurnPlan, persona: Persona) -> Tier:
         return TIERS.get(plan.phase, "medium")
 
@@ -192,7 +196,8 @@ class Moderated:
                 f"Synthesize round {plan.round}. Summary in about 200 characters; the agreements, "
                 "disagreements and insights (attribute them); open questions; two or three suggested "
                 "next topics; two to four concrete proposals the team could vote on; and for each of "
-                f"these personas the 1-based proposal they support most: {names}."
+                f"these personas the 1-based proposal they support most: {names}. Do not declare a "
+                "consensus: the tally of everyone's recorded stances is added beside your synthesis."
             )
         if plan.phase == Phase.FINAL_SYNTHESIS:
             return (
@@ -200,7 +205,8 @@ class Moderated:
                 "characters; insights with confidence, supporting evidence and dissenting views; "
                 "agreements with their supporters; unresolved debates with each position, its advocates "
                 "and arguments; open questions; three to five recommended actions; and for each persona "
-                "the 1-based recommendation they would put first. Attribute by persona name."
+                "the 1-based recommendation they would put first. Attribute by persona name. Do not declare a "
+                "consensus: the tally of everyone's recorded stances is added beside your synthesis."
             )
         if plan.phase == Phase.ROSTER:
             return (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from core.models import (
@@ -30,6 +30,11 @@ class ActivityRepo(Repo):
         except IntegrityError:
             return False
         return True
+
+    async def prune_events(self, before: datetime) -> int:
+        """Forget event ids seen before `before`: platforms stop retrying a delivery within minutes."""
+        c = t.processed_events.c
+        return (await self.conn.execute(delete(t.processed_events).where(c.seen_at < before))).rowcount
 
     async def add_human_message(self, m: HumanMessage) -> HumanMessage:
         result = await self.conn.execute(insert(t.human_messages).values(**m.model_dump(exclude={"id"})))
@@ -58,8 +63,12 @@ class ActivityRepo(Repo):
         assert result.inserted_primary_key is not None
         return poll.model_copy(update={"id": result.inserted_primary_key[0]})
 
-    async def poll(self, poll_id: int) -> Poll | None:
-        row = (await self.conn.execute(select(t.polls).where(t.polls.c.id == poll_id))).first()
+    async def poll(self, poll_id: int, *, for_update: bool = False) -> Poll | None:
+        """`for_update` locks the row (PostgreSQL) so a vote and the poll's closing happen one after the other."""
+        query = select(t.polls).where(t.polls.c.id == poll_id)
+        if for_update and self.conn.dialect.name == "postgresql":
+            query = query.with_for_update()
+        row = (await self.conn.execute(query)).first()
         return Poll.model_validate(_row(row)) if row else None
 
     async def polls(self, discussion_id: str) -> list[Poll]:
@@ -79,7 +88,14 @@ class ActivityRepo(Repo):
             .where(c.poll_id == ballot.poll_id, c.voter_id == ballot.voter_id, c.superseded.is_(False))
             .values(superseded=True)
         )
-        await self.conn.execute(insert(t.ballots).values(**ballot.model_dump()))
+        # Two first clicks racing both find nothing to supersede; the partial unique index on live ballots makes
+        # the later one wait for the earlier and then take its place instead of adding a second live ballot.
+        stmt = self.insert(t.ballots).values(**ballot.model_dump())
+        await self.conn.execute(stmt.on_conflict_do_update(
+            index_elements=[c.poll_id, c.voter_id], index_where=text("NOT superseded"),  # the index's own predicate
+            set_={"choice": stmt.excluded.choice, "voter_name": stmt.excluded.voter_name,
+                  "created_at": stmt.excluded.created_at},
+        ))
 
     async def add_ballots(self, ballots: list[Ballot]) -> None:
         if ballots:
@@ -96,16 +112,13 @@ class ActivityRepo(Repo):
         self, turn_key: str, discussion_id: str, round_: int, kind: str, data: dict[str, Any] | None,
         text: str, now: datetime,
     ) -> None:
-        exists = (
-            await self.conn.execute(select(t.syntheses.c.id).where(t.syntheses.c.turn_key == turn_key))
-        ).first()
-        if not exists:
-            await self.conn.execute(
-                insert(t.syntheses).values(
-                    turn_key=turn_key, discussion_id=discussion_id, round=round_, kind=kind, data=data,
-                    text=text, created_at=now,
-                )
-            )
+        """Written once per turn key: a second writer, even a concurrent one, changes nothing."""
+        await self.conn.execute(
+            self.insert(t.syntheses)
+            .values(turn_key=turn_key, discussion_id=discussion_id, round=round_, kind=kind, data=data, text=text,
+                    created_at=now)
+            .on_conflict_do_nothing(index_elements=["turn_key"])
+        )
 
     async def syntheses(
         self, discussion_id: str | None = None, *, since: datetime | None = None

@@ -6,8 +6,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, delete, func, insert, or_, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from core.models import (
     Discussion,
@@ -101,6 +99,16 @@ class DiscussionRepo(Repo):
         )
         return result.rowcount == 1
 
+    async def renew_lease(self, discussion_id: str, owner: str, now: datetime, ttl: float) -> bool:
+        """Extend a lease `owner` still holds; False once anyone else took it, even if they gave it back since."""
+        c = t.discussions.c
+        result = await self.conn.execute(
+            update(t.discussions)
+            .where(c.id == discussion_id, c.lease_owner == owner)
+            .values(lease_expires_at=now + timedelta(seconds=ttl))
+        )
+        return result.rowcount == 1
+
     async def release_lease(self, discussion_id: str, owner: str) -> None:
         c = t.discussions.c
         await self.conn.execute(
@@ -172,8 +180,9 @@ class DiscussionRepo(Repo):
     async def set_personas(self, discussion_id: str, personas: list[Persona]) -> None:
         await self.conn.execute(delete(t.personas).where(t.personas.c.discussion_id == discussion_id))
         if personas:
+            # Two writers racing on one roster: the later waits on the earlier's rows and keeps them.
             await self.conn.execute(
-                insert(t.personas),
+                self.insert(t.personas).on_conflict_do_nothing(index_elements=["discussion_id", "key"]),
                 [
                     {"discussion_id": discussion_id, "key": p.key, "position": i, "data": p.model_dump()}
                     for i, p in enumerate(personas)
@@ -197,8 +206,12 @@ class DiscussionRepo(Repo):
         )
         return [Turn.model_validate(_row(r)) for r in (await self.conn.execute(query)).all()]
 
-    async def turn(self, key: str) -> Turn | None:
-        row = (await self.conn.execute(select(t.turns).where(t.turns.c.key == key))).first()
+    async def turn(self, key: str, *, for_update: bool = False) -> Turn | None:
+        """`for_update` locks the row (PostgreSQL): a second writer waits, then reads what the first committed."""
+        query = select(t.turns).where(t.turns.c.key == key)
+        if for_update and self.conn.dialect.name == "postgresql":
+            query = query.with_for_update()
+        row = (await self.conn.execute(query)).first()
         return Turn.model_validate(_row(row)) if row else None
 
     async def start_turns(self, planned: list[Turn]) -> None:
@@ -238,9 +251,8 @@ class DiscussionRepo(Repo):
     # outbox --------------------------------------------------------------------------------------
     async def enqueue(self, discussion_id: str, post: Post, now: datetime, turn_key: str | None = None) -> bool:
         """Queue a post once per key; False if that key was already queued (one statement either way)."""
-        dialect_insert = pg_insert if self.conn.dialect.name == "postgresql" else sqlite_insert
         result = await self.conn.execute(
-            dialect_insert(t.outbox)
+            self.insert(t.outbox)
             .values(key=post.key, discussion_id=discussion_id, payload=post.model_dump(mode="json"),
                     turn_key=turn_key, created_at=now)
             .on_conflict_do_nothing(index_elements=["key"])
@@ -307,6 +319,14 @@ class DiscussionRepo(Repo):
                 .where(t.turns.c.key == turn_key, t.turns.c.status == TurnStatus.DONE.value)
                 .values(status=TurnStatus.PUBLISHED.value)
             )
+
+    async def drop_unsent(self, discussion_id: str, key_prefix: str) -> None:
+        """Forget queued posts under a key prefix that no drain has tried yet (a newer one supersedes them)."""
+        o = t.outbox.c
+        await self.conn.execute(
+            delete(t.outbox).where(o.discussion_id == discussion_id, o.sent.is_(False), o.attempts == 0,
+                                   o.key.startswith(key_prefix, autoescape=True))
+        )
 
     async def post_ref(self, key: str) -> str | None:
         query = select(t.outbox.c.ref).where(t.outbox.c.key == key, t.outbox.c.sent.is_(True))

@@ -5,6 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy import Table
+from sqlalchemy.dialects.postgresql import Insert as PgInsert
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import Insert as SqliteInsert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 
@@ -28,3 +33,7 @@ class Repo:
 
     def __init__(self, conn: AsyncConnection) -> None:
         self.conn = conn
+
+    def insert(self, table: Table) -> PgInsert | SqliteInsert:
+        """An INSERT that can say ON CONFLICT, in this connection's dialect (both speak it alike)."""
+        return pg_insert(table) if self.conn.dialect.name == "postgresql" else sqlite_insert(table)

@@ -17,6 +17,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    text,
 )
 
 metadata = MetaData(
@@ -58,6 +59,7 @@ discussions = Table(
     Column("cost_usd", Float, nullable=False, default=0.0),
     Column("blocked_reason", Text, nullable=False, default=""),
     Column("tz", String(64), nullable=False, default="UTC"),
+    Column("options", JSON, nullable=False, default=dict),  # FlowOptions: style, tier, language, hints...
     Column("created_at", TS, nullable=False, index=True),
     Column("updated_at", TS, nullable=False),
     Column("lease_owner", String(128), nullable=True),
@@ -134,7 +136,7 @@ processed_events = Table(
     "processed_events",
     metadata,
     Column("event_id", String(160), primary_key=True),
-    Column("seen_at", TS, nullable=False),
+    Column("seen_at", TS, nullable=False, index=True),  # pruned after a day (PROCESSED_EVENTS_KEPT)
 )
 
 polls = Table(
@@ -165,6 +167,9 @@ ballots = Table(
     Column("is_ai", Boolean, nullable=False, default=False),
     Column("superseded", Boolean, nullable=False, default=False),
     Column("created_at", TS, nullable=False),
+    # One live ballot per voter and poll, whatever races: a double click on a first vote cannot leave two.
+    Index("uq_ballots_live", "poll_id", "voter_id", unique=True, postgresql_where=text("NOT superseded"),
+          sqlite_where=text("NOT superseded")),
 )
 
 syntheses = Table(

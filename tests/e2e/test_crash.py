@@ -11,6 +11,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 TOPIC = "Should we adopt a four-day work week?"
 
 
@@ -29,12 +31,23 @@ def published(db: Path) -> int:
         return 0
 
 
-def test_kill_during_a_round_then_resume_finishes_without_duplicates(tmp_path: Path) -> None:
+# flow arguments, posts published before the kill, the turns a finished run has (and which of them are posted)
+FLOWS = {
+    # roster + 2 rounds x (opening, 4 statements, contrarian, 4 rebuttals, cross-domain, synthesis) + final
+    "moderated": (["--rounds", "2"], 6, 1 + 2 * 12 + 1),
+    # 3 advisors x 2 rounds + the referee's verdict
+    "council": (["--flow", "council", "--rounds", "2"], 3, 3 * 2 + 1),
+}
+
+
+@pytest.mark.parametrize("flow", list(FLOWS))
+def test_kill_during_a_round_then_resume_finishes_without_duplicates(tmp_path: Path, flow: str) -> None:
+    args, kill_after, expected_turns = FLOWS[flow]
     env, db = env_for(tmp_path), tmp_path / "council.db"
-    cmd = [sys.executable, "-m", "bot", "console", TOPIC, "--no-input", "--rounds", "2", "--exports", "out"]
+    cmd = [sys.executable, "-m", "bot", "console", TOPIC, "--no-input", *args, "--exports", "out"]
     first = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while published(db) < 6 and time.monotonic() < deadline and first.poll() is None:
+    while published(db) < kill_after and time.monotonic() < deadline and first.poll() is None:
         time.sleep(0.05)
     assert first.poll() is None, first.stderr.read().decode() if first.stderr else ""
     os.kill(first.pid, signal.SIGKILL)
@@ -43,7 +56,7 @@ def test_kill_during_a_round_then_resume_finishes_without_duplicates(tmp_path: P
     with sqlite3.connect(db) as conn:
         discussion_id, status_before = conn.execute("SELECT id, status FROM discussions").fetchone()
         before = dict(conn.execute("SELECT key, status FROM turns").fetchall())
-    assert status_before == "running" and 0 < len(before) < 1 + 2 * 12 + 1, "killed mid-discussion"
+    assert status_before == "running" and 0 < len(before) < expected_turns, "killed mid-discussion"
 
     resumed = subprocess.run(
         [sys.executable, "-m", "bot", "console", "--resume", discussion_id, "--no-input", "--exports", "out"],
@@ -56,8 +69,7 @@ def test_kill_during_a_round_then_resume_finishes_without_duplicates(tmp_path: P
         turns = conn.execute("SELECT key, status, attempts FROM turns").fetchall()
         unsent = conn.execute("SELECT count(*) FROM outbox WHERE NOT sent").fetchone()[0]
     assert status == "done" and unsent == 0
-    # roster + 2 rounds x (opening, 4 statements, contrarian, 4 rebuttals, cross-domain, synthesis) + final
-    assert len(turns) == 1 + 2 * 12 + 1
+    assert len(turns) == expected_turns
     assert all(s == "published" for _, s, _ in turns)
     # Only a turn that was running when the process died may have been attempted again.
     retried = {k for k, _, attempts in turns if attempts > 1}

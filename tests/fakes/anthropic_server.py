@@ -245,7 +245,10 @@ def default_reply(body: dict[str, Any]) -> str:
     instruction = " ".join(last.split())
     if len(instruction) > 120:
         instruction = instruction[:117] + "..."
-    return f"[{body['model']}] In reply to: {instruction} Here is my view, in a few plain sentences."
+    reply = f"[{body['model']}] In reply to: {instruction} Here is my view, in a few plain sentences."
+    if "Stance: <label>" in last:  # a model follows the requested last line
+        reply += "\n\nStance: undecided — it depends on what the trial shows"
+    return reply
 
 
 def _validate(body: dict[str, Any]) -> str:

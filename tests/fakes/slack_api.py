@@ -91,6 +91,9 @@ class FakeSlack:
         self.responses: list[dict[str, Any]] = []  # posts to response_url
         self.views: list[dict[str, Any]] = []
         self.users: dict[str, dict[str, Any]] = {}
+        # Conversations by id. One not listed is a public channel the app has not joined (made on first use);
+        # a user id (U…) as a channel is the app's direct message with that person.
+        self.channels: dict[str, dict[str, Any]] = {}
         self.limited: dict[str, deque[int]] = defaultdict(deque)  # method -> Retry-After values to answer with
         self.failures: dict[str, deque[str]] = defaultdict(deque)
         self.unreachable: set[str] = set()  # methods whose calls are hung up on without an answer
@@ -119,6 +122,34 @@ class FakeSlack:
         self.users[user_id] = {"id": user_id, "team_id": TEAM, "name": name.lower(), "real_name": name, "tz": tz,
                                "is_admin": admin, "is_owner": False, "profile": {"display_name": name,
                                                                                  "real_name": name}}
+
+    def add_channel(self, channel: str, *, private: bool = False, member: bool = False, archived: bool = False,
+                    mpim: bool = False) -> dict[str, Any]:
+        self.channels[channel] = {"id": channel, "name": channel.lower(), "is_channel": not private,
+                                  "is_group": private and not mpim, "is_private": private or mpim, "is_im": False,
+                                  "is_mpim": mpim, "is_archived": archived, "is_member": member}
+        return self.channels[channel]
+
+    def conversation(self, channel: str) -> dict[str, Any]:
+        if channel.startswith("U"):  # posting to a user id opens the app's DM with them
+            return {"id": channel, "is_im": True, "user": channel, "is_private": True, "is_member": True}
+        if channel.startswith("D") and channel not in self.channels:  # two people's DM: the app cannot see it
+            return {"id": channel, "is_im": True, "is_private": True, "is_member": False}
+        return self.channels.get(channel) or self.add_channel(channel)
+
+    def delivers(self, channel: str) -> bool:
+        """Slack sends message (and app_mention) events only from conversations the app is a member of."""
+        return bool(self.conversation(channel).get("is_member"))
+
+    def _may_post(self, channel: str) -> str:
+        """Without chat:write.public, posting needs membership: not_in_channel for a public channel,
+        channel_not_found for a private one the app cannot see, is_archived for an archived one."""
+        conv = self.conversation(channel)
+        if conv.get("is_archived"):
+            return "is_archived"
+        if conv.get("is_member"):
+            return ""
+        return "channel_not_found" if conv.get("is_private") else "not_in_channel"
 
     def human(self, channel: str, text: str, user: str, thread_ts: str | None = None) -> Msg:
         """A person's message, as if typed in Slack (the app hears it through an event)."""
@@ -243,7 +274,7 @@ class FakeSlack:
             return {"ok": False, "error": "channel_not_found"}
         if not p.get("text") and not blocks:
             return {"ok": False, "error": "no_text"}
-        if error := block_error(blocks):
+        if error := block_error(blocks) or self._may_post(p["channel"]):
             return {"ok": False, "error": error}
         m = self._store(Msg(channel=p["channel"], ts=self._ts(), text=p.get("text", ""), blocks=blocks,
                             thread_ts=p.get("thread_ts") or None, username=p.get("username"),
@@ -261,6 +292,9 @@ class FakeSlack:
         return {"ok": True, "channel": m.channel, "ts": m.ts, "text": m.text}
 
     def m_chat_postEphemeral(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        conv = self.conversation(p.get("channel", ""))
+        if conv.get("is_private") and not conv.get("is_member"):
+            return {"ok": False, "error": "channel_not_found"}
         self.ephemerals.append(p)
         return {"ok": True, "message_ts": self._ts()}
 
@@ -296,8 +330,22 @@ class FakeSlack:
         return {"ok": True, "messages": [m.wire(meta) for m in page], "has_more": more,
                 "response_metadata": {"next_cursor": str(start + limit) if more else ""}}
 
+    def m_conversations_info(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        conv = self.conversation(p.get("channel", ""))
+        if conv.get("is_private") and not conv.get("is_member"):
+            return {"ok": False, "error": "channel_not_found"}  # the app cannot see it at all
+        return {"ok": True, "channel": dict(conv)}
+
     def m_conversations_join(self, p: dict[str, Any], team: str) -> dict[str, Any]:
-        return {"ok": True, "channel": {"id": p.get("channel")}}
+        conv = self.conversation(p.get("channel", ""))
+        if conv.get("is_private"):
+            # A DM, or a private channel the app can see, takes an invitation; one it cannot see is not found.
+            return {"ok": False, "error": "method_not_supported_for_channel_type" if conv.get("is_member") or
+                    conv.get("is_im") else "channel_not_found"}
+        if conv.get("is_archived"):
+            return {"ok": False, "error": "is_archived"}
+        conv["is_member"] = True
+        return {"ok": True, "channel": dict(conv)}
 
     def m_apps_connections_open(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         return {"ok": True, "url": f"ws://{self.host}:{self.port}/socket"}

@@ -32,6 +32,7 @@ class Seat(RecordingChat):
         super().__init__("console")
         self.platform_ = platform_
         self.sent_keys: list[str] = []  # posts and edits this replica made
+        self.edits_held: asyncio.Event | None = None
 
     async def publish(self, discussion: Discussion, post: Post) -> str:
         self.sent_keys.append(post.key)
@@ -39,6 +40,8 @@ class Seat(RecordingChat):
 
     async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
         self.sent_keys.append(post.key)
+        if self.edits_held is not None:
+            await self.edits_held.wait()  # a slow edit: the request is out, the platform has not applied it yet
         await self.platform_.update(discussion, ref, post)
 
     async def find(self, discussion: Discussion, key: str) -> str | None:
@@ -85,10 +88,10 @@ async def quick_pair(db_url: str) -> AsyncIterator[tuple[Replica, Replica]]:
         yield both
 
 
-async def start_on(a: Replica) -> str:
+async def start_on(a: Replica, rounds: int | None = 1) -> str:
     reply = await a.app.service.handle(c.StartDiscussion(
         topic="Should we move to trunk-based development?", platform="console", channel="C1", user_id="U1",
-        user_name="Dana", rounds=1))
+        user_name="Dana", rounds=rounds))
     return reply.discussion_id
 
 
@@ -159,3 +162,27 @@ async def test_shutdown_releases_the_lease_at_once_for_another_replica(pair: tup
     async with b.app.store.tx() as tx:
         d = await tx.discussion(discussion_id)
     assert d is not None and d.status == Status.DONE
+
+
+async def test_a_vote_on_one_replica_and_the_close_on_another_never_bring_the_buttons_back(
+    pair: tuple[Replica, Replica],
+) -> None:
+    a, b = pair
+    discussion_id = await start_on(a, rounds=None)  # one round, then it waits with its poll open
+    await a.app.driver.idle()
+    async with a.app.store.tx() as tx:
+        (poll,) = await tx.polls(discussion_id)
+    a.chat.edits_held = held = asyncio.Event()  # A's edits are slow to land
+    vote = a.app.service.handle(c.CastBallot(poll_id=poll.id, choice=0, user_id="U2", user_name="Sam"))
+    await asyncio.wait_for(vote, 5)  # answered at once: the edit goes out through the outbox
+    b.clock.set(a.clock.now())
+    await b.app.service.handle(c.ClosePoll(poll_id=poll.id, user_id="U1"))  # the starter closes it on B
+    await b.app.driver.idle()
+    held.set()
+    await a.app.driver.idle()
+    await b.app.driver.sweep()
+    await b.app.driver.idle()
+    platform = a.chat.platform_
+    shown = platform.by_ref[poll.message_ref].updates[-1]
+    assert shown.poll is not None and shown.poll.closed and shown.actions == [], "closed, without buttons"
+    assert shown.poll.counts == [1, 0] or shown.poll.total == 1

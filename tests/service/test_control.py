@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bot.wiring import App
@@ -66,6 +68,7 @@ async def test_one_ballot_per_person_changeable_with_counts_edited_in_place(app:
     await app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=0, user_id="U2", user_name="Sam"))
     await app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=1, user_id="U2", user_name="Sam"))
     await app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=1, user_id="U3", user_name="Ana"))
+    await settle(app)  # the tally goes out through the outbox
     view = chat.by_ref[poll.message_ref].updates[-1].poll
     assert view is not None and view.counts == [0, 2] and view.voters == [[], ["Sam", "Ana"]]
     with pytest.raises(UserError, match="not on this poll"):
@@ -78,6 +81,7 @@ async def test_hidden_results_and_anonymous_ballots(app: App, chat: RecordingCha
     async with app.store.tx() as tx:
         (poll,) = await tx.polls(reply.discussion_id)
     await app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=0, user_id="U2", user_name="Sam"))
+    await settle(app)
     open_view = chat.by_ref[poll.message_ref].updates[-1].poll
     assert open_view is not None and open_view.counts is None and open_view.total == 1
     await app.service.handle(c.ClosePoll(**C1, poll_id=poll.id, user_id="U1"))
@@ -165,3 +169,21 @@ async def test_synthesize_mid_round_writes_the_final_synthesis_after_the_current
     assert phases[-1] == Phase.FINAL_SYNTHESIS and Phase.ROUND_SYNTHESIS not in phases
     with pytest.raises(UserError, match="can't be synthesized now"):
         await app.service.handle(c.Synthesize(**C1, discussion_id=d.id, user_id="U2", is_admin=True))
+
+
+async def test_a_vote_racing_the_close_never_brings_the_buttons_back(app: App, chat: RecordingChat) -> None:
+    reply = await app.service.handle(start())
+    await settle(app)
+    async with app.store.tx() as tx:
+        (poll,) = await tx.polls(reply.discussion_id)
+    # Votes and the close arrive together (two people, two clicks): nothing is settled in between.
+    await asyncio.gather(
+        app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=0, user_id="U2", user_name="Sam")),
+        app.service.handle(c.ClosePoll(**C1, poll_id=poll.id, user_id="U1")),
+        app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=1, user_id="U3", user_name="Ana")),
+        return_exceptions=True,
+    )
+    await settle(app)
+    edits = chat.by_ref[poll.message_ref].updates
+    closed_at = next(i for i, post in enumerate(edits) if post.poll is not None and post.poll.closed)
+    assert all(not post.actions for post in edits[closed_at:]), "after its closing the poll never has buttons"

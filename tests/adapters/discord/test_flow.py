@@ -87,6 +87,7 @@ async def test_humans_reply_vote_and_steer(council: Council) -> None:
         await fake.wait_for(lambda i=i: i.followups)
         assert i.callbacks[0]["type"] == 6, "a button is acknowledged with a deferred update first"
         assert "Your vote" in i.followups[0]["content"] and i.followups[0]["flags"] & 64
+    await council.settle()  # the new counts go out through the outbox
     assert "— 0 votes" in poll["content"].splitlines()[1] and "— 2 votes (Dana, Lee)" in poll["content"]
     assert fake.calls_to("PATCH", rf"/channels/{thread}/messages/{poll['id']}$"), "counts are edited in place"
 

@@ -46,6 +46,7 @@ async def test_without_message_content_a_reply_button_and_mentions(tmp_path: Pat
             dana = fake.add_user("Dana")
             i = await fake.slash(dana, "council", topic="Kanban or Scrum?")
             await fake.wait_for(lambda: i.followups)
+            assert "Reply to the council" in i.followups[-1]["content"], "the starter is told how to be heard"
             await app.driver.idle()
             header = fake.messages[fake.channel_id][0]
             reply = fake.find_button(header, "Reply to the council")

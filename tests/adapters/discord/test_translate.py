@@ -133,3 +133,14 @@ def test_admin_bits() -> None:
     assert t.is_admin(str(1 << 3)) and t.is_admin(1 << 5)
     assert not t.is_admin("1071698660929")  # @everyone's default permissions
     assert not t.is_admin("2048") and not t.is_admin(None) and not t.is_admin("junk")
+
+
+def test_flow_style_tier_language_and_hints_options() -> None:
+    cmd = t.slash_command("council", {"topic": "Ship it?", "flow": "council", "style": "sequential", "tier": "heavy",
+                                      "lang": "Japanese", "hints": "cost, speed"}, DANA, HERE)
+    assert isinstance(cmd, c.StartDiscussion)
+    assert (cmd.flow, cmd.style, cmd.tier, cmd.lang, cmd.hints) == ("council", "sequential", "heavy", "Japanese",
+                                                                    ["cost", "speed"])
+    with pytest.raises(t.NotUnderstood, match="`lang` takes a language name"):
+        t.slash_command("council", {"topic": "x", "lang": "<script>"}, DANA, HERE)
+    assert "◦ `meeting` — " in t.HELP

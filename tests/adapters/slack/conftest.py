@@ -69,6 +69,9 @@ class Slack:
     async def event(self, event: dict[str, Any], *, kind: str = "event_message", event_id: str = "",
                     headers: dict[str, str] | None = None) -> tuple[int, str]:
         self._n += 1
+        channel = str(event.get("channel") or "")
+        if event.get("type") in ("message", "app_mention") and channel and not self.fake.delivers(channel):
+            return 0, "not delivered: the app is not in the channel"
         body = fixture(kind)
         body["event"] = event
         body["event_id"] = event_id or f"Ev{self._n:06d}"

@@ -55,7 +55,7 @@ async def test_votes_one_per_person_changeable_counted_in_place(
     await slack.click(poll.ts, "vote:1", f"{poll_id}|1", user="U0002")
     await server.idle()
     shown = fake.find("C0001", poll.ts)
-    assert shown is not None and shown.edits >= 3
+    assert shown is not None and shown.edits >= 1  # a burst of votes may share one edit: the last counts
     text = json.dumps(shown.blocks)
     assert "0 votes" in text and "2 votes (Dana, Lee)" in text
     assert [e["text"] for e in fake.ephemerals][-1].startswith("Your vote:")

@@ -88,6 +88,7 @@ async def test_mentions_steer_a_discussion_from_its_thread(slack: Slack, server:
 async def test_a_mention_in_an_ordinary_thread_starts_a_council_about_it(
     slack: Slack, server: SlackServer, fake: FakeSlack
 ) -> None:
+    fake.add_channel("C0001", member=True)  # Slack sends app mentions only from channels the app is in
     parent = fake.human("C0001", "Our build takes 40 minutes. Should we split the test suite?", "U0002")
     fake.human("C0001", "I think flaky tests are the real problem", "U0001", parent.ts)
     await slack.mention("<@UBOT> --rounds 1", thread_ts=parent.ts)

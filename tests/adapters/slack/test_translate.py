@@ -6,6 +6,7 @@ import pytest
 
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
+from adapters.slack import views
 from core import commands as c
 from core.models import NextAction, Persona, Role
 
@@ -97,3 +98,36 @@ def test_buttons_and_forms() -> None:
     cmds = ix.roster_commands(values, "d1", experts, WHO)
     assert [type(x) for x in cmds] == [c.ModifyRoster, c.ModifyRoster, c.AddExpert]
     assert cmds[0].name == "Annie" and cmds[1].remove and cmds[2].title == "Expert"  # type: ignore[attr-defined]
+
+
+def test_flow_options_and_their_friendly_errors() -> None:
+    cmd = parse('Should we rewrite billing? --flow council --style debate --tier medium --lang "pt-BR" --rounds 3')
+    assert isinstance(cmd.command, c.StartDiscussion)
+    assert (cmd.command.flow, cmd.command.style, cmd.command.tier, cmd.command.lang) == ("council", "debate",
+                                                                                         "medium", "pt-BR")
+    floor = parse('Remote work? --flow open-floor --hints "cost, trust" --experts 5').command
+    assert isinstance(floor, c.StartDiscussion) and (floor.flow, floor.hints) == ("open", ["cost", "trust"])
+    assert parse("Plain topic").command.flow == "moderated"  # type: ignore[union-attr]
+    for text, message in [("x --flow chaos", "`--flow` takes one of `moderated`, `council`, `meeting`, `open`"),
+                          ("x --style loud", "`--style` takes one of"), ("x --tier max", "`--tier` takes one of"),
+                          ("x --lang <b>", "`--lang` takes a language name")]:
+        with pytest.raises(tr.BadInput, match=message):
+            parse(text)
+    assert "`council` — " in tr.HELP and "`open` — " in tr.HELP
+
+
+def test_the_start_form_has_a_flow_select_and_passes_it_on() -> None:
+    view = views.start_view("{}")
+    flow_block = next(b for b in view["blocks"] if b["block_id"] == "flow")
+    assert [o["value"] for o in flow_block["element"]["options"]] == ["moderated", "council", "meeting", "open"]
+    values = {"topic": {"value": {"value": "Pricing?"}},
+              "flow": {"value": {"selected_option": {"value": "council"}}},
+              "style": {"value": {"selected_option": {"value": "sequential"}}},
+              "tier": {"value": {"selected_option": {"value": "heavy"}}},
+              "lang": {"value": {"value": "German"}},
+              "rounds": {"value": {"selected_option": {"value": "2"}}}}
+    cmd = ix.start_from_view(values, ix.start_metadata("C1"), WHO, "T1", "UTC")
+    assert (cmd.flow, cmd.style, cmd.tier, cmd.lang, cmd.rounds) == ("council", "sequential", "heavy", "German", 2)
+    values["lang"] = {"value": {"value": "rm -rf /"}}
+    with pytest.raises(tr.BadInput, match=r"^lang: "):
+        ix.start_from_view(values, ix.start_metadata("C1"), WHO, "T1", "UTC")

@@ -1,0 +1,191 @@
+"""N concurrent discussions, one per channel, through `python -m bot slack` on the fake Slack Web API and the fake
+Anthropic Messages API (1 s per call). A lone discussion's first round is timed first, in the same run.
+
+Prints: how many finished round 1, the slowest round ÷ the lone round, peak RSS, /healthz p99 during the load and
+process CPU milliseconds per model call; the last number printed is the slowest-round ratio (target ≤ 1.3 at
+N = 100, ≤ 2 at N = 300). Set DATABASE_URL to run it on PostgreSQL instead of a fresh SQLite file."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
+from tests.fakes.slack_api import FakeSlack  # noqa: E402
+from tests.fakes.slack_signing import free_port, sign  # noqa: E402
+
+SECRET = "load-signing-secret"
+TICKS = os.sysconf("SC_CLK_TCK")
+MARK = "Round 1 synthesis"
+
+
+class TimedSlack(FakeSlack):
+    """The fake Web API, noting when each channel first shows its round-1 synthesis."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.round_done: dict[str, float] = {}
+        self.noted = asyncio.Event()
+
+    def _note(self, p: dict[str, Any]) -> None:
+        channel = p.get("channel", "")
+        if channel not in self.round_done and MARK in f"{p.get('text', '')}{p.get('blocks', '')}":
+            self.round_done[channel] = time.monotonic()
+            self.noted.set()
+
+    def m_chat_postMessage(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        self._note(p)
+        return super().m_chat_postMessage(p, team)
+
+    def m_chat_update(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        self._note(p)
+        return super().m_chat_update(p, team)
+
+
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def app_pid(parent: int) -> int:
+    children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+    return int(children[0])
+
+
+async def main(n: int, latency_s: float, within_s: float, profile: str = "") -> int:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    async with TimedSlack(tokens={"xoxb-load": "T0001"}) as slack, FakeAnthropic(latency_s=latency_s) as model, \
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
+        with tempfile.TemporaryDirectory() as folder:
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "COUNCIL_", "ANTHROPIC_"))}
+            env.setdefault("DATABASE_URL", f"sqlite:///{Path(folder) / 'council.db'}")
+            env |= {"PORT": str(port), "SLACK_API_URL": slack.base_url, "SLACK_BOT_TOKEN": "xoxb-load",
+                    "SLACK_SIGNING_SECRET": SECRET, "ANTHROPIC_API_KEY": "sk-ant-load-not-a-secret",
+                    "ANTHROPIC_BASE_URL": model.base_url, "COUNCIL_LOG_LEVEL": "WARNING",
+                    "COUNCIL_BUDGET_USD": "1000"}
+            log = (Path(folder) / "app.log").open("wb")
+            cmd = [sys.executable, "-m", "bot", "slack"]
+            if profile:  # py-spy starts the app as its child and samples it; figures are for that child
+                cmd = ["py-spy", "record", "--nonblocking", "-r", "50", "-f", "speedscope", "-o", profile, "--", *cmd]
+            proc = await asyncio.create_subprocess_exec(*cmd, cwd=folder, env=env, stdout=log, stderr=log)
+            try:
+                await healthy(http, base)
+                pid = app_pid(proc.pid) if profile else proc.pid
+
+                async def start(channel: str) -> float:
+                    body = urlencode({"command": "/council", "text": f"Should team {channel} adopt trunk-based "
+                                      "development?", "team_id": "T0001", "channel_id": channel,
+                                      "user_id": f"U{channel}", "user_name": f"user-{channel}",
+                                      "trigger_id": "1.2.3", "response_url": "http://127.0.0.1:9/unused"})
+                    headers = {**sign(body, SECRET), "Content-Type": "application/x-www-form-urlencoded"}
+                    began = time.monotonic()
+                    async with http.post(f"{base}/slack/events", data=body.encode(), headers=headers) as resp:
+                        assert resp.status == 200, resp.status
+                    return began
+
+                async def rounds(channels: list[str], began: dict[str, float]) -> None:
+                    deadline = time.monotonic() + within_s
+                    while not all(c in slack.round_done for c in channels):
+                        slack.noted.clear()
+                        try:
+                            await asyncio.wait_for(slack.noted.wait(), max(0.0, deadline - time.monotonic()))
+                        except TimeoutError:
+                            return
+
+                lone_began = {"CLONE": await start("CLONE")}
+                await rounds(["CLONE"], lone_began)
+                if "CLONE" not in slack.round_done:
+                    print("the lone discussion did not finish round 1", file=sys.stderr)
+                    return 1
+                lone = slack.round_done["CLONE"] - lone_began["CLONE"]
+                await asyncio.sleep(2.0)  # let the lone discussion's last posts go out before the load
+
+                channels = [f"C{i:04d}" for i in range(n)]
+                calls_before, cpu_before = model.request_count, cpu_s(pid)
+                mine_before = cpu_s(os.getpid())
+                health: list[float] = []
+                stop = asyncio.Event()
+
+                async def probe() -> None:
+                    while not stop.is_set():
+                        t0 = time.perf_counter()
+                        async with http.get(f"{base}/healthz") as resp:
+                            await resp.read()
+                        health.append((time.perf_counter() - t0) * 1000)
+                        await asyncio.sleep(0.05)
+
+                prober = asyncio.create_task(probe())
+                began = dict(zip(channels, await asyncio.gather(*(start(c) for c in channels)), strict=True))
+                await rounds(channels, began)
+                stop.set()
+                await prober
+                cpu_used, calls = cpu_s(pid) - cpu_before, model.request_count - calls_before
+                load_s = time.monotonic() - min(began.values())
+                fakes_cpu = cpu_s(os.getpid()) - mine_before
+                durations = [slack.round_done[c] - began[c] for c in channels if c in slack.round_done]
+                rss = peak_rss_mb(pid)
+            finally:
+                if profile:
+                    os.kill(pid, 15)  # py-spy writes its profile when the app exits
+                else:
+                    proc.terminate()
+                await proc.wait()
+                log.close()
+    p99 = statistics.quantiles(health, n=100)[98] if len(health) >= 2 else float("nan")
+    slowest = max(durations) if durations else float("nan")
+    print(f"N {n}, model latency {latency_s:g} s, database {'SQLite' if 'sqlite' in env['DATABASE_URL'] else 'PG'}")
+    print(f"lone round 1: {lone:.2f} s")
+    print(f"finished round 1: {len(durations)} of {n}; median {statistics.median(durations):.2f} s, "
+          f"slowest {slowest:.2f} s")
+    print(f"peak RSS: {rss:.0f} MB")
+    print(f"/healthz p99 during the load: {p99:.1f} ms ({len(health)} probes)")
+    print(f"process CPU per model call: {cpu_used * 1000 / max(calls, 1):.1f} ms ({calls} calls, {cpu_used:.1f} s)")
+    print(f"during the load ({load_s:.0f} s): the app used {cpu_used / load_s:.0%} of a core, the fakes and probes "
+          f"in this process {fakes_cpu / load_s:.0%}")
+    print(f"slowest round / lone round: {slowest / lone:.2f}")
+    return 0 if len(durations) == n else 1
+
+
+async def healthy(http: aiohttp.ClientSession, base: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            async with http.get(f"{base}/healthz") as resp:
+                if resp.status == 200:
+                    return
+        except aiohttp.ClientError:
+            pass
+        await asyncio.sleep(0.1)
+    raise RuntimeError("the app did not become healthy within 60 s")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("-n", type=int, default=100, help="concurrent discussions")
+    parser.add_argument("--latency", type=float, default=1.0, help="fake model latency in seconds")
+    parser.add_argument("--within", type=float, default=600.0, help="give up on round 1 after this many seconds")
+    parser.add_argument("--profile", default="", help="run the app under py-spy and write a speedscope profile here")
+    args = parser.parse_args()
+    raise SystemExit(asyncio.run(main(args.n, args.latency, args.within, os.path.abspath(args.profile) if args.profile
+                                      else "")))

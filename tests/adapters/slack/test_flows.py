@@ -1,0 +1,31 @@
+"""Each flow chosen with `/council --flow ...` runs to its end in a Slack thread (signed requests, fake Web API)."""
+
+from __future__ import annotations
+
+import json
+
+from adapters.slack.server import SlackServer
+from core.models import Status
+from tests.adapters.slack.conftest import Slack
+from tests.fakes.slack_api import FakeSlack
+
+
+async def run(slack: Slack, server: SlackServer, fake: FakeSlack, text: str) -> tuple[str, list[str]]:
+    await slack.command(text)
+    await server.idle()
+    assert server.core is not None
+    d = (await server.core.service.discussions())[0]
+    assert d.status == Status.DONE, (d.status, d.blocked_reason)
+    thread = fake.thread("C0001", d.thread_ref)
+    return d.flow, [m.text + "\n" + json.dumps(m.blocks, ensure_ascii=False) for m in thread]
+
+
+async def test_a_council_with_two_rounds_ends_in_the_referees_verdict(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    flow, texts = await run(slack, server, fake, "Should we rewrite billing in Rust? --flow council --rounds 2")
+    assert flow == "council"
+    assert "council (advisors' positions" in texts[0]  # the header names the flow
+    verdict = next(t for t in texts if "Referee's verdict" in t)
+    assert "Stances after round 2" in verdict and "Verdict:" in verdict
+    assert sum("Stance: " in t for t in texts) == 6  # three advisors x two rounds, each with its stance

@@ -1,0 +1,38 @@
+"""A discussion that runs for 30 rounds: what each model call reads stays bounded, and what it drops is only
+what a synthesis already carries."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from bot.wiring import App
+from core.models import Phase, Status
+from core.ports import Prompt
+from tests.fakes.llm import ScriptedLLM
+from tests.service.conftest import discussion, settle, start
+
+ROUNDS = 30
+
+
+def size(p: Prompt) -> int:
+    return sum(len(b.text) for b in (*p.system, *p.shared)) + len(p.instruction)
+
+
+async def test_thirty_rounds_keep_every_prompt_within_bounds(app: App, llm: ScriptedLLM) -> None:
+    reply = await app.service.handle(start(rounds=ROUNDS))
+    await settle(app)
+    assert (await discussion(app, reply.discussion_id)).status == Status.DONE
+    largest: dict[int, int] = defaultdict(int)
+    for p in llm.prompts:
+        if p.purpose.phase not in (Phase.ROSTER, Phase.FINAL_SYNTHESIS):
+            largest[p.purpose.round] = max(largest[p.purpose.round], size(p))
+    assert sorted(largest) == list(range(1, ROUNDS + 1))
+    assert max(largest.values()) <= 1.3 * largest[3], "round 30 reads no more than round 3, give or take"
+    final = next(p for p in llm.prompts if p.purpose.phase == Phase.FINAL_SYNTHESIS)
+    assert size(final) <= 2 * largest[3], "the final synthesis reads more, still a bounded amount"
+
+    late = next(p for p in llm.prompts if p.purpose.round == ROUNDS and p.purpose.phase == Phase.OPENING)
+    shared = "\n".join(b.text for b in late.shared)
+    assert "[Round 1 ·" not in shared and f"[Round {ROUNDS - 1} ·" in shared, "old rounds condensed, recent verbatim"
+    assert f"[Round {ROUNDS - 2} · Round synthesis]" in shared, "the latest condensed round by its synthesis"
+
