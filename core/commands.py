@@ -138,3 +138,8 @@ class SetDigest(Command):
     cadence: Literal["daily", "weekly", "cron", "off"]
     cron: str = ""  # standard 5-field expression when cadence is "cron"
     tz: str = "UTC"
+
+
+class ForgetWorkspace(Command):
+    """The platform says the app left a workspace (uninstalled, its bot token revoked, removed from the guild):
+    its schedules and digests go; its discussions and exports stay."""

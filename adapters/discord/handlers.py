@@ -206,6 +206,13 @@ class Handlers:
         return t.Where(guild, str(interaction.channel_id or ""))
 
     # thread replies --------------------------------------------------------------------------------
+    async def on_guild_remove(self, guild_id: str) -> None:
+        """Removed from a guild (kicked, or the guild deleted): its schedules and digests go; discussions stay."""
+        try:
+            await self.service.handle(c.ForgetWorkspace(platform="discord", workspace=guild_id))
+        except Exception:
+            log.exception("could not forget guild %s", guild_id)
+
     async def on_message(self, message: discord.Message, bot_id: int) -> None:
         """A human's reply in a council thread; never the bot's own or a webhook's (the personas') messages."""
         if message.author.bot or message.webhook_id is not None or message.guild is None:

@@ -82,6 +82,10 @@ class Council:
         who, _ = await self.who(client, place)
         return c.Command(**who.fields(), **facts(place))
 
+    async def left(self, team: str) -> None:
+        """The app was uninstalled from this workspace (or lost its bot token): forget its schedules."""
+        await self.core.service.handle(c.ForgetWorkspace(platform=tr.PLATFORM, workspace=team))
+
     # commands -------------------------------------------------------------------------------------
     async def run(self, intent: tr.Intent, place: Place, client: AsyncWebClient) -> Reply | None:
         async with self._guard(client, place, f"/council {intent.kind}"):
