@@ -19,11 +19,17 @@ cli = typer.Typer(add_completion=False, no_args_is_help=True, help="Council: mod
 err = Console(stderr=True)
 
 
-def _settings() -> Settings:
-    """Every command starts here: settings from the environment, logging to stderr with secrets masked."""
+def _settings(*, quiet: bool = False) -> Settings:
+    """Every command starts here: settings from the environment, logging to stderr with secrets masked.
+
+    `quiet` (the console without --verbose): only warnings, so library chatter never interleaves with the
+    discussion on the terminal, unless COUNCIL_LOG_LEVEL asks for more."""
     settings = Settings()
+    level = settings.council_log_level.upper()
+    if quiet and "council_log_level" not in settings.model_fields_set:
+        level = "WARNING"
     logging.basicConfig(
-        level=settings.council_log_level.upper(), stream=sys.stderr,
+        level=level, stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     redact_settings(settings)  # on the root's handlers: every record, from every library, passes through them
@@ -52,6 +58,8 @@ def console(
     tier: Annotated[str, typer.Option(help="Council: light, medium or heavy")] = "light",
     lang: Annotated[str, typer.Option(help="Language to speak (default: the topic's)")] = "",
     hints: Annotated[str, typer.Option(help="Open floor: controversy axes, comma separated")] = "",
+    verbose: Annotated[bool, typer.Option("--verbose", help="Log progress (INFO) to stderr, not only warnings")] = (
+        False),
 ) -> None:
     """Run a discussion in this terminal."""
     from bot.runtime import run_console
@@ -75,8 +83,8 @@ def console(
         flows.planned_rounds(flow, rounds, style)
     except flows.BadFlow as exc:
         _fail(str(exc).replace("`", ""))
-    code = asyncio.run(run_console(_settings(), topic=topic, rounds=rounds, experts=experts, no_input=no_input,
-                                   confirm=confirm, resume=resume, exports=exports, user_name=name,
+    code = asyncio.run(run_console(_settings(quiet=not verbose), topic=topic, rounds=rounds, experts=experts,
+                                   no_input=no_input, confirm=confirm, resume=resume, exports=exports, user_name=name,
                                    flow_options=chosen))
     raise typer.Exit(code)
 

@@ -48,7 +48,7 @@ async def run_console(
     resume: str | None, exports: Path, user_name: str, flow_options: dict[str, Any] | None = None,
 ) -> int:
     out = Console(highlight=False)
-    chat = ConsoleChat(out, journal=_journal(settings))
+    chat = ConsoleChat(out, journal=_journal(settings), voting=not no_input)
     app = await build_app(settings, {"console": chat})
     session = ConsoleSession(app.service, app.driver, app.store, out, user_name)
     interactive = not no_input

@@ -56,14 +56,21 @@ class Material:
     end: datetime
     covered: list[Covered]
     cost: Usage
+    waiting: list[Covered] = field(default_factory=list)  # waiting on people, moved in the period or not
+    channel_empty: bool = False  # no council discussion ever ran in the channel
 
 
 async def gather(tx: Tx, schedule: Schedule, start: datetime, end: datetime) -> Material:
-    """Everything the digest says, read from the database alone (never from the chat platform)."""
-    found = await tx.discussions(channel=schedule.target, since=start, limit=100)
-    mine = [d for d in found if d.platform == schedule.platform and d.workspace == schedule.workspace]
+    """Everything the digest says, read from the database alone (never from the chat platform).
+
+    A discussion is covered when anything happened to it in the period (a turn, a person's reply, a ballot, a
+    change of state), not only when its own row changed."""
+    where = (schedule.platform, schedule.workspace, schedule.target)
+    moved = await tx.moved(*where, start, end)
+    waiting = [Covered(discussion=d, synthesis=None)
+               for d in await tx.waiting_on_people(*where, list(WAITING_FOR_PEOPLE))]
     covered = []
-    for d in sorted(mine, key=lambda d: d.created_at):
+    for d in moved:
         stored = await tx.syntheses(d.id)
         best = next((s for s in reversed(stored) if s["kind"] == "final"), None)
         best = best or next((s for s in reversed(stored) if s["kind"] == "round"), None)
@@ -73,7 +80,19 @@ async def gather(tx: Tx, schedule: Schedule, start: datetime, end: datetime) -> 
                 votes.append(formats.poll_view(poll, await tx.ballots(poll.id)))
         covered.append(Covered(discussion=d, synthesis=best, votes=votes))
     cost = await tx.usage_total([d.discussion.id for d in covered], since=start, until=end) if covered else Usage()
-    return Material(schedule=schedule, start=start, end=end, covered=covered, cost=cost)
+    empty = not covered and not waiting and not await tx.channel_has_discussions(*where)
+    return Material(schedule=schedule, start=start, end=end, covered=covered, cost=cost, waiting=waiting,
+                    channel_empty=empty)
+
+
+def waited(since: datetime, now: datetime) -> str:
+    """How long something has waited, as people say it: "40 min", "5 h", "3 days"."""
+    minutes = max(0, int((now - since).total_seconds() // 60))
+    if minutes < 60:
+        return f"{minutes} min"
+    if minutes < 48 * 60:
+        return f"{minutes // 60} h"
+    return f"{minutes // (24 * 60)} days"
 
 
 def vote_text(view: PollView) -> str:
@@ -158,16 +177,19 @@ def render(m: Material, summary: DigestSummary, key: str, offline: bool) -> Post
     """The post names every discussion it covers (topic and link) whatever the model wrote."""
     tz = m.schedule.tz
     lines = [f"**Council digest** · {local_text(m.start, tz)} → {local_text(m.end, tz)}"]
+    if m.channel_empty:  # one short line, so the firing still shows the digest is alive
+        lines.append("No council discussions in this channel yet: start one with `/council <topic>`.")
+        return Post(kind="notice", key=key, title="Council digest", text="\n".join(lines), offline=offline)
     if not m.covered:
         lines.append("No council discussion in this channel had activity in this period.")
     for title, items in (("Decided", summary.decided), ("Dissent that remains", summary.dissent),
                          ("Open questions", summary.open_questions)):
         if items:
             lines += ["", f"**{title}**", *_bullets(items)]
-    waiting = [i for i in m.covered if i.discussion.status in WAITING_FOR_PEOPLE]
-    if waiting:
+    if m.waiting:
         lines += ["", "**Waiting for people**"]
-        lines += [f"- {_name(i)}: {WAITING_FOR_PEOPLE[i.discussion.status]}" for i in waiting]
+        lines += [f"- {_name(i)}: {WAITING_FOR_PEOPLE[i.discussion.status]}, for "
+                  f"{waited(i.discussion.updated_at, m.end)}" for i in m.waiting]
     if m.covered:
         lines += ["", f"**Discussions ({len(m.covered)})**"]
         for i in m.covered:

@@ -110,6 +110,7 @@ def poll_view(poll: Poll, ballots: list[Ballot]) -> PollView:
     hidden = poll.hide_results and not poll.closed
     return PollView(
         poll_id=poll.id,
+        final=poll.final,
         question=poll.question,
         options=poll.options,
         counts=None if hidden else counts,

@@ -237,6 +237,7 @@ class PollView(BaseModel):
     ai_positions: list[list[str]] = Field(default_factory=list)  # persona names per option
     closed: bool = False
     total: int = 0
+    final: bool = False  # offered by the final synthesis: the discussion is over when it appears
 
 
 class Post(BaseModel):

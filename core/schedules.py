@@ -237,7 +237,7 @@ class ScheduleHandlers:
         ref = await chat.find_announcement(s.workspace, s.target, key) if row["attempts"] > 0 else None
         usage = None
         if not ref:
-            await digest.links(chat, material.covered)
+            await digest.links(chat, material.covered + material.waiting)
             summary, usage = await digest.condense(self.driver.llm, material.covered)
             post = digest.render(material, summary, key, self.driver.llm.offline)
             ref = await chat.announce(s.workspace, s.target, post)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import sys
+import threading
 from pathlib import Path
 
 from rich.console import Console
@@ -21,22 +24,54 @@ CHOICES_HINT = "Type 1-5 to choose, or write a message to the council (/pause, /
 
 
 class Lines:
-    """Reads stdin lines in a thread so the discussion keeps running while the user types."""
+    """Reads stdin lines in a thread so the discussion keeps running while the user types.
 
-    def __init__(self) -> None:
+    A daemon thread reading the raw descriptor: the program ends when the discussion does, without waiting for
+    one more line (an executor thread would hold `asyncio.run` until Enter), and no buffered-reader lock is
+    left held for the interpreter to trip over at exit."""
+
+    def __init__(self, fd: int | None = None) -> None:
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
-        loop = asyncio.get_running_loop()
-        self._task = loop.run_in_executor(None, self._pump, loop)
+        self.ended = False
+        self._loop = asyncio.get_running_loop()
+        self._fd = sys.stdin.fileno() if fd is None else fd
+        threading.Thread(target=self._pump, name="console-stdin", daemon=True).start()
 
-    def _pump(self, loop: asyncio.AbstractEventLoop) -> None:
-        for line in sys.stdin:
-            loop.call_soon_threadsafe(self.queue.put_nowait, line.rstrip("\n"))
-        loop.call_soon_threadsafe(self.queue.put_nowait, None)
+    async def get(self) -> str | None:
+        """The next line typed; None at the end of input, and every time after."""
+        if self.ended:
+            return None
+        line = await self.queue.get()
+        self.ended = line is None
+        return line
+
+    def _put(self, line: str | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop already closed: nobody is listening any more
+            self._loop.call_soon_threadsafe(self.queue.put_nowait, line)
+
+    def _pump(self) -> None:
+        pending = b""
+        while True:
+            try:
+                chunk = os.read(self._fd, 4096)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                self._put(line.decode(errors="replace").rstrip("\r"))
+        if pending:
+            self._put(pending.decode(errors="replace"))
+        self._put(None)
 
 
 class ConsoleSession:
-    def __init__(self, service: Service, driver: Driver, store: Store, console: Console, user_name: str) -> None:
+    def __init__(self, service: Service, driver: Driver, store: Store, console: Console, user_name: str,
+                 stdin_fd: int | None = None) -> None:
         self.service, self.driver, self.store, self.console, self.user = service, driver, store, console, user_name
+        self.stdin_fd = stdin_fd  # where typed lines come from (standard input unless a test says otherwise)
 
     async def start(self, cmd: c.StartDiscussion) -> str:
         reply = await self.service.handle(cmd)
@@ -57,12 +92,14 @@ class ConsoleSession:
         return d.id
 
     async def run(self, discussion_id: str, *, interactive: bool) -> Status:
-        lines = Lines() if interactive else None
+        lines = Lines(self.stdin_fd) if interactive else None
         while True:
             await self._wait_idle(discussion_id, lines)
             async with self.store.tx() as tx:
                 d = await tx.discussion(discussion_id)
             assert d is not None
+            if d.status == Status.DONE and lines is not None and d.auto_rounds is None:
+                await self._final_votes(d.id, lines)  # the person chose the end: they vote before it ends
             if d.status in (Status.DONE, Status.STOPPED, Status.PAUSED):
                 return d.status
             if lines is None:
@@ -80,7 +117,7 @@ class ConsoleSession:
                 Status.BLOCKED: "Type /retry, /skip or /stop.",
             }.get(d.status, "")
             self.console.print(f"[bold cyan]> {prompt}[/]")
-            line = await lines.queue.get()
+            line = await lines.get()
             if line is None:
                 lines = None
                 continue
@@ -94,11 +131,39 @@ class ConsoleSession:
                 continue
             await self._do(cmd)
 
+    async def _final_votes(self, discussion_id: str, lines: Lines) -> None:
+        """The final synthesis offers a poll: it is votable here, before the program ends."""
+        while True:
+            async with self.store.tx() as tx:
+                polls = [p for p in await tx.polls(discussion_id) if p.final and not p.closed]
+                voted = {b.poll_id for p in polls for b in await tx.ballots(p.id) if b.voter_id == USER_ID}
+            todo = [p for p in polls if p.id not in voted]
+            if not todo:
+                return
+            poll = todo[0]
+            self.console.print(f"[bold cyan]> Vote on “{poll.question}”: type a number 1-{len(poll.options)}, "
+                               "or press Enter to finish without voting.[/]")
+            line = await lines.get()
+            if line is None or not line.strip():
+                return
+            text = line.strip()
+            if not text.isdigit():
+                self.console.print(f"[yellow]Please type a number from 1 to {len(poll.options)}.[/]")
+                continue
+            try:
+                reply = await self.service.handle(c.CastBallot(poll_id=poll.id, choice=int(text) - 1,
+                                                               user_id=USER_ID, user_name=self.user))
+            except UserError as exc:
+                self.console.print(f"[yellow]{exc}[/]")
+                continue
+            self.console.print(f"[dim]{reply.text.split('. ')[0]}.[/]")
+            await self.driver.idle()
+
     async def _wait_idle(self, discussion_id: str, lines: Lines | None) -> None:
         """Wait for the driver; lines typed meanwhile are human messages (or /pause, /stop)."""
         idle = asyncio.ensure_future(self.driver.idle())
         while lines is not None and not idle.done():
-            getter = asyncio.ensure_future(lines.queue.get())
+            getter = asyncio.ensure_future(lines.get())
             done, _ = await asyncio.wait({idle, getter}, return_when=asyncio.FIRST_COMPLETED)
             if getter not in done:
                 getter.cancel()

@@ -13,9 +13,10 @@ from core.models import Discussion, Persona, Post
 
 
 class ConsoleChat:
-    def __init__(self, console: Console, journal: Path | None = None) -> None:
+    def __init__(self, console: Console, journal: Path | None = None, *, voting: bool = True) -> None:
         self.console = console
         self.journal = journal
+        self.voting = voting  # False in an unattended run: polls are shown without a vote to offer
         self._seen: set[str] = set()
         if journal is not None and journal.exists():
             self._seen = set(journal.read_text().split())
@@ -25,7 +26,7 @@ class ConsoleChat:
 
     async def publish(self, discussion: Discussion, post: Post) -> str:
         self._done_writing(post.key)
-        self.console.print(render(post))
+        self.console.print(render(post, voting=self._votable(discussion, post)))
         self._count += 1
         ref = f"console:{post.key}"
         self._remember(post.key)
@@ -33,7 +34,12 @@ class ConsoleChat:
 
     async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
         # A terminal cannot edit what it printed: it shows the new version (a roster, a poll's counts).
-        self.console.print(render(post))
+        self.console.print(render(post, voting=self._votable(discussion, post)))
+
+    def _votable(self, d: Discussion, post: Post) -> bool:
+        """A final poll is votable only when the person chose the end (the session then asks for the vote before
+        it finishes); after unattended rounds the program ends with the synthesis, so it only shows positions."""
+        return self.voting and not (post.poll is not None and post.poll.final and d.auto_rounds is not None)
 
     async def find(self, discussion: Discussion, key: str) -> str | None:
         return f"console:{key}" if self._printed(key) else None
@@ -75,7 +81,7 @@ class ConsoleChat:
             self._live.update(shown, refresh=True)
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
-        self.console.print(render(post))
+        self.console.print(render(post, voting=self.voting))
         self._remember(post.key)
         return f"console:{post.key}"
 
@@ -83,7 +89,7 @@ class ConsoleChat:
         return f"console:{key}" if self._printed(key) else None
 
     async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
-        self.console.print(render(post))  # the person at the terminal is the only one to tell
+        self.console.print(render(post, voting=self.voting))  # the person at the terminal is the only one to tell
 
     def _printed(self, key: str) -> bool:
         """Recovery only: re-read the journal, which an earlier process may have written to."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import RenderableType
+from rich.emoji import Emoji
 from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.text import Text
@@ -22,10 +23,12 @@ COLOURS = {
 OFFLINE = "offline model: set ANTHROPIC_API_KEY for real answers"
 
 
-def render(post: Post) -> RenderableType:
+def render(post: Post, *, voting: bool = True) -> RenderableType:
+    """`voting=False` shows a poll as the council's positions, with no vote to offer (nobody is left to vote)."""
     subtitle = f"[dim]{OFFLINE}[/]" if post.offline else None
     if post.kind == "header":
-        body = Markdown(post.text)
+        # The roster's icons are shortcodes (":bulb:"), one persona a line: keep the lines as lines.
+        body = Markdown(Emoji.replace(post.text).replace("\n", "  \n"))
         return Panel(body, title=f"[bold]Council: {post.title}[/]", border_style="bold white", subtitle=subtitle)
     if post.persona is not None:
         p = post.persona
@@ -39,7 +42,8 @@ def render(post: Post) -> RenderableType:
         lines += [f"  [{i}] {a.label}" for i, a in enumerate(actions, 1)]
         return Panel(Text("\n".join(x for x in lines if x is not None)), border_style="cyan", subtitle=subtitle)
     if post.kind == "poll" and post.poll is not None:
-        how = "closed" if post.poll.closed else f"vote: /vote {post.poll.poll_id} <number>"
+        how = ("closed" if post.poll.closed else f"vote: /vote {post.poll.poll_id} <number>" if voting
+               else "the council's positions")
         return Panel(Markdown(post.text), border_style="cyan", title=f"poll {post.poll.poll_id} · {how}",
                      title_align="left", subtitle=subtitle)
     style = "bold red" if post.kind == "error" else "dim"

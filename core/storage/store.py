@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from core.storage.activity import ActivityRepo
+from core.storage.channel_rows import ChannelRepo
 from core.storage.discussions import DiscussionRepo
 from core.storage.rows import aware
 from core.storage.schedule_rows import ScheduleRepo
@@ -20,7 +21,7 @@ log = logging.getLogger(__name__)
 __all__ = ["Store", "Tx", "aware"]
 
 
-class Tx(DiscussionRepo, ActivityRepo, ScheduleRepo):
+class Tx(DiscussionRepo, ActivityRepo, ScheduleRepo, ChannelRepo):
     """One transaction: the repository methods the service calls, all on a single connection."""
 
 

@@ -1,0 +1,65 @@
+"""The terminal session as a person uses it: choosing the end, then voting on the final poll before it ends."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from adapters.console.app import ConsoleSession
+from adapters.console.chat import ConsoleChat
+from bot.settings import Settings
+from bot.wiring import App, build_app
+from core import commands as c
+from core.models import Status
+from tests.fakes.llm import ScriptedLLM
+
+
+class Typist(io.StringIO):
+    """The terminal: answers each prompt, when it appears, by typing a line."""
+
+    def __init__(self, fd: int, answers: dict[str, str]) -> None:
+        super().__init__()
+        self.fd, self.answers = fd, dict(answers)
+
+    def write(self, s: str) -> int:
+        n = super().write(s)
+        for prompt, line in list(self.answers.items()):
+            if prompt in self.getvalue():
+                del self.answers[prompt]
+                os.write(self.fd, line.encode() + b"\n")
+        return n
+
+
+@pytest.fixture
+async def parts(tmp_path: Path) -> AsyncIterator[tuple[App, int, int]]:
+    r, w = os.pipe()
+    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}")  # type: ignore[call-arg]
+    app = await build_app(settings, {"console": ConsoleChat(Console(file=io.StringIO()))}, llm=ScriptedLLM())
+    yield app, r, w
+    await app.close()
+    os.close(w)
+    os.close(r)
+
+
+async def test_a_person_who_chose_the_final_synthesis_votes_on_its_poll_before_the_program_ends(
+    parts: tuple[App, int, int],
+) -> None:
+    app, r, w = parts
+    screen = Typist(w, {"Type 1-5": "4", "Vote on": "2"})  # 4: Synthesize; then the second recommendation
+    console = Console(file=screen, width=100)
+    app.driver.chats["console"].console = console  # type: ignore[attr-defined]
+    session = ConsoleSession(app.service, app.driver, app.store, console, "Dana", stdin_fd=r)
+    did = await session.start(c.StartDiscussion(topic="Should we adopt trunk-based development?",
+                                                platform="console", channel="console", user_id="console-user"))
+    assert await session.run(did, interactive=True) == Status.DONE
+    async with app.store.tx() as tx:
+        [final] = [p for p in await tx.polls(did) if p.final]
+        ballots = [b for b in await tx.ballots(final.id) if b.voter_id == "console-user"]
+    assert [b.choice for b in ballots] == [1]
+    shown = screen.getvalue()
+    assert "vote: /vote" in shown and "Your vote" in shown
