@@ -136,7 +136,7 @@ class ConsoleSession:
         while True:
             async with self.store.tx() as tx:
                 polls = [p for p in await tx.polls(discussion_id) if p.final and not p.closed]
-                voted = {b.poll_id for p in polls for b in await tx.ballots(p.id) if b.voter_id == USER_ID}
+                voted = {b.poll_id for p in polls for b in await tx.ballots(p.id) if b.voter_id == FACTS["user_id"]}
             todo = [p for p in polls if p.id not in voted]
             if not todo:
                 return
@@ -152,7 +152,7 @@ class ConsoleSession:
                 continue
             try:
                 reply = await self.service.handle(c.CastBallot(poll_id=poll.id, choice=int(text) - 1,
-                                                               user_id=USER_ID, user_name=self.user))
+                                                               **FACTS, user_name=self.user))
             except UserError as exc:
                 self.console.print(f"[yellow]{exc}[/]")
                 continue
