@@ -86,9 +86,13 @@ class Guard:
             return await tx.discussions(channel=asker.in_channel, platform=asker.platform,
                                         workspace=asker.workspace, limit=limit)
 
-    async def status_text(self, discussion_id: str, asker: c.Command) -> str:
+    async def status_text(self, discussion_id: str, asker: c.Command | None = None) -> str:
+        """One line on a discussion, for the asker (None: the operator, from anywhere)."""
         async with self.store.tx() as tx:
-            d = await self.visible(tx, discussion_id, asker)
+            d = (await self.visible(tx, discussion_id, asker) if asker is not None
+                 else await tx.discussion(discussion_id.strip()))
+            if d is None:
+                raise not_found(discussion_id)
             polls = await tx.polls(d.id)
         budget = f" of ${d.budget_usd:.2f}" if d.budget_usd > 0 else ""
         line = f"`{d.id}` “{d.topic}”: {d.status.value}, round {d.round}, ${d.cost_usd:.2f}{budget} spent"

@@ -58,6 +58,7 @@ def next_action_post(d: Discussion, suggestions: list[str]) -> Post:
         f"• *Deep dive*: {deep}",
         "• *Different topic*, *Another round*, *Synthesize* (final synthesis), or *Pause* (resume later)",
         "Reply in the thread at any time: the council hears you on its next turn.",
+        f"_Spent so far: ${d.cost_usd:.2f}" + (f" of its ${d.budget_usd:.2f} budget._" if d.budget_usd > 0 else "._"),
     ]
     actions = [
         Action(id=f"next:{a.value}", label=NEXT_ACTION_LABELS[a], value=f"{d.id}|{a.value}",

@@ -170,9 +170,11 @@ async def test_digests_here_for_members_elsewhere_for_admins_cancelled_by_their_
     assert (await app.service.handle(digest("named admin", "C1", "off"))).text == "Digest turned off."
 
 
-async def test_usage_is_for_admins(app: App, llm: ScriptedLLM) -> None:
+async def test_usage_is_for_admins(app: App, llm: ScriptedLLM, chat: RecordingChat) -> None:
     llm.cost_per_call = 0.01
-    await waiting_discussion(app)
+    did, _ = await waiting_discussion(app)
+    [choice] = [p for p in chat.posts(did) if p.kind == "choice"]
+    assert "Spent so far: $0.13 of its $5.00 budget" in choice.text  # 13 calls in round 1
     with pytest.raises(Refused, match="Only workspace admins"):
         await app.service.usage_text(c.Command(**ACTORS["member"]))
     text = await app.service.usage_text(c.Command(**ACTORS["admin"]))
