@@ -140,6 +140,15 @@ class SetDigest(Command):
     tz: str = "UTC"
 
 
+class SetOwners(Command):
+    """`/council config owners "Name: domain; ..."`: the domain owners a meeting in this channel seats."""
+
+    platform: str
+    workspace: str = ""
+    channel: str
+    owners: list[str] = Field(default_factory=list)  # empty: back to owners generated for each topic
+
+
 class ForgetWorkspace(Command):
     """The platform says the app left a workspace (uninstalled, its bot token revoked, removed from the guild):
     its schedules and digests go; its discussions and exports stay."""

@@ -16,7 +16,7 @@ from core import engine, flows, posts, prompts
 from core.effects import close_polls, record_turn
 from core.engine import RunTurns, State, Transition, TurnPlan
 from core.live import LiveText
-from core.models import Discussion, Persona, Post, Status, Turn, TurnStatus, Usage
+from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
 from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMUnavailable, Prompt
 from core.spending import Limits, day_window, turns_that_fit, workspace_exhausted, workspace_message
 from core.storage.store import Store, Tx
@@ -70,6 +70,7 @@ class Driver:
         self.store, self.llm, self.chats, self.clock, self.config = store, llm, chats, clock, config
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._work: dict[str, asyncio.Task[None]] = {}  # the step loop of each driven discussion
+        self._halted: set[str] = set()  # discussions whose step loop a Stop cancelled
         self._closing = False
         self._wake: set[str] = set()
         self._publish_locks: dict[str, asyncio.Lock] = {}
@@ -142,7 +143,9 @@ class Driver:
         heartbeat = asyncio.create_task(self._heartbeat(discussion_id, work), name=f"heartbeat:{discussion_id}")
         try:
             await asyncio.wait({work})
-            if work.cancelled() or isinstance(work.exception(), LeaseLost):
+            if work.cancelled() and discussion_id in self._halted:
+                log.info("%s was stopped mid-step; its model calls were cancelled", discussion_id)
+            elif work.cancelled() or isinstance(work.exception(), LeaseLost):
                 log.warning("lost the lease on %s; stopped its driver here", discussion_id)
             else:
                 work.result()  # re-raise anything else
@@ -157,6 +160,7 @@ class Driver:
                         if task is heartbeat:
                             log.warning("heartbeat for %s failed", discussion_id, exc_info=True)
             self._work.pop(discussion_id, None)
+            self._halted.discard(discussion_id)
             async with self.store.tx() as tx:
                 await tx.release_lease(discussion_id, self.config.owner)
             # A wake-up that raced with our exit gets a fresh driver: no await between check and pop.
@@ -166,6 +170,15 @@ class Driver:
             if discussion_id in self._wake:
                 self._wake.discard(discussion_id)
                 self.kick(discussion_id)
+
+    def halt(self, discussion_id: str) -> None:
+        """A discussion was stopped: cancel its step here, model calls included (the loop comes back for the
+        stop notice, which a wake-up publishes)."""
+        work = self._work.get(discussion_id)
+        if work is not None and not work.done():
+            self._halted.add(discussion_id)
+            self._wake.add(discussion_id)
+            work.cancel()
 
     async def _steps(self, discussion_id: str) -> None:
         while True:
@@ -324,11 +337,16 @@ class Driver:
             await tx.enqueue(d.id, posts.blocked_post(d, failed, now.isoformat()), now)
             return
         personas = {p.key: p.name for p in await tx.personas(d.id)}
+        nudges = flows.get(d.flow).nudges
         for t in failed:
+            name = personas.get(t.persona_key, t.persona_key)
+            if t.attempts <= nudges and t.phase != Phase.ANSWER:  # a nudge first: the turn runs once more
+                await tx.enqueue(d.id, posts.nudge_post(d, t, name), now)
+                continue
             await tx.set_turn_status([t.key], TurnStatus.SKIPPED)
             if t.reply_to is not None:
                 await tx.mark_answered(t.reply_to)  # a skipped answer is not retried on every wake-up
-            await tx.enqueue(d.id, posts.skipped_post(d, t, personas.get(t.persona_key, t.persona_key)), now)
+            await tx.enqueue(d.id, posts.skipped_post(d, t, name), now)
 
     async def _turns_within_budget(self, d: Discussion, step: RunTurns) -> int:
         """How many of the step's turns may start: each reserves the estimated cost of one turn against what is
@@ -466,7 +484,7 @@ class Driver:
     async def _send(self, *, d: Discussion, chat: ChatPort, outbox_id: int, post: Post, attempts: int) -> str:
         async with self.store.tx() as tx:
             # Counted before any call, so a post (or edit) the platform keeps refusing eventually blocks.
-            if not await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now()):
+            if not await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now(), d.id):
                 raise NotOurs(post.key)
         if post.replaces:
             async with self.store.tx() as tx:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from core import flows, formats, stances
+from core import closings, flows, formats, seating, stances
 from core.engine import State, TurnPlan
 from core.models import (
     FINISHED_TURN,
@@ -18,8 +18,16 @@ from core.models import (
     Usage,
 )
 from core.posts import header_post, poll_post, poll_result_post, turn_post
-from core.roster import experts_from_spec, full_roster
-from core.schemas import CouncilVerdict, FinalSynthesis, PersonaPosition, RosterSpec, RoundSynthesis
+from core.schemas import (
+    Bid,
+    CouncilVerdict,
+    ExpertSpec,
+    FinalSynthesis,
+    MeetingRecommendation,
+    PersonaPosition,
+    RankedVote,
+    RoundSynthesis,
+)
 from core.storage.store import Tx
 
 
@@ -68,8 +76,12 @@ async def record_turn(
     # Locked: of two writers racing on one turn, the second sees it finished, so its personas, synthesis,
     # polls and posts are written once.
     turn = await tx.turn(plan.key, for_update=True)
-    if turn is None or turn.status in FINISHED_TURN:
-        return  # another driver finished it first
+    if turn is None:
+        return
+    if turn.status in FINISHED_TURN:
+        if turn.status == TurnStatus.SKIPPED and usage is not None:
+            await tx.add_usage(d.id, plan.key, usage, now)  # skipped by a Stop while it ran: still paid for
+        return  # another driver finished it first, or Stop set it aside
     if usage is not None:
         await tx.add_usage(d.id, plan.key, usage, now)
     current = await tx.discussion(d.id, for_update=True)
@@ -90,8 +102,7 @@ async def record_turn(
     elif persona is not None and flows.get(d.flow).stance(plan.phase, persona):
         data = stances.parse(text)  # the stance line the turn ends with, kept in the text people read
     if plan.phase == Phase.ROSTER:
-        spec = RosterSpec.model_validate(data)
-        personas = full_roster(experts_from_spec(spec.experts, d.experts))
+        personas = seating.roster(d, state.personas, data)
         await tx.set_personas(d.id, personas)
         text = formats.roster_text(personas)
         turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now
@@ -99,6 +110,20 @@ async def record_turn(
         await tx.enqueue(d.id, header_post(d, personas, replaces=f"{d.id}:header", seated=True), now,
                          turn_key=turn.key)
         return
+    if plan.phase == Phase.PERSONA and persona is not None:  # an open-floor slot becomes a participant
+        seated = seating.seat(persona, ExpertSpec.model_validate(data))
+        await tx.update_persona(d.id, seated)
+        text = formats.roster_text([seated])
+        header = header_post(d, await tx.personas(d.id), replaces=f"{d.id}:header", seated=True)
+        await tx.enqueue(d.id, header.model_copy(update={"key": f"{d.id}:header:{plan.key}"}), now)
+    elif plan.phase == Phase.BID:  # kept for the record and the next speaker's choice; never posted
+        bid = Bid.model_validate(data)
+        turn.text, turn.data, turn.status, turn.finished_at = f"{bid.urgency}/10: {bid.point}", data, \
+            TurnStatus.DONE, now
+        await tx.save_turn(turn)
+        return
+    elif plan.phase == Phase.RANKED_VOTE:
+        text = closings.ranking_text(RankedVote.model_validate(data))
     if plan.phase == Phase.ROUND_SYNTHESIS:
         rs = RoundSynthesis.model_validate(data)
         text, kind = formats.round_synthesis_text(rs, plan.round), "synthesis"
@@ -107,6 +132,12 @@ async def record_turn(
         if rs.proposals:
             polls.append((f"{plan.key}:poll", "Which proposal should the team pursue?", rs.proposals,
                           rs.positions, False))
+    elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "meeting":
+        text, items = closings.recommendation(d.topic, state, MeetingRecommendation.model_validate(data),
+                                              await people_ballots(tx, d.id))
+        text, kind = text + await _stance_section(tx, state, plan.round), "synthesis"
+        await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
+        polls += closings.place_polls(plan.key, items)
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "council":
         text, kind = formats.verdict_text(CouncilVerdict.model_validate(data)), "synthesis"
         text += await _stance_section(tx, state, plan.round)

@@ -132,7 +132,9 @@ def should_block(state: State, step_turns: list[Turn]) -> str:
     reason = failed[0].error or "the model did not answer"
     if any(t.phase in essential(state.discussion) for t in failed):
         return f"{names} could not write the {failed[0].phase.value.replace('_', ' ')}: {reason}"
-    if len(failed) * 2 > len(step_turns):
+    # A re-run (a nudged turn) is judged against its whole step, not only the turns run again.
+    peers = [t for t in state.turns if (t.round, t.step, t.phase) == (failed[0].round, failed[0].step, failed[0].phase)]
+    if len(failed) * 2 > max(len(step_turns), len(peers)):
         return f"most of this step failed ({names}): {reason}"
     skipped = [
         t for t in state.turns

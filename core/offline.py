@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from core import offline_flows
 from core.models import Phase, Usage
 from core.ports import Completion, Prompt, T, TextSink
 from core.schemas import (
@@ -69,7 +70,9 @@ class OfflineLLM:
     async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         text = self._text(prompt)
         if "Stance: <label>" in prompt.instruction:  # asked to end with a stance line
-            label = self._pick(prompt, ["for", "for", "against", "undecided"])
+            choices = offline_flows.OPTIONS if "names the option you support" in prompt.instruction else ["for", "for",
+                                                                                                 "against", "undecided"]
+            label = self._pick(prompt, choices)
             basis = self._pick(prompt, ["cost", "risk", "evidence"])
             text += f"\n\nStance: {label} — a small, reversible trial first, judged on {basis}"
         if on_text is not None and self.delay:  # with a pretend latency, pretend to write, too
@@ -130,6 +133,9 @@ class OfflineLLM:
             ),
             Phase.RESUME_SUMMARY: self._resume_summary(topic, p.others),
         }
+        if p.phase in (Phase.DELIBERATION, Phase.STEELMAN):
+            return (f"{other}, your proposal skips {angle}; from my domain that is the deciding factor. I hold my "
+                    "position unless someone shows me the numbers.")
         return texts.get(p.phase, f"{p.persona} on {topic}: {angle} matters most here.")
 
     @staticmethod
@@ -151,6 +157,9 @@ class OfflineLLM:
 
     def _structure(self, prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
         p = prompt.purpose
+        other_flows = offline_flows.structure(prompt, schema)
+        if other_flows is not None:
+            return other_flows
         if schema is RosterSpec:
             count = next((int(w) for w in prompt.instruction.split() if w.isdigit()), 4)
             return RosterSpec(
@@ -164,7 +173,9 @@ class OfflineLLM:
             ).model_dump()
         people = [n for n in p.others if n]
         if schema is Speech:
-            label = self._pick(prompt, ["for", "for", "against", "undecided"])
+            choices = offline_flows.OPTIONS if "names the option you support" in prompt.instruction else ["for", "for",
+                                                                                                 "against", "undecided"]
+            label = self._pick(prompt, choices)
             return Speech(text=self._text(prompt), label=label,
                           stance=f"{label.capitalize()}: a small, reversible trial first, judged on "
                                  f"{self._pick(prompt, ['cost', 'risk', 'evidence'])}").model_dump()

@@ -135,6 +135,11 @@ def skipped_post(d: Discussion, turn: Turn, name: str) -> Post:
     )
 
 
+def nudge_post(d: Discussion, turn: Turn, name: str) -> Post:
+    return Post(kind="notice", key=f"{turn.key}:nudge:{turn.attempts}",
+                text=f"⏰ {name} has not answered yet ({turn.error or 'no answer'}); nudging them once more.")
+
+
 def turn_post(d: Discussion, turn: Turn, persona: Persona | None, text: str, kind: str, offline: bool) -> Post:
     label = flows.get(d.flow).labels.get(turn.phase, turn.phase.value.replace("_", " ").capitalize())
     if turn.data and turn.data.get("stance") and "text" in turn.data and kind == "turn":  # structured turns

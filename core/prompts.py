@@ -10,6 +10,7 @@ from core.models import HumanMessage, Persona, Phase, Turn
 from core.ports import Block, Prompt, Purpose, Tier
 from core.quoting import inline, quote
 
+OFF_TRANSCRIPT = {Phase.ROSTER, Phase.PERSONA, Phase.BID}  # bookkeeping turns nobody reads as discussion
 SHARED_TIER: Tier = "medium"  # the tier of the turns that share one cached prefix
 
 
@@ -54,8 +55,10 @@ def transcript_blocks(state: State, *, final: bool = False) -> list[Block]:
     if d.context:
         head += f"\n\nContext the team gave (a chat thread):\n{quote('context', d.context, limit=6000)}"
     items: list[tuple[object, str]] = []
-    seen = context.window(state, state.context_rounds, final=final)
-    done = [t for t in seen.turns if t.phase != Phase.ROSTER]
+    # A flow with few, capped rounds (council, meeting) reads them all: its closing notes how positions evolved.
+    rounds = flows.get(d.flow).verbatim_rounds or state.context_rounds
+    seen = context.window(state, rounds, final=final)
+    done = [t for t in seen.turns if t.phase not in OFF_TRANSCRIPT]
     for _, group in groupby(sorted(done, key=lambda t: (t.round, t.step)), key=lambda t: (t.round, t.step)):
         group_turns = list(group)
         when = max(t.finished_at or t.created_at for t in group_turns)

@@ -98,3 +98,20 @@ def addressed(text: str, personas: list[Persona]) -> str:
         if any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", lowered) for n in names if len(n) >= 3):
             hits.append(p.key)
     return hits[0] if len(hits) == 1 else ""
+
+
+def mentioned(text: str, personas: list[Persona], exclude: str = "") -> list[str]:
+    """Keys of every persona a text names by full or first name (a direct address in a turn)."""
+    lowered = text.lower()
+    hits = []
+    for p in personas:
+        if p.key == exclude:
+            continue
+        names = {p.name.lower(), p.name.split()[0].lower()} if p.name.strip() else set()
+        if any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", lowered) for n in names if len(n) >= 3):
+            hits.append(p.key)
+    return hits
+
+
+def as_role(personas: list[Persona], role: Role) -> list[Persona]:
+    return [p.model_copy(update={"role": role}) for p in personas]

@@ -97,3 +97,52 @@ class CouncilVerdict(BaseModel):
     tensions: list[str] = Field(description="Where the advisors still disagree, naming them")
     recommendation: str = Field(description="What to do, in two or three sentences")
     next_steps: list[str]
+
+
+class RankedItem(BaseModel):
+    item: str = Field(description="The initiative or option, in a few words (reuse the exact wording on the table)")
+    why: str = Field(description="One line on why it sits at this place")
+
+
+class RankedVote(BaseModel):
+    """A domain owner's final vote: their priority order, top 3 to 5."""
+
+    ranking: list[RankedItem] = Field(description="3 to 5 items, most important first")
+    stance: str = Field(description="Your position in one line")
+    label: str = Field(description="Your first choice, in the same few words as ranking[0].item")
+
+
+class MeetingRecommendation(BaseModel):
+    key_arguments: list[str] = Field(description="The 2-3 strongest arguments made, attributed")
+    dissents: list[str] = Field(description="Notable disagreements with the ranking, naming who holds them")
+    next_steps: list[str] = Field(description="2-3 actionable next steps; nothing is executed automatically")
+
+
+class Slot(BaseModel):
+    brief: str = Field(description="1-2 sentences: this participant's background, e.g. '20-year veteran regulator'")
+    name_culture: str = Field(description="The culture their name comes from; no two participants share one")
+    position: str = Field(description="The position they start from on the topic")
+    tone: str = Field(description="How they speak: e.g. blunt, wry, patient, formal")
+
+
+class FloorPlan(BaseModel):
+    """The open floor's composition: one slot per participant."""
+
+    slots: list[Slot]
+
+
+class Bid(BaseModel):
+    """A participant asks for the floor."""
+
+    urgency: int = Field(ge=1, le=10, description="How much you need to speak now: 1 (nothing new) to 10 (crucial)")
+    point: str = Field(description="The point you would make, in one line")
+    answers: str = Field(default="", description="Whom you would answer, by name, or empty")
+
+
+class FloorSpeech(BaseModel):
+    text: str = Field(description="What you say, within your word budget")
+    stance: str = Field(description="Your position right now, in one line of at most 20 words")
+    label: str = Field(description="One or two words: for, against, undecided, or the option you support")
+    builds_on_earlier: bool = Field(description="True if you build on or answer positions already stated")
+    proposes_synthesis: bool = Field(description="True if you explicitly propose a synthesis or convergence point")
+    open_question: str = Field(default="", description="A question you put to someone that awaits an answer, or empty")

@@ -104,6 +104,9 @@ class Service(Guard, ScheduleHandlers):
             raise UserError(str(exc)) from None
         options = FlowOptions(style=cmd.style, tier=cmd.tier, lang=cmd.lang, hints=cmd.hints,
                               max_speeches=self.config.open_max_speeches)
+        if cmd.flow == "meeting":
+            async with self.store.tx() as tx:
+                options.owners = await tx.channel_owners(cmd.platform, cmd.workspace, cmd.channel)
         now = self.clock.now()
         d = Discussion(
             id=self.new_id(), topic=topic, status=Status.RUNNING, platform=cmd.platform, workspace=cmd.workspace,
@@ -124,6 +127,18 @@ class Service(Guard, ScheduleHandlers):
             self._changed()
         what = {"meeting": "a council meeting", "open": "an open floor"}.get(d.flow, "a council")
         return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}", discussion_id=d.id)
+
+    async def _setowners(self, cmd: c.SetOwners) -> Reply:
+        owners = [" ".join(o.split())[:200] for o in cmd.owners if o.strip()]
+        if len(owners) == 1 or len(owners) > 8:
+            raise UserError("A meeting needs 2 to 8 domain owners, for example "
+                            "`/council config owners \"Dana: Billing; Eli: Mobile app\"`.")
+        async with self.store.tx() as tx:
+            await tx.set_channel_owners(cmd.platform, cmd.workspace, cmd.channel, owners, cmd.user_id,
+                                        self.clock.now())
+        if not owners:
+            return Reply(text="Meetings in this channel will generate domain owners for each topic again.")
+        return Reply(text=f"Meetings in this channel will seat these domain owners: {'; '.join(owners)}.")
 
     async def _confirmroster(self, cmd: c.ConfirmRoster) -> Reply:
         async with self.store.tx() as tx:
@@ -369,6 +384,10 @@ class Service(Guard, ScheduleHandlers):
             await tx.save_discussion(d, now)
             await self._notice(tx, d, f"{d.id}:stopped", f"⏹️ {cmd.user_name or 'Someone'} stopped the discussion.")
             await close_polls(tx, d, now, before_round=d.round + 1, offline=self.driver.llm.offline)
+            # Stop is final: turns being written are set aside now, so none of them is posted after the notice.
+            unfinished = [t.key for t in await tx.turns(d.id) if t.status in (TurnStatus.PLANNED, TurnStatus.RUNNING)]
+            await tx.set_turn_status(unfinished, TurnStatus.SKIPPED)
+        self.driver.halt(d.id)  # and the model calls for them stop here (another process's end at their record)
         return Reply(text="Stopped.", discussion_id=d.id)
 
     async def _retryturns(self, cmd: c.RetryTurns) -> Reply:

@@ -106,5 +106,5 @@ def text(rows: list[Row], round_: int, people: list[str] | None = None) -> str:
     lines = [f"**Stances after round {round_}**"]
     for r in rows:
         lines.append(f"- {r.persona}: **{r.label or 'undecided'}** ({r.change}) — {r.stance}")
-    lines.append(f"**Verdict:** {verdict([r.label for r in rows], people or [])}")
+    lines.append(f"\n**Verdict:** {verdict([r.label for r in rows], people or [])}")
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from aiohttp import ClientSession
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
@@ -22,11 +23,16 @@ log = logging.getLogger(__name__)
 USER_TTL_S = 300.0
 
 
-def web_client(base_url: str, token: str | None = None, *, rate_limit_retries: int = 5) -> AsyncWebClient:
-    """Every client the app builds: pointed at SLACK_API_URL, retrying 429s after Retry-After."""
+def web_client(
+    base_url: str, token: str | None = None, *, rate_limit_retries: int = 5, session: ClientSession | None = None
+) -> AsyncWebClient:
+    """Every client the app builds: pointed at SLACK_API_URL, retrying 429s after Retry-After. Give it the
+    process's one `session`: without one, slack_sdk opens (and closes) a new HTTP session, so a new connection
+    and TLS handshake, for every single call."""
     return AsyncWebClient(
         token=token,
         base_url=base_url if base_url.endswith("/") else base_url + "/",
+        session=session,
         retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries),
                         AsyncConnectionErrorRetryHandler(max_retry_count=1)],
     )
@@ -45,8 +51,8 @@ class SingleWorkspace:
 class Installations:
     """Multi-workspace: each workspace's bot token from the OAuth installation store."""
 
-    def __init__(self, store: AsyncInstallationStore, base_url: str) -> None:
-        self.store, self.base_url = store, base_url
+    def __init__(self, store: AsyncInstallationStore, base_url: str, session: ClientSession | None = None) -> None:
+        self.store, self.base_url, self.session = store, base_url, session
         self._clients: dict[str, tuple[str, AsyncWebClient]] = {}
 
     async def __call__(self, workspace: str) -> AsyncWebClient:
@@ -55,7 +61,7 @@ class Installations:
             raise LookupError(f"the app is not installed in workspace {workspace}")
         cached = self._clients.get(workspace)
         if cached is None or cached[0] != bot.bot_token:
-            cached = (bot.bot_token, web_client(self.base_url, bot.bot_token))
+            cached = (bot.bot_token, web_client(self.base_url, bot.bot_token, session=self.session))
             self._clients[workspace] = cached
         return cached[1]
 

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
@@ -71,6 +72,7 @@ class SlackServer:
         self._runner: web.AppRunner | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._socket: Any = None
+        self._http: aiohttp.ClientSession | None = None
         self.port = config.port
 
     async def _client_for(self, workspace: str) -> AsyncWebClient:
@@ -109,17 +111,20 @@ class SlackServer:
 
     async def _bolt(self, core: ClosableCore) -> AsyncApp:
         cfg = self.config
-        base = web_client(cfg.api_url, cfg.bot_token or None)
+        # One HTTP session for every Web API call of this process: connections are kept alive and reused.
+        self._http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+        base = web_client(cfg.api_url, cfg.bot_token or None, session=self._http)
         if cfg.client_id and cfg.client_secret:
             engine = core.store.engine
             installs = AsyncSQLAlchemyInstallationStore(client_id=cfg.client_id, engine=engine)
             states = AsyncSQLAlchemyOAuthStateStore(expiration_seconds=600, engine=engine)
             await installs.create_tables()
             await states.create_tables()
-            self._tokens = Installations(installs, cfg.api_url)
+            self._tokens = Installations(installs, cfg.api_url, self._http)
             oauth = AsyncOAuthSettings(client_id=cfg.client_id, client_secret=cfg.client_secret, scopes=cfg.scopes,
                                        installation_store=installs, state_store=states)
-            return AsyncApp(client=web_client(cfg.api_url), signing_secret=cfg.signing_secret, oauth_settings=oauth,
+            return AsyncApp(client=web_client(cfg.api_url, session=self._http), signing_secret=cfg.signing_secret,
+                            oauth_settings=oauth,
                             name="council")
         self._tokens = SingleWorkspace(base)
         return AsyncApp(client=base, signing_secret=cfg.signing_secret, name="council")
@@ -158,6 +163,9 @@ class SlackServer:
                 await asyncio.wait_for(self.tasks.idle(), grace_s)
             core, self.core = self.core, None
             await core.close(0.0)
+        if self._http is not None:
+            await self._http.close()
+            self._http = None
 
     async def serve_forever(self) -> None:
         await self.start()

@@ -27,6 +27,8 @@ first), `--debate`, `--roles "security, finance"`, `--anonymous` and `--hidden` 
 • Council: `--style parallel|sequential|debate`, \
 `--tier light|medium|heavy`. Any flow: `--lang German` (otherwise the topic's language); open floor: \
 `--hints "cost, privacy"`.
+• `/council config owners "Dana: Billing; Eli: Mobile app"` sets the domain owners a meeting in this channel \
+seats (`off`: generated for each topic).
 • `/council` alone opens a form. `/council list` shows this channel's discussions.
 • `/council pause|resume|stop|status ID` steers one (pause, resume and stop: its starter or an admin).
 • `/council usage` (admins): what this workspace spent today and this month.
@@ -192,6 +194,8 @@ def parse_council(text: str, *, who: Who, team_id: str, channel_id: str, default
         return _schedule(args, who)
     if head == "digest" and args and args[0][0].lower() in CADENCES:
         return _digest(args, who, team_id, channel_id, default_tz)
+    if head == "config" and args and args[0][0].lower() == "owners":
+        return _owners(args[1:], who, team_id, channel_id)
     return _start(words, who, team_id, channel_id, default_tz, thread_ref, context)
 
 
@@ -274,6 +278,18 @@ def _digest(args: list[tuple[str, bool]], who: Who, team_id: str, channel_id: st
     cmd = c.SetDigest(platform=PLATFORM, workspace=team_id, channel=channel, cadence=cadence,  # type: ignore[arg-type]
                       cron=cron, tz=_zone(opts["tz"]) if "tz" in opts else default_tz, **who.fields())
     return Intent(kind="command", command=cmd, tz_explicit="tz" in opts)
+
+
+def _owners(args: list[tuple[str, bool]], who: Who, team_id: str, channel_id: str) -> Intent:
+    """`config owners "Dana: Billing; Eli: Mobile app"` (or `off`): the owners a meeting here seats."""
+    raw = unescape(" ".join(w for w, _ in args)).strip()
+    if not raw:
+        raise BadInput('Which owners? For example `/council config owners "Dana: Billing; Eli: Mobile app"`, '
+                       "or `/council config owners off` to have them generated for each topic.")
+    parts = [] if raw.lower() == "off" else re.split(r"[;\n]" if re.search(r"[;\n]", raw) else ",", raw)
+    cmd = c.SetOwners(platform=PLATFORM, workspace=team_id, channel=channel_id,
+                      owners=[p.strip() for p in parts if p.strip()], **who.fields())
+    return Intent(kind="command", command=cmd)
 
 
 def has_topic(text: str) -> bool:

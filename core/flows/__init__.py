@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from core.flows.base import Flow
 from core.flows.council import Council
+from core.flows.meeting import Meeting
 from core.flows.moderated import Moderated
+from core.flows.open_floor import OpenFloor
 
-FLOWS: dict[str, Flow] = {f.name: f for f in (Moderated(), Council())}
+FLOWS: dict[str, Flow] = {f.name: f for f in (Moderated(), Council(), Meeting(), OpenFloor())}
 DEFAULT = "moderated"
 
 

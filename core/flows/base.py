@@ -107,6 +107,8 @@ class Flow(Protocol):
     rules: str  # how this protocol works, for the shared system prompt
     essential: frozenset[Phase]  # turns whose failure blocks instead of being skipped
     labels: dict[Phase, str]  # how each phase is titled in posts and transcripts
+    nudges: int  # times a failed turn is retried with a visible nudge before it is skipped
+    verbatim_rounds: int | None  # rounds a prompt reads verbatim; None: the COUNCIL_CONTEXT_ROUNDS setting
 
     def seats(self, d: Discussion) -> list[Persona]:
         """Who sits at the table when the discussion is created (before any generated roster)."""

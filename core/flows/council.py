@@ -86,6 +86,8 @@ class Council:
                "referee gives the verdict; `--style parallel|sequential|debate`, `--tier light|medium|heavy`")
     outline = "council (advisors' positions → rebuttals → final positions → the referee's verdict)"
     rules = RULES
+    verbatim_rounds: int | None = 5
+    nudges = 0
     essential = frozenset({Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {
         Phase.ADVISOR_OPENING: "Opening position",

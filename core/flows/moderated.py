@@ -134,6 +134,8 @@ class Moderated:
                "each closed by a synthesis; you steer after each round")
     outline = "moderated rounds (opening → statements → contrarian → rebuttals → cross-domain → synthesis)"
     rules = RULES
+    verbatim_rounds: int | None = None
+    nudges = 0
     essential = frozenset({Phase.ROSTER, Phase.OPENING, Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS,
                            Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {

@@ -189,6 +189,14 @@ class DiscussionRepo(Repo):
                 ],
             )
 
+    async def update_persona(self, discussion_id: str, persona: Persona) -> None:
+        """Rewrite one persona in place (its key and position stay): parallel turns may each seat their own."""
+        c = t.personas.c
+        await self.conn.execute(
+            update(t.personas).where(c.discussion_id == discussion_id, c.key == persona.key)
+            .values(data=persona.model_dump())
+        )
+
     async def personas(self, discussion_id: str) -> list[Persona]:
         query = (
             select(t.personas.c.data)
@@ -271,16 +279,20 @@ class DiscussionRepo(Repo):
             (r[0], Post.model_validate(r[1]), r[2], r[3]) for r in (await self.conn.execute(query)).all()
         ]
 
-    async def claim_send(self, outbox_id: int, seen_attempts: int, owner: str, now: datetime) -> bool:
+    async def claim_send(
+        self, outbox_id: int, seen_attempts: int, owner: str, now: datetime, discussion_id: str | None = None
+    ) -> bool:
         """Count an attempt at sending this row, if nobody else has since we read it and we still hold the
         discussion's lease: two drains (or a driver whose lease expired) never both send one post."""
         o = t.outbox.c
-        discussion_id = (await self.conn.execute(select(o.discussion_id).where(o.id == outbox_id))).scalar()
+        if discussion_id is None:  # the caller usually knows it: one statement fewer per post
+            discussion_id = (await self.conn.execute(select(o.discussion_id).where(o.id == outbox_id))).scalar()
         if discussion_id is None or not await self.fence(discussion_id, owner, now):
             return False
         result = await self.conn.execute(
             update(t.outbox)
-            .where(o.id == outbox_id, o.attempts == seen_attempts, o.sent.is_(False))
+            .where(o.id == outbox_id, o.discussion_id == discussion_id, o.attempts == seen_attempts,
+                   o.sent.is_(False))
             .values(attempts=o.attempts + 1)
         )
         return result.rowcount == 1

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from core.storage.activity import ActivityRepo
 from core.storage.channel_rows import ChannelRepo
+from core.storage.channel_settings import ChannelSettingsRepo
 from core.storage.discussions import DiscussionRepo
 from core.storage.rows import aware
 from core.storage.schedule_rows import ScheduleRepo
@@ -21,7 +22,7 @@ log = logging.getLogger(__name__)
 __all__ = ["Store", "Tx", "aware"]
 
 
-class Tx(DiscussionRepo, ActivityRepo, ScheduleRepo, ChannelRepo):
+class Tx(DiscussionRepo, ActivityRepo, ScheduleRepo, ChannelRepo, ChannelSettingsRepo):
     """One transaction: the repository methods the service calls, all on a single connection."""
 
 

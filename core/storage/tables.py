@@ -238,3 +238,15 @@ digests = Table(
     UniqueConstraint("schedule_id", "slot", name="uq_digests_slot"),
     Index("ix_digests_pending", "sent", "id"),
 )
+
+# What people configured for a channel with `/council config` (the meeting's domain owners).
+channel_settings = Table(
+    "channel_settings",
+    metadata,
+    Column("platform", String(16), primary_key=True),
+    Column("workspace", String(64), primary_key=True),
+    Column("channel", String(64), primary_key=True),
+    Column("owners", JSON, nullable=False, default=list),
+    Column("updated_by", String(64), nullable=False, default=""),
+    Column("updated_at", TS, nullable=False),
+)

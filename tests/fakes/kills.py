@@ -36,6 +36,8 @@ class Outcome:
     turns: list[tuple[str, str]] = field(default_factory=list)  # (key, status)
     duplicates: list[str] = field(default_factory=list)  # post keys delivered as more than one message
     log_tail: str = ""
+    term_s: float = -1.0  # SIGTERM mid-step until the process exited (stop_once)
+    lease_after_term: str | None = "not stopped"  # the discussion's lease owner once it exited
 
 
 async def _until(check: object, within_s: float, what: str) -> None:
@@ -46,7 +48,7 @@ async def _until(check: object, within_s: float, what: str) -> None:
         await asyncio.sleep(0.02)
 
 
-async def run(folder: Path, *, kills: int, latency_s: float = 0.5, rounds: int = 1) -> Outcome:
+async def run(folder: Path, *, kills: int, latency_s: float = 0.5, rounds: int = 1, stop_once: bool = False) -> Outcome:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     db = folder / "council.db"
@@ -91,6 +93,21 @@ async def run(folder: Path, *, kills: int, latency_s: float = 0.5, rounds: int =
             headers = {**sign(body, SECRET), "Content-Type": "application/x-www-form-urlencoded"}
             async with http.post(f"{base}/slack/events", data=body.encode(), headers=headers) as resp:
                 assert resp.status == 200
+
+            if stop_once:  # a graceful stop mid-step: the process gives its lease back before it exits
+                requests_before = model.request_count
+
+                async def mid_step_again(since: int = requests_before) -> bool:
+                    return model.request_count > since and in_flight()
+
+                await _until(mid_step_again, 60, "a model call in flight")
+                stopped_at = time.monotonic()
+                proc.terminate()
+                await proc.wait()
+                out.term_s = time.monotonic() - stopped_at
+                with sqlite3.connect(db, timeout=5) as conn:
+                    out.lease_after_term = conn.execute("SELECT lease_owner FROM discussions").fetchone()[0]
+                proc, _ = await start()
 
             for _ in range(kills):
                 requests_before = model.request_count

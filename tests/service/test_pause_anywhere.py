@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -199,3 +200,26 @@ async def test_a_stop_for_budget_closes_the_open_polls_with_their_tallies(
         polls = await tx.polls(did)
     assert polls and all(p.closed for p in polls)
     assert chat.keys(did)[-1] == f"{polls[0].key}:result"
+
+
+async def test_stop_cancels_the_model_calls_in_flight_and_nothing_of_them_is_posted(
+    app: App, chat: RecordingChat, llm: ScriptedLLM
+) -> None:
+    did = (await app.service.handle(start())).discussion_id
+    await settle(app)  # round 1, then waiting for the next step
+    gate = llm.hold()  # every model call now waits, as a slow one would
+    await app.service.handle(c.ChooseNextAction(discussion_id=did, action=c.NextAction.ANOTHER_ROUND, user_id="U1"))
+    for _ in range(500):  # the round's opening is being written
+        if llm.waiting:
+            break
+        await asyncio.sleep(0.01)
+    assert llm.waiting == 1
+    await app.service.handle(c.Stop(discussion_id=did, user_id="U1"))
+    await asyncio.wait_for(settle(app), 5)  # without the cancel, the held call would never end
+    gate.set()
+    assert llm.cancelled == 1, "the call in flight was cancelled, not left to finish"
+    assert chat.keys(did)[-1] == f"{did}:stopped"
+    async with app.store.tx() as tx:
+        turns = await tx.turns(did)
+    assert not [t for t in turns if t.status in (TurnStatus.PLANNED, TurnStatus.RUNNING)]
+    assert [t.status for t in turns if t.round == 2] == [TurnStatus.SKIPPED]

@@ -131,3 +131,17 @@ async def test_buttons_survive_a_restart(fake: FakeDiscord, tmp_path: Path) -> N
         await second.settle()
         assert i.callbacks[0]["type"] == 6
         assert (await second.discussion()).status.value == "done"
+
+
+async def test_each_flow_chosen_with_the_flow_option_runs_to_its_end(council: Council) -> None:
+    fake = council.fake
+    dana = fake.add_user("Dana")
+    closing = {"council": "Referee's verdict", "meeting": "Council Recommendation", "open": "Stances after round"}
+    for flow, extra in (("council", {"rounds": 2}), ("meeting", {"rounds": 3}), ("open", {})):
+        i = await fake.slash(dana, "council", topic=f"Which way for {flow}?", flow=flow, **extra)
+        await fake.wait_for(lambda i=i: i.followups)
+        await council.settle()
+        d = next(x for x in await council.app.service.discussions() if x.flow == flow)
+        assert d.status.value == "done", (flow, d.blocked_reason)
+        text = "\n".join(m["content"] + str(m.get("embeds", "")) for m in fake.thread_messages(d.thread_ref))
+        assert closing[flow] in text and "Stance: " in text, flow

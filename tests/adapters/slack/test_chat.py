@@ -8,11 +8,13 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
+from slack_sdk.errors import SlackApiError
 
 from adapters.slack.chat import SlackChat
 from adapters.slack.clients import SingleWorkspace, web_client
 from adapters.slack.render import render
 from core.models import Discussion, Persona, Post, Role
+from core.ports import CannotPost
 from tests.fakes.slack_api import FakeSlack
 
 NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
@@ -185,3 +187,18 @@ async def test_a_placeholder_grows_with_the_words_then_becomes_the_post(fake: Fa
     assert "writing" not in str(fake.find("C0001", ts).blocks)  # type: ignore[union-attr]
     await c.stream(d, ADA, key, "late words")
     assert len(fake.called("chat.update")) == 2, "nothing lands after the finished post"
+
+
+async def test_an_archived_channel_or_a_removal_is_a_refusal_for_good(fake: FakeSlack) -> None:
+    c = chat(fake)
+    d = await discussion(c)
+    fake.channels["C0001"]["is_archived"] = True
+    with pytest.raises(CannotPost, match="archived"):
+        await c.publish(d, turn("d1:r1:s1:ada"))
+    fake.add_channel("C0001", private=True)  # made private and the app removed: it may not rejoin by itself
+    with pytest.raises(CannotPost, match="removed"):
+        await c.publish(d, turn("d1:r1:s1:ada"))
+    fake.add_channel("C0001", member=True)
+    fake.fail("chat.postMessage", "internal_error")  # a passing failure stays an ordinary error: retried later
+    with pytest.raises(SlackApiError):
+        await c.publish(d, turn("d1:r1:s1:ada"))

@@ -29,3 +29,22 @@ async def test_a_council_with_two_rounds_ends_in_the_referees_verdict(
     verdict = next(t for t in texts if "Referee's verdict" in t)
     assert "Stances after round 2" in verdict and "Verdict:" in verdict
     assert sum("Stance: " in t for t in texts) == 6  # three advisors x two rounds, each with its stance
+
+
+async def test_a_meeting_ranks_and_people_get_a_poll_per_place(slack: Slack, server: SlackServer,
+                                                                fake: FakeSlack) -> None:
+    await slack.command('config owners "Dana: Billing; Eli: Mobile app; Fay: Platform"')
+    await server.idle()
+    flow, texts = await run(slack, server, fake, "Billing rewrite or the mobile app first? --flow meeting --rounds 3")
+    assert flow == "meeting"
+    assert any("Dana" in t and "Billing" in t for t in texts[:1])  # the configured owners sit at the table
+    recommendation = next(t for t in texts if "Council Recommendation" in t)
+    for section in ("Consensus Ranking", "Key Arguments", "Dissents", "Suggested Next Steps", "Stances after round"):
+        assert section in recommendation
+    assert any("Your #1 priority" in t for t in texts)
+
+
+async def test_the_open_floor_runs_until_it_closes(slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    flow, texts = await run(slack, server, fake, 'Should remote work be the default? --flow open --hints "trust"')
+    assert flow == "open"
+    assert any("Stances after round" in t for t in texts) and sum("Stance: " in t for t in texts) >= 4

@@ -131,3 +131,13 @@ def test_the_start_form_has_a_flow_select_and_passes_it_on() -> None:
     values["lang"] = {"value": {"value": "rm -rf /"}}
     with pytest.raises(tr.BadInput, match=r"^lang: "):
         ix.start_from_view(values, ix.start_metadata("C1"), WHO, "T1", "UTC")
+
+
+def test_channel_owners_for_meetings() -> None:
+    cmd = parse('config owners "Dana: Billing, invoices; Eli: Mobile app"').command
+    assert isinstance(cmd, c.SetOwners) and cmd.owners == ["Dana: Billing, invoices", "Eli: Mobile app"]
+    assert parse("config owners Dana: Billing, Eli: Mobile").command.owners == [  # type: ignore[union-attr]
+        "Dana: Billing", "Eli: Mobile"]
+    assert parse("config owners off").command.owners == []  # type: ignore[union-attr]
+    with pytest.raises(tr.BadInput, match="Which owners"):
+        parse("config owners")

@@ -1,0 +1,29 @@
+"""Per-channel configuration people set with `/council config`: the meeting's domain owners."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import delete, insert, select
+
+from core.storage import tables as t
+from core.storage.rows import Repo
+
+
+class ChannelSettingsRepo(Repo):
+    async def channel_owners(self, platform: str, workspace: str, channel: str) -> list[str]:
+        c = t.channel_settings.c
+        query = select(c.owners).where(c.platform == platform, c.workspace == workspace, c.channel == channel)
+        owners = (await self.conn.execute(query)).scalar()
+        return [str(o) for o in owners or []]
+
+    async def set_channel_owners(self, platform: str, workspace: str, channel: str, owners: list[str],
+                                 by: str, now: datetime) -> None:
+        """Replace the channel's owners (an empty list clears them): one row per channel."""
+        c = t.channel_settings.c
+        await self.conn.execute(delete(t.channel_settings).where(
+            c.platform == platform, c.workspace == workspace, c.channel == channel))
+        if owners:
+            await self.conn.execute(insert(t.channel_settings).values(
+                platform=platform, workspace=workspace, channel=channel, owners=owners, updated_by=by,
+                updated_at=now))
