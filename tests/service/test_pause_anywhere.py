@@ -208,13 +208,14 @@ async def test_stop_cancels_the_model_calls_in_flight_and_nothing_of_them_is_pos
     did = (await app.service.handle(start())).discussion_id
     await settle(app)  # round 1, then waiting for the next step
     gate = llm.hold()  # every model call now waits, as a slow one would
-    await app.service.handle(c.ChooseNextAction(discussion_id=did, action=c.NextAction.ANOTHER_ROUND, user_id="U1"))
+    await app.service.handle(c.ChooseNextAction(**C1, discussion_id=did, action=c.NextAction.ANOTHER_ROUND,
+                                                user_id="U1"))
     for _ in range(500):  # the round's opening is being written
         if llm.waiting:
             break
         await asyncio.sleep(0.01)
     assert llm.waiting == 1
-    await app.service.handle(c.Stop(discussion_id=did, user_id="U1"))
+    await app.service.handle(c.Stop(**C1, discussion_id=did, user_id="U1"))
     await asyncio.wait_for(settle(app), 5)  # without the cancel, the held call would never end
     gate.set()
     assert llm.cancelled == 1, "the call in flight was cancelled, not left to finish"
