@@ -56,6 +56,9 @@ class Settings(BaseSettings):
     council_leader_retry_s: float = 15.0  # replicas that do not lead try to take the scheduler lock this often
     council_offline_delay_s: float = 0.0  # the offline model's pretend latency (demos, crash tests)
     council_default_tz: str = "UTC"
+    council_public_url: str = ""  # base of links to discussion pages, e.g. https://council.example.com
+    council_web_secret: SecretStr | None = None  # signs those links; without it there are no pages
+    council_web_link_days: int = 90  # how long a page link stays valid
     council_log_level: str = "INFO"
 
     @property

@@ -15,8 +15,10 @@ from pydantic import BaseModel
 from core import engine, flows, posts, prompts
 from core.effects import close_polls, record_turn
 from core.engine import RunTurns, State, Transition, TurnPlan
+from core.extras import decorate
 from core.live import LiveText
 from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
+from core.pages import PageLinks
 from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMUnavailable, Prompt
 from core.spending import Limits, day_window, turns_that_fit, workspace_exhausted, workspace_message
 from core.storage.store import Store, Tx
@@ -48,6 +50,7 @@ class DriverConfig:
     limits: Limits = field(default_factory=Limits)  # the workspace's daily budget
     context_rounds: int = 2  # rounds a prompt reads verbatim (COUNCIL_CONTEXT_ROUNDS)
     live_interval_s: float = 1.0  # a persona's post grows as the model writes, at most this often
+    pages: PageLinks = field(default_factory=PageLinks)  # signed links to discussion pages ("" when not set up)
 
 
 async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2) -> State | None:
@@ -486,6 +489,7 @@ class Driver:
             # Counted before any call, so a post (or edit) the platform keeps refusing eventually blocks.
             if not await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now(), d.id):
                 raise NotOurs(post.key)
+        post = await decorate(self.store, self.config.pages, d, post, self.clock.now())
         if post.replaces:
             async with self.store.tx() as tx:
                 ref = await tx.post_ref(post.replaces)

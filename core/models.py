@@ -240,6 +240,15 @@ class PollView(BaseModel):
     final: bool = False  # offered by the final synthesis: the discussion is over when it appears
 
 
+class PostFile(BaseModel):
+    """A file shown with a post (a chart): its bytes, and words saying what it shows for those who cannot see it."""
+
+    name: str
+    data: bytes
+    alt: str
+    title: str = ""
+
+
 class Post(BaseModel):
     """What the core asks a platform to show; each adapter renders it natively."""
 
@@ -254,6 +263,8 @@ class Post(BaseModel):
     roster: list[Persona] = Field(default_factory=list)
     offline: bool = False  # written by the offline model: adapters label it
     mentions: list[str] = Field(default_factory=list)  # platform user ids to notify; adapters render them
+    page_url: str = ""  # the discussion's web page (signed link), added when the post is sent
+    files: list[PostFile] = Field(default_factory=list)  # charts, added when the post is sent (never stored)
 
 
 class Schedule(BaseModel):

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack import extras
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.clients import Users, ephemeral
@@ -23,7 +24,7 @@ from adapters.slack.render import settled
 from adapters.slack.views import roster_view, start_view
 from core import commands as c
 from core.driver import Driver
-from core.models import NEXT_ACTION_LABELS, Discussion, Status
+from core.models import NEXT_ACTION_LABELS, Discussion, NextAction, Status
 from core.ports import Clock
 from core.service import Reply, Service, UserError, list_text
 from core.storage.store import Store
@@ -149,6 +150,13 @@ class Council:
         if intent is None:
             await self.tell(client, place, "That button is no longer valid.")
             return
+        if isinstance(intent, c.ChooseNextAction) and intent.action in (NextAction.DEEP_DIVE,
+                                                                         NextAction.DIFFERENT_TOPIC):
+            await extras.ask_topic(self, intent, place, client)
+            return
+        if isinstance(intent, ix.ExportFiles):
+            await extras.export_files(self, intent.discussion_id, place, client)
+            return
         if isinstance(intent, ix.OpenRosterModal):
             async with self.core.store.tx() as tx:
                 personas = await tx.personas(intent.discussion_id)
@@ -214,6 +222,27 @@ class Council:
             return
         await self.run(intent, place, client)
 
+    async def prefill(self, place: Place, message: dict[str, Any], client: AsyncWebClient) -> None:
+        """The message shortcut: the start form, its topic taken from the message, to review before starting."""
+        thread_ts = message.get("thread_ts") or message.get("ts") or ""
+        async with self._guard(client, replace(place, thread_ts=thread_ts or None), "shortcut"):
+            existing = await self._by_thread(place.channel, thread_ts)
+            if existing is not None and existing.status not in (Status.DONE, Status.STOPPED):
+                await self.tell(client, replace(place, thread_ts=thread_ts or None),
+                                f"This thread already hosts a council (`{existing.id}`): reply here to join it.")
+                return
+            await client.views_open(trigger_id=place.trigger_id, view=start_view(
+                ix.start_metadata(place.channel, thread_ts), topic=self.topic_of(message)))
+
+    async def start_from_form(self, cmd: c.StartDiscussion, place: Place, client: AsyncWebClient) -> None:
+        """The start form submitted; started from a thread (the shortcut), that thread is the context."""
+        if cmd.thread_ref and not cmd.context:
+            async with self._guard(client, place, "start form"):
+                thread = await self._thread(client, place, cmd.thread_ref)
+                cmd = cmd.model_copy(update={"context": tr.thread_context(
+                    thread, await self._names(client, place.team, thread))})
+        await self.execute(cmd, place, client, tz_explicit=False)
+
     @staticmethod
     def topic_of(message: dict[str, Any]) -> str:
         text = " ".join(tr.unescape(message.get("text") or "").split())
@@ -265,6 +294,13 @@ class Council:
             cmd = tr.human_message({**event, "text": text}, event_id, d.id, who)
             if cmd is not None:
                 await self.execute(cmd, place, client, announce=False)
+
+    # beyond the thread (adapters/slack/extras.py) ------------------------------------------------------
+    async def home(self, team: str, user: str, client: AsyncWebClient) -> None:
+        await extras.home(self, team, user, client)
+
+    async def home_action(self, body: dict[str, Any], client: AsyncWebClient) -> None:
+        await extras.home_action(self, body, client)
 
     # failures ---------------------------------------------------------------------------------------
     @contextlib.asynccontextmanager

@@ -288,10 +288,13 @@ async def test_a_daily_digest_names_every_discussion_with_its_link_votes_and_the
     assert cost.cost_usd > 0 and f"Cost this period: ${cost.cost_usd:.2f}" in post.text
     assert row["sent"] and row["ref"] == ref and row["period_start"] == T0
     assert next(p for p in llm.prompts if p.purpose.phase == Phase.DIGEST).tier == "light"
+    [chart] = post.files  # the latest vote of each discussion, as a picture with words
+    assert chart.data.startswith(b"\x89PNG") and "Which CI provider?" in chart.alt and "persona(s)" in chart.alt
 
     clock.advance(days=1)  # nothing happened since: the digest still posts, and says so
     assert await fire(app, await digest_schedule(app))
     assert len(chat.announced) == 2 and "No council discussion" in chat.announced[1][3].text
+    assert chat.announced[1][3].files == []
 
 
 async def test_after_downtime_one_catch_up_digest_covers_the_whole_gap(

@@ -160,3 +160,32 @@ async def test_llm_failures_offer_retry_skip_stop_in_the_thread(
     assert not any("is thinking" in m.text for m in thread)
     settled = fake.find("C0001", error.ts)
     assert settled is not None and not buttons(settled) and "Ines chose *Retry*" in json.dumps(settled.blocks)
+
+
+async def test_deep_dive_asks_for_the_topic_with_the_suggestion_filled_in(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    await slack.command("Should we sunset the legacy mobile app?")
+    await server.idle()
+    d = await only(server)
+    [choice] = with_action(fake, d.thread_ref, '"next:deep_dive"')
+    await slack.click(choice.ts, "next:deep_dive", f"{d.id}|deep_dive", user="U0002")
+    await server.idle()
+    assert (await only(server)).round == 1, "nothing is chosen until the form is sent"
+    [opened] = fake.views
+    form = opened["view"]
+    suggestion = form["blocks"][0]["element"]["initial_value"]
+    assert form["callback_id"] == "council_next_topic" and suggestion
+
+    submit = fixture("view_submission")
+    submit["user"] = {"id": "U0002", "username": "lee", "name": "lee", "team_id": "T0001"}
+    submit["view"] |= {"callback_id": "council_next_topic", "private_metadata": form["private_metadata"]}
+    submit["view"]["state"]["values"] = {"topic": {"value": {"type": "plain_text_input", "value": "   "}}}
+    status, body = await slack.interaction(submit)
+    assert status == 200 and json.loads(body)["errors"] == {"topic": "Please give the topic for the next round."}
+    submit["view"]["state"]["values"]["topic"]["value"]["value"] = "Offline &lt;sync&gt; for field staff"
+    await slack.interaction(submit)
+    await server.idle()
+    d = await only(server)
+    assert d.round == 2 and d.round_topic == "Offline <sync> for field staff"
+    assert any("chose" in m.text and "Offline" in m.text for m in fake.thread("C0001", d.thread_ref))
