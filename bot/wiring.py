@@ -15,8 +15,8 @@ from bot.settings import Settings
 from core.driver import Driver, DriverConfig
 from core.llm import AnthropicLLM, LLMConfig, ModelPrice
 from core.offline import OfflineLLM
-from core.permissions import Policy
 from core.pages import PageLinks
+from core.permissions import Policy
 from core.ports import LLM, ChatPort, Clock, SystemClock
 from core.scheduling import Scheduler, SchedulerConfig
 from core.service import Service, ServiceConfig
