@@ -73,6 +73,7 @@ class User:
     name: str
     is_admin: bool = False
     tz: str = ""
+    groups: tuple[str, ...] = ()
 
 
 class Users:
