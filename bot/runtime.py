@@ -59,7 +59,8 @@ async def run_console(
             discussion_id = await session.resume(resume.strip())
         else:
             discussion_id = await session.start(
-                c.StartDiscussion(topic=topic, platform="console", channel="console", user_id="console-user",
+                c.StartDiscussion(topic=topic, platform="console", channel="console", in_channel="console",
+                                  user_id="console-user",
                                   user_name=user_name, rounds=_rounds(rounds, no_input, flow_options or {}),
                                   experts=experts, confirm=confirm and interactive, **(flow_options or {}))
             )

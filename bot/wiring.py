@@ -16,9 +16,11 @@ from core.driver import Driver, DriverConfig
 from core.llm import AnthropicLLM, LLMConfig, ModelPrice
 from core.offline import OfflineLLM
 from core.pages import PageLinks
+from core.permissions import Policy
 from core.ports import LLM, ChatPort, Clock, SystemClock
 from core.scheduling import Scheduler, SchedulerConfig
 from core.service import Service, ServiceConfig
+from core.spending import Limits
 from core.storage.db import make_engine, migrate
 from core.storage.store import Store
 
@@ -103,11 +105,15 @@ async def build_app(
     llm = llm or build_llm(settings)
     owner = owner or process_owner()
     await store.claim_sole_process(owner)  # SQLite: a restart resumes what its dead predecessor was driving
+    limits = Limits(workspace_usd_per_day=settings.council_workspace_budget_usd_per_day,
+                    starts_per_user_per_hour=settings.council_starts_per_user_per_hour,
+                    answer_interval_s=settings.council_answer_interval_s, tz=settings.council_default_tz)
     driver = Driver(store, llm, chats, clock, DriverConfig(owner=owner, lease_ttl=settings.lease_ttl_s,
                                                            context_rounds=settings.council_context_rounds,
-                                                           pages=page_links(settings)))
+                                                           limits=limits, pages=page_links(settings)))
     service = Service(store, driver, clock, new_discussion_id, ServiceConfig(
-        budget_usd=settings.council_budget_usd, open_max_speeches=settings.council_open_max_speeches))
+        budget_usd=settings.council_budget_usd, open_max_speeches=settings.council_open_max_speeches, limits=limits,
+        policy=Policy(admins=settings.admins, members_steer=settings.council_members_steer)))
     app = App(settings=settings, store=store, llm=llm, driver=driver, service=service, clock=clock)
     if scheduler:
         # Started on every replica; it fires a platform's rows only while this process holds that platform's lock.

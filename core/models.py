@@ -225,6 +225,7 @@ class Action(BaseModel):
     label: str
     value: str = ""
     style: Literal["primary", "danger", ""] = ""
+    confirm: str = ""  # a question the person must confirm first (final, costly or irreversible actions)
 
 
 class PollView(BaseModel):

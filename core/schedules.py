@@ -113,6 +113,13 @@ class ScheduleHandlers:
         self._changed()
         return Reply(text=text.removeprefix("🗓️ "), discussion_id=d.id)
 
+    async def _forgetworkspace(self, cmd: c.ForgetWorkspace) -> Reply:
+        async with self.store.tx() as tx:
+            removed = await tx.forget_schedules(cmd.platform, cmd.workspace)
+        log.info("left %s workspace %s: %d schedule(s) removed", cmd.platform, cmd.workspace, removed)
+        self._changed()
+        return Reply(text=f"Removed {removed} schedule(s).")
+
     async def _setdigest(self, cmd: c.SetDigest) -> Reply:
         now = self.clock.now()
         async with self.store.tx() as tx:

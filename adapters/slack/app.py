@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
+from slack_bolt.listener.async_builtins import AsyncTokenRevocationListeners
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import interactions as ix
@@ -105,6 +106,23 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
                       user=(body.get("user") or {}).get("id", ""), user_name=(body.get("user") or {}).get("name", ""),
                       response_url=body.get("response_url"), trigger_id=body.get("trigger_id"))
         tasks.spawn(council.prefill(place, message, client), "slack:shortcut")
+
+    # Leaving a workspace: its installation (OAuth), schedules and digests go; discussions and exports stay.
+    revocations = (AsyncTokenRevocationListeners(bolt.installation_store)
+                   if bolt.installation_store is not None else None)
+
+    @bolt.event("app_uninstalled")
+    async def uninstalled(body: dict[str, Any], context: AsyncBoltContext) -> None:
+        if revocations is not None:
+            await revocations.handle_app_uninstalled_events(context)
+        tasks.spawn(council.left(_team(body)), "slack:uninstalled")
+
+    @bolt.event("tokens_revoked")
+    async def revoked(body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext) -> None:
+        if revocations is not None:
+            await revocations.handle_tokens_revoked_events(event, context)
+        if (event.get("tokens") or {}).get("bot"):  # without its bot token the app can post nothing there
+            tasks.spawn(council.left(_team(body)), "slack:tokens_revoked")
 
     # A message that mentions the app arrives twice (app_mention and message, with different event ids):
     # both go to council.mention, deduplicated on the message itself.

@@ -61,6 +61,11 @@ class Place:
     trigger_id: str | None = None
 
 
+def facts(place: Place) -> dict[str, Any]:
+    """Where a command comes from, as the core's permission checks need it."""
+    return {"platform": tr.PLATFORM, "workspace": place.team, "in_channel": place.channel}
+
+
 class Council:
     def __init__(self, core: CoreApp, users: Users, default_tz: str = "UTC") -> None:
         self.core, self.users, self.default_tz = core, users, default_tz
@@ -71,7 +76,16 @@ class Council:
 
     async def who(self, client: AsyncWebClient, place: Place) -> tuple[tr.Who, str]:
         user = await self.users.get(client, place.team, place.user, place.user_name)
-        return tr.Who(place.user, user.name, user.is_admin), user.tz
+        return tr.Who(place.user, user.name, user.is_admin, user.groups), user.tz
+
+    async def asker(self, client: AsyncWebClient, place: Place) -> c.Command:
+        """Who asks and where, for the read-only answers (status, list, usage)."""
+        who, _ = await self.who(client, place)
+        return c.Command(**who.fields(), **facts(place))
+
+    async def left(self, team: str) -> None:
+        """The app was uninstalled from this workspace (or lost its bot token): forget its schedules."""
+        await self.core.service.handle(c.ForgetWorkspace(platform=tr.PLATFORM, workspace=team))
 
     # commands -------------------------------------------------------------------------------------
     async def run(self, intent: tr.Intent, place: Place, client: AsyncWebClient) -> Reply | None:
@@ -82,9 +96,13 @@ class Council:
                 await client.views_open(trigger_id=place.trigger_id,
                                         view=start_view(ix.start_metadata(place.channel, place.thread_ts or "")))
             elif intent.kind == "list":
-                await self.tell(client, place, list_text(await self.core.service.discussions(channel=place.channel)))
+                asker = await self.asker(client, place)
+                await self.tell(client, place, list_text(await self.core.service.discussions(asker)))
             elif intent.kind == "status":
-                await self.tell(client, place, await self.core.service.status_text(intent.discussion_id))
+                asker = await self.asker(client, place)
+                await self.tell(client, place, await self.core.service.status_text(intent.discussion_id, asker))
+            elif intent.kind == "usage":
+                await self.tell(client, place, await self.core.service.usage_text(await self.asker(client, place)))
             elif intent.command is not None:
                 return await self.execute(intent.command, place, client, tz_explicit=intent.tz_explicit)
         return None
@@ -98,7 +116,8 @@ class Council:
         reply: Reply | None = None
         async with self._guard(client, place, type(cmd).__name__):
             who, tz = await self.who(client, place)
-            update: dict[str, Any] = {"user_name": who.user_name, "is_admin": who.is_admin}
+            update: dict[str, Any] = {"user_name": who.user_name, "is_admin": who.is_admin,
+                                      "groups": list(who.groups), **facts(place)}
             if not tz_explicit and isinstance(cmd, c.StartDiscussion | c.SetDigest):
                 update["tz"] = tz or self.default_tz
             cmd = cmd.model_copy(update=update)

@@ -9,6 +9,7 @@ from slack_sdk.models.blocks import (
     ActionsBlock,
     Block,
     ButtonElement,
+    ConfirmObject,
     ContextBlock,
     HeaderBlock,
     MarkdownTextObject,
@@ -68,8 +69,10 @@ def context(*texts: str) -> ContextBlock:
 def actions_blocks(actions: list[Action], block_prefix: str = "actions") -> list[Block]:
     buttons = []
     for a in actions:
+        confirm = ConfirmObject(title=f"{a.label}?", text=a.confirm, confirm=a.label, deny="Cancel",
+                                style="danger" if a.style == "danger" else None) if a.confirm else None
         button = ButtonElement(text=PlainTextObject(text=button_label(a.label), emoji=True), action_id=a.id[:255],
-                               value=a.value[:2000] or a.id, style=a.style or None)
+                               value=a.value[:2000] or a.id, style=a.style or None, confirm=confirm)
         buttons.append(button)
     return [ActionsBlock(block_id=f"{block_prefix}:{i // 25}", elements=buttons[i:i + 25])
             for i in range(0, len(buttons), 25)]

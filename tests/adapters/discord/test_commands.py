@@ -57,7 +57,8 @@ async def test_autocomplete_offers_this_channels_discussions_and_zones(
     for topic, channel in [("Trunk-based development?", fake.channel_id), ("Monorepo or not?", fake.channel_id),
                            ("Secret plans elsewhere", other)]:
         await answered(fake, await fake.slash(dana, "council", channel_id=channel, topic=topic, confirm=True))
-    ours = {d.topic: d.id for d in await council.app.service.discussions(channel=fake.channel_id)}
+    async with council.app.store.tx() as tx:
+        ours = {d.topic: d.id for d in await tx.discussions(channel=fake.channel_id)}
 
     everything = (await fake.wait_for_choices(dana, "council-status", "id", ""))
     assert sorted(ch["value"] for ch in everything) == sorted(ours.values())

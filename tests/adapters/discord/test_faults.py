@@ -8,7 +8,7 @@ from pathlib import Path
 from adapters.discord.chat import DiscordChat
 from adapters.discord.render import render
 from core.models import Discussion, Persona, Post, Role, Status
-from tests.adapters.discord.conftest import Council, by_webhook, running
+from tests.adapters.discord.conftest import Council, by_webhook, confirm_step, running
 from tests.fakes.clock import FakeClock
 from tests.fakes.discord_api import FakeDiscord, Fault
 
@@ -123,7 +123,7 @@ async def _deleted_webhook_is_replaced(council: Council, clock: FakeClock) -> No
     fake.webhooks.clear()  # an admin removed it
     choice = next(m for m in reversed(fake.thread_messages((await council.discussion()).thread_ref))
                   if m["components"])
-    await fake.click(dana, choice, fake.find_button(choice, "Synthesize"))
+    await confirm_step(fake, dana, choice, "Synthesize", choice["channel_id"])
     # The persona's post through the deleted webhook is refused (404), and waits out its backoff.
     await fake.wait_for(lambda: any(c.status == 404 and c.path.startswith("/webhooks/") for c in fake.calls))
     await council.settle()

@@ -71,7 +71,8 @@ async def test_the_round_reminder_mentions_everyone_who_took_part(
     await server.idle()
     # A message from another platform's id (say, a CLI user) is heard, but is nobody Slack can notify.
     await server.core.service.handle(c.PostHumanMessage(discussion_id=d.id, text="And support?",
-                                                        user_id="cli-user", user_name="Ops"))
+                                                        user_id="cli-user", user_name="Ops", platform="slack",
+                                                        workspace="T0001", in_channel="C0001"))
     await slack.command(f'schedule {d.id} "in 1 hour"', user="U0003")
     await server.idle()
     clock.advance(hours=1)
@@ -204,9 +205,9 @@ async def test_digest_replies_name_the_channel_and_the_zone_once_per_time(
     for command in ("digest daily", "digest weekly <#C0042|decisions> --tz America/New_York",
                     'digest cron "0 9 * * 1" <#C0042|>', "digest off <#C0042|decisions>", "digest off <#C0043|random>",
                     "digest off"):
-        await slack.command(command)
+        await slack.command(command, user="U0003")  # another channel's digest: an admin's to set
         await server.idle()  # one at a time: the answers in order
-    here, weekly, cron, off, none, off_here = texts(fake)
+    here, weekly, cron, off, none, off_here = texts(fake, "U0003")
     # The channel leads each answer, whatever the service's wording (which the adapter does not rewrite).
     assert here.startswith("<#C0001>: Digest scheduled: daily at 09:00")
     assert weekly.startswith("<#C0042>: Digest scheduled: weekly, Mondays at 09:00")

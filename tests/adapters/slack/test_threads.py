@@ -75,7 +75,7 @@ async def test_mentions_steer_a_discussion_from_its_thread(slack: Slack, server:
     assert (await only(server)).status == Status.WAITING
     texts = [e["text"] for e in fake.ephemerals]
     assert texts[0].startswith(f"`{d.id}`") and "waiting" in texts[0]
-    assert "Only Dana or an admin can pause" in texts[1]
+    assert "Only Dana or a workspace admin can pause" in texts[1]
     await slack.mention("<@UBOT> pause", thread_ts=d.thread_ref)
     await server.idle()
     assert (await only(server)).status == Status.PAUSED

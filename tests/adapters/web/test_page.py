@@ -52,9 +52,9 @@ async def site(tmp_path: Path) -> AsyncIterator[Site]:
     reply = await app.service.handle(c.StartDiscussion(topic=HOSTILE_TOPIC, platform="console", channel="C1",
                                                        user_id="U1", user_name="Dana <b>", rounds=None))
     await app.driver.idle()
-    await app.service.handle(c.PostHumanMessage(discussion_id=reply.discussion_id, text=HOSTILE_REPLY,
+    await app.service.handle(c.PostHumanMessage(in_channel="C1", discussion_id=reply.discussion_id, text=HOSTILE_REPLY,
                                                 user_id="U2", user_name="Lee", event_id="e1"))
-    await app.service.handle(c.Synthesize(discussion_id=reply.discussion_id, user_id="U1"))
+    await app.service.handle(c.Synthesize(in_channel="C1", discussion_id=reply.discussion_id, user_id="U1"))
     await app.driver.idle()
     pages = Pages(page_links(settings), clock, app.store)
     async with TestClient(TestServer(application(pages))) as client:
@@ -160,7 +160,8 @@ async def test_a_headless_browser_lays_the_page_out_on_a_phone(site: Site, tmp_p
 
 async def test_a_digest_links_each_discussion_to_its_page(site: Site) -> None:
     app, clock = site.app, site.clock
-    await app.service.handle(c.SetDigest(platform="console", channel="C1", cadence="cron", cron="0 * * * *"))
+    await app.service.handle(c.SetDigest(in_channel="C1", platform="console", channel="C1", cadence="cron",
+                                         cron="0 * * * *"))
     clock.advance(hours=1)
     async with app.store.tx() as tx:
         s = await tx.find_schedule("digest", "console", "", "C1")
