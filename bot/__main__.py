@@ -106,6 +106,14 @@ def discord() -> None:
 
 
 @cli.command()
+def web() -> None:
+    """Serve discussion pages (GET /d/{id}) on $PORT: for Discord and console deployments."""
+    from bot.runtime import run_web
+
+    raise typer.Exit(asyncio.run(run_web(_settings())))
+
+
+@cli.command()
 def migrate() -> None:
     """Create or upgrade the database schema."""
     from core.storage.db import make_engine

@@ -23,6 +23,9 @@ TOKENS = [
     (re.compile(r"\b(xox[abeoprs]|xapp|xoxe(?:\.xox[bp])?)-[A-Za-z0-9-]+"), r"\1-" + MASK),
     # Anthropic API and admin keys.
     (re.compile(r"\b(sk-ant)-[A-Za-z0-9_-]+"), r"\1-" + MASK),
+    # Discord webhook and interaction tokens ride in URL paths (/webhooks/{id}/{token}, followups the same
+    # under the application id, /interactions/{id}/{token}/callback): whoever holds one can post as the bot.
+    (re.compile(r"(/(?:webhooks|interactions)/\d+/)[A-Za-z0-9._-]+"), r"\1" + MASK),
     # Discord bot tokens: base64 user id . timestamp . HMAC.
     (re.compile(r"\b[A-Za-z0-9_-]{23,30}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,}"), MASK),
 ]

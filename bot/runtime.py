@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +11,10 @@ from rich.console import Console
 from adapters.console.app import ConsoleSession
 from adapters.console.chat import ConsoleChat
 from bot.settings import Settings
-from bot.wiring import build_app
+from bot.wiring import App, build_app, web_pages
 from core import commands as c
 from core.models import Status
+from core.ports import ChatPort
 from core.service import UserError
 from core.storage.db import is_sqlite, make_engine, migrate, normalize_url
 from core.storage.store import Store
@@ -48,7 +50,7 @@ async def run_console(
     resume: str | None, exports: Path, user_name: str, flow_options: dict[str, Any] | None = None,
 ) -> int:
     out = Console(highlight=False)
-    chat = ConsoleChat(out, journal=_journal(settings), voting=not no_input)
+    chat = ConsoleChat(out, journal=_journal(settings), voting=not no_input, exports=exports)
     app = await build_app(settings, {"console": chat})
     session = ConsoleSession(app.service, app.driver, app.store, out, user_name)
     interactive = not no_input
@@ -57,7 +59,8 @@ async def run_console(
             discussion_id = await session.resume(resume.strip())
         else:
             discussion_id = await session.start(
-                c.StartDiscussion(topic=topic, platform="console", channel="console", user_id="console-user",
+                c.StartDiscussion(topic=topic, platform="console", channel="console", in_channel="console",
+                                  user_id="console-user",
                                   user_name=user_name, rounds=_rounds(rounds, no_input, flow_options or {}),
                                   experts=experts, confirm=confirm and interactive, **(flow_options or {}))
             )
@@ -92,8 +95,15 @@ async def run_slack(settings: Settings) -> int:
         client_secret=secret("slack_client_secret"), port=settings.port,
         sweep_interval_s=settings.sweep_interval_s, default_tz=settings.council_default_tz,
     )
+    pages = web_pages(settings)
+
+    async def build(chats: Mapping[str, ChatPort]) -> App:
+        app = await build_app(settings, chats, scheduler=True)
+        pages.attach(app.store)
+        return app
+
     try:
-        await SlackServer(config, lambda chats: build_app(settings, chats, scheduler=True)).serve_forever()
+        await SlackServer(config, build, routes=pages.routes()).serve_forever()
     except ValueError as exc:
         Console(stderr=True).print(f"[bold red]error:[/] {exc}")
         return 2
@@ -132,4 +142,32 @@ async def run_discord(settings: Settings) -> int:
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
         await app.close()
+    return 0
+
+
+async def run_web(settings: Settings) -> int:
+    """Serve the discussion pages (GET /d/{id}, GET /healthz) on $PORT until SIGINT/SIGTERM."""
+    import asyncio
+    import contextlib
+    import signal
+
+    from adapters.web.page import serve
+
+    if not (settings.council_public_url and settings.council_web_secret):
+        Console(stderr=True).print("[bold red]error:[/] set COUNCIL_PUBLIC_URL and COUNCIL_WEB_SECRET to serve pages.")
+        return 2
+    store = await open_store(settings)
+    pages = web_pages(settings)
+    pages.attach(store)
+    runner = await serve(pages, "0.0.0.0", settings.port)
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stopping.set)
+    try:
+        await stopping.wait()
+    finally:
+        await runner.cleanup()
+        await store.close()
     return 0

@@ -37,7 +37,13 @@ class Settings(BaseSettings):
     council_model_heavy: str = "claude-opus-5-5"
     # model id -> (input, output) US dollars per million tokens; COUNCIL_PRICES is JSON.
     council_prices: dict[str, tuple[float, float]] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
-    council_budget_usd: float = 5.0
+    council_budget_usd: float = 5.0  # per discussion
+    council_workspace_budget_usd_per_day: float = 25.0  # per Slack team / Discord guild; 0 means no limit
+    council_starts_per_user_per_hour: int = 5  # 0 means no limit
+    council_answer_interval_s: float = 180.0  # at most one paid answer per person this often, between rounds
+    # Ids of people, Slack user groups or Discord roles with admin rights, comma-separated.
+    council_admins: str = ""
+    council_members_steer: bool = True  # anyone in the channel may choose another round / deep dive / topic
     council_context_rounds: int = Field(default=2, ge=1)  # rounds prompts carry verbatim; older ones as syntheses
     council_open_max_speeches: int = Field(default=16, ge=2, le=200)  # the open floor closes by then at the latest
     council_llm_timeout_s: float = 120.0
@@ -50,7 +56,14 @@ class Settings(BaseSettings):
     council_leader_retry_s: float = 15.0  # replicas that do not lead try to take the scheduler lock this often
     council_offline_delay_s: float = 0.0  # the offline model's pretend latency (demos, crash tests)
     council_default_tz: str = "UTC"
+    council_public_url: str = ""  # base of links to discussion pages, e.g. https://council.example.com
+    council_web_secret: SecretStr | None = None  # signs those links; without it there are no pages
+    council_web_link_days: int = 90  # how long a page link stays valid
     council_log_level: str = "INFO"
+
+    @property
+    def admins(self) -> frozenset[str]:
+        return frozenset(i.strip() for i in self.council_admins.split(",") if i.strip())
 
     @property
     def shared_database(self) -> bool:

@@ -8,14 +8,19 @@ import secrets
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 
+from adapters.web.page import Pages
 from bot.settings import Settings
 from core.driver import Driver, DriverConfig
 from core.llm import AnthropicLLM, LLMConfig, ModelPrice
 from core.offline import OfflineLLM
+from core.pages import PageLinks
+from core.permissions import Policy
 from core.ports import LLM, ChatPort, Clock, SystemClock
 from core.scheduling import Scheduler, SchedulerConfig
 from core.service import Service, ServiceConfig
+from core.spending import Limits
 from core.storage.db import make_engine, migrate
 from core.storage.store import Store
 
@@ -38,6 +43,17 @@ class App:
             await self.scheduler.stop()
         await self.driver.shutdown(grace_s)
         await self.store.close()
+
+
+def page_links(settings: Settings) -> PageLinks:
+    secret = settings.council_web_secret.get_secret_value() if settings.council_web_secret else ""
+    return PageLinks(base_url=settings.council_public_url, secret=secret,
+                     ttl=timedelta(days=settings.council_web_link_days))
+
+
+def web_pages(settings: Settings, clock: Clock | None = None) -> Pages:
+    """The discussion pages, mounted by `python -m bot slack` beside /slack/events and by `python -m bot web`."""
+    return Pages(page_links(settings), clock or SystemClock())
 
 
 def new_discussion_id() -> str:
@@ -89,10 +105,15 @@ async def build_app(
     llm = llm or build_llm(settings)
     owner = owner or process_owner()
     await store.claim_sole_process(owner)  # SQLite: a restart resumes what its dead predecessor was driving
+    limits = Limits(workspace_usd_per_day=settings.council_workspace_budget_usd_per_day,
+                    starts_per_user_per_hour=settings.council_starts_per_user_per_hour,
+                    answer_interval_s=settings.council_answer_interval_s, tz=settings.council_default_tz)
     driver = Driver(store, llm, chats, clock, DriverConfig(owner=owner, lease_ttl=settings.lease_ttl_s,
-                                                           context_rounds=settings.council_context_rounds))
+                                                           context_rounds=settings.council_context_rounds,
+                                                           limits=limits, pages=page_links(settings)))
     service = Service(store, driver, clock, new_discussion_id, ServiceConfig(
-        budget_usd=settings.council_budget_usd, open_max_speeches=settings.council_open_max_speeches))
+        budget_usd=settings.council_budget_usd, open_max_speeches=settings.council_open_max_speeches, limits=limits,
+        policy=Policy(admins=settings.admins, members_steer=settings.council_members_steer)))
     app = App(settings=settings, store=store, llm=llm, driver=driver, service=service, clock=clock)
     if scheduler:
         # Started on every replica; it fires a platform's rows only while this process holds that platform's lock.

@@ -12,9 +12,15 @@ MAX_TOPIC_CHARS = 4000
 
 
 class Command(BaseModel):
+    """Who asks, and where: facts the adapter supplies; the core decides from them what the person may do."""
+
     user_id: str = ""
     user_name: str = ""
-    is_admin: bool = False  # the platform says this user may moderate any discussion
+    is_admin: bool = False  # the platform calls this user an admin of the workspace (Slack admin, Manage Server)
+    groups: list[str] = Field(default_factory=list)  # the user's Slack user groups / Discord roles
+    platform: str = "console"
+    workspace: str = ""  # Slack team id / Discord guild id
+    in_channel: str = ""  # the channel the command was typed or clicked in
 
 
 FlowName = Literal["moderated", "council", "meeting", "open"]
@@ -141,3 +147,8 @@ class SetOwners(Command):
     workspace: str = ""
     channel: str
     owners: list[str] = Field(default_factory=list)  # empty: back to owners generated for each topic
+
+
+class ForgetWorkspace(Command):
+    """The platform says the app left a workspace (uninstalled, its bot token revoked, removed from the guild):
+    its schedules and digests go; its discussions and exports stay."""

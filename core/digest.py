@@ -47,6 +47,7 @@ class Covered:
     synthesis: dict[str, Any] | None  # final preferred, else the latest round synthesis
     votes: list[PollView] = field(default_factory=list)
     link: str = ""
+    page: str = ""  # the discussion's web page (signed link), when pages are set up
 
 
 @dataclass
@@ -195,6 +196,7 @@ def render(m: Material, summary: DigestSummary, key: str, offline: bool) -> Post
         for i in m.covered:
             d = i.discussion
             vote = f" · vote {vote_text(i.votes[-1])}" if i.votes else ""  # the latest: final, else last round's
-            lines.append(f"- {_name(i)} · {d.status.value}, round {d.round}{vote}")
+            page = f" · [page]({i.page})" if i.page else ""
+            lines.append(f"- {_name(i)} · {d.status.value}, round {d.round}{vote}{page}")
     lines += ["", f"Cost this period: ${m.cost.cost_usd:.2f}"]
     return Post(kind="notice", key=key, title="Council digest", text="\n".join(lines), offline=offline)

@@ -7,7 +7,7 @@ import contextlib
 import functools
 import logging
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from pydantic import BaseModel
@@ -15,9 +15,12 @@ from pydantic import BaseModel
 from core import engine, flows, posts, prompts
 from core.effects import close_polls, record_turn
 from core.engine import RunTurns, State, Transition, TurnPlan
+from core.extras import decorate
 from core.live import LiveText
 from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
+from core.pages import PageLinks
 from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMUnavailable, Prompt
+from core.spending import Limits, day_window, turns_that_fit, workspace_exhausted, workspace_message
 from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -44,8 +47,10 @@ def retry_delay(attempts: int) -> float:
 class DriverConfig:
     owner: str  # this process; written into leases
     lease_ttl: float = 60.0
+    limits: Limits = field(default_factory=Limits)  # the workspace's daily budget
     context_rounds: int = 2  # rounds a prompt reads verbatim (COUNCIL_CONTEXT_ROUNDS)
     live_interval_s: float = 1.0  # a persona's post grows as the model writes, at most this often
+    pages: PageLinks = field(default_factory=PageLinks)  # signed links to discussion pages ("" when not set up)
 
 
 async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2) -> State | None:
@@ -258,20 +263,21 @@ class Driver:
     # running turns ----------------------------------------------------------------------------------
     async def run_step(self, state: State, step: RunTurns) -> None:
         d = state.discussion
-        if d.cost_usd >= d.budget_usd:
-            await self._stop_for_budget(d)
+        fit = await self._turns_within_budget(d, step)
+        if fit == 0:
             return
+        turns = step.turns[:fit]  # the rest wait for the next step, which sees what these cost
         now = self.clock.now()
         async with self.fenced(d.id) as tx:
             await tx.start_turns([
                 Turn(key=plan.key, discussion_id=d.id, round=plan.round, step=plan.step, phase=plan.phase,
                      persona_key=plan.persona_key, reply_to=plan.reply_to, created_at=now)
-                for plan in step.turns
+                for plan in turns
             ])
-        answered = await asyncio.gather(*(self.run_turn(state, plan) for plan in step.turns))
+        answered = await asyncio.gather(*(self.run_turn(state, plan) for plan in turns))
         if all(answered):
             return  # every turn was recorded done (or already finished): nothing failed, nothing to settle
-        keys = {p.key for p in step.turns}
+        keys = {p.key for p in turns}
         async with self.fenced(d.id) as tx:
             after = await load_state(tx, d.id, self.config.context_rounds)
             assert after is not None
@@ -345,19 +351,55 @@ class Driver:
                 await tx.mark_answered(t.reply_to)  # a skipped answer is not retried on every wake-up
             await tx.enqueue(d.id, posts.skipped_post(d, t, name), now)
 
-    async def _stop_for_budget(self, seen: Discussion) -> None:
+    async def _turns_within_budget(self, d: Discussion, step: RunTurns) -> int:
+        """How many of the step's turns may start: each reserves the estimated cost of one turn against what is
+        left of the discussion's budget and of the workspace's budget for the day (0 = no limit). None left:
+        the discussion stops (or its waiting answers are dropped) and the thread says why."""
+        limits, now = self.config.limits, self.clock.now()
+        async with self.store.tx() as tx:
+            estimate = await tx.costliest_turn(d.id)
+            spent_today = (await tx.workspace_spend(d.platform, d.workspace, day_window(now, limits.tz)[0])
+                           if limits.workspace_usd_per_day > 0 else 0.0)
+        remaining = d.budget_usd - d.cost_usd if d.budget_usd > 0 else float("inf")
+        if limits.workspace_usd_per_day > 0:
+            remaining = min(remaining, limits.workspace_usd_per_day - spent_today)
+        fit = turns_that_fit(len(step.turns), remaining, estimate)
+        if fit == 0:
+            if workspace_exhausted(limits, spent_today):
+                await self._stop_for_budget(d, step, workspace_message(limits, spent_today, now), daily=True)
+            else:
+                await self._stop_for_budget(
+                    d, step, f"budget reached: ${d.cost_usd:.2f} spent of ${d.budget_usd:.2f}")
+        return fit
+
+    async def _stop_for_budget(self, seen: Discussion, step: RunTurns, reason: str, daily: bool = False) -> None:
+        """A discussion over its own budget stops for good; over the workspace's daily budget it is blocked, so
+        Retry continues it once the day resets. Answers waiting between rounds are dropped, saying so."""
         now = self.clock.now()
         async with self.fenced(seen.id) as tx:
             d = await tx.discussion(seen.id, for_update=True)
-            if d is None or d.status != Status.RUNNING:
+            if d is None:
+                return
+            if d.status == Status.WAITING:
+                for plan in step.turns:
+                    if plan.reply_to is not None:
+                        await tx.mark_answered(plan.reply_to)
+                await tx.enqueue(d.id, Post(kind="notice", key=f"{d.id}:budget:answers:{now.timestamp()}",
+                                            text=f"💸 No answer this time: the discussion's {reason}."
+                                            if not daily else f"💸 No answer this time: {reason}."), now)
+                return
+            if d.status != Status.RUNNING:
+                return
+            d.blocked_reason = reason
+            if daily:
+                d.status = Status.BLOCKED
+                await tx.save_discussion(d, now)
+                await tx.enqueue(d.id, posts.blocked_post(d, [], now.isoformat()), now)
                 return
             d.status = Status.STOPPED
-            d.blocked_reason = f"budget reached: ${d.cost_usd:.2f} spent of ${d.budget_usd:.2f}"
             await tx.save_discussion(d, now)
             await tx.enqueue(
-                d.id,
-                Post(kind="error", key=f"{d.id}:budget", text=f"The discussion stopped: its {d.blocked_reason}."),
-                now,
+                d.id, Post(kind="error", key=f"{d.id}:budget", text=f"The discussion stopped: its {reason}."), now,
             )
             await close_polls(tx, d, now, before_round=d.round + 1, offline=self.llm.offline)
 
@@ -447,6 +489,7 @@ class Driver:
             # Counted before any call, so a post (or edit) the platform keeps refusing eventually blocks.
             if not await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now(), d.id):
                 raise NotOurs(post.key)
+        post = await decorate(self.store, self.config.pages, d, post, self.clock.now())
         if post.replaces:
             async with self.store.tx() as tx:
                 ref = await tx.post_ref(post.replaces)

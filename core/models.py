@@ -225,6 +225,7 @@ class Action(BaseModel):
     label: str
     value: str = ""
     style: Literal["primary", "danger", ""] = ""
+    confirm: str = ""  # a question the person must confirm first (final, costly or irreversible actions)
 
 
 class PollView(BaseModel):
@@ -237,6 +238,15 @@ class PollView(BaseModel):
     closed: bool = False
     total: int = 0
     final: bool = False  # offered by the final synthesis: the discussion is over when it appears
+
+
+class PostFile(BaseModel):
+    """A file shown with a post (a chart): its bytes, and words saying what it shows for those who cannot see it."""
+
+    name: str
+    data: bytes
+    alt: str
+    title: str = ""
 
 
 class Post(BaseModel):
@@ -253,6 +263,8 @@ class Post(BaseModel):
     roster: list[Persona] = Field(default_factory=list)
     offline: bool = False  # written by the offline model: adapters label it
     mentions: list[str] = Field(default_factory=list)  # platform user ids to notify; adapters render them
+    page_url: str = ""  # the discussion's web page (signed link), added when the post is sent
+    files: list[PostFile] = Field(default_factory=list)  # charts, added when the post is sent (never stored)
 
 
 class Schedule(BaseModel):

@@ -24,6 +24,10 @@ SCHEDULE_CHOICES = [  # (action id suffix, button label, when)
 ]
 
 
+CONFIRM_STOP = "Stop this discussion for good? Nobody can resume it afterwards."
+CONFIRM_SYNTHESIZE = "End the discussion with the Historian's final synthesis now?"
+
+
 def header_post(d: Discussion, personas: list[Persona], *, replaces: str = "", seated: bool | None = None) -> Post:
     """The thread's first message: topic, roster, flow and controls (edited in place once the roster is known)."""
     ready = seated if seated is not None else not flows.get(d.flow).needs_roster(
@@ -32,8 +36,8 @@ def header_post(d: Discussion, personas: list[Persona], *, replaces: str = "", s
     controls = [
         Action(id="ctl:pause", label="Pause", value=d.id),
         Action(id="ctl:resume", label="Resume", value=d.id),
-        Action(id="ctl:synthesize", label="Synthesize", value=d.id),
-        Action(id="ctl:stop", label="Stop", value=d.id, style="danger"),
+        Action(id="ctl:synthesize", label="Synthesize", value=d.id, confirm=CONFIRM_SYNTHESIZE),
+        Action(id="ctl:stop", label="Stop", value=d.id, style="danger", confirm=CONFIRM_STOP),
     ]
     return Post(
         kind="header",
@@ -54,10 +58,12 @@ def next_action_post(d: Discussion, suggestions: list[str]) -> Post:
         f"• *Deep dive*: {deep}",
         "• *Different topic*, *Another round*, *Synthesize* (final synthesis), or *Pause* (resume later)",
         "Reply in the thread at any time: the council hears you on its next turn.",
+        f"_Spent so far: ${d.cost_usd:.2f}" + (f" of its ${d.budget_usd:.2f} budget._" if d.budget_usd > 0 else "._"),
     ]
     actions = [
         Action(id=f"next:{a.value}", label=NEXT_ACTION_LABELS[a], value=f"{d.id}|{a.value}",
-               style="primary" if a == NextAction.ANOTHER_ROUND else "")
+               style="primary" if a == NextAction.ANOTHER_ROUND else "",
+               confirm=CONFIRM_SYNTHESIZE if a == NextAction.SYNTHESIZE else "")
         for a in NextAction
     ]
     # "Next round: …" schedules it instead of running it now; the value carries words core.timeparse reads.
@@ -101,7 +107,7 @@ def blocked_post(d: Discussion, failed: list[Turn], stamp: str) -> Post:
         actions=[
             Action(id="fail:retry", label="Retry", value=d.id, style="primary"),
             Action(id="fail:skip", label="Skip", value=d.id),
-            Action(id="fail:stop", label="Stop", value=d.id, style="danger"),
+            Action(id="fail:stop", label="Stop", value=d.id, style="danger", confirm=CONFIRM_STOP),
         ],
     )
 
@@ -116,7 +122,7 @@ def cannot_post_post(d: Discussion) -> Post:
              "archived or I was removed from it, unarchive it or `/invite @Council` there, then press Retry.",
         actions=[
             Action(id="fail:retry", label="Retry", value=d.id, style="primary"),
-            Action(id="fail:stop", label="Stop", value=d.id, style="danger"),
+            Action(id="fail:stop", label="Stop", value=d.id, style="danger", confirm=CONFIRM_STOP),
         ],
     )
 

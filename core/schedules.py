@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from core import commands as c
 from core import digest, engine
 from core.driver import Driver, load_state
-from core.models import Discussion, NextAction, Post, Schedule, Status
+from core.models import Discussion, NextAction, Post, PostFile, Schedule, Status
 from core.ports import Clock
 from core.replies import Reply, UserError
 from core.storage.store import Store, Tx
@@ -112,6 +112,13 @@ class ScheduleHandlers:
             await tx.enqueue(d.id, Post(kind="notice", key=f"{d.id}:scheduled:{now.timestamp()}", text=text), now)
         self._changed()
         return Reply(text=text.removeprefix("🗓️ "), discussion_id=d.id)
+
+    async def _forgetworkspace(self, cmd: c.ForgetWorkspace) -> Reply:
+        async with self.store.tx() as tx:
+            removed = await tx.forget_schedules(cmd.platform, cmd.workspace)
+        log.info("left %s workspace %s: %d schedule(s) removed", cmd.platform, cmd.workspace, removed)
+        self._changed()
+        return Reply(text=f"Removed {removed} schedule(s).")
 
     async def _setdigest(self, cmd: c.SetDigest) -> Reply:
         now = self.clock.now()
@@ -219,6 +226,18 @@ class ScheduleHandlers:
             log.exception("digest %s could not be sent; it is retried after its lease", row["id"])
             return 0
 
+    @staticmethod
+    async def _charts(material: digest.Material) -> list[PostFile]:
+        """The digest's vote chart (a courtesy: a digest goes out without it rather than not at all)."""
+        from core import charts
+
+        try:
+            return await asyncio.to_thread(charts.digest_files, [(i.discussion.topic, i.votes[-1])
+                                                                 for i in material.covered if i.votes])
+        except Exception:
+            log.warning("could not draw the digest's chart", exc_info=True)
+            return []
+
     async def _send_digest(self, row: dict[str, Any]) -> int:
         async with self.store.tx() as tx:
             s = await tx.schedule(row["schedule_id"])
@@ -231,8 +250,11 @@ class ScheduleHandlers:
         usage = None
         if not ref:
             await digest.links(chat, material.covered + material.waiting)
+            for item in material.covered + material.waiting:
+                item.page = self.driver.config.pages.url(item.discussion.id, self.clock.now())
             summary, usage = await digest.condense(self.driver.llm, material.covered)
             post = digest.render(material, summary, key, self.driver.llm.offline)
+            post.files = await self._charts(material)
             ref = await chat.announce(s.workspace, s.target, post)
         async with self.store.tx() as tx:
             await tx.mark_digest_sent(row["id"], ref, self.clock.now())

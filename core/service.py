@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from core import commands as c
 from core import engine, flows
 from core.driver import Driver, load_state
 from core.effects import close_poll, close_polls
+from core.guard import ASKER, Guard, not_found
 from core.models import (
     NEXT_ACTION_LABELS,
     Ballot,
@@ -26,11 +27,13 @@ from core.models import (
     Status,
     TurnStatus,
 )
+from core.permissions import Policy, check, visible
 from core.ports import Clock
 from core.posts import header_post, poll_post
 from core.replies import Reply, UserError
 from core.roster import EXPERT_ICONS, addressed, full_roster, slug
 from core.schedules import ScheduleHandlers
+from core.spending import Limits
 from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -42,6 +45,8 @@ class ServiceConfig:
     budget_usd: float = 5.0
     default_experts: int = 4
     open_max_speeches: int = 16
+    policy: Policy = field(default_factory=Policy)  # who may do what
+    limits: Limits = field(default_factory=Limits)  # daily workspace budget, starts per person
 
 
 def validate_topic(topic: str) -> str:
@@ -55,7 +60,9 @@ def validate_topic(topic: str) -> str:
     return topic
 
 
-class Service(ScheduleHandlers):
+class Service(Guard, ScheduleHandlers):
+    config: ServiceConfig
+
     def __init__(
         self, store: Store, driver: Driver, clock: Clock, new_id: Callable[[], str], config: ServiceConfig
     ) -> None:
@@ -65,24 +72,28 @@ class Service(ScheduleHandlers):
         handler = getattr(self, f"_{slug(type(cmd).__name__, 60)}", None)
         if handler is None:
             raise TypeError(f"no handler for {type(cmd).__name__}")
-        reply: Reply = await handler(cmd)
+        # Who may, and spending limits: refused before anything changes. Commands on a discussion are checked
+        # by _get, inside the handler's own transaction; starts and digests here.
+        await self.authorize(cmd)
+        asking = ASKER.set(cmd)
+        try:
+            reply: Reply = await handler(cmd)
+        finally:
+            ASKER.reset(asking)  # before kick(): the driver's task must not inherit the asker
         if reply.discussion_id and not reply.duplicate:
             self.driver.kick(reply.discussion_id)
         return reply
 
     async def _get(self, tx: Tx, discussion_id: str) -> Discussion:
+        """The discussion, when the person asking (if any) can see it from where they are and may do what they
+        asked; otherwise the same "no such discussion" as for an unknown id, or a refusal saying who may."""
         d = await tx.discussion(discussion_id.strip(), for_update=True)
-        if d is None:
-            raise UserError(f"I can't find a discussion with id `{discussion_id}`; the list command shows them.")
+        asker = ASKER.get()
+        if d is None or (asker is not None and not visible(self.config.policy, d, asker)):
+            raise not_found(discussion_id)
+        if asker is not None:
+            check(self.config.policy, d, asker)
         return d
-
-    @staticmethod
-    def _may_moderate(d: Discussion, cmd: c.Command, verb: str) -> None:
-        if cmd.user_id != d.created_by and not cmd.is_admin:
-            raise UserError(
-                f"Only {d.created_by_name or 'the person who started it'} or an admin can {verb} "
-                "this discussion."
-            )
 
     # starting --------------------------------------------------------------------------------------
     async def _startdiscussion(self, cmd: c.StartDiscussion) -> Reply:
@@ -198,13 +209,17 @@ class Service(ScheduleHandlers):
                 return Reply(text="", duplicate=True)
             d = await self._get(tx, cmd.discussion_id)
             personas = await tx.personas(d.id)
+            paced = d.status == Status.WAITING and await self.answered_lately(tx, d.id, cmd.user_id, now)
             await tx.add_human_message(
                 HumanMessage(discussion_id=d.id, author_id=cmd.user_id, author_name=cmd.user_name or "someone",
                              text=text[:MAX_HUMAN_CHARS], event_id=cmd.event_id,
                              addressed_to=addressed(text, personas),
-                             needs_answer=d.status == Status.WAITING, created_at=now)
+                             needs_answer=d.status == Status.WAITING and not paced, created_at=now)
             )
         heard = d.status in (Status.RUNNING, Status.WAITING)
+        if paced:
+            return Reply(text="Noted: the council answered you a moment ago, so this one is heard in the next "
+                              "answer or the next round.")
         return Reply(text="Noted: the council will hear this on its next turn." if heard else
                      "Noted: the council will hear this when the discussion resumes.",
                      discussion_id=d.id if heard else "")
@@ -247,7 +262,6 @@ class Service(ScheduleHandlers):
             if poll is None:
                 raise UserError("That poll no longer exists.")
             d = await self._get(tx, poll.discussion_id)
-            self._may_moderate(d, cmd, "close a poll in")
             if not poll.closed:
                 await close_poll(tx, d, poll, self.clock.now(), self.driver.llm.offline)
         return Reply(text="Poll closed.", discussion_id=d.id)
@@ -301,7 +315,6 @@ class Service(ScheduleHandlers):
     async def _pause(self, cmd: c.Pause) -> Reply:
         async with self.store.tx() as tx:
             d = await self._get(tx, cmd.discussion_id)
-            self._may_moderate(d, cmd, "pause")
             if d.pending == "pause" or d.status == Status.PAUSED:
                 raise UserError("This discussion is already paused (or pausing).")
             if d.pending == "final":
@@ -364,7 +377,6 @@ class Service(ScheduleHandlers):
     async def _stop(self, cmd: c.Stop) -> Reply:
         async with self.store.tx() as tx:
             d = await self._get(tx, cmd.discussion_id)
-            self._may_moderate(d, cmd, "stop")
             if d.status in (Status.DONE, Status.STOPPED):
                 raise UserError(f"This discussion is already {d.status.value}.")
             d.status, d.pending = Status.STOPPED, ""
@@ -413,23 +425,6 @@ class Service(ScheduleHandlers):
 
     async def _notice(self, tx: Tx, d: Discussion, key: str, text: str) -> None:
         await tx.enqueue(d.id, Post(kind="notice", key=key, text=text), self.clock.now())
-
-    # reading ---------------------------------------------------------------------------------------
-    async def discussions(self, *, channel: str | None = None, limit: int = 50) -> list[Discussion]:
-        async with self.store.tx() as tx:
-            return await tx.discussions(channel=channel, limit=limit)
-
-    async def status_text(self, discussion_id: str) -> str:
-        async with self.store.tx() as tx:
-            d = await self._get(tx, discussion_id)
-            polls = await tx.polls(d.id)
-        line = f"`{d.id}` “{d.topic}”: {d.status.value}, round {d.round}, ${d.cost_usd:.2f} spent"
-        if d.blocked_reason:
-            line += f" ({d.blocked_reason})"
-        if d.status == Status.BLOCKED:
-            line += "; resume it to retry"
-        open_polls = [p for p in polls if not p.closed]
-        return line + (f", {len(open_polls)} open poll(s)" if open_polls else "")
 
 
 def list_text(discussions: list[Discussion]) -> str:

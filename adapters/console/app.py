@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from adapters.console.translate import USER_ID, parse_choice, parse_control
+from adapters.console.translate import FACTS, parse_choice, parse_control
 from core import commands as c
 from core.driver import Driver
 from core.export import artifacts, export
@@ -83,7 +83,7 @@ class ConsoleSession:
             if d is None:
                 raise UserError(f"No discussion with id {discussion_id!r}; `python -m bot list` shows them.")
         if d.status == Status.PAUSED:
-            await self.service.handle(c.Resume(discussion_id=d.id, user_id=USER_ID, user_name=self.user))
+            await self.service.handle(c.Resume(discussion_id=d.id, **FACTS, user_name=self.user))
         elif d.status in (Status.DONE, Status.STOPPED):
             raise UserError(f"Discussion {d.id} is already {d.status.value}; nothing to resume.")
         else:
@@ -104,11 +104,11 @@ class ConsoleSession:
                 return d.status
             if lines is None:
                 if d.status == Status.AWAITING_CONFIRMATION:
-                    await self._do(c.ConfirmRoster(discussion_id=d.id, user_id=USER_ID, user_name=self.user))
+                    await self._do(c.ConfirmRoster(discussion_id=d.id, **FACTS, user_name=self.user))
                     continue
                 if d.status == Status.WAITING:
-                    await self._do(c.ChooseNextAction(discussion_id=d.id, action=NextAction.SYNTHESIZE, user_id=USER_ID,
-                                                      user_name=self.user))
+                    await self._do(c.ChooseNextAction(discussion_id=d.id, action=NextAction.SYNTHESIZE,
+                                                      **FACTS, user_name=self.user))
                     continue
                 return d.status  # blocked, with nobody to ask
             prompt = {
@@ -122,7 +122,7 @@ class ConsoleSession:
                 lines = None
                 continue
             if d.status == Status.AWAITING_CONFIRMATION and not line.strip():
-                await self._do(c.ConfirmRoster(discussion_id=d.id, user_id=USER_ID, user_name=self.user))
+                await self._do(c.ConfirmRoster(discussion_id=d.id, **FACTS, user_name=self.user))
                 continue
             cmd = parse_choice(line, d.id, self.user) if d.status == Status.WAITING else parse_control(
                 line, d.id, self.user)
@@ -136,7 +136,7 @@ class ConsoleSession:
         while True:
             async with self.store.tx() as tx:
                 polls = [p for p in await tx.polls(discussion_id) if p.final and not p.closed]
-                voted = {b.poll_id for p in polls for b in await tx.ballots(p.id) if b.voter_id == USER_ID}
+                voted = {b.poll_id for p in polls for b in await tx.ballots(p.id) if b.voter_id == FACTS["user_id"]}
             todo = [p for p in polls if p.id not in voted]
             if not todo:
                 return
@@ -152,7 +152,7 @@ class ConsoleSession:
                 continue
             try:
                 reply = await self.service.handle(c.CastBallot(poll_id=poll.id, choice=int(text) - 1,
-                                                               user_id=USER_ID, user_name=self.user))
+                                                               **FACTS, user_name=self.user))
             except UserError as exc:
                 self.console.print(f"[yellow]{exc}[/]")
                 continue

@@ -13,8 +13,9 @@ from core.models import Discussion, Persona, Post
 
 
 class ConsoleChat:
-    def __init__(self, console: Console, journal: Path | None = None, *, voting: bool = True) -> None:
-        self.console = console
+    def __init__(self, console: Console, journal: Path | None = None, *, voting: bool = True,
+                 exports: Path | None = None) -> None:
+        self.console, self.exports = console, exports
         self.journal = journal
         self.voting = voting  # False in an unattended run: polls are shown without a vote to offer
         self._seen: set[str] = set()
@@ -27,6 +28,7 @@ class ConsoleChat:
     async def publish(self, discussion: Discussion, post: Post) -> str:
         self._done_writing(post.key)
         self.console.print(render(post, voting=self._votable(discussion, post)))
+        self._extras(discussion, post)
         self._count += 1
         ref = f"console:{post.key}"
         self._remember(post.key)
@@ -46,6 +48,20 @@ class ConsoleChat:
 
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
         self.console.print(f"[dim]{persona.icon} {persona.name} is thinking…[/]")
+
+    def _extras(self, discussion: Discussion, post: Post) -> None:
+        """The page link, and charts saved beside the exports (a terminal cannot show a picture)."""
+        if post.page_url:
+            self.console.print(f"[dim]📄 Page: {post.page_url}[/]", soft_wrap=True)
+        self._save_files(discussion.id, post)
+
+    def _save_files(self, folder_name: str, post: Post) -> None:
+        if post.files and self.exports is not None:
+            folder = self.exports / folder_name
+            folder.mkdir(parents=True, exist_ok=True)
+            for f in post.files:
+                (folder / f.name).write_bytes(f.data)
+                self.console.print(f"[dim]📊 Chart saved: {folder / f.name} ({f.alt})[/]", soft_wrap=True)
 
     async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
         """On a terminal, the turns being written show live below the thread (the last lines of each), and give
@@ -82,6 +98,7 @@ class ConsoleChat:
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         self.console.print(render(post, voting=self.voting))
+        self._save_files(channel or "digests", post)
         self._remember(post.key)
         return f"console:{post.key}"
 

@@ -7,19 +7,21 @@ from core.models import NextAction
 
 ACTIONS = list(NextAction)
 USER_ID = "console-user"
+# The terminal's one person, in its one channel: the facts the core's permission checks read.
+FACTS = {"user_id": USER_ID, "platform": "console", "in_channel": "console"}
 
 
 def parse_choice(line: str, discussion_id: str, user_name: str) -> c.Command | None:
     """A digit picks the numbered next action; '/pause', '/stop', '/synthesize' work any time."""
     text = line.strip()
-    who = {"user_id": USER_ID, "user_name": user_name}
+    who = {**FACTS, "user_name": user_name}
     if text.isdigit() and 1 <= int(text) <= len(ACTIONS):
         return c.ChooseNextAction(discussion_id=discussion_id, action=ACTIONS[int(text) - 1], **who)
     return parse_control(text, discussion_id, user_name)
 
 
 def parse_control(text: str, discussion_id: str, user_name: str) -> c.Command | None:
-    who = {"user_id": USER_ID, "user_name": user_name}
+    who = {**FACTS, "user_name": user_name}
     word, _, rest = text.strip().partition(" ")
     if word == "/pause":
         return c.Pause(discussion_id=discussion_id, **who)

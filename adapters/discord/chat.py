@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from discord.http import Route
 
 from adapters.discord import render
 from core.live import ChannelBudget
-from core.models import Discussion, Persona, Post
+from core.models import Discussion, Persona, Post, PostFile
 from core.ports import CannotPost
 from core.storage.store import Store
 
@@ -111,6 +112,8 @@ class DiscordChat:
             ids = [grown[1], *await self._send_parts(d, target, hook, post, messages, start=1)]
             return str(Ref(target, tuple(ids), hook[0]))
         ids = await self._send_parts(d, target, hook, post, messages)
+        if post.files:  # a message of their own after the post, outside its ref (recovery compares texts)
+            await self.attach_files(d, target, post)
         return str(Ref(target, tuple(ids), hook[0] if hook else ""))
 
     async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
@@ -172,6 +175,18 @@ class DiscordChat:
         if task is None or task.done():
             self._typers[channel] = asyncio.create_task(self._keep_typing(channel), name=f"typing:{channel}")
 
+    async def attach_files(self, d: Discussion, target: str, post: Post) -> list[str]:
+        """The post's charts as attachments of one bot message right after it, each described by its alt text
+        (its nonce keeps a resend from showing twice). A chart is a courtesy: if Discord refuses it, the post
+        stands and the refusal is logged."""
+        caption = "📊 " + " · ".join(f.title or f.name for f in post.files)
+        try:
+            return [await self._send(target, render.Message(content=caption[:2000]), nonce(f"{post.key}:charts", 0),
+                                     post.files)]
+        except discord.HTTPException:
+            log.warning("could not attach the charts of %s", post.key, exc_info=True)
+            return []
+
     async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
         """The words so far, under the persona's name: one message, posted on the first words and edited after.
         Webhook edits share a rate limit, so after each turn's first words a channel gets one live call per
@@ -203,8 +218,9 @@ class DiscordChat:
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         """A top-level message; a small `ref` line carries its key so find_announcement can spot it later."""
         marked = post.model_copy(update={"text": f"{post.text}\n{announcement_marker(post.key)}"})
-        ids = [await self._send(channel, m, nonce(post.key, part))
-               for part, m in enumerate(render.render(marked, webhook=False))]
+        parts = render.render(marked, webhook=False)
+        ids = [await self._send(channel, m, nonce(post.key, part), post.files if part == len(parts) - 1 else None)
+               for part, m in enumerate(parts)]  # the charts ride on the last part: still one message per part
         return str(Ref(channel, tuple(ids)))
 
     async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
@@ -234,11 +250,18 @@ class DiscordChat:
     def _render(self, d: Discussion, post: Post, *, webhook: bool) -> list[render.Message]:
         return render.render(post, webhook=webhook, reply_to=d.id if self.reply_button else "")
 
-    async def _send(self, channel: str, message: render.Message, nonce_value: str) -> str:
+    async def _send(self, channel: str, message: render.Message, nonce_value: str,
+                    files: list[PostFile] | None = None) -> str:
+        """One bot message (with its nonce, so a resend is not shown twice); files go along as attachments."""
         body = message.payload() | {"nonce": nonce_value, "enforce_nonce": True}
-        data = await self.http.request(Route("POST", "/channels/{channel_id}/messages", channel_id=channel),
-                                       json=body)
-        return str(data["id"])
+        route = Route("POST", "/channels/{channel_id}/messages", channel_id=channel)
+        if not files:
+            return str((await self.http.request(route, json=body))["id"])
+        body["attachments"] = [{"id": i, "filename": f.name, "description": f.alt[:1024]} for i, f in enumerate(files)]
+        form: list[dict[str, Any]] = [{"name": "payload_json", "value": json.dumps(body)},
+                *({"name": f"files[{i}]", "value": f.data, "filename": f.name, "content_type": "image/png"}
+                  for i, f in enumerate(files))]
+        return str((await self.http.request(route, form=form))["id"])
 
     async def _publish_header(self, d: Discussion, post: Post) -> str:
         [message] = self._render(d, post, webhook=False)

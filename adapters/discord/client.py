@@ -95,6 +95,9 @@ class CouncilClient(discord.Client):
         if self.user is not None:
             await self.handlers.on_message(message, self.user.id)
 
+    async def on_guild_remove(self, guild: discord.Guild) -> None:
+        await self.handlers.on_guild_remove(str(guild.id))
+
 
 class ShardedCouncilClient(CouncilClient, discord.AutoShardedClient):
     """The same client, sharded by discord.py itself (it asks /gateway/bot for the shard count)."""

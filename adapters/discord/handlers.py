@@ -12,7 +12,7 @@ from discord.app_commands import Choice
 from adapters.discord import access
 from adapters.discord import translate as t
 from adapters.discord.chat import DiscordChat
-from adapters.discord.views import modify_modal, reply_modal, settled_view, settles
+from adapters.discord.views import confirm_view, modify_modal, reply_modal, settled_view, settles
 from core import commands as c
 from core.service import Service, UserError, list_text
 from core.storage.store import Store
@@ -42,6 +42,13 @@ class Handlers:
         except t.NotUnderstood as exc:
             await self._defer(interaction)
             await self._tell(interaction, str(exc))
+            return
+        if isinstance(intent, t.AskConfirm):
+            try:
+                await interaction.response.send_message(intent.question, view=confirm_view(
+                    intent.action, intent.value, intent.label), ephemeral=True)
+            except discord.HTTPException:
+                log.warning("could not ask to confirm %s for %s", intent.action, interaction.id, exc_info=True)
             return
         if isinstance(intent, t.OpenModal):
             modal = reply_modal(intent.discussion_id) if intent.kind == "reply" else modify_modal(intent.discussion_id)
@@ -107,7 +114,7 @@ class Handlers:
             return []
         try:
             here = await self._current(where)
-            found = await self.service.discussions(channel=where.channel_id)
+            found = await self.service.discussions(c.Command(**self._who(interaction).fields()))
         except Exception:
             log.exception("autocomplete for %s failed", interaction.id)
             return []
@@ -137,16 +144,16 @@ class Handlers:
 
     async def _perform(self, intent: t.Intent, who: t.Who) -> str:
         if isinstance(intent, t.ListDiscussions):
-            return list_text(await self.service.discussions(channel=intent.channel))
+            return list_text(await self.service.discussions(c.Command(**who.fields())))
         if isinstance(intent, t.ShowHelp):
             return t.HELP
         if isinstance(intent, t.ShowStatus):
-            return await self.service.status_text(intent.discussion_id)
+            return await self.service.status_text(intent.discussion_id, c.Command(**who.fields()))
         if isinstance(intent, t.RosterEdit):
             async with self.store.tx() as tx:
                 personas = await tx.personas(intent.discussion_id)
             intent = t.roster_command(intent, personas, who)
-        if isinstance(intent, t.OpenModal):
+        if isinstance(intent, t.OpenModal | t.AskConfirm):
             raise t.NotUnderstood("Use the button for that.")
         return (await self.service.handle(intent)).text
 
@@ -180,11 +187,15 @@ class Handlers:
         except discord.HTTPException:
             log.warning("could not answer interaction %s", interaction.id, exc_info=True)
 
-    @staticmethod
-    def _who(interaction: discord.Interaction[Any]) -> t.Who:
-        perms = interaction.permissions
+    @classmethod
+    def _who(cls, interaction: discord.Interaction[Any]) -> t.Who:
+        """The facts the core decides permissions from: Manage Server makes a guild admin; roles for
+        COUNCIL_ADMINS."""
+        perms, where = interaction.permissions, cls._where(interaction)
+        roles = tuple(str(r.id) for r in getattr(interaction.user, "roles", ()))
         return t.Who(user_id=str(interaction.user.id), user_name=interaction.user.display_name,
-                     is_admin=bool(perms.administrator or perms.manage_guild))
+                     is_admin=bool(perms.administrator or perms.manage_guild), guild_id=where.guild_id,
+                     channel_id=where.channel_id, roles=roles)
 
     @staticmethod
     def _where(interaction: discord.Interaction[Any]) -> t.Where:
@@ -195,6 +206,13 @@ class Handlers:
         return t.Where(guild, str(interaction.channel_id or ""))
 
     # thread replies --------------------------------------------------------------------------------
+    async def on_guild_remove(self, guild_id: str) -> None:
+        """Removed from a guild (kicked, or the guild deleted): its schedules and digests go; discussions stay."""
+        try:
+            await self.service.handle(c.ForgetWorkspace(platform="discord", workspace=guild_id))
+        except Exception:
+            log.exception("could not forget guild %s", guild_id)
+
     async def on_message(self, message: discord.Message, bot_id: int) -> None:
         """A human's reply in a council thread; never the bot's own or a webhook's (the personas') messages."""
         if message.author.bot or message.webhook_id is not None or message.guild is None:
@@ -208,7 +226,9 @@ class Handlers:
             d = await tx.discussion_by_thread("discord", str(parent), str(message.channel.id))
         if d is None:
             return
-        who = t.Who(user_id=str(message.author.id), user_name=message.author.display_name)
+        who = t.Who(user_id=str(message.author.id), user_name=message.author.display_name,
+                    guild_id=str(message.guild.id), channel_id=str(parent),
+                    roles=tuple(str(r.id) for r in getattr(message.author, "roles", ())))
         cmd = t.human_message(message.content, str(message.id), str(bot_id), who, d.id)
         if cmd is None:
             return

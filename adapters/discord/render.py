@@ -16,6 +16,7 @@ EMBED_TEXT_MAX = 4096
 TITLE_MAX = 256
 THREAD_NAME_MAX = 100
 NAME_MAX = 80
+URL_MAX = 512  # a link button's URL
 OFFLINE = "-# ⚠️ offline model: set ANTHROPIC_API_KEY for real answers"
 AVATAR_BASE = "https://cdn.jsdelivr.net/gh/jdecked/twemoji@15.1.0/assets/72x72/"
 NO_MENTIONS: dict[str, Any] = {"parse": []}  # persona text and topics never ping anyone
@@ -164,6 +165,11 @@ def render(post: Post, *, webhook: bool, reply_to: str = "") -> list[Message]:
         messages = [Message(content=c) for c in persona_chunks(post)] if webhook else persona_embeds(post)
     else:
         messages = plain(post, reply_to=reply_to)
+    if post.page_url and len(post.page_url) <= URL_MAX:  # a link button: it never changes what find() compares
+        first = messages[0]
+        first.view = first.view or discord.ui.View(timeout=None)
+        first.view.add_item(discord.ui.Button(style=discord.ButtonStyle.link, url=post.page_url,
+                                              label="Discussion page", emoji="📄"))
     if post.mentions:
         people = [m for m in post.mentions if m.isdigit()]
         first = messages[0]

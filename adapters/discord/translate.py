@@ -11,6 +11,7 @@ from zoneinfo import available_timezones
 from core import commands as c
 from core import flows
 from core.models import Discussion, NextAction, Persona
+from core.posts import CONFIRM_STOP, CONFIRM_SYNTHESIZE
 from core.timeparse import TimeParseError, parse_every, zone
 
 PREFIX = "cl"
@@ -42,9 +43,19 @@ class NotUnderstood(Exception):
 
 @dataclass(frozen=True)
 class Who:
+    """Who acts and where: the facts the core decides permissions from (it never trusts us to decide)."""
+
     user_id: str
     user_name: str
-    is_admin: bool = False
+    is_admin: bool = False  # Manage Server (or Administrator) in this guild
+    guild_id: str = ""
+    channel_id: str = ""  # the text channel (a thread's parent)
+    roles: tuple[str, ...] = ()
+
+    def fields(self) -> dict[str, Any]:
+        return {"user_id": self.user_id, "user_name": self.user_name, "is_admin": self.is_admin,
+                "platform": "discord", "workspace": self.guild_id, "in_channel": self.channel_id,
+                "groups": list(self.roles)}
 
 
 @dataclass(frozen=True)
@@ -66,6 +77,22 @@ class OpenModal:
 
 
 @dataclass(frozen=True)
+class AskConfirm:
+    """A button whose action must be confirmed first: answer privately with the question and a button that
+    does it."""
+
+    action: str
+    value: str
+    question: str
+    label: str
+
+
+def confirm_action_id(action_id: str) -> str:
+    """The id a confirm-first button carries instead of its own ("ctl:stop" → "ask:ctl_stop")."""
+    return "ask:" + action_id.replace(":", "_")
+
+
+@dataclass(frozen=True)
 class RosterEdit:
     discussion_id: str
     persona: str
@@ -84,7 +111,10 @@ class ShowStatus:
     discussion_id: str
 
 
-Intent = c.Command | ListDiscussions | OpenModal | RosterEdit | ShowHelp | ShowStatus
+Intent = c.Command | AskConfirm | ListDiscussions | OpenModal | RosterEdit | ShowHelp | ShowStatus
+CONFIRMS = {"ctl:stop": (CONFIRM_STOP, "Yes, stop"), "fail:stop": (CONFIRM_STOP, "Yes, stop"),
+            "ctl:synthesize": (CONFIRM_SYNTHESIZE, "Yes, synthesize"),
+            "next:synthesize": (CONFIRM_SYNTHESIZE, "Yes, synthesize")}
 
 
 def is_admin(permissions: str | int | None) -> bool:
@@ -119,7 +149,7 @@ def slash_command(name: str, opts: dict[str, Any], who: Who, where: Where, curre
     """A slash command's typed options → an intent. `current` is the discussion of the thread it was typed in;
     `default_tz` reads times when the person names no zone (Discord does not tell us theirs)."""
     opts = {k: v for k, v in opts.items() if v is not None and v != ""}
-    base = {"user_id": who.user_id, "user_name": who.user_name, "is_admin": who.is_admin}
+    base = who.fields() | {"workspace": where.guild_id, "in_channel": where.channel_id}
     if name == "council":
         return start_command(opts, where, default_tz, base)
     if name == "council-list":
@@ -130,7 +160,7 @@ def slash_command(name: str, opts: dict[str, Any], who: Who, where: Where, curre
         cadence = str(opts.get("cadence") or "")
         if cadence not in CADENCES:
             raise NotUnderstood("Choose a cadence: daily, weekly, cron or off.")
-        return c.SetDigest(platform="discord", workspace=where.guild_id, channel=where.channel_id,
+        return c.SetDigest(channel=where.channel_id,
                            cadence=cadence, cron=str(opts.get("cron") or ""),  # type: ignore[arg-type]
                            tz=zone_name(opts.get("tz"), default_tz), **base)
     if name in (*VERBS, "council-status", "council-schedule"):
@@ -163,7 +193,7 @@ def start_command(opts: dict[str, Any], where: Where, default_tz: str, base: dic
             raise NotUnderstood(str(exc).replace("`--lang`", "`lang`")) from None
     fields["hints"] = [h.strip() for h in str(opts.get("hints") or "").split(",") if h.strip()][:8]
     return c.StartDiscussion(
-        **fields, topic=topic, platform="discord", workspace=where.guild_id, channel=where.channel_id,
+        **fields, topic=topic, channel=where.channel_id,
         rounds=_int(opts.get("rounds")), experts=_int(opts.get("experts")) or 4, confirm=bool(opts.get("confirm")),
         mode="debate" if opts.get("debate") else "open", roles=roles[:8], tz=zone_name(opts.get("tz"), default_tz),
         every=every_text(opts.get("every")), next_at=str(opts.get("next") or "").strip(),
@@ -230,8 +260,14 @@ def _choice_name(d: Discussion) -> str:
 
 def component(action: str, value: str, who: Who) -> Intent:
     """A button click: the action id and value the core put on the Action."""
-    base = {"user_id": who.user_id, "user_name": who.user_name, "is_admin": who.is_admin}
+    base = who.fields()
     kind, _, arg = action.partition(":")
+    if kind == "ask":
+        wanted = next((a for a in CONFIRMS if confirm_action_id(a) == action), None)
+        if wanted is None:
+            raise NotUnderstood("That button is no longer supported.")
+        question, label = CONFIRMS[wanted]
+        return AskConfirm(action=wanted, value=value, question=question, label=label)
     if kind == "vote":
         poll, _, choice = value.partition("|")
         if not (poll.isdigit() and choice.isdigit()):
@@ -274,7 +310,7 @@ def modal(data: dict[str, Any], who: Who, interaction_id: str) -> Intent:
         raise NotUnderstood("That form is no longer supported.")
     action, discussion_id = parsed
     values = modal_values(data)
-    base = {"user_id": who.user_id, "user_name": who.user_name, "is_admin": who.is_admin}
+    base = who.fields()
     if action == "reply":
         return c.PostHumanMessage(discussion_id=discussion_id, text=values.get("text", ""),
                                   event_id=f"discord:interaction:{interaction_id}", **base)
@@ -287,7 +323,7 @@ def modal(data: dict[str, Any], who: Who, interaction_id: str) -> Intent:
 
 def roster_command(edit: RosterEdit, personas: list[Persona], who: Who) -> c.Command:
     """Rename or remove the named participant; a name nobody has yet adds a new expert."""
-    base = {"user_id": who.user_id, "user_name": who.user_name, "is_admin": who.is_admin}
+    base = who.fields()
     wanted = edit.persona.lower()
     target = next((p for p in personas if wanted in (p.name.lower(), p.key.lower())), None)
     if target is not None:
@@ -306,7 +342,7 @@ def human_message(
     if not text:
         return None
     return c.PostHumanMessage(discussion_id=discussion_id, text=text, event_id=f"discord:{message_id}",
-                              user_id=who.user_id, user_name=who.user_name, is_admin=who.is_admin)
+                              **who.fields())
 
 
 def _int(value: Any) -> int | None:

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 import discord
 
-from adapters.discord.translate import CUSTOM_ID, custom_id
+from adapters.discord.translate import CUSTOM_ID, confirm_action_id, custom_id
 from core.models import Action
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,8 @@ def view(actions: list[Action], *, reply_to: str = "") -> discord.ui.View | None
     items = []
     for a in [*actions, Action(id="reply", label="Reply to the council", value=reply_to)] if reply_to else actions:
         try:
-            items.append(CouncilButton(a.id, a.value, a.label, a.style))
+            # A final or costly action asks first: its button opens a private question with the real button.
+            items.append(CouncilButton(confirm_action_id(a.id) if a.confirm else a.id, a.value, a.label, a.style))
         except ValueError:  # a custom_id over 100 characters: better one button missing than a post that never lands
             log.error("button %s dropped: its custom_id would be too long", a.id)
     if not items:
@@ -53,6 +54,13 @@ def view(actions: list[Action], *, reply_to: str = "") -> discord.ui.View | None
     v = discord.ui.View(timeout=None)
     for item in items[:25]:
         v.add_item(item)
+    return v
+
+
+def confirm_view(action: str, value: str, label: str) -> discord.ui.View:
+    """The private follow-up of a confirm-first button: the one button that does it."""
+    v = discord.ui.View(timeout=None)
+    v.add_item(CouncilButton(action, value, label, "danger"))
     return v
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
+from slack_bolt.listener.async_builtins import AsyncTokenRevocationListeners
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import interactions as ix
@@ -46,6 +48,16 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
         await ack()
         tasks.spawn(council.button(body, client), "slack:action")
 
+    @bolt.event("app_home_opened")
+    async def home_opened(body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient) -> None:
+        if event.get("tab", "home") == "home" and event.get("user"):
+            tasks.spawn(council.home(_team(body), event["user"], client), "slack:home")
+
+    @bolt.action(re.compile("^home:"))
+    async def home_button(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        await ack()
+        tasks.spawn(council.home_action(body, client), "slack:home-action")
+
     @bolt.view(ix.START_VIEW)
     async def start_submitted(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any],
                               client: AsyncWebClient) -> None:
@@ -60,7 +72,23 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
         await ack()
         place = Place(team=_team(body), channel=cmd.channel, user=who.user_id, user_name=who.user_name,
                       thread_ts=cmd.thread_ref or None)
-        tasks.spawn(council.execute(cmd, place, client, tz_explicit=False), "slack:start")
+        tasks.spawn(council.start_from_form(cmd, place, client), "slack:start")
+
+    @bolt.view(ix.TOPIC_VIEW)
+    async def topic_submitted(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any],
+                              client: AsyncWebClient) -> None:
+        user = body.get("user") or {}
+        try:
+            cmd = ix.next_from_view(view["state"]["values"], view.get("private_metadata", ""),
+                                    tr.Who(user.get("id", ""), user.get("name", "")))
+        except (tr.BadInput, ValueError) as exc:
+            await ack(response_action="errors", errors=ix.view_errors(tr.BadInput(str(exc))))
+            return
+        await ack()
+        meta = json.loads(view.get("private_metadata") or "{}")
+        place = Place(team=_team(body), channel=meta.get("channel", ""), user=cmd.user_id, user_name=cmd.user_name,
+                      thread_ts=meta.get("thread_ts") or None)
+        tasks.spawn(council.execute(cmd, place, client), "slack:next-topic")
 
     @bolt.view(ix.ROSTER_VIEW)
     async def roster_submitted(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any],
@@ -77,8 +105,24 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
         place = Place(team=_team(body), channel=(body.get("channel") or {}).get("id", ""),
                       user=(body.get("user") or {}).get("id", ""), user_name=(body.get("user") or {}).get("name", ""),
                       response_url=body.get("response_url"), trigger_id=body.get("trigger_id"))
-        text = "-- " + Council.topic_of(message)
-        tasks.spawn(council.from_thread(place, message, text, client), "slack:shortcut")
+        tasks.spawn(council.prefill(place, message, client), "slack:shortcut")
+
+    # Leaving a workspace: its installation (OAuth), schedules and digests go; discussions and exports stay.
+    revocations = (AsyncTokenRevocationListeners(bolt.installation_store)
+                   if bolt.installation_store is not None else None)
+
+    @bolt.event("app_uninstalled")
+    async def uninstalled(body: dict[str, Any], context: AsyncBoltContext) -> None:
+        if revocations is not None:
+            await revocations.handle_app_uninstalled_events(context)
+        tasks.spawn(council.left(_team(body)), "slack:uninstalled")
+
+    @bolt.event("tokens_revoked")
+    async def revoked(body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext) -> None:
+        if revocations is not None:
+            await revocations.handle_tokens_revoked_events(event, context)
+        if (event.get("tokens") or {}).get("bot"):  # without its bot token the app can post nothing there
+            tasks.spawn(council.left(_team(body)), "slack:tokens_revoked")
 
     # A message that mentions the app arrives twice (app_mention and message, with different event ids):
     # both go to council.mention, deduplicated on the message itself.

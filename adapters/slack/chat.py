@@ -108,7 +108,28 @@ class SlackChat:
             ref = ref or ts
         if post.kind == "error":
             await self._settle_placeholders(discussion, "{name} did not respond to this step.")
+        if post.files:
+            await self.upload(discussion, post)
         return ref
+
+    async def upload(self, discussion: Discussion, post: Post) -> None:
+        await self._upload(discussion.workspace, discussion.channel, discussion.thread_ref, post)
+
+    async def _upload(self, workspace: str, channel: str, thread_ts: str, post: Post) -> None:
+        """The post's charts into a thread (files_upload_v2, scope files:write), alt text on each. A chart is a
+        courtesy: if Slack refuses it, the post stands and the refusal is logged."""
+        client = await self.client_for(workspace)
+        uploads = [{"content": f.data, "filename": f.name, "title": f.title or f.name, "alt_txt": f.alt[:1000]}
+                   for f in post.files]
+        try:
+            async with self.pacer.slot(channel):
+                await client.files_upload_v2(channel=channel, thread_ts=thread_ts or None,
+                                             file_uploads=uploads,
+                                             initial_comment=" ".join(f.alt for f in post.files)[:3000])
+        except SlackApiError as exc:
+            log.warning("could not upload the charts of %s: %s", post.key, exc.response.get("error"))
+        except Exception:
+            log.warning("could not upload the charts of %s", post.key, exc_info=True)
 
     async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
         client = await self.client_for(discussion.workspace)
@@ -162,6 +183,8 @@ class SlackChat:
             except Exception:  # the top-level message names everything: it stands without its details
                 log.warning("announcement %s: part %s of %s not posted", post.key, i, len(replies), exc_info=True)
                 break
+        if post.files:  # into the announcement's thread: a digest stays one top-level message
+            await self._upload(workspace, channel, ref, post)
         return ref
 
     async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:

@@ -71,6 +71,7 @@ class User:
     name: str
     is_admin: bool = False
     tz: str = ""
+    groups: tuple[str, ...] = ()
 
 
 class Users:

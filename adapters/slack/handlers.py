@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack import extras
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.clients import Users, ephemeral
@@ -23,7 +24,7 @@ from adapters.slack.render import settled
 from adapters.slack.views import roster_view, start_view
 from core import commands as c
 from core.driver import Driver
-from core.models import NEXT_ACTION_LABELS, Discussion, Status
+from core.models import NEXT_ACTION_LABELS, Discussion, NextAction, Status
 from core.ports import Clock
 from core.service import Reply, Service, UserError, list_text
 from core.storage.store import Store
@@ -60,6 +61,11 @@ class Place:
     trigger_id: str | None = None
 
 
+def facts(place: Place) -> dict[str, Any]:
+    """Where a command comes from, as the core's permission checks need it."""
+    return {"platform": tr.PLATFORM, "workspace": place.team, "in_channel": place.channel}
+
+
 class Council:
     def __init__(self, core: CoreApp, users: Users, default_tz: str = "UTC") -> None:
         self.core, self.users, self.default_tz = core, users, default_tz
@@ -70,7 +76,16 @@ class Council:
 
     async def who(self, client: AsyncWebClient, place: Place) -> tuple[tr.Who, str]:
         user = await self.users.get(client, place.team, place.user, place.user_name)
-        return tr.Who(place.user, user.name, user.is_admin), user.tz
+        return tr.Who(place.user, user.name, user.is_admin, user.groups), user.tz
+
+    async def asker(self, client: AsyncWebClient, place: Place) -> c.Command:
+        """Who asks and where, for the read-only answers (status, list, usage)."""
+        who, _ = await self.who(client, place)
+        return c.Command(**who.fields(), **facts(place))
+
+    async def left(self, team: str) -> None:
+        """The app was uninstalled from this workspace (or lost its bot token): forget its schedules."""
+        await self.core.service.handle(c.ForgetWorkspace(platform=tr.PLATFORM, workspace=team))
 
     # commands -------------------------------------------------------------------------------------
     async def run(self, intent: tr.Intent, place: Place, client: AsyncWebClient) -> Reply | None:
@@ -81,9 +96,13 @@ class Council:
                 await client.views_open(trigger_id=place.trigger_id,
                                         view=start_view(ix.start_metadata(place.channel, place.thread_ts or "")))
             elif intent.kind == "list":
-                await self.tell(client, place, list_text(await self.core.service.discussions(channel=place.channel)))
+                asker = await self.asker(client, place)
+                await self.tell(client, place, list_text(await self.core.service.discussions(asker)))
             elif intent.kind == "status":
-                await self.tell(client, place, await self.core.service.status_text(intent.discussion_id))
+                asker = await self.asker(client, place)
+                await self.tell(client, place, await self.core.service.status_text(intent.discussion_id, asker))
+            elif intent.kind == "usage":
+                await self.tell(client, place, await self.core.service.usage_text(await self.asker(client, place)))
             elif intent.command is not None:
                 return await self.execute(intent.command, place, client, tz_explicit=intent.tz_explicit)
         return None
@@ -97,7 +116,8 @@ class Council:
         reply: Reply | None = None
         async with self._guard(client, place, type(cmd).__name__):
             who, tz = await self.who(client, place)
-            update: dict[str, Any] = {"user_name": who.user_name, "is_admin": who.is_admin}
+            update: dict[str, Any] = {"user_name": who.user_name, "is_admin": who.is_admin,
+                                      "groups": list(who.groups), **facts(place)}
             if not tz_explicit and isinstance(cmd, c.StartDiscussion | c.SetDigest):
                 update["tz"] = tz or self.default_tz
             cmd = cmd.model_copy(update=update)
@@ -129,6 +149,13 @@ class Council:
         intent = ix.action_command(action["action_id"], action.get("value", ""), tr.Who(place.user))
         if intent is None:
             await self.tell(client, place, "That button is no longer valid.")
+            return
+        if isinstance(intent, c.ChooseNextAction) and intent.action in (NextAction.DEEP_DIVE,
+                                                                         NextAction.DIFFERENT_TOPIC):
+            await extras.ask_topic(self, intent, place, client)
+            return
+        if isinstance(intent, ix.ExportFiles):
+            await extras.export_files(self, intent.discussion_id, place, client)
             return
         if isinstance(intent, ix.OpenRosterModal):
             async with self.core.store.tx() as tx:
@@ -195,6 +222,27 @@ class Council:
             return
         await self.run(intent, place, client)
 
+    async def prefill(self, place: Place, message: dict[str, Any], client: AsyncWebClient) -> None:
+        """The message shortcut: the start form, its topic taken from the message, to review before starting."""
+        thread_ts = message.get("thread_ts") or message.get("ts") or ""
+        async with self._guard(client, replace(place, thread_ts=thread_ts or None), "shortcut"):
+            existing = await self._by_thread(place.channel, thread_ts)
+            if existing is not None and existing.status not in (Status.DONE, Status.STOPPED):
+                await self.tell(client, replace(place, thread_ts=thread_ts or None),
+                                f"This thread already hosts a council (`{existing.id}`): reply here to join it.")
+                return
+            await client.views_open(trigger_id=place.trigger_id, view=start_view(
+                ix.start_metadata(place.channel, thread_ts), topic=self.topic_of(message)))
+
+    async def start_from_form(self, cmd: c.StartDiscussion, place: Place, client: AsyncWebClient) -> None:
+        """The start form submitted; started from a thread (the shortcut), that thread is the context."""
+        if cmd.thread_ref and not cmd.context:
+            async with self._guard(client, place, "start form"):
+                thread = await self._thread(client, place, cmd.thread_ref)
+                cmd = cmd.model_copy(update={"context": tr.thread_context(
+                    thread, await self._names(client, place.team, thread))})
+        await self.execute(cmd, place, client, tz_explicit=False)
+
     @staticmethod
     def topic_of(message: dict[str, Any]) -> str:
         text = " ".join(tr.unescape(message.get("text") or "").split())
@@ -246,6 +294,13 @@ class Council:
             cmd = tr.human_message({**event, "text": text}, event_id, d.id, who)
             if cmd is not None:
                 await self.execute(cmd, place, client, announce=False)
+
+    # beyond the thread (adapters/slack/extras.py) ------------------------------------------------------
+    async def home(self, team: str, user: str, client: AsyncWebClient) -> None:
+        await extras.home(self, team, user, client)
+
+    async def home_action(self, body: dict[str, Any], client: AsyncWebClient) -> None:
+        await extras.home_action(self, body, client)
 
     # failures ---------------------------------------------------------------------------------------
     @contextlib.asynccontextmanager

@@ -14,6 +14,7 @@ from core.models import NextAction, Persona, Role
 START_VIEW = "council_start"
 ROSTER_VIEW = "council_roster"
 SHORTCUT = "council_thread"
+TOPIC_VIEW = "council_next_topic"
 ACTION_PREFIXES = ("ctl:", "next:", "roster:", "vote:", "fail:", "sched:")
 ROUND_CHOICES = ["steer", "1", "2", "3", "4", "5"]
 OPTION_FLAGS = ("confirm", "anonymous", "hidden")
@@ -24,11 +25,20 @@ class OpenRosterModal:
     discussion_id: str
 
 
-def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRosterModal | None:
+@dataclass
+class ExportFiles:
+    """The header's Export button: synthesis.md and the transcript, uploaded into the thread."""
+
+    discussion_id: str
+
+
+def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRosterModal | ExportFiles | None:
     """A button's action_id and value (as the core's effects set them) → the command it stands for."""
     family, _, name = action_id.partition(":")
     f = who.fields()
     try:
+        if action_id == "ctl:export":
+            return ExportFiles(value)
         if family == "ctl":
             controls = {"pause": c.Pause, "resume": c.Resume, "stop": c.Stop, "synthesize": c.Synthesize}
             return controls[name](discussion_id=value, **f)
@@ -56,6 +66,8 @@ def _value(values: dict[str, Any], block: str) -> Any:
         return (item["selected_option"] or {}).get("value")
     if "selected_options" in item:
         return [o.get("value") for o in item["selected_options"] or []]
+    if "selected_conversation" in item:
+        return item["selected_conversation"]
     return item.get("value")
 
 
@@ -80,7 +92,8 @@ def start_from_view(values: dict[str, Any], private_metadata: str, who: Who, tea
         except flows.BadFlow as exc:
             raise BadInput(f"lang: {exc}") from None
     return c.StartDiscussion(
-        topic=topic, platform=PLATFORM, workspace=team_id, channel=meta.get("channel", ""),
+        topic=topic, platform=PLATFORM, workspace=team_id,
+        channel=meta.get("channel") or _value(values, "channel") or "",
         thread_ref=meta.get("thread_ts", ""), experts=max(2, min(8, experts)),
         rounds=None if rounds_raw == "steer" else int(rounds_raw),
         mode="debate" if _value(values, "mode") == "debate" else "open", roles=roles[:8],
@@ -113,6 +126,20 @@ def view_errors(exc: BadInput) -> dict[str, str]:
     """A BadInput from start_from_view as Slack's `response_action: errors` mapping."""
     block, _, message = str(exc).partition(": ")
     return {block: message or str(exc)}
+
+
+def topic_metadata(discussion_id: str, action: str, channel: str, thread_ts: str) -> str:
+    return json.dumps({"discussion_id": discussion_id, "action": action, "channel": channel, "thread_ts": thread_ts})
+
+
+def next_from_view(values: dict[str, Any], private_metadata: str, who: Who) -> c.ChooseNextAction:
+    """The Deep dive / Different topic form: the person's own topic (or the suggestion they kept)."""
+    meta = json.loads(private_metadata or "{}")
+    topic = " ".join(unescape(_value(values, "topic") or "").split())
+    if not topic:
+        raise BadInput("topic: Please give the topic for the next round.")
+    return c.ChooseNextAction(discussion_id=meta.get("discussion_id", ""), action=NextAction(meta.get("action")),
+                              topic=topic[:500], **who.fields())
 
 
 def start_metadata(channel: str, thread_ts: str = "") -> str:

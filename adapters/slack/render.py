@@ -9,6 +9,7 @@ from slack_sdk.models.blocks import (
     ActionsBlock,
     Block,
     ButtonElement,
+    ConfirmObject,
     ContextBlock,
     HeaderBlock,
     MarkdownTextObject,
@@ -68,8 +69,10 @@ def context(*texts: str) -> ContextBlock:
 def actions_blocks(actions: list[Action], block_prefix: str = "actions") -> list[Block]:
     buttons = []
     for a in actions:
+        confirm = ConfirmObject(title=f"{a.label}?", text=a.confirm, confirm=a.label, deny="Cancel",
+                                style="danger" if a.style == "danger" else None) if a.confirm else None
         button = ButtonElement(text=PlainTextObject(text=button_label(a.label), emoji=True), action_id=a.id[:255],
-                               value=a.value[:2000] or a.id, style=a.style or None)
+                               value=a.value[:2000] or a.id, style=a.style or None, confirm=confirm)
         buttons.append(button)
     return [ActionsBlock(block_id=f"{block_prefix}:{i // 25}", elements=buttons[i:i + 25])
             for i in range(0, len(buttons), 25)]
@@ -154,7 +157,15 @@ def render(post: Post, topic: str = "") -> list[Message]:
         body.append(mrkdwn(post.text))
     if post.roster:
         body.append(roster_lines(post.roster))
-    return pack(head, body, actions_blocks(post.actions), post, lead=user_mentions(post.mentions))
+    return pack(head, body, [*actions_blocks(post.actions), *page_link(post)], post,
+                lead=user_mentions(post.mentions))
+
+
+def page_link(post: Post) -> list[Block]:
+    """A link to the discussion's page, when the post carries one (the header, the final synthesis)."""
+    if not post.page_url:
+        return []
+    return [context(f"📄 <{escape(post.page_url)}|Read the whole discussion on its page>")]
 
 
 def _header(post: Post) -> list[Message]:
@@ -168,8 +179,10 @@ def _header(post: Post) -> list[Message]:
         body.append("*Participants*\n" + roster_lines(post.roster))
         paragraphs = paragraphs[1:]
     body += [mrkdwn(p) for p in paragraphs if p.strip()]
-    tail = [*actions_blocks(post.actions, "controls"),
-            context("Reply in the thread to join in; the council hears you on its next turn.")]
+    controls = [*post.actions, Action(id="ctl:export", label="Export", value=post.key.split(":")[0])] \
+        if post.actions else []
+    tail = [*actions_blocks(controls, "controls"),
+            context("Reply in the thread to join in; the council hears you on its next turn."), *page_link(post)]
     lead = user_mentions(post.mentions)
     messages = pack(head, body, tail, post, lead=lead)
     for i, m in enumerate(messages):

@@ -33,7 +33,7 @@ EVENTS_PATH = "/slack/events"
 # the :read scopes let it ask whether it is in a conversation before starting one there.
 BOT_SCOPES = ["commands", "chat:write", "chat:write.customize", "app_mentions:read", "channels:history",
               "groups:history", "channels:join", "channels:read", "groups:read", "im:read", "mpim:read",
-              "users:read"]
+              "users:read", "files:write"]
 
 
 class ClosableCore(CoreApp, Protocol):
@@ -62,8 +62,9 @@ class SlackConfig:
 class SlackServer:
     """`await server.start()`, then requests are served until `await server.stop()`."""
 
-    def __init__(self, config: SlackConfig, build: Build) -> None:
+    def __init__(self, config: SlackConfig, build: Build, routes: list[web.RouteDef] | None = None) -> None:
         self.config, self.build = config, build
+        self.routes = routes or []  # more pages on the same port (the discussion pages, mounted by the wiring)
         self.tasks = Tasks()
         self.chat = SlackChat(self._client_for, interval=config.pace_s)
         self.core: ClosableCore | None = None
@@ -89,7 +90,8 @@ class SlackServer:
             raise ValueError("set SLACK_BOT_TOKEN, or SLACK_CLIENT_ID and SLACK_CLIENT_SECRET for OAuth installs")
         web_app = web.Application()
         web_app.add_routes([web.get("/healthz", self._health), web.post(EVENTS_PATH, self._events),
-                            web.get("/slack/install", self._oauth), web.get("/slack/oauth_redirect", self._oauth)])
+                            web.get("/slack/install", self._oauth), web.get("/slack/oauth_redirect", self._oauth),
+                            *self.routes])
         self._runner = web.AppRunner(web_app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, cfg.host, cfg.port)

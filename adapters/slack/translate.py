@@ -30,7 +30,8 @@ first), `--debate`, `--roles "security, finance"`, `--anonymous` and `--hidden` 
 • `/council config owners "Dana: Billing; Eli: Mobile app"` sets the domain owners a meeting in this channel \
 seats (`off`: generated for each topic).
 • `/council` alone opens a form. `/council list` shows this channel's discussions.
-• `/council pause|resume|stop|status ID` steers one (pause and stop: its starter or an admin).
+• `/council pause|resume|stop|status ID` steers one (pause, resume and stop: its starter or an admin).
+• `/council usage` (admins): what this workspace spent today and this month.
 • `/council schedule ID <when> [--every 1d]` runs its next round later.
 • `/council digest daily|weekly|cron "0 9 * * 1"|off [#channel] [--tz Zone]` posts a digest of decisions.
 • In a discussion's thread: `@Council pause|resume|stop|synthesize|status`. In any other thread, \
@@ -46,17 +47,19 @@ class BadInput(ValueError):
 class Who:
     user_id: str
     user_name: str = ""
-    is_admin: bool = False
+    is_admin: bool = False  # Slack is_admin / is_owner
+    groups: tuple[str, ...] = ()  # the user groups the person belongs to
 
     def fields(self) -> dict[str, Any]:
-        return {"user_id": self.user_id, "user_name": self.user_name or self.user_id, "is_admin": self.is_admin}
+        return {"user_id": self.user_id, "user_name": self.user_name or self.user_id, "is_admin": self.is_admin,
+                "groups": list(self.groups)}
 
 
 @dataclass
 class Intent:
     """What a `/council` invocation or a mention asks for."""
 
-    kind: Literal["help", "list", "status", "modal", "command"]
+    kind: Literal["help", "list", "status", "usage", "modal", "command"]
     command: c.Command | None = None
     discussion_id: str = ""
     tz_explicit: bool = False
@@ -177,6 +180,8 @@ def parse_council(text: str, *, who: Who, team_id: str, channel_id: str, default
         return Intent(kind="help")
     if head == "list" and not args:
         return Intent(kind="list")
+    if head == "usage" and not args:
+        return Intent(kind="usage")
     if head in ("pause", "resume", "stop", "status") and len(args) <= 1:
         if not args:
             raise BadInput(f"Which discussion? Use `/council {head} ID`; `/council list` shows the ids.")

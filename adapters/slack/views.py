@@ -6,6 +6,8 @@ from typing import Any
 
 from slack_sdk.models.blocks import (
     CheckboxesElement,
+    ConversationFilter,
+    ConversationSelectElement,
     InputBlock,
     Option,
     PlainTextInputElement,
@@ -17,7 +19,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject
 from slack_sdk.models.views import View
 
-from adapters.slack.interactions import OPTION_FLAGS, ROSTER_VIEW, ROUND_CHOICES, START_VIEW
+from adapters.slack.interactions import OPTION_FLAGS, ROSTER_VIEW, ROUND_CHOICES, START_VIEW, TOPIC_VIEW
 from adapters.slack.markup import escape
 from core import commands as c
 from core.models import Persona, Role
@@ -42,7 +44,8 @@ def _input(block: str, label: str, element: Any, *, optional: bool = False, hint
                       hint=PlainTextObject(text=hint) if hint else None)
 
 
-def start_view(private_metadata: str, topic: str = "") -> dict[str, Any]:
+def start_view(private_metadata: str, topic: str = "", *, ask_channel: bool = False) -> dict[str, Any]:
+    """The start form; from the Home tab (no channel yet) it asks where the discussion should run."""
     experts = [_opt(str(n), f"{n} experts") for n in range(2, 9)]
     rounds = [_opt(r, "I'll steer after each round" if r == "steer" else f"{r} round{'s' if r != '1' else ''}, "
                    "then a synthesis") for r in ROUND_CHOICES]
@@ -77,8 +80,25 @@ def start_view(private_metadata: str, topic: str = "") -> dict[str, Any]:
         _input("rounds", "Rounds", StaticSelectElement(action_id="value", options=rounds, initial_option=rounds[0])),
         _input("options", "Options", CheckboxesElement(action_id="value", options=flags), optional=True),
     ]
+    if ask_channel:
+        blocks.insert(0, _input("channel", "Channel", ConversationSelectElement(
+            action_id="value", filter=ConversationFilter(include=["public", "private"], exclude_bot_users=True)),
+            hint="The discussion runs in a thread there; Council must be able to post in it."))
     view = View(type="modal", callback_id=START_VIEW, title=PlainTextObject(text="Start a council"),
                 submit=PlainTextObject(text="Start"), close=PlainTextObject(text="Cancel"),
+                private_metadata=private_metadata, blocks=blocks)
+    return view.to_dict()
+
+
+def topic_view(private_metadata: str, deep_dive: bool, suggestion: str) -> dict[str, Any]:
+    """Deep dive / Different topic: the suggestion filled in, for the person to keep or replace with their own."""
+    label = "Deep dive into" if deep_dive else "Move on to"
+    blocks = [_input("topic", label, PlainTextInputElement(action_id="value", multiline=True, max_length=500,
+                                                           initial_value=suggestion[:500] or None),
+                     hint="Keep the council's suggestion or type your own.")]
+    view = View(type="modal", callback_id=TOPIC_VIEW, title=PlainTextObject(text="Deep dive" if deep_dive else
+                                                                           "Different topic"),
+                submit=PlainTextObject(text="Next round"), close=PlainTextObject(text="Cancel"),
                 private_metadata=private_metadata, blocks=blocks)
     return view.to_dict()
 

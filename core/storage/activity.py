@@ -143,6 +143,22 @@ class ActivityRepo(Repo):
                 .values(cost_usd=t.discussions.c.cost_usd + u.cost_usd)
             )
 
+    async def workspace_spend(self, platform: str, workspace: str, since: datetime) -> float:
+        """Dollars the workspace's discussions spent since `since` (their turns and answers)."""
+        u, d = t.usage.c, t.discussions.c
+        query = (
+            select(func.coalesce(func.sum(u.cost_usd), 0.0))
+            .select_from(t.usage.join(t.discussions, u.discussion_id == d.id))
+            .where(d.platform == platform, d.workspace == workspace, u.created_at >= since)
+        )
+        return float((await self.conn.execute(query)).scalar_one())
+
+    async def costliest_turn(self, discussion_id: str) -> float:
+        """The most one model call of this discussion has cost so far: the estimate a step reserves per turn."""
+        query = select(func.coalesce(func.max(t.usage.c.cost_usd), 0.0)).where(
+            t.usage.c.discussion_id == discussion_id)
+        return float((await self.conn.execute(query)).scalar_one())
+
     async def usage_total(
         self, discussion_ids: list[str] | None = None, *, since: datetime | None = None,
         until: datetime | None = None,

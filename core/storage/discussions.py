@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy import and_, delete, func, insert, or_, select, update
 
 from core.models import (
     Discussion,
@@ -40,13 +40,32 @@ class DiscussionRepo(Repo):
         await self.conn.execute(update(t.discussions).where(t.discussions.c.id == d.id).values(**values))
 
     async def discussions(
-        self, *, channel: str | None = None, since: datetime | None = None, limit: int = 200
+        self, *, channel: str | None = None, since: datetime | None = None, limit: int = 200,
+        platform: str | None = None, workspace: str | None = None,
     ) -> list[Discussion]:
         query = select(t.discussions).order_by(t.discussions.c.created_at.desc()).limit(limit)
         if channel is not None:
             query = query.where(t.discussions.c.channel == channel)
+        if platform is not None:
+            query = query.where(t.discussions.c.platform == platform)
+        if workspace is not None:
+            query = query.where(t.discussions.c.workspace == workspace)
         if since is not None:
             query = query.where(t.discussions.c.updated_at >= since)
+        return [Discussion.model_validate(_row(r)) for r in (await self.conn.execute(query)).all()]
+
+    async def starts_since(self, platform: str, workspace: str, user_id: str, since: datetime) -> int:
+        """How many discussions this person started in the workspace since `since` (the start rate limit)."""
+        c = t.discussions.c
+        query = select(func.count()).select_from(t.discussions).where(
+            c.platform == platform, c.workspace == workspace, c.created_by == user_id, c.created_at >= since)
+        return int((await self.conn.execute(query)).scalar_one())
+
+    async def costliest(self, platform: str, workspace: str, since: datetime, limit: int = 5) -> list[Discussion]:
+        """The workspace's discussions active since `since`, the most expensive first (admins' usage view)."""
+        c = t.discussions.c
+        query = (select(t.discussions).where(c.platform == platform, c.workspace == workspace, c.updated_at >= since)
+                 .order_by(c.cost_usd.desc()).limit(limit))
         return [Discussion.model_validate(_row(r)) for r in (await self.conn.execute(query)).all()]
 
     async def discussion_by_thread(self, platform: str, channel: str, thread_ref: str) -> Discussion | None:

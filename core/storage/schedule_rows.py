@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import and_, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from core.models import (
@@ -36,6 +36,14 @@ class ScheduleRepo(Repo):
         if kind is not None:
             query = query.where(t.schedules.c.kind == kind)
         return [Schedule.model_validate(_row(r)) for r in (await self.conn.execute(query)).all()]
+
+    async def forget_schedules(self, platform: str, workspace: str) -> int:
+        """The app left this workspace: delete its schedules (rounds and digests) and their queued digest posts."""
+        c = t.schedules.c
+        ids = select(c.id).where(c.platform == platform, c.workspace == workspace)
+        await self.conn.execute(delete(t.digests).where(t.digests.c.schedule_id.in_(ids)))
+        result = await self.conn.execute(delete(t.schedules).where(c.platform == platform, c.workspace == workspace))
+        return int(result.rowcount or 0)
 
     async def schedule(self, schedule_id: int) -> Schedule | None:
         row = (await self.conn.execute(select(t.schedules).where(t.schedules.c.id == schedule_id))).first()

@@ -108,3 +108,18 @@ def test_tokens_are_masked_by_their_shape_when_no_setting_holds_them() -> None:
     untouched = logging.LogRecord("x", logging.INFO, __file__, 1, "core.service.handle took %s ms", (12,), None)
     flt.filter(untouched)
     assert untouched.getMessage() == "core.service.handle took 12 ms"
+
+
+def test_discord_webhook_and_interaction_tokens_are_masked_in_urls() -> None:
+    """discord.py logs every request's URL (at DEBUG) and puts it in errors: the token in the path is masked."""
+    flt = RedactSecrets([])
+    hook = "https://discord.com/api/v10/webhooks/1290000000000000077/aB3_x-9.QwErTyUiOp?wait=true&thread_id=12"
+    callback = "/api/v10/interactions/1290000000000000099/aW50ZXJhY3Rpb246MTI6dG9rZW4/callback"
+    record = logging.LogRecord("discord.http", logging.DEBUG, __file__, 1, "%s %s with %s has returned %s",
+                               ("POST", hook, "{}", 200), None)
+    flt.filter(record)
+    assert record.getMessage() == (f"POST https://discord.com/api/v10/webhooks/1290000000000000077/{MASK}"
+                                   "?wait=true&thread_id=12 with {} has returned 200")
+    record = logging.LogRecord("x", logging.WARNING, __file__, 1, "failed: %s", (callback,), None)
+    flt.filter(record)
+    assert record.getMessage() == f"failed: /api/v10/interactions/1290000000000000099/{MASK}/callback"

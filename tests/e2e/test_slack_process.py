@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import html
 import os
+import re
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -42,7 +44,8 @@ async def test_a_council_in_slack_with_the_real_model_client(tmp_path: Path) -> 
         env |= {"PORT": str(port), "DATABASE_URL": f"sqlite:///{tmp_path / 'council.db'}",
                 "SLACK_API_URL": slack.base_url, "SLACK_BOT_TOKEN": "xoxb-e2e", "SLACK_SIGNING_SECRET": SECRET,
                 "ANTHROPIC_API_KEY": "sk-ant-e2e-not-a-secret", "ANTHROPIC_BASE_URL": anthropic.base_url,
-                "COUNCIL_LOG_LEVEL": "WARNING"}
+                "COUNCIL_LOG_LEVEL": "WARNING", "COUNCIL_PUBLIC_URL": base,
+                "COUNCIL_WEB_SECRET": "e2e-web-secret-not-a-secret"}
         log = (tmp_path / "app.log").open("wb")
         proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "slack", cwd=tmp_path, env=env,
                                                     stdout=log, stderr=log)
@@ -83,6 +86,15 @@ async def test_a_council_in_slack_with_the_real_model_client(tmp_path: Path) -> 
                     f"no final synthesis; posts: {[str(p.get('text'))[:80] for p in posts()]}\n"
                     f"log: {(tmp_path / 'app.log').read_text()[-3000:]}"
                 ) from None
+            # The header links to the discussion's page, served on the same port; a changed signature shows nothing.
+            header = next(p for p in posts() + edits() if "Read the whole discussion" in str(p.get("blocks", "")))
+            link = html.unescape(re.search(r"<(http[^|>]+)\|Read the whole", str(header["blocks"]))[1])
+            assert link.startswith(f"{base}/d/")
+            async with http.get(link) as resp:
+                page = await resp.text()
+                assert resp.status == 200 and "trunk-based development" in page and "Final synthesis" in page
+            async with http.get(link[:-1] + ("0" if link[-1] != "0" else "1")) as resp:
+                assert resp.status == 403 and "trunk-based" not in await resp.text()
         finally:
             proc.terminate()
             await proc.wait()

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiohttp import WSMsgType, web
+from aiohttp import BodyPartReader, WSMsgType, web
 
 from tests.fakes import discord_payloads as p
 
@@ -81,6 +81,7 @@ class FakeDiscord:
         self.messages: dict[str, list[dict[str, Any]]] = {self.channel_id: []}
         self.webhooks: dict[str, dict[str, Any]] = {}
         self.commands: list[dict[str, Any]] = []
+        self.files: dict[str, bytes] = {}  # attachment id -> the bytes uploaded
         self.app_permissions = p.ALL_PERMISSIONS  # what the bot may do in the channel, sent with interactions
         self.interactions: dict[str, Interaction] = {}
         self.nonces: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -137,7 +138,9 @@ class FakeDiscord:
     async def _rest(self, request: web.Request) -> web.StreamResponse:
         path = "/" + request.match_info["tail"]
         body: Any = None
-        if request.can_read_body:
+        if request.content_type == "multipart/form-data":
+            body = await self._multipart(request)
+        elif request.can_read_body:
             raw = await request.read()
             body = json.loads(raw) if raw and request.content_type == "application/json" else raw.decode()
         call = Call(request.method, path, dict(request.query), body)
@@ -148,6 +151,22 @@ class FakeDiscord:
             await self.notify()
         call.status = response.status
         return response
+
+    @staticmethod
+    async def _multipart(request: web.Request) -> dict[str, Any]:
+        """Discord's form for files: `payload_json` plus `files[n]` parts, which `attachments[].id` refer to."""
+        body: dict[str, Any] = {}
+        files: dict[str, dict[str, Any]] = {}
+        reader = await request.multipart()
+        async for part in reader:
+            if not isinstance(part, BodyPartReader):
+                continue
+            if part.name == "payload_json":
+                body.update(json.loads(await part.text()))
+            elif part.name and part.name.startswith("files["):
+                files[part.name[6:-1]] = {"filename": part.filename, "data": await part.read()}
+        body["_files"] = files
+        return body
 
     async def _dispatch(self, request: web.Request, path: str, body: Any) -> web.StreamResponse:
         for fault in self.faults:

@@ -26,7 +26,7 @@ def check_body(fake: FakeDiscord, body: dict[str, Any], *, webhook: bool = False
     content = body.get("content") or ""
     if len(content) > 2000:
         return invalid(fake, "content: Must be 2000 or fewer in length.")
-    if not (content or body.get("embeds") or body.get("components")):
+    if not (content or body.get("embeds") or body.get("components") or body.get("_files")):
         return fake.error(400, 50006, "Cannot send an empty message")
     for e in body.get("embeds") or []:
         if len(e.get("description") or "") > 4096 or len(e.get("title") or "") > 256:
@@ -164,6 +164,18 @@ async def create_message(fake: FakeDiscord, request: web.Request, m: Match, body
         if seen is not None:
             return fake.ok(seen)
     msg = p.message(p.snowflake(), cid, fake.bot, body)
+    files = body.get("_files") or {}
+    for a in body.get("attachments") or []:
+        f = files.get(str(a.get("id")))
+        if f is None:
+            return invalid(fake, f"attachments.{a.get('id')}: no file part for this attachment")
+        if len(a.get("description") or "") > 1024:
+            return invalid(fake, "attachments.description: Must be 1024 or fewer in length.")
+        aid = p.snowflake()
+        fake.files[aid] = bytes(f["data"])
+        msg["attachments"].append({"id": aid, "filename": f["filename"], "size": len(f["data"]),
+                                   "description": a.get("description"), "url": f"https://cdn.invalid/{f['filename']}",
+                                   "proxy_url": f"https://cdn.invalid/{f['filename']}"})
     if nonce is not None:
         fake.nonces[(cid, fake.app_id, str(nonce))] = msg
     return fake.ok(await store(fake, cid, msg))

@@ -38,6 +38,7 @@ class Msg:
     user: str = BOT_USER
     bot_id: str | None = BOT_ID
     edits: int = 0
+    files: list[dict[str, Any]] = field(default_factory=list)  # shared with this message (file uploads)
 
     def wire(self, with_metadata: bool) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "message", "ts": self.ts, "text": self.text, "blocks": self.blocks,
@@ -90,6 +91,9 @@ class FakeSlack:
         self.ephemerals: list[dict[str, Any]] = []
         self.responses: list[dict[str, Any]] = []  # posts to response_url
         self.views: list[dict[str, Any]] = []
+        self.homes: dict[str, dict[str, Any]] = {}  # user -> the Home tab published for them
+        self.pending_files: dict[str, dict[str, Any]] = {}  # file id -> what getUploadURLExternal announced
+        self.uploads: list[dict[str, Any]] = []  # completed files: name, title, alt_txt, data, shares
         self.users: dict[str, dict[str, Any]] = {}
         # Conversations by id. One not listed is a public channel the app has not joined (made on first use);
         # a user id (U…) as a channel is the app's direct message with that person.
@@ -175,6 +179,7 @@ class FakeSlack:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_post("/response/{key}", self._response_url)
+        app.router.add_post("/upload/v1/{file_id}", self._upload)
         app.router.add_get("/socket", self._socket)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
@@ -220,7 +225,7 @@ class FakeSlack:
             params.update(await request.json())
         elif request.can_read_body:
             params.update({k: v for k, v in (await request.post()).items() if isinstance(v, str)})
-        for name in ("blocks", "metadata", "view"):
+        for name in ("blocks", "metadata", "view", "files"):
             if isinstance(params.get(name), str):
                 params[name] = json.loads(params[name])
         return params
@@ -262,6 +267,41 @@ class FakeSlack:
     def _store(self, m: Msg) -> Msg:
         self.messages.append(m)
         return m
+
+    # file uploads (files_upload_v2): get an upload URL, send the bytes there, then complete --------------
+    def m_files_getUploadURLExternal(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        length = str(p.get("length", ""))
+        if not p.get("filename") or not length.isdigit() or int(length) <= 0:
+            return {"ok": False, "error": "invalid_arguments"}
+        self._n += 1
+        file_id = f"F{self._n:08d}"
+        self.pending_files[file_id] = {"id": file_id, "name": p["filename"], "length": int(length),
+                                       "alt_txt": p.get("alt_txt", ""), "data": None}
+        return {"ok": True, "file_id": file_id, "upload_url": f"http://{self.host}:{self.port}/upload/v1/{file_id}"}
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        pending = self.pending_files.get(request.match_info["file_id"])
+        data = await request.read()
+        if pending is None or len(data) != pending["length"]:
+            return web.Response(status=400, text="bad upload")  # Slack refuses a size other than the one declared
+        pending["data"] = data
+        return web.Response(text=f"OK - {len(data)}")
+
+    def m_files_completeUploadExternal(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        wanted = p.get("files") or []
+        if not wanted or any(self.pending_files.get(f.get("id", ""), {}).get("data") is None for f in wanted):
+            return {"ok": False, "error": "file_not_found"}  # unknown, or its bytes never arrived
+        done = []
+        for f in wanted:
+            record = self.pending_files.pop(f["id"])
+            done.append({**record, "title": f.get("title") or record["name"]})
+        if p.get("channel_id"):
+            m = self._store(Msg(channel=p["channel_id"], ts=self._ts(), text=p.get("initial_comment", ""),
+                                thread_ts=p.get("thread_ts") or None, files=done))
+            for f in done:
+                f["shares"] = {"channel": m.channel, "ts": m.ts, "thread_ts": m.thread_ts}
+        self.uploads += done
+        return {"ok": True, "files": [{"id": f["id"], "title": f["title"], "name": f["name"]} for f in done]}
 
     # methods ----------------------------------------------------------------------------------------
     def m_auth_test(self, p: dict[str, Any], team: str) -> dict[str, Any]:
@@ -355,6 +395,17 @@ class FakeSlack:
             return {"ok": False, "error": "invalid_trigger_id"}
         self.views.append(p)
         return {"ok": True, "view": {"id": f"V{len(self.views)}", **(p.get("view") or {})}}
+
+    def m_views_publish(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        view = p.get("view") or {}
+        if not p.get("user_id") or p["user_id"] not in self.users:
+            return {"ok": False, "error": "user_not_found"}
+        if view.get("type") != "home" or len(view.get("blocks") or []) > 100:
+            return {"ok": False, "error": "invalid_arguments"}
+        if error := block_error(view.get("blocks") or []):
+            return {"ok": False, "error": error}
+        self.homes[p["user_id"]] = view
+        return {"ok": True, "view": {"id": f"VH{p['user_id']}", **view}}
 
     def m_oauth_v2_access(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         if p.get("code") != "good-code":

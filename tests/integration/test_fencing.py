@@ -178,10 +178,11 @@ async def test_a_vote_on_one_replica_and_the_close_on_another_never_bring_the_bu
     async with a.app.store.tx() as tx:
         (poll,) = await tx.polls(discussion_id)
     a.chat.edits_held = held = asyncio.Event()  # A's edits are slow to land
-    vote = a.app.service.handle(c.CastBallot(poll_id=poll.id, choice=0, user_id="U2", user_name="Sam"))
+    vote = a.app.service.handle(c.CastBallot(in_channel="C1", poll_id=poll.id, choice=0, user_id="U2",
+                                             user_name="Sam"))
     await asyncio.wait_for(vote, 5)  # answered at once: the edit goes out through the outbox
     b.clock.set(a.clock.now())
-    await b.app.service.handle(c.ClosePoll(poll_id=poll.id, user_id="U1"))  # the starter closes it on B
+    await b.app.service.handle(c.ClosePoll(in_channel="C1", poll_id=poll.id, user_id="U1"))  # the starter, on B
     await b.app.driver.idle()
     held.set()
     await a.app.driver.idle()

@@ -65,7 +65,8 @@ async def test_jobs_are_registered_from_the_table_at_start_up_and_on_change(
 ) -> None:
     first = await build_app(settings(sqlite_url), {"console": RecordingChat()}, llm=ScriptedLLM(), clock=clock)
     apps.append(first)
-    await first.service.handle(c.SetDigest(platform="console", channel="C1", cadence="cron", cron="0 * * * *"))
+    await first.service.handle(c.SetDigest(is_admin=True, platform="console", channel="C1", cadence="cron",
+                                           cron="0 * * * *"))
     await first.close()
     apps.remove(first)
 
@@ -79,9 +80,9 @@ async def test_jobs_are_registered_from_the_table_at_start_up_and_on_change(
     assert abs(run_at - (datetime.now(UTC) + timedelta(hours=1))) < timedelta(seconds=5)
 
     # A row created in this process is registered at once, not at the next reload (an hour away here).
-    await app.service.handle(c.SetDigest(platform="console", channel="C2", cadence="daily"))
+    await app.service.handle(c.SetDigest(is_admin=True, platform="console", channel="C2", cadence="daily"))
     await until(lambda: app.scheduler is not None and len(app.scheduler.jobs()) == 2)
-    await app.service.handle(c.SetDigest(platform="console", channel="C2", cadence="off"))
+    await app.service.handle(c.SetDigest(is_admin=True, platform="console", channel="C2", cadence="off"))
     await until(lambda: app.scheduler is not None and len(app.scheduler.jobs()) == 1)
 
 
@@ -93,7 +94,8 @@ async def test_a_restart_after_the_due_time_fires_the_missed_slots_once(
     apps.append(first)
     reply = await first.service.handle(c.StartDiscussion(topic="Trunk-based development?", channel="C1",
                                                          user_id="U1", every="1h"))
-    await first.service.handle(c.SetDigest(platform="console", channel="C1", cadence="cron", cron="* * * * *"))
+    await first.service.handle(c.SetDigest(is_admin=True, platform="console", channel="C1", cadence="cron",
+                                           cron="* * * * *"))
     await first.driver.idle()
     did = reply.discussion_id
     await first.close()  # stopped before anything was due
@@ -128,7 +130,8 @@ async def test_the_timer_fires_a_row_when_the_injected_clock_reaches_it(
     chat = RecordingChat()
     app = await build_app(settings(sqlite_url), {"console": chat}, llm=ScriptedLLM(), clock=clock, scheduler=True)
     apps.append(app)
-    await app.service.handle(c.SetDigest(platform="console", channel="C1", cadence="cron", cron="30 7 * * *"))
+    await app.service.handle(c.SetDigest(is_admin=True, platform="console", channel="C1", cadence="cron",
+                                         cron="30 7 * * *"))
     assert app.scheduler is not None
     await until(lambda: app.scheduler is not None and len(app.scheduler.jobs()) == 1)
     [run_at] = app.scheduler.jobs().values()
@@ -157,7 +160,8 @@ async def test_one_replica_leads_on_postgresql_and_another_takes_over_when_it_st
 
     # A digest set on the follower is fired by the leader, once.
     follower = replicas[1 - leader]
-    await follower.service.handle(c.SetDigest(platform="console", channel="C1", cadence="cron", cron="* * * * *"))
+    await follower.service.handle(c.SetDigest(is_admin=True, platform="console", channel="C1", cadence="cron",
+                                              cron="* * * * *"))
     clock.advance(minutes=1)
     await schedulers[leader].reload()  # type: ignore[union-attr]
     await until(lambda: len(chats[leader].announced) == 1)
@@ -186,7 +190,8 @@ async def test_each_platform_has_its_own_leader_and_rows_of_other_platforms_are_
         await scheduler.tick()
     assert slack_app.scheduler.leading == {"slack"} and discord_app.scheduler.leading == {"discord"}
 
-    await discord_app.service.handle(c.SetDigest(platform="slack", channel="C1", cadence="cron", cron="* * * * *"))
+    await discord_app.service.handle(c.SetDigest(is_admin=True, platform="slack", channel="C1", cadence="cron",
+                                                 cron="* * * * *"))
     async with slack_app.store.tx() as tx:
         [row] = await tx.schedules()
     clock.advance(minutes=1)
@@ -208,7 +213,7 @@ async def test_concurrent_firings_from_two_replicas_run_each_slot_once_on_postgr
                                 owner=f"replica-{i}") for i, chat in enumerate(chats)]
     apps.extend(replicas)
     for n in range(20):
-        await replicas[0].service.handle(c.SetDigest(platform="console", channel=f"C{n}", cadence="cron",
+        await replicas[0].service.handle(c.SetDigest(is_admin=True, platform="console", channel=f"C{n}", cadence="cron",
                                                      cron="* * * * *"))
     async with replicas[0].store.tx() as tx:
         ids = [s.id for s in await tx.schedules()]

@@ -33,8 +33,11 @@ async def app(tmp_path: Path, chat: RecordingChat, llm: ScriptedLLM) -> AsyncIte
     await application.close()
 
 
+C1 = {"in_channel": "C1"}  # commands come from the discussions' channel
+
+
 def start(topic: str = "Should we move to trunk-based development?", **kw: object) -> c.StartDiscussion:
-    return c.StartDiscussion(topic=topic, platform="console", channel="C1", user_id="U1", user_name="Dana", **kw)  # type: ignore[arg-type]
+    return c.StartDiscussion(**C1, topic=topic, platform="console", channel="C1", user_id="U1", user_name="Dana", **kw)  # type: ignore[arg-type]
 
 
 async def settle(app: App) -> None:

@@ -12,7 +12,7 @@ from core.models import NextAction, Phase, Status, TurnStatus
 from core.service import UserError
 from tests.fakes.chat import RecordingChat
 from tests.fakes.llm import ScriptedLLM
-from tests.service.conftest import discussion, settle, start
+from tests.service.conftest import C1, discussion, settle, start
 
 
 async def test_pause_writes_a_resume_summary_and_resume_reopens_with_the_moderator(
@@ -21,7 +21,7 @@ async def test_pause_writes_a_resume_summary_and_resume_reopens_with_the_moderat
     reply = await app.service.handle(start())
     await settle(app)
     did = reply.discussion_id
-    await app.service.handle(c.ChooseNextAction(discussion_id=did, action=NextAction.PAUSE, user_id="U1",
+    await app.service.handle(c.ChooseNextAction(**C1, discussion_id=did, action=NextAction.PAUSE, user_id="U1",
                                                 user_name="Dana"))
     await settle(app)
     assert (await discussion(app, did)).status == Status.PAUSED
@@ -29,7 +29,7 @@ async def test_pause_writes_a_resume_summary_and_resume_reopens_with_the_moderat
         summaries = [s for s in await tx.syntheses(did) if s["kind"] == "resume"]
     assert len(summaries) == 1 and 1000 <= len(summaries[0]["text"]) <= 2000
 
-    await app.service.handle(c.Resume(discussion_id=did, user_id="U7", user_name="Lee"))
+    await app.service.handle(c.Resume(**C1, discussion_id=did, user_id="U7", user_name="Lee", is_admin=True))
     await settle(app)
     d = await discussion(app, did)
     assert d.status == Status.WAITING and d.resume_count == 1
@@ -41,9 +41,9 @@ async def test_pause_writes_a_resume_summary_and_resume_reopens_with_the_moderat
 async def test_only_the_starter_or_an_admin_may_pause_or_stop(app: App) -> None:
     reply = await app.service.handle(start())
     await settle(app)
-    with pytest.raises(UserError, match="Only Dana or an admin"):
-        await app.service.handle(c.Stop(discussion_id=reply.discussion_id, user_id="U9", user_name="Mallory"))
-    await app.service.handle(c.Stop(discussion_id=reply.discussion_id, user_id="U9", is_admin=True))
+    with pytest.raises(UserError, match="Only Dana or a workspace admin"):
+        await app.service.handle(c.Stop(**C1, discussion_id=reply.discussion_id, user_id="U9", user_name="Mallory"))
+    await app.service.handle(c.Stop(**C1, discussion_id=reply.discussion_id, user_id="U9", is_admin=True))
     await settle(app)
     assert (await discussion(app, reply.discussion_id)).status == Status.STOPPED
 
@@ -51,7 +51,8 @@ async def test_only_the_starter_or_an_admin_may_pause_or_stop(app: App) -> None:
 async def test_a_second_click_on_next_actions_is_told_it_was_already_chosen(app: App) -> None:
     reply = await app.service.handle(start())
     await settle(app)
-    choose = c.ChooseNextAction(discussion_id=reply.discussion_id, action=NextAction.SYNTHESIZE, user_id="U2")
+    choose = c.ChooseNextAction(**C1, discussion_id=reply.discussion_id, action=NextAction.SYNTHESIZE, user_id="U2",
+                                is_admin=True)
     await app.service.handle(choose)
     with pytest.raises(UserError, match="already chosen"):
         await app.service.handle(choose)
@@ -64,14 +65,14 @@ async def test_one_ballot_per_person_changeable_with_counts_edited_in_place(app:
     async with app.store.tx() as tx:
         (poll,) = await tx.polls(reply.discussion_id)
     assert poll.message_ref
-    await app.service.handle(c.CastBallot(poll_id=poll.id, choice=0, user_id="U2", user_name="Sam"))
-    await app.service.handle(c.CastBallot(poll_id=poll.id, choice=1, user_id="U2", user_name="Sam"))
-    await app.service.handle(c.CastBallot(poll_id=poll.id, choice=1, user_id="U3", user_name="Ana"))
+    await app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=0, user_id="U2", user_name="Sam"))
+    await app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=1, user_id="U2", user_name="Sam"))
+    await app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=1, user_id="U3", user_name="Ana"))
     await settle(app)  # the tally goes out through the outbox
     view = chat.by_ref[poll.message_ref].updates[-1].poll
     assert view is not None and view.counts == [0, 2] and view.voters == [[], ["Sam", "Ana"]]
     with pytest.raises(UserError, match="not on this poll"):
-        await app.service.handle(c.CastBallot(poll_id=poll.id, choice=7, user_id="U2"))
+        await app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=7, user_id="U2"))
 
 
 async def test_hidden_results_and_anonymous_ballots(app: App, chat: RecordingChat) -> None:
@@ -79,11 +80,11 @@ async def test_hidden_results_and_anonymous_ballots(app: App, chat: RecordingCha
     await settle(app)
     async with app.store.tx() as tx:
         (poll,) = await tx.polls(reply.discussion_id)
-    await app.service.handle(c.CastBallot(poll_id=poll.id, choice=0, user_id="U2", user_name="Sam"))
+    await app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=0, user_id="U2", user_name="Sam"))
     await settle(app)
     open_view = chat.by_ref[poll.message_ref].updates[-1].poll
     assert open_view is not None and open_view.counts is None and open_view.total == 1
-    await app.service.handle(c.ClosePoll(poll_id=poll.id, user_id="U1"))
+    await app.service.handle(c.ClosePoll(**C1, poll_id=poll.id, user_id="U1"))
     await settle(app)
     closed = chat.by_ref[poll.message_ref].updates[-1].poll
     assert closed is not None and closed.closed and closed.counts == [1, 0] and closed.voters is None
@@ -111,8 +112,8 @@ async def test_an_essential_failure_blocks_with_retry_skip_stop_and_retry_recove
     error = chat.posts(d.id)[-1]
     assert error.kind == "error" and [a.label for a in error.actions] == ["Retry", "Skip", "Stop"]
     with pytest.raises(UserError, match="can't be skipped"):
-        await app.service.handle(c.SkipTurns(discussion_id=d.id, user_id="U1"))
-    await app.service.handle(c.RetryTurns(discussion_id=d.id, user_id="U1", user_name="Dana"))
+        await app.service.handle(c.SkipTurns(**C1, discussion_id=d.id, user_id="U1"))
+    await app.service.handle(c.RetryTurns(**C1, discussion_id=d.id, user_id="U1", user_name="Dana"))
     await settle(app)
     assert (await discussion(app, d.id)).status == Status.DONE
 
@@ -137,12 +138,13 @@ async def test_confirm_shows_the_roster_which_can_be_modified_before_starting(ap
     confirm = chat.posts(did)[-1]
     assert [a.id for a in confirm.actions] == ["roster:start", "roster:modify"] and len(confirm.roster) == 7
     expert = confirm.roster[1]
-    await app.service.handle(c.ModifyRoster(discussion_id=did, persona_key=expert.key, name="Grace Hopper",
+    await app.service.handle(c.ModifyRoster(**C1, discussion_id=did, persona_key=expert.key, name="Grace Hopper",
                                             title="Compiler pioneer", user_id="U1"))
-    await app.service.handle(c.AddExpert(discussion_id=did, name="Ada Lovelace", title="Analyst", user_id="U1"))
+    await app.service.handle(c.AddExpert(**C1, discussion_id=did, name="Ada Lovelace", title="Analyst", user_id="U1"))
     with pytest.raises(UserError, match="at least two experts"):
-        await app.service.handle(c.ModifyRoster(discussion_id=did, persona_key="moderator", remove=True))
-    await app.service.handle(c.ConfirmRoster(discussion_id=did, user_id="U2", user_name="Sam"))
+        await app.service.handle(c.ModifyRoster(**C1, user_id="U1", discussion_id=did, persona_key="moderator",
+                                                remove=True))
+    await app.service.handle(c.ConfirmRoster(**C1, discussion_id=did, user_id="U2", is_admin=True, user_name="Sam"))
     await settle(app)
     async with app.store.tx() as tx:
         names = [p.name for p in await tx.personas(did)]
@@ -157,7 +159,8 @@ async def test_synthesize_mid_round_writes_the_final_synthesis_after_the_current
     app: App, chat: RecordingChat
 ) -> None:
     reply = await app.service.handle(start())
-    await app.service.handle(c.Synthesize(discussion_id=reply.discussion_id, user_id="U2", user_name="Sam"))
+    await app.service.handle(c.Synthesize(**C1, discussion_id=reply.discussion_id, user_id="U2", is_admin=True,
+                                          user_name="Sam"))
     await settle(app)
     d = await discussion(app, reply.discussion_id)
     assert d.status == Status.DONE
@@ -165,7 +168,7 @@ async def test_synthesize_mid_round_writes_the_final_synthesis_after_the_current
         phases = [t.phase for t in await tx.turns(d.id)]
     assert phases[-1] == Phase.FINAL_SYNTHESIS and Phase.ROUND_SYNTHESIS not in phases
     with pytest.raises(UserError, match="can't be synthesized now"):
-        await app.service.handle(c.Synthesize(discussion_id=d.id, user_id="U2"))
+        await app.service.handle(c.Synthesize(**C1, discussion_id=d.id, user_id="U2", is_admin=True))
 
 
 async def test_a_vote_racing_the_close_never_brings_the_buttons_back(app: App, chat: RecordingChat) -> None:
@@ -175,9 +178,9 @@ async def test_a_vote_racing_the_close_never_brings_the_buttons_back(app: App, c
         (poll,) = await tx.polls(reply.discussion_id)
     # Votes and the close arrive together (two people, two clicks): nothing is settled in between.
     await asyncio.gather(
-        app.service.handle(c.CastBallot(poll_id=poll.id, choice=0, user_id="U2", user_name="Sam")),
-        app.service.handle(c.ClosePoll(poll_id=poll.id, user_id="U1")),
-        app.service.handle(c.CastBallot(poll_id=poll.id, choice=1, user_id="U3", user_name="Ana")),
+        app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=0, user_id="U2", user_name="Sam")),
+        app.service.handle(c.ClosePoll(**C1, poll_id=poll.id, user_id="U1")),
+        app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=1, user_id="U3", user_name="Ana")),
         return_exceptions=True,
     )
     await settle(app)

@@ -10,15 +10,15 @@ from core import commands as c
 from core.models import Post
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
-from tests.service.conftest import settle, start
+from tests.service.conftest import C1, settle, start
 from tests.service.test_schedules import BERLIN, app, clock, digest_schedule, fire, waiting
 
 __all__ = ["app", "clock"]  # the schedule tests' fixtures: the real app on a FakeClock
 
 
 async def set_daily(app: App, channel: str = "C1") -> None:
-    await app.service.handle(c.SetDigest(platform="console", channel=channel, cadence="daily", tz="Europe/Berlin",
-                                         user_id="U1"))
+    await app.service.handle(c.SetDigest(in_channel=channel, platform="console", channel=channel, cadence="daily",
+                                         tz="Europe/Berlin", user_id="U1"))
 
 
 async def digest_at(app: App, chat: RecordingChat, clock: FakeClock, moment: datetime, channel: str = "C1") -> Post:
@@ -42,7 +42,8 @@ async def test_a_period_whose_only_activity_is_a_human_reply_names_that_discussi
     assert "Which CI provider?" in discussions_section(first) and "Which issue tracker?" in first.text
 
     clock.set(datetime(2026, 3, 3, 8, 0, tzinfo=BERLIN))  # the next day, a person replies in one thread
-    await app.service.handle(c.PostHumanMessage(discussion_id=replied, text="We went with the second option.",
+    await app.service.handle(c.PostHumanMessage(**C1, discussion_id=replied,
+                                                text="We went with the second option.",
                                                 event_id="Ev1", user_id="U5", user_name="Kim"))
     await settle(app)
     second = await digest_at(app, chat, clock, datetime(2026, 3, 3, 9, 0, 0, 300_000, tzinfo=BERLIN))
@@ -57,7 +58,7 @@ async def test_every_digest_lists_the_discussions_waiting_on_people_with_how_lon
     await set_daily(app)
     waits = await waiting(app, topic="Should we adopt a four-day week?")  # since Mon 08:00 Berlin
     paused = await waiting(app, topic="Monorepo or not?")
-    await app.service.handle(c.Pause(discussion_id=paused, user_id="U1"))
+    await app.service.handle(c.Pause(**C1, discussion_id=paused, user_id="U1"))
     await settle(app)
     await digest_at(app, chat, clock, datetime(2026, 3, 2, 9, 0, 0, 300_000, tzinfo=BERLIN))
     clock.set(datetime(2026, 3, 4, 8, 59, tzinfo=BERLIN))

@@ -10,7 +10,7 @@ from core.export import export
 from core.models import Phase, Role, Status, TurnStatus
 from tests.fakes.chat import RecordingChat
 from tests.fakes.llm import ScriptedLLM
-from tests.service.conftest import discussion, settle, start
+from tests.service.conftest import C1, discussion, settle, start
 
 
 async def test_a_meeting_proposes_deliberates_ranks_and_recommends(
@@ -44,7 +44,7 @@ async def test_a_meeting_proposes_deliberates_ranks_and_recommends(
                                                                      range(1, len(polls) + 1)]
     assert all(p.options == polls[0].options for p in polls) and len(polls[0].options) >= len(polls)
     assert all(p.final and not p.closed for p in polls)
-    await app.service.handle(c.CastBallot(poll_id=polls[0].id, choice=1, user_id="U2", user_name="Sam"))
+    await app.service.handle(c.CastBallot(**C1, poll_id=polls[0].id, choice=1, user_id="U2", user_name="Sam"))
     doc = await export(app.store, d.id)
     assert doc is not None and doc["discussion"]["flow"] == "meeting"
     assert doc["polls"][0]["tally"][1] == 1

@@ -14,7 +14,7 @@ from core.models import Phase, Status, TurnStatus
 from core.service import UserError
 from tests.fakes.chat import RecordingChat
 from tests.fakes.llm import ScriptedLLM
-from tests.service.conftest import discussion, settle, start
+from tests.service.conftest import C1, discussion, settle, start
 
 STEPS = [Phase.ROSTER, Phase.OPENING, Phase.STATEMENT, Phase.COUNTERPOINT, Phase.REBUTTAL, Phase.ANALOGY,
          Phase.ROUND_SYNTHESIS]
@@ -59,12 +59,12 @@ async def test_pausing_at_any_step_and_resuming_yields_the_turns_of_a_run_never_
     unpaused: tuple[list[tuple[int, int, str, str]], list[str]],
 ) -> None:
     started: list[str] = []
-    llm.on_phase[phase] = lambda: app.service.handle(c.Pause(discussion_id=started[0], user_id="U1"))
+    llm.on_phase[phase] = lambda: app.service.handle(c.Pause(**C1, discussion_id=started[0], user_id="U1"))
     started.append((await app.service.handle(start(rounds=1))).discussion_id)
     did = started[0]
     await settle(app)
     assert (await discussion(app, did)).status == Status.PAUSED, "the pause took effect after that step"
-    await app.service.handle(c.Resume(discussion_id=did, user_id="U2", user_name="Lee"))
+    await app.service.handle(c.Resume(**C1, discussion_id=did, user_id="U2", is_admin=True, user_name="Lee"))
     await settle(app)
 
     d = await discussion(app, did)
@@ -83,7 +83,7 @@ async def test_a_discussion_paused_mid_round_goes_on_after_a_restart_and_on_a_sc
     chat, llm = RecordingChat("console"), ScriptedLLM()
     first = await build_app(settings, {"console": chat}, llm=llm)
     started: list[str] = []
-    llm.on_phase[Phase.REBUTTAL] = lambda: first.service.handle(c.Pause(discussion_id=started[0], user_id="U1"))
+    llm.on_phase[Phase.REBUTTAL] = lambda: first.service.handle(c.Pause(**C1, discussion_id=started[0], user_id="U1"))
     started.append((await first.service.handle(start(rounds=1))).discussion_id)
     did = started[0]
     await settle(first)
@@ -93,7 +93,7 @@ async def test_a_discussion_paused_mid_round_goes_on_after_a_restart_and_on_a_sc
     try:
         assert (await discussion(second, did)).status == Status.PAUSED
         # What a scheduled round does for a paused discussion: reopen it into its next round, then drive it.
-        await second.service.resume(c.Resume(discussion_id=did, user_id="scheduler"), then_round=True)
+        await second.service.resume(c.Resume(**C1, discussion_id=did, user_id="scheduler"), then_round=True)
         second.driver.kick(did)
         await settle(second)
         assert (await discussion(second, did)).status == Status.DONE
@@ -104,16 +104,16 @@ async def test_a_discussion_paused_mid_round_goes_on_after_a_restart_and_on_a_sc
 
 async def test_a_reply_written_while_paused_is_heard_on_resume(app: App, llm: ScriptedLLM) -> None:
     started: list[str] = []
-    llm.on_phase[Phase.STATEMENT] = lambda: app.service.handle(c.Pause(discussion_id=started[0], user_id="U1"))
+    llm.on_phase[Phase.STATEMENT] = lambda: app.service.handle(c.Pause(**C1, discussion_id=started[0], user_id="U1"))
     started.append((await app.service.handle(start(rounds=1))).discussion_id)
     did = started[0]
     await settle(app)
-    reply = await app.service.handle(c.PostHumanMessage(discussion_id=did, text="Mind the release train",
+    reply = await app.service.handle(c.PostHumanMessage(**C1, discussion_id=did, text="Mind the release train",
                                                         event_id="Ev1", user_id="U5", user_name="Kim"))
     assert "when the discussion resumes" in reply.text
     await settle(app)
     heard_before = len(llm.prompts)
-    await app.service.handle(c.Resume(discussion_id=did, user_id="U1"))
+    await app.service.handle(c.Resume(**C1, discussion_id=did, user_id="U1"))
     await settle(app)
     later = llm.prompts[heard_before:]
     assert later and all("Mind the release train" in "\n".join(b.text for b in p.shared) for p in later)
@@ -121,14 +121,14 @@ async def test_a_reply_written_while_paused_is_heard_on_resume(app: App, llm: Sc
 
 async def test_pause_and_resume_pressed_twice_quickly(app: App, chat: RecordingChat) -> None:
     did = (await app.service.handle(start(rounds=1))).discussion_id
-    await app.service.handle(c.Pause(discussion_id=did, user_id="U1"))
+    await app.service.handle(c.Pause(**C1, discussion_id=did, user_id="U1"))
     with pytest.raises(UserError, match="already paused"):
-        await app.service.handle(c.Pause(discussion_id=did, user_id="U1"))
+        await app.service.handle(c.Pause(**C1, discussion_id=did, user_id="U1"))
     # Resume before the pause took effect calls the pause off; a second Resume is told it is running.
-    reply = await app.service.handle(c.Resume(discussion_id=did, user_id="U1"))
+    reply = await app.service.handle(c.Resume(**C1, discussion_id=did, user_id="U1"))
     assert "called off" in reply.text
     with pytest.raises(UserError, match="Only a paused discussion can be resumed; this one is running"):
-        await app.service.handle(c.Resume(discussion_id=did, user_id="U1"))
+        await app.service.handle(c.Resume(**C1, discussion_id=did, user_id="U1"))
     await settle(app)
     assert (await discussion(app, did)).status == Status.DONE
     async with app.store.tx() as tx:
@@ -137,11 +137,11 @@ async def test_pause_and_resume_pressed_twice_quickly(app: App, chat: RecordingC
     # Paused for real, then Resume twice: the second is told it is already resuming.
     did = (await app.service.handle(start())).discussion_id
     await settle(app)
-    await app.service.handle(c.Pause(discussion_id=did, user_id="U1"))
+    await app.service.handle(c.Pause(**C1, discussion_id=did, user_id="U1"))
     await settle(app)
-    await app.service.handle(c.Resume(discussion_id=did, user_id="U1"))
+    await app.service.handle(c.Resume(**C1, discussion_id=did, user_id="U1"))
     with pytest.raises(UserError, match="already resuming"):
-        await app.service.handle(c.Resume(discussion_id=did, user_id="U1"))
+        await app.service.handle(c.Resume(**C1, discussion_id=did, user_id="U1"))
     await settle(app)
     assert (await discussion(app, did)).status == Status.WAITING
 
@@ -150,7 +150,7 @@ async def test_resuming_a_finished_discussion_says_it_has_already_finished(app: 
     did = (await app.service.handle(start(rounds=1))).discussion_id
     await settle(app)
     with pytest.raises(UserError, match="already finished"):
-        await app.service.handle(c.Resume(discussion_id=did, user_id="U1"))
+        await app.service.handle(c.Resume(**C1, discussion_id=did, user_id="U1"))
 
 
 async def test_no_turn_is_posted_after_the_stop_notice_and_stop_closes_the_polls(
@@ -158,7 +158,7 @@ async def test_no_turn_is_posted_after_the_stop_notice_and_stop_closes_the_polls
 ) -> None:
     # Stop pressed while the experts' statements are being written: none of them reaches the thread.
     started: list[str] = []
-    llm.on_phase[Phase.STATEMENT] = lambda: app.service.handle(c.Stop(discussion_id=started[0], user_id="U1"))
+    llm.on_phase[Phase.STATEMENT] = lambda: app.service.handle(c.Stop(**C1, discussion_id=started[0], user_id="U1"))
     started.append((await app.service.handle(start())).discussion_id)
     did = started[0]
     await settle(app)
@@ -172,8 +172,8 @@ async def test_no_turn_is_posted_after_the_stop_notice_and_stop_closes_the_polls
     # appears, and the poll is closed with its tally after the stop notice.
     did = (await app.service.handle(start())).discussion_id
     await settle(app)
-    llm.on_phase[Phase.FINAL_SYNTHESIS] = lambda: app.service.handle(c.Stop(discussion_id=did, user_id="U1"))
-    await app.service.handle(c.ChooseNextAction(discussion_id=did, action=c.NextAction.SYNTHESIZE, user_id="U1"))
+    llm.on_phase[Phase.FINAL_SYNTHESIS] = lambda: app.service.handle(c.Stop(**C1, discussion_id=did, user_id="U1"))
+    await app.service.handle(c.ChooseNextAction(**C1, discussion_id=did, action=c.NextAction.SYNTHESIZE, user_id="U1"))
     await settle(app)
     keys = chat.keys(did)
     after_stop = [chat.by_key[k].post for k in keys[keys.index(f"{did}:stopped") + 1:]]
@@ -192,7 +192,7 @@ async def test_a_stop_for_budget_closes_the_open_polls_with_their_tallies(
     did = (await app.service.handle(start())).discussion_id
     await settle(app)
     assert (await discussion(app, did)).status == Status.WAITING
-    await app.service.handle(c.ChooseNextAction(discussion_id=did, action=c.NextAction.SYNTHESIZE, user_id="U1"))
+    await app.service.handle(c.ChooseNextAction(**C1, discussion_id=did, action=c.NextAction.SYNTHESIZE, user_id="U1"))
     await settle(app)
     d = await discussion(app, did)
     assert d.status == Status.STOPPED and "budget reached" in d.blocked_reason
@@ -208,13 +208,14 @@ async def test_stop_cancels_the_model_calls_in_flight_and_nothing_of_them_is_pos
     did = (await app.service.handle(start())).discussion_id
     await settle(app)  # round 1, then waiting for the next step
     gate = llm.hold()  # every model call now waits, as a slow one would
-    await app.service.handle(c.ChooseNextAction(discussion_id=did, action=c.NextAction.ANOTHER_ROUND, user_id="U1"))
+    await app.service.handle(c.ChooseNextAction(**C1, discussion_id=did, action=c.NextAction.ANOTHER_ROUND,
+                                                user_id="U1"))
     for _ in range(500):  # the round's opening is being written
         if llm.waiting:
             break
         await asyncio.sleep(0.01)
     assert llm.waiting == 1
-    await app.service.handle(c.Stop(discussion_id=did, user_id="U1"))
+    await app.service.handle(c.Stop(**C1, discussion_id=did, user_id="U1"))
     await asyncio.wait_for(settle(app), 5)  # without the cancel, the held call would never end
     gate.set()
     assert llm.cancelled == 1, "the call in flight was cancelled, not left to finish"

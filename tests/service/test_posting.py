@@ -16,7 +16,7 @@ from core.models import Phase, Status
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM
-from tests.service.conftest import discussion, settle, start
+from tests.service.conftest import C1, discussion, settle, start
 
 T0 = datetime(2026, 3, 2, 7, 0, tzinfo=UTC)
 
@@ -72,7 +72,7 @@ async def test_a_refused_post_is_retried_with_exponential_backoff_then_the_start
     chat.recover()  # the platform is back
     assert await sweep(app) == [did]
     assert chat.keys(did) == [f"{did}:header"] and len(chat.told) == 1
-    await app.service.handle(c.RetryTurns(discussion_id=did, user_id="U1", user_name="Dana"))
+    await app.service.handle(c.RetryTurns(**C1, discussion_id=did, user_id="U1", user_name="Dana"))
     await settle(app)
     keys = chat.keys(did)
     assert (await discussion(app, did)).status == Status.DONE and len(keys) == len(set(keys))
@@ -96,7 +96,7 @@ async def test_a_post_that_can_never_land_stops_being_retried_and_the_discussion
     assert "the channel is archived" in await app.service.status_text(did)
 
     chat.gone = ""  # unarchived: Retry sends everything that waited, in order, then goes on
-    await app.service.handle(c.Resume(discussion_id=did, user_id="U1", user_name="Dana"))
+    await app.service.handle(c.Resume(**C1, discussion_id=did, user_id="U1", user_name="Dana"))
     await settle(app)
     keys = chat.keys(did)
     assert (await discussion(app, did)).status == Status.DONE and len(keys) == len(set(keys))

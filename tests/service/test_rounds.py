@@ -11,7 +11,7 @@ from core.models import NextAction, Phase, Role, Status, TurnStatus
 from core.service import UserError
 from tests.fakes.chat import RecordingChat
 from tests.fakes.llm import ScriptedLLM
-from tests.service.conftest import discussion, settle, start
+from tests.service.conftest import C1, discussion, settle, start
 
 ROUND_ORDER = [Phase.OPENING, Phase.STATEMENT, Phase.COUNTERPOINT, Phase.REBUTTAL, Phase.ANALOGY,
                Phase.ROUND_SYNTHESIS]
@@ -76,13 +76,13 @@ async def test_between_rounds_a_human_is_answered_and_the_next_round_hears_them(
     choice = chat.posts(d.id)[-1]
     assert choice.kind == "choice" and {a.id for a in choice.actions} >= {f"next:{a.value}" for a in NextAction}
 
-    await app.service.handle(c.PostHumanMessage(discussion_id=d.id, text="What about our release cadence?",
+    await app.service.handle(c.PostHumanMessage(**C1, discussion_id=d.id, text="What about our release cadence?",
                                                 user_id="U2", user_name="Sam", event_id="Ev1"))
     await settle(app)
     answer = chat.posts(d.id)[-1]
     assert answer.persona is not None and answer.persona.role == Role.MODERATOR
 
-    await app.service.handle(c.ChooseNextAction(discussion_id=d.id, action=NextAction.ANOTHER_ROUND,
+    await app.service.handle(c.ChooseNextAction(**C1, discussion_id=d.id, action=NextAction.ANOTHER_ROUND,
                                                 user_id="U2", user_name="Sam"))
     await settle(app)
     d = await discussion(app, d.id)
@@ -100,7 +100,7 @@ async def test_a_human_who_names_a_persona_is_answered_by_that_persona(app: App,
     await settle(app)
     async with app.store.tx() as tx:
         expert = next(p for p in await tx.personas(reply.discussion_id) if p.role == Role.EXPERT)
-    await app.service.handle(c.PostHumanMessage(discussion_id=reply.discussion_id, user_id="U3", user_name="Ana",
+    await app.service.handle(c.PostHumanMessage(**C1, discussion_id=reply.discussion_id, user_id="U3", user_name="Ana",
                                                 text=f"{expert.name}, how would you measure it?", event_id="E9"))
     await settle(app)
     last = chat.posts(reply.discussion_id)[-1]
@@ -110,7 +110,7 @@ async def test_a_human_who_names_a_persona_is_answered_by_that_persona(app: App,
 async def test_a_retried_event_is_recorded_once(app: App) -> None:
     reply = await app.service.handle(start())
     await settle(app)
-    msg = c.PostHumanMessage(discussion_id=reply.discussion_id, text="hi", user_id="U2", user_name="Sam",
+    msg = c.PostHumanMessage(**C1, discussion_id=reply.discussion_id, text="hi", user_id="U2", user_name="Sam",
                              event_id="Ev-dup")
     first, second = await app.service.handle(msg), await app.service.handle(msg)
     await settle(app)
@@ -122,7 +122,7 @@ async def test_a_retried_event_is_recorded_once(app: App) -> None:
 async def test_synthesize_ends_with_the_historians_final_synthesis_and_exports(app: App, chat: RecordingChat) -> None:
     reply = await app.service.handle(start())
     await settle(app)
-    await app.service.handle(c.ChooseNextAction(discussion_id=reply.discussion_id, action=NextAction.SYNTHESIZE,
+    await app.service.handle(c.ChooseNextAction(**C1, discussion_id=reply.discussion_id, action=NextAction.SYNTHESIZE,
                                                 user_id="U1", user_name="Dana"))
     await settle(app)
     d = await discussion(app, reply.discussion_id)
@@ -149,7 +149,7 @@ async def test_bad_topics_get_a_friendly_error(app: App, topic: str) -> None:
 
 async def test_unknown_ids_get_a_friendly_error(app: App) -> None:
     with pytest.raises(UserError, match="can't find a discussion"):
-        await app.service.handle(c.Pause(discussion_id="nope", user_id="U1"))
+        await app.service.handle(c.Pause(**C1, discussion_id="nope", user_id="U1"))
 
 
 @pytest.mark.parametrize("llm", [ScriptedLLM(delay=0.3)])

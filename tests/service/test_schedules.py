@@ -19,7 +19,7 @@ from core.service import UserError
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM
-from tests.service.conftest import discussion, settle, start
+from tests.service.conftest import C1, discussion, settle, start
 
 T0 = datetime(2026, 3, 2, 7, 0, tzinfo=UTC)  # Monday, 08:00 in Berlin
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -95,15 +95,15 @@ async def test_a_scheduled_round_reminds_the_people_who_took_part_and_hears_thei
     app: App, chat: RecordingChat, llm: ScriptedLLM, clock: FakeClock
 ) -> None:
     did = await waiting(app)
-    await app.service.handle(c.PostHumanMessage(discussion_id=did, text="What about our release cadence?",
+    await app.service.handle(c.PostHumanMessage(**C1, discussion_id=did, text="What about our release cadence?",
                                                 user_id="U2", user_name="Lee", event_id="Ev1"))
     async with app.store.tx() as tx:
         poll = (await tx.polls(did))[0]
-    await app.service.handle(c.CastBallot(poll_id=poll.id, choice=0, user_id="U3", user_name="Kim"))
+    await app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=0, user_id="U3", user_name="Kim"))
     await settle(app)
 
-    reply = await app.service.handle(c.ScheduleRound(discussion_id=did, when="tomorrow 09:00", tz="Europe/Berlin",
-                                                     user_id="U2", user_name="Lee"))
+    reply = await app.service.handle(c.ScheduleRound(**C1, discussion_id=did, when="tomorrow 09:00", tz="Europe/Berlin",
+                                                     user_id="U2", user_name="Lee", is_admin=True))
     await settle(app)
     assert reply.text == "Lee scheduled the next round for Tue 3 Mar 09:00 (Europe/Berlin)."
     assert chat.posts(did)[-1].text == "🗓️ " + reply.text
@@ -129,10 +129,10 @@ async def test_a_paused_discussion_resumes_on_schedule_straight_into_its_next_ro
     app: App, chat: RecordingChat, clock: FakeClock
 ) -> None:
     did = await waiting(app)
-    await app.service.handle(c.ChooseNextAction(discussion_id=did, action=NextAction.PAUSE, user_id="U1"))
+    await app.service.handle(c.ChooseNextAction(**C1, discussion_id=did, action=NextAction.PAUSE, user_id="U1"))
     await settle(app)
     assert (await discussion(app, did)).status == Status.PAUSED
-    await app.service.handle(c.ScheduleRound(discussion_id=did, when="in 1 hour", user_id="U1", user_name="Dana"))
+    await app.service.handle(c.ScheduleRound(**C1, discussion_id=did, when="in 1 hour", user_id="U1", user_name="Dana"))
     await settle(app)
     clock.advance(hours=1)
     assert await fire(app, await round_schedule(app, did))
@@ -200,19 +200,19 @@ async def test_the_next_action_choice_offers_schedule_buttons_that_map_to_schedu
     assert sched == {"sched:1h": f"{did}|in 1 hour", "sched:tomorrow": f"{did}|tomorrow morning",
                      "sched:monday": f"{did}|monday"}
     target, when = sched["sched:monday"].split("|", 1)
-    reply = await app.service.handle(c.ScheduleRound(discussion_id=target, when=when, tz="Europe/Berlin",
-                                                     user_id="U2", user_name="Lee"))
+    reply = await app.service.handle(c.ScheduleRound(**C1, discussion_id=target, when=when, tz="Europe/Berlin",
+                                                     user_id="U2", user_name="Lee", is_admin=True))
     await settle(app)
     assert "Mon 9 Mar 09:00 (Europe/Berlin)" in reply.text
 
 
 async def test_scheduled_rounds_can_be_cancelled(app: App, clock: FakeClock) -> None:
     did = await waiting(app, every="1h")
-    await app.service.handle(c.ScheduleRound(discussion_id=did, when="off", user_id="U1", user_name="Dana"))
+    await app.service.handle(c.ScheduleRound(**C1, discussion_id=did, when="off", user_id="U1", user_name="Dana"))
     await settle(app)
     clock.advance(hours=1)
     assert not await fire(app, await round_schedule(app, did))
-    reply = await app.service.handle(c.ScheduleRound(discussion_id=did, when="off", user_id="U1"))
+    reply = await app.service.handle(c.ScheduleRound(**C1, discussion_id=did, when="off", user_id="U1"))
     assert reply.text == "This discussion has no scheduled rounds."
 
 
@@ -224,7 +224,7 @@ async def test_a_paused_discussion_resumes_after_a_restart_a_week_later(
     reply = await first.service.handle(start())
     await settle(first)
     did = reply.discussion_id
-    await first.service.handle(c.Pause(discussion_id=did, user_id="U1", user_name="Dana"))
+    await first.service.handle(c.Pause(**C1, discussion_id=did, user_id="U1", user_name="Dana"))
     await settle(first)
     assert (await discussion(first, did)).status == Status.PAUSED
     await first.close()
@@ -233,7 +233,7 @@ async def test_a_paused_discussion_resumes_after_a_restart_a_week_later(
     second_chat = RecordingChat("console")
     second = await build_app(settings_for(tmp_path), {"console": second_chat}, llm=llm, clock=clock)
     try:
-        await second.service.handle(c.Resume(discussion_id=did, user_id="U2", user_name="Lee"))
+        await second.service.handle(c.Resume(**C1, discussion_id=did, user_id="U2", is_admin=True, user_name="Lee"))
         await settle(second)
         d = await discussion(second, did)
         assert d.status == Status.WAITING and d.resume_count == 1
@@ -258,14 +258,15 @@ async def digest_schedule(app: App, channel: str = "C1") -> Schedule:
 async def test_a_daily_digest_names_every_discussion_with_its_link_votes_and_the_period_cost(
     app: App, chat: RecordingChat, llm: ScriptedLLM, clock: FakeClock
 ) -> None:
-    reply = await app.service.handle(c.SetDigest(platform="console", channel="C1", cadence="daily",
+    reply = await app.service.handle(c.SetDigest(**C1, platform="console", channel="C1", cadence="daily",
                                                  tz="Europe/Berlin", user_id="U1"))
     assert reply.text == "Digest scheduled: daily at 09:00; the first one Mon 2 Mar 09:00 " \
                          "(Europe/Berlin)."
     llm.cost_per_call = 0.01
     open_one = await waiting(app, topic="Should we adopt a four-day week?")
     done = (await app.service.handle(start(topic="Which CI provider?", rounds=1))).discussion_id
-    elsewhere = (await app.service.handle(c.StartDiscussion(topic="Office plants?", platform="console", channel="C2",
+    elsewhere = (await app.service.handle(c.StartDiscussion(**C1, topic="Office plants?", platform="console",
+                                                            channel="C2",
                                                             rounds=1))).discussion_id
     await settle(app)
 
@@ -287,16 +288,20 @@ async def test_a_daily_digest_names_every_discussion_with_its_link_votes_and_the
     assert cost.cost_usd > 0 and f"Cost this period: ${cost.cost_usd:.2f}" in post.text
     assert row["sent"] and row["ref"] == ref and row["period_start"] == T0
     assert next(p for p in llm.prompts if p.purpose.phase == Phase.DIGEST).tier == "light"
+    [chart] = post.files  # the latest vote of each discussion, as a picture with words
+    assert chart.data.startswith(b"\x89PNG") and "Which CI provider?" in chart.alt and "persona(s)" in chart.alt
 
     clock.advance(days=1)  # nothing happened since: the digest still posts, and says so
     assert await fire(app, await digest_schedule(app))
     assert len(chat.announced) == 2 and "No council discussion" in chat.announced[1][3].text
+    assert chat.announced[1][3].files == []
 
 
 async def test_after_downtime_one_catch_up_digest_covers_the_whole_gap(
     app: App, chat: RecordingChat, clock: FakeClock
 ) -> None:
-    await app.service.handle(c.SetDigest(platform="console", channel="C1", cadence="cron", cron="* * * * *"))
+    await app.service.handle(c.SetDigest(**C1, user_id="U1", platform="console", channel="C1", cadence="cron",
+                                         cron="* * * * *"))
     s = await digest_schedule(app)
     assert s.next_run_at == T0 + timedelta(minutes=1)
     clock.advance(hours=3, seconds=20)
@@ -318,7 +323,8 @@ async def test_after_downtime_one_catch_up_digest_covers_the_whole_gap(
 async def test_a_digest_claimed_but_not_posted_is_posted_once_later(
     app: App, chat: RecordingChat, clock: FakeClock
 ) -> None:
-    await app.service.handle(c.SetDigest(platform="console", channel="C1", cadence="cron", cron="0 * * * *"))
+    await app.service.handle(c.SetDigest(**C1, user_id="U1", platform="console", channel="C1", cadence="cron",
+                                         cron="0 * * * *"))
     chat.fail_next_announce(1)  # the platform is down for the first attempt
     clock.advance(hours=1)
     assert await fire(app, await digest_schedule(app))
@@ -333,7 +339,7 @@ async def test_a_digest_claimed_but_not_posted_is_posted_once_later(
 async def test_a_digest_goes_out_from_the_stored_syntheses_when_the_model_fails(
     app: App, chat: RecordingChat, llm: ScriptedLLM, clock: FakeClock
 ) -> None:
-    await app.service.handle(c.SetDigest(platform="console", channel="C1", cadence="weekly"))
+    await app.service.handle(c.SetDigest(**C1, user_id="U1", platform="console", channel="C1", cadence="weekly"))
     await waiting(app)
     llm.fail("digest", Phase.DIGEST)
     clock.set(datetime(2026, 3, 9, 9, 0, tzinfo=UTC))
@@ -344,12 +350,15 @@ async def test_a_digest_goes_out_from_the_stored_syntheses_when_the_model_fails(
 
 async def test_digest_settings_are_checked_and_can_be_turned_off(app: App, clock: FakeClock) -> None:
     with pytest.raises(UserError, match="5 fields"):
-        await app.service.handle(c.SetDigest(platform="console", channel="C1", cadence="cron", cron="0 9 * *"))
+        await app.service.handle(c.SetDigest(**C1, user_id="U1", platform="console", channel="C1", cadence="cron",
+                                             cron="0 9 * *"))
     with pytest.raises(UserError, match="not a time zone"):
-        await app.service.handle(c.SetDigest(platform="console", channel="C1", cadence="daily", tz="Moon/Base"))
-    off = c.SetDigest(platform="console", channel="C1", cadence="off")
+        await app.service.handle(c.SetDigest(**C1, user_id="U1", platform="console", channel="C1", cadence="daily",
+                                             tz="Moon/Base"))
+    off = c.SetDigest(**C1, user_id="U1", platform="console", channel="C1", cadence="off")
     assert (await app.service.handle(off)).text == "There is no digest for that channel."
-    await app.service.handle(c.SetDigest(platform="console", channel="C1", cadence="cron", cron="*/5 * * * *"))
+    await app.service.handle(c.SetDigest(**C1, user_id="U1", platform="console", channel="C1", cadence="cron",
+                                         cron="*/5 * * * *"))
     assert (await app.service.handle(off)).text == "Digest turned off."
     clock.advance(minutes=5)
     assert not await app.service.fire((await digest_schedule(app)).id)

@@ -45,7 +45,8 @@ def test_poll_views_hide_what_they_must() -> None:
 
 def test_console_input_maps_to_commands() -> None:
     assert parse_choice("3", "d", "Me") == c.ChooseNextAction(discussion_id="d", action=NextAction.ANOTHER_ROUND,
-                                                              user_id="console-user", user_name="Me")
+                                                              user_id="console-user", user_name="Me",
+                                                              platform="console", in_channel="console")
     assert isinstance(parse_choice("/pause", "d", "Me"), c.Pause)
     assert isinstance(parse_choice("I disagree", "d", "Me"), c.PostHumanMessage)
     assert parse_choice("/nonsense", "d", "Me") is None

@@ -18,7 +18,8 @@ from bot.wiring import App, build_app
 from core.models import Discussion
 from core.offline import OfflineLLM
 from core.ports import Completion, Prompt, TextSink
-from tests.fakes.discord_api import FakeDiscord
+from tests.fakes import discord_payloads as p
+from tests.fakes.discord_api import FakeDiscord, Interaction
 
 TOKEN = "test-token"
 
@@ -107,3 +108,15 @@ async def eventually(check: Callable[[], Awaitable[Any]], limit_s: float = 10.0)
 def by_webhook(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [m for m in messages if m.get("webhook_id")]
 
+
+async def confirm_step(fake: FakeDiscord, who: dict[str, Any], msg: dict[str, Any], label: str,
+                       thread: str) -> tuple[Interaction, Interaction]:
+    """Click `label`, expect a private question with one button, and press that: (the ask, the confirm)."""
+    ask = await fake.click(who, msg, fake.find_button(msg, label))
+    await fake.wait_for(lambda: ask.callbacks)
+    answer = ask.callbacks[0]
+    assert answer["type"] == 4 and answer["data"]["flags"] & 64, "a private question, not the action itself"
+    question = p.message(p.snowflake(), thread, fake.bot, answer["data"], application_id=fake.app_id)
+    sure = await fake.click(who, question, question["components"][0]["components"][0]["custom_id"])
+    await fake.wait_for(lambda: sure.callbacks)
+    return ask, sure

@@ -57,7 +57,8 @@ async def test_autocomplete_offers_this_channels_discussions_and_zones(
     for topic, channel in [("Trunk-based development?", fake.channel_id), ("Monorepo or not?", fake.channel_id),
                            ("Secret plans elsewhere", other)]:
         await answered(fake, await fake.slash(dana, "council", channel_id=channel, topic=topic, confirm=True))
-    ours = {d.topic: d.id for d in await council.app.service.discussions(channel=fake.channel_id)}
+    async with council.app.store.tx() as tx:
+        ours = {d.topic: d.id for d in await tx.discussions(channel=fake.channel_id)}
 
     everything = (await fake.wait_for_choices(dana, "council-status", "id", ""))
     assert sorted(ch["value"] for ch in everything) == sorted(ours.values())
@@ -131,3 +132,19 @@ async def test_live_words_grow_in_one_webhook_message_that_becomes_the_post(coun
                                              persona=ada))
     assert fake.thread_messages(d.thread_ref)[before:] == [live], "the post took the live message's place"
     assert live["content"].startswith("Flags let us merge early and often.") and live["id"] in ref
+
+
+async def test_the_final_synthesis_brings_its_charts_as_attachments(council: Council) -> None:
+    fake = council.fake
+    await answered(fake, await fake.slash(fake.add_user("Dana"), "council", topic="Adopt Rust?", rounds=1))
+    await council.settle()
+    d = await council.discussion()
+    with_files = [m for m in fake.thread_messages(d.thread_ref) if m["attachments"]]
+    assert len(with_files) == 1
+    [charts] = with_files
+    names = [a["filename"] for a in charts["attachments"]]
+    assert "vote.png" in names and all(fake.files[a["id"]].startswith(b"\x89PNG") for a in charts["attachments"])
+    assert all(a["description"].startswith(("Bar chart of the vote", "Grid of stances"))
+               for a in charts["attachments"])
+    final = next(i for i, m in enumerate(fake.thread_messages(d.thread_ref)) if "Final synthesis" in m["content"])
+    assert fake.thread_messages(d.thread_ref).index(charts) > final

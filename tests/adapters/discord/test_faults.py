@@ -8,7 +8,7 @@ from pathlib import Path
 from adapters.discord.chat import DiscordChat
 from adapters.discord.render import render
 from core.models import Discussion, Persona, Post, Role, Status
-from tests.adapters.discord.conftest import Council, by_webhook, running
+from tests.adapters.discord.conftest import Council, by_webhook, confirm_step, running
 from tests.fakes.clock import FakeClock
 from tests.fakes.discord_api import FakeDiscord, Fault
 
@@ -61,9 +61,12 @@ async def _refused_with_429_land_once(council: Council, clock: FakeClock) -> Non
     d = await council.discussion()
     assert d.status.value == "done"
     ids = await sent_refs(council)
-    posted = [m["id"] for m in fake.messages[fake.channel_id] + fake.thread_messages(d.thread_ref)]
+    charts = [m for m in fake.thread_messages(d.thread_ref) if m["attachments"]]
+    assert len(charts) == 1, "the final synthesis's charts, once"  # their own message, not a queued post
+    posted = [m["id"] for m in fake.messages[fake.channel_id] + fake.thread_messages(d.thread_ref)
+              if m not in charts]
     assert sorted(ids) == sorted(posted), "every queued post landed exactly once"
-    thread_ids = [m["id"] for m in fake.thread_messages(d.thread_ref)]
+    thread_ids = [m["id"] for m in fake.thread_messages(d.thread_ref) if m not in charts]
     assert [x for x in ids if x in thread_ids] == thread_ids, "and in the order it was queued"
 
 
@@ -120,7 +123,7 @@ async def _deleted_webhook_is_replaced(council: Council, clock: FakeClock) -> No
     fake.webhooks.clear()  # an admin removed it
     choice = next(m for m in reversed(fake.thread_messages((await council.discussion()).thread_ref))
                   if m["components"])
-    await fake.click(dana, choice, fake.find_button(choice, "Synthesize"))
+    await confirm_step(fake, dana, choice, "Synthesize", choice["channel_id"])
     # The persona's post through the deleted webhook is refused (404), and waits out its backoff.
     await fake.wait_for(lambda: any(c.status == 404 and c.path.startswith("/webhooks/") for c in fake.calls))
     await council.settle()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.adapters.discord.conftest import Council, by_webhook, eventually, running
+from tests.adapters.discord.conftest import Council, by_webhook, confirm_step, eventually, running
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_api import FakeDiscord
 
@@ -126,7 +126,7 @@ async def test_buttons_survive_a_restart(fake: FakeDiscord, tmp_path: Path) -> N
         thread = await start_and_wait(first, dana, topic="Monorepo or polyrepo?")
     async with running(fake, tmp_path) as second:
         choice = with_button(fake, thread, "Synthesize")
-        i = await fake.click(dana, choice, fake.find_button(choice, "Synthesize"))
+        _, i = await confirm_step(fake, dana, choice, "Synthesize", thread)  # it asks first
         await fake.wait_for(lambda: any("Final synthesis" in m["content"] for m in fake.thread_messages(thread)))
         await second.settle()
         assert i.callbacks[0]["type"] == 6

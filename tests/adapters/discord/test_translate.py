@@ -9,8 +9,9 @@ from core import commands as c
 from core.models import NextAction, Persona, Role
 from tests.fakes.discord_payloads import fixture
 
-DANA = t.Who(user_id="1280000000000000042", user_name="Dana")
 HERE = t.Where(guild_id="1290000000000000001", channel_id="1290000000000000010")
+DANA = t.Who(user_id="1280000000000000042", user_name="Dana", guild_id=HERE.guild_id, channel_id=HERE.channel_id)
+AT = {"platform": "discord", "workspace": HERE.guild_id, "in_channel": HERE.channel_id}  # facts for permissions
 
 
 def test_council_command_from_a_recorded_interaction() -> None:
@@ -19,13 +20,13 @@ def test_council_command_from_a_recorded_interaction() -> None:
                 t.is_admin(payload["member"]["permissions"]))
     cmd = t.slash_command(payload["data"]["name"], t.options(payload["data"]), who,
                           t.Where(payload["guild_id"], payload["channel_id"]))
-    assert cmd == c.StartDiscussion(topic="Should we move to trunk-based development?", platform="discord",
-                                    workspace="1290000000000000001", channel="1290000000000000010", rounds=2,
+    assert cmd == c.StartDiscussion(**AT, topic="Should we move to trunk-based development?",
+                                    channel="1290000000000000010", rounds=2,
                                     experts=3, user_id="1280000000000000042", user_name="Dana")
 
 
 def test_verbs_use_the_thread_they_are_typed_in() -> None:
-    assert t.slash_command("council-stop", {"id": None}, DANA, HERE, current="ab12cd34") == c.Stop(
+    assert t.slash_command("council-stop", {"id": None}, DANA, HERE, current="ab12cd34") == c.Stop(**AT,
         discussion_id="ab12cd34", user_id=DANA.user_id, user_name="Dana")
     with pytest.raises(t.NotUnderstood):
         t.slash_command("council-stop", {}, DANA, HERE)
@@ -34,7 +35,7 @@ def test_verbs_use_the_thread_they_are_typed_in() -> None:
     assert t.slash_command("council-list", {}, DANA, HERE) == t.ListDiscussions(channel=HERE.channel_id)
     digest = t.slash_command("council-digest", {"cadence": "cron", "cron": "0 9 * * 1"}, DANA, HERE)
     assert isinstance(digest, c.SetDigest) and digest.cron == "0 9 * * 1" and digest.platform == "discord"
-    assert t.slash_command("council-synthesize", {}, DANA, HERE, current="ab12") == c.Synthesize(
+    assert t.slash_command("council-synthesize", {}, DANA, HERE, current="ab12") == c.Synthesize(**AT,
         discussion_id="ab12", user_id=DANA.user_id, user_name="Dana")
     assert t.slash_command("council-status", {"id": "ab12"}, DANA, HERE) == t.ShowStatus("ab12")
     assert t.slash_command("council-help", {}, DANA, HERE) == t.ShowHelp()
@@ -56,7 +57,7 @@ def test_every_start_option_and_the_default_zone() -> None:
             t.slash_command("council", bad, DANA, HERE)
     sched = t.slash_command("council-schedule", {"id": "ab12", "when": "monday 10:00", "tz": "Asia/Tokyo"},
                             DANA, HERE)
-    assert sched == c.ScheduleRound(discussion_id="ab12", when="monday 10:00", tz="Asia/Tokyo",
+    assert sched == c.ScheduleRound(**AT, discussion_id="ab12", when="monday 10:00", tz="Asia/Tokyo",
                                     user_id=DANA.user_id, user_name="Dana")
     with pytest.raises(t.NotUnderstood, match="When"):
         t.slash_command("council-schedule", {"id": "ab12"}, DANA, HERE)
@@ -73,9 +74,9 @@ def test_autocomplete_choices_fit_discord() -> None:
 def test_buttons_from_a_recorded_click() -> None:
     payload = fixture("interaction_button.json")
     action, value = t.parse_custom_id(payload["data"]["custom_id"]) or ("", "")
-    assert t.component(action, value, DANA) == c.CastBallot(poll_id=7, choice=1, user_id=DANA.user_id,
+    assert t.component(action, value, DANA) == c.CastBallot(**AT, poll_id=7, choice=1, user_id=DANA.user_id,
                                                             user_name="Dana")
-    assert t.component("next:deep_dive", "ab12|deep_dive", DANA) == c.ChooseNextAction(
+    assert t.component("next:deep_dive", "ab12|deep_dive", DANA) == c.ChooseNextAction(**AT,
         discussion_id="ab12", action=NextAction.DEEP_DIVE, user_id=DANA.user_id, user_name="Dana")
     assert isinstance(t.component("sched:1h", "ab12|in 1 hour", DANA), c.ScheduleRound)
     assert t.component("roster:modify", "ab12", DANA) == t.OpenModal("modify", "ab12")
@@ -96,7 +97,7 @@ def test_custom_ids_round_trip_and_stay_short() -> None:
 def test_modal_submission_from_a_recorded_payload() -> None:
     payload = fixture("interaction_modal_submit.json")
     cmd = t.modal(payload["data"], DANA, payload["id"])
-    assert cmd == c.PostHumanMessage(discussion_id="ab12cd34", text="What about release trains?",
+    assert cmd == c.PostHumanMessage(**AT, discussion_id="ab12cd34", text="What about release trains?",
                                      event_id=f"discord:interaction:{payload['id']}", user_id=DANA.user_id,
                                      user_name="Dana")
 
@@ -104,15 +105,16 @@ def test_modal_submission_from_a_recorded_payload() -> None:
 def test_roster_edits_rename_remove_or_add() -> None:
     people = [Persona(key="amara", name="Amara Okafor", role=Role.EXPERT)]
     edit = t.RosterEdit("ab12", "amara okafor", "Amara O.", "", False)
-    assert t.roster_command(edit, people, DANA) == c.ModifyRoster(
+    assert t.roster_command(edit, people, DANA) == c.ModifyRoster(**AT,
         discussion_id="ab12", persona_key="amara", name="Amara O.", title="", remove=False,
         user_id=DANA.user_id, user_name="Dana")
     for named in ("Amara Okafor", "AMARA"):  # by name or by key, any case
         removed = t.roster_command(t.RosterEdit("ab12", named, "", "", True), people, DANA)
-        assert removed == c.ModifyRoster(discussion_id="ab12", persona_key="amara", name="", title="", remove=True,
+        assert removed == c.ModifyRoster(**AT, discussion_id="ab12", persona_key="amara", name="", title="",
+                                         remove=True,
                                          user_id=DANA.user_id, user_name="Dana"), named
     added = t.roster_command(t.RosterEdit("ab12", "Grace Hopper", "", "Compilers", False), people, DANA)
-    assert added == c.AddExpert(discussion_id="ab12", name="Grace Hopper", title="Compilers",
+    assert added == c.AddExpert(**AT, discussion_id="ab12", name="Grace Hopper", title="Compilers",
                                 user_id=DANA.user_id, user_name="Dana")
     with pytest.raises(t.NotUnderstood):
         t.roster_command(t.RosterEdit("ab12", "Nobody", "", "", True), people, DANA)

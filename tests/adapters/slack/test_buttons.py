@@ -108,12 +108,17 @@ async def test_roster_confirmation_with_a_modify_modal(slack: Slack, server: Sla
     header = fake.find("C0001", d.thread_ref)
     assert header is not None and "Grace Hopper" in json.dumps(header.blocks) and "Ada Lovelace" in json.dumps(
         header.blocks)
-    await slack.click(confirm.ts, "roster:start", d.id, user="U0002")
+    await slack.click(confirm.ts, "roster:start", d.id, user="U0002")  # another member: refused privately
+    await server.idle()
+    assert (await only(server)).status == Status.AWAITING_CONFIRMATION
+    assert fake.ephemerals[-1]["user"] == "U0002"
+    assert fake.ephemerals[-1]["text"] == "Only Dana or a workspace admin can start this discussion."
+    await slack.click(confirm.ts, "roster:start", d.id, user="U0003")  # an admin may
     await server.idle()
     d = await only(server)
     assert d.status == Status.WAITING and d.round == 1
     started = fake.find("C0001", confirm.ts)
-    assert started is not None and "Lee started the discussion" in json.dumps(started.blocks)
+    assert started is not None and "Ines started the discussion" in json.dumps(started.blocks)
 
 
 async def test_the_start_form_starts_a_discussion_or_explains_what_is_missing(
@@ -145,13 +150,42 @@ async def test_llm_failures_offer_retry_skip_stop_in_the_thread(
     [error] = with_action(fake, d.thread_ref, '"fail:retry"')
     assert [b["text"]["text"] for b in buttons(error)] == ["Retry", "Skip", "Stop"]
     assert "blocked" in error.text and "overloaded" in error.text
-    await slack.click(error.ts, "fail:skip", d.id, user="U0002")  # the opening can't be skipped
+    await slack.click(error.ts, "fail:skip", d.id, user="U0003")  # the opening can't be skipped
     await server.idle()
-    assert "can't be skipped" in fake.ephemerals[-1]["text"] and fake.ephemerals[-1]["user"] == "U0002"
-    await slack.click(error.ts, "fail:retry", d.id, user="U0002")
+    assert "can't be skipped" in fake.ephemerals[-1]["text"] and fake.ephemerals[-1]["user"] == "U0003"
+    await slack.click(error.ts, "fail:retry", d.id, user="U0003")
     await server.idle()
     assert (await only(server)).status == Status.WAITING
     thread = fake.thread("C0001", d.thread_ref)
     assert not any("is thinking" in m.text for m in thread)
     settled = fake.find("C0001", error.ts)
-    assert settled is not None and not buttons(settled) and "Lee chose *Retry*" in json.dumps(settled.blocks)
+    assert settled is not None and not buttons(settled) and "Ines chose *Retry*" in json.dumps(settled.blocks)
+
+
+async def test_deep_dive_asks_for_the_topic_with_the_suggestion_filled_in(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    await slack.command("Should we sunset the legacy mobile app?")
+    await server.idle()
+    d = await only(server)
+    [choice] = with_action(fake, d.thread_ref, '"next:deep_dive"')
+    await slack.click(choice.ts, "next:deep_dive", f"{d.id}|deep_dive", user="U0002")
+    await server.idle()
+    assert (await only(server)).round == 1, "nothing is chosen until the form is sent"
+    [opened] = fake.views
+    form = opened["view"]
+    suggestion = form["blocks"][0]["element"]["initial_value"]
+    assert form["callback_id"] == "council_next_topic" and suggestion
+
+    submit = fixture("view_submission")
+    submit["user"] = {"id": "U0002", "username": "lee", "name": "lee", "team_id": "T0001"}
+    submit["view"] |= {"callback_id": "council_next_topic", "private_metadata": form["private_metadata"]}
+    submit["view"]["state"]["values"] = {"topic": {"value": {"type": "plain_text_input", "value": "   "}}}
+    status, body = await slack.interaction(submit)
+    assert status == 200 and json.loads(body)["errors"] == {"topic": "Please give the topic for the next round."}
+    submit["view"]["state"]["values"]["topic"]["value"]["value"] = "Offline &lt;sync&gt; for field staff"
+    await slack.interaction(submit)
+    await server.idle()
+    d = await only(server)
+    assert d.round == 2 and d.round_topic == "Offline <sync> for field staff"
+    assert any("chose" in m.text and "Offline" in m.text for m in fake.thread("C0001", d.thread_ref))

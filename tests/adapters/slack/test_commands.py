@@ -66,7 +66,7 @@ async def test_only_the_starter_or_an_admin_may_pause_or_stop(
     assert d.status == Status.WAITING
     await slack.command(f"stop {d.id}", user="U0002")
     await server.idle()
-    assert "Only Dana or an admin can stop" in ephemerals_to(fake, "U0002")[0]
+    assert "Only Dana or a workspace admin can stop" in ephemerals_to(fake, "U0002")[0]
     await slack.command(f"stop {d.id}", user="U0003")  # an admin (users.info is_admin)
     await server.idle()
     [d] = await server.core.service.discussions()
@@ -115,18 +115,21 @@ async def test_schedule_and_digest_subcommands_reach_the_service(
     assert rounds is not None and rounds.enabled and rounds.trigger.startswith("at:"), rounds
     assert rounds.next_run_at is not None and rounds.created_by == "U0001"
 
-    await slack.command('digest cron "0 9 * * 1" <#C0042|decisions>')
+    await slack.command('digest cron "0 9 * * 1" <#C0042|decisions>')  # another channel: admins only
+    await server.idle()
+    assert "for another channel, ask a workspace admin" in ephemerals_to(fake, "U0001")[-1]
+    await slack.command('digest cron "0 9 * * 1" <#C0042|decisions>', user="U0003")
     await server.idle()
     async with store.tx() as tx:
         digest = await tx.find_schedule("digest", "slack", "T0001", "C0042")
     assert digest is not None and digest.enabled and digest.trigger == "cron:0 9 * * 1", digest
 
-    await slack.command("digest off <#C0042|decisions>")
+    await slack.command("digest off <#C0042|decisions>", user="U0003")
     await server.idle()
     async with store.tx() as tx:
         off = await tx.find_schedule("digest", "slack", "T0001", "C0042")
         enabled = await tx.schedules(kind="digest")
     assert off is not None and off.id == digest.id and not off.enabled, off
     assert enabled == []
-    texts = ephemerals_to(fake, "U0001")
-    assert len(texts) == 3 and not any("isn't available" in t or "went wrong" in t for t in texts), texts
+    texts = ephemerals_to(fake, "U0001") + ephemerals_to(fake, "U0003")
+    assert len(texts) == 4 and not any("isn't available" in t or "went wrong" in t for t in texts), texts

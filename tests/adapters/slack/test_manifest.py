@@ -33,8 +33,9 @@ def test_manifest_matches_the_listeners() -> None:
     assert command["command"] == "/council" and command["should_escape"] is True
     [shortcut] = m["features"]["shortcuts"]
     assert shortcut["type"] == "message" and shortcut["callback_id"] == SHORTCUT
-    assert set(m["settings"]["event_subscriptions"]["bot_events"]) == {"app_mention", "message.channels",
-                                                                       "message.groups"}
+    assert set(m["settings"]["event_subscriptions"]["bot_events"]) == {
+        "app_mention", "message.channels", "message.groups", "app_home_opened", "app_uninstalled", "tokens_revoked"}
+    assert m["features"]["app_home"]["home_tab_enabled"] is True
     assert m["settings"]["interactivity"]["is_enabled"] is True
     assert set(m["oauth_config"]["scopes"]["bot"]) == set(BOT_SCOPES)
     assert "chat:write.customize" in BOT_SCOPES

@@ -70,7 +70,7 @@ async def test_a_direct_message_is_refused_and_a_digest_needs_council_in_its_cha
     assert await discussions(server) == [] and "direct message" in fake.responses[-1]["text"]
 
     fake.add_channel("G0002", private=True)
-    await slack.command("digest daily <#G0002|secret>")
+    await slack.command("digest daily <#G0002|secret>", user="U0003")  # another channel: an admin sets it
     await server.idle()
     assert "/invite @Council" in fake.ephemerals[-1]["text"]
     assert server.core is not None
@@ -78,7 +78,7 @@ async def test_a_direct_message_is_refused_and_a_digest_needs_council_in_its_cha
         assert await tx.schedules() == []
 
     fake.add_channel("C0003", member=False)
-    await slack.command("digest weekly <#C0003|general>")
+    await slack.command("digest weekly <#C0003|general>", user="U0003")
     await server.idle()
     assert fake.channels["C0003"]["is_member"], "joined the digest's public channel"
     async with server.core.store.tx() as tx:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -54,6 +55,15 @@ async def test_a_workspace_installs_the_app_and_its_own_token_is_used(
         status, _ = await slack.post(urlencode(form), "application/x-www-form-urlencoded")
         assert status == 200
         await oauth_server.idle()
+        assert oauth_server.bolt is not None and oauth_server.bolt.installation_store is not None
+        store = oauth_server.bolt.installation_store
+        assert await store.async_find_bot(enterprise_id=None, team_id="T0002") is not None
+        uninstalled = fixture("event_message") | {"team_id": "T0002", "event": {"type": "app_uninstalled"},
+                                                  "event_id": "EvUNINSTALL",
+                                                  "authorizations": [{"team_id": "T0002", "is_bot": True}]}
+        status, _ = await slack.post(json.dumps(uninstalled), "application/json")
+        await oauth_server.idle()
+        assert status == 200 and await store.async_find_bot(enterprise_id=None, team_id="T0002") is None
     posts = fake.called("chat.postMessage")
     assert posts and {p.token for p in posts} == {"xoxb-installed"}
     assert oauth_server.core is not None

@@ -71,7 +71,8 @@ async def test_the_round_reminder_mentions_everyone_who_took_part(
     await server.idle()
     # A message from another platform's id (say, a CLI user) is heard, but is nobody Slack can notify.
     await server.core.service.handle(c.PostHumanMessage(discussion_id=d.id, text="And support?",
-                                                        user_id="cli-user", user_name="Ops"))
+                                                        user_id="cli-user", user_name="Ops", platform="slack",
+                                                        workspace="T0001", in_channel="C0001"))
     await slack.command(f'schedule {d.id} "in 1 hour"', user="U0003")
     await server.idle()
     clock.advance(hours=1)
@@ -130,8 +131,10 @@ async def test_a_huge_digest_is_one_top_level_message_naming_every_discussion_wi
     await fire(server, await schedule(server, "digest", "C0001"))
 
     [top] = top_level(fake)
-    replies = fake.thread("C0001", top.ts)[1:]
-    assert replies and all(r.thread_ts == top.ts for r in replies)
+    thread = fake.thread("C0001", top.ts)[1:]
+    replies = [r for r in thread if not r.files]  # the digest's parts; its chart is a file share after them
+    assert replies and all(r.thread_ts == top.ts for r in thread)
+    assert [r.files[0]["name"] for r in thread if r.files] == ["digest-votes.png"] and thread[-1].files
     assert_slack_takes([top, *replies])
     shown = str(top.blocks)
     assert sections(top)[0].startswith("*Council digest* · Mon 2 Mar 09:00 (Europe/Berlin) → Tue 3 Mar 09:00")
@@ -156,7 +159,7 @@ async def test_a_long_digest_that_fits_is_one_message_in_several_sections(
     clock.set(datetime(2026, 3, 3, 8, 0, tzinfo=UTC))
     await fire(server, await schedule(server, "digest", "C0001"))
     [top] = top_level(fake)
-    assert fake.thread("C0001", top.ts) == [top]  # no replies: it all fits
+    assert [m for m in fake.thread("C0001", top.ts) if not m.files] == [top]  # no text replies: it all fits
     assert_slack_takes([top])
     assert len(sections(top)) > 2 and sum(map(len, sections(top))) > 3000
     assert sum(f"|Topic {d.id[1:]} (draft)" in str(top.blocks) for d in discussions) == 14  # [ ] made ( ) by core
@@ -202,9 +205,9 @@ async def test_digest_replies_name_the_channel_and_the_zone_once_per_time(
     for command in ("digest daily", "digest weekly <#C0042|decisions> --tz America/New_York",
                     'digest cron "0 9 * * 1" <#C0042|>', "digest off <#C0042|decisions>", "digest off <#C0043|random>",
                     "digest off"):
-        await slack.command(command)
+        await slack.command(command, user="U0003")  # another channel's digest: an admin's to set
         await server.idle()  # one at a time: the answers in order
-    here, weekly, cron, off, none, off_here = texts(fake)
+    here, weekly, cron, off, none, off_here = texts(fake, "U0003")
     # The channel leads each answer, whatever the service's wording (which the adapter does not rewrite).
     assert here.startswith("<#C0001>: Digest scheduled: daily at 09:00")
     assert weekly.startswith("<#C0042>: Digest scheduled: weekly, Mondays at 09:00")

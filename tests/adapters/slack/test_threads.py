@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from adapters.slack.server import SlackServer
 from core.models import Discussion, Status
 from tests.adapters.slack.conftest import Slack, fixture
@@ -73,7 +75,7 @@ async def test_mentions_steer_a_discussion_from_its_thread(slack: Slack, server:
     assert (await only(server)).status == Status.WAITING
     texts = [e["text"] for e in fake.ephemerals]
     assert texts[0].startswith(f"`{d.id}`") and "waiting" in texts[0]
-    assert "Only Dana or an admin can pause" in texts[1]
+    assert "Only Dana or a workspace admin can pause" in texts[1]
     await slack.mention("<@UBOT> pause", thread_ts=d.thread_ref)
     await server.idle()
     assert (await only(server)).status == Status.PAUSED
@@ -101,20 +103,36 @@ async def test_a_mention_in_an_ordinary_thread_starts_a_council_about_it(
     assert header.thread_ts == parent.ts and d.status == Status.DONE
 
 
-async def test_the_message_shortcut_starts_a_council_on_a_thread(
+async def test_the_message_shortcut_prefills_the_start_form_for_that_thread(
     slack: Slack, server: SlackServer, fake: FakeSlack
 ) -> None:
     parent = fake.human("C0001", "Should we merge our services back into a monolith?", "U0002")
+    fake.human("C0001", "Our deploys take an hour &amp; break weekly", "U0003", parent.ts)
     payload = fixture("message_action")
     payload["message"] |= {"ts": parent.ts, "text": parent.text}
     status, _ = await slack.interaction(payload)
     assert status == 200
     await server.idle()
+    assert server.core is not None and await server.core.service.discussions() == [], "nothing starts unreviewed"
+    [opened] = fake.views
+    form = opened["view"]
+    topic = next(b for b in form["blocks"] if b["block_id"] == "topic")
+    assert topic["element"]["initial_value"] == parent.text
+    assert json.loads(form["private_metadata"]) == {"channel": "C0001", "thread_ts": parent.ts}
+
+    submit = fixture("view_submission")
+    submit["view"]["private_metadata"] = form["private_metadata"]
+    submit["view"]["state"]["values"]["topic"]["value"]["value"] = parent.text + " (edited)"
+    submit["view"]["state"]["values"]["rounds"]["value"]["selected_option"]["value"] = "steer"
+    status, _ = await slack.interaction(submit)
+    assert status == 200
+    await server.idle()
     d = await only(server)
-    assert d.thread_ref == parent.ts and d.topic == parent.text and d.created_by == "U0001"
+    assert d.thread_ref == parent.ts and d.topic == parent.text + " (edited)" and d.created_by == "U0001"
+    assert "deploys take an hour & break weekly" in d.context, "the thread is the discussion's context"
     await slack.interaction(payload)  # a second start in the same thread is refused politely
     await server.idle()
-    assert "already hosts a council" in fake.ephemerals[-1]["text"]
+    assert "already hosts a council" in fake.ephemerals[-1]["text"] and len(fake.views) == 1
 
 
 async def test_a_mention_arriving_as_two_events_counts_once(slack: Slack, server: SlackServer, fake: FakeSlack) -> None:

@@ -1,0 +1,121 @@
+"""What the Slack app offers beyond the thread's own flow: the next round's topic form, Export, the Home tab."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack import interactions as ix
+from adapters.slack import translate as tr
+from adapters.slack.home import MAX_DISCUSSIONS, NEW_ACTION, HomeFacts, Row, home_view
+from adapters.slack.views import start_view, topic_view
+from core import commands as c
+from core import engine
+from core.driver import load_state
+from core.export import artifacts
+from core.export import export as export_doc
+from core.models import NextAction, Status
+from core.service import UserError
+
+if TYPE_CHECKING:
+    from adapters.slack.handlers import Council, Place
+
+log = logging.getLogger(__name__)
+
+
+async def ask_topic(council: Council, intent: c.ChooseNextAction, place: Place, client: AsyncWebClient) -> None:
+    """Deep dive / Different topic open a form with the council's suggestion, which the person may replace."""
+    async with council.core.store.tx() as tx:
+        state = await load_state(tx, intent.discussion_id)
+    if state is None or state.discussion.status != Status.WAITING:
+        await council.tell(client, place, "The next step was already chosen.")
+        return
+    ideas = engine.suggestions(state)
+    deep = intent.action == NextAction.DEEP_DIVE
+    suggestion = (ideas[0] if ideas else "") if deep else (ideas[1] if len(ideas) > 1 else "")
+    meta = ix.topic_metadata(intent.discussion_id, intent.action.value, place.channel, place.thread_ts or "")
+    await client.views_open(trigger_id=place.trigger_id, view=topic_view(meta, deep, suggestion))
+
+async def export_files(council: Council, discussion_id: str, place: Place, client: AsyncWebClient) -> None:
+    """synthesis.md and the full transcript (JSON), uploaded into the discussion's thread."""
+    d = await council._discussion(discussion_id)
+    if d is None or d.channel != place.channel:
+        await council.tell(client, place, "That discussion is not in this channel.")
+        return
+    doc = await export_doc(council.core.store, d.id)
+    assert doc is not None
+    files = artifacts(doc)
+    uploads = [{"content": files["synthesis.md"], "filename": "synthesis.md", "title": "Synthesis"},
+               {"content": json.dumps(doc, indent=2, ensure_ascii=False), "filename": "transcript.json",
+                "title": "Transcript"}]
+    who, _ = await council.who(client, place)
+    try:
+        await client.files_upload_v2(channel=d.channel, thread_ts=d.thread_ref or None, file_uploads=uploads,
+                                     initial_comment=f"📦 Export of `{d.id}`, asked for by {who.user_name}.")
+    except SlackApiError as exc:
+        error = exc.response.get("error")
+        log.warning("export of %s refused: %s", d.id, error)
+        await council.tell(client, place, "Slack refused the upload" + (" (the app needs the files:write scope)"
+                                                                     if error == "missing_scope" else "") +
+                        f"; `python -m bot export {d.id}` on the server gives the same files.")
+
+# App Home ---------------------------------------------------------------------------------------
+async def home(council: Council, team: str, user: str, client: AsyncWebClient) -> None:
+    """Publish this person's Home tab: their discussions, schedules and digests (and, for admins, spend)."""
+    try:
+        facts = await home_facts(council, client, team, user)
+        await client.views_publish(user_id=user, view=home_view(facts))
+    except Exception:
+        log.exception("could not publish the Home tab of %s", user)
+
+async def home_facts(council: Council, client: AsyncWebClient, team: str, user: str) -> HomeFacts:
+    core, now = council.core, council.core.clock.now()
+    me = await council.users.get(client, team, user)
+    async with core.store.tx() as tx:
+        everything = [d for d in await tx.discussions(limit=500) if d.platform == tr.PLATFORM and
+                      d.workspace == team]
+        schedules = [s for s in await tx.schedules() if s.platform == tr.PLATFORM and s.workspace == team
+                     and s.created_by == user]
+        start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        spend = (await tx.usage_total([d.id for d in everything], since=start)).cost_usd if me.is_admin and \
+            everything else 0.0
+    chat = core.driver.chats.get(tr.PLATFORM)
+    rows = []
+    for d in [d for d in everything if d.created_by == user][:MAX_DISCUSSIONS]:
+        thread = ""
+        if chat is not None:
+            with contextlib.suppress(Exception):
+                thread = await chat.link(d)
+        rows.append(Row(d, thread=thread, page=core.driver.config.pages.url(d.id, now)))
+    defaults = {"budget per discussion": f"${core.service.config.budget_usd:.2f}",
+                "time zone": council.default_tz}
+    return HomeFacts(user=user, rows=rows, schedules=schedules, admin=me.is_admin, spend_today=spend,
+                     defaults=defaults)
+
+async def home_action(council: Council, body: dict[str, Any], client: AsyncWebClient) -> None:
+    """A button on the Home tab: New discussion opens the start form; Cancel ends a schedule or digest."""
+    action = body["actions"][0]
+    user = body.get("user") or {}
+    team = (body.get("team") or {}).get("id") or user.get("team_id", "")
+    from adapters.slack.handlers import Place  # the listener glue imports this module; Place lives there
+
+    place = Place(team=team, channel="", user=user.get("id", ""), trigger_id=body.get("trigger_id"))
+    if action["action_id"] == NEW_ACTION:
+        await client.views_open(trigger_id=place.trigger_id, view=start_view(ix.start_metadata(""),
+                                                                             ask_channel=True))
+        return
+    kind = action["action_id"].rpartition(":")[2]
+    _, _, target = str(action.get("value", "")).partition("|")
+    cmd: c.Command = c.ScheduleRound(discussion_id=target, when="off") if kind == "round" else \
+        c.SetDigest(platform=tr.PLATFORM, workspace=team, channel=target, cadence="off")
+    try:
+        who, _ = await council.who(client, place)
+        await council.core.service.handle(cmd.model_copy(update=who.fields()))
+    except UserError as exc:
+        log.info("Home cancel refused for %s: %s", place.user, exc)
+    await home(council, team, place.user, client)

@@ -1,0 +1,72 @@
+"""GET /d/{id}: a discussion's page behind a signed, expiring link; Jinja2 with autoescaping, no JavaScript."""
+
+from __future__ import annotations
+
+import logging
+
+from aiohttp import web
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from adapters.web.view import page
+from core.export import export
+from core.pages import PageLinks
+from core.ports import Clock
+from core.storage.store import Store
+
+log = logging.getLogger(__name__)
+HEADERS = {
+    "Cache-Control": "private, no-store",
+    "Referrer-Policy": "no-referrer",  # the signature must not leak to the sites people click through to
+    "X-Robots-Tag": "noindex",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+}
+REFUSED = ("<!doctype html><meta charset=utf-8><title>Council</title>"
+           "<p>This link is not valid or has expired. Ask for a fresh link from the discussion's thread.</p>")
+
+
+class Pages:
+    """The page routes; `attach(store)` once the database is ready (until then they answer 503)."""
+
+    def __init__(self, links: PageLinks, clock: Clock, store: Store | None = None) -> None:
+        self.links, self.clock, self.store = links, clock, store
+        self.env = Environment(loader=PackageLoader("adapters.web", "templates"),
+                               autoescape=select_autoescape(default=True, default_for_string=True))
+
+    def attach(self, store: Store) -> None:
+        self.store = store
+
+    def routes(self) -> list[web.RouteDef]:
+        return [web.get("/d/{discussion_id}", self.discussion)]
+
+    async def discussion(self, request: web.Request) -> web.Response:
+        did = request.match_info["discussion_id"]
+        q = request.query
+        if not self.links.valid(did, q.get("exp", ""), q.get("sig", ""), self.clock.now()):
+            return web.Response(status=403, text=REFUSED, content_type="text/html", headers=HEADERS)
+        if self.store is None:
+            return web.Response(status=503, text="starting", headers=HEADERS)
+        doc = await export(self.store, did)
+        if doc is None:
+            return web.Response(status=404, text=REFUSED, content_type="text/html", headers=HEADERS)
+        html = self.env.get_template("discussion.html").render(**page(doc))
+        return web.Response(text=html, content_type="text/html", headers=HEADERS)
+
+
+def application(pages: Pages) -> web.Application:
+    """The pages on their own server (`python -m bot web`, for Discord and console deployments)."""
+    app = web.Application()
+
+    async def health(_: web.Request) -> web.Response:
+        return web.json_response({"status": "ok" if pages.store is not None else "starting"},
+                                 status=200 if pages.store is not None else 503)
+
+    app.add_routes([web.get("/healthz", health), *pages.routes()])
+    return app
+
+
+async def serve(pages: Pages, host: str, port: int) -> web.AppRunner:
+    runner = web.AppRunner(application(pages), access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    return runner

@@ -1,0 +1,121 @@
+"""The page's view of an export document: rounds with their turns and people's messages, polls, stances (pure)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+ICONS = {
+    "classical_building": "🏛️", "scroll": "📜", "smiling_imp": "😈", "twisted_rightwards_arrows": "🔀",
+    "bulb": "💡", "gear": "⚙️", "bar_chart": "📊", "shield": "🛡️", "seedling": "🌱", "compass": "🧭",
+    "microscope": "🔬", "hammer": "🔨", "speech_balloon": "💬", "robot_face": "🤖", "brain": "🧠",
+    "books": "📚", "rocket": "🚀", "mag": "🔍",
+}
+KIND_LABELS = {"opening": "Opening", "statement": "Statement", "counterpoint": "Counterpoint",
+               "rebuttal": "Rebuttal", "analogy": "Cross-domain view", "answer": "Answer to people",
+               "round_synthesis": "Round synthesis", "final_synthesis": "Final synthesis",
+               "resume_summary": "Where we paused", "reopening": "Reopening"}
+
+
+@dataclass
+class Entry:
+    who: str
+    icon: str
+    label: str
+    text: str
+    at: str
+    human: bool = False
+
+
+@dataclass
+class Round:
+    number: int
+    entries: list[Entry] = field(default_factory=list)
+
+
+@dataclass
+class Bar:
+    option: str
+    personas: int
+    people: int
+    percent: int
+
+
+def icon(shortcode: str) -> str:
+    m = re.fullmatch(r":([a-z0-9_+-]+):", shortcode or "")
+    return ICONS.get(m[1], "💬") if m else (shortcode or "💬")
+
+
+def _time(iso: str) -> str:
+    try:
+        return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M UTC")
+    except ValueError:
+        return iso
+
+
+def rounds(doc: dict[str, Any]) -> list[Round]:
+    """Turns and people's messages in time order, each message in the round that was running when it was sent."""
+    icons = {p["key"]: icon(p.get("icon", "")) for p in doc["personas"]}
+    items: list[tuple[str, int, Entry]] = []
+    for t in doc["turns"]:
+        if not (t.get("text") or "").strip() or t["kind"] == "roster":
+            continue
+        label = KIND_LABELS.get(t["kind"], t["kind"].replace("_", " ").capitalize())
+        items.append((t["created_at"], t["round"], Entry(t["author"], icons.get(t["author_key"], "💬"), label,
+                                                         t["text"], _time(t["created_at"]))))
+    for m in doc["human_messages"]:
+        items.append((m["created_at"], -1, Entry(m["author"], "🧑", "Person", m["text"], _time(m["created_at"]),
+                                                 human=True)))
+    out: list[Round] = []
+    for _, number, entry in sorted(items, key=lambda i: i[0]):
+        if number == -1:
+            number = out[-1].number if out else 1
+        if not out or out[-1].number != number:
+            out.append(Round(number))
+        out[-1].entries.append(entry)
+    return out
+
+
+def polls(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for p in doc["polls"]:
+        current = [b for b in p["ballots"] if not b["superseded"]]
+        total = max(1, len(current))
+        bars = [Bar(option, sum(1 for b in current if b["choice"] == i and b["is_ai"]),
+                    sum(1 for b in current if b["choice"] == i and not b["is_ai"]),
+                    round(100 * sum(1 for b in current if b["choice"] == i) / total))
+                for i, option in enumerate(p["options"])]
+        out.append({"question": p["question"], "round": p["round"], "closed": p["closed"], "final": p["final"],
+                    "bars": bars, "votes": len(current)})
+    return out
+
+
+def stances(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per synthesis with positions: who backed which proposal."""
+    out = []
+    for s in doc["syntheses"]:
+        data = s.get("data") or {}
+        proposals = list(data.get("proposals") or data.get("recommendations") or [])
+        rows = []
+        for pos in data.get("positions") or []:
+            n = int(pos.get("proposal", 0))
+            rows.append({"persona": pos.get("persona", ""), "proposal": n,
+                         "text": proposals[n - 1] if 0 < n <= len(proposals) else ""})
+        if rows:
+            out.append({"round": s["round"], "kind": s["kind"], "rows": rows})
+    return out
+
+
+def page(doc: dict[str, Any]) -> dict[str, Any]:
+    d = doc["discussion"]
+    finals = [s for s in doc["syntheses"] if s["kind"] == "final"]
+    return {
+        "d": d, "flow": d.get("flow") or "moderated", "status": str(d["status"]).replace("_", " "),
+        "personas": [{**p, "glyph": icon(p.get("icon", ""))} for p in doc["personas"]],
+        "rounds": rounds(doc), "polls": polls(doc), "stances": stances(doc),
+        "syntheses": [s for s in doc["syntheses"] if s["kind"] == "round"],
+        "final": finals[-1] if finals else None, "usage": doc["usage"],
+        "created": _time(d["created_at"]),
+    }

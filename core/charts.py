@@ -1,0 +1,165 @@
+"""PNG charts drawn with matplotlib's Agg canvas: the latest vote (personas beside people) and stances per round.
+
+Each chart comes with alt text that says in words what it shows."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from typing import Any
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from core.models import Ballot, Poll
+from core.storage.store import Tx
+
+AI_COLOUR, PEOPLE_COLOUR = "#5865F2", "#F0A030"
+STANCE_COLOURS = ["#4E79A7", "#F28E2B", "#59A14F", "#E15759", "#B07AA1"]
+LABEL_CHARS = 38
+
+
+@dataclass
+class ChartMaterial:
+    topic: str
+    poll: Poll | None = None
+    ballots: list[Ballot] = field(default_factory=list)
+    # round -> persona name -> 1-based proposal they support, from the syntheses
+    stances: dict[int, dict[str, int]] = field(default_factory=dict)
+    proposals: dict[int, list[str]] = field(default_factory=dict)  # round -> its proposals
+
+
+async def gather(tx: Tx, discussion_id: str) -> ChartMaterial:
+    d = await tx.discussion(discussion_id)
+    material = ChartMaterial(topic=d.topic if d else "")
+    for poll in reversed(await tx.polls(discussion_id)):  # the latest poll anyone voted in (the final one first)
+        ballots = await tx.ballots(poll.id)
+        if ballots:
+            material.poll, material.ballots = poll, ballots
+            break
+    for s in await tx.syntheses(discussion_id):
+        data: dict[str, Any] = s.get("data") or {}
+        positions = data.get("positions") or []
+        if s["kind"] in ("round", "final") and positions:
+            material.stances[s["round"]] = {p["persona"]: int(p["proposal"]) for p in positions}
+            material.proposals[s["round"]] = list(data.get("proposals") or data.get("recommendations") or [])
+    return material
+
+
+def draw(material: ChartMaterial) -> list[Any]:
+    """The charts there is material for (none, one or both), as PostFiles."""
+    from core.models import PostFile
+
+    files = []
+    if material.poll is not None:
+        png, alt = vote_chart(material.poll, material.ballots)
+        files.append(PostFile(name="vote.png", data=png, alt=alt, title=f"Vote: {material.poll.question}"[:200]))
+    if material.stances:
+        png, alt = stance_chart(material.stances)
+        files.append(PostFile(name="stances.png", data=png, alt=alt, title="Stances per persona across rounds"))
+    return files
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
+
+
+def _png(fig: Figure) -> bytes:
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def tallies(poll: Poll, ballots: list[Ballot]) -> tuple[list[int], list[int]]:
+    """(personas, people) per option, current ballots only."""
+    ai, people = [0] * len(poll.options), [0] * len(poll.options)
+    for b in ballots:
+        if not b.superseded and 0 <= b.choice < len(poll.options):
+            (ai if b.is_ai else people)[b.choice] += 1
+    return ai, people
+
+
+def vote_chart(poll: Poll, ballots: list[Ballot]) -> tuple[bytes, str]:
+    fig, alt = vote_figure(poll, ballots)
+    return _png(fig), alt
+
+
+def vote_figure(poll: Poll, ballots: list[Ballot]) -> tuple[Figure, str]:
+    """Horizontal bars, one pair per option: the personas' ballots and the people's side by side."""
+    ai, people = tallies(poll, ballots)
+    n = len(poll.options)
+    fig = Figure(figsize=(7.5, 1.2 + 0.7 * n))
+    ax = fig.add_subplot()
+    rows = list(range(n))[::-1]
+    ax.barh([r + 0.18 for r in rows], ai, height=0.36, color=AI_COLOUR, label="Personas")
+    ax.barh([r - 0.18 for r in rows], people, height=0.36, color=PEOPLE_COLOUR, label="People")
+    ax.set_yticks(rows, [_short(o) for o in poll.options])
+    ax.set_xlabel("ballots")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(_short(poll.question), loc="left")
+    ax.legend(loc="lower right", frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    words = "; ".join(f"{o}: {a} persona{'s' * (a != 1)}, {p} {'person' if p == 1 else 'people'}"
+                      for o, a, p in zip(poll.options, ai, people, strict=True))
+    return fig, f"Bar chart of the vote “{poll.question}”. {words}."
+
+
+def stance_chart(stances: dict[int, dict[str, int]]) -> tuple[bytes, str]:
+    """A grid: one row per persona, one column per round, each cell the proposal that persona backed."""
+    rounds = sorted(stances)
+    names = sorted({name for by in stances.values() for name in by})
+    fig = Figure(figsize=(1.8 + 1.0 * len(rounds), 0.9 + 0.45 * len(names)))
+    ax = fig.add_subplot()
+    for x, r in enumerate(rounds):
+        for y, name in enumerate(names):
+            choice = stances[r].get(name)
+            if choice is None:
+                continue
+            colour = STANCE_COLOURS[(choice - 1) % len(STANCE_COLOURS)]
+            ax.add_patch(_cell(x, y, colour))
+            ax.text(x, y, f"P{choice}", ha="center", va="center", color="white", fontsize=9, weight="bold")
+    ax.set_xlim(-0.5, len(rounds) - 0.5)
+    ax.set_ylim(len(names) - 0.5, -0.5)
+    ax.set_xticks(range(len(rounds)), [f"round {r}" for r in rounds])
+    ax.set_yticks(range(len(names)), [_short(n) for n in names])
+    ax.set_title("Which proposal each persona backed", loc="left")
+    ax.spines[:].set_visible(False)
+    ax.tick_params(length=0)
+    words = "; ".join(f"{name}: " + ", ".join(f"round {r} proposal {stances[r][name]}" for r in rounds
+                                              if name in stances[r]) for name in names)
+    return _png(fig), f"Grid of stances per persona across rounds. {words}."
+
+
+def _cell(x: float, y: float, colour: str) -> Any:
+    from matplotlib.patches import FancyBboxPatch
+
+    return FancyBboxPatch((x - 0.42, y - 0.38), 0.84, 0.76, boxstyle="round,pad=0.02", color=colour)
+
+
+def digest_files(votes: list[tuple[str, Any]]) -> list[Any]:
+    """For a digest: each discussion's latest vote (topic, PollView), personas beside people, in one picture."""
+    from core.models import PostFile
+
+    shown = [(topic, v) for topic, v in votes if v.counts is not None][:4]
+    if not shown:
+        return []
+    fig = Figure(figsize=(7.5, sum(1.0 + 0.55 * len(v.options) for _, v in shown)))
+    axes = fig.subplots(len(shown), 1, squeeze=False)
+    words = []
+    for ax, (topic, v) in zip(axes[:, 0], shown, strict=True):
+        ai = [len(names) for names in v.ai_positions] if v.ai_positions else [0] * len(v.options)
+        people = list(v.counts)
+        rows = list(range(len(v.options)))[::-1]
+        ax.barh([r + 0.18 for r in rows], ai, height=0.36, color=AI_COLOUR, label="Personas")
+        ax.barh([r - 0.18 for r in rows], people, height=0.36, color=PEOPLE_COLOUR, label="People")
+        ax.set_yticks(rows, [_short(o) for o in v.options])
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title(_short(topic), loc="left", fontsize=10)
+        ax.spines[["top", "right"]].set_visible(False)
+        words.append(f"{topic}: " + ", ".join(f"{o} {a} persona(s) and {p} people"
+                                              for o, a, p in zip(v.options, ai, people, strict=True)))
+    axes[0, 0].legend(loc="lower right", frameon=False)
+    alt = "Bar charts of the latest vote in each discussion. " + "; ".join(words) + "."
+    return [PostFile(name="digest-votes.png", data=_png(fig), alt=alt, title="Latest votes")]

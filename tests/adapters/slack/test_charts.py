@@ -1,0 +1,55 @@
+"""The final synthesis comes with its charts, uploaded into the thread through files_upload_v2."""
+
+from __future__ import annotations
+
+from adapters.slack.server import SlackServer
+from tests.adapters.slack.conftest import Slack
+from tests.fakes.slack_api import FakeSlack
+
+
+async def test_the_final_synthesis_brings_its_charts_into_the_thread(slack: Slack, server: SlackServer,
+                                                                     fake: FakeSlack) -> None:
+    await slack.command("Should we adopt Rust? --rounds 1")
+    await server.idle()
+    assert server.core is not None
+    d = (await server.core.service.discussions())[0]
+    assert [c.method for c in fake.calls].count("files.getUploadURLExternal") == len(fake.uploads) > 0
+    names = sorted(f["name"] for f in fake.uploads)
+    assert "vote.png" in names
+    for f in fake.uploads:
+        assert f["data"].startswith(b"\x89PNG") and f["shares"]["thread_ts"] == d.thread_ref
+        assert f["alt_txt"].startswith(("Bar chart of the vote", "Grid of stances"))
+    synthesis = next(m for m in fake.messages if "Final synthesis" in m.text or "Final synthesis" in str(m.blocks))
+    shared = next(m for m in fake.messages if m.files)
+    assert float(shared.ts) > float(synthesis.ts), "the charts follow the synthesis they illustrate"
+
+
+async def test_a_refused_upload_leaves_the_synthesis_standing(slack: Slack, server: SlackServer,
+                                                             fake: FakeSlack) -> None:
+    fake.fail("files.getUploadURLExternal", "missing_scope", times=5)
+    await slack.command("Should we adopt Rust? --rounds 1")
+    await server.idle()
+    assert server.core is not None
+    d = (await server.core.service.discussions())[0]
+    assert d.status.value == "done" and fake.uploads == []
+    assert any("Final synthesis" in m.text or "Final synthesis" in str(m.blocks) for m in fake.messages)
+
+
+async def test_the_export_button_uploads_the_synthesis_and_the_transcript(slack: Slack, server: SlackServer,
+                                                                          fake: FakeSlack) -> None:
+    import json
+
+    await slack.command("Should we adopt Rust? --rounds 1")
+    await server.idle()
+    assert server.core is not None
+    d = (await server.core.service.discussions())[0]
+    header = fake.find("C0001", d.thread_ref)
+    assert header is not None and '"action_id": "ctl:export"' in json.dumps(header.blocks)
+    before = len(fake.uploads)
+    await slack.click(header.ts, "ctl:export", d.id)
+    await server.idle()
+    files = {f["name"]: f for f in fake.uploads[before:]}
+    assert set(files) == {"synthesis.md", "transcript.json"}
+    assert files["synthesis.md"]["data"].decode().startswith("# ") and "Rust" in files["synthesis.md"]["data"].decode()
+    assert json.loads(files["transcript.json"]["data"])["discussion"]["id"] == d.id
+    assert all(f["shares"]["thread_ts"] == d.thread_ref for f in files.values())

@@ -1,0 +1,61 @@
+"""Slack refusals through the real bolt app: another member's Stop or Synthesize is refused privately and nothing
+changes; Stop and Synthesize ask for confirmation (Block Kit confirm objects); an id from elsewhere is unknown."""
+
+from __future__ import annotations
+
+from adapters.slack.server import SlackServer
+from core.models import Status
+from tests.adapters.slack.conftest import Slack
+from tests.adapters.slack.test_buttons import buttons, with_action
+from tests.adapters.slack.test_threads import only
+from tests.fakes.slack_api import FakeSlack
+
+
+async def test_another_member_pressing_stop_or_synthesize_is_refused_privately(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    await slack.command("Should we sunset the legacy mobile app?")  # Dana (U0001) starts; it waits after round 1
+    await server.idle()
+    d = await only(server)
+    header = fake.find("C0001", d.thread_ref)
+    assert header is not None
+    confirms = {b["action_id"]: b.get("confirm") for b in buttons(header)}
+    assert confirms["ctl:stop"]["style"] == "danger" and "for good" in confirms["ctl:stop"]["text"]["text"]
+    assert "final synthesis" in confirms["ctl:synthesize"]["text"]["text"] and confirms["ctl:pause"] is None
+    [choice] = with_action(fake, d.thread_ref, '"next:synthesize"')
+    assert {b["action_id"]: b.get("confirm") for b in buttons(choice)}["next:synthesize"] is not None
+
+    thread_before = len(fake.thread("C0001", d.thread_ref))
+    await slack.click(header.ts, "ctl:stop", d.id, user="U0002")
+    await slack.click(header.ts, "ctl:synthesize", d.id, user="U0002")
+    await slack.click(choice.ts, "next:synthesize", f"{d.id}|synthesize", user="U0002")
+    await server.idle()
+    refusals = [e for e in fake.ephemerals if e["user"] == "U0002"]
+    assert [e["text"] for e in refusals] == [
+        "Only Dana or a workspace admin can stop this discussion.",
+        "Only Dana or a workspace admin can ask for the final synthesis of this discussion.",
+        "Only Dana or a workspace admin can ask for the final synthesis of this discussion.",
+    ]
+    after = await only(server)
+    assert (after.status, after.round, after.pending) == (Status.WAITING, d.round, d.pending)
+    assert len(fake.thread("C0001", d.thread_ref)) == thread_before, "nothing posted in the thread"
+    assert buttons(fake.find("C0001", choice.ts)), "the choice is still open"  # type: ignore[arg-type]
+
+    await slack.command(f"status {d.id}", user="U0002", channel="C0777")  # a member elsewhere: no such thing
+    await server.idle()
+    elsewhere = [e for e in fake.ephemerals if e["user"] == "U0002"][-1]["text"]
+    assert elsewhere == f"I can't find a discussion with id `{d.id}`; the list command shows them."
+
+    await slack.click(header.ts, "ctl:stop", d.id)  # the starter may
+    await server.idle()
+    assert (await only(server)).status == Status.STOPPED
+
+
+async def test_usage_is_shown_to_admins_only(slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    await slack.command("usage", user="U0002")
+    await slack.command("usage", user="U0003")  # Ines is a Slack admin (users.info is_admin)
+    await server.idle()
+    assert [e["text"] for e in fake.ephemerals if e["user"] == "U0002"] == [
+        "Only workspace admins can see this workspace's usage."]
+    [usage] = [e["text"] for e in fake.ephemerals if e["user"] == "U0003"]
+    assert usage.startswith("*Council usage in this workspace*: $0.00 today of $25.00")
