@@ -94,6 +94,7 @@ async def run_slack(settings: Settings) -> int:
         app_token=secret("slack_app_token"), api_url=settings.slack_api_url, client_id=settings.slack_client_id or "",
         client_secret=secret("slack_client_secret"), port=settings.port,
         sweep_interval_s=settings.sweep_interval_s, default_tz=settings.council_default_tz,
+        admin_groups=frozenset(i for i in settings.admins if i.startswith("S")),  # Slack user groups are S…
     )
     pages = web_pages(settings)
 

@@ -77,10 +77,29 @@ class User:
 
 
 class Users:
-    """users.info, cached for a few minutes: display names, admin rights, time zones."""
+    """users.info, cached for a few minutes: display names, admin rights, time zones; and, for the user groups
+    named as admins (COUNCIL_ADMINS), whether the person is in them (usergroups.users.list, cached alike)."""
 
-    def __init__(self) -> None:
+    def __init__(self, admin_groups: frozenset[str] = frozenset()) -> None:
         self._cache: dict[tuple[str, str], tuple[float, User]] = {}
+        self.admin_groups = admin_groups
+        self._members: dict[tuple[str, str], tuple[float, frozenset[str]]] = {}
+
+    async def _group_members(self, client: AsyncWebClient, team: str, group: str) -> frozenset[str]:
+        hit = self._members.get((team, group))
+        if hit is not None and time.monotonic() - hit[0] < USER_TTL_S:
+            return hit[1]
+        try:
+            resp = await client.usergroups_users_list(usergroup=group)
+        except SlackApiError as exc:  # no usergroups:read, or a group of another workspace: nobody is in it
+            log.warning("usergroups.users.list failed for %s: %s", group, exc.response.get("error"))
+            return frozenset()
+        members = frozenset(resp.get("users") or [])
+        self._members[(team, group)] = (time.monotonic(), members)
+        return members
+
+    async def _groups_of(self, client: AsyncWebClient, team: str, user_id: str) -> tuple[str, ...]:
+        return tuple(sorted([g for g in self.admin_groups if user_id in await self._group_members(client, team, g)]))
 
     async def get(self, client: AsyncWebClient, team: str, user_id: str, fallback: str = "") -> User:
         hit = self._cache.get((team, user_id))
@@ -98,6 +117,7 @@ class Users:
             or fallback or user_id,
             is_admin=bool(u.get("is_admin") or u.get("is_owner") or u.get("is_primary_owner")),
             tz=u.get("tz") or "",
+            groups=await self._groups_of(client, team, user_id),
         )
         self._cache[(team, user_id)] = (time.monotonic(), user)
         return user

@@ -33,7 +33,7 @@ EVENTS_PATH = "/slack/events"
 # the :read scopes let it ask whether it is in a conversation before starting one there.
 BOT_SCOPES = ["commands", "chat:write", "chat:write.customize", "app_mentions:read", "channels:history",
               "groups:history", "channels:join", "channels:read", "groups:read", "im:read", "mpim:read",
-              "users:read", "files:write"]
+              "users:read", "usergroups:read", "files:write"]
 
 
 class ClosableCore(CoreApp, Protocol):
@@ -57,6 +57,7 @@ class SlackConfig:
     default_tz: str = "UTC"
     pace_s: float = 1.0  # seconds between new messages in one channel
     scopes: list[str] = field(default_factory=lambda: list(BOT_SCOPES))
+    admin_groups: frozenset[str] = frozenset()  # Slack user-group ids (S…) in COUNCIL_ADMINS
 
 
 class SlackServer:
@@ -102,7 +103,7 @@ class SlackServer:
         log.info("listening on %s:%s", cfg.host, self.port)
         self.core = await self.build({"slack": self.chat})  # migrates: /healthz answers 200 from here on
         self.bolt = await self._bolt(self.core)
-        register(self.bolt, Council(self.core, Users(), cfg.default_tz), self.tasks)
+        register(self.bolt, Council(self.core, Users(cfg.admin_groups), cfg.default_tz), self.tasks)
         if cfg.app_token:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 

@@ -95,6 +95,7 @@ class FakeSlack:
         self.pending_files: dict[str, dict[str, Any]] = {}  # file id -> what getUploadURLExternal announced
         self.uploads: list[dict[str, Any]] = []  # completed files: name, title, alt_txt, data, shares
         self.users: dict[str, dict[str, Any]] = {}
+        self.usergroups: dict[str, list[str]] = {}  # user-group id -> member ids
         # Conversations by id. One not listed is a public channel the app has not joined (made on first use);
         # a user id (U…) as a channel is the app's direct message with that person.
         self.channels: dict[str, dict[str, Any]] = {}
@@ -346,6 +347,10 @@ class FakeSlack:
     def m_users_info(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         user = self.users.get(p.get("user", ""))
         return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}
+
+    def m_usergroups_users_list(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        members = self.usergroups.get(p.get("usergroup", ""))
+        return {"ok": True, "users": members} if members is not None else {"ok": False, "error": "no_such_subteam"}
 
     def m_conversations_replies(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         msgs = self.thread(p.get("channel", ""), p.get("ts", ""))

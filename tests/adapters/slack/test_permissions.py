@@ -3,9 +3,15 @@ changes; Stop and Synthesize ask for confirmation (Block Kit confirm objects); a
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import aiohttp
+
 from adapters.slack.server import SlackServer
+from bot.settings import Settings
+from bot.wiring import build_app
 from core.models import Status
-from tests.adapters.slack.conftest import Slack
+from tests.adapters.slack.conftest import Slack, config
 from tests.adapters.slack.test_buttons import buttons, with_action
 from tests.adapters.slack.test_threads import only
 from tests.fakes.slack_api import FakeSlack
@@ -59,3 +65,48 @@ async def test_usage_is_shown_to_admins_only(slack: Slack, server: SlackServer, 
         "Only workspace admins can see this workspace's usage."]
     [usage] = [e["text"] for e in fake.ephemerals if e["user"] == "U0003"]
     assert usage.startswith("*Council usage in this workspace*: $0.00 today of $25.00")
+
+
+async def test_a_user_group_named_in_council_admins_gives_its_members_admin_rights(
+    fake: FakeSlack, tmp_path: Path
+) -> None:
+    fake.usergroups["S0LEADS"] = ["U0002"]  # Lee is in @leads
+    s = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}",  # type: ignore[call-arg]
+                 council_admins="S0LEADS, U0999")
+    server = SlackServer(config(fake, admin_groups=frozenset({"S0LEADS"})), lambda chats: build_app(s, chats))
+    await server.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            slack = Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake)
+            await slack.command("Should we sunset the legacy mobile app?")  # Dana starts
+            await server.idle()
+            d = await only(server)
+            assert d.thread_ref
+            await slack.command("usage", user="U0002")  # an admin through @leads
+            await slack.click(d.thread_ref, "ctl:stop", d.id, user="U0002")  # not the starter, but an admin
+            await server.idle()
+            stopped = await only(server)
+    finally:
+        await server.stop()
+    texts = [e["text"] for e in fake.ephemerals if e["user"] == "U0002"]
+    assert texts[0].startswith("*Council usage in this workspace*"), texts
+    assert not any(t.startswith("Only ") for t in texts), texts
+    assert stopped.status == Status.STOPPED
+    # Only the group named in COUNCIL_ADMINS is asked about, once while cached.
+    assert [c.params.get("usergroup") for c in fake.calls if c.method == "usergroups.users.list"] == ["S0LEADS"]
+
+
+async def test_without_usergroups_read_a_group_gives_nobody_rights(fake: FakeSlack, tmp_path: Path) -> None:
+    s = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}",  # type: ignore[call-arg]
+                 council_admins="S0UNKNOWN")
+    server = SlackServer(config(fake, admin_groups=frozenset({"S0UNKNOWN"})), lambda chats: build_app(s, chats))
+    await server.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            slack = Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake)
+            await slack.command("usage", user="U0002")
+            await server.idle()
+    finally:
+        await server.stop()
+    assert [e["text"] for e in fake.ephemerals if e["user"] == "U0002"] == [
+        "Only workspace admins can see this workspace's usage."]
