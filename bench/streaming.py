@@ -65,7 +65,8 @@ async def main(first_token_s: float, gap_s: float, chars: int) -> None:
                         raise RuntimeError("the discussion never reached its statements; see the log above")
                     await asyncio.sleep(0.05)
                 await asyncio.sleep(chars / 24 * gap_s + 2 * first_token_s + 2)
-                await app.service.handle(c.Stop(discussion_id=reply.discussion_id, user_id="U1", is_admin=True))
+                await app.service.handle(c.Stop(discussion_id=reply.discussion_id, user_id="U1", platform="slack",
+                                                  workspace="T0001", in_channel="C0001"))
                 await app.driver.idle()
                 async with app.store.tx() as tx:
                     d = await tx.discussion(reply.discussion_id)
