@@ -3,6 +3,8 @@ changes; Stop and Synthesize ask for confirmation (Block Kit confirm objects); a
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -67,27 +69,33 @@ async def test_usage_is_shown_to_admins_only(slack: Slack, server: SlackServer, 
     assert usage.startswith("*Council usage in this workspace*: $0.00 today of $25.00")
 
 
+@contextlib.asynccontextmanager
+async def with_admin_group(fake: FakeSlack, tmp_path: Path, group: str) -> AsyncIterator[tuple[SlackServer, Slack]]:
+    """The app as `python -m bot slack` runs it with COUNCIL_ADMINS naming a Slack user group (and a person)."""
+    s = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}",  # type: ignore[call-arg]
+                 council_admins=f"{group}, U0999")
+    server = SlackServer(config(fake, admin_groups=frozenset({group})), lambda chats: build_app(s, chats))
+    await server.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            yield server, Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake)
+    finally:
+        await server.stop()
+
+
 async def test_a_user_group_named_in_council_admins_gives_its_members_admin_rights(
     fake: FakeSlack, tmp_path: Path
 ) -> None:
     fake.usergroups["S0LEADS"] = ["U0002"]  # Lee is in @leads
-    s = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}",  # type: ignore[call-arg]
-                 council_admins="S0LEADS, U0999")
-    server = SlackServer(config(fake, admin_groups=frozenset({"S0LEADS"})), lambda chats: build_app(s, chats))
-    await server.start()
-    try:
-        async with aiohttp.ClientSession() as session:
-            slack = Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake)
-            await slack.command("Should we sunset the legacy mobile app?")  # Dana starts
-            await server.idle()
-            d = await only(server)
-            assert d.thread_ref
-            await slack.command("usage", user="U0002")  # an admin through @leads
-            await slack.click(d.thread_ref, "ctl:stop", d.id, user="U0002")  # not the starter, but an admin
-            await server.idle()
-            stopped = await only(server)
-    finally:
-        await server.stop()
+    async with with_admin_group(fake, tmp_path, "S0LEADS") as (server, slack):
+        await slack.command("Should we sunset the legacy mobile app?")  # Dana starts
+        await server.idle()
+        d = await only(server)
+        assert d.thread_ref
+        await slack.command("usage", user="U0002")  # an admin through @leads
+        await slack.click(d.thread_ref, "ctl:stop", d.id, user="U0002")  # not the starter, but an admin
+        await server.idle()
+        stopped = await only(server)
     texts = [e["text"] for e in fake.ephemerals if e["user"] == "U0002"]
     assert texts[0].startswith("*Council usage in this workspace*"), texts
     assert not any(t.startswith("Only ") for t in texts), texts
@@ -96,17 +104,9 @@ async def test_a_user_group_named_in_council_admins_gives_its_members_admin_righ
     assert [c.params.get("usergroup") for c in fake.calls if c.method == "usergroups.users.list"] == ["S0LEADS"]
 
 
-async def test_without_usergroups_read_a_group_gives_nobody_rights(fake: FakeSlack, tmp_path: Path) -> None:
-    s = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}",  # type: ignore[call-arg]
-                 council_admins="S0UNKNOWN")
-    server = SlackServer(config(fake, admin_groups=frozenset({"S0UNKNOWN"})), lambda chats: build_app(s, chats))
-    await server.start()
-    try:
-        async with aiohttp.ClientSession() as session:
-            slack = Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake)
-            await slack.command("usage", user="U0002")
-            await server.idle()
-    finally:
-        await server.stop()
+async def test_a_group_slack_cannot_read_gives_nobody_rights(fake: FakeSlack, tmp_path: Path) -> None:
+    async with with_admin_group(fake, tmp_path, "S0UNKNOWN") as (server, slack):  # the fake knows no such group
+        await slack.command("usage", user="U0002")
+        await server.idle()
     assert [e["text"] for e in fake.ephemerals if e["user"] == "U0002"] == [
         "Only workspace admins can see this workspace's usage."]
