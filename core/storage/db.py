@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.util import await_only
 
 log = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -47,8 +51,8 @@ def make_engine(url: str) -> AsyncEngine:
         # Let SQLAlchemy's "begin" event emit BEGIN itself (pysqlite's own handling defers it).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA busy_timeout=30000")
+        _use_wal(cursor)
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
@@ -60,6 +64,24 @@ def make_engine(url: str) -> AsyncEngine:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
+
+
+def _use_wal(cursor: Any, wait_s: float = 30.0) -> None:
+    """Switch the file to WAL once; SQLite does not apply busy_timeout to that switch, so wait here."""
+    deadline = time.monotonic() + wait_s
+    pause = 0.01
+    while True:
+        cursor.execute("PRAGMA journal_mode")
+        if str(cursor.fetchone()[0]).lower() == "wal":
+            return
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        except Exception as exc:  # the adapted driver's OperationalError
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            # Connect events run on the event loop's greenlet: wait without blocking the loop.
+            await_only(asyncio.sleep(pause))
+            pause = min(pause * 2, 0.1)
 
 
 def _alembic_config(connection: Connection) -> Config:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from sqlalchemy import inspect, text
@@ -62,6 +64,27 @@ async def test_migrate_is_idempotent_and_safe_to_run_concurrently(db_url: str) -
             await e.dispose()
 
 
+async def test_a_newcomer_waits_for_another_process_writing_a_fresh_database_file(tmp_path: Path) -> None:
+    # Another process (a second console, `python -m bot list`) is writing to a file not yet in WAL mode:
+    # switching the journal mode takes an exclusive lock that SQLite does not wait for on its own.
+    path = tmp_path / "council.db"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("CREATE TABLE scratch (x INTEGER)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO scratch VALUES (1)")
+    asyncio.get_running_loop().call_later(0.3, other.execute, "COMMIT")
+    engine = make_engine(f"sqlite:///{path}")
+    try:
+        await migrate(engine)
+        async with engine.connect() as conn:
+            mode = (await conn.execute(text("PRAGMA journal_mode"))).scalar_one()
+            version = (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one()
+        assert (mode, version) == ("wal", head_revision())
+    finally:
+        await engine.dispose()
+        other.close()
+
+
 async def test_discussion_round_trip_keeps_utc(store: Store) -> None:
     async with store.tx() as tx:
         await tx.add_discussion(discussion(roles=["security"], auto_rounds=2))
@@ -99,8 +122,15 @@ async def test_claim_stale_takes_only_unleased_work(store: Store) -> None:
 
 
 async def test_turns_and_posts_are_idempotent_by_key(store: Store) -> None:
-    turn = Turn(key="d1:r1:s0:moderator", discussion_id="d1", round=1, step=0, phase=Phase.OPENING,
-                persona_key="moderator", created_at=T0)
+    turn = Turn(
+        key="d1:r1:s0:moderator",
+        discussion_id="d1",
+        round=1,
+        step=0,
+        phase=Phase.OPENING,
+        persona_key="moderator",
+        created_at=T0,
+    )
     post = Post(kind="turn", key=turn.key, text="hello")
     async with store.tx() as tx:
         await tx.add_discussion(discussion())
@@ -111,7 +141,7 @@ async def test_turns_and_posts_are_idempotent_by_key(store: Store) -> None:
         assert len(await tx.turns("d1")) == 1
         assert await tx.enqueue("d1", post, T0, turn_key=turn.key)
         assert not await tx.enqueue("d1", post, T0, turn_key=turn.key)
-        (oid, queued, key, attempts), = await tx.pending_posts("d1")
+        ((oid, queued, key, attempts),) = await tx.pending_posts("d1")
         assert queued.text == "hello" and key == turn.key and attempts == 0
         await tx.set_turn_status([turn.key], TurnStatus.DONE)
         await tx.mark_sent(oid, "ts-1", T0, key)
@@ -131,8 +161,9 @@ async def test_event_ids_are_seen_once(store: Store) -> None:
 async def test_a_second_ballot_supersedes_the_first(store: Store) -> None:
     async with store.tx() as tx:
         await tx.add_discussion(discussion())
-        poll = await tx.add_poll(Poll(key="p", discussion_id="d1", round=1, question="?", options=["a", "b"],
-                                      created_at=T0))
+        poll = await tx.add_poll(
+            Poll(key="p", discussion_id="d1", round=1, question="?", options=["a", "b"], created_at=T0)
+        )
         assert poll is not None
         assert await tx.add_poll(poll) is None
         await tx.cast(Ballot(poll_id=poll.id, voter_id="U1", voter_name="Dana", choice=0, created_at=T0))
@@ -147,8 +178,19 @@ async def test_usage_adds_up_and_charges_the_discussion(store: Store) -> None:
     async with store.tx() as tx:
         await tx.add_discussion(discussion())
         for _ in range(2):
-            await tx.add_usage("d1", "k", Usage(model="m", input_tokens=10, output_tokens=5, cache_write_tokens=3,
-                                                cache_read_tokens=7, cost_usd=0.25), T0)
+            await tx.add_usage(
+                "d1",
+                "k",
+                Usage(
+                    model="m",
+                    input_tokens=10,
+                    output_tokens=5,
+                    cache_write_tokens=3,
+                    cache_read_tokens=7,
+                    cost_usd=0.25,
+                ),
+                T0,
+            )
         total = await tx.usage_total(["d1"])
         d = await tx.discussion("d1")
     counts = (total.input_tokens, total.output_tokens, total.cache_write_tokens, total.cache_read_tokens)
@@ -158,8 +200,7 @@ async def test_usage_adds_up_and_charges_the_discussion(store: Store) -> None:
 
 async def test_a_schedule_slot_is_claimed_once(store: Store) -> None:
     async with store.tx() as tx:
-        s = await tx.upsert_schedule(Schedule(kind="digest", target="C1", trigger="cron:0 9 * * 1", next_run_at=T0),
-                                     T0)
+        s = await tx.upsert_schedule(Schedule(kind="digest", target="C1", trigger="cron:0 9 * * 1", next_run_at=T0), T0)
     results = []
     for _replica in ("a", "b"):
         async with store.tx() as tx:
