@@ -146,11 +146,12 @@ class DiscussionRepo(Repo):
         PostgreSQL); a process never claims a discussion it has no chat for."""
         c = t.discussions.c
         o = t.outbox.c
-        pending_outbox = (  # posts due now: one waiting out its backoff, or dead, wakes nobody
-            select(o.id)
-            .where(o.discussion_id == c.id, o.sent.is_(False), o.dead.is_(False),
-                   or_(o.next_attempt_at.is_(None), o.next_attempt_at <= now))
-            .exists()
+        # Posts due now. Posts leave in order, so a post waiting out its backoff holds back the ones queued
+        # behind it (a notice, a header redraw): they wake nobody until it is due; dead posts wake nobody.
+        unsent = (o.discussion_id == c.id, o.sent.is_(False), o.dead.is_(False))
+        pending_outbox = and_(
+            select(o.id).where(*unsent).exists(),
+            ~select(o.id).where(*unsent, o.next_attempt_at > now).exists(),
         )
         unanswered = (
             select(t.human_messages.c.id)
