@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.fakes.kills import run
 
-ROUNDS = 1
+ROUNDS = 2  # nine interruptions need more sequential steps than one round has (about eight)
 TURNS = 1 + ROUNDS * 12 + 1  # roster, each round's twelve turns, the final synthesis
 
 
