@@ -13,7 +13,7 @@ from datetime import timedelta
 from pydantic import BaseModel
 
 from core import engine, flows, posts, prompts
-from core.effects import close_polls, record_turn
+from core.effects import close_polls, record_turn, save_discussion
 from core.engine import RunTurns, State, Transition, TurnPlan
 from core.extras import decorate
 from core.live import LiveText
@@ -251,7 +251,7 @@ class Driver:
                 value = getattr(step, name)
                 if value is not None:
                     setattr(d, name, value)
-            await tx.save_discussion(d, now)
+            await save_discussion(tx, d, now)
             if notice is not None:
                 await tx.enqueue(d.id, self._label(notice), now)
             if d.status in (Status.DONE, Status.STOPPED) or step.round is not None:
@@ -336,7 +336,7 @@ class Driver:
             if d.status != Status.RUNNING:
                 return  # stopped or paused meanwhile: nothing left to block
             d.status, d.blocked_reason = Status.BLOCKED, reason
-            await tx.save_discussion(d, now)
+            await save_discussion(tx, d, now)
             await tx.enqueue(d.id, posts.blocked_post(d, failed, now.isoformat()), now)
             return
         personas = {p.key: p.name for p in await tx.personas(d.id)}
@@ -393,11 +393,11 @@ class Driver:
             d.blocked_reason = reason
             if daily:
                 d.status = Status.BLOCKED
-                await tx.save_discussion(d, now)
+                await save_discussion(tx, d, now)
                 await tx.enqueue(d.id, posts.blocked_post(d, [], now.isoformat()), now)
                 return
             d.status = Status.STOPPED
-            await tx.save_discussion(d, now)
+            await save_discussion(tx, d, now)
             await tx.enqueue(
                 d.id, Post(kind="error", key=f"{d.id}:budget", text=f"The discussion stopped: its {reason}."), now,
             )
@@ -478,7 +478,7 @@ class Driver:
             if d is None or d.status not in (Status.RUNNING, Status.WAITING):
                 return
             d.status, d.blocked_reason = Status.BLOCKED, reason
-            await tx.save_discussion(d, self.clock.now())
+            await save_discussion(tx, d, self.clock.now())
         try:
             await self.chats[d.platform].tell(d, d.created_by, posts.cannot_post_post(d))
         except Exception:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from datetime import datetime
 from typing import Any
 
@@ -17,7 +18,7 @@ from core.models import (
     TurnStatus,
     Usage,
 )
-from core.posts import header_post, poll_post, poll_result_post, turn_post
+from core.posts import header_post, header_sig, poll_post, poll_result_post, turn_post
 from core.schemas import (
     Bid,
     CouncilVerdict,
@@ -29,6 +30,28 @@ from core.schemas import (
     RoundSynthesis,
 )
 from core.storage.store import Tx
+
+
+async def save_discussion(tx: Tx, d: Discussion, now: datetime) -> None:
+    """Save a discussion; when what its header shows has changed, queue the header's redraw in the same
+    transaction (the outbox sends posts in order, so an older header never lands over a newer one)."""
+    await redraw_header(tx, d, now, only_if_changed=True)
+    await tx.save_discussion(d, now)
+
+
+async def redraw_header(tx: Tx, d: Discussion, now: datetime, *, only_if_changed: bool = False) -> None:
+    """Queue an edit of the header with the discussion's state, spend and the controls that make sense now."""
+    next_round = None
+    if d.status in (Status.WAITING, Status.PAUSED):
+        schedule = await tx.find_schedule("round", d.platform, d.workspace, d.id)
+        next_round = schedule.next_run_at if schedule is not None and schedule.enabled else None
+    sig = header_sig(d, next_round)
+    if only_if_changed and sig == d.header_shown:
+        return
+    d.header_shown = sig
+    stamp = f"{now.timestamp():.6f}:{zlib.crc32(sig.encode()):08x}"
+    await tx.enqueue(d.id, header_post(d, await tx.personas(d.id), replaces=f"{d.id}:header",
+                                       next_round=next_round, stamp=stamp), now)
 
 
 async def _open_poll(

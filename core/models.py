@@ -140,6 +140,7 @@ class Discussion(BaseModel):
     blocked_reason: str = ""
     tz: str = "UTC"
     options: FlowOptions = Field(default_factory=FlowOptions)
+    header_shown: str = ""  # the state its header message last showed (core.posts.header_sig)
     created_at: datetime
     updated_at: datetime
 
@@ -265,6 +266,7 @@ class Post(BaseModel):
     mentions: list[str] = Field(default_factory=list)  # platform user ids to notify; adapters render them
     page_url: str = ""  # the discussion's web page (signed link), added when the post is sent
     files: list[PostFile] = Field(default_factory=list)  # charts, added when the post is sent (never stored)
+    state: str = ""  # a header's line on where the discussion stands (status, round, spend, what it waits for)
 
 
 class Schedule(BaseModel):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from core import flows, formats
 from core.engine import suggestions
 from core.flows.base import Notice, State
@@ -14,8 +16,10 @@ from core.models import (
     Persona,
     Poll,
     Post,
+    Status,
     Turn,
 )
+from core.moments import mark
 
 SCHEDULE_CHOICES = [  # (action id suffix, button label, when)
     ("1h", "Next round in 1 hour", "in 1 hour"),
@@ -28,27 +32,75 @@ CONFIRM_STOP = "Stop this discussion for good? Nobody can resume it afterwards."
 CONFIRM_SYNTHESIZE = "End the discussion with the Historian's final synthesis now?"
 
 
-def header_post(d: Discussion, personas: list[Persona], *, replaces: str = "", seated: bool | None = None) -> Post:
-    """The thread's first message: topic, roster, flow and controls (edited in place once the roster is known)."""
+def header_post(
+    d: Discussion, personas: list[Persona], *, replaces: str = "", seated: bool | None = None,
+    next_round: datetime | None = None, stamp: str = "",
+) -> Post:
+    """The thread's first message: topic, roster, flow, where the discussion stands and the controls that make
+    sense now (edited in place whenever its state changes; `stamp` names each edit)."""
     ready = seated if seated is not None else not flows.get(d.flow).needs_roster(
         State(discussion=d, personas=personas, turns=[]))
     roster = formats.roster_text(personas) if ready else "_Assembling the council…_"
-    controls = [
-        Action(id="ctl:pause", label="Pause", value=d.id),
-        Action(id="ctl:resume", label="Resume", value=d.id),
-        Action(id="ctl:synthesize", label="Synthesize", value=d.id, confirm=CONFIRM_SYNTHESIZE),
-        Action(id="ctl:stop", label="Stop", value=d.id, style="danger", confirm=CONFIRM_STOP),
-    ]
     return Post(
         kind="header",
-        key=f"{d.id}:header" + (":roster" if replaces else ""),
+        key=f"{d.id}:header" + (f":edit:{stamp}" if stamp else ":roster" if replaces else ""),
         replaces=replaces,
         title=d.topic,
         text=f"{roster}\n\nFlow: {flows.get(d.flow).outline}. Started by {d.created_by_name or 'someone'} · "
              f"id `{d.id}`",
         roster=personas if ready else [],
-        actions=controls,
+        actions=header_controls(d),
+        state=header_state(d, next_round),
     )
+
+
+def header_sig(d: Discussion, next_round: datetime | None = None) -> str:
+    """What the header shows of the discussion's state: a new value means the header is redrawn."""
+    when = f"{next_round.timestamp():.0f}" if next_round is not None else ""
+    return f"{d.status.value}|{d.round}|{d.pending}|{d.auto_rounds or ''}|{when}|{d.blocked_reason}"[:255]
+
+
+def header_state(d: Discussion, next_round: datetime | None = None) -> str:
+    """One line for the header: status, round, spend, and what (or whom) the discussion waits for."""
+    of = f" of {d.auto_rounds}" if d.auto_rounds and d.status not in (Status.DONE, Status.STOPPED) else ""
+    spent = f"${d.cost_usd:.2f} spent" + (f" of ${d.budget_usd:.2f}" if d.budget_usd > 0 else "")
+    where = f"Round {d.round}{of} · {spent}"
+    scheduled = f"; next round {mark(next_round, d.tz, relative=True)}" if next_round is not None else ""
+    if d.status == Status.AWAITING_CONFIRMATION:
+        return f"🧾 Waiting for the roster to be confirmed (Start or Modify roster, below) · {spent}"
+    if d.status == Status.BLOCKED:
+        return f"⚠️ Blocked: {d.blocked_reason or 'a turn failed'} · {where}. Waiting for Retry (or Stop)."
+    if d.status == Status.WAITING:
+        return f"⏳ Waiting for the next step to be chosen (in the thread) · {where}{scheduled}"
+    if d.status == Status.PAUSED:
+        return f"⏸️ Paused · {where}. Waiting for Resume{scheduled}."
+    if d.status == Status.DONE:
+        return f"✅ Finished after {d.round} round{'s' if d.round != 1 else ''} · {spent}"
+    if d.status == Status.STOPPED:
+        return f"⏹️ Stopped in round {d.round} · {spent}"
+    doing = {"pause": "⏸️ Pausing: the Historian is writing a resume summary",
+             "final": "📜 Writing the final synthesis"}.get(d.pending, "▶️ Running")
+    return f"{doing} · {where}"
+
+
+def header_controls(d: Discussion) -> list[Action]:
+    """Only the buttons that make sense now (Export is added by the adapters that offer it)."""
+    pause = Action(id="ctl:pause", label="Pause", value=d.id)
+    resume = Action(id="ctl:resume", label="Resume", value=d.id, style="primary")
+    synthesize = Action(id="ctl:synthesize", label="Synthesize", value=d.id, confirm=CONFIRM_SYNTHESIZE)
+    stop = Action(id="ctl:stop", label="Stop", value=d.id, style="danger", confirm=CONFIRM_STOP)
+    if d.status in (Status.DONE, Status.STOPPED):
+        return []
+    if d.status == Status.BLOCKED:
+        # Resume retries a blocked discussion; a fail: button would close the header's buttons once pressed.
+        return [Action(id="ctl:resume", label="Retry", value=d.id, style="primary"), stop]
+    if d.status == Status.AWAITING_CONFIRMATION or d.pending == "final":
+        return [stop]
+    if d.status == Status.PAUSED:
+        return [resume, synthesize, stop]
+    if d.pending == "pause":
+        return [Action(id="ctl:resume", label="Go on (cancel the pause)", value=d.id), stop]
+    return [pause, synthesize, stop]
 
 
 def next_action_post(d: Discussion, suggestions: list[str]) -> Post:

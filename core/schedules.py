@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from core import commands as c
 from core import digest, engine
 from core.driver import Driver, load_state
+from core.effects import save_discussion
 from core.models import Discussion, NextAction, Post, PostFile, Schedule, Status
 from core.moments import mark
 from core.ports import Clock
@@ -111,6 +112,7 @@ class ScheduleHandlers:
                 when = mark(first, tz, relative=True)
                 text = f"🗓️ {cmd.user_name or 'Someone'} scheduled the next round for {when}{then}."
             await tx.enqueue(d.id, Post(kind="notice", key=f"{d.id}:scheduled:{now.timestamp()}", text=text), now)
+            await save_discussion(tx, d, now)  # the header shows the next round (or no longer does)
         self._changed()
         return Reply(text=text.removeprefix("🗓️ "), discussion_id=d.id)
 

@@ -11,7 +11,7 @@ from datetime import datetime
 from core import commands as c
 from core import engine, flows
 from core.driver import Driver, load_state
-from core.effects import close_poll, close_polls
+from core.effects import close_poll, close_polls, redraw_header, save_discussion
 from core.guard import ASKER, Guard, not_found
 from core.models import (
     NEXT_ACTION_LABELS,
@@ -30,7 +30,7 @@ from core.models import (
 from core.moments import mark
 from core.permissions import Policy, check, visible
 from core.ports import Clock
-from core.posts import header_post, poll_post
+from core.posts import header_post, header_sig, poll_post
 from core.replies import Reply, UserError
 from core.roster import EXPERT_ICONS, addressed, full_roster, slug
 from core.schedules import ScheduleHandlers
@@ -118,6 +118,7 @@ class Service(Guard, ScheduleHandlers):
             tz=cmd.tz, poll_anonymous=cmd.anonymous, poll_hidden=cmd.hide_results, created_at=now,
             updated_at=now,
         )
+        d.header_shown = header_sig(d)
         async with self.store.tx() as tx:
             await tx.add_discussion(d)
             seats = flows.get(d.flow).seats(d)
@@ -147,7 +148,7 @@ class Service(Guard, ScheduleHandlers):
             if d.status != Status.AWAITING_CONFIRMATION:
                 return Reply(text="This discussion has already started.", discussion_id="")
             d.status = Status.RUNNING
-            await tx.save_discussion(d, self.clock.now())
+            await save_discussion(tx, d, self.clock.now())
             await self._notice(tx, d, f"{d.id}:confirmed", f"{cmd.user_name or 'Someone'} started the discussion.")
         return Reply(text="Starting.", discussion_id=d.id)
 
@@ -168,7 +169,7 @@ class Service(Guard, ScheduleHandlers):
                 target.name = cmd.name.strip()[:80] or target.name
                 target.title = cmd.title.strip()[:120] or target.title
             await tx.set_personas(d.id, personas)
-            await self._refresh_header(tx, d, personas)
+            await self._refresh_header(tx, d)
         return Reply(text="Roster updated.", discussion_id=d.id)
 
     async def _addexpert(self, cmd: c.AddExpert) -> Reply:
@@ -190,14 +191,12 @@ class Service(Guard, ScheduleHandlers):
                                    icon=EXPERT_ICONS[len(experts) % len(EXPERT_ICONS)]))
             personas = full_roster(experts)
             await tx.set_personas(d.id, personas)
-            await self._refresh_header(tx, d, personas)
+            await self._refresh_header(tx, d)
         return Reply(text=f"Added {cmd.name.strip()}.", discussion_id=d.id)
 
-    async def _refresh_header(self, tx: Tx, d: Discussion, personas: list[Persona]) -> None:
-        now = self.clock.now()
-        post = header_post(d, personas, replaces=f"{d.id}:header")
-        post.key = f"{d.id}:header:edit:{now.timestamp()}"
-        await tx.enqueue(d.id, post, now)
+    async def _refresh_header(self, tx: Tx, d: Discussion) -> None:
+        await redraw_header(tx, d, self.clock.now())  # the roster changed: the state may not have
+        await tx.save_discussion(d, self.clock.now())
 
     # humans ----------------------------------------------------------------------------------------
     async def _posthumanmessage(self, cmd: c.PostHumanMessage) -> Reply:
@@ -295,7 +294,7 @@ class Service(Guard, ScheduleHandlers):
             elif action == NextAction.DIFFERENT_TOPIC:
                 d.round_topic = topic.strip() or (ideas[1] if len(ideas) > 1 else d.topic)
             await close_polls(tx, d, now, before_round=d.round, offline=self.driver.llm.offline)
-        await tx.save_discussion(d, now)
+        await save_discussion(tx, d, now)
         detail = f": {d.round_topic}" if action in (NextAction.DEEP_DIVE, NextAction.DIFFERENT_TOPIC) else ""
         await self._notice(tx, d, f"{d.id}:r{chosen_round}:chose:{d.resume_count}",
                            f"➡️ {user_name or 'Someone'} chose **{label}**{detail}.")
@@ -307,7 +306,7 @@ class Service(Guard, ScheduleHandlers):
             if d.status not in (Status.RUNNING, Status.WAITING, Status.PAUSED) or d.pending == "final":
                 raise UserError(f"This discussion can't be synthesized now: it is {d.status.value}.")
             d.status, d.pending = Status.RUNNING, "final"
-            await tx.save_discussion(d, self.clock.now())
+            await save_discussion(tx, d, self.clock.now())
             await self._notice(tx, d, f"{d.id}:synthesize:{d.round}:{d.resume_count}",
                                f"📜 {cmd.user_name or 'Someone'} asked for the final synthesis; the Historian is "
                                "writing it after the current turn.")
@@ -324,7 +323,7 @@ class Service(Guard, ScheduleHandlers):
                 raise UserError(f"Only a running or waiting discussion can be paused; this one is "
                                 f"{d.status.value.replace('_', ' ')}.")
             d.status, d.pending = Status.RUNNING, "pause"
-            await tx.save_discussion(d, self.clock.now())
+            await save_discussion(tx, d, self.clock.now())
             await self._notice(tx, d, f"{d.id}:pausing:{d.resume_count}",
                                f"⏸️ {cmd.user_name or 'Someone'} paused the discussion; the Historian is writing "
                                "a resume summary.")
@@ -358,7 +357,7 @@ class Service(Guard, ScheduleHandlers):
         The resume count moves on so a later pause writes its own summary instead of finding this one."""
         d.pending = ""
         d.resume_count += 1
-        await tx.save_discussion(d, self.clock.now())
+        await save_discussion(tx, d, self.clock.now())
         await self._notice(tx, d, f"{d.id}:unpaused:{d.resume_count}",
                            f"▶️ {cmd.user_name or 'Someone'} called off the pause; the discussion goes on.")
         return Reply(text="The pause is called off; the discussion goes on.", discussion_id=d.id)
@@ -371,7 +370,7 @@ class Service(Guard, ScheduleHandlers):
         assert state is not None
         if then_round and engine.round_complete(state):
             d.round += 1
-        await tx.save_discussion(d, self.clock.now())
+        await save_discussion(tx, d, self.clock.now())
         await self._notice(tx, d, f"{d.id}:resumed:{d.resume_count}",
                            f"▶️ {user_name or 'Someone'} resumed the discussion.")
 
@@ -382,7 +381,7 @@ class Service(Guard, ScheduleHandlers):
                 raise UserError(f"This discussion is already {d.status.value}.")
             d.status, d.pending = Status.STOPPED, ""
             now = self.clock.now()
-            await tx.save_discussion(d, now)
+            await save_discussion(tx, d, now)
             await self._notice(tx, d, f"{d.id}:stopped", f"⏹️ {cmd.user_name or 'Someone'} stopped the discussion.")
             await close_polls(tx, d, now, before_round=d.round + 1, offline=self.driver.llm.offline)
             # Stop is final: turns being written are set aside now, so none of them is posted after the notice.
@@ -403,7 +402,7 @@ class Service(Guard, ScheduleHandlers):
         await tx.set_turn_status(failed, TurnStatus.PLANNED, reset=True)
         await tx.revive_posts(d.id)  # posts refused or given up on are tried again now
         d.status, d.blocked_reason = Status.RUNNING, ""
-        await tx.save_discussion(d, self.clock.now())
+        await save_discussion(tx, d, self.clock.now())
         await self._notice(tx, d, f"{d.id}:retry:{self.clock.now().timestamp()}",
                            f"🔁 {cmd.user_name or 'Someone'} asked to retry.")
         return Reply(text="Retrying.", discussion_id=d.id)
@@ -421,7 +420,7 @@ class Service(Guard, ScheduleHandlers):
                 if t.reply_to is not None:
                     await tx.mark_answered(t.reply_to)
             d.status, d.blocked_reason = Status.RUNNING, ""
-            await tx.save_discussion(d, self.clock.now())
+            await save_discussion(tx, d, self.clock.now())
         return Reply(text="Skipping the failed turns.", discussion_id=d.id)
 
     async def _notice(self, tx: Tx, d: Discussion, key: str, text: str) -> None:

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from adapters.console.render import render
 from core.models import Discussion, Persona, Post
+from core.moments import plain
 
 
 class ConsoleChat:
@@ -35,7 +36,11 @@ class ConsoleChat:
         return ref
 
     async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
-        # A terminal cannot edit what it printed: it shows the new version (a roster, a poll's counts).
+        # A terminal cannot edit what it printed: it shows the new version (a roster, a poll's counts); of a
+        # header redrawn for a change of state, only the line that changed.
+        if post.kind == "header" and ":header:edit:" in post.key:
+            self.console.print(Text(plain(post.state), style="dim"), soft_wrap=True)
+            return
         self.console.print(render(post, voting=self._votable(discussion, post)))
 
     def _votable(self, d: Discussion, post: Post) -> bool:

@@ -129,8 +129,9 @@ def roster_lines(personas: list[Persona]) -> str:
 
 
 def header(post: Post, *, reply_to: str = "") -> Message:
+    text = f"{post.text}\n\n{post.state}" if post.state else post.text
     embed = discord.Embed(title=_shorten(f"🏛️ Council: {post.title}", TITLE_MAX),
-                          description=_shorten(emojize(post.text), EMBED_TEXT_MAX), colour=0x5865F2)
+                          description=_shorten(emojize(text), EMBED_TEXT_MAX), colour=0x5865F2)
     if post.offline:
         embed.set_footer(text=OFFLINE.removeprefix("-# "))
     return Message(embeds=[embed], view=view(post.actions, reply_to=reply_to))

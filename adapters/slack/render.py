@@ -179,8 +179,9 @@ def _header(post: Post) -> list[Message]:
         body.append("*Participants*\n" + roster_lines(post.roster))
         paragraphs = paragraphs[1:]
     body += [mrkdwn(p) for p in paragraphs if p.strip()]
-    controls = [*post.actions, Action(id="ctl:export", label="Export", value=post.key.split(":")[0])] \
-        if post.actions else []
+    if post.state:
+        body.append(mrkdwn(post.state))
+    controls = [*post.actions, Action(id="ctl:export", label="Export", value=post.key.split(":")[0])]
     tail = [*actions_blocks(controls, "controls"),
             context("Reply in the thread to join in; the council hears you on its next turn."), *page_link(post)]
     lead = user_mentions(post.mentions)

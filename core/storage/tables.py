@@ -60,6 +60,7 @@ discussions = Table(
     Column("blocked_reason", Text, nullable=False, default=""),
     Column("tz", String(64), nullable=False, default="UTC"),
     Column("options", JSON, nullable=False, default=dict),  # FlowOptions: style, tier, language, hints...
+    Column("header_shown", String(255), nullable=False, default=""),
     Column("created_at", TS, nullable=False, index=True),
     Column("updated_at", TS, nullable=False),
     Column("lease_owner", String(128), nullable=True),

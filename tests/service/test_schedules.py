@@ -220,8 +220,8 @@ async def test_scheduled_rounds_can_be_cancelled(app: App, clock: FakeClock) -> 
 async def test_a_paused_discussion_resumes_after_a_restart_a_week_later(
     tmp_path: Path, llm: ScriptedLLM, clock: FakeClock
 ) -> None:
-    first_chat = RecordingChat("console")
-    first = await build_app(settings_for(tmp_path), {"console": first_chat}, llm=llm, clock=clock)
+    chat = RecordingChat("console")  # the platform outlives the process: the thread and its header stay
+    first = await build_app(settings_for(tmp_path), {"console": chat}, llm=llm, clock=clock)
     reply = await first.service.handle(start())
     await settle(first)
     did = reply.discussion_id
@@ -229,19 +229,21 @@ async def test_a_paused_discussion_resumes_after_a_restart_a_week_later(
     await settle(first)
     assert (await discussion(first, did)).status == Status.PAUSED
     await first.close()
+    before = len(chat.keys(did))
 
     clock.advance(days=7)
-    second_chat = RecordingChat("console")
-    second = await build_app(settings_for(tmp_path), {"console": second_chat}, llm=llm, clock=clock)
+    second = await build_app(settings_for(tmp_path), {"console": chat}, llm=llm, clock=clock)
     try:
         await second.service.handle(c.Resume(**C1, discussion_id=did, user_id="U2", is_admin=True, user_name="Lee"))
         await settle(second)
         d = await discussion(second, did)
         assert d.status == Status.WAITING and d.resume_count == 1
-        posts = second_chat.posts(did)
+        posts = chat.posts(did)[before:]
         reopening = [p for p in posts if p.title.endswith("Reopening")]
         assert len(reopening) == 1 and reopening[0].persona is not None and reopening[0].persona.key == "moderator"
-        assert not set(second_chat.keys(did)) & set(first_chat.keys(did)), "a post from before the restart reposted"
+        keys = chat.keys(did)
+        assert not set(keys[before:]) & set(keys[:before]), "a post from before the restart reposted"
+        assert "Waiting for the next step" in chat.posts(did)[0].state, "the header shows where it stands now"
         prompt = next(p for p in llm.prompts if p.purpose.phase == Phase.REOPENING)
         assert "Resume context" in "\n".join(b.text for b in prompt.shared), "the resume summary was not used"
     finally:

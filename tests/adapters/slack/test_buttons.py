@@ -150,12 +150,18 @@ async def test_llm_failures_offer_retry_skip_stop_in_the_thread(
     [error] = with_action(fake, d.thread_ref, '"fail:retry"')
     assert [b["text"]["text"] for b in buttons(error)] == ["Retry", "Skip", "Stop"]
     assert "blocked" in error.text and "overloaded" in error.text
+    header = fake.find("C0001", d.thread_ref)
+    assert header is not None and "Blocked" in json.dumps(header.blocks), "the header says it is blocked"
+    assert [b["text"]["text"] for b in buttons(header)] == ["Retry", "Stop", "Export"]
     await slack.click(error.ts, "fail:skip", d.id, user="U0003")  # the opening can't be skipped
     await server.idle()
     assert "can't be skipped" in fake.ephemerals[-1]["text"] and fake.ephemerals[-1]["user"] == "U0003"
     await slack.click(error.ts, "fail:retry", d.id, user="U0003")
     await server.idle()
     assert (await only(server)).status == Status.WAITING
+    header = fake.find("C0001", d.thread_ref)
+    assert header is not None and "Waiting for the next step" in json.dumps(header.blocks)
+    assert [b["text"]["text"] for b in buttons(header)] == ["Pause", "Synthesize", "Stop", "Export"]
     thread = fake.thread("C0001", d.thread_ref)
     assert not any("is thinking" in m.text for m in thread)
     settled = fake.find("C0001", error.ts)
@@ -189,3 +195,49 @@ async def test_deep_dive_asks_for_the_topic_with_the_suggestion_filled_in(
     d = await only(server)
     assert d.round == 2 and d.round_topic == "Offline <sync> for field staff"
     assert any("chose" in m.text and "Offline" in m.text for m in fake.thread("C0001", d.thread_ref))
+
+
+def header_state(fake: FakeSlack, thread: str) -> tuple[str, list[str]]:
+    """What the thread's parent says of the discussion now, and the labels of its buttons."""
+    header = fake.find("C0001", thread)
+    assert header is not None
+    return json.dumps(header.blocks, ensure_ascii=False), [b["text"]["text"] for b in buttons(header)]
+
+
+async def test_the_header_shows_where_the_discussion_stands_and_only_the_buttons_that_fit(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    await slack.command("Should we sunset the legacy mobile app?")
+    await server.idle()
+    d = await only(server)
+    text, labels = header_state(fake, d.thread_ref)
+    assert "Waiting for the next step to be chosen" in text and "Round 1 ·" in text
+    assert f"${d.cost_usd:.2f} spent of ${d.budget_usd:.2f}" in text, "the running cost is in the header"
+    assert labels == ["Pause", "Synthesize", "Stop", "Export"]
+
+    await slack.click(d.thread_ref, "ctl:pause", d.id)
+    await server.idle()
+    text, labels = header_state(fake, d.thread_ref)
+    assert "Paused · Round 1" in text and "Waiting for Resume" in text
+    assert labels == ["Resume", "Synthesize", "Stop", "Export"], "no Pause on a paused discussion"
+
+    await slack.command(f'schedule {d.id} "tomorrow 09:00"')
+    await server.idle()
+    text, _ = header_state(fake, d.thread_ref)
+    assert "next round <!date^" in text, "the scheduled round, in each reader's zone"
+
+    await slack.click(d.thread_ref, "ctl:resume", d.id)
+    await server.idle()
+    assert (await only(server)).status == Status.WAITING
+    text, labels = header_state(fake, d.thread_ref)
+    assert "Waiting for the next step to be chosen" in text and labels == ["Pause", "Synthesize", "Stop", "Export"]
+
+    await slack.click(d.thread_ref, "ctl:stop", d.id)
+    await server.idle()
+    text, labels = header_state(fake, d.thread_ref)
+    assert "Stopped in round 1" in text and labels == ["Export"]
+    edits = [str(u.params["blocks"]) for u in fake.called("chat.update") if u.params.get("ts") == d.thread_ref]
+    states = ("Running", "Waiting for the next step", "Pausing", "Paused", "Stopped")
+    shown = [next(s for s in states if s in e) + (" (scheduled)" if "next round <!date^" in e else "") for e in edits]
+    assert shown == ["Running", "Waiting for the next step", "Pausing", "Paused", "Paused (scheduled)", "Running",
+                     "Waiting for the next step (scheduled)", "Stopped"], "one edit per change of state, in order"

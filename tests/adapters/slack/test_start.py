@@ -66,7 +66,14 @@ async def test_council_posts_a_header_and_runs_the_discussion_in_its_thread(
     header = fake.find("C0001", d.thread_ref)
     assert header is not None and header.thread_ts is None
     text = str(header.blocks)
-    assert "trunk-based" in text and "(moderator)" in text and "(expert)" in text and "ctl:stop" in text
+    assert "trunk-based" in text and "(moderator)" in text and "(expert)" in text
+    assert "Finished after 1 round" in text and "$0.00 spent" in text, "the header says where it stands"
+    assert [e["action_id"] for b in header.blocks if b["type"] == "actions" for e in b["elements"]] == \
+        ["ctl:export"], "a finished discussion offers no Pause, Resume or Stop"
+    edits = [u for u in fake.called("chat.update") if u.params.get("ts") == d.thread_ref]
+    shown = [next(w for w in ("Running", "Writing the final synthesis", "Finished") if w in str(u.params["blocks"]))
+             for u in edits]
+    assert shown == ["Running", "Writing the final synthesis", "Finished"], "one edit per change, not per turn"
     assert header.metadata == {"event_type": "council_post", "event_payload": {"key": f"{d.id}:header", "part": 0}}
     thread = fake.thread("C0001", d.thread_ref)[1:]
     assert len(thread) > 8 and all(m.thread_ts == d.thread_ref for m in thread)
