@@ -29,6 +29,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--kills", type=int, default=8)
     parser.add_argument("--latency", type=float, default=0.5, help="fake model latency in seconds")
-    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="two rounds: eight kills never outnumber the sequential steps (one round has about eight)")
     args = parser.parse_args()
     raise SystemExit(asyncio.run(main(args.kills, args.latency, args.rounds)))
