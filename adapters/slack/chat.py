@@ -135,8 +135,9 @@ class SlackChat:
         client = await self.client_for(discussion.workspace)
         messages = render(post, discussion.topic)
         await self._edit(client, discussion.channel, ref, messages[0])
-        if post.kind == "header":  # the roster turn's result is the header itself
-            await self._settle_placeholders(discussion, "{name} assembled the council: the roster is above.")
+        if post.kind == "header":  # a roster turn's result is the header itself: its key names the turn
+            await self._settle_placeholders(discussion, "{name} assembled the council: the roster is above.",
+                                            named_by=post.key)
         parts = self._index.get(discussion.id, ThreadIndex()).posts.pop(post.key, None)
         if parts is None:
             return
@@ -312,11 +313,12 @@ class SlackChat:
         index = await self._read_thread(discussion)
         return index.placeholders.pop(post.key, None)
 
-    async def _settle_placeholders(self, discussion: Discussion, text: str) -> None:
-        """Placeholders whose turns bring no post of their own: a blocked step, the roster in the header."""
+    async def _settle_placeholders(self, discussion: Discussion, text: str, named_by: str | None = None) -> None:
+        """Placeholders whose turns bring no post of their own: a blocked step, the roster in the header (only
+        the turn a header's key names: a header redrawn for a pause leaves the turns being written alone)."""
         client = await self.client_for(discussion.workspace)
         for key, (did, name, task) in list(self._thinking.items()):
-            if did != discussion.id:
+            if did != discussion.id or (named_by is not None and not named_by.endswith(f":{key}")):
                 continue
             del self._thinking[key]
             with contextlib.suppress(Exception):
