@@ -17,7 +17,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from adapters.slack.announce import announcement
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
 from core.live import ChannelBudget
-from core.models import Discussion, Persona, Post
+from core.models import Discussion, Persona, Post, Status
 from core.ports import CannotPost
 
 log = logging.getLogger(__name__)
@@ -98,6 +98,8 @@ class SlackChat:
         thread = discussion.thread_ref or None
         if post.kind == "header":
             self._fresh.add(discussion.id)
+        if discussion.status == Status.STOPPED:  # turns still being written were cut short: no half sentences
+            await self._settle_placeholders(discussion, "⏹️ {name} was stopped before finishing.")
         placeholder = await self._take_placeholder(discussion, post)
         ref = ""
         for i, message in enumerate(messages):
@@ -321,6 +323,7 @@ class SlackChat:
             if did != discussion.id or (named_by is not None and not named_by.endswith(f":{key}")):
                 continue
             del self._thinking[key]
+            self._live.forget(key)
             with contextlib.suppress(Exception):
                 ts = await task
                 if ts:

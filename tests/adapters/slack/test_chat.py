@@ -13,7 +13,7 @@ from slack_sdk.errors import SlackApiError
 from adapters.slack.chat import SlackChat
 from adapters.slack.clients import SingleWorkspace, web_client
 from adapters.slack.render import render
-from core.models import Discussion, Persona, Post, Role
+from core.models import Discussion, Persona, Post, Role, Status
 from core.ports import CannotPost
 from tests.fakes.slack_api import FakeSlack
 
@@ -224,3 +224,19 @@ async def test_a_header_redrawn_for_a_new_state_leaves_placeholders_of_turns_bei
     assert fake.find("C0001", ada.ts).text == "Ada Lovelace is thinking…"  # type: ignore[union-attr]
     ts = await c.publish(d, turn("d1:r1:s1:ada"))
     assert ts == ada.ts, "Ada's turn lands in her own placeholder"
+
+
+async def test_a_turn_cut_short_by_stop_keeps_no_partial_words_in_its_placeholder(fake: FakeSlack) -> None:
+    c = chat(fake)
+    d = await discussion(c)
+    key = "d1:r1:s1:ada"
+    await c.thinking(d, ADA, key)
+    await c.drain()
+    await c.stream(d, ADA, key, "Trunk-based development works when half of")
+    [placeholder] = fake.thread("C0001", d.thread_ref)[1:]
+    assert "half of" in str(fake.find("C0001", placeholder.ts).blocks)  # type: ignore[union-attr]
+    stopped = d.model_copy(update={"status": Status.STOPPED})
+    await c.publish(stopped, Post(kind="notice", key="d1:stopped", text="⏹️ Dana stopped the discussion."))
+    shown = fake.find("C0001", placeholder.ts)
+    assert shown is not None and "half of" not in str(shown.blocks) and "half of" not in shown.text
+    assert "stopped" in shown.text and "writing" not in str(shown.blocks)
