@@ -63,6 +63,13 @@ class Guard:
         perm.check(self.config.policy, d, cmd)
         return d
 
+    async def may_stop(self, cmd: c.Stop) -> Discussion:
+        """Before a typed stop asks "for good?": whether there is anything this person may stop."""
+        d = await self.may(cmd, cmd.discussion_id)
+        if d.status in (Status.DONE, Status.STOPPED):
+            raise UserError(f"This discussion is already {d.status.value}.")
+        return d
+
     async def _may_start(self, tx: Tx, cmd: c.StartDiscussion) -> None:
         limits = self.config.limits
         now = self.clock.now()

@@ -68,17 +68,28 @@ class Handlers:
             return
         await self._defer(interaction)
 
-        done = False
+        done = ""
+        # A confirm step's own button: the answer takes the place of the private question.
+        asked = interaction.message is not None and interaction.message.flags.ephemeral
 
         async def run(_: discord.Interaction[Any]) -> str:
             nonlocal done
             text = await self._perform(intent, who)
-            done = True
+            done = text or "Done."
             return text if isinstance(intent, c.CastBallot) else ""
 
         await self._tell(interaction, await self._answer(interaction, run))
-        if done and settles(action):
+        if done and asked:
+            await self._answer_in_place(interaction, done)
+        elif done and settles(action):
             await self._settle(interaction, action, value)
+
+    @staticmethod
+    async def _answer_in_place(interaction: discord.Interaction[Any], text: str) -> None:
+        try:
+            await interaction.edit_original_response(content=times(text)[:2000], view=None)
+        except discord.HTTPException:
+            log.warning("could not answer in place of the question of %s", interaction.id, exc_info=True)
 
     async def _settle(self, interaction: discord.Interaction[Any], action: str, value: str) -> None:
         """A final choice: the clicked button turns green and every button on that post is disabled. Cosmetic:
@@ -128,7 +139,7 @@ class Handlers:
         current = await self._current(where)
         intent = t.slash_command(name, opts, who, where, current, self.default_tz)
         if isinstance(intent, c.Stop):  # asks first, privately; only who may stop it is asked
-            d = await self.service.may(intent, intent.discussion_id)
+            d = await self.service.may_stop(intent)
             stop = posts.confirm_stop_post(d)
             confirm = stop.actions[0]
             asks.append(t.AskConfirm(action=confirm.id, value=confirm.value, question=stop.text, label=confirm.label))

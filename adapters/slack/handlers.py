@@ -117,7 +117,7 @@ class Council:
         who, _ = await self.who(client, place)
         asker = cmd.model_copy(update={"user_name": who.user_name, "is_admin": who.is_admin,
                                        "groups": list(who.groups), **facts(place)})
-        d = await self.core.service.may(asker, cmd.discussion_id)
+        d = await self.core.service.may_stop(asker)
         [question, *_] = render(posts.confirm_stop_post(d))
         await ephemeral(client, place.channel, place.user, question.text, thread_ts=place.thread_ts,
                         response_url=place.response_url, blocks=question.blocks)

@@ -10,9 +10,11 @@ from tests.fakes import discord_payloads as p
 
 
 def question_of(council: Council, followup: dict[str, Any], channel: str) -> dict[str, Any]:
-    """The private follow-up as the message a click comes from."""
+    """The private follow-up as the message a click comes from (kept where Discord keeps it, for its asker)."""
     fake = council.fake
-    return p.message(p.snowflake(), channel, fake.bot, followup, application_id=fake.app_id)
+    msg = p.message(p.snowflake(), channel, fake.bot, followup, application_id=fake.app_id)
+    fake.messages.setdefault(channel, []).append(msg)
+    return msg
 
 
 def labels(msg: dict[str, Any]) -> list[str]:
@@ -48,16 +50,20 @@ async def test_stop_command_asks_privately_then_cancel_or_confirm(council: Counc
     ask = await fake.slash(dana, "council-stop", channel_id=thread)  # in the thread: no id needed
     await fake.wait_for(lambda: ask.followups)
     msg = question_of(council, ask.followups[0], thread)
-    yes = await fake.click(dana, msg, fake.find_button(msg, "Yes, stop"))
+    confirm = fake.find_button(msg, "Yes, stop")
+    yes = await fake.click(dana, msg, confirm)
     await fake.wait_for(lambda: yes.callbacks)
 
     async def stopped() -> bool:
         return await status(council) == "stopped"
 
     await eventually(stopped)
-    again = await fake.click(dana, msg, fake.find_button(msg, "Yes, stop"))  # pressed a second time
+    # the question becomes the answer, its buttons gone
+    await fake.wait_for(lambda: yes.edits)
+    assert "Stopped" in yes.edits[-1]["content"] and yes.edits[-1].get("components") == []
+    again = await fake.slash(dana, "council-stop", id=d.id)  # nothing left to stop: no question
     await fake.wait_for(lambda: again.followups)
-    assert "already stopped" in again.followups[0]["content"]
+    assert "already stopped" in again.followups[0]["content"] and labels(again.followups[0]) == []
 
 
 async def test_stop_command_from_someone_who_may_not_is_refused_without_a_question(council: Council) -> None:

@@ -65,6 +65,9 @@ async def test_typed_stop_asks_privately_and_stops_only_once_confirmed(
     await server.idle()
     [again] = [r for r in fake.responses if r["key"] == "again"]
     assert "already stopped" in again["text"]
+    await slack.command(f"stop {did}")  # typed again: nothing left to stop, so no question
+    await server.idle()
+    assert "already stopped" in fake.ephemerals[-1]["text"] and not fake.ephemerals[-1].get("blocks")
 
 
 async def test_cancel_removes_the_question_and_changes_nothing(
