@@ -55,6 +55,24 @@ ARCHETYPES = [
 ]
 
 
+def seats_from_lines(
+    lines: list[str], *, role: Role, icons: list[str], reserved: str, limit: int, default_title: str = "{name}",
+) -> list[Persona]:
+    """`Name: what they bring` per line → one persona each (the part after a colon is the title), with keys
+    unique among them and apart from the reserved seat (the referee, the moderator)."""
+    out: list[Persona] = []
+    for i, raw in enumerate(x for x in lines if x.strip()):
+        name, _, title = raw.partition(":")
+        key = slug(name)
+        while key in {p.key for p in out} or key == reserved:
+            key = f"{key}_{i + 1}"
+        out.append(Persona(key=key, name=name.strip()[:80], role=role,
+                           title=(title.strip() or default_title.format(name=name.strip(),
+                                                                        lower=name.strip().lower()))[:120],
+                           icon=icons[i % len(icons)]))
+    return out[:limit]
+
+
 def experts_from_spec(specs: list[ExpertSpec], count: int) -> list[Persona]:
     personas: list[Persona] = []
     taken = set(RESERVED_KEYS)
