@@ -133,3 +133,12 @@ def mentioned(text: str, personas: list[Persona], exclude: str = "") -> list[str
 
 def as_role(personas: list[Persona], role: Role) -> list[Persona]:
     return [p.model_copy(update={"role": role}) for p in personas]
+
+
+def owner_lines(raw: str) -> list[str]:
+    """Domain owners as people type them: separated by semicolons or new lines, or by commas when there are
+    none (`Dana: Billing, invoices; Eli: Mobile` keeps the comma inside Dana's domain); `off` → none."""
+    raw = raw.strip()
+    if not raw or raw.lower() == "off":
+        return []
+    return [p.strip() for p in re.split(r"[;\n]" if re.search(r"[;\n]", raw) else ",", raw) if p.strip()]
