@@ -12,8 +12,10 @@ from core.models import (
     FINISHED_TURN,
     Ballot,
     Discussion,
+    Persona,
     Phase,
     Poll,
+    Post,
     Status,
     TurnStatus,
     Usage,
@@ -52,6 +54,14 @@ async def redraw_header(tx: Tx, d: Discussion, now: datetime, *, only_if_changed
     stamp = f"{now.timestamp():.6f}:{zlib.crc32(sig.encode()):08x}"
     await tx.enqueue(d.id, header_post(d, await tx.personas(d.id), replaces=f"{d.id}:header",
                                        next_round=next_round, stamp=stamp), now)
+
+
+def seated_header(current: Discussion, personas: list[Persona], turn_key: str) -> Post:
+    """The header with the roster a turn just seated. Drawn from the discussion as it is now, read under its
+    lock (a pause pressed while the roster was written must not be shown as running again), and keyed by the
+    turn, so the adapters know which placeholder the header answers."""
+    return header_post(current, personas, replaces=f"{current.id}:header", seated=True).model_copy(
+        update={"key": f"{current.id}:header:{turn_key}"})
 
 
 async def _open_poll(
@@ -130,15 +140,13 @@ async def record_turn(
         text = formats.roster_text(personas)
         turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now
         await tx.save_turn(turn)
-        await tx.enqueue(d.id, header_post(d, personas, replaces=f"{d.id}:header", seated=True), now,
-                         turn_key=turn.key)
+        await tx.enqueue(d.id, seated_header(current or d, personas, turn.key), now, turn_key=turn.key)
         return
     if plan.phase == Phase.PERSONA and persona is not None:  # an open-floor slot becomes a participant
         seated = seating.seat(persona, ExpertSpec.model_validate(data))
         await tx.update_persona(d.id, seated)
         text = formats.roster_text([seated])
-        header = header_post(d, await tx.personas(d.id), replaces=f"{d.id}:header", seated=True)
-        await tx.enqueue(d.id, header.model_copy(update={"key": f"{d.id}:header:{plan.key}"}), now)
+        await tx.enqueue(d.id, seated_header(current or d, await tx.personas(d.id), plan.key), now)
     elif plan.phase == Phase.BID:  # kept for the record and the next speaker's choice; never posted
         bid = Bid.model_validate(data)
         turn.text, turn.data, turn.status, turn.finished_at = f"{bid.urgency}/10: {bid.point}", data, \

@@ -54,6 +54,15 @@ class Guard:
             raise not_found(discussion_id)
         return d
 
+    async def may(self, cmd: c.Command, discussion_id: str) -> Discussion:
+        """Check, changing nothing, that the asker may do `cmd` to this discussion: the same "no such
+        discussion" or refusal the command itself would meet (a confirm step is offered only to who may
+        confirm; the command is checked again when it runs)."""
+        async with self.store.tx() as tx:
+            d = await self.visible(tx, discussion_id, cmd)
+        perm.check(self.config.policy, d, cmd)
+        return d
+
     async def _may_start(self, tx: Tx, cmd: c.StartDiscussion) -> None:
         limits = self.config.limits
         now = self.clock.now()

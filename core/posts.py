@@ -103,6 +103,22 @@ def header_controls(d: Discussion) -> list[Action]:
     return [pause, synthesize, stop]
 
 
+def confirm_stop_post(d: Discussion) -> Post:
+    """The private question a typed stop gets first: Stop for good, or leave it as it is."""
+    return Post(
+        kind="choice",
+        key=f"{d.id}:confirm-stop",
+        text=f"{CONFIRM_STOP} (“{d.topic}”, id `{d.id}`)",
+        actions=[
+            Action(id="ctl:stop", label="Yes, stop", value=d.id, style="danger"),
+            Action(id="confirm:cancel", label="Cancel", value=d.id),
+        ],
+    )
+
+
+CANCELLED = "Cancelled: nothing was changed."
+
+
 def next_action_post(d: Discussion, suggestions: list[str]) -> Post:
     deep = suggestions[0] if suggestions else "the most important open question"
     lines = [

@@ -387,8 +387,10 @@ class DiscordChat:
             await asyncio.sleep(TYPING_EVERY_S)
 
     def _done_typing(self, d: Discussion, post: Post) -> None:
-        """A turn's post ends its typing; a header edit (the roster) ends all typing in the discussion."""
+        """A turn's post ends its typing; a header edit ends the typing of the turn its key names (the roster),
+        never that of turns still being written (a header redrawn for a pause)."""
         keys = self._typing.get(d.thread_ref or d.channel, {})
         if post.kind == "header":
-            keys.clear()
+            for key in [k for k in keys if post.key.endswith(f":{k}")]:
+                keys.pop(key, None)
         keys.pop(post.key, None)

@@ -15,6 +15,8 @@ from adapters.discord.chat import DiscordChat
 from adapters.discord.render import times
 from adapters.discord.views import confirm_view, modify_modal, reply_modal, settled_view, settles
 from core import commands as c
+from core import posts
+from core.posts import CANCELLED
 from core.service import Service, UserError, list_text
 from core.storage.store import Store
 
@@ -50,6 +52,12 @@ class Handlers:
                     intent.action, intent.value, intent.label), ephemeral=True)
             except discord.HTTPException:
                 log.warning("could not ask to confirm %s for %s", intent.action, interaction.id, exc_info=True)
+            return
+        if isinstance(intent, t.Dismiss):
+            try:
+                await interaction.response.edit_message(content=CANCELLED, view=None)
+            except discord.HTTPException:
+                log.warning("could not withdraw the question of %s", interaction.id, exc_info=True)
             return
         if isinstance(intent, t.OpenModal):
             modal = reply_modal(intent.discussion_id) if intent.kind == "reply" else modify_modal(intent.discussion_id)
@@ -87,13 +95,26 @@ class Handlers:
     async def command(self, interaction: discord.Interaction[Any], name: str, opts: dict[str, Any]) -> None:
         """A slash command with its typed options: acknowledge privately, do it, answer privately."""
         await self._defer(interaction, ephemeral=True, thinking=True)
+        asks: list[t.AskConfirm] = []
 
         async def run(_: discord.Interaction[Any]) -> str:
-            return await self._command(interaction, name, opts)
+            return await self._command(interaction, name, opts, asks)
 
-        await self._tell(interaction, await self._answer(interaction, run))
+        text = await self._answer(interaction, run)
+        if asks:
+            await self._ask(interaction, asks[0])
+        else:
+            await self._tell(interaction, text)
 
-    async def _command(self, interaction: discord.Interaction[Any], name: str, opts: dict[str, Any]) -> str:
+    async def _ask(self, interaction: discord.Interaction[Any], ask: t.AskConfirm) -> None:
+        try:
+            await interaction.followup.send(ask.question[:2000], view=confirm_view(ask.action, ask.value, ask.label),
+                                            ephemeral=True, allowed_mentions=discord.AllowedMentions.none())
+        except discord.HTTPException:
+            log.warning("could not ask to confirm %s for %s", ask.action, interaction.id, exc_info=True)
+
+    async def _command(self, interaction: discord.Interaction[Any], name: str, opts: dict[str, Any],
+                       asks: list[t.AskConfirm]) -> str:
         where, who = self._where(interaction), self._who(interaction)
         if not where.guild_id:
             raise t.NotUnderstood("Councils run in server channels; try `/council` there.")
@@ -105,7 +126,14 @@ class Handlers:
             except PermissionError as exc:
                 raise t.NotUnderstood(str(exc)) from exc
         current = await self._current(where)
-        text = await self._perform(t.slash_command(name, opts, who, where, current, self.default_tz), who)
+        intent = t.slash_command(name, opts, who, where, current, self.default_tz)
+        if isinstance(intent, c.Stop):  # asks first, privately; only who may stop it is asked
+            d = await self.service.may(intent, intent.discussion_id)
+            stop = posts.confirm_stop_post(d)
+            confirm = stop.actions[0]
+            asks.append(t.AskConfirm(action=confirm.id, value=confirm.value, question=stop.text, label=confirm.label))
+            return ""
+        text = await self._perform(intent, who)
         return f"{text}\n{note}" if note and text else text
 
     async def discussion_choices(self, interaction: discord.Interaction[Any], current: str) -> list[Choice[str]]:
@@ -154,7 +182,7 @@ class Handlers:
             async with self.store.tx() as tx:
                 personas = await tx.personas(intent.discussion_id)
             intent = t.roster_command(intent, personas, who)
-        if isinstance(intent, t.OpenModal | t.AskConfirm):
+        if isinstance(intent, t.OpenModal | t.AskConfirm | t.Dismiss):
             raise t.NotUnderstood("Use the button for that.")
         return (await self.service.handle(intent)).text
 

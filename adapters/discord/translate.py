@@ -114,7 +114,14 @@ class ShowStatus:
     discussion_id: str
 
 
-Intent = c.Command | AskConfirm | ListDiscussions | OpenModal | RosterEdit | ShowHelp | ShowStatus
+@dataclass(frozen=True)
+class Dismiss:
+    """Cancel on a confirm step: the private question goes away, nothing changes."""
+
+    discussion_id: str
+
+
+Intent = c.Command | AskConfirm | Dismiss | ListDiscussions | OpenModal | RosterEdit | ShowHelp | ShowStatus
 CONFIRMS = {"ctl:stop": (CONFIRM_STOP, "Yes, stop"), "fail:stop": (CONFIRM_STOP, "Yes, stop"),
             "ctl:synthesize": (CONFIRM_SYNTHESIZE, "Yes, synthesize"),
             "next:synthesize": (CONFIRM_SYNTHESIZE, "Yes, synthesize")}
@@ -277,6 +284,8 @@ def component(action: str, value: str, who: Who) -> Intent:
             raise NotUnderstood("That button is no longer supported.")
         question, label = CONFIRMS[wanted]
         return AskConfirm(action=wanted, value=value, question=question, label=label)
+    if action == "confirm:cancel":
+        return Dismiss(value)
     if kind == "vote":
         poll, _, choice = value.partition("|")
         if not (poll.isdigit() and choice.isdigit()):

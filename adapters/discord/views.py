@@ -58,9 +58,10 @@ def view(actions: list[Action], *, reply_to: str = "") -> discord.ui.View | None
 
 
 def confirm_view(action: str, value: str, label: str) -> discord.ui.View:
-    """The private follow-up of a confirm-first button: the one button that does it."""
+    """The private question of a confirm step: the button that does it, and Cancel."""
     v = discord.ui.View(timeout=None)
     v.add_item(CouncilButton(action, value, label, "danger"))
+    v.add_item(CouncilButton("confirm:cancel", value, "Cancel"))
     return v
 
 

@@ -17,7 +17,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from adapters.slack.announce import announcement
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
 from core.live import ChannelBudget
-from core.models import Discussion, Persona, Post
+from core.models import Discussion, Persona, Post, Status
 from core.ports import CannotPost
 
 log = logging.getLogger(__name__)
@@ -98,6 +98,8 @@ class SlackChat:
         thread = discussion.thread_ref or None
         if post.kind == "header":
             self._fresh.add(discussion.id)
+        if discussion.status == Status.STOPPED:  # turns still being written were cut short: no half sentences
+            await self._settle_placeholders(discussion, "⏹️ {name} was stopped before finishing.")
         placeholder = await self._take_placeholder(discussion, post)
         ref = ""
         for i, message in enumerate(messages):
@@ -135,8 +137,9 @@ class SlackChat:
         client = await self.client_for(discussion.workspace)
         messages = render(post, discussion.topic)
         await self._edit(client, discussion.channel, ref, messages[0])
-        if post.kind == "header":  # the roster turn's result is the header itself
-            await self._settle_placeholders(discussion, "{name} assembled the council: the roster is above.")
+        if post.kind == "header":  # a roster turn's result is the header itself: its key names the turn
+            await self._settle_placeholders(discussion, "{name} assembled the council: the roster is above.",
+                                            named_by=post.key)
         parts = self._index.get(discussion.id, ThreadIndex()).posts.pop(post.key, None)
         if parts is None:
             return
@@ -312,13 +315,15 @@ class SlackChat:
         index = await self._read_thread(discussion)
         return index.placeholders.pop(post.key, None)
 
-    async def _settle_placeholders(self, discussion: Discussion, text: str) -> None:
-        """Placeholders whose turns bring no post of their own: a blocked step, the roster in the header."""
+    async def _settle_placeholders(self, discussion: Discussion, text: str, named_by: str | None = None) -> None:
+        """Placeholders whose turns bring no post of their own: a blocked step, the roster in the header (only
+        the turn a header's key names: a header redrawn for a pause leaves the turns being written alone)."""
         client = await self.client_for(discussion.workspace)
         for key, (did, name, task) in list(self._thinking.items()):
-            if did != discussion.id:
+            if did != discussion.id or (named_by is not None and not named_by.endswith(f":{key}")):
                 continue
             del self._thinking[key]
+            self._live.forget(key)
             with contextlib.suppress(Exception):
                 ts = await task
                 if ts:

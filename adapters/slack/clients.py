@@ -124,13 +124,24 @@ class Users:
 
 
 async def ephemeral(client: AsyncWebClient, channel: str, user: str, text: str, *, thread_ts: str | None = None,
-                    response_url: str | None = None) -> None:
-    """Tell one person something only they see; through response_url when the bot can't post there."""
+                    response_url: str | None = None, blocks: list[dict[str, Any]] | None = None,
+                    replace: bool = False) -> None:
+    """Tell one person something only they see; through response_url when the bot can't post there. With
+    `replace`, the answer takes the place of the private message whose button was pressed (a confirm step)."""
     text = times(text)  # the core's time markers, shown in the reader's own zone
+    if replace and response_url:
+        try:
+            await AsyncWebhookClient(response_url).send(text=text, blocks=blocks or [], response_type="ephemeral",
+                                                        replace_original=True)
+            return
+        except Exception:
+            log.warning("could not replace the private message; answering beside it", exc_info=True)
     try:
         args: dict[str, Any] = {"channel": channel, "user": user, "text": text}
         if thread_ts:
             args["thread_ts"] = thread_ts
+        if blocks:
+            args["blocks"] = blocks
         await client.chat_postEphemeral(**args)
         return
     except SlackApiError as exc:
@@ -138,14 +149,25 @@ async def ephemeral(client: AsyncWebClient, channel: str, user: str, text: str, 
             log.info("no ephemeral for %s in %s (%s); sending a direct message", user, channel,
                      exc.response.get("error"))
             try:
-                await client.chat_postMessage(channel=user, text=text)
+                await client.chat_postMessage(channel=user, text=text, blocks=blocks)
             except SlackApiError as dm_exc:
                 log.warning("could not tell %s privately: %s", user, dm_exc.response.get("error"))
             return
     try:
-        await AsyncWebhookClient(response_url).send(text=text, response_type="ephemeral", replace_original=False)
+        await AsyncWebhookClient(response_url).send(text=text, blocks=blocks, response_type="ephemeral",
+                                                    replace_original=False)
     except Exception:
         log.warning("could not answer through response_url", exc_info=True)
+
+
+async def dismiss(response_url: str | None) -> None:
+    """Remove the private message whose button was pressed (a confirm step cancelled)."""
+    if not response_url:
+        return
+    try:
+        await AsyncWebhookClient(response_url).send(delete_original=True)
+    except Exception:
+        log.warning("could not remove the private message", exc_info=True)
 
 
 class Tasks:

@@ -18,11 +18,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack import extras
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
-from adapters.slack.clients import Users, ephemeral
+from adapters.slack.clients import Users, dismiss, ephemeral
 from adapters.slack.membership import ensure_member
-from adapters.slack.render import settled
+from adapters.slack.render import render, settled
 from adapters.slack.views import roster_view, start_view
 from core import commands as c
+from core import posts
 from core.driver import Driver
 from core.models import NEXT_ACTION_LABELS, Discussion, NextAction, Status
 from core.ports import Clock
@@ -59,6 +60,7 @@ class Place:
     thread_ts: str | None = None
     response_url: str | None = None
     trigger_id: str | None = None
+    replace: bool = False  # a button on a private message: the answer takes its place (through response_url)
 
 
 def facts(place: Place) -> dict[str, Any]:
@@ -72,7 +74,7 @@ class Council:
 
     async def tell(self, client: AsyncWebClient, place: Place, text: str) -> None:
         await ephemeral(client, place.channel, place.user, text, thread_ts=place.thread_ts,
-                        response_url=place.response_url)
+                        response_url=place.response_url, replace=place.replace)
 
     async def who(self, client: AsyncWebClient, place: Place) -> tuple[tr.Who, str]:
         user = await self.users.get(client, place.team, place.user, place.user_name)
@@ -103,9 +105,22 @@ class Council:
                 await self.tell(client, place, await self.core.service.status_text(intent.discussion_id, asker))
             elif intent.kind == "usage":
                 await self.tell(client, place, await self.core.service.usage_text(await self.asker(client, place)))
+            elif isinstance(intent.command, c.Stop):
+                await self.ask_to_stop(intent.command, place, client)
             elif intent.command is not None:
                 return await self.execute(intent.command, place, client, tz_explicit=intent.tz_explicit)
         return None
+
+    async def ask_to_stop(self, cmd: c.Stop, place: Place, client: AsyncWebClient) -> None:
+        """A typed stop asks first, privately, with Confirm and Cancel; only who may stop it is asked (the
+        others hear why not, or "no such discussion"). Confirm is the Stop button: checked again when pressed."""
+        who, _ = await self.who(client, place)
+        asker = cmd.model_copy(update={"user_name": who.user_name, "is_admin": who.is_admin,
+                                       "groups": list(who.groups), **facts(place)})
+        d = await self.core.service.may(asker, cmd.discussion_id)
+        [question, *_] = render(posts.confirm_stop_post(d))
+        await ephemeral(client, place.channel, place.user, question.text, thread_ts=place.thread_ts,
+                        response_url=place.response_url, blocks=question.blocks)
 
     async def execute(self, cmd: c.Command, place: Place, client: AsyncWebClient, *, tz_explicit: bool = True,
                       announce: bool = True) -> Reply | None:
@@ -139,7 +154,8 @@ class Council:
         place = Place(team=(body.get("team") or {}).get("id") or user.get("team_id", ""),
                       channel=(body.get("channel") or {}).get("id", ""), user=user.get("id", ""),
                       user_name=user.get("name", ""), thread_ts=message.get("thread_ts") or message.get("ts"),
-                      response_url=body.get("response_url"), trigger_id=body.get("trigger_id"))
+                      response_url=body.get("response_url"), trigger_id=body.get("trigger_id"),
+                      replace=bool((body.get("container") or {}).get("is_ephemeral")))
         async with self._guard(client, place, "button"):
             await self._button(body, message, place, client)
 
@@ -154,6 +170,9 @@ class Council:
                                                                          NextAction.DIFFERENT_TOPIC):
             await extras.ask_topic(self, intent, place, client)
             return
+        if isinstance(intent, ix.Dismiss):
+            await dismiss(place.response_url)
+            return
         if isinstance(intent, ix.ExportFiles):
             await extras.export_files(self, intent.discussion_id, place, client)
             return
@@ -162,7 +181,8 @@ class Council:
                 personas = await tx.personas(intent.discussion_id)
             await client.views_open(trigger_id=place.trigger_id, view=roster_view(intent.discussion_id, personas))
             return
-        quiet = not isinstance(intent, c.CastBallot)  # the thread shows everything else
+        # The thread shows everything else; the answer to a confirm step replaces its private question.
+        quiet = not (isinstance(intent, c.CastBallot) or place.replace)
         reply = await self.execute(intent, place, client, announce=not quiet)
         if reply is None or not message.get("ts"):
             return

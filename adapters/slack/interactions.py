@@ -15,7 +15,7 @@ START_VIEW = "council_start"
 ROSTER_VIEW = "council_roster"
 SHORTCUT = "council_thread"
 TOPIC_VIEW = "council_next_topic"
-ACTION_PREFIXES = ("ctl:", "next:", "roster:", "vote:", "fail:", "sched:")
+ACTION_PREFIXES = ("ctl:", "next:", "roster:", "vote:", "fail:", "sched:", "confirm:")
 ROUND_CHOICES = ["steer", "1", "2", "3", "4", "5"]
 OPTION_FLAGS = ("confirm", "anonymous", "hidden")
 
@@ -32,13 +32,22 @@ class ExportFiles:
     discussion_id: str
 
 
-def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRosterModal | ExportFiles | None:
+@dataclass
+class Dismiss:
+    """Cancel on a confirm step: the private question goes away, nothing changes."""
+
+    discussion_id: str
+
+
+def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRosterModal | ExportFiles | Dismiss | None:
     """A button's action_id and value (as the core's effects set them) → the command it stands for."""
     family, _, name = action_id.partition(":")
     f = who.fields()
     try:
         if action_id == "ctl:export":
             return ExportFiles(value)
+        if action_id == "confirm:cancel":
+            return Dismiss(value)
         if family == "ctl":
             controls = {"pause": c.Pause, "resume": c.Resume, "stop": c.Stop, "synthesize": c.Synthesize}
             return controls[name](discussion_id=value, **f)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 ICONS = {
@@ -25,7 +25,7 @@ class Entry:
     icon: str
     label: str
     text: str
-    at: str
+    at: Stamp
     human: bool = False
 
 
@@ -48,11 +48,22 @@ def icon(shortcode: str) -> str:
     return ICONS.get(m[1], "💬") if m else (shortcode or "💬")
 
 
-def _time(iso: str) -> str:
+@dataclass(frozen=True)
+class Stamp:
+    """A moment on the page: `text` for people ("Mon 2 Mar 2026, 08:00 UTC"), `iso` for <time datetime>."""
+
+    iso: str
+    text: str
+
+
+def _time(iso: str) -> Stamp:
+    """In UTC, the zone named: the page has one reader's clock no more than any other's."""
     try:
-        return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M UTC")
+        moment = datetime.fromisoformat(iso)
     except ValueError:
-        return iso
+        return Stamp("", iso)
+    utc = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+    return Stamp(utc.isoformat(), f"{utc:%a} {utc.day} {utc:%b %Y, %H:%M} UTC")
 
 
 def rounds(doc: dict[str, Any]) -> list[Round]:

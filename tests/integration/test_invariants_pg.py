@@ -109,7 +109,7 @@ async def test_a_roster_turn_is_recorded_once_by_racing_writers(store: Store) ->
     assert next(e["name"] for e in turn.data["experts"]) == "Ana First", "the turn records what the roster shows"
     assert [n for n in names if n.endswith(("First", "Second"))] == ["Ana First", "Ben First", "Chloé First",
                                                                      "Dev First"]
-    assert posts == ["d1:header:roster"]
+    assert posts == [f"d1:header:{plan.key}"], "one header, keyed by the roster turn it shows"
 
 
 async def test_event_ids_are_forgotten_after_a_day(store: Store) -> None:

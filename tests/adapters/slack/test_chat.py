@@ -13,7 +13,7 @@ from slack_sdk.errors import SlackApiError
 from adapters.slack.chat import SlackChat
 from adapters.slack.clients import SingleWorkspace, web_client
 from adapters.slack.render import render
-from core.models import Discussion, Persona, Post, Role
+from core.models import Discussion, Persona, Post, Role, Status
 from core.ports import CannotPost
 from tests.fakes.slack_api import FakeSlack
 
@@ -202,3 +202,41 @@ async def test_an_archived_channel_or_a_removal_is_a_refusal_for_good(fake: Fake
     fake.fail("chat.postMessage", "internal_error")  # a passing failure stays an ordinary error: retried later
     with pytest.raises(SlackApiError):
         await c.publish(d, turn("d1:r1:s1:ada"))
+
+
+async def test_a_header_redrawn_for_a_new_state_leaves_placeholders_of_turns_being_written(fake: FakeSlack) -> None:
+    c = chat(fake)
+    d = await discussion(c)
+    moderator = Persona(key="moderator", name="Moderator", role=Role.MODERATOR, icon=":classical_building:")
+    await c.thinking(d, moderator, "d1:r0:s0:roster")
+    await c.thinking(d, ADA, "d1:r1:s1:ada")
+    await c.drain()
+    roster, ada = fake.thread("C0001", d.thread_ref)[1:]
+    # someone paused while Ada writes: the header is redrawn, and Ada is still writing
+    await c.update(d, d.thread_ref, Post(kind="header", key="d1:header:edit:1", replaces="d1:header",
+                                         title=d.topic, text="roster", state="⏸️ Pausing"))
+    assert [fake.find("C0001", m.ts).text for m in (roster, ada)] == [  # type: ignore[union-attr]
+        "Moderator is thinking…", "Ada Lovelace is thinking…"]
+    # the roster turn's result is the header: its placeholder, and only that one, says where to look
+    await c.update(d, d.thread_ref, Post(kind="header", key="d1:header:d1:r0:s0:roster", replaces="d1:header",
+                                         title=d.topic, text="roster"))
+    assert "assembled the council" in fake.find("C0001", roster.ts).text  # type: ignore[union-attr]
+    assert fake.find("C0001", ada.ts).text == "Ada Lovelace is thinking…"  # type: ignore[union-attr]
+    ts = await c.publish(d, turn("d1:r1:s1:ada"))
+    assert ts == ada.ts, "Ada's turn lands in her own placeholder"
+
+
+async def test_a_turn_cut_short_by_stop_keeps_no_partial_words_in_its_placeholder(fake: FakeSlack) -> None:
+    c = chat(fake)
+    d = await discussion(c)
+    key = "d1:r1:s1:ada"
+    await c.thinking(d, ADA, key)
+    await c.drain()
+    await c.stream(d, ADA, key, "Trunk-based development works when half of")
+    [placeholder] = fake.thread("C0001", d.thread_ref)[1:]
+    assert "half of" in str(fake.find("C0001", placeholder.ts).blocks)  # type: ignore[union-attr]
+    stopped = d.model_copy(update={"status": Status.STOPPED})
+    await c.publish(stopped, Post(kind="notice", key="d1:stopped", text="⏹️ Dana stopped the discussion."))
+    shown = fake.find("C0001", placeholder.ts)
+    assert shown is not None and "half of" not in str(shown.blocks) and "half of" not in shown.text
+    assert "stopped" in shown.text and "writing" not in str(shown.blocks)

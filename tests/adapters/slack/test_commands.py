@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 from adapters.slack.server import SlackServer
 from core.models import Status
 from tests.adapters.slack.conftest import SECRET, Slack, fixture, sign
+from tests.adapters.slack.test_confirm import press
 from tests.fakes.slack_api import FakeSlack
 
 
@@ -68,6 +69,10 @@ async def test_only_the_starter_or_an_admin_may_pause_or_stop(
     await server.idle()
     assert "Only Dana or a workspace admin can stop" in ephemerals_to(fake, "U0002")[0]
     await slack.command(f"stop {d.id}", user="U0003")  # an admin (users.info is_admin)
+    await server.idle()
+    [d] = await server.core.service.discussions()
+    assert d.status == Status.WAITING and "confirm:cancel" in str(fake.ephemerals[-1].get("blocks")), "asked first"
+    await press(slack, fake, "ctl:stop", d.id, user="U0003")
     await server.idle()
     [d] = await server.core.service.discussions()
     assert d.status == Status.STOPPED

@@ -172,3 +172,13 @@ async def test_a_digest_links_each_discussion_to_its_page(site: Site) -> None:
     url = link.split("[page](")[1].rstrip(")")
     resp = await site.client.get(site.path(url))
     assert resp.status == 200 and "quotes" in await resp.text()
+
+
+async def test_times_on_the_page_are_readable_and_name_their_zone(site: Site) -> None:
+    """The fake clock stands at Monday 2 March 2026, 08:00 UTC: the start and every entry say so, in words, inside
+    a machine-readable <time> element."""
+    html = await (await site.client.get(site.path(header_url(site)))).text()
+    stamp = '<time datetime="2026-03-02T08:00:00+00:00">Mon 2 Mar 2026, 08:00 UTC</time>'
+    assert f"Started {stamp}" in html
+    assert html.count(stamp) > 3, "each turn and message shows when it was written"
+    assert "2026-03-02 08:00 UTC" not in html
