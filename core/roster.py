@@ -55,6 +55,24 @@ ARCHETYPES = [
 ]
 
 
+def seats_from_lines(
+    lines: list[str], *, role: Role, icons: list[str], reserved: str, limit: int, default_title: str = "{name}",
+) -> list[Persona]:
+    """`Name: what they bring` per line → one persona each (the part after a colon is the title), with keys
+    unique among them and apart from the reserved seat (the referee, the moderator)."""
+    out: list[Persona] = []
+    for i, raw in enumerate(x for x in lines if x.strip()):
+        name, _, title = raw.partition(":")
+        key = slug(name)
+        while key in {p.key for p in out} or key == reserved:
+            key = f"{key}_{i + 1}"
+        out.append(Persona(key=key, name=name.strip()[:80], role=role,
+                           title=(title.strip() or default_title.format(name=name.strip(),
+                                                                        lower=name.strip().lower()))[:120],
+                           icon=icons[i % len(icons)]))
+    return out[:limit]
+
+
 def experts_from_spec(specs: list[ExpertSpec], count: int) -> list[Persona]:
     personas: list[Persona] = []
     taken = set(RESERVED_KEYS)
@@ -115,3 +133,12 @@ def mentioned(text: str, personas: list[Persona], exclude: str = "") -> list[str
 
 def as_role(personas: list[Persona], role: Role) -> list[Persona]:
     return [p.model_copy(update={"role": role}) for p in personas]
+
+
+def owner_lines(raw: str) -> list[str]:
+    """Domain owners as people type them: separated by semicolons or new lines, or by commas when there are
+    none (`Dana: Billing, invoices; Eli: Mobile` keeps the comma inside Dana's domain); `off` → none."""
+    raw = raw.strip()
+    if not raw or raw.lower() == "off":
+        return []
+    return [p.strip() for p in re.split(r"[;\n]" if re.search(r"[;\n]", raw) else ",", raw) if p.strip()]

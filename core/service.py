@@ -134,7 +134,7 @@ class Service(Guard, ScheduleHandlers):
         owners = [" ".join(o.split())[:200] for o in cmd.owners if o.strip()]
         if len(owners) == 1 or len(owners) > 8:
             raise UserError("A meeting needs 2 to 8 domain owners, for example "
-                            "`/council config owners \"Dana: Billing; Eli: Mobile app\"`.")
+                            "“Dana: Billing; Eli: Mobile app” (or off, to have them generated for each topic).")
         async with self.store.tx() as tx:
             await tx.set_channel_owners(cmd.platform, cmd.workspace, cmd.channel, owners, cmd.user_id,
                                         self.clock.now())

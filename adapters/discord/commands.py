@@ -134,6 +134,12 @@ async def council_digest(interaction: discord.Interaction[Any], cadence: Cadence
     await _handler(interaction).command(interaction, "council-digest", {"cadence": cadence, "cron": cron, "tz": tz})
 
 
+@_guild_command(name="council-config", description="Set the domain owners a meeting in this channel seats")
+@app_commands.describe(owners='"Dana: Billing; Eli: Mobile app" (2 to 8), or off to generate them for each topic')
+async def council_config(interaction: discord.Interaction[Any], owners: Range[str, 2, 1000]) -> None:
+    await _handler(interaction).command(interaction, "council-config", {"owners": owners})
+
+
 VERBS = [("status", "Show a council's status"), ("pause", "Pause a council"), ("resume", "Resume a council"),
          ("stop", "Stop a council"), ("synthesize", "Ask for a council's final synthesis now")]
 
@@ -142,6 +148,6 @@ def build_tree(client: discord.Client) -> app_commands.CommandTree[Any]:
     """The client's command tree (command objects hold no state of their own, so trees may share them)."""
     tree: app_commands.CommandTree[Any] = app_commands.CommandTree(client)
     for cmd in (council, council_list, *(_verb(v, d) for v, d in VERBS), council_schedule, council_digest,
-                council_help):
+                council_config, council_help):
         tree.add_command(cmd)
     return tree

@@ -12,6 +12,7 @@ from core import commands as c
 from core import flows
 from core.models import Discussion, NextAction, Persona
 from core.posts import CONFIRM_STOP, CONFIRM_SYNTHESIZE
+from core.roster import owner_lines
 from core.timeparse import TimeParseError, parse_every, zone
 
 PREFIX = "cl"
@@ -33,7 +34,9 @@ rounds unattended), `experts` (2–8), `confirm` (review the roster first), `deb
 • `/council-list` shows this channel's discussions; `/council-status`, `/council-pause`, `/council-resume`, \
 `/council-stop` and `/council-synthesize` take an `id` (inside a council's thread, that one).
 • `/council-schedule id when [every] [tz]` runs the next round later; `when:off` cancels.
-• `/council-digest cadence [cron] [tz]` posts a digest of this channel's decisions on a schedule.""".replace(
+• `/council-digest cadence [cron] [tz]` posts a digest of this channel's decisions on a schedule.
+• `/council-config owners:"Dana: Billing; Eli: Mobile app"` sets the domain owners a meeting in this channel \
+seats (`owners:off` has them generated for each topic).""".replace(
     "{flows}", "".join(f"\n  ◦ {line}" for line in flows.help_lines()))
 
 
@@ -163,6 +166,12 @@ def slash_command(name: str, opts: dict[str, Any], who: Who, where: Where, curre
         return ListDiscussions(channel=where.channel_id)
     if name == "council-help":
         return ShowHelp()
+    if name == "council-config":
+        raw = str(opts.get("owners") or "").strip()
+        if not raw:
+            raise NotUnderstood('Which owners? For example `owners: Dana: Billing; Eli: Mobile app`, or '
+                                '`owners: off` to have them generated for each topic.')
+        return c.SetOwners(channel=where.channel_id, owners=owner_lines(raw), **base)
     if name == "council-digest":
         cadence = str(opts.get("cadence") or "")
         if cadence not in CADENCES:

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from core import commands as c
 from core import flows
+from core.roster import owner_lines
 
 PLATFORM = "slack"
 VALUE_OPTIONS = {"rounds", "experts", "every", "next", "tz", "roles", "flow", "style", "tier", "lang", "hints"}
@@ -286,9 +287,8 @@ def _owners(args: list[tuple[str, bool]], who: Who, team_id: str, channel_id: st
     if not raw:
         raise BadInput('Which owners? For example `/council config owners "Dana: Billing; Eli: Mobile app"`, '
                        "or `/council config owners off` to have them generated for each topic.")
-    parts = [] if raw.lower() == "off" else re.split(r"[;\n]" if re.search(r"[;\n]", raw) else ",", raw)
-    cmd = c.SetOwners(platform=PLATFORM, workspace=team_id, channel=channel_id,
-                      owners=[p.strip() for p in parts if p.strip()], **who.fields())
+    cmd = c.SetOwners(platform=PLATFORM, workspace=team_id, channel=channel_id, owners=owner_lines(raw),
+                      **who.fields())
     return Intent(kind="command", command=cmd)
 
 

@@ -8,7 +8,7 @@ from core.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan
 from core.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task
 from core.models import Discussion, Persona, Phase, Role
 from core.quoting import inline, named
-from core.roster import slug
+from core.roster import seats_from_lines
 from core.schemas import CouncilVerdict
 
 DEFAULT_ADVISORS = [
@@ -58,16 +58,8 @@ TIERS: dict[str, tuple[Tier, Tier]] = {"light": ("medium", "medium"), "medium": 
 
 def advisors_from_roles(roles: list[str]) -> list[Persona]:
     """`--roles "Security: threat models, Finance"` → one advisor per role, the part after a colon its lens."""
-    out: list[Persona] = []
-    for i, raw in enumerate(r for r in roles if r.strip()):
-        name, _, lens = raw.partition(":")
-        key = slug(name)
-        while key in {p.key for p in out} or key == REFEREE.key:
-            key = f"{key}_{i + 1}"
-        out.append(Persona(key=key, name=name.strip()[:80], role=Role.ADVISOR,
-                           title=(lens.strip() or f"The {name.strip().lower()} perspective")[:120],
-                           icon=ICONS[i % len(ICONS)]))
-    return out[:6]
+    return seats_from_lines(roles, role=Role.ADVISOR, icons=ICONS, reserved=REFEREE.key, limit=6,
+                            default_title="The {lower} perspective")
 
 
 def rounds(d: Discussion) -> int:

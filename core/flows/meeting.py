@@ -10,7 +10,7 @@ from core.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan
 from core.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task
 from core.models import Discussion, Persona, Phase, Role, TurnStatus
 from core.quoting import named, quote
-from core.roster import mentioned, slug
+from core.roster import mentioned, seats_from_lines
 from core.schemas import MeetingRecommendation, RankedVote, RosterSpec
 
 MODERATOR = Persona(key="moderator", name="Moderator", role=Role.MODERATOR, title="Runs the rounds, tallies the vote",
@@ -48,15 +48,7 @@ LABEL_RULE = "Your stance label names the option you support, in two to four wor
 
 def owners_from_config(lines: list[str]) -> list[Persona]:
     """Channel configuration `Name: domain` per owner → owners (the domain is the title)."""
-    out: list[Persona] = []
-    for i, raw in enumerate(x for x in lines if x.strip()):
-        name, _, domain = raw.partition(":")
-        key = slug(name)
-        while key in {p.key for p in out} or key == MODERATOR.key:
-            key = f"{key}_{i + 1}"
-        out.append(Persona(key=key, name=name.strip()[:80], role=Role.OWNER,
-                           title=(domain.strip() or name.strip())[:120], icon=OWNER_ICONS[i % len(OWNER_ICONS)]))
-    return out[:8]
+    return seats_from_lines(lines, role=Role.OWNER, icons=OWNER_ICONS, reserved=MODERATOR.key, limit=8)
 
 
 def rounds(d: Discussion) -> int:

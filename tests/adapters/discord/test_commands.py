@@ -171,3 +171,22 @@ async def test_scheduled_times_are_discord_timestamps_every_reader_sees_in_their
     assert notices and all(full in n and "⟦" not in n for n in notices), notices
     status = await answered(fake, await fake.slash(dana, "council-status", id=d.id))
     assert f"next scheduled round {full}" in status
+
+
+async def test_config_owners_seats_this_channels_domain_owners_in_its_meetings(council: Council) -> None:
+    fake = council.fake
+    dana = fake.add_user("Dana")
+    assert command(fake, "council-config")["options"][0]["name"] == "owners"
+    lonely = await answered(fake, await fake.slash(dana, "council-config", owners="Dana: Billing"))
+    assert "2 to 8 domain owners" in lonely and "/council config" not in lonely, "a Discord person's own words"
+    done = await answered(fake, await fake.slash(dana, "council-config", owners="Dana: Billing, invoices; Eli: Mobile"))
+    assert "Dana: Billing, invoices; Eli: Mobile" in done
+    await answered(fake, await fake.slash(dana, "council", topic="Billing or mobile first?", flow="meeting",
+                                          confirm=True))
+    await council.settle()
+    d = await council.discussion()
+    async with council.app.store.tx() as tx:
+        seated = {p.name: p.title for p in await tx.personas(d.id) if p.role.value == "owner"}
+    assert seated == {"Dana": "Billing, invoices", "Eli": "Mobile"}
+    off = await answered(fake, await fake.slash(dana, "council-config", owners="off"))
+    assert "generate domain owners for each topic" in off
