@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core import flows, formats
+from core import closings, flows, formats
 from core.engine import suggestions
 from core.flows.base import Notice, State
 from core.models import (
@@ -29,6 +29,7 @@ SCHEDULE_CHOICES = [  # (action id suffix, button label, when)
 
 
 CONFIRM_STOP = "Stop this discussion for good? Nobody can resume it afterwards."
+CONFIRM_RANKING = "Close the ranking for everyone and show the people's ranking beside the owners'?"
 CONFIRM_SYNTHESIZE = "End the discussion with the Historian's final synthesis now?"
 
 
@@ -221,6 +222,8 @@ def poll_post(poll: Poll, ballots: list[Ballot], offline: bool, *, key: str = ""
     actions = [] if poll.closed else [
         Action(id=f"vote:{i}", label=option, value=f"{poll.id}|{i}") for i, option in enumerate(poll.options)
     ]
+    if not poll.closed and closings.RANK_POLL.search(poll.key):  # a meeting's ranking: closed when people are done
+        actions.append(Action(id="poll:close", label="Close the ranking", value=str(poll.id), confirm=CONFIRM_RANKING))
     return Post(kind="poll", key=key or poll.key, replaces=replaces, text=formats.poll_text(view), poll=view,
                 actions=actions, offline=offline)
 
