@@ -219,10 +219,12 @@ def turn_post(d: Discussion, turn: Turn, persona: Persona | None, text: str, kin
 
 def poll_post(poll: Poll, ballots: list[Ballot], offline: bool, *, key: str = "", replaces: str = "") -> Post:
     view = formats.poll_view(poll, ballots)
+    place = closings.RANK_POLL.search(poll.key) is not None  # a place in a meeting's ranking: a menu to pick from
     actions = [] if poll.closed else [
-        Action(id=f"vote:{i}", label=option, value=f"{poll.id}|{i}") for i, option in enumerate(poll.options)
+        Action(id=f"{'pick' if place else 'vote'}:{i}", label=option, value=f"{poll.id}|{i}")
+        for i, option in enumerate(poll.options)
     ]
-    if not poll.closed and closings.RANK_POLL.search(poll.key):  # a meeting's ranking: closed when people are done
+    if place and not poll.closed:  # closed for everyone once people are done
         actions.append(Action(id="poll:close", label="Close the ranking", value=str(poll.id), confirm=CONFIRM_RANKING))
     return Post(kind="poll", key=key or poll.key, replaces=replaces, text=formats.poll_text(view), poll=view,
                 actions=actions, offline=offline)

@@ -287,7 +287,7 @@ def component(action: str, value: str, who: Who) -> Intent:
         return AskConfirm(action=wanted, value=value, question=question, label=label)
     if action == "confirm:cancel":
         return Dismiss(value)
-    if kind == "vote":
+    if kind in ("vote", "pick"):
         poll, _, choice = value.partition("|")
         if not (poll.isdigit() and choice.isdigit()):
             raise NotUnderstood("That vote button is damaged; please use a newer poll.")

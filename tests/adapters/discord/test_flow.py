@@ -158,8 +158,9 @@ async def test_people_rank_a_meeting_and_see_their_tally_beside_the_owners(counc
     places = [m for m in fake.thread_messages(d.thread_ref) if "Your #1 priority" in m["content"]]
     assert places, "a poll per place"
     first = places[-1]
-    vote = first["components"][0]["components"][0]["custom_id"]
-    await fake.click(dana, first, vote)
+    menu = first["components"][0]["components"][0]
+    assert menu["type"] == 3 and len(menu["options"]) >= 2, "a select menu of the options to rank"
+    await fake.select(dana, first, menu["custom_id"], [menu["options"][0]["value"]])
     await council.settle()
     await confirm_step(fake, dana, first, "Close the ranking", d.thread_ref)
     await council.settle()

@@ -47,9 +47,11 @@ async def test_a_meeting_ranks_and_people_get_a_poll_per_place(slack: Slack, ser
     places = [m for m in fake.thread("C0001", d.thread_ref) if "poll:close" in json.dumps(m.blocks)]
     assert places, "each place's poll offers to close the ranking"
     first = places[0]
-    vote = next(e for b in first.blocks if b["type"] == "actions" for e in b["elements"]
-                if e["action_id"].startswith("vote:"))
-    await slack.click(first.ts, vote["action_id"], vote["value"], user="U0002")
+    [menu] = [e for b in first.blocks if b["type"] == "actions" for e in b["elements"] if e["type"] == "static_select"]
+    async with server.core.store.tx() as tx:  # type: ignore[union-attr]
+        options = (await tx.polls(d.id))[0].options
+    assert [o["text"]["text"] for o in menu["options"]] == options, "a menu of the options to rank"
+    await slack.pick(first.ts, menu["options"][0]["value"], user="U0002")
     close = next(e for b in first.blocks if b["type"] == "actions" for e in b["elements"]
                  if e["action_id"] == "poll:close")
     assert "confirm" in close, "closing the ranking for everyone asks first"
