@@ -3,14 +3,16 @@ recommendation format, the dissents, and a ranking poll per place so people rank
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from core import stances, tally
 from core.flows.base import State
-from core.models import Phase
+from core.models import Ballot, Persona, Phase, Poll, Turn
 from core.schemas import MeetingRecommendation, RankedVote
 
 PLACES = 3  # people rank their top three, one poll per place
+RANK_POLL = re.compile(r":rank(\d+)$")  # the key of a place poll ends with its place
 
 
 def owner_ballots(state: State) -> tuple[dict[str, list[str]], dict[str, str]]:
@@ -73,3 +75,48 @@ def place_polls(key: str, items: list[str]) -> list[tuple[str, str, list[str], l
         return []
     return [(f"{key}:rank{place}", f"Your #{place} priority", items, [], True)
             for place in range(1, min(PLACES, len(items)) + 1)]
+
+
+def rank_ballots(turns: list[Turn], personas: list[Persona]) -> dict[str, list[str]]:
+    """Each owner's final ranking (name -> items), from the stored ranked votes."""
+    names = {p.key: p.name for p in personas}
+    return {names.get(t.persona_key, t.persona_key): [r.item for r in RankedVote.model_validate(t.data).ranking]
+            for t in turns if t.phase == Phase.RANKED_VOTE and t.data}
+
+
+def people_ballots(places: list[tuple[Poll, list[Ballot]]]) -> dict[str, list[str]]:
+    """Each person's ranking (voter -> items, best first) from their live ballot in each place's poll; an item a
+    person already placed higher is not counted again."""
+    rankings: dict[str, list[str]] = {}
+    for poll, ballots in sorted(places, key=lambda pb: int(RANK_POLL.search(pb[0].key).group(1))):  # type: ignore[union-attr]
+        for b in ballots:
+            if b.is_ai or b.superseded or not 0 <= b.choice < len(poll.options):
+                continue
+            mine = rankings.setdefault(b.voter_name or b.voter_id, [])
+            if poll.options[b.choice] not in mine:
+                mine.append(poll.options[b.choice])
+    return rankings
+
+
+def people_beside_owners(owners: dict[str, list[str]], people: dict[str, list[str]]) -> str:
+    """The closed ranking: the people's tally beside the owners', item by item in the owners' order."""
+    by_owners = tally.tally(owners)
+    by_people = {tally.key(t.item): t for t in tally.tally(people)}
+    lines = ["**The people's ranking beside the owners'**",
+             f"_{len(people)} {'person' if len(people) == 1 else 'people'} ranked, {len(owners)} owners._", ""]
+    order = [t.item for t in by_owners] + [t.item for t in tally.tally(people)
+                                           if tally.key(t.item) not in {tally.key(o.item) for o in by_owners}]
+    owner_rank = {tally.key(t.item): t for t in by_owners}
+    for i, item in enumerate(order, 1):
+        o, p = owner_rank.get(tally.key(item)), by_people.get(tally.key(item))
+        ours = f"owners: average rank {o.average:.1f}, {o.firsts}× #1" if o else "owners: not ranked"
+        theirs = f"people: average rank {p.average:.1f}, {p.firsts}× #1" if p else "people: not ranked"
+        lines.append(f"{i}. **{item}** — {ours} · {theirs}")
+    if not people:
+        lines.append("_Nobody ranked: the owners' ranking stands alone._")
+    else:
+        top_owners = tally.key(by_owners[0].item) if by_owners else ""
+        top_people = tally.key(tally.tally(people)[0].item)
+        lines += ["", "People and owners put the same option first." if top_owners == top_people else
+                  f"People put **{tally.tally(people)[0].item}** first; the owners did not."]
+    return "\n".join(lines)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core import flows, formats
+from core import closings, flows, formats
 from core.engine import suggestions
 from core.flows.base import Notice, State
 from core.models import (
@@ -29,6 +29,7 @@ SCHEDULE_CHOICES = [  # (action id suffix, button label, when)
 
 
 CONFIRM_STOP = "Stop this discussion for good? Nobody can resume it afterwards."
+CONFIRM_RANKING = "Close the ranking for everyone and show the people's ranking beside the owners'?"
 CONFIRM_SYNTHESIZE = "End the discussion with the Historian's final synthesis now?"
 
 
@@ -218,9 +219,13 @@ def turn_post(d: Discussion, turn: Turn, persona: Persona | None, text: str, kin
 
 def poll_post(poll: Poll, ballots: list[Ballot], offline: bool, *, key: str = "", replaces: str = "") -> Post:
     view = formats.poll_view(poll, ballots)
+    place = closings.RANK_POLL.search(poll.key) is not None  # a place in a meeting's ranking: a menu to pick from
     actions = [] if poll.closed else [
-        Action(id=f"vote:{i}", label=option, value=f"{poll.id}|{i}") for i, option in enumerate(poll.options)
+        Action(id=f"{'pick' if place else 'vote'}:{i}", label=option, value=f"{poll.id}|{i}")
+        for i, option in enumerate(poll.options)
     ]
+    if place and not poll.closed:  # closed for everyone once people are done
+        actions.append(Action(id="poll:close", label="Close the ranking", value=str(poll.id), confirm=CONFIRM_RANKING))
     return Post(kind="poll", key=key or poll.key, replaces=replaces, text=formats.poll_text(view), poll=view,
                 actions=actions, offline=offline)
 

@@ -16,7 +16,7 @@ from discord.http import Route
 from adapters.discord.chat import DiscordChat
 from adapters.discord.commands import build_tree
 from adapters.discord.handlers import Handlers
-from adapters.discord.views import CouncilButton
+from adapters.discord.views import CouncilButton, CouncilSelect
 from core.driver import Driver
 from core.service import Service
 from core.storage.store import Store
@@ -56,7 +56,7 @@ class CouncilClient(discord.Client):
         self.tree = build_tree(self)
 
     async def setup_hook(self) -> None:
-        self.add_dynamic_items(CouncilButton)
+        self.add_dynamic_items(CouncilButton, CouncilSelect)
         try:
             await self.tree.sync()
         except discord.HTTPException:

@@ -11,7 +11,7 @@ from zoneinfo import available_timezones
 from core import commands as c
 from core import flows
 from core.models import Discussion, NextAction, Persona
-from core.posts import CONFIRM_STOP, CONFIRM_SYNTHESIZE
+from core.posts import CONFIRM_RANKING, CONFIRM_STOP, CONFIRM_SYNTHESIZE
 from core.roster import owner_lines
 from core.timeparse import TimeParseError, parse_every, zone
 
@@ -124,7 +124,8 @@ class Dismiss:
 Intent = c.Command | AskConfirm | Dismiss | ListDiscussions | OpenModal | RosterEdit | ShowHelp | ShowStatus
 CONFIRMS = {"ctl:stop": (CONFIRM_STOP, "Yes, stop"), "fail:stop": (CONFIRM_STOP, "Yes, stop"),
             "ctl:synthesize": (CONFIRM_SYNTHESIZE, "Yes, synthesize"),
-            "next:synthesize": (CONFIRM_SYNTHESIZE, "Yes, synthesize")}
+            "next:synthesize": (CONFIRM_SYNTHESIZE, "Yes, synthesize"),
+            "poll:close": (CONFIRM_RANKING, "Yes, close it")}
 
 
 def is_admin(permissions: str | int | None) -> bool:
@@ -286,11 +287,15 @@ def component(action: str, value: str, who: Who) -> Intent:
         return AskConfirm(action=wanted, value=value, question=question, label=label)
     if action == "confirm:cancel":
         return Dismiss(value)
-    if kind == "vote":
+    if kind in ("vote", "pick"):
         poll, _, choice = value.partition("|")
         if not (poll.isdigit() and choice.isdigit()):
             raise NotUnderstood("That vote button is damaged; please use a newer poll.")
         return c.CastBallot(poll_id=int(poll), choice=int(choice), **base)
+    if action == "poll:close":
+        if not value.isdigit():
+            raise NotUnderstood("That button is damaged; please use a newer poll.")
+        return c.ClosePoll(poll_id=int(value), **base)
     if kind == "next":
         discussion_id, _, chosen = value.partition("|")
         try:

@@ -40,9 +40,38 @@ class CouncilButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=CUS
             await handler.on_action(interaction, self.action, self.value)
 
 
+PICK_ID = re.compile(r"cl-pick\|(?P<poll>\d+)")
+
+
+class CouncilSelect(discord.ui.DynamicItem[discord.ui.Select[Any]], template=PICK_ID.pattern):
+    """A place in a ranking as a select menu (`pick:*` actions): the option picked is the ballot."""
+
+    def __init__(self, poll: str, options: list[tuple[str, str]] | None = None) -> None:
+        super().__init__(discord.ui.Select(custom_id=f"cl-pick|{poll}", placeholder="Choose…", options=[
+            discord.SelectOption(label=label[:100] or "…", value=value) for label, value in (options or [])][:25]
+            or [discord.SelectOption(label="…", value="0")]))
+        self.poll = poll
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any],
+                             match: re.Match[str], /) -> CouncilSelect:
+        return cls(match["poll"])
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        handler = getattr(interaction.client, "handlers", None)
+        picked = self.item.values  # what this person picked, filled in from the interaction
+        if handler is not None:
+            await handler.on_action(interaction, "pick", f"{self.poll}|{picked[0] if picked else ''}")
+
+
 def view(actions: list[Action], *, reply_to: str = "") -> discord.ui.View | None:
     """Buttons for a post's actions (5 to a row), plus a Reply button when human replies need one."""
-    items = []
+    items: list[discord.ui.Item[Any]] = []
+    picks = [a for a in actions if a.id.startswith("pick:")]
+    if picks:  # one menu for the choices of one pick; its value is "poll|choice"
+        items.append(CouncilSelect(picks[0].value.partition("|")[0],
+                                   [(a.label, a.value.partition("|")[2]) for a in picks]))
+        actions = [a for a in actions if not a.id.startswith("pick:")]
     for a in [*actions, Action(id="reply", label="Reply to the council", value=reply_to)] if reply_to else actions:
         try:
             # A final or costly action asks first: its button opens a private question with the real button.

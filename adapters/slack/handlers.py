@@ -162,7 +162,8 @@ class Council:
     async def _button(self, body: dict[str, Any], message: dict[str, Any], place: Place,
                       client: AsyncWebClient) -> None:
         action = body["actions"][0]
-        intent = ix.action_command(action["action_id"], action.get("value", ""), tr.Who(place.user))
+        chosen = action.get("value") or (action.get("selected_option") or {}).get("value", "")  # a button, or a menu
+        intent = ix.action_command(action["action_id"], chosen, tr.Who(place.user))
         if intent is None:
             await self.tell(client, place, "That button is no longer valid.")
             return

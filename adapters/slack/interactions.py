@@ -15,7 +15,7 @@ START_VIEW = "council_start"
 ROSTER_VIEW = "council_roster"
 SHORTCUT = "council_thread"
 TOPIC_VIEW = "council_next_topic"
-ACTION_PREFIXES = ("ctl:", "next:", "roster:", "vote:", "fail:", "sched:", "confirm:")
+ACTION_PREFIXES = ("ctl:", "next:", "roster:", "vote:", "fail:", "sched:", "confirm:", "poll:", "pick")
 ROUND_CHOICES = ["steer", "1", "2", "3", "4", "5"]
 OPTION_FLAGS = ("confirm", "anonymous", "hidden")
 
@@ -59,6 +59,11 @@ def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRost
         if family == "vote":
             poll, _, choice = value.partition("|")
             return c.CastBallot(poll_id=int(poll), choice=int(choice or name), **f)
+        if action_id == "pick":  # a place in a ranking, picked from its menu: the option's value is "poll|choice"
+            poll, _, choice = value.partition("|")
+            return c.CastBallot(poll_id=int(poll), choice=int(choice), **f)
+        if action_id == "poll:close":
+            return c.ClosePoll(poll_id=int(value), **f)
         if family == "sched":
             did, _, when = value.partition("|")
             return c.ScheduleRound(discussion_id=did, when=when, **f)

@@ -13,8 +13,10 @@ from slack_sdk.models.blocks import (
     ContextBlock,
     HeaderBlock,
     MarkdownTextObject,
+    Option,
     PlainTextObject,
     SectionBlock,
+    StaticSelectElement,
 )
 
 from adapters.slack.markup import SECTION_CHARS, escape, flat, mrkdwn, split_text, user_mentions
@@ -67,8 +69,17 @@ def context(*texts: str) -> ContextBlock:
 
 
 def actions_blocks(actions: list[Action], block_prefix: str = "actions") -> list[Block]:
-    buttons = []
+    """Buttons, except that the choices of one pick (`pick:*`, a place in a ranking) become one select menu."""
+    buttons: list[ButtonElement | StaticSelectElement] = []
+    picks = [a for a in actions if a.id.startswith("pick:")]
+    if picks:
+        buttons.append(StaticSelectElement(
+            action_id="pick", placeholder=PlainTextObject(text="Choose…"),
+            options=[Option(text=PlainTextObject(text=button_label(a.label)[:75]), value=a.value[:150])
+                     for a in picks[:100]]))
     for a in actions:
+        if a.id.startswith("pick:"):
+            continue
         confirm = ConfirmObject(title=f"{a.label}?", text=a.confirm, confirm=a.label, deny="Cancel",
                                 style="danger" if a.style == "danger" else None) if a.confirm else None
         button = ButtonElement(text=PlainTextObject(text=button_label(a.label), emoji=True), action_id=a.id[:255],

@@ -345,6 +345,11 @@ class FakeDiscord:
         data = {"custom_id": custom_id, "component_type": 2}
         return await self._interact(3, "interaction_button.json", who, msg["channel_id"], data, msg)
 
+    async def select(self, who: dict[str, Any], msg: dict[str, Any], custom_id: str, values: list[str]) -> Interaction:
+        """Someone picks `values` in a message's select menu (component type 3)."""
+        data = {"custom_id": custom_id, "component_type": 3, "values": values}
+        return await self._interact(3, "interaction_button.json", who, msg["channel_id"], data, msg)
+
     async def submit(self, who: dict[str, Any], channel_id: str, custom_id: str, values: dict[str, str],
                      msg: dict[str, Any] | None = None) -> Interaction:
         rows = [{"type": 1, "components": [{"type": 4, "custom_id": k, "value": v}]} for k, v in values.items()]

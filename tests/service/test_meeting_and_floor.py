@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from bot.wiring import App
 from core import commands as c
 from core.export import export
 from core.models import Phase, Role, Status, TurnStatus
+from core.replies import UserError
 from tests.fakes.chat import RecordingChat
 from tests.fakes.llm import ScriptedLLM
 from tests.service.conftest import C1, discussion, settle, start
@@ -114,3 +117,37 @@ async def test_the_open_floor_seats_generated_personas_and_gives_the_floor_to_th
     assert not bid_keys & set(chat.keys(d.id)), "bids are never posted"
     final = chat.posts(d.id)[-2]
     assert final.kind == "synthesis" and "**Stances after round" in final.text
+
+
+async def test_closing_the_ranking_shows_the_peoples_tally_beside_the_owners(
+    app: App, chat: RecordingChat
+) -> None:
+    reply = await app.service.handle(start(topic="Billing rewrite or mobile app first?", flow="meeting"))
+    await settle(app)
+    did = reply.discussion_id
+    async with app.store.tx() as tx:
+        polls = await tx.polls(did)
+    first, second = polls[0], polls[1]
+    options = first.options
+    ballots = [(first, 1, "U2", "Sam"), (second, 0, "U2", "Sam"), (first, 0, "U3", "Lee"),
+               (first, 1, "U3", "Lee")]  # Lee changes her mind: only her last ballot counts
+    for poll, choice, user_id, name in ballots:
+        await app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=choice, user_id=user_id, user_name=name))
+    assert any(a.id == "poll:close" for a in chat.posts(did)[-1].actions), "the ranking offers to close it"
+
+    refused = c.ClosePoll(**C1, poll_id=second.id, user_id="U3", user_name="Lee")
+    with pytest.raises(UserError, match="Only Dana or a workspace admin"):
+        await app.service.handle(refused)
+    await app.service.handle(c.ClosePoll(**C1, poll_id=second.id, user_id="U1", user_name="Dana"))
+    await settle(app)
+    async with app.store.tx() as tx:
+        assert all(p.closed for p in await tx.polls(did)), "one close ends every place of the ranking"
+    [table] = [p.text for p in chat.posts(did) if "people's ranking beside the owners'" in p.text]
+    assert "_2 people ranked, 4 owners._" in table
+    # Sam: #1 options[1], #2 options[0]; Lee: #1 options[1]. Left out counts as rank 6: (2 + 6) / 2 = 4.0.
+    assert f"**{options[1]}** — owners: average rank" in table
+    assert f"**{options[1]}** — " in table and "people: average rank 1.0, 2× #1" in table
+    assert "people: average rank 4.0, 0× #1" in table
+    await app.service.handle(c.ClosePoll(**C1, poll_id=first.id, user_id="U1", user_name="Dana"))
+    await settle(app)
+    assert sum("people's ranking beside the owners'" in p.text for p in chat.posts(did)) == 1, "shown once"

@@ -146,3 +146,24 @@ async def test_each_flow_chosen_with_the_flow_option_runs_to_its_end(council: Co
         assert d.status.value == "done", (flow, d.blocked_reason)
         text = "\n".join(m["content"] + str(m.get("embeds", "")) for m in fake.thread_messages(d.thread_ref))
         assert closing[flow] in text and "Stance: " in text, flow
+
+
+async def test_people_rank_a_meeting_and_see_their_tally_beside_the_owners(council: Council) -> None:
+    fake = council.fake
+    dana = fake.add_user("Dana")
+    i = await fake.slash(dana, "council", topic="Billing or mobile first?", flow="meeting", rounds=2)
+    await fake.wait_for(lambda: i.followups)
+    await council.settle()
+    d = await council.discussion()
+    places = [m for m in fake.thread_messages(d.thread_ref) if "Your #1 priority" in m["content"]]
+    assert places, "a poll per place"
+    first = places[-1]
+    menu = first["components"][0]["components"][0]
+    assert menu["type"] == 3 and len(menu["options"]) >= 2, "a select menu of the options to rank"
+    await fake.select(dana, first, menu["custom_id"], [menu["options"][0]["value"]])
+    await council.settle()
+    await confirm_step(fake, dana, first, "Close the ranking", d.thread_ref)
+    await council.settle()
+    await fake.wait_for(lambda: any("beside the owners" in m["content"] for m in fake.thread_messages(d.thread_ref)))
+    [table] = [m["content"] for m in fake.thread_messages(d.thread_ref) if "beside the owners" in m["content"]]
+    assert "1 person ranked" in table and "people: average rank 1.0, 1× #1" in table

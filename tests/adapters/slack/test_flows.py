@@ -43,6 +43,27 @@ async def test_a_meeting_ranks_and_people_get_a_poll_per_place(slack: Slack, ser
         assert section in recommendation
     assert any("Your #1 priority" in t for t in texts)
 
+    d = (await server.core.service.discussions())[0]  # type: ignore[union-attr]
+    places = [m for m in fake.thread("C0001", d.thread_ref) if "poll:close" in json.dumps(m.blocks)]
+    assert places, "each place's poll offers to close the ranking"
+    first = places[0]
+    [menu] = [e for b in first.blocks if b["type"] == "actions" for e in b["elements"] if e["type"] == "static_select"]
+    async with server.core.store.tx() as tx:  # type: ignore[union-attr]
+        options = (await tx.polls(d.id))[0].options
+    assert [o["text"]["text"] for o in menu["options"]] == options, "a menu of the options to rank"
+    await slack.pick(first.ts, menu["options"][0]["value"], user="U0002")
+    close = next(e for b in first.blocks if b["type"] == "actions" for e in b["elements"]
+                 if e["action_id"] == "poll:close")
+    assert "confirm" in close, "closing the ranking for everyone asks first"
+    await slack.click(first.ts, "poll:close", close["value"], user="U0002")  # Lee did not start it
+    await server.idle()
+    assert "Only Dana or a workspace admin" in fake.ephemerals[-1]["text"]
+    await slack.click(first.ts, "poll:close", close["value"], user="U0001")
+    await server.idle()
+    table = [m.text + json.dumps(m.blocks, ensure_ascii=False) for m in fake.thread("C0001", d.thread_ref)
+             if "ranking beside the owners" in json.dumps(m.blocks, ensure_ascii=False)]
+    assert len(table) == 1 and "1 person ranked" in table[0] and "people: average rank 1.0, 1× #1" in table[0]
+
 
 async def test_the_open_floor_runs_until_it_closes(slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
     flow, texts = await run(slack, server, fake, 'Should remote work be the default? --flow open --hints "trust"')
