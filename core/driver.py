@@ -263,17 +263,18 @@ class Driver:
     # running turns ----------------------------------------------------------------------------------
     async def run_step(self, state: State, step: RunTurns) -> None:
         d = state.discussion
-        fit = await self._turns_within_budget(d, step)
-        if fit == 0:
-            return
-        turns = step.turns[:fit]  # the rest wait for the next step, which sees what these cost
         now = self.clock.now()
-        async with self.fenced(d.id) as tx:
+        async with self.fenced(d.id) as tx:  # what fits the budgets is decided where the turns start
+            fit, spent_today = await self._turns_within_budget(tx, d, step)
+            turns = step.turns[:fit]  # the rest wait for the next step, which sees what these cost
             await tx.start_turns([
                 Turn(key=plan.key, discussion_id=d.id, round=plan.round, step=plan.step, phase=plan.phase,
                      persona_key=plan.persona_key, reply_to=plan.reply_to, created_at=now)
                 for plan in turns
             ])
+        if fit == 0:
+            await self._out_of_budget(d, step, spent_today)
+            return
         answered = await asyncio.gather(*(self.run_turn(state, plan) for plan in turns))
         if all(answered):
             return  # every turn was recorded done (or already finished): nothing failed, nothing to settle
@@ -351,26 +352,26 @@ class Driver:
                 await tx.mark_answered(t.reply_to)  # a skipped answer is not retried on every wake-up
             await tx.enqueue(d.id, posts.skipped_post(d, t, name), now)
 
-    async def _turns_within_budget(self, d: Discussion, step: RunTurns) -> int:
-        """How many of the step's turns may start: each reserves the estimated cost of one turn against what is
-        left of the discussion's budget and of the workspace's budget for the day (0 = no limit). None left:
-        the discussion stops (or its waiting answers are dropped) and the thread says why."""
+    async def _turns_within_budget(self, tx: Tx, d: Discussion, step: RunTurns) -> tuple[int, float]:
+        """How many of the step's turns may start, and the workspace's spend today: each turn reserves the
+        estimated cost of one turn against what is left of the discussion's budget and of the workspace's budget
+        for the day (0 = no limit)."""
         limits, now = self.config.limits, self.clock.now()
-        async with self.store.tx() as tx:
-            estimate = await tx.costliest_turn(d.id)
-            spent_today = (await tx.workspace_spend(d.platform, d.workspace, day_window(now, limits.tz)[0])
-                           if limits.workspace_usd_per_day > 0 else 0.0)
+        estimate = await tx.costliest_turn(d.id)
+        spent_today = (await tx.workspace_spend(d.platform, d.workspace, day_window(now, limits.tz)[0])
+                       if limits.workspace_usd_per_day > 0 else 0.0)
         remaining = d.budget_usd - d.cost_usd if d.budget_usd > 0 else float("inf")
         if limits.workspace_usd_per_day > 0:
             remaining = min(remaining, limits.workspace_usd_per_day - spent_today)
-        fit = turns_that_fit(len(step.turns), remaining, estimate)
-        if fit == 0:
-            if workspace_exhausted(limits, spent_today):
-                await self._stop_for_budget(d, step, workspace_message(limits, spent_today, now), daily=True)
-            else:
-                await self._stop_for_budget(
-                    d, step, f"budget reached: ${d.cost_usd:.2f} spent of ${d.budget_usd:.2f}")
-        return fit
+        return turns_that_fit(len(step.turns), remaining, estimate), spent_today
+
+    async def _out_of_budget(self, d: Discussion, step: RunTurns, spent_today: float) -> None:
+        """No turn fits: the discussion stops (or its waiting answers are dropped) and the thread says why."""
+        limits, now = self.config.limits, self.clock.now()
+        if workspace_exhausted(limits, spent_today):
+            await self._stop_for_budget(d, step, workspace_message(limits, spent_today, now), daily=True)
+        else:
+            await self._stop_for_budget(d, step, f"budget reached: ${d.cost_usd:.2f} spent of ${d.budget_usd:.2f}")
 
     async def _stop_for_budget(self, seen: Discussion, step: RunTurns, reason: str, daily: bool = False) -> None:
         """A discussion over its own budget stops for good; over the workspace's daily budget it is blocked, so
@@ -420,19 +421,26 @@ class Driver:
             return True
 
     async def _drain(self, discussion_id: str) -> bool:
-        """Send what is queued, in order; False at the first refusal (the rest stays queued)."""
+        """Send what is queued, in order; False at the first refusal (the rest stays queued).
+
+        Each post is claimed before it is sent (an attempt counted under the lease, so a post a crash cut short
+        is looked up on the platform before it is sent again); the first claim shares the transaction that reads
+        the queue, and every later one the transaction that records the post before it as sent."""
+        now = self.clock.now()
         async with self.store.tx() as tx:
             d = await tx.discussion(discussion_id)
-            pending = await tx.pending_posts(discussion_id)
-            due = await tx.next_attempt(discussion_id)
-        if d is None:
-            return True
-        if pending and due is not None and due > self.clock.now():
-            return False  # the first post waits out its backoff, and the rest keep their order behind it
+            pending, due = await tx.queue(discussion_id)
+            if d is None or not pending:
+                return True
+            if due is not None and due > now:
+                return False  # the first post waits out its backoff, and the rest keep their order behind it
+            claimed = await self._claim(tx, d.id, pending[0])
         chat = self.chats[d.platform]
-        for outbox_id, post, turn_key, attempts in pending:
+        for i, (outbox_id, post, turn_key, attempts) in enumerate(pending):
             try:
-                ref = await self._send(d=d, chat=chat, outbox_id=outbox_id, post=post, attempts=attempts)
+                if not claimed:
+                    raise NotOurs(post.key)
+                ref = await self._send(d=d, chat=chat, post=post, attempts=attempts)
             except NotOurs:
                 log.info("%s is being sent by another driver", post.key)
                 return False
@@ -466,7 +474,15 @@ class Driver:
                     if poll is not None:
                         poll.message_ref = ref
                         await tx.save_poll(poll)
+                if i + 1 < len(pending):
+                    claimed = await self._claim(tx, d.id, pending[i + 1])
         return True
+
+    async def _claim(self, tx: Tx, discussion_id: str, queued: tuple[int, Post, str | None, int]) -> bool:
+        """Count an attempt at this post before any call, so one the platform keeps refusing eventually blocks;
+        False when another driver has it or our lease is gone."""
+        outbox_id, _, _, attempts = queued
+        return await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now(), discussion_id)
 
     async def _block_for_posting(self, discussion_id: str, reason: str) -> None:
         """Posts keep being refused, or never can land: stop spending on turns nobody can see, and tell the
@@ -484,11 +500,8 @@ class Driver:
         except Exception:
             log.warning("could not tell %s that %s is blocked", d.created_by, d.id, exc_info=True)
 
-    async def _send(self, *, d: Discussion, chat: ChatPort, outbox_id: int, post: Post, attempts: int) -> str:
-        async with self.store.tx() as tx:
-            # Counted before any call, so a post (or edit) the platform keeps refusing eventually blocks.
-            if not await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now(), d.id):
-                raise NotOurs(post.key)
+    async def _send(self, *, d: Discussion, chat: ChatPort, post: Post, attempts: int) -> str:
+        """Send a claimed post: an edit in place, one found on the platform after a crash, or a new message."""
         post = await decorate(self.store, self.config.pages, d, post, self.clock.now())
         if post.replaces:
             async with self.store.tx() as tx:

@@ -270,15 +270,18 @@ class DiscussionRepo(Repo):
 
     async def pending_posts(self, discussion_id: str) -> list[tuple[int, Post, str | None, int]]:
         """Unsent posts in order: (outbox id, post, turn key, earlier attempts)."""
+        return (await self.queue(discussion_id))[0]
+
+    async def queue(self, discussion_id: str) -> tuple[list[tuple[int, Post, str | None, int]], datetime | None]:
+        """Unsent posts in order, and when the first may be tried again (None: now), in one statement."""
+        o = t.outbox.c
         query = (
-            select(t.outbox.c.id, t.outbox.c.payload, t.outbox.c.turn_key, t.outbox.c.attempts)
-            .where(t.outbox.c.discussion_id == discussion_id, t.outbox.c.sent.is_(False),
-                   t.outbox.c.dead.is_(False))
-            .order_by(t.outbox.c.id)
+            select(o.id, o.payload, o.turn_key, o.attempts, o.next_attempt_at)
+            .where(o.discussion_id == discussion_id, o.sent.is_(False), o.dead.is_(False))
+            .order_by(o.id)
         )
-        return [
-            (r[0], Post.model_validate(r[1]), r[2], r[3]) for r in (await self.conn.execute(query)).all()
-        ]
+        rows = (await self.conn.execute(query)).all()
+        return [(r[0], Post.model_validate(r[1]), r[2], r[3]) for r in rows], aware(rows[0][4]) if rows else None
 
     async def claim_send(
         self, outbox_id: int, seen_attempts: int, owner: str, now: datetime, discussion_id: str | None = None
@@ -297,14 +300,6 @@ class DiscussionRepo(Repo):
             .values(attempts=o.attempts + 1)
         )
         return result.rowcount == 1
-
-    async def next_attempt(self, discussion_id: str) -> datetime | None:
-        """When the first queued post may be tried again (None: now); posts go out in order, so it holds the rest."""
-        o = t.outbox.c
-        query = (select(o.next_attempt_at)
-                 .where(o.discussion_id == discussion_id, o.sent.is_(False), o.dead.is_(False))
-                 .order_by(o.id).limit(1))
-        return aware((await self.conn.execute(query)).scalar())
 
     async def defer_post(self, outbox_id: int, until: datetime, error: str) -> None:
         await self.conn.execute(update(t.outbox).where(t.outbox.c.id == outbox_id)
