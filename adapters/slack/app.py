@@ -46,7 +46,8 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
     @bolt.action(ACTIONS)
     async def button(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
-        tasks.spawn(council.button(body, client), "slack:action")
+        clicked = (_team(body), (body.get("user") or {}).get("id"), (body.get("container") or {}).get("message_ts"))
+        tasks.spawn_in_order(clicked, council.button(body, client), "slack:action")
 
     @bolt.event("app_home_opened")
     async def home_opened(body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -175,11 +175,28 @@ class Tasks:
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._last: dict[Hashable, asyncio.Task[Any]] = {}  # per key, the latest work spawned in order
 
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str = "slack") -> None:
         task = asyncio.create_task(self._logged(coro), name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def spawn_in_order(self, key: Hashable, coro: Coroutine[Any, Any, Any], name: str = "slack") -> None:
+        """Like spawn, but only once the work spawned earlier under `key` has finished: one person's clicks on
+        one message count in the order Slack delivered them, whichever lookup answers first."""
+        before = self._last.get(key)
+
+        async def in_turn() -> None:
+            if before is not None:
+                await asyncio.wait({before})  # its failure is its own (logged): this work goes on
+            await coro
+
+        task = asyncio.create_task(self._logged(in_turn()), name=name)
+        self._last[key] = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda done: self._last.pop(key) if self._last.get(key) is done else None)
 
     @staticmethod
     async def _logged(coro: Coroutine[Any, Any, Any]) -> None:

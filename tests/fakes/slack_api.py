@@ -100,6 +100,7 @@ class FakeSlack:
         # a user id (U…) as a channel is the app's direct message with that person.
         self.channels: dict[str, dict[str, Any]] = {}
         self.limited: dict[str, deque[int]] = defaultdict(deque)  # method -> Retry-After values to answer with
+        self.latency: dict[str, deque[float]] = defaultdict(deque)  # method -> seconds each next call takes
         self.failures: dict[str, deque[str]] = defaultdict(deque)
         self.unreachable: set[str] = set()  # methods whose calls are hung up on without an answer
         self.lost: dict[str, deque[bool]] = defaultdict(deque)  # method -> answers lost after the call took effect
@@ -236,6 +237,8 @@ class FakeSlack:
         params = await self._params(request)
         token = request.headers.get("Authorization", "").removeprefix("Bearer ").strip() or params.get("token", "")
         self.calls.append(Call(method, params, token, time.monotonic()))
+        if self.latency[method]:  # Web API calls take as long as they take: a later call may answer first
+            await asyncio.sleep(self.latency[method].popleft())
         if self.limited[method]:
             return web.json_response({"ok": False, "error": "ratelimited"}, status=429,
                                      headers={"Retry-After": str(self.limited[method].popleft())})

@@ -241,3 +241,25 @@ async def test_the_header_shows_where_the_discussion_stands_and_only_the_buttons
     shown = [next(s for s in states if s in e) + (" (scheduled)" if "next round <!date^" in e else "") for e in edits]
     assert shown == ["Running", "Waiting for the next step", "Pausing", "Paused", "Paused (scheduled)", "Running",
                      "Waiting for the next step (scheduled)", "Stopped"], "one edit per change of state, in order"
+
+
+async def test_a_persons_quick_clicks_count_in_the_order_they_were_made(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    await slack.command("Should we move the office to Porto?")
+    await server.idle()
+    d = await only(server)
+    [poll] = with_action(fake, d.thread_ref, '"vote:0"')
+    poll_id = int(buttons(poll)[0]["value"].split("|")[0])
+    fake.latency["users.info"].extend([0.3, 0.0])  # Slack answers the lookup for the first click last
+    await slack.click(poll.ts, "vote:0", f"{poll_id}|0", user="U0003")
+    await slack.click(poll.ts, "vote:1", f"{poll_id}|1", user="U0003")  # she changed her mind at once
+    await server.idle()
+    assert server.core is not None
+    async with server.core.store.tx() as tx:
+        [live] = [b for b in await tx.ballots(poll_id) if b.voter_id == "U0003"]
+    assert live.choice == 1, "her last click is her vote"
+    shown = fake.find("C0001", poll.ts)
+    assert shown is not None
+    lines = [line for line in json.dumps(shown.blocks).split("\\n") if "Ines" in line]
+    assert len(lines) == 1 and lines[0].startswith("2. ") and "1 vote (Ines)" in lines[0], "shown on option 2"
