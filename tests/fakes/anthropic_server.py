@@ -180,6 +180,15 @@ class FakeAnthropic:
         self, request: web.Request, rid: str, message: dict[str, Any], plan: CachePlan, fault: Fault | None
     ) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream; charset=utf-8", "request-id": rid})
+        try:
+            return await self._events(request, response, message, plan, fault)
+        except ConnectionResetError:  # the caller hung up mid-stream (a Stop, a kill): the stream just ends
+            return response
+
+    async def _events(
+        self, request: web.Request, response: web.StreamResponse, message: dict[str, Any], plan: CachePlan,
+        fault: Fault | None,
+    ) -> web.StreamResponse:
         await response.prepare(request)
 
         async def send(event: str, data: dict[str, Any]) -> None:
