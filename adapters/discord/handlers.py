@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -29,6 +30,9 @@ class Handlers:
     def __init__(self, service: Service, store: Store, chat: DiscordChat, default_tz: str = "UTC") -> None:
         self.service, self.store, self.chat, self.default_tz = service, store, chat, default_tz
         self._parents: dict[int, int | None] = {}  # thread id -> parent channel id, for uncached threads
+        # One person's clicks on one message, done in the order Discord delivered them: each waits for the one
+        # before it after acknowledging (Discord wants that within 3 s), whichever acknowledgement returns first.
+        self._clicks: dict[tuple[int | None, int, int | None], asyncio.Future[None]] = {}
 
     # interactions ----------------------------------------------------------------------------------
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
@@ -66,8 +70,22 @@ class Handlers:
             except discord.HTTPException:
                 log.warning("could not open the %s form for %s", intent.kind, interaction.id, exc_info=True)
             return
-        await self._defer(interaction)
+        key = (interaction.guild_id, interaction.user.id, interaction.message.id if interaction.message else None)
+        before, mine = self._clicks.get(key), asyncio.get_running_loop().create_future()
+        self._clicks[key] = mine
+        try:
+            await self._defer(interaction)
+            if before is not None:
+                await asyncio.wait({before})
+            await self._act(interaction, intent, who, action, value)
+        finally:
+            mine.set_result(None)
+            if self._clicks.get(key) is mine:
+                del self._clicks[key]
 
+    async def _act(self, interaction: discord.Interaction[Any], intent: t.Intent, who: t.Who, action: str,
+                   value: str) -> None:
+        """A deferred click's command, answered privately; a final choice settles its buttons."""
         done = ""
         # A confirm step's own button: the answer takes the place of the private question.
         asked = interaction.message is not None and interaction.message.flags.ephemeral

@@ -6,6 +6,7 @@ import asyncio
 import functools
 import json
 import re
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,6 +88,7 @@ class FakeDiscord:
         self.nonces: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.calls: list[Call] = []
         self.faults: list[Fault] = []
+        self.latency: deque[float] = deque()  # seconds each next interaction callback takes (a later one may win)
         self.sockets: list[tuple[web.WebSocketResponse, dict[str, Any]]] = []
         self.identifies: list[dict[str, Any]] = []
         self.changed = asyncio.Condition()
@@ -182,6 +184,8 @@ class FakeDiscord:
         for method, pattern, handler in self.routes:
             match = pattern.match(path)
             if match and method == request.method:
+                if self.latency and path.endswith("/callback"):
+                    await asyncio.sleep(self.latency.popleft())
                 return await handler(request, match, body)
         return self.error(404, 0, "404: Not Found")
 

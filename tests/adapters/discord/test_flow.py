@@ -167,3 +167,23 @@ async def test_people_rank_a_meeting_and_see_their_tally_beside_the_owners(counc
     await fake.wait_for(lambda: any("beside the owners" in m["content"] for m in fake.thread_messages(d.thread_ref)))
     [table] = [m["content"] for m in fake.thread_messages(d.thread_ref) if "beside the owners" in m["content"]]
     assert "1 person ranked" in table and "people: average rank 1.0, 1× #1" in table
+
+
+async def test_a_persons_quick_clicks_count_in_the_order_they_were_made(council: Council) -> None:
+    fake = council.fake
+    lee = fake.add_user("Lee")
+    i = await fake.slash(lee, "council", topic="Should we move the office to Porto?")
+    await fake.wait_for(lambda: i.followups)
+    await council.settle()
+    d = await council.discussion()
+    poll = with_button(fake, d.thread_ref, "Run a four-week reversible trial")
+    buttons = poll["components"][0]["components"]
+    fake.latency.extend([0.3, 0.0])  # Discord acknowledges the first click last
+    first = await fake.click(lee, poll, buttons[0]["custom_id"])
+    second = await fake.click(lee, poll, buttons[1]["custom_id"])  # he changed his mind at once
+    await fake.wait_for(lambda: first.followups and second.followups)
+    await council.settle()
+    async with council.app.store.tx() as tx:
+        poll_id = (await tx.polls(d.id))[0].id
+        [live] = [b for b in await tx.ballots(poll_id) if not b.is_ai]
+    assert (live.voter_name, live.choice) == ("Lee", 1), "his last click is his vote"
