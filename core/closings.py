@@ -8,7 +8,7 @@ from typing import Any
 
 from core import stances, tally
 from core.flows.base import State
-from core.models import Ballot, Persona, Phase, Poll, Turn
+from core.models import Ballot, Phase, Poll
 from core.schemas import MeetingRecommendation, RankedVote
 
 PLACES = 3  # people rank their top three, one poll per place
@@ -77,18 +77,16 @@ def place_polls(key: str, items: list[str]) -> list[tuple[str, str, list[str], l
             for place in range(1, min(PLACES, len(items)) + 1)]
 
 
-def rank_ballots(turns: list[Turn], personas: list[Persona]) -> dict[str, list[str]]:
-    """Each owner's final ranking (name -> items), from the stored ranked votes."""
-    names = {p.key: p.name for p in personas}
-    return {names.get(t.persona_key, t.persona_key): [r.item for r in RankedVote.model_validate(t.data).ranking]
-            for t in turns if t.phase == Phase.RANKED_VOTE and t.data}
+def ranking_of(poll_key: str) -> str:
+    """The key the places of one ranking share ("" for a poll that is not a place in a ranking)."""
+    return RANK_POLL.sub("", poll_key) if RANK_POLL.search(poll_key) else ""
 
 
 def people_ballots(places: list[tuple[Poll, list[Ballot]]]) -> dict[str, list[str]]:
     """Each person's ranking (voter -> items, best first) from their live ballot in each place's poll; an item a
     person already placed higher is not counted again."""
     rankings: dict[str, list[str]] = {}
-    for poll, ballots in sorted(places, key=lambda pb: int(RANK_POLL.search(pb[0].key).group(1))):  # type: ignore[union-attr]
+    for poll, ballots in sorted(places, key=lambda pb: pb[0].key):  # ":rank1" < ":rank2" < ":rank3"
         for b in ballots:
             if b.is_ai or b.superseded or not 0 <= b.choice < len(poll.options):
                 continue
@@ -100,23 +98,21 @@ def people_ballots(places: list[tuple[Poll, list[Ballot]]]) -> dict[str, list[st
 
 def people_beside_owners(owners: dict[str, list[str]], people: dict[str, list[str]]) -> str:
     """The closed ranking: the people's tally beside the owners', item by item in the owners' order."""
-    by_owners = tally.tally(owners)
+    by_owners = {tally.key(t.item): t for t in tally.tally(owners)}
     by_people = {tally.key(t.item): t for t in tally.tally(people)}
     lines = ["**The people's ranking beside the owners'**",
              f"_{len(people)} {'person' if len(people) == 1 else 'people'} ranked, {len(owners)} owners._", ""]
-    order = [t.item for t in by_owners] + [t.item for t in tally.tally(people)
-                                           if tally.key(t.item) not in {tally.key(o.item) for o in by_owners}]
-    owner_rank = {tally.key(t.item): t for t in by_owners}
-    for i, item in enumerate(order, 1):
-        o, p = owner_rank.get(tally.key(item)), by_people.get(tally.key(item))
+    shown = {k: t.item for k, t in {**by_people, **by_owners}.items()}  # the owners' wording where both have it
+    order = [*by_owners, *(k for k in by_people if k not in by_owners)]  # tallies come sorted: dicts keep it
+    for i, k in enumerate(order, 1):
+        o, p = by_owners.get(k), by_people.get(k)
         ours = f"owners: average rank {o.average:.1f}, {o.firsts}× #1" if o else "owners: not ranked"
         theirs = f"people: average rank {p.average:.1f}, {p.firsts}× #1" if p else "people: not ranked"
-        lines.append(f"{i}. **{item}** — {ours} · {theirs}")
-    if not people:
+        lines.append(f"{i}. **{shown[k]}** — {ours} · {theirs}")
+    if not by_people:
         lines.append("_Nobody ranked: the owners' ranking stands alone._")
     else:
-        top_owners = tally.key(by_owners[0].item) if by_owners else ""
-        top_people = tally.key(tally.tally(people)[0].item)
-        lines += ["", "People and owners put the same option first." if top_owners == top_people else
-                  f"People put **{tally.tally(people)[0].item}** first; the owners did not."]
+        top_people = next(iter(by_people.values()))
+        lines += ["", "People and owners put the same option first." if next(iter(by_owners), "") ==
+                  tally.key(top_people.item) else f"People put **{top_people.item}** first; the owners did not."]
     return "\n".join(lines)

@@ -208,9 +208,8 @@ async def close_polls(tx: Tx, d: Discussion, now: datetime, *, before_round: int
 async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: bool) -> None:
     """Close a poll and show its tally; a meeting's ranking closes all its places at once and shows the
     people's ranking beside the owners'."""
-    prefix = closings.RANK_POLL.sub("", poll.key) if closings.RANK_POLL.search(poll.key) else ""
-    siblings = [p for p in await tx.polls(d.id) if prefix and closings.RANK_POLL.search(p.key)
-                and closings.RANK_POLL.sub("", p.key) == prefix] or [poll]
+    ranking = closings.ranking_of(poll.key)
+    siblings = [p for p in await tx.polls(d.id) if closings.ranking_of(p.key) == ranking] if ranking else [poll]
     places = []
     for p in siblings:
         ballots = await tx.ballots(p.id)
@@ -221,7 +220,8 @@ async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: 
         await tx.save_poll(p)
         await tx.enqueue(d.id, poll_post(p, ballots, offline, key=f"{p.key}:closed", replaces=p.key), now)
         await tx.enqueue(d.id, poll_result_post(p, ballots, offline), now)
-    if prefix:
-        owners = closings.rank_ballots(await tx.turns(d.id), await tx.personas(d.id))
-        await tx.enqueue(d.id, Post(kind="notice", key=f"{prefix}:people", offline=offline,
+    if ranking:
+        owners, _ = closings.owner_ballots(State(discussion=d, personas=await tx.personas(d.id),
+                                                 turns=await tx.turns(d.id)))
+        await tx.enqueue(d.id, Post(kind="notice", key=f"{ranking}:people", offline=offline,
                                     text=closings.people_beside_owners(owners, closings.people_ballots(places))), now)
