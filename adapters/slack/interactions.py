@@ -56,12 +56,9 @@ def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRost
             return c.ChooseNextAction(discussion_id=did, action=NextAction(action or name), **f)
         if family == "roster":
             return c.ConfirmRoster(discussion_id=value, **f) if name == "start" else OpenRosterModal(value)
-        if family == "vote":
+        if family == "vote" or action_id == "pick":  # a button, or a place in a ranking picked from its menu
             poll, _, choice = value.partition("|")
             return c.CastBallot(poll_id=int(poll), choice=int(choice or name), **f)
-        if action_id == "pick":  # a place in a ranking, picked from its menu: the option's value is "poll|choice"
-            poll, _, choice = value.partition("|")
-            return c.CastBallot(poll_id=int(poll), choice=int(choice), **f)
         if action_id == "poll:close":
             return c.ClosePoll(poll_id=int(value), **f)
         if family == "sched":
