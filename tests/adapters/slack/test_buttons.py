@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from adapters.slack.server import SlackServer
-from core.models import Phase, Status
+from core.models import Discussion, Phase, Status
 from tests.adapters.slack.conftest import Slack, fixture
 from tests.adapters.slack.test_threads import only
 from tests.fakes.llm import ScriptedLLM
@@ -19,6 +19,15 @@ def with_action(fake: FakeSlack, thread: str, prefix: str) -> list[Msg]:
 
 def buttons(m: Msg) -> list[dict[str, Any]]:
     return [e for b in m.blocks if b["type"] == "actions" for e in b["elements"]]
+
+
+async def first_poll(slack: Slack, server: SlackServer, fake: FakeSlack, command: str) -> tuple[Discussion, Msg, int]:
+    """Start a discussion with `command` and find the poll its first round ends with: (discussion, message, id)."""
+    await slack.command(command)
+    await server.idle()
+    d = await only(server)
+    [poll] = with_action(fake, d.thread_ref, '"vote:0"')
+    return d, poll, int(buttons(poll)[0]["value"].split("|")[0])
 
 
 async def test_next_action_buttons_work_for_anyone_and_say_who_chose(
@@ -45,11 +54,7 @@ async def test_next_action_buttons_work_for_anyone_and_say_who_chose(
 async def test_votes_one_per_person_changeable_counted_in_place(
     slack: Slack, server: SlackServer, fake: FakeSlack
 ) -> None:
-    await slack.command("Should we move the office to Lisbon?")
-    await server.idle()
-    d = await only(server)
-    [poll] = with_action(fake, d.thread_ref, '"vote:0"')
-    poll_id = buttons(poll)[0]["value"].split("|")[0]
+    d, poll, poll_id = await first_poll(slack, server, fake, "Should we move the office to Lisbon?")
     await slack.click(poll.ts, "vote:0", f"{poll_id}|0", user="U0001")
     await slack.click(poll.ts, "vote:1", f"{poll_id}|1", user="U0001")  # changed her mind
     await slack.click(poll.ts, "vote:1", f"{poll_id}|1", user="U0002")
@@ -69,11 +74,7 @@ async def test_votes_one_per_person_changeable_counted_in_place(
 async def test_anonymous_hidden_polls_show_no_names_or_counts_until_closed(
     slack: Slack, server: SlackServer, fake: FakeSlack
 ) -> None:
-    await slack.command("Should we adopt OKRs? --anonymous --hidden")
-    await server.idle()
-    d = await only(server)
-    [poll] = with_action(fake, d.thread_ref, '"vote:0"')
-    poll_id = buttons(poll)[0]["value"].split("|")[0]
+    d, poll, poll_id = await first_poll(slack, server, fake, "Should we adopt OKRs? --anonymous --hidden")
     await slack.click(poll.ts, "vote:0", f"{poll_id}|0", user="U0002")
     await server.idle()
     shown = fake.find("C0001", poll.ts)
@@ -246,11 +247,7 @@ async def test_the_header_shows_where_the_discussion_stands_and_only_the_buttons
 async def test_a_persons_quick_clicks_count_in_the_order_they_were_made(
     slack: Slack, server: SlackServer, fake: FakeSlack
 ) -> None:
-    await slack.command("Should we move the office to Porto?")
-    await server.idle()
-    d = await only(server)
-    [poll] = with_action(fake, d.thread_ref, '"vote:0"')
-    poll_id = int(buttons(poll)[0]["value"].split("|")[0])
+    _, poll, poll_id = await first_poll(slack, server, fake, "Should we move the office to Porto?")
     fake.latency["users.info"].extend([0.3, 0.0])  # Slack answers the lookup for the first click last
     await slack.click(poll.ts, "vote:0", f"{poll_id}|0", user="U0003")
     await slack.click(poll.ts, "vote:1", f"{poll_id}|1", user="U0003")  # she changed her mind at once
