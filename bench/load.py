@@ -60,6 +60,19 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
 
 
+def thread_cpu_s(pid: int) -> dict[str, float]:
+    """CPU seconds of the main thread (the event loop) and of all other threads (the database's among them)."""
+    out: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        name = "event loop" if task.name == str(pid) else "other threads"
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended between the listing and the read
+            continue
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / TICKS
+    return out
+
+
 def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -123,6 +136,7 @@ async def main(n: int, latency_s: float, within_s: float, profile: str = "") -> 
 
                 channels = [f"C{i:04d}" for i in range(n)]
                 calls_before, cpu_before = model.request_count, cpu_s(pid)
+                threads_before = thread_cpu_s(pid)
                 mine_before = cpu_s(os.getpid())
                 health: list[float] = []
                 stop = asyncio.Event()
@@ -141,6 +155,7 @@ async def main(n: int, latency_s: float, within_s: float, profile: str = "") -> 
                 stop.set()
                 await prober
                 cpu_used, calls = cpu_s(pid) - cpu_before, model.request_count - calls_before
+                threads = {k: v - threads_before.get(k, 0.0) for k, v in thread_cpu_s(pid).items()}
                 load_s = time.monotonic() - min(began.values())
                 fakes_cpu = cpu_s(os.getpid()) - mine_before
                 durations = [slack.round_done[c] - began[c] for c in channels if c in slack.round_done]
@@ -161,6 +176,8 @@ async def main(n: int, latency_s: float, within_s: float, profile: str = "") -> 
     print(f"peak RSS: {rss:.0f} MB")
     print(f"/healthz p99 during the load: {p99:.1f} ms ({len(health)} probes)")
     print(f"process CPU per model call: {cpu_used * 1000 / max(calls, 1):.1f} ms ({calls} calls, {cpu_used:.1f} s)")
+    print("  by thread: " + ", ".join(f"{name} {used * 1000 / max(calls, 1):.1f} ms" for name, used in
+                                      sorted(threads.items(), key=lambda kv: -kv[1]) if used > 0))
     print(f"during the load ({load_s:.0f} s): the app used {cpu_used / load_s:.0%} of a core, the fakes and probes "
           f"in this process {fakes_cpu / load_s:.0%}")
     print(f"slowest round / lone round: {slowest / lone:.2f}")
