@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 from pathlib import Path
-from typing import Any
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from sqlalchemy.util import await_only
+
+from core.storage.sqlite_inline import InlineConnection
 
 log = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).parent / "migrations"
 # Any fixed 64-bit number: held while migrating so replicas started together do not race.
 MIGRATION_LOCK = 0x6C0C11
+BUSY_WAIT_S = 30.0  # how long an SQLite statement waits for another process's write lock before failing
 
 
 def is_sqlite(url: str) -> bool:
@@ -44,44 +43,31 @@ def make_engine(url: str) -> AsyncEngine:
     database = make_url(url).database
     if database and database != ":memory:":
         Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    engine = create_async_engine(url, connect_args={"timeout": 30})
+    # The statements run on the event loop (see sqlite_inline), on connections opened as the URL says.
+    engine = create_async_engine(url, async_creator=lambda: _open_inline(engine))
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection, _record):  # type: ignore[no-untyped-def]
-        # Let SQLAlchemy's "begin" event emit BEGIN itself (pysqlite's own handling defers it).
-        dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA busy_timeout=30000")
-        _use_wal(cursor)
+        # Once per file; the switch waits for another process that is writing (see sqlite_inline), which
+        # SQLite's own busy timeout would not do for this statement.
+        cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        # IMMEDIATE takes the write lock up front, so two writers queue on busy_timeout
-        # instead of one failing with "database is locked" when it upgrades a read lock.
+        # IMMEDIATE takes the write lock up front, so two writers queue for it (see sqlite_inline) instead of
+        # one failing with "database is locked" when it upgrades a read lock.
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
 
 
-def _use_wal(cursor: Any, wait_s: float = 30.0) -> None:
-    """Switch the file to WAL once; SQLite does not apply busy_timeout to that switch, so wait here."""
-    deadline = time.monotonic() + wait_s
-    pause = 0.01
-    while True:
-        cursor.execute("PRAGMA journal_mode")
-        if str(cursor.fetchone()[0]).lower() == "wal":
-            return
-        try:
-            cursor.execute("PRAGMA journal_mode=WAL")
-        except Exception as exc:  # the adapted driver's OperationalError
-            if "locked" not in str(exc) or time.monotonic() >= deadline:
-                raise
-            # Connect events run on the event loop's greenlet: wait without blocking the loop.
-            await_only(asyncio.sleep(pause))
-            pause = min(pause * 2, 0.1)
+async def _open_inline(engine: AsyncEngine) -> InlineConnection:
+    args, kw = engine.dialect.create_connect_args(engine.url)
+    return InlineConnection.open(*args, busy_wait_s=BUSY_WAIT_S, **kw)
 
 
 def _alembic_config(connection: Connection) -> Config:
