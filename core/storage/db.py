@@ -44,7 +44,7 @@ def make_engine(url: str) -> AsyncEngine:
     if database and database != ":memory:":
         Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
     # The statements run on the event loop (see sqlite_inline), on connections opened as the URL says.
-    engine = create_async_engine(url, async_creator=lambda: _open_inline(engine))
+    engine: AsyncEngine = create_async_engine(url, async_creator=lambda: _open_inline(engine))
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection, _record):  # type: ignore[no-untyped-def]
