@@ -85,6 +85,9 @@ class AnthropicLLM:
             base_url=config.base_url,
             timeout=config.timeout_s,
             max_retries=config.max_retries,
+            # aiohttp's pool finds a free connection in constant time; httpx's walks every pooled connection
+            # on each request and release, which under 100 concurrent streams took a fifth of the loop's CPU.
+            http_client=anthropic.DefaultAioHttpClient(timeout=config.timeout_s),
         )
 
     async def aclose(self) -> None:
