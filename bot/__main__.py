@@ -6,8 +6,9 @@ import asyncio
 import json
 import logging
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -89,12 +90,23 @@ def console(
     raise typer.Exit(code)
 
 
+def _serve(main: Coroutine[Any, Any, int]) -> int:
+    """Servers run on uvloop where it is installed (Linux, macOS): the same asyncio, with the loop itself in C,
+    which under 100 concurrent discussions leaves more of a core for the discussions."""
+    try:
+        import uvloop
+    except ImportError:  # Windows: the standard loop
+        return asyncio.run(main)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(main)
+
+
 @cli.command()
 def slack() -> None:
     """Serve Slack: POST /slack/events and GET /healthz on $PORT, or Socket Mode with SLACK_APP_TOKEN."""
     from bot.runtime import run_slack
 
-    raise typer.Exit(asyncio.run(run_slack(_settings())))
+    raise typer.Exit(_serve(run_slack(_settings())))
 
 
 @cli.command()
@@ -102,7 +114,7 @@ def discord() -> None:
     """Serve Discord: /council in servers, personas in threads (REST and gateway via DISCORD_API_URL)."""
     from bot.runtime import run_discord
 
-    raise typer.Exit(asyncio.run(run_discord(_settings())))
+    raise typer.Exit(_serve(run_discord(_settings())))
 
 
 @cli.command()
@@ -110,7 +122,7 @@ def web() -> None:
     """Serve discussion pages (GET /d/{id}) on $PORT: for Discord and console deployments."""
     from bot.runtime import run_web
 
-    raise typer.Exit(asyncio.run(run_web(_settings())))
+    raise typer.Exit(_serve(run_web(_settings())))
 
 
 @cli.command()
