@@ -227,25 +227,26 @@ class Driver:
             expires = now.timestamp() + self.config.lease_ttl
 
     @contextlib.asynccontextmanager
-    async def fenced(self, discussion_id: str) -> AsyncIterator[Tx]:
+    async def fenced(self, discussion_id: str) -> AsyncIterator[tuple[Tx, Discussion]]:
         """A transaction that writes only while this process holds the discussion's lease (checked and held in
-        the same transaction); otherwise LeaseLost, and the discussion's steps here stop."""
+        the same transaction), with the discussion as it is now; otherwise LeaseLost, and the discussion's steps
+        here stop."""
         async with self.store.tx() as tx:
-            if not await tx.fence(discussion_id, self.config.owner, self.clock.now()):
+            current = await tx.fence(discussion_id, self.config.owner, self.clock.now())
+            if current is None:
                 work = self._work.get(discussion_id)
                 if work is not None and work is not asyncio.current_task():
                     work.cancel()  # parallel turns of the step stop too, not only the one that noticed
                 raise LeaseLost(discussion_id)
-            yield tx
+            yield tx, current
 
     async def apply(self, state: State, step: Transition) -> None:
         """Apply a transition decided on `state`, unless a human changed the discussion meanwhile (the loop then
         decides again on what is there now)."""
         seen, now = state.discussion, self.clock.now()
         notice = posts.transition_notice(step.notice, state)
-        async with self.fenced(seen.id) as tx:
-            d = await tx.discussion(seen.id, for_update=True)
-            if d is None or (d.status, d.pending, d.round) != (seen.status, seen.pending, seen.round):
+        async with self.fenced(seen.id) as (tx, d):
+            if (d.status, d.pending, d.round) != (seen.status, seen.pending, seen.round):
                 return
             for name in ("status", "pending", "round", "round_topic"):
                 value = getattr(step, name)
@@ -264,8 +265,8 @@ class Driver:
     async def run_step(self, state: State, step: RunTurns) -> None:
         d = state.discussion
         now = self.clock.now()
-        async with self.fenced(d.id) as tx:  # what fits the budgets is decided where the turns start
-            fit, spent_today = await self._turns_within_budget(tx, d, step)
+        async with self.fenced(d.id) as (tx, current):  # what fits the budgets is decided where turns start
+            fit, spent_today = await self._turns_within_budget(tx, current, step)
             turns = step.turns[:fit]  # the rest wait for the next step, which sees what these cost
             await tx.start_turns([
                 Turn(key=plan.key, discussion_id=d.id, round=plan.round, step=plan.step, phase=plan.phase,
@@ -279,7 +280,7 @@ class Driver:
         if all(answered):
             return  # every turn was recorded done (or already finished): nothing failed, nothing to settle
         keys = {p.key for p in turns}
-        async with self.fenced(d.id) as tx:
+        async with self.fenced(d.id) as (tx, _):
             after = await load_state(tx, d.id, self.config.context_rounds)
             assert after is not None
             step_turns = [t for t in after.turns if t.key in keys]
@@ -312,8 +313,9 @@ class Driver:
                 text, usage = completion.text.strip(), completion.usage
         except LLMUnavailable as exc:
             text, error = "", str(exc) or "the model did not answer"
-        async with self.fenced(d.id) as tx:
-            await record_turn(tx, state, plan, text, data, usage, error, self.clock.now(), self.llm.offline)
+        async with self.fenced(d.id) as (tx, current):
+            await record_turn(tx, state, plan, text, data, usage, error, self.clock.now(), self.llm.offline,
+                              current=current)
         await self.publish(d.id)
         return not error
 
@@ -377,10 +379,7 @@ class Driver:
         """A discussion over its own budget stops for good; over the workspace's daily budget it is blocked, so
         Retry continues it once the day resets. Answers waiting between rounds are dropped, saying so."""
         now = self.clock.now()
-        async with self.fenced(seen.id) as tx:
-            d = await tx.discussion(seen.id, for_update=True)
-            if d is None:
-                return
+        async with self.fenced(seen.id) as (tx, d):
             if d.status == Status.WAITING:
                 for plan in step.turns:
                     if plan.reply_to is not None:
@@ -489,9 +488,8 @@ class Driver:
         starter privately (the thread is where it cannot post), with a Retry button.
 
         A refused queue is still tried on its backoff; Retry tries every post again at once and goes on."""
-        async with self.fenced(discussion_id) as tx:
-            d = await tx.discussion(discussion_id, for_update=True)
-            if d is None or d.status not in (Status.RUNNING, Status.WAITING):
+        async with self.fenced(discussion_id) as (tx, d):
+            if d.status not in (Status.RUNNING, Status.WAITING):
                 return
             d.status, d.blocked_reason = Status.BLOCKED, reason
             await save_discussion(tx, d, self.clock.now())

@@ -103,8 +103,10 @@ async def _stance_section(tx: Tx, state: State, round_: int) -> str:
 
 async def record_turn(
     tx: Tx, state: State, plan: TurnPlan, text: str, data: dict[str, Any] | None, usage: Usage | None,
-    error: str, now: datetime, offline: bool,
+    error: str, now: datetime, offline: bool, *, current: Discussion | None = None,
 ) -> None:
+    """Record a finished (or failed) turn and all it changes. `current`: the discussion as read under its lock in
+    this transaction, when the caller has it (the fence reads it); otherwise it is read here."""
     d = state.discussion
     # Locked: of two writers racing on one turn, the second sees it finished, so its personas, synthesis,
     # polls and posts are written once.
@@ -117,7 +119,8 @@ async def record_turn(
         return  # another driver finished it first, or Stop set it aside
     if usage is not None:
         await tx.add_usage(d.id, plan.key, usage, now)
-    current = await tx.discussion(d.id, for_update=True)
+    if current is None:
+        current = await tx.discussion(d.id, for_update=True)
     if current is not None and current.status == Status.STOPPED:
         # Stop is final: a turn that was still running is kept out of the thread, after the stop notice.
         turn.status, turn.error, turn.finished_at = TurnStatus.SKIPPED, "the discussion was stopped", now

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, text, update
+from sqlalchemy import bindparam, delete, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from core.models import (
@@ -16,6 +16,18 @@ from core.models import (
 )
 from core.storage import tables as t
 from core.storage.rows import Repo, _row
+
+# Built once: the statements every model call runs (see discussions.py).
+_u, _d = t.usage.c, t.discussions.c
+_HUMANS = select(t.human_messages).where(t.human_messages.c.discussion_id == bindparam("id")).order_by(
+    t.human_messages.c.id)
+_ADD_USAGE = insert(t.usage)
+_ADD_COST = update(t.discussions).where(_d.id == bindparam("b_id")).values(cost_usd=_d.cost_usd + bindparam("b_usd"))
+_WORKSPACE_SPEND = (select(func.coalesce(func.sum(_u.cost_usd), 0.0))
+                    .select_from(t.usage.join(t.discussions, _u.discussion_id == _d.id))
+                    .where(_d.platform == bindparam("platform"), _d.workspace == bindparam("workspace"),
+                           _u.created_at >= bindparam("since")))
+_COSTLIEST = select(func.coalesce(func.max(_u.cost_usd), 0.0)).where(_u.discussion_id == bindparam("id"))
 
 
 class ActivityRepo(Repo):
@@ -42,12 +54,8 @@ class ActivityRepo(Repo):
         return m.model_copy(update={"id": result.inserted_primary_key[0]})
 
     async def human_messages(self, discussion_id: str) -> list[HumanMessage]:
-        query = (
-            select(t.human_messages)
-            .where(t.human_messages.c.discussion_id == discussion_id)
-            .order_by(t.human_messages.c.id)
-        )
-        return [HumanMessage.model_validate(_row(r)) for r in (await self.conn.execute(query)).all()]
+        rows = (await self.conn.execute(_HUMANS, {"id": discussion_id})).all()
+        return [HumanMessage.model_validate(_row(r)) for r in rows]
 
     async def mark_answered(self, message_id: int) -> None:
         await self.conn.execute(
@@ -132,32 +140,18 @@ class ActivityRepo(Repo):
 
     async def add_usage(self, discussion_id: str | None, turn_key: str, u: Usage, now: datetime) -> None:
         await self.conn.execute(
-            insert(t.usage).values(
-                discussion_id=discussion_id, turn_key=turn_key, created_at=now, **u.model_dump()
-            )
-        )
+            _ADD_USAGE, {"discussion_id": discussion_id, "turn_key": turn_key, "created_at": now, **u.model_dump()})
         if discussion_id:
-            await self.conn.execute(
-                update(t.discussions)
-                .where(t.discussions.c.id == discussion_id)
-                .values(cost_usd=t.discussions.c.cost_usd + u.cost_usd)
-            )
+            await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": u.cost_usd})
 
     async def workspace_spend(self, platform: str, workspace: str, since: datetime) -> float:
         """Dollars the workspace's discussions spent since `since` (their turns and answers)."""
-        u, d = t.usage.c, t.discussions.c
-        query = (
-            select(func.coalesce(func.sum(u.cost_usd), 0.0))
-            .select_from(t.usage.join(t.discussions, u.discussion_id == d.id))
-            .where(d.platform == platform, d.workspace == workspace, u.created_at >= since)
-        )
-        return float((await self.conn.execute(query)).scalar_one())
+        params = {"platform": platform, "workspace": workspace, "since": since}
+        return float((await self.conn.execute(_WORKSPACE_SPEND, params)).scalar_one())
 
     async def costliest_turn(self, discussion_id: str) -> float:
         """The most one model call of this discussion has cost so far: the estimate a step reserves per turn."""
-        query = select(func.coalesce(func.max(t.usage.c.cost_usd), 0.0)).where(
-            t.usage.c.discussion_id == discussion_id)
-        return float((await self.conn.execute(query)).scalar_one())
+        return float((await self.conn.execute(_COSTLIEST, {"id": discussion_id})).scalar_one())
 
     async def usage_total(
         self, discussion_ids: list[str] | None = None, *, since: datetime | None = None,

@@ -36,4 +36,8 @@ class Repo:
 
     def insert(self, table: Table) -> PgInsert | SqliteInsert:
         """An INSERT that can say ON CONFLICT, in this connection's dialect (both speak it alike)."""
-        return pg_insert(table) if self.conn.dialect.name == "postgresql" else sqlite_insert(table)
+        return insert_in(self.conn.dialect.name, table)
+
+
+def insert_in(dialect: str, table: Table) -> PgInsert | SqliteInsert:
+    return pg_insert(table) if dialect == "postgresql" else sqlite_insert(table)
