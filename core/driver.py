@@ -33,6 +33,7 @@ class LeaseLost(Exception):
     """This process no longer holds the discussion's lease: its driver must stop without writing anything."""
 
 
+SPEND_KEPT = timedelta(days=31)  # the longest spend window read is the last 30 days (the admins' usage view)
 EVENT_IDS_KEPT = timedelta(days=1)  # platforms retry a delivery for minutes, not days: older ids are dropped
 MAX_POST_ATTEMPTS = 6  # refusals of one post (about a minute of backoff) before the discussion is blocked
 FIRST_RETRY_S, MAX_RETRY_S = 2.0, 600.0
@@ -128,6 +129,7 @@ class Driver:
         async with self.store.tx() as tx:
             ids = await tx.claim_stale(self.config.owner, now, self.config.lease_ttl, platforms=list(self.chats))
             await tx.prune_events(now - EVENT_IDS_KEPT)
+            await tx.prune_spend(now - SPEND_KEPT)
         for i in ids:
             self.kick(i)
         return ids

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, insert, select, text, update
+from sqlalchemy import Float, bindparam, delete, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from core.models import (
@@ -15,7 +15,7 @@ from core.models import (
     Usage,
 )
 from core.storage import tables as t
-from core.storage.rows import Repo, _row
+from core.storage.rows import Repo, _row, insert_in
 
 # Built once: the statements every model call runs (see discussions.py).
 _u, _d = t.usage.c, t.discussions.c
@@ -23,11 +23,25 @@ _HUMANS = select(t.human_messages).where(t.human_messages.c.discussion_id == bin
     t.human_messages.c.id)
 _ADD_USAGE = insert(t.usage)
 _ADD_COST = update(t.discussions).where(_d.id == bindparam("b_id")).values(cost_usd=_d.cost_usd + bindparam("b_usd"))
-_WORKSPACE_SPEND = (select(func.coalesce(func.sum(_u.cost_usd), 0.0))
-                    .select_from(t.usage.join(t.discussions, _u.discussion_id == _d.id))
-                    .where(_d.platform == bindparam("platform"), _d.workspace == bindparam("workspace"),
-                           _u.created_at >= bindparam("since")))
+_s = t.spend.c
+_WORKSPACE_SPEND = select(func.coalesce(func.sum(_s.cost_usd), 0.0)).where(
+    _s.platform == bindparam("platform"), _s.workspace == bindparam("workspace"), _s.starts_at >= bindparam("since"))
+SPEND_BUCKET_S = 900  # a quarter hour (see tables.spend)
 _COSTLIEST = select(func.coalesce(func.max(_u.cost_usd), 0.0)).where(_u.discussion_id == bindparam("id"))
+
+
+
+
+def _add_spend(dialect: str) -> Any:
+    """Add a model call's cost to its workspace's quarter hour (the workspace read from the discussion)."""
+    stmt = insert_in(dialect, t.spend)
+    source = select(_d.platform, _d.workspace, bindparam("b_start", type_=t.TS), bindparam("b_usd", type_=Float)
+                    ).where(_d.id == bindparam("b_id"))
+    return stmt.from_select(["platform", "workspace", "starts_at", "cost_usd"], source).on_conflict_do_update(
+        index_elements=["platform", "workspace", "starts_at"], set_={"cost_usd": _s.cost_usd + stmt.excluded.cost_usd})
+
+
+_ADD_SPEND = {name: _add_spend(name) for name in ("postgresql", "sqlite")}
 
 
 class ActivityRepo(Repo):
@@ -143,11 +157,19 @@ class ActivityRepo(Repo):
             _ADD_USAGE, {"discussion_id": discussion_id, "turn_key": turn_key, "created_at": now, **u.model_dump()})
         if discussion_id:
             await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": u.cost_usd})
+            start = datetime.fromtimestamp(now.timestamp() // SPEND_BUCKET_S * SPEND_BUCKET_S, UTC)
+            await self.conn.execute(_ADD_SPEND[self.conn.dialect.name],
+                                    {"b_id": discussion_id, "b_start": start, "b_usd": u.cost_usd})
 
     async def workspace_spend(self, platform: str, workspace: str, since: datetime) -> float:
-        """Dollars the workspace's discussions spent since `since` (their turns and answers)."""
+        """Dollars the workspace's discussions spent since `since` (their turns and answers), to the quarter hour
+        (exact from a midnight in any time zone): a sum over at most 96 rows a day, however busy the day was."""
         params = {"platform": platform, "workspace": workspace, "since": since}
         return float((await self.conn.execute(_WORKSPACE_SPEND, params)).scalar_one())
+
+    async def prune_spend(self, before: datetime) -> int:
+        """Forget quarter hours older than any window that is read (the day, the last 30 days)."""
+        return (await self.conn.execute(delete(t.spend).where(_s.starts_at < before))).rowcount
 
     async def costliest_turn(self, discussion_id: str) -> float:
         """The most one model call of this discussion has cost so far: the estimate a step reserves per turn."""

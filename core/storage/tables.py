@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from sqlalchemy import (
     JSON,
     Boolean,
@@ -19,6 +21,8 @@ from sqlalchemy import (
     false,
     text,
 )
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
 
 metadata = MetaData(
     naming_convention={
@@ -29,7 +33,20 @@ metadata = MetaData(
     }
 )
 
-TS = DateTime(timezone=True)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timestamp written in UTC. SQLite keeps a datetime as text without its offset, so a moment given in
+    another zone (the start of a budget day in Asia/Kolkata) would be compared by its wall-clock digits."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        return value.astimezone(UTC) if value is not None and value.tzinfo is not None else value
+
+
+TS = UtcDateTime()
 
 discussions = Table(
     "discussions",
@@ -199,6 +216,18 @@ usage = Table(
     Column("cache_read_tokens", Integer, nullable=False),
     Column("cost_usd", Float, nullable=False),
     Column("created_at", TS, nullable=False, index=True),
+)
+
+# What each workspace's discussions spent, per quarter hour: the daily budget is checked at every step, and a
+# sum over the usage rows of the day grew with the workspace's activity. Quarter hours, in UTC: every time
+# zone's midnight falls on one, so the budget day of any zone is a whole number of buckets.
+spend = Table(
+    "spend",
+    metadata,
+    Column("platform", String(16), primary_key=True),
+    Column("workspace", String(64), primary_key=True),
+    Column("starts_at", TS, primary_key=True),
+    Column("cost_usd", Float, nullable=False),
 )
 
 schedules = Table(

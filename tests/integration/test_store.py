@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from sqlalchemy import inspect, text
@@ -221,3 +222,48 @@ async def test_a_post_is_claimed_for_sending_once_and_only_by_the_lease_holder(s
         assert await tx.claim_send(oid, attempts, "me", T0)
         assert not await tx.claim_send(oid, attempts, "me", T0), "a second drain read the same row: it loses"
         assert not await tx.claim_send(oid, attempts + 1, "me", T0 + timedelta(seconds=61)), "lease expired"
+
+
+async def test_workspace_spend_is_per_workspace_and_exact_from_a_midnight_in_any_zone(store: Store) -> None:
+    # Kolkata is UTC+5:30: its midnight is not a UTC hour, and the budget day must still start exactly there.
+    midnight = datetime(2026, 11, 3, 0, 0, tzinfo=ZoneInfo("Asia/Kolkata"))
+    spent = Usage(model="m", input_tokens=1, output_tokens=1, cost_usd=0.25)
+    async with store.tx() as tx:
+        await tx.add_discussion(discussion("a1", platform="slack", workspace="T1"))
+        await tx.add_discussion(discussion("a2", platform="slack", workspace="T1"))
+        await tx.add_discussion(discussion("b1", platform="slack", workspace="T2"))
+        await tx.add_usage("a1", "yesterday", spent, midnight - timedelta(seconds=1))
+        await tx.add_usage("a1", "first", spent, midnight)
+        await tx.add_usage("a2", "later", spent, midnight + timedelta(hours=7, minutes=3))
+        await tx.add_usage("b1", "elsewhere", spent, midnight + timedelta(hours=1))
+        await tx.add_usage(None, "digest", spent, midnight + timedelta(hours=2))  # no discussion: no workspace
+        today = await tx.workspace_spend("slack", "T1", midnight)
+        other = await tx.workspace_spend("slack", "T2", midnight)
+        since_yesterday = await tx.workspace_spend("slack", "T1", midnight - timedelta(days=1))
+    assert (today, other, since_yesterday) == (pytest.approx(0.5), pytest.approx(0.25), pytest.approx(0.75))
+
+
+async def test_migrating_fills_the_spend_of_usage_recorded_before(db_url: str) -> None:
+    from alembic import command
+
+    from core.storage.db import _alembic_config
+
+    now = datetime.now(UTC)  # the migration fills the last 31 days
+    engine = make_engine(db_url)
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(lambda c: command.upgrade(_alembic_config(c), "0006"))
+        store = Store(engine)
+        async with store.tx() as tx:
+            await tx.add_discussion(discussion("a1", platform="slack", workspace="T1"))
+            for i, cost in enumerate((0.25, 0.5)):
+                await tx.conn.execute(text(
+                    "INSERT INTO usage (discussion_id, turn_key, model, input_tokens, output_tokens, "
+                    "cache_write_tokens, cache_read_tokens, cost_usd, created_at) "
+                    "VALUES ('a1', :k, 'm', 1, 1, 0, 0, :c, :t)"), {"k": f"k{i}", "c": cost, "t": now})
+        await migrate(engine)
+        async with store.tx() as tx:
+            spent = await tx.workspace_spend("slack", "T1", now - timedelta(days=1))
+    finally:
+        await engine.dispose()
+    assert spent == pytest.approx(0.75)
