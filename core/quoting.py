@@ -17,8 +17,14 @@ NAME_CHARS = 80
 INLINE_CHARS = 300
 
 
+# ASCII has no format characters, only controls: most text is cleaned by one C-level pass.
+_ASCII_CONTROLS = {i: None for i in [*range(0x20), 0x7F] if chr(i) not in KEEP_CONTROLS}
+
+
 def clean(text: str) -> str:
     """Drop invisible format and control characters (bidi overrides, zero-width, tag characters, NUL)."""
+    if text.isascii():
+        return text.translate(_ASCII_CONTROLS)
     out = []
     for ch in text:
         kind = unicodedata.category(ch)

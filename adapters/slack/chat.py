@@ -87,7 +87,8 @@ class SlackChat:
         self.pacer = Pacer(interval)
         self._fresh: set[str] = set()  # discussions whose header this process posted: nothing to recover
         self._index: dict[str, ThreadIndex] = {}
-        self._thinking: dict[str, tuple[str, str, asyncio.Task[str | None]]] = {}  # turn key -> (discussion, name, ts)
+        # discussion -> turn key -> (persona name, the placeholder's ts): a post looks among its discussion's only
+        self._thinking: dict[str, dict[str, tuple[str, asyncio.Task[str | None]]]] = {}
         self._links: dict[str, str] = {}
         self._live = ChannelBudget(LIVE_GAP_S)
 
@@ -155,22 +156,22 @@ class SlackChat:
         return parts.get(0) if parts else None
 
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
-        held = self._thinking.get(key)
-        if held is not None and not (held[2].done() and held[2].result() is None):
+        held = self._thinking.get(discussion.id, {}).get(key)
+        if held is not None and not (held[1].done() and held[1].result() is None):
             return
         # Posted in the background: pacing must not delay the model call.
         task = asyncio.create_task(self._show_thinking(discussion, persona, key), name=f"thinking:{key}")
-        self._thinking[key] = (discussion.id, persona.name, task)
+        self._thinking.setdefault(discussion.id, {})[key] = (persona.name, task)
 
     async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
         """Grow the turn's placeholder with the words so far. chat.update is rate limited per workspace, so after
         each turn's first words a channel gets one live edit per LIVE_GAP_S, shared by its turns in turn; a skipped
         update is carried by the next."""
-        held = self._thinking.get(key)
+        held = self._thinking.get(discussion.id, {}).get(key)
         if held is None:
             return
-        ts = await held[2]
-        if not ts or key not in self._thinking or not self._live.allow(discussion.channel, key):
+        ts = await held[1]
+        if not ts or key not in self._thinking.get(discussion.id, {}) or not self._live.allow(discussion.channel, key):
             return
         client = await self.client_for(discussion.workspace)
         await self._edit(client, discussion.channel, ts, live(persona, key, text))
@@ -236,7 +237,8 @@ class SlackChat:
 
     async def drain(self) -> None:
         """Wait for thinking placeholders still being posted (tests, shutdown)."""
-        await asyncio.gather(*(task for _, _, task in list(self._thinking.values())), return_exceptions=True)
+        tasks = [task for held in list(self._thinking.values()) for _, task in list(held.values())]
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     # posting ----------------------------------------------------------------------------------------
     @staticmethod
@@ -303,11 +305,10 @@ class SlackChat:
     async def _take_placeholder(self, discussion: Discussion, post: Post) -> str | None:
         """The placeholder this post replaces: its turn's, or the one of a turn it reports as failed."""
         suffix = post.key + ":"
-        for key, (did, _, task) in list(self._thinking.items()):
-            if did == discussion.id and (key == post.key or (post.kind in ("notice", "error")
-                                                             and (key + ":") in suffix)):
-                del self._thinking[key]
-                self._live.forget(key)
+        mine = self._thinking.get(discussion.id, {})
+        for key, (_, task) in list(mine.items()):
+            if key == post.key or (post.kind in ("notice", "error") and (key + ":") in suffix):
+                self._forget_placeholder(discussion.id, key)
                 with contextlib.suppress(Exception):
                     return await task
         if discussion.id in self._fresh:
@@ -319,15 +320,21 @@ class SlackChat:
         """Placeholders whose turns bring no post of their own: a blocked step, the roster in the header (only
         the turn a header's key names: a header redrawn for a pause leaves the turns being written alone)."""
         client = await self.client_for(discussion.workspace)
-        for key, (did, name, task) in list(self._thinking.items()):
-            if did != discussion.id or (named_by is not None and not named_by.endswith(f":{key}")):
+        for key, (name, task) in list(self._thinking.get(discussion.id, {}).items()):
+            if named_by is not None and not named_by.endswith(f":{key}"):
                 continue
-            del self._thinking[key]
-            self._live.forget(key)
+            self._forget_placeholder(discussion.id, key)
             with contextlib.suppress(Exception):
                 ts = await task
                 if ts:
                     await self._edit(client, discussion.channel, ts, note(text.format(name=name)))
+
+    def _forget_placeholder(self, discussion_id: str, key: str) -> None:
+        mine = self._thinking.get(discussion_id, {})
+        mine.pop(key, None)
+        if not mine:
+            self._thinking.pop(discussion_id, None)
+        self._live.forget(key)
 
     # recovery ---------------------------------------------------------------------------------------
     async def _read_thread(self, discussion: Discussion, want: str = "") -> ThreadIndex:

@@ -5,6 +5,7 @@ exactly the framing it sees for harmless words."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -132,6 +133,15 @@ def test_invisible_characters_are_dropped_and_markup_is_escaped() -> None:
     assert not re.search("[\u200b\u200c\u2066\u2069\u202e\u202c\U000e0000-\U000e007f]", quoted)
     assert "&lt;!channel&gt;" in quoted and "<!channel>" not in quoted and 'name="Eve"' in quoted
     assert quote("human", "👩\u200d💻 ok").splitlines()[1] == "👩\u200d💻 ok"  # emoji joiners stay
+
+
+def test_plain_ascii_loses_its_control_characters_but_keeps_lines_and_tabs() -> None:
+    # ASCII text (most of what people type) takes a faster path: it must drop exactly what the general rule
+    # drops, every character of category Cc except newline and tab.
+    every = "".join(chr(i) for i in range(128))
+    expected = "".join(ch for ch in every if unicodedata.category(ch) != "Cc" or ch in "\n\t")
+    assert clean(every) == expected
+    assert clean("NUL\x00 bell\x07 escape\x1b[31m del\x7f") == "NUL bell escape[31m del"
 
 
 def test_slack_entities_unescaped_by_the_adapter_are_escaped_again_in_the_prompt() -> None:
