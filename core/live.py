@@ -63,6 +63,7 @@ class ChannelBudget:
         self.gap_s, self._monotonic = gap_s, monotonic
         self._turns: dict[str, dict[str, list[float]]] = {}  # channel -> turn key -> [shown at, asked at]
         self._last: dict[str, float] = {}
+        self._channel_of: dict[str, str] = {}  # turn key -> its channel: a landed post forgets its turn at once
 
     def allow(self, channel: str, key: str) -> bool:
         now = self._monotonic()
@@ -70,6 +71,7 @@ class ChannelBudget:
         mine = turns.get(key)
         if mine is None:
             turns[key] = [now, now]
+            self._channel_of[key] = channel
             self._last[channel] = now
             return True
         mine[1] = now
@@ -82,7 +84,8 @@ class ChannelBudget:
 
     def forget(self, key: str) -> None:
         """The turn's post landed: it no longer competes (and is not remembered forever)."""
-        for channel, turns in list(self._turns.items()):
-            turns.pop(key, None)
-            if not turns:
-                del self._turns[channel]
+        channel = self._channel_of.pop(key, None)
+        turns = self._turns.get(channel, {}) if channel is not None else {}
+        turns.pop(key, None)
+        if channel is not None and not turns:
+            self._turns.pop(channel, None)

@@ -76,3 +76,6 @@ def test_a_channel_budget_is_shared_in_turn_and_first_words_always_go() -> None:
     budget.forget("a")
     now[0] = 7.0
     assert budget.allow("C1", "b") and not budget.allow("C1", "b")
+    budget.forget("b")
+    now[0] = 7.2
+    assert budget.allow("C1", "b"), "a forgotten turn asks afresh: its first words go at once"
