@@ -15,7 +15,7 @@ DEFAULT_PRICES = {
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
-    database_url: str = "sqlite+aiosqlite:///council.db"
+    database_url: str = "sqlite:///council.db"
     port: int = 3000
 
     slack_bot_token: SecretStr | None = None

@@ -11,13 +11,12 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from core.storage.sqlite_inline import InlineConnection
+from core.storage.sqlite_inline import wait_locked
 
 log = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).parent / "migrations"
 # Any fixed 64-bit number: held while migrating so replicas started together do not race.
 MIGRATION_LOCK = 0x6C0C11
-BUSY_WAIT_S = 30.0  # how long an SQLite statement waits for another process's write lock before failing
 
 
 def is_sqlite(url: str) -> bool:
@@ -31,8 +30,8 @@ def normalize_url(url: str) -> str:
     parsed = make_url(url)
     if parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+asyncpg")
-    elif parsed.drivername == "sqlite":
-        parsed = parsed.set(drivername="sqlite+aiosqlite")
+    elif parsed.drivername in ("sqlite", "sqlite+pysqlite", "sqlite+aiosqlite"):  # aiosqlite: earlier releases
+        parsed = parsed.set(drivername="sqlite+inline")
     return parsed.render_as_string(hide_password=False)
 
 
@@ -43,31 +42,24 @@ def make_engine(url: str) -> AsyncEngine:
     database = make_url(url).database
     if database and database != ":memory:":
         Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    # The statements run on the event loop (see sqlite_inline), on connections opened as the URL says.
-    engine: AsyncEngine = create_async_engine(url, async_creator=lambda: _open_inline(engine))
+    engine = create_async_engine(url)  # statements run on the event loop (see sqlite_inline)
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection, _record):  # type: ignore[no-untyped-def]
-        cursor = dbapi_connection.cursor()
-        # Once per file; the switch waits for another process that is writing (see sqlite_inline), which
-        # SQLite's own busy timeout would not do for this statement.
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.close()
+        # Once per file; the switch waits for another process that is writing.
+        wait_locked(lambda: dbapi_connection.execute("PRAGMA journal_mode=WAL"))
+        dbapi_connection.execute("PRAGMA foreign_keys=ON")
+        dbapi_connection.execute("PRAGMA synchronous=NORMAL")
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        # IMMEDIATE takes the write lock up front, so two writers queue for it (see sqlite_inline) instead of
-        # one failing with "database is locked" when it upgrades a read lock.
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # IMMEDIATE takes the write lock up front, so two writers queue for it instead of one failing with
+        # "database is locked" when it upgrades a read lock; and no later statement can find the file locked.
+        dbapi_connection = conn.connection.dbapi_connection
+        assert dbapi_connection is not None
+        wait_locked(lambda: dbapi_connection.execute("BEGIN IMMEDIATE"))
 
     return engine
-
-
-async def _open_inline(engine: AsyncEngine) -> InlineConnection:
-    args, kw = engine.dialect.create_connect_args(engine.url)
-    return InlineConnection.open(*args, busy_wait_s=BUSY_WAIT_S, **kw)
 
 
 def _alembic_config(connection: Connection) -> Config:

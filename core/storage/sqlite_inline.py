@@ -1,22 +1,79 @@
-"""SQLite for the async engine without a worker thread: each statement runs on the event loop, where it takes
-microseconds, instead of being handed to a thread and back (three or four hand-offs per statement cost the loop
-more than the statements themselves, and held the one write lock while they waited their turn on a busy loop).
+"""SQLite on the event loop: the standard pysqlite dialect, driven by the async engine with no thread between.
 
-SQLAlchemy's aiosqlite dialect drives these objects through `async_creator`; they offer the part of aiosqlite's
-connection and cursor it uses. The one wait SQLite may impose, another process holding the write lock, is not
-waited out inside SQLite (that would stop the loop): the statement gives up at once and is retried after an
-asyncio sleep until the database's own timeout."""
+A statement on a local SQLite file takes microseconds; handing each to a worker thread and back (aiosqlite:
+three or four hand-offs per statement) cost the loop more than the statements, and held the one write lock
+while the hand-offs waited their turn on a busy loop. Here the async engine runs the dialect's plain sqlite3
+calls in its greenlet. Each statement passes once through the loop's side of the greenlet (the async engine
+insists that a statement awaits something); that costs microseconds, not a thread hop.
+
+The one wait SQLite can impose is another process holding the write lock. Every transaction takes that lock
+at BEGIN (IMMEDIATE) and SQLite's own busy timeout is off, so that is the only statement that can find the
+database locked: it is retried after asyncio sleeps (the loop runs meanwhile), up to `BUSY_WAIT_S`."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
 import time
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable
 from typing import Any, TypeVar
 
+from sqlalchemy import pool
+from sqlalchemy.dialects import registry
+from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
+from sqlalchemy.engine import URL
+from sqlalchemy.util import await_only
+
 T = TypeVar("T")
+BUSY_WAIT_S = 30.0  # how long a statement waits for another process's write lock before failing
 FIRST_PAUSE_S, MAX_PAUSE_S = 0.001, 0.05
+
+
+async def _nothing() -> None:
+    return None
+
+
+class _Cursor(sqlite3.Cursor):
+    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
+        super().execute(sql, parameters)
+        await_only(_nothing())  # the await the async engine requires of every statement
+        return self
+
+    def executemany(self, sql: str, parameters: Any, /) -> _Cursor:
+        super().executemany(sql, parameters)
+        await_only(_nothing())
+        return self
+
+    async def _async_soft_close(self) -> None:
+        """The async engine's hook for drivers whose rows must be fetched before it leaves the greenlet; rows of
+        an sqlite3 cursor are read synchronously, from anywhere on the loop's thread."""
+
+
+class _Connection(sqlite3.Connection):
+    def cursor(self, factory: Any = _Cursor) -> Any:
+        return super().cursor(factory)
+
+
+class SQLiteDialect_inline(SQLiteDialect_pysqlite):
+    """pysqlite, marked async so that `create_async_engine` drives it inline."""
+
+    driver = "inline"
+    is_async = True
+    supports_statement_cache = True
+
+    @classmethod
+    def get_pool_class(cls, url: URL) -> type[pool.Pool]:
+        # The async engine's pool waits for a free connection with asyncio, not by blocking the loop.
+        return pool.AsyncAdaptedQueuePool if cls._is_url_file_db(url) else pool.StaticPool
+
+    def create_connect_args(self, url: URL) -> Any:
+        args, kw = super().create_connect_args(url)
+        # No busy timeout inside SQLite: it would stop the loop while another process writes (see wait_locked).
+        # Autocommit at the driver: the engine's "begin" event says BEGIN IMMEDIATE itself.
+        return args, {**kw, "timeout": 0, "isolation_level": None, "factory": _Connection}
+
+
+registry.register("sqlite.inline", __name__, "SQLiteDialect_inline")
 
 
 def _busy(exc: sqlite3.OperationalError) -> bool:
@@ -24,117 +81,15 @@ def _busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
-class InlineCursor:
-    """A sqlite3 cursor with aiosqlite's awaitable methods."""
-
-    def __init__(self, connection: InlineConnection, cursor: sqlite3.Cursor) -> None:
-        self._owner, self._cursor = connection, cursor
-
-    def __await__(self) -> Generator[Any, None, InlineCursor]:  # `await conn.cursor()`, as aiosqlite allows
-        return self._itself().__await__()
-
-    async def _itself(self) -> InlineCursor:
-        return self
-
-    async def __aenter__(self) -> InlineCursor:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._cursor.close()
-
-    @property
-    def description(self) -> Any:
-        return self._cursor.description
-
-    @property
-    def rowcount(self) -> int:
-        return self._cursor.rowcount
-
-    @property
-    def lastrowid(self) -> int | None:
-        return self._cursor.lastrowid
-
-    @property
-    def arraysize(self) -> int:
-        return self._cursor.arraysize
-
-    @arraysize.setter
-    def arraysize(self, value: int) -> None:
-        self._cursor.arraysize = value
-
-    async def execute(self, sql: str, parameters: Any = ()) -> InlineCursor:
-        await self._owner.run(self._cursor.execute, sql, parameters)
-        return self
-
-    async def executemany(self, sql: str, parameters: Iterable[Any]) -> InlineCursor:
-        await self._owner.run(self._cursor.executemany, sql, parameters)
-        return self
-
-    async def fetchone(self) -> Any:
-        return self._cursor.fetchone()
-
-    async def fetchmany(self, size: int | None = None) -> list[Any]:
-        return self._cursor.fetchmany(self._cursor.arraysize if size is None else size)
-
-    async def fetchall(self) -> list[Any]:
-        return self._cursor.fetchall()
-
-    async def nextset(self) -> None:
-        return None
-
-    async def close(self) -> None:
-        self._cursor.close()
-
-
-class InlineConnection:
-    """A sqlite3 connection with aiosqlite's awaitable methods; `busy_wait_s` bounds the retries of a locked
-    database (the engine's `timeout`)."""
-
-    def __init__(self, connection: sqlite3.Connection, busy_wait_s: float) -> None:
-        self._connection = connection  # SQLAlchemy's adapter checks this attribute before commit and rollback
-        self.busy_wait_s = busy_wait_s
-
-    @classmethod
-    def open(cls, database: str, *, busy_wait_s: float, **kw: Any) -> InlineConnection:
-        # Autocommit at the driver: SQLAlchemy's "begin" event says BEGIN IMMEDIATE itself. No busy timeout
-        # inside SQLite: a locked database is waited for here, on the loop's terms.
-        # Any thread may close it (the pool's dispose), though only the loop's runs statements.
-        kw |= {"timeout": 0, "isolation_level": None, "check_same_thread": False}
-        conn = sqlite3.connect(database, **kw)
-        return cls(conn, busy_wait_s)
-
-    async def run(self, call: Callable[..., T], *args: Any) -> T:
-        deadline, pause = time.monotonic() + self.busy_wait_s, FIRST_PAUSE_S
-        while True:
-            try:
-                return call(*args)
-            except sqlite3.OperationalError as exc:
-                if not _busy(exc) or time.monotonic() + pause > deadline:
-                    raise
-            await asyncio.sleep(pause)  # another process writes: let the loop run meanwhile
-            pause = min(pause * 2, MAX_PAUSE_S)
-
-    def cursor(self) -> InlineCursor:
-        return InlineCursor(self, self._connection.cursor())
-
-    async def execute(self, sql: str, parameters: Any = ()) -> InlineCursor:
-        return await self.cursor().execute(sql, parameters)
-
-    @property
-    def isolation_level(self) -> str | None:
-        return self._connection.isolation_level
-
-    async def commit(self) -> None:
-        await self.run(self._connection.commit)
-
-    async def rollback(self) -> None:
-        self._connection.rollback()
-
-    async def close(self) -> None:
-        self._connection.close()
-
-    def stop(self) -> None:  # SQLAlchemy terminates a connection it cannot close gracefully with this
-        self._connection.close()
-
-    async def create_function(self, *args: Any, **kw: Any) -> None:
-        self._connection.create_function(*args, **kw)
+def wait_locked(statement: Callable[[], T], wait_s: float = BUSY_WAIT_S) -> T:
+    """Run a statement that may find the database locked by another process; retry it after asyncio sleeps until
+    `wait_s` has passed. Called from the engine's greenlet (connect and begin events), where awaiting is allowed."""
+    deadline, pause = time.monotonic() + wait_s, FIRST_PAUSE_S
+    while True:
+        try:
+            return statement()
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc) or time.monotonic() + pause > deadline:
+                raise
+        await_only(asyncio.sleep(pause))
+        pause = min(pause * 2, MAX_PAUSE_S)

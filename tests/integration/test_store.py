@@ -267,3 +267,35 @@ async def test_migrating_fills_the_spend_of_usage_recorded_before(db_url: str) -
     finally:
         await engine.dispose()
     assert spent == pytest.approx(0.75)
+
+
+async def test_a_transaction_waits_for_another_process_writing_without_stopping_the_loop(tmp_path: Path) -> None:
+    # SQLite runs on the event loop: waiting for another process's write lock must not stop it.
+    path = tmp_path / "council.db"
+    engine = make_engine(f"sqlite:///{path}")
+    await migrate(engine)
+    store = Store(engine)
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("INSERT INTO processed_events (event_id, seen_at) VALUES ('other', '2026-11-02 09:00:00')")
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        ticker = asyncio.create_task(tick())
+        asyncio.get_running_loop().call_later(0.3, other.execute, "COMMIT")
+        async with store.tx() as tx:
+            await tx.add_discussion(discussion())
+        ticker.cancel()
+        assert ticks >= 10, "the loop ran while the transaction waited for the other process"
+        async with store.tx() as tx:
+            assert await tx.discussion("d1") is not None
+            assert not await tx.first_sight("other", T0), "the other process's write is there too"
+    finally:
+        other.close()
+        await store.close()
