@@ -23,9 +23,13 @@ from core.storage.store import Store
 
 def settle_heap() -> None:
     """Once a server is built: keep what start-up made (modules, schemas, the app) out of the garbage collector's
-    full passes, which otherwise walk all of it every few seconds under load and stall the loop ~200 ms each."""
+    full passes, which otherwise walk all of it every few seconds under load and stall the loop ~200 ms each; and
+    collect the young generation every 10,000 allocations instead of 700 (a turn allocates tens of thousands of
+    short-lived objects that reference counting frees anyway)."""
     gc.collect()
     gc.freeze()
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(10_000, older, oldest)
 
 
 async def open_store(settings: Settings) -> Store:
