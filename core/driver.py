@@ -54,8 +54,10 @@ class DriverConfig:
     pages: PageLinks = field(default_factory=PageLinks)  # signed links to discussion pages ("" when not set up)
 
 
-async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2) -> State | None:
-    d = await tx.discussion(discussion_id)
+async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2, *, d: Discussion | None = None
+                     ) -> State | None:
+    """The discussion's state; `d` when the caller has just read the discussion in this transaction."""
+    d = d if d is not None else await tx.discussion(discussion_id)
     if d is None:
         return None
     return State(
@@ -187,19 +189,19 @@ class Driver:
 
     async def _steps(self, discussion_id: str) -> None:
         while True:
-            async with self.store.tx() as tx:
-                state = await load_state(tx, discussion_id, self.config.context_rounds)
-                queued = state is not None and bool(await tx.pending_posts(discussion_id))
+            # One fenced transaction reads the state and, when the next step runs turns, starts them.
+            async with self.fenced(discussion_id) as (tx, d):
+                state = await load_state(tx, discussion_id, self.config.context_rounds, d=d)
+                assert state is not None
+                queued = bool(await tx.pending_posts(discussion_id))
+                step = None if queued else engine.next_step(state)
+                started = await self._start_step(tx, d, step) if isinstance(step, RunTurns) else None
             if queued:  # publish first, then decide on the state as it is after publishing
                 if not await self.publish(discussion_id):
                     return  # refused (or sent elsewhere): no turns nobody sees; a sweep comes back when it is due
-                async with self.store.tx() as tx:
-                    state = await load_state(tx, discussion_id, self.config.context_rounds)
-            if state is None:
-                return
-            step = engine.next_step(state)
-            if isinstance(step, RunTurns):
-                await self.run_step(state, step)
+                continue
+            if isinstance(step, RunTurns) and started is not None:
+                await self.run_step(state, step, started)
             elif isinstance(step, Transition):
                 await self.apply(state, step)
             elif discussion_id in self._wake:
@@ -264,18 +266,23 @@ class Driver:
         return post.model_copy(update={"offline": self.llm.offline})
 
     # running turns ----------------------------------------------------------------------------------
-    async def run_step(self, state: State, step: RunTurns) -> None:
-        d = state.discussion
+    async def _start_step(self, tx: Tx, d: Discussion, step: RunTurns) -> tuple[list[TurnPlan], float]:
+        """Start the step's turns that fit the budgets (the rest wait for the next step, which sees what these
+        cost), in the fenced transaction that decided on the step; and the workspace's spend today."""
+        fit, spent_today = await self._turns_within_budget(tx, d, step)
+        turns = step.turns[:fit]
         now = self.clock.now()
-        async with self.fenced(d.id) as (tx, current):  # what fits the budgets is decided where turns start
-            fit, spent_today = await self._turns_within_budget(tx, current, step)
-            turns = step.turns[:fit]  # the rest wait for the next step, which sees what these cost
-            await tx.start_turns([
-                Turn(key=plan.key, discussion_id=d.id, round=plan.round, step=plan.step, phase=plan.phase,
-                     persona_key=plan.persona_key, reply_to=plan.reply_to, created_at=now)
-                for plan in turns
-            ])
-        if fit == 0:
+        await tx.start_turns([
+            Turn(key=plan.key, discussion_id=d.id, round=plan.round, step=plan.step, phase=plan.phase,
+                 persona_key=plan.persona_key, reply_to=plan.reply_to, created_at=now)
+            for plan in turns
+        ])
+        return turns, spent_today
+
+    async def run_step(self, state: State, step: RunTurns, started: tuple[list[TurnPlan], float]) -> None:
+        d = state.discussion
+        turns, spent_today = started
+        if not turns:
             await self._out_of_budget(d, step, spent_today)
             return
         answered = await asyncio.gather(*(self.run_turn(state, plan) for plan in turns))
@@ -429,13 +436,17 @@ class Driver:
         the queue, and every later one the transaction that records the post before it as sent."""
         now = self.clock.now()
         async with self.store.tx() as tx:
-            d = await tx.discussion(discussion_id)
             pending, due = await tx.queue(discussion_id)
-            if d is None or not pending:
+            if not pending:
                 return True
             if due is not None and due > now:
                 return False  # the first post waits out its backoff, and the rest keep their order behind it
-            claimed = await self._claim(tx, d.id, pending[0])
+            d = await tx.fence(discussion_id, self.config.owner, now)
+            if d is None:
+                log.info("%s is no longer driven here; its posts are left to the driver that has it", discussion_id)
+                return False
+            outbox_id, _, _, attempts = pending[0]
+            claimed = await tx.claim_send(outbox_id, attempts, self.config.owner, now, d.id, fenced=True)
         chat = self.chats[d.platform]
         for i, (outbox_id, post, turn_key, attempts) in enumerate(pending):
             try:

@@ -286,14 +286,16 @@ class DiscussionRepo(Repo):
         return [(r[0], Post.model_validate(r[1]), r[2], r[3]) for r in rows], aware(rows[0][4]) if rows else None
 
     async def claim_send(
-        self, outbox_id: int, seen_attempts: int, owner: str, now: datetime, discussion_id: str | None = None
+        self, outbox_id: int, seen_attempts: int, owner: str, now: datetime, discussion_id: str | None = None,
+        *, fenced: bool = False,
     ) -> bool:
         """Count an attempt at sending this row, if nobody else has since we read it and we still hold the
-        discussion's lease: two drains (or a driver whose lease expired) never both send one post."""
+        discussion's lease: two drains (or a driver whose lease expired) never both send one post. `fenced`: this
+        transaction has already checked (and locked) the lease."""
         o = t.outbox.c
         if discussion_id is None:  # the caller usually knows it: one statement fewer per post
             discussion_id = (await self.conn.execute(select(o.discussion_id).where(o.id == outbox_id))).scalar()
-        if discussion_id is None or not await self.fence(discussion_id, owner, now):
+        if discussion_id is None or not (fenced or await self.fence(discussion_id, owner, now)):
             return False
         params = {"b_id": outbox_id, "b_discussion": discussion_id, "b_seen": seen_attempts}
         return (await self.conn.execute(_CLAIM, params)).rowcount == 1
