@@ -38,11 +38,14 @@ class App:
     scheduler: Scheduler | None = None  # long-running entry points keep time; the console does not
 
     async def close(self, grace_s: float = 60.0) -> None:
-        """Stop timing, give running turns `grace_s` to finish, then close the database."""
+        """Stop timing, give running turns `grace_s` to finish, then close the database and the model's
+        connections (the Anthropic client's aiohttp session)."""
         if self.scheduler is not None:
             await self.scheduler.stop()
         await self.driver.shutdown(grace_s)
         await self.store.close()
+        if isinstance(self.llm, AnthropicLLM):
+            await self.llm.aclose()
 
 
 def page_links(settings: Settings) -> PageLinks:
