@@ -139,6 +139,7 @@ async def run_discord(settings: Settings) -> int:
         return 2
     chat = DiscordChat()
     app = await build_app(settings, {"discord": chat}, scheduler=True)
+    settle_heap()
     config = DiscordConfig(token=settings.discord_token.get_secret_value(), api_url=settings.discord_api_url,
                            sweep_interval_s=settings.sweep_interval_s,
                            shard_guilds=settings.council_discord_shard_guilds,

@@ -195,13 +195,13 @@ class Driver:
                 assert state is not None
                 queued = bool(await tx.pending_posts(discussion_id))
                 step = None if queued else engine.next_step(state)
-                started = await self._start_step(tx, d, step) if isinstance(step, RunTurns) else None
+                started = await self._start_step(tx, d, step) if isinstance(step, RunTurns) else ([], 0.0)
             if queued:  # publish first, then decide on the state as it is after publishing
                 if not await self.publish(discussion_id):
                     return  # refused (or sent elsewhere): no turns nobody sees; a sweep comes back when it is due
                 continue
-            if isinstance(step, RunTurns) and started is not None:
-                await self.run_step(state, step, started)
+            if isinstance(step, RunTurns):
+                await self.run_step(state, step, *started)
             elif isinstance(step, Transition):
                 await self.apply(state, step)
             elif discussion_id in self._wake:
@@ -279,9 +279,9 @@ class Driver:
         ])
         return turns, spent_today
 
-    async def run_step(self, state: State, step: RunTurns, started: tuple[list[TurnPlan], float]) -> None:
+    async def run_step(self, state: State, step: RunTurns, turns: list[TurnPlan], spent_today: float) -> None:
+        """Run the turns `_start_step` started (none: no turn fits the budgets, and the thread says why)."""
         d = state.discussion
-        turns, spent_today = started
         if not turns:
             await self._out_of_budget(d, step, spent_today)
             return
@@ -289,8 +289,8 @@ class Driver:
         if all(answered):
             return  # every turn was recorded done (or already finished): nothing failed, nothing to settle
         keys = {p.key for p in turns}
-        async with self.fenced(d.id) as (tx, _):
-            after = await load_state(tx, d.id, self.config.context_rounds)
+        async with self.fenced(d.id) as (tx, current):
+            after = await load_state(tx, d.id, self.config.context_rounds, d=current)
             assert after is not None
             step_turns = [t for t in after.turns if t.key in keys]
             reason = engine.should_block(after, step_turns)
@@ -445,8 +445,7 @@ class Driver:
             if d is None:
                 log.info("%s is no longer driven here; its posts are left to the driver that has it", discussion_id)
                 return False
-            outbox_id, _, _, attempts = pending[0]
-            claimed = await tx.claim_send(outbox_id, attempts, self.config.owner, now, d.id, fenced=True)
+            claimed = await self._claim(tx, d.id, pending[0], fenced=True)
         chat = self.chats[d.platform]
         for i, (outbox_id, post, turn_key, attempts) in enumerate(pending):
             try:
@@ -490,11 +489,13 @@ class Driver:
                     claimed = await self._claim(tx, d.id, pending[i + 1])
         return True
 
-    async def _claim(self, tx: Tx, discussion_id: str, queued: tuple[int, Post, str | None, int]) -> bool:
+    async def _claim(self, tx: Tx, discussion_id: str, queued: tuple[int, Post, str | None, int], *,
+                     fenced: bool = False) -> bool:
         """Count an attempt at this post before any call, so one the platform keeps refusing eventually blocks;
-        False when another driver has it or our lease is gone."""
+        False when another driver has it or our lease is gone (`fenced`: this transaction already checked it)."""
         outbox_id, _, _, attempts = queued
-        return await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now(), discussion_id)
+        return await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now(), discussion_id,
+                                   fenced=fenced)
 
     async def _block_for_posting(self, discussion_id: str, reason: str) -> None:
         """Posts keep being refused, or never can land: stop spending on turns nobody can see, and tell the

@@ -85,7 +85,8 @@ class ChannelBudget:
     def forget(self, key: str) -> None:
         """The turn's post landed: it no longer competes (and is not remembered forever)."""
         channel = self._channel_of.pop(key, None)
-        turns = self._turns.get(channel, {}) if channel is not None else {}
-        turns.pop(key, None)
-        if channel is not None and not turns:
-            self._turns.pop(channel, None)
+        if channel is None or channel not in self._turns:
+            return
+        self._turns[channel].pop(key, None)
+        if not self._turns[channel]:
+            del self._turns[channel]

@@ -30,8 +30,6 @@ SPEND_BUCKET_S = 900  # a quarter hour (see tables.spend)
 _COSTLIEST = select(func.coalesce(func.max(_u.cost_usd), 0.0)).where(_u.discussion_id == bindparam("id"))
 
 
-
-
 def _add_spend(dialect: str) -> Any:
     """Add a model call's cost to its workspace's quarter hour (the workspace read from the discussion)."""
     stmt = insert_in(dialect, t.spend)

@@ -46,7 +46,7 @@ def make_engine(url: str) -> AsyncEngine:
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection, _record):  # type: ignore[no-untyped-def]
-        # Once per file; the switch waits for another process that is writing.
+        # A no-op once the file is in WAL; a fresh file's switch waits for another process that is writing.
         wait_locked(lambda: dbapi_connection.execute("PRAGMA journal_mode=WAL"))
         dbapi_connection.execute("PRAGMA foreign_keys=ON")
         dbapi_connection.execute("PRAGMA synchronous=NORMAL")

@@ -34,7 +34,6 @@ metadata = MetaData(
 )
 
 
-
 class UtcDateTime(TypeDecorator[datetime]):
     """A timestamp written in UTC. SQLite keeps a datetime as text without its offset, so a moment given in
     another zone (the start of a budget day in Asia/Kolkata) would be compared by its wall-clock digits."""

@@ -243,6 +243,17 @@ async def test_workspace_spend_is_per_workspace_and_exact_from_a_midnight_in_any
     assert (today, other, since_yesterday) == (pytest.approx(0.5), pytest.approx(0.25), pytest.approx(0.75))
 
 
+async def test_quarter_hours_older_than_the_cutoff_are_forgotten(store: Store) -> None:
+    spent = Usage(model="m", input_tokens=1, output_tokens=1, cost_usd=0.25)
+    async with store.tx() as tx:
+        await tx.add_discussion(discussion("a1", platform="slack", workspace="T1"))
+        await tx.add_usage("a1", "old", spent, T0 - timedelta(days=40))
+        await tx.add_usage("a1", "recent", spent, T0 - timedelta(days=2))
+        forgotten = await tx.prune_spend(T0 - timedelta(days=31))
+        left = await tx.workspace_spend("slack", "T1", T0 - timedelta(days=60))
+    assert (forgotten, left) == (1, pytest.approx(0.25))
+
+
 async def test_migrating_fills_the_spend_of_usage_recorded_before(db_url: str) -> None:
     from alembic import command
 
