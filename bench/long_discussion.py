@@ -19,7 +19,7 @@ from token_cost import EXPERTS, TOPIC, Recorder, billed, reply  # noqa: E402
 
 from bot.settings import Settings  # noqa: E402
 from bot.wiring import build_app  # noqa: E402
-from core.commands import StartDiscussion  # noqa: E402
+from core.control.commands import StartDiscussion  # noqa: E402
 from core.llm import AnthropicLLM, LLMConfig  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
 from tests.fakes.chat import RecordingChat  # noqa: E402

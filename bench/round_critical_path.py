@@ -22,10 +22,10 @@ sys.path.insert(0, str(ROOT))
 
 from bot.settings import Settings  # noqa: E402
 from bot.wiring import build_app  # noqa: E402
-from core.commands import StartDiscussion  # noqa: E402
-from core.flows import moderated  # noqa: E402
+from core.control.commands import StartDiscussion  # noqa: E402
+from core.deliberation.flows import moderated  # noqa: E402
+from core.deliberation.offline import OfflineLLM  # noqa: E402
 from core.models import Phase, Usage  # noqa: E402
-from core.offline import OfflineLLM  # noqa: E402
 from core.ports import Completion, Prompt, T, TextSink  # noqa: E402
 from tests.fakes.chat import RecordingChat  # noqa: E402
 

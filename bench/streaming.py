@@ -22,7 +22,7 @@ from adapters.slack.chat import SlackChat  # noqa: E402
 from adapters.slack.clients import SingleWorkspace, web_client  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from bot.wiring import build_app  # noqa: E402
-from core import commands as c  # noqa: E402
+from core.control import commands as c  # noqa: E402
 from core.models import Status  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic, default_reply  # noqa: E402
 from tests.fakes.slack_api import FakeSlack  # noqa: E402

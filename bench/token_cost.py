@@ -17,11 +17,8 @@ sys.path.insert(0, str(ROOT))
 
 from bot.settings import Settings  # noqa: E402
 from bot.wiring import build_app  # noqa: E402
-from core.commands import StartDiscussion  # noqa: E402
-from core.llm import AnthropicLLM, LLMConfig  # noqa: E402
-from core.models import Usage  # noqa: E402
-from core.ports import Completion, Prompt, T, TextSink  # noqa: E402
-from core.schemas import (  # noqa: E402
+from core.control.commands import StartDiscussion  # noqa: E402
+from core.deliberation.schemas import (  # noqa: E402
     Agreement,
     Debate,
     ExpertSpec,
@@ -32,6 +29,9 @@ from core.schemas import (  # noqa: E402
     RoundSynthesis,
     Stance,
 )
+from core.llm import AnthropicLLM, LLMConfig  # noqa: E402
+from core.models import Usage  # noqa: E402
+from core.ports import Completion, Prompt, T, TextSink  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
 from tests.fakes.chat import RecordingChat  # noqa: E402
 

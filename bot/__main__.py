@@ -34,7 +34,7 @@ def _settings(*, quiet: bool = False) -> Settings:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     redact_settings(settings)  # on the root's handlers: every record, from every library, passes through them
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # a line per job run; core.scheduling logs firings
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # a line per job run; our timer logs firings
     return settings
 
 
@@ -64,11 +64,11 @@ def console(
 ) -> None:
     """Run a discussion in this terminal."""
     from bot.runtime import run_console
-    from core import commands as c
-    from core import flows
+    from core.control import commands as c
+    from core.deliberation import flows
 
     if resume is None:
-        from core.service import UserError, validate_topic
+        from core.control.service import UserError, validate_topic
 
         try:
             validate_topic(topic)
@@ -186,8 +186,8 @@ def export(
 ) -> None:
     """Print a discussion's full record (JSON) or its synthesis (Markdown)."""
     from bot.runtime import open_store
-    from core.export import artifacts
-    from core.export import export as build
+    from core.showing.export import artifacts
+    from core.showing.export import export as build
 
     if format not in ("json", "md"):
         _fail("--format must be json or md.")

@@ -13,10 +13,10 @@ from adapters.console.app import ConsoleSession
 from adapters.console.chat import ConsoleChat
 from bot.settings import Settings
 from bot.wiring import App, build_app, web_pages
-from core import commands as c
+from core.control import commands as c
+from core.control.service import UserError
 from core.models import Status
 from core.ports import ChatPort
-from core.service import UserError
 from core.storage.db import is_sqlite, make_engine, migrate, normalize_url
 from core.storage.store import Store
 

@@ -12,15 +12,15 @@ from datetime import timedelta
 
 from adapters.web.page import Pages
 from bot.settings import Settings
-from core.driver import Driver, DriverConfig
+from core.control.permissions import Policy
+from core.control.scheduling import Scheduler, SchedulerConfig
+from core.control.service import Service, ServiceConfig
+from core.deliberation.offline import OfflineLLM
 from core.llm import AnthropicLLM, LLMConfig, ModelPrice
-from core.offline import OfflineLLM
-from core.pages import PageLinks
-from core.permissions import Policy
 from core.ports import LLM, ChatPort, Clock, SystemClock
-from core.scheduling import Scheduler, SchedulerConfig
-from core.service import Service, ServiceConfig
-from core.spending import Limits
+from core.running.driver import Driver, DriverConfig
+from core.running.spending import Limits
+from core.showing.pages import PageLinks
 from core.storage.db import make_engine, migrate
 from core.storage.store import Store
 

@@ -140,7 +140,7 @@ class Discussion(BaseModel):
     blocked_reason: str = ""
     tz: str = "UTC"
     options: FlowOptions = Field(default_factory=FlowOptions)
-    header_shown: str = ""  # the state its header message last showed (core.posts.header_sig)
+    header_shown: str = ""  # the state its header message last showed (core.showing.posts.header_sig)
     created_at: datetime
     updated_at: datetime
 

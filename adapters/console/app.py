@@ -13,12 +13,12 @@ from pathlib import Path
 from rich.console import Console
 
 from adapters.console.translate import FACTS, parse_choice, parse_control
-from core import commands as c
-from core.driver import Driver
-from core.export import artifacts, export
+from core.control import commands as c
+from core.control.service import Service, UserError
 from core.models import NextAction, Status
-from core.moments import plain
-from core.service import Service, UserError
+from core.running.driver import Driver
+from core.showing.export import artifacts, export
+from core.showing.moments import plain
 from core.storage.store import Store
 
 CHOICES_HINT = "Type 1-5 to choose, or write a message to the council (/pause, /stop)."

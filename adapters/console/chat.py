@@ -10,7 +10,7 @@ from rich.text import Text
 
 from adapters.console.render import render
 from core.models import Discussion, Persona, Post
-from core.moments import plain
+from core.showing.moments import plain
 
 
 class ConsoleChat:

@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from core.models import Post, Role
-from core.moments import plain
+from core.showing.moments import plain
 
 COLOURS = {
     Role.MODERATOR: "bright_blue",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core import commands as c
+from core.control import commands as c
 from core.models import NextAction
 
 ACTIONS = list(NextAction)

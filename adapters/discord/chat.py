@@ -15,9 +15,9 @@ import discord
 from discord.http import Route
 
 from adapters.discord import render
-from core.live import ChannelBudget
 from core.models import Discussion, Persona, Post, PostFile
 from core.ports import CannotPost
+from core.running.live import ChannelBudget
 from core.storage.store import Store
 
 log = logging.getLogger(__name__)

@@ -17,8 +17,8 @@ from adapters.discord.chat import DiscordChat
 from adapters.discord.commands import build_tree
 from adapters.discord.handlers import Handlers
 from adapters.discord.views import CouncilButton, CouncilSelect
-from core.driver import Driver
-from core.service import Service
+from core.control.service import Service
+from core.running.driver import Driver
 from core.storage.store import Store
 
 log = logging.getLogger(__name__)

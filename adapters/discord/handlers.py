@@ -15,10 +15,10 @@ from adapters.discord import translate as t
 from adapters.discord.chat import DiscordChat
 from adapters.discord.render import times
 from adapters.discord.views import confirm_view, modify_modal, reply_modal, settled_view, settles
-from core import commands as c
-from core import posts
-from core.posts import CANCELLED
-from core.service import Service, UserError, list_text
+from core.control import commands as c
+from core.control.service import Service, UserError, list_text
+from core.showing import posts
+from core.showing.posts import CANCELLED
 from core.storage.store import Store
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ import discord
 
 from adapters.discord.views import view
 from core.models import Persona, Post, Role
-from core.moments import Moment, expand
+from core.showing.moments import Moment, expand
 
 CONTENT_MAX = 2000
 EMBED_TEXT_MAX = 4096

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from zoneinfo import available_timezones
 
-from core import commands as c
-from core import flows
+from core.control import commands as c
+from core.deliberation import flows
+from core.deliberation.roster import owner_lines
 from core.models import Discussion, NextAction, Persona
-from core.posts import CONFIRM_RANKING, CONFIRM_STOP, CONFIRM_SYNTHESIZE
-from core.roster import owner_lines
-from core.timeparse import TimeParseError, parse_every, zone
+from core.showing.posts import CONFIRM_RANKING, CONFIRM_STOP, CONFIRM_SYNTHESIZE
+from core.when.timeparse import TimeParseError, parse_every, zone
 
 PREFIX = "cl"
 CUSTOM_ID_MAX = 100

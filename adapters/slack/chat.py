@@ -16,9 +16,9 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from adapters.slack.announce import announcement
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
-from core.live import ChannelBudget
 from core.models import Discussion, Persona, Post, Status
 from core.ports import CannotPost
+from core.running.live import ChannelBudget
 
 log = logging.getLogger(__name__)
 ClientFor = Callable[[str], Awaitable[AsyncWebClient]]  # workspace (team id) -> a client with its bot token

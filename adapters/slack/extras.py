@@ -14,13 +14,13 @@ from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.home import MAX_DISCUSSIONS, NEW_ACTION, HomeFacts, Row, home_view
 from adapters.slack.views import start_view, topic_view
-from core import commands as c
-from core import engine
-from core.driver import load_state
-from core.export import artifacts
-from core.export import export as export_doc
+from core.control import commands as c
+from core.control.service import UserError
+from core.deliberation import engine
 from core.models import NextAction, Status
-from core.service import UserError
+from core.running.driver import load_state
+from core.showing.export import artifacts
+from core.showing.export import export as export_doc
 
 if TYPE_CHECKING:
     from adapters.slack.handlers import Council, Place

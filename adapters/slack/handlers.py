@@ -22,12 +22,12 @@ from adapters.slack.clients import Users, dismiss, ephemeral
 from adapters.slack.membership import ensure_member
 from adapters.slack.render import render, settled
 from adapters.slack.views import roster_view, start_view
-from core import commands as c
-from core import posts
-from core.driver import Driver
+from core.control import commands as c
+from core.control.service import Reply, Service, UserError, list_text
 from core.models import NEXT_ACTION_LABELS, Discussion, NextAction, Status
 from core.ports import Clock
-from core.service import Reply, Service, UserError, list_text
+from core.running.driver import Driver
+from core.showing import posts
 from core.storage.store import Store
 
 log = logging.getLogger(__name__)

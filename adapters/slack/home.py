@@ -21,7 +21,7 @@ from slack_sdk.models.views import View
 
 from adapters.slack.markup import date_token, escape
 from core.models import Discussion, Schedule, Status
-from core.moments import Moment
+from core.showing.moments import Moment
 
 NEW_ACTION = "home:new"
 CANCEL_ACTION = "home:cancel"

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.slack.translate import PLATFORM, BadInput, Who, unescape
-from core import commands as c
-from core import flows
+from core.control import commands as c
+from core.deliberation import flows
 from core.models import NextAction, Persona, Role
 
 START_VIEW = "council_start"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from core.moments import MARKER, Moment, expand
+from core.showing.moments import MARKER, Moment, expand
 
 SECTION_CHARS = 2900  # Slack's section text limit is 3,000
 

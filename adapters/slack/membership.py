@@ -13,7 +13,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from core.replies import UserError
+from core.control.replies import UserError
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from core import commands as c
-from core import flows
-from core.roster import owner_lines
+from core.control import commands as c
+from core.deliberation import flows
+from core.deliberation.roster import owner_lines
 
 PLATFORM = "slack"
 VALUE_OPTIONS = {"rounds", "experts", "every", "next", "tz", "roles", "flow", "style", "tier", "lang", "hints"}

@@ -21,7 +21,7 @@ from slack_sdk.models.views import View
 
 from adapters.slack.interactions import OPTION_FLAGS, ROSTER_VIEW, ROUND_CHOICES, START_VIEW, TOPIC_VIEW
 from adapters.slack.markup import escape
-from core import commands as c
+from core.control import commands as c
 from core.models import Persona, Role
 
 FLOW_LABELS = {"moderated": "Moderated rounds (you steer)", "council": "Council: advisors and a referee",

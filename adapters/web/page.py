@@ -8,9 +8,9 @@ from aiohttp import web
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from adapters.web.view import page
-from core.export import export
-from core.pages import PageLinks
 from core.ports import Clock
+from core.showing.export import export
+from core.showing.pages import PageLinks
 from core.storage.store import Store
 
 log = logging.getLogger(__name__)

@@ -105,9 +105,9 @@ def test_tokens_are_masked_by_their_shape_when_no_setting_holds_them() -> None:
                                None)
     flt.filter(record)
     assert record.getMessage() == f"xoxp-{MASK} sk-ant-{MASK} {MASK}"
-    untouched = logging.LogRecord("x", logging.INFO, __file__, 1, "core.service.handle took %s ms", (12,), None)
+    untouched = logging.LogRecord("x", logging.INFO, __file__, 1, "core.control.service.handle took %s ms", (12,), None)
     flt.filter(untouched)
-    assert untouched.getMessage() == "core.service.handle took 12 ms"
+    assert untouched.getMessage() == "core.control.service.handle took 12 ms"
 
 
 def test_discord_webhook_and_interaction_tokens_are_masked_in_urls() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import aiohttp
 
-from core.pages import PageLinks
+from core.showing.pages import PageLinks
 from tests.e2e.test_slack_process import wait_for
 from tests.fakes.slack_signing import free_port
 

@@ -1,5 +1,5 @@
 """Two replica processes on one PostgreSQL database: schedules due in a window, a discussion in flight, and a
-kill -9 of the replica that leads and drives. Shared by tests/integration/test_replicas_pg.py and bench/replicas.py."""
+kill -9 of the replica that leads and drives. Shared by tests/core/running/test_replicas_pg.py and bench/replicas.py."""
 
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
+from core.deliberation.offline import OfflineLLM
 from core.models import Phase, Usage
-from core.offline import OfflineLLM
 from core.ports import Completion, LLMUnavailable, Prompt, T, TextSink
 
 

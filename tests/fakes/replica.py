@@ -85,7 +85,7 @@ def emit(event: str, **data: Any) -> None:
 async def serve(owner: str, log_path: Path, topic: str, rounds: int) -> None:
     from bot.settings import Settings
     from bot.wiring import build_app
-    from core import commands as c
+    from core.control import commands as c
 
     settings = Settings()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,

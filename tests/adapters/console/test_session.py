@@ -14,7 +14,7 @@ from adapters.console.app import ConsoleSession
 from adapters.console.chat import ConsoleChat
 from bot.settings import Settings
 from bot.wiring import App, build_app
-from core import commands as c
+from core.control import commands as c
 from core.models import Status
 from tests.fakes.llm import ScriptedLLM
 

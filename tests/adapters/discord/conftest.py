@@ -15,8 +15,8 @@ from adapters.discord.chat import DiscordChat
 from adapters.discord.client import CouncilClient, DiscordConfig, build_client
 from bot.settings import Settings
 from bot.wiring import App, build_app
+from core.deliberation.offline import OfflineLLM
 from core.models import Discussion
-from core.offline import OfflineLLM
 from core.ports import Completion, Prompt, TextSink
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_api import FakeDiscord, Interaction

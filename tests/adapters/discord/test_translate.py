@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adapters.discord import translate as t
-from core import commands as c
+from core.control import commands as c
 from core.models import NextAction, Persona, Role
 from tests.fakes.discord_payloads import fixture
 

@@ -13,7 +13,7 @@ import pytest
 
 from adapters.slack.server import SlackServer
 from bot.wiring import build_app
-from core import commands as c
+from core.control import commands as c
 from core.models import Discussion, Poll, Schedule, Status
 from tests.adapters.slack.conftest import Slack, config, settings
 from tests.fakes.clock import FakeClock

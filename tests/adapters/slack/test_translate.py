@@ -7,7 +7,7 @@ import pytest
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack import views
-from core import commands as c
+from core.control import commands as c
 from core.models import NextAction, Persona, Role
 
 WHO = tr.Who("U1", "Dana")

@@ -18,7 +18,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from adapters.web.page import Pages, application
 from bot.settings import Settings
 from bot.wiring import App, build_app, page_links
-from core import commands as c
+from core.control import commands as c
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM

@@ -1,0 +1,144 @@
+"""The service's gate: every command is checked here before it runs (who may, spending limits), and the read-only
+answers (status, list, usage) are scoped to the asker's workspace and channel."""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from core.control import commands as c
+from core.control import permissions as perm
+from core.control.replies import UserError
+from core.models import Discussion, Status
+from core.ports import Clock
+from core.running.spending import Limits, day_window, workspace_exhausted, workspace_message
+from core.showing.moments import mark
+from core.storage.store import Store, Tx
+
+# The command being handled, for the permission check inside each handler's transaction (unset for the timer).
+ASKER: ContextVar[c.Command | None] = ContextVar("council_asker", default=None)
+
+
+def not_found(discussion_id: str) -> UserError:
+    """The same words whether the id does not exist or belongs to another workspace or channel."""
+    return UserError(f"I can't find a discussion with id `{discussion_id.strip()}`; the list command shows them.")
+
+
+class GuardConfig(Protocol):
+    policy: perm.Policy
+    limits: Limits
+
+
+class Guard:
+    """Mixed into Service: authorize(cmd) before any handler, scoped look-ups and the admins' usage view."""
+
+    store: Store
+    clock: Clock
+    config: GuardConfig
+
+    async def authorize(self, cmd: c.Command) -> None:
+        """Refuse (privately, saying why) a start past the limits, or a digest this person may not set."""
+        if not isinstance(cmd, c.StartDiscussion | c.SetDigest):
+            return
+        async with self.store.tx() as tx:
+            if isinstance(cmd, c.StartDiscussion):
+                await self._may_start(tx, cmd)
+            else:
+                existing = await tx.find_schedule("digest", cmd.platform, cmd.workspace, cmd.channel)
+                perm.check_digest(self.config.policy, cmd, existing)
+
+    async def visible(self, tx: Tx, discussion_id: str, asker: c.Command) -> Discussion:
+        d = await tx.discussion(discussion_id.strip())
+        if d is None or not perm.visible(self.config.policy, d, asker):
+            raise not_found(discussion_id)
+        return d
+
+    async def may(self, cmd: c.Command, discussion_id: str) -> Discussion:
+        """Check, changing nothing, that the asker may do `cmd` to this discussion: the same "no such
+        discussion" or refusal the command itself would meet (a confirm step is offered only to who may
+        confirm; the command is checked again when it runs)."""
+        async with self.store.tx() as tx:
+            d = await self.visible(tx, discussion_id, cmd)
+        perm.check(self.config.policy, d, cmd)
+        return d
+
+    async def may_stop(self, cmd: c.Stop) -> Discussion:
+        """Before a typed stop asks "for good?": whether there is anything this person may stop."""
+        d = await self.may(cmd, cmd.discussion_id)
+        if d.status in (Status.DONE, Status.STOPPED):
+            raise UserError(f"This discussion is already {d.status.value}.")
+        return d
+
+    async def _may_start(self, tx: Tx, cmd: c.StartDiscussion) -> None:
+        limits = self.config.limits
+        now = self.clock.now()
+        if limits.starts_per_user_per_hour > 0 and cmd.user_id:
+            started = await tx.starts_since(cmd.platform, cmd.workspace, cmd.user_id, now - timedelta(hours=1))
+            if started >= limits.starts_per_user_per_hour:
+                raise UserError(
+                    f"You have started {started} discussions in the last hour, the limit per person "
+                    f"(COUNCIL_STARTS_PER_USER_PER_HOUR = {limits.starts_per_user_per_hour}); please try again "
+                    "later, or continue one of them.")
+        if limits.workspace_usd_per_day > 0:
+            spent = await tx.workspace_spend(cmd.platform, cmd.workspace, day_window(now, limits.tz)[0])
+            if workspace_exhausted(limits, spent):
+                raise UserError(f"I can't start a new discussion: {workspace_message(limits, spent, now)}.")
+
+    async def answered_lately(self, tx: Tx, discussion_id: str, user_id: str, now: datetime) -> bool:
+        """Paid answers between rounds are paced: at most one per person per COUNCIL_ANSWER_INTERVAL_S."""
+        interval = self.config.limits.answer_interval_s
+        if interval <= 0:
+            return False
+        since = now - timedelta(seconds=interval)
+        return any(m.author_id == user_id and m.needs_answer and m.created_at >= since
+                   for m in await tx.human_messages(discussion_id))
+
+    # reading -----------------------------------------------------------------------------------------
+    async def discussions(self, asker: c.Command | None = None, *, limit: int = 50) -> list[Discussion]:
+        """The discussions of the asker's channel (in their workspace); every one for the operator (None)."""
+        async with self.store.tx() as tx:
+            if asker is None:
+                return await tx.discussions(limit=limit)
+            return await tx.discussions(channel=asker.in_channel, platform=asker.platform,
+                                        workspace=asker.workspace, limit=limit)
+
+    async def status_text(self, discussion_id: str, asker: c.Command | None = None) -> str:
+        """One line on a discussion, for the asker (None: the operator, from anywhere)."""
+        async with self.store.tx() as tx:
+            d = (await self.visible(tx, discussion_id, asker) if asker is not None
+                 else await tx.discussion(discussion_id.strip()))
+            if d is None:
+                raise not_found(discussion_id)
+            polls = await tx.polls(d.id)
+            rounds = await tx.find_schedule("round", d.platform, d.workspace, d.id)
+        budget = f" of ${d.budget_usd:.2f}" if d.budget_usd > 0 else ""
+        line = f"`{d.id}` “{d.topic}”: {d.status.value}, round {d.round}, ${d.cost_usd:.2f}{budget} spent"
+        if d.blocked_reason:
+            line += f" ({d.blocked_reason})"
+        if d.status == Status.BLOCKED:
+            line += "; resume it to retry"
+        open_polls = [p for p in polls if not p.closed]
+        line += f", {len(open_polls)} open poll(s)" if open_polls else ""
+        if rounds is not None and rounds.enabled and rounds.next_run_at is not None:
+            line += f"; next scheduled round {mark(rounds.next_run_at, rounds.tz, relative=True)}"
+        return line
+
+    async def usage_text(self, asker: c.Command) -> str:
+        """Admins only: the workspace's spend today and over 30 days, and its most expensive discussions."""
+        perm.check_admin(self.config.policy, asker, "see this workspace's usage")
+        limits = self.config.limits
+        now = self.clock.now()
+        today, reset = day_window(now, limits.tz)
+        async with self.store.tx() as tx:
+            spent_today = await tx.workspace_spend(asker.platform, asker.workspace, today)
+            spent_30 = await tx.workspace_spend(asker.platform, asker.workspace, now - timedelta(days=30))
+            top = await tx.costliest(asker.platform, asker.workspace, now - timedelta(days=30))
+        cap = (f" of ${limits.workspace_usd_per_day:.2f} (resets {reset:%H:%M} {limits.tz})"
+               if limits.workspace_usd_per_day > 0 else " (no daily limit)")
+        lines = [f"*Council usage in this workspace*: ${spent_today:.2f} today{cap}; ${spent_30:.2f} in the last "
+                 f"30 days."]
+        if limits.starts_per_user_per_hour > 0:
+            lines.append(f"Each person may start {limits.starts_per_user_per_hour} discussions an hour.")
+        lines += [f"• `{d.id}` {d.topic[:60]} — ${d.cost_usd:.2f}, {d.status.value}" for d in top if d.cost_usd]
+        return "\n".join(lines)

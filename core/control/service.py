@@ -1,0 +1,439 @@
+"""handle(command): validates, records and wakes the driver; the one entry point every adapter calls."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from core.control import commands as c
+from core.control.guard import ASKER, Guard, not_found
+from core.control.permissions import Policy, check, visible
+from core.control.replies import Reply, UserError
+from core.control.schedules import ScheduleHandlers
+from core.deliberation import engine, flows
+from core.deliberation.roster import EXPERT_ICONS, addressed, full_roster, slug
+from core.models import (
+    NEXT_ACTION_LABELS,
+    Ballot,
+    Discussion,
+    FlowOptions,
+    HumanMessage,
+    NextAction,
+    Persona,
+    Poll,
+    Post,
+    Role,
+    Status,
+    TurnStatus,
+)
+from core.ports import Clock
+from core.running.driver import Driver, load_state
+from core.running.effects import close_poll, close_polls, redraw_header, save_discussion
+from core.running.spending import Limits
+from core.showing.moments import mark
+from core.showing.posts import header_post, header_sig, poll_post
+from core.storage.store import Store, Tx
+
+log = logging.getLogger(__name__)
+MAX_HUMAN_CHARS = 4000
+
+
+@dataclass
+class ServiceConfig:
+    budget_usd: float = 5.0
+    default_experts: int = 4
+    open_max_speeches: int = 16
+    policy: Policy = field(default_factory=Policy)  # who may do what
+    limits: Limits = field(default_factory=Limits)  # daily workspace budget, starts per person
+
+
+def validate_topic(topic: str) -> str:
+    topic = " ".join(topic.split())
+    if not topic:
+        raise UserError("Please give a topic, for example: “Should we move to trunk-based development?”")
+    if len(topic) >= c.MAX_TOPIC_CHARS:
+        raise UserError(
+            f"That topic is {len(topic):,} characters long; please keep it under {c.MAX_TOPIC_CHARS:,}."
+        )
+    return topic
+
+
+class Service(Guard, ScheduleHandlers):
+    config: ServiceConfig
+
+    def __init__(
+        self, store: Store, driver: Driver, clock: Clock, new_id: Callable[[], str], config: ServiceConfig
+    ) -> None:
+        self.store, self.driver, self.clock, self.new_id, self.config = store, driver, clock, new_id, config
+
+    async def handle(self, cmd: c.Command) -> Reply:
+        handler = getattr(self, f"_{slug(type(cmd).__name__, 60)}", None)
+        if handler is None:
+            raise TypeError(f"no handler for {type(cmd).__name__}")
+        # Who may, and spending limits: refused before anything changes. Commands on a discussion are checked
+        # by _get, inside the handler's own transaction; starts and digests here.
+        await self.authorize(cmd)
+        asking = ASKER.set(cmd)
+        try:
+            reply: Reply = await handler(cmd)
+        finally:
+            ASKER.reset(asking)  # before kick(): the driver's task must not inherit the asker
+        if reply.discussion_id and not reply.duplicate:
+            self.driver.kick(reply.discussion_id)
+        return reply
+
+    async def _get(self, tx: Tx, discussion_id: str) -> Discussion:
+        """The discussion, when the person asking (if any) can see it from where they are and may do what they
+        asked; otherwise the same "no such discussion" as for an unknown id, or a refusal saying who may."""
+        d = await tx.discussion(discussion_id.strip(), for_update=True)
+        asker = ASKER.get()
+        if d is None or (asker is not None and not visible(self.config.policy, d, asker)):
+            raise not_found(discussion_id)
+        if asker is not None:
+            check(self.config.policy, d, asker)
+        return d
+
+    # starting --------------------------------------------------------------------------------------
+    async def _startdiscussion(self, cmd: c.StartDiscussion) -> Reply:
+        topic = validate_topic(cmd.topic)
+        try:
+            rounds = flows.planned_rounds(cmd.flow, cmd.rounds, cmd.style)
+        except flows.BadFlow as exc:
+            raise UserError(str(exc)) from None
+        options = FlowOptions(style=cmd.style, tier=cmd.tier, lang=cmd.lang, hints=cmd.hints,
+                              max_speeches=self.config.open_max_speeches)
+        if cmd.flow == "meeting":
+            async with self.store.tx() as tx:
+                options.owners = await tx.channel_owners(cmd.platform, cmd.workspace, cmd.channel)
+        now = self.clock.now()
+        d = Discussion(
+            id=self.new_id(), topic=topic, status=Status.RUNNING, platform=cmd.platform, workspace=cmd.workspace,
+            channel=cmd.channel, thread_ref=cmd.thread_ref, created_by=cmd.user_id, created_by_name=cmd.user_name,
+            round_topic=topic, auto_rounds=rounds, flow=cmd.flow, options=options, experts=cmd.experts,
+            mode=cmd.mode, roles=cmd.roles,
+            context=cmd.context, pending="confirm" if cmd.confirm else "", budget_usd=self.config.budget_usd,
+            tz=cmd.tz, poll_anonymous=cmd.anonymous, poll_hidden=cmd.hide_results, created_at=now,
+            updated_at=now,
+        )
+        d.header_shown = header_sig(d)
+        async with self.store.tx() as tx:
+            await tx.add_discussion(d)
+            seats = flows.get(d.flow).seats(d)
+            await tx.set_personas(d.id, seats)
+            await tx.enqueue(d.id, header_post(d, seats), now)
+            scheduled = await self.schedule_start(tx, cmd, d)
+        if scheduled:
+            self._changed()
+        what = {"meeting": "a council meeting", "open": "an open floor"}.get(d.flow, "a council")
+        return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}", discussion_id=d.id)
+
+    async def _setowners(self, cmd: c.SetOwners) -> Reply:
+        owners = [" ".join(o.split())[:200] for o in cmd.owners if o.strip()]
+        if len(owners) == 1 or len(owners) > 8:
+            raise UserError("A meeting needs 2 to 8 domain owners, for example "
+                            "“Dana: Billing; Eli: Mobile app” (or off, to have them generated for each topic).")
+        async with self.store.tx() as tx:
+            await tx.set_channel_owners(cmd.platform, cmd.workspace, cmd.channel, owners, cmd.user_id,
+                                        self.clock.now())
+        if not owners:
+            return Reply(text="Meetings in this channel will generate domain owners for each topic again.")
+        return Reply(text=f"Meetings in this channel will seat these domain owners: {'; '.join(owners)}.")
+
+    async def _confirmroster(self, cmd: c.ConfirmRoster) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status != Status.AWAITING_CONFIRMATION:
+                return Reply(text="This discussion has already started.", discussion_id="")
+            d.status = Status.RUNNING
+            await save_discussion(tx, d, self.clock.now())
+            await self._notice(tx, d, f"{d.id}:confirmed", f"{cmd.user_name or 'Someone'} started the discussion.")
+        return Reply(text="Starting.", discussion_id=d.id)
+
+    async def _modifyroster(self, cmd: c.ModifyRoster) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status != Status.AWAITING_CONFIRMATION:
+                raise UserError("The roster can only be changed before the discussion starts.")
+            personas = await tx.personas(d.id)
+            target = next((p for p in personas if p.key == cmd.persona_key), None)
+            if target is None:
+                raise UserError("That participant is no longer on the roster.")
+            if cmd.remove:
+                if target.role.value != "expert" or sum(p.role.value == "expert" for p in personas) <= 2:
+                    raise UserError("A council needs its fixed roles and at least two experts.")
+                personas.remove(target)
+            else:
+                target.name = cmd.name.strip()[:80] or target.name
+                target.title = cmd.title.strip()[:120] or target.title
+            await tx.set_personas(d.id, personas)
+            await self._refresh_header(tx, d)
+        return Reply(text="Roster updated.", discussion_id=d.id)
+
+    async def _addexpert(self, cmd: c.AddExpert) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status != Status.AWAITING_CONFIRMATION:
+                raise UserError("The roster can only be changed before the discussion starts.")
+            personas = await tx.personas(d.id)
+            experts = [p for p in personas if p.role == Role.EXPERT]
+            if len(experts) >= 8:
+                raise UserError("A council can have at most eight experts.")
+            if not cmd.name.strip():
+                raise UserError("Please give the new expert a name.")
+            key = slug(cmd.name)
+            while any(p.key == key for p in personas):
+                key += "_x"
+            experts.append(Persona(key=key, name=cmd.name.strip()[:80], role=Role.EXPERT,
+                                   title=cmd.title.strip()[:120] or "Expert",
+                                   icon=EXPERT_ICONS[len(experts) % len(EXPERT_ICONS)]))
+            personas = full_roster(experts)
+            await tx.set_personas(d.id, personas)
+            await self._refresh_header(tx, d)
+        return Reply(text=f"Added {cmd.name.strip()}.", discussion_id=d.id)
+
+    async def _refresh_header(self, tx: Tx, d: Discussion) -> None:
+        await redraw_header(tx, d, self.clock.now())  # the roster changed: the state may not have
+        await tx.save_discussion(d, self.clock.now())
+
+    # humans ----------------------------------------------------------------------------------------
+    async def _posthumanmessage(self, cmd: c.PostHumanMessage) -> Reply:
+        text = cmd.text.strip()
+        if not text:
+            return Reply(text="", duplicate=True)
+        now = self.clock.now()
+        async with self.store.tx() as tx:
+            if not await tx.first_sight(cmd.event_id, now):
+                return Reply(text="", duplicate=True)
+            d = await self._get(tx, cmd.discussion_id)
+            personas = await tx.personas(d.id)
+            paced = d.status == Status.WAITING and await self.answered_lately(tx, d.id, cmd.user_id, now)
+            await tx.add_human_message(
+                HumanMessage(discussion_id=d.id, author_id=cmd.user_id, author_name=cmd.user_name or "someone",
+                             text=text[:MAX_HUMAN_CHARS], event_id=cmd.event_id,
+                             addressed_to=addressed(text, personas),
+                             needs_answer=d.status == Status.WAITING and not paced, created_at=now)
+            )
+        heard = d.status in (Status.RUNNING, Status.WAITING)
+        if paced:
+            return Reply(text="Noted: the council answered you a moment ago, so this one is heard in the next "
+                              "answer or the next round.")
+        return Reply(text="Noted: the council will hear this on its next turn." if heard else
+                     "Noted: the council will hear this when the discussion resumes.",
+                     discussion_id=d.id if heard else "")
+
+    async def _castballot(self, cmd: c.CastBallot) -> Reply:
+        now = self.clock.now()
+        async with self.store.tx() as tx:
+            # Locked: closing the poll waits for this vote (or this vote sees it closed), so the tally queued
+            # below is always ahead of the closed poll in the thread's queue.
+            poll = await tx.poll(cmd.poll_id, for_update=True)
+            if poll is None:
+                raise UserError("That poll no longer exists.")
+            if poll.closed:
+                raise UserError("This poll is closed; its results are in the thread.")
+            if not 0 <= cmd.choice < len(poll.options):
+                raise UserError("That option is not on this poll.")
+            await tx.cast(Ballot(poll_id=poll.id, voter_id=cmd.user_id, voter_name=cmd.user_name or cmd.user_id,
+                                 choice=cmd.choice, created_at=now))
+            d = await self._get(tx, poll.discussion_id)
+            await self._queue_tally(tx, d, poll, now)
+        self.driver.kick(d.id)
+        return Reply(text=f"Your vote: {poll.options[cmd.choice]}. Click another option to change it.")
+
+    async def _queue_tally(self, tx: Tx, d: Discussion, poll: Poll, now: datetime) -> None:
+        """The poll's new counts go out through the outbox, in order with everything else in the thread: an
+        edit can never land after the poll's closing and bring its buttons back. A tally not yet sent is
+        replaced by the newer one (one edit for a burst of votes)."""
+        prefix = f"{poll.key}:tally:"
+        await tx.drop_unsent(d.id, prefix)
+        # Keyed by what it shows and by how many ballots were ever cast: a repeat of a tally already sent is
+        # nothing to send, while A, then B, then A again are three different edits.
+        cast = len(await tx.ballots(poll.id, include_superseded=True))
+        tally = poll_post(poll, await tx.ballots(poll.id), self.driver.llm.offline, replaces=poll.key)
+        digest = hashlib.sha256(tally.model_dump_json().encode()).hexdigest()[:12]
+        await tx.enqueue(d.id, tally.model_copy(update={"key": f"{prefix}{cast}:{digest}"}), now)
+
+    async def _closepoll(self, cmd: c.ClosePoll) -> Reply:
+        async with self.store.tx() as tx:
+            poll = await tx.poll(cmd.poll_id)
+            if poll is None:
+                raise UserError("That poll no longer exists.")
+            d = await self._get(tx, poll.discussion_id)
+            if not poll.closed:
+                await close_poll(tx, d, poll, self.clock.now(), self.driver.llm.offline)
+        return Reply(text="Poll closed.", discussion_id=d.id)
+
+    # steering --------------------------------------------------------------------------------------
+    async def _choosenextaction(self, cmd: c.ChooseNextAction) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status != Status.WAITING:
+                raise UserError(f"The next step was already chosen; the discussion is {d.status.value}.")
+            label = await self.choose(tx, d, cmd.action, cmd.user_name, cmd.topic)
+        return Reply(text=f"{label}: on it.", discussion_id=d.id)
+
+    async def choose(self, tx: Tx, d: Discussion, action: NextAction, user_name: str, topic: str = "") -> str:
+        """Record a waiting discussion's next action (inside the caller's transaction); returns its label."""
+        now = self.clock.now()
+        state = await load_state(tx, d.id)
+        assert state is not None
+        ideas = engine.suggestions(state)
+        chosen_round, label = d.round, NEXT_ACTION_LABELS[action]
+        d.status = Status.RUNNING
+        if action == NextAction.PAUSE:
+            d.pending = "pause"
+        elif action == NextAction.SYNTHESIZE:
+            d.pending = "final"
+        else:
+            d.round += 1
+            if action == NextAction.DEEP_DIVE:
+                d.round_topic = topic.strip() or (ideas[0] if ideas else d.round_topic)
+            elif action == NextAction.DIFFERENT_TOPIC:
+                d.round_topic = topic.strip() or (ideas[1] if len(ideas) > 1 else d.topic)
+            await close_polls(tx, d, now, before_round=d.round, offline=self.driver.llm.offline)
+        await save_discussion(tx, d, now)
+        detail = f": {d.round_topic}" if action in (NextAction.DEEP_DIVE, NextAction.DIFFERENT_TOPIC) else ""
+        await self._notice(tx, d, f"{d.id}:r{chosen_round}:chose:{d.resume_count}",
+                           f"➡️ {user_name or 'Someone'} chose **{label}**{detail}.")
+        return label
+
+    async def _synthesize(self, cmd: c.Synthesize) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status not in (Status.RUNNING, Status.WAITING, Status.PAUSED) or d.pending == "final":
+                raise UserError(f"This discussion can't be synthesized now: it is {d.status.value}.")
+            d.status, d.pending = Status.RUNNING, "final"
+            await save_discussion(tx, d, self.clock.now())
+            await self._notice(tx, d, f"{d.id}:synthesize:{d.round}:{d.resume_count}",
+                               f"📜 {cmd.user_name or 'Someone'} asked for the final synthesis; the Historian is "
+                               "writing it after the current turn.")
+        return Reply(text="The Historian will write the final synthesis.", discussion_id=d.id)
+
+    async def _pause(self, cmd: c.Pause) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.pending == "pause" or d.status == Status.PAUSED:
+                raise UserError("This discussion is already paused (or pausing).")
+            if d.pending == "final":
+                raise UserError("The final synthesis is being written; the discussion ends after it.")
+            if d.status not in (Status.RUNNING, Status.WAITING):
+                raise UserError(f"Only a running or waiting discussion can be paused; this one is "
+                                f"{d.status.value.replace('_', ' ')}.")
+            d.status, d.pending = Status.RUNNING, "pause"
+            await save_discussion(tx, d, self.clock.now())
+            await self._notice(tx, d, f"{d.id}:pausing:{d.resume_count}",
+                               f"⏸️ {cmd.user_name or 'Someone'} paused the discussion; the Historian is writing "
+                               "a resume summary.")
+        return Reply(text="Pausing after the current turn.", discussion_id=d.id)
+
+    async def _resume(self, cmd: c.Resume) -> Reply:
+        return await self.resume(cmd, then_round=False)
+
+    async def resume(self, cmd: c.Resume, *, then_round: bool) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status == Status.BLOCKED:
+                return await self._retry(tx, d, cmd)
+            if d.status == Status.RUNNING and d.pending == "pause":
+                return await self._cancel_pause(tx, d, cmd)
+            if d.status != Status.PAUSED:
+                raise UserError(self._not_paused(d))
+            await self.reopen(tx, d, cmd.user_name, then_round=then_round)
+        return Reply(text="Resuming.", discussion_id=d.id)
+
+    @staticmethod
+    def _not_paused(d: Discussion) -> str:
+        if d.status in (Status.DONE, Status.STOPPED):
+            return f"This discussion has already finished ({d.status.value}); start a new one to go on."
+        if d.status == Status.RUNNING and d.pending.startswith("resume"):
+            return "This discussion is already resuming."
+        return f"Only a paused discussion can be resumed; this one is {d.status.value.replace('_', ' ')}."
+
+    async def _cancel_pause(self, tx: Tx, d: Discussion, cmd: c.Command) -> Reply:
+        """Resume pressed before the pause took effect: the pause is called off and the round goes on.
+        The resume count moves on so a later pause writes its own summary instead of finding this one."""
+        d.pending = ""
+        d.resume_count += 1
+        await save_discussion(tx, d, self.clock.now())
+        await self._notice(tx, d, f"{d.id}:unpaused:{d.resume_count}",
+                           f"▶️ {cmd.user_name or 'Someone'} called off the pause; the discussion goes on.")
+        return Reply(text="The pause is called off; the discussion goes on.", discussion_id=d.id)
+
+    async def reopen(self, tx: Tx, d: Discussion, user_name: str, *, then_round: bool) -> None:
+        """Resume a paused discussion (inside the caller's transaction), straight into its next round if asked."""
+        d.resume_count += 1
+        d.status, d.pending = Status.RUNNING, "resume_round" if then_round else "resume"
+        state = await load_state(tx, d.id)
+        assert state is not None
+        if then_round and engine.round_complete(state):
+            d.round += 1
+        await save_discussion(tx, d, self.clock.now())
+        await self._notice(tx, d, f"{d.id}:resumed:{d.resume_count}",
+                           f"▶️ {user_name or 'Someone'} resumed the discussion.")
+
+    async def _stop(self, cmd: c.Stop) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status in (Status.DONE, Status.STOPPED):
+                raise UserError(f"This discussion is already {d.status.value}.")
+            d.status, d.pending = Status.STOPPED, ""
+            now = self.clock.now()
+            await save_discussion(tx, d, now)
+            await self._notice(tx, d, f"{d.id}:stopped", f"⏹️ {cmd.user_name or 'Someone'} stopped the discussion.")
+            await close_polls(tx, d, now, before_round=d.round + 1, offline=self.driver.llm.offline)
+            # Stop is final: turns being written are set aside now, so none of them is posted after the notice.
+            unfinished = [t.key for t in await tx.turns(d.id) if t.status in (TurnStatus.PLANNED, TurnStatus.RUNNING)]
+            await tx.set_turn_status(unfinished, TurnStatus.SKIPPED)
+        self.driver.halt(d.id)  # and the model calls for them stop here (another process's end at their record)
+        return Reply(text="Stopped.", discussion_id=d.id)
+
+    async def _retryturns(self, cmd: c.RetryTurns) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status != Status.BLOCKED:
+                raise UserError("Nothing to retry: the discussion is not blocked.")
+            return await self._retry(tx, d, cmd)
+
+    async def _retry(self, tx: Tx, d: Discussion, cmd: c.Command) -> Reply:
+        failed = [t.key for t in await tx.turns(d.id) if t.status == TurnStatus.FAILED]
+        await tx.set_turn_status(failed, TurnStatus.PLANNED, reset=True)
+        await tx.revive_posts(d.id)  # posts refused or given up on are tried again now
+        d.status, d.blocked_reason = Status.RUNNING, ""
+        await save_discussion(tx, d, self.clock.now())
+        await self._notice(tx, d, f"{d.id}:retry:{self.clock.now().timestamp()}",
+                           f"🔁 {cmd.user_name or 'Someone'} asked to retry.")
+        return Reply(text="Retrying.", discussion_id=d.id)
+
+    async def _skipturns(self, cmd: c.SkipTurns) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self._get(tx, cmd.discussion_id)
+            if d.status != Status.BLOCKED:
+                raise UserError("Nothing to skip: the discussion is not blocked.")
+            turns = [t for t in await tx.turns(d.id) if t.status == TurnStatus.FAILED]
+            if any(t.phase in engine.essential(d) for t in turns):
+                raise UserError("That turn can't be skipped: the discussion needs it. Retry or stop instead.")
+            await tx.set_turn_status([t.key for t in turns], TurnStatus.SKIPPED)
+            for t in turns:
+                if t.reply_to is not None:
+                    await tx.mark_answered(t.reply_to)
+            d.status, d.blocked_reason = Status.RUNNING, ""
+            await save_discussion(tx, d, self.clock.now())
+        return Reply(text="Skipping the failed turns.", discussion_id=d.id)
+
+    async def _notice(self, tx: Tx, d: Discussion, key: str, text: str) -> None:
+        await tx.enqueue(d.id, Post(kind="notice", key=key, text=text), self.clock.now())
+
+
+def list_text(discussions: list[Discussion]) -> str:
+    if not discussions:
+        return "No discussions yet: start one with a topic."
+    return "\n".join(
+        f"• `{d.id}` {d.topic[:80]} — {d.status.value}, round {d.round}, "
+        f"last active {mark(d.updated_at, d.tz, relative=True)}" for d in discussions
+    )
+
+
+__all__ = ["Reply", "Service", "ServiceConfig", "UserError", "list_text", "validate_topic"]

@@ -1,0 +1,118 @@
+"""How the meeting closes, inside the transaction that records its recommendation: the owners' tally in the
+recommendation format, the dissents, and a ranking poll per place so people rank too."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from core.deliberation import stances, tally
+from core.deliberation.flows.base import State
+from core.deliberation.schemas import MeetingRecommendation, RankedVote
+from core.models import Ballot, Phase, Poll
+
+PLACES = 3  # people rank their top three, one poll per place
+RANK_POLL = re.compile(r":rank(\d+)$")  # the key of a place poll ends with its place
+
+
+def owner_ballots(state: State) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """Each owner's final ranking (name -> items) and the first reason given for each item."""
+    ballots: dict[str, list[str]] = {}
+    reasons: dict[str, str] = {}
+    for t in state.done_turns(Phase.RANKED_VOTE):
+        persona = state.persona(t.persona_key)
+        if persona is None or not t.data:
+            continue
+        vote = RankedVote.model_validate(t.data)
+        ballots[persona.name] = [r.item for r in vote.ranking]
+        for r in vote.ranking:
+            reasons.setdefault(tally.key(r.item), f"{r.why} ({persona.name})")
+    return ballots, reasons
+
+
+def ranking_text(vote: RankedVote) -> str:
+    lines = [f"{i}. **{r.item}** — {r.why}" for i, r in enumerate(vote.ranking, 1)]
+    return "\n".join(lines) + f"\n\nStance: {vote.label or 'undecided'} — {vote.stance}"
+
+
+def recommendation(topic: str, state: State, rec: MeetingRecommendation, people: list[str]) -> tuple[str, list[str]]:
+    """The recommendation's text and the items people are asked to rank."""
+    ballots, reasons = owner_ballots(state)
+    ranked = tally.tally(ballots)
+    verdict = stances.verdict(tally.first_choices(ballots), [tally.key(p) for p in people])
+    lines = ["**Council Recommendation**", f"**Topic:** {topic}", "", "**Consensus Ranking**"]
+    for i, t in enumerate(ranked[:5], 1):
+        why = reasons.get(tally.key(t.item), "")
+        lines.append(f"{i}. **{t.item}** — {why} (average rank {t.average:.1f}; "
+                     f"{t.firsts} owner{'s' if t.firsts != 1 else ''} ranked this #1)")
+    if not ranked:
+        lines.append("- (no votes were cast)")
+    lines += ["", f"**Tally:** {verdict}", "", "**Key Arguments**", *[f"- {a}" for a in rec.key_arguments]]
+    dissents = list(rec.dissents)
+    if ranked:  # an owner who left the winner out of their top three dissents strongly, whatever the prose says
+        top = tally.key(ranked[0].item)
+        for name, items in ballots.items():
+            if top not in [tally.key(x) for x in items[:3]]:
+                dissents.append(f"{name} left {ranked[0].item} out of their top three "
+                                f"(their #1: {items[0] if items else 'none'})")
+    consensus = verdict.startswith("CONSENSUS")
+    lines += ["", "**Dissents**"]
+    if dissents:
+        lines += [f"- {x}" for x in dissents]
+    else:
+        lines.append("- None — council reached consensus" if consensus else "- None voiced, but the vote is split")
+    if not consensus and len(ranked) > 1:
+        lines += ["", f"**The owners are split** after {state.discussion.round} rounds: people decide. Rank the "
+                      "options in the polls below."]
+    lines += ["", "**Suggested Next Steps**", *[f"- {s}" for s in rec.next_steps],
+              "", "_A recommendation only: nothing is executed automatically._"]
+    return "\n".join(lines), [t.item for t in ranked[:5]]
+
+
+def place_polls(key: str, items: list[str]) -> list[tuple[str, str, list[str], list[Any], bool]]:
+    """(poll key, question, options, persona positions, final) for each place people rank."""
+    if len(items) < 2:
+        return []
+    return [(f"{key}:rank{place}", f"Your #{place} priority", items, [], True)
+            for place in range(1, min(PLACES, len(items)) + 1)]
+
+
+def ranking_of(poll_key: str) -> str:
+    """The key the places of one ranking share ("" for a poll that is not a place in a ranking)."""
+    return RANK_POLL.sub("", poll_key) if RANK_POLL.search(poll_key) else ""
+
+
+def people_ballots(places: list[tuple[Poll, list[Ballot]]]) -> dict[str, list[str]]:
+    """Each person's ranking (voter -> items, best first) from their live ballot in each place's poll; an item a
+    person already placed higher is not counted again."""
+    rankings: dict[str, list[str]] = {}
+    for poll, ballots in sorted(places, key=lambda pb: pb[0].key):  # ":rank1" < ":rank2" < ":rank3"
+        for b in ballots:
+            if b.is_ai or b.superseded or not 0 <= b.choice < len(poll.options):
+                continue
+            mine = rankings.setdefault(b.voter_name or b.voter_id, [])
+            if poll.options[b.choice] not in mine:
+                mine.append(poll.options[b.choice])
+    return rankings
+
+
+def people_beside_owners(owners: dict[str, list[str]], people: dict[str, list[str]]) -> str:
+    """The closed ranking: the people's tally beside the owners', item by item in the owners' order."""
+    by_owners = {tally.key(t.item): t for t in tally.tally(owners)}
+    by_people = {tally.key(t.item): t for t in tally.tally(people)}
+    lines = ["**The people's ranking beside the owners'**",
+             f"_{len(people)} {'person' if len(people) == 1 else 'people'} ranked, {len(owners)} owners._", ""]
+    shown = {k: t.item for k, t in {**by_people, **by_owners}.items()}  # the owners' wording where both have it
+    order = [*by_owners, *(k for k in by_people if k not in by_owners)]  # tallies come sorted: dicts keep it
+    for i, k in enumerate(order, 1):
+        o, p = by_owners.get(k), by_people.get(k)
+        ours = f"owners: average rank {o.average:.1f}, {o.firsts}× #1" if o else "owners: not ranked"
+        theirs = f"people: average rank {p.average:.1f}, {p.firsts}× #1" if p else "people: not ranked"
+        lines.append(f"{i}. **{shown[k]}** — {ours} · {theirs}")
+    if not by_people:
+        lines.append("_Nobody ranked: the owners' ranking stands alone._")
+    else:
+        top_people = next(iter(by_people.values()))
+        lines += ["", "People and owners put the same option first." if next(iter(by_owners), "") ==
+                  tally.key(top_people.item) else f"People put **{top_people.item}** first; the owners did not."]
+    return "\n".join(lines)

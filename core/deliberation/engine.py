@@ -1,0 +1,147 @@
+"""Decides a discussion's next step from its persisted state alone (pure: no I/O, no clock).
+
+What is common to every protocol lives here (roster first, pause, final synthesis, resume, answers to people,
+failure policy); what a round consists of, and what follows it, is the discussion's flow's business."""
+
+from __future__ import annotations
+
+from core.deliberation import flows
+from core.deliberation.flows.base import (
+    Idle,
+    RunTurns,
+    State,
+    Step,
+    StepSpec,
+    Transition,
+    TurnPlan,
+    plans,
+    turn_key,
+)
+from core.models import Discussion, Phase, Status, Turn, TurnStatus
+
+__all__ = ["Idle", "RunTurns", "State", "Step", "StepSpec", "Transition", "TurnPlan", "next_step", "turn_key"]
+
+MAX_SKIPS_PER_ROUND = 2
+
+
+def essential(d: Discussion) -> frozenset[Phase]:
+    return flows.get(d.flow).essential
+
+
+def special_key(d: Discussion, phase: Phase) -> str:
+    suffix = {
+        Phase.ROSTER: "roster",
+        Phase.FINAL_SYNTHESIS: f"final:r{d.round}",
+        Phase.RESUME_SUMMARY: f"pause:{d.resume_count}",
+        Phase.REOPENING: f"reopen:{d.resume_count}",
+    }[phase]
+    return f"{d.id}:{suffix}"
+
+
+def _single(state: State, phase: Phase, step: int = 0) -> TurnPlan | None:
+    writer = flows.get(state.discussion.flow).writer(state, phase)
+    if writer is None:
+        return None
+    return TurnPlan(key=special_key(state.discussion, phase), round=state.discussion.round, step=step,
+                    phase=phase, persona_key=writer.key)
+
+
+def answers(state: State) -> list[TurnPlan]:
+    """A human who wrote between rounds is answered by the persona they named, else the flow's facilitator."""
+    out = []
+    facilitator = flows.get(state.discussion.flow).writer(state, Phase.ANSWER)
+    for m in state.humans:
+        if not m.needs_answer or m.answered or state.finished(f"{state.discussion.id}:h{m.id}"):
+            continue
+        who = m.addressed_to if state.persona(m.addressed_to) else (facilitator.key if facilitator else "")
+        if who:
+            out.append(TurnPlan(key=f"{state.discussion.id}:h{m.id}", round=state.discussion.round, step=99,
+                                phase=Phase.ANSWER, persona_key=who, reply_to=m.id))
+    return out
+
+
+def suggestions(state: State) -> list[str]:
+    """The latest round synthesis's next-topic suggestions."""
+    for t in reversed(state.turns):
+        if t.phase == Phase.ROUND_SYNTHESIS and t.data:
+            return [str(s) for s in t.data.get("next_topic_suggestions", [])]
+    return []
+
+
+def round_steps(state: State) -> list[StepSpec]:
+    return flows.get(state.discussion.flow).steps(state)
+
+
+def round_complete(state: State) -> bool:
+    d = state.discussion
+    return all(state.finished(turn_key(d, d.round, spec.step, p.key)) for spec in round_steps(state)
+               for p in spec.personas)
+
+
+def _after_resume(state: State) -> Transition:
+    """A discussion paused mid-round goes on from the step where it stopped; one paused between rounds (or
+    before its automatic next round) asks people what next, as it did before the pause."""
+    d = state.discussion
+    if round_complete(state) and d.auto_rounds is None:
+        return Transition(status=Status.WAITING, pending="", notice="next_action")
+    return Transition(pending="")
+
+
+def next_step(state: State) -> Step:
+    d = state.discussion
+    flow = flows.get(d.flow)
+    if d.status == Status.WAITING:
+        todo = answers(state)
+        return RunTurns(turns=todo) if todo else Idle()
+    if d.status != Status.RUNNING:
+        return Idle()
+
+    if flow.needs_roster(state):
+        plan = _single(state, Phase.ROSTER)
+        # A finished roster always seats people; never re-run it (that would loop on a bad answer).
+        return RunTurns(turns=[plan]) if plan and not state.finished(plan.key) else Idle()
+
+    for pending, phase, after in (
+        ("pause", Phase.RESUME_SUMMARY, Transition(status=Status.PAUSED, pending="")),
+        ("final", Phase.FINAL_SYNTHESIS, Transition(status=Status.DONE, pending="")),
+        ("resume", Phase.REOPENING, _after_resume(state)),
+        ("resume_round", Phase.REOPENING, Transition(pending="")),
+    ):
+        if d.pending == pending:
+            plan = _single(state, phase)
+            if plan is None or state.finished(plan.key):
+                return after
+            return RunTurns(turns=[plan])
+
+    if d.pending == "confirm":
+        return Transition(status=Status.AWAITING_CONFIRMATION, pending="", notice="roster")
+
+    for spec in flow.steps(state):
+        todo = [p for p in plans(d, spec) if not state.finished(p.key)]
+        if todo:
+            return RunTurns(turns=todo)
+    return flow.after_round(state)
+
+
+def should_block(state: State, step_turns: list[Turn]) -> str:
+    """After a step: the reason to stop and ask a human, or "" to skip the failed turns and go on."""
+    failed = [t for t in step_turns if t.status == TurnStatus.FAILED]
+    if not failed or all(t.phase == Phase.ANSWER for t in failed):
+        return ""  # an unanswered reply is noted and skipped; it never blocks the discussion
+    names = ", ".join(p.name for t in failed if (p := state.persona(t.persona_key)))
+    reason = failed[0].error or "the model did not answer"
+    if any(t.phase in essential(state.discussion) for t in failed):
+        return f"{names} could not write the {failed[0].phase.value.replace('_', ' ')}: {reason}"
+    # A re-run (a nudged turn) is judged against its whole step, not only the turns run again.
+    peers = [t for t in state.turns if (t.round, t.step, t.phase) == (failed[0].round, failed[0].step, failed[0].phase)]
+    if len(failed) * 2 > max(len(step_turns), len(peers)):
+        return f"most of this step failed ({names}): {reason}"
+    skipped = [
+        t for t in state.turns
+        if t.round == state.discussion.round and t.status == TurnStatus.SKIPPED and t.key not in
+        {f.key for f in failed}
+    ]
+    if len(skipped) + len(failed) > MAX_SKIPS_PER_ROUND:
+        return f"repeated failures this round ({names}): {reason}"
+    return ""
+

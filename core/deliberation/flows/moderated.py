@@ -1,0 +1,225 @@
+"""The moderated round: opening, statements, contrarian, rebuttals, cross-domain, synthesis (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import BaseModel
+
+from core.deliberation.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan
+from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task, shrink
+from core.deliberation.quoting import named, quote
+from core.deliberation.roster import FIXED
+from core.deliberation.schemas import FinalSynthesis, RosterSpec, RoundSynthesis
+from core.models import Discussion, Persona, Phase, Role, Status
+
+Selector = Callable[[list[Persona]], list[Persona]]
+
+
+def _role(role: Role) -> Selector:
+    return lambda personas: [p for p in personas if p.role == role]
+
+
+# One entry per step; the experts' steps run their turns in parallel.
+ROUND_STEPS: list[tuple[Phase, Selector]] = [
+    (Phase.OPENING, _role(Role.MODERATOR)),
+    (Phase.STATEMENT, _role(Role.EXPERT)),
+    (Phase.COUNTERPOINT, _role(Role.CONTRARIAN)),
+    (Phase.REBUTTAL, _role(Role.EXPERT)),
+    (Phase.ANALOGY, _role(Role.CROSS_DOMAIN)),
+    (Phase.ROUND_SYNTHESIS, _role(Role.MODERATOR)),
+]
+
+# Which persona writes the turns outside the round.
+ROLE_FOR: dict[Phase, Role] = {
+    Phase.ROSTER: Role.MODERATOR,
+    Phase.FINAL_SYNTHESIS: Role.HISTORIAN,
+    Phase.RESUME_SUMMARY: Role.HISTORIAN,
+    Phase.REOPENING: Role.MODERATOR,
+    Phase.ANSWER: Role.MODERATOR,
+}
+
+RULES = """\
+You are taking part in a moderated deliberation run by Council, a bot that hosts structured \
+discussions among AI personas inside a team's chat. The people who started it read every post in \
+the thread and may reply; their replies reach you in the transcript, marked as human messages.
+
+How the discussion works
+- The Moderator opens each round: states the question, proposes two or three angles and asks \
+the experts pointed questions.
+- The topic experts each give an initial statement from their own expertise, in parallel and \
+without seeing each other's statements first.
+- The Contrarian then questions the assumptions behind those statements, names overlooked risks \
+and exceptions, and asks whether each claim is really true.
+- The experts answer the Contrarian: they counter, concede, or refine. A changed position must be \
+said plainly ("I now think...").
+- The Cross-Domain Thinker brings analogies from other fields (biology, economics, physics, \
+law, logistics, history of technology...) and turns them into a usable framework.
+- The Moderator closes the round with a synthesis: agreements, disagreements, insights, open \
+questions, proposals the group could vote on, and suggested next topics.
+- The Historian keeps the record. When the team asks for a final synthesis, the Historian writes \
+it; when the team pauses, the Historian writes the context needed to resume later.
+
+Rules for every persona
+1. Speak only as yourself. Never write lines for another persona or for a human.
+2. Be concrete: name mechanisms, numbers, examples, costs, failure modes. Prefer one sharp \
+argument to five vague ones.
+3. Engage with what was said. Refer to others by name when you build on them or disagree.
+4. Disagree openly when you disagree. Consensus for its own sake is worthless; so is contrarianism \
+that ignores good answers.
+5. Respect the word budget you are given. No preamble, no sign-off, no restating the question.
+6. Write for a chat thread: short paragraphs, a few bullets when they help, **bold** for the one \
+line a reader should not miss. No headings larger than bold text, no tables.
+7. If you are unsure, say how unsure and what would change your mind.
+
+""" + STANCE_RULE + "\n" + HUMANS_RULE
+
+BUDGETS = {
+    Phase.OPENING: 160,
+    Phase.STATEMENT: 220,
+    Phase.COUNTERPOINT: 240,
+    Phase.REBUTTAL: 160,
+    Phase.ANALOGY: 200,
+}
+
+TASKS = {
+    Phase.STATEMENT: (
+        "Give your initial statement from your own expertise: your position in one or two "
+        "sentences, the reasoning behind it, one or two concrete proposals, and the question you "
+        "most want the others to answer."
+    ),
+    Phase.COUNTERPOINT: (
+        "Challenge this round's statements. For each expert, question the assumption their "
+        "position rests on, name a risk or exception they overlooked, and ask whether it is "
+        "really true. End with the one question the group must not dodge."
+    ),
+    Phase.REBUTTAL: (
+        "Answer the Contrarian: counter with evidence, or concede and refine. Make your current "
+        "position unmistakable and say plainly if it changed and why."
+    ),
+    Phase.ANALOGY: (
+        "Bring one or two analogies from other fields where a similar problem was solved, show "
+        "what carried over and what did not, and propose a framework the group can use."
+    ),
+}
+
+SCHEMAS: dict[Phase, type[BaseModel]] = {
+    Phase.ROSTER: RosterSpec,
+    Phase.ROUND_SYNTHESIS: RoundSynthesis,
+    Phase.FINAL_SYNTHESIS: FinalSynthesis,
+}
+STANCE_PHASES = {Phase.STATEMENT, Phase.COUNTERPOINT, Phase.REBUTTAL, Phase.ANALOGY}
+TIERS: dict[Phase, Tier] = {Phase.ROSTER: "light", Phase.FINAL_SYNTHESIS: "heavy"}
+
+
+def round_steps(personas: list[Persona]) -> list[tuple[int, Phase, list[Persona]]]:
+    return [(i, phase, select(personas)) for i, (phase, select) in enumerate(ROUND_STEPS)]
+
+
+def word_budget(phase: Phase, round_: int) -> int:
+    return shrink(BUDGETS.get(phase, 200), round_)
+
+
+def suggestions(state: State) -> list[str]:
+    """The latest round synthesis's next-topic suggestions."""
+    for t in reversed(state.turns):
+        if t.phase == Phase.ROUND_SYNTHESIS and t.data:
+            return [str(s) for s in t.data.get("next_topic_suggestions", [])]
+    return []
+
+
+class Moderated:
+    name = "moderated"
+    summary = ("a moderator, topic experts, a contrarian and a cross-domain thinker debate in rounds, "
+               "each closed by a synthesis; you steer after each round")
+    outline = "moderated rounds (opening → statements → contrarian → rebuttals → cross-domain → synthesis)"
+    rules = RULES
+    verbatim_rounds: int | None = None
+    nudges = 0
+    essential = frozenset({Phase.ROSTER, Phase.OPENING, Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS,
+                           Phase.RESUME_SUMMARY})
+    labels = SHARED_LABELS | {
+        Phase.OPENING: "Opening",
+        Phase.STATEMENT: "Initial statement",
+        Phase.COUNTERPOINT: "Counterpoint",
+        Phase.REBUTTAL: "Rebuttal",
+        Phase.ANALOGY: "Cross-domain perspective",
+        Phase.ROUND_SYNTHESIS: "Round synthesis",
+    }
+
+    def seats(self, d: Discussion) -> list[Persona]:
+        return list(FIXED)
+
+    def needs_roster(self, state: State) -> bool:
+        return not state.by_role(Role.EXPERT)
+
+    def writer(self, state: State, phase: Phase) -> Persona | None:
+        people = state.by_role(ROLE_FOR.get(phase, Role.MODERATOR))
+        return people[0] if people else None
+
+    def steps(self, state: State) -> list[StepSpec]:
+        return [StepSpec(step, phase, people) for step, phase, people in round_steps(state.personas)]
+
+    def after_round(self, state: State) -> Step:
+        d = state.discussion
+        if d.auto_rounds is not None:
+            if d.round < d.auto_rounds:
+                topic = (suggestions(state) or [d.round_topic or d.topic])[0]
+                return Transition(round=d.round + 1, round_topic=topic)
+            return Transition(pending="final")
+        return Transition(status=Status.WAITING, notice="next_action")
+
+    def schema(self, phase: Phase, persona: Persona) -> type[BaseModel] | None:
+        return SCHEMAS.get(phase)
+
+    def stance(self, phase: Phase, persona: Persona) -> bool:
+        return phase in STANCE_PHASES
+
+    def tier(self, state: State, plan: TurnPlan, persona: Persona) -> Tier:
+        return TIERS.get(plan.phase, "medium")
+
+    def task(self, state: State, plan: TurnPlan, persona: Persona) -> str:
+        d = state.discussion
+        shared = shared_task(state, plan)
+        if shared is not None:
+            return shared
+        if plan.phase == Phase.OPENING:
+            experts = ", ".join(named(x.name) for x in state.by_role(Role.EXPERT))
+            text = (
+                f"Open round {plan.round} on this topic:\n{quote('topic', d.round_topic or d.topic)}\n"
+                "State the question crisply, propose "
+                f"two or three angles, and ask each expert ({experts}) one pointed question by name. If humans "
+                "have written since the last round, say how their points shape this round."
+            )
+            return f"{text}\nStay under {word_budget(plan.phase, plan.round)} words."
+        if plan.phase == Phase.ROUND_SYNTHESIS:
+            names = ", ".join(named(x.name) for x in state.personas if x.role != Role.HISTORIAN)
+            return (
+                f"Synthesize round {plan.round}. Summary in about 200 characters; the agreements, "
+                "disagreements and insights (attribute them); open questions; two or three suggested "
+                "next topics; two to four concrete proposals the team could vote on; and for each of "
+                f"these personas the 1-based proposal they support most: {names}. Do not declare a "
+                "consensus: the tally of everyone's recorded stances is added beside your synthesis."
+            )
+        if plan.phase == Phase.FINAL_SYNTHESIS:
+            return (
+                "Write the final synthesis of the whole discussion: an executive summary of about 500 "
+                "characters; insights with confidence, supporting evidence and dissenting views; "
+                "agreements with their supporters; unresolved debates with each position, its advocates "
+                "and arguments; open questions; three to five recommended actions; and for each persona "
+                "the 1-based recommendation they would put first. Attribute by persona name. Do not declare a "
+                "consensus: the tally of everyone's recorded stances is added beside your synthesis."
+            )
+        if plan.phase == Phase.ROSTER:
+            return (
+                f"Define {d.experts} topic experts for this discussion. Make them genuinely different: "
+                "different disciplines and career paths, different thinking styles and biases, at least "
+                "one who is likely to disagree with the others. Give each a realistic full name, each "
+                "from a different name culture, a short title, 2-4 areas of expertise, a thinking style, "
+                "a natural bias and a reply tendency."
+                + (" Include these perspectives the team asked for:\n" + "\n".join(quote("role", r) for r in d.roles)
+                   if d.roles else "")
+                + (" It is a debate: balance the experts between pro and con." if d.mode == "debate" else "")
+            )
+        return f"{TASKS[plan.phase]}\nStay under {word_budget(plan.phase, plan.round)} words."
+

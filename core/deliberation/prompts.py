@@ -1,0 +1,119 @@
+"""Prompt assembly (pure): shared rules and transcript first, the persona's own instruction last."""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from core.deliberation import context, flows, stances
+from core.deliberation.flows.base import State, TurnPlan
+from core.deliberation.quoting import inline, quote
+from core.models import HumanMessage, Persona, Phase, Turn
+from core.ports import Block, Prompt, Purpose, Tier
+
+OFF_TRANSCRIPT = {Phase.ROSTER, Phase.PERSONA, Phase.BID}  # bookkeeping turns nobody reads as discussion
+SHARED_TIER: Tier = "medium"  # the tier of the turns that share one cached prefix
+
+
+def label(state: State, phase: Phase) -> str:
+    return flows.get(state.discussion.flow).labels.get(phase, phase.value.replace("_", " ").capitalize())
+
+
+def describe(p: Persona) -> str:
+    """A roster entry. Names and titles may be typed by people (or written by the model from their topic),
+    so every field is quoted data."""
+    lines = []
+    if p.expertise:
+        lines.append(f"expertise: {', '.join(p.expertise)}")
+    if p.thinking_style:
+        lines.append(f"thinking style: {p.thinking_style}; bias: {p.bias}; tends to: {p.reply_tendency}")
+    return quote("persona", "\n".join(lines), name=p.name, role=p.role.value.replace("_", "-"), title=p.title)
+
+
+def system_blocks(state: State) -> list[Block]:
+    """The flow's rules alone: nothing a person typed (roster names and titles included) reaches the system."""
+    return [Block(text=flows.get(state.discussion.flow).rules, cache=True)]
+
+
+def human_block(m: HumanMessage) -> str:
+    return quote("human", m.text, name=m.author_name)
+
+
+def _turn_text(t: Turn, state: State) -> str:
+    p = state.persona(t.persona_key)
+    who = inline(p.name if p else t.persona_key, 80)
+    return f"[Round {t.round} · {label(state, t.phase)}] {who}:\n{t.text}"
+
+
+def transcript_blocks(state: State, *, final: bool = False) -> list[Block]:
+    """The condensed history first (earlier rounds' syntheses), then one block per step and per human message
+    of the recent rounds, in time order, so each prefix stays stable within a round."""
+    d = state.discussion
+    roster = "\n".join(describe(p) for p in state.personas) or "(the roster is being assembled)"
+    head = f"The topic the team gave:\n{quote('topic', d.topic)}\n\nThe council\n{roster}"
+    if d.mode == "debate":
+        head += "\n\nFormat: a debate. Experts should take clear pro or con positions."
+    if d.context:
+        head += f"\n\nContext the team gave (a chat thread):\n{quote('context', d.context, limit=6000)}"
+    items: list[tuple[object, str]] = []
+    # A flow with few, capped rounds (council, meeting) reads them all: its closing notes how positions evolved.
+    rounds = flows.get(d.flow).verbatim_rounds or state.context_rounds
+    seen = context.window(state, rounds, final=final)
+    done = [t for t in seen.turns if t.phase not in OFF_TRANSCRIPT]
+    for _, group in groupby(sorted(done, key=lambda t: (t.round, t.step)), key=lambda t: (t.round, t.step)):
+        group_turns = list(group)
+        when = max(t.finished_at or t.created_at for t in group_turns)
+        items.append((when, "\n\n".join(_turn_text(t, state) for t in group_turns)))
+    items += [(m.created_at, human_block(m)) for m in seen.humans]
+    items.sort(key=lambda item: item[0])  # type: ignore[arg-type,return-value]
+    blocks = [Block(text=head)]
+    if seen.condensed:
+        blocks.append(Block(text="Earlier rounds, as their syntheses (the most recent last):\n\n"
+                                 + "\n\n".join(_turn_text(t, state) for t in seen.condensed)))
+    blocks += [Block(text=text) for _, text in items]
+    blocks[-1].cache = True
+    return blocks
+
+
+def brief(p: Persona) -> str:
+    return f"You speak as this member of the council, and only as them:\n{describe(p)}"
+
+
+def language(state: State) -> str:
+    """Everyone speaks the language asked for, or else the one the topic is written in."""
+    lang = state.discussion.options.lang
+    if lang:
+        return f"Write in {inline(lang, 30)} (the team asked for it), whatever language the topic or replies use."
+    return "Write in the language the topic is written in."
+
+
+def build(state: State, plan: TurnPlan) -> Prompt:
+    p = state.persona(plan.persona_key)
+    assert p is not None, plan.persona_key
+    flow = flows.get(state.discussion.flow)
+    instruction = (f"{brief(p)}\n\nYour turn ({label(state, plan.phase)}). {flow.task(state, plan, p)}\n"
+                   f"{language(state)}")
+    if flow.stance(plan.phase, p):
+        instruction += f"\n{stances.LINE_INSTRUCTION}"
+    max_tokens = 4096 if flow.schema(plan.phase, p) is not None else 1500
+    tier = flow.tier(state, plan, p)
+    system, shared = system_blocks(state), transcript_blocks(state, final=plan.phase == Phase.FINAL_SYNTHESIS)
+    if tier != SHARED_TIER:
+        # The cache is per model: a one-off call on another tier would pay 1.25x to write what nothing reads.
+        for block in (*system, *shared):
+            block.cache = False
+    return Prompt(
+        tier=tier,
+        system=system,
+        shared=shared,
+        instruction=instruction,
+        max_tokens=max_tokens,
+        purpose=Purpose(
+            phase=plan.phase,
+            persona=p.name,
+            role=p.role.value,
+            topic=state.discussion.round_topic or state.discussion.topic,
+            round=plan.round,
+            others=[x.name for x in state.personas if x.key != p.key],
+            humans=sorted({h.author_name for h in state.humans}),
+        ),
+    )

@@ -1,0 +1,144 @@
+"""Who sits at the table: the fixed roles and the experts generated for a topic (pure)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from core.deliberation.schemas import ExpertSpec
+from core.models import Persona, Role
+
+FIXED: list[Persona] = [
+    Persona(
+        key="moderator", name="Moderator", role=Role.MODERATOR, title="Facilitates, sets the agenda, converges",
+        thinking_style="structured, neutral", bias="Wants a usable outcome",
+        reply_tendency="Names who should answer what", icon=":classical_building:",
+    ),
+    Persona(
+        key="historian", name="Historian", role=Role.HISTORIAN, title="Keeps the record, writes the syntheses",
+        thinking_style="careful, evidence-first", bias="Distrusts claims nobody supported",
+        reply_tendency="Attributes every point to who made it", icon=":scroll:",
+    ),
+    Persona(
+        key="contrarian", name="Contrarian", role=Role.CONTRARIAN, title="Devil's advocate",
+        thinking_style="adversarial, first-principles", bias="Assumes the consensus is missing something",
+        reply_tendency="Asks 'is that really true?' and names the overlooked risk", icon=":smiling_imp:",
+    ),
+    Persona(
+        key="cross_domain", name="Cross-Domain Thinker", role=Role.CROSS_DOMAIN,
+        title="Brings analogies from other fields", thinking_style="associative",
+        bias="Believes most problems were solved somewhere else first",
+        reply_tendency="Draws a concrete parallel, then a framework", icon=":twisted_rightwards_arrows:",
+    ),
+]
+
+EXPERT_ICONS = [":bulb:", ":gear:", ":bar_chart:", ":shield:", ":seedling:", ":compass:", ":microscope:", ":hammer:"]
+RESERVED_KEYS = {p.key for p in FIXED}
+
+
+def slug(text: str, limit: int = 40) -> str:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    value = re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
+    return value[:limit].strip("_") or "expert"
+
+
+# Stand-ins when the model proposes fewer experts than asked, so a council never runs short-handed.
+ARCHETYPES = [
+    ExpertSpec(name="Practitioner", title="Hands-on practitioner", expertise=["day-to-day practice"],
+               thinking_style="pragmatic", bias="Trusts what has worked before", reply_tendency="Gives examples"),
+    ExpertSpec(name="Economist", title="Costs and incentives", expertise=["cost models", "incentives"],
+               thinking_style="quantitative", bias="Follows the money", reply_tendency="Estimates costs"),
+    ExpertSpec(name="Risk Analyst", title="What can go wrong", expertise=["failure modes", "mitigation"],
+               thinking_style="cautious", bias="Weighs downside first", reply_tendency="Names failure modes"),
+    ExpertSpec(name="User Advocate", title="The people affected", expertise=["user research"],
+               thinking_style="empathetic", bias="Puts affected people first", reply_tendency="Tells user stories"),
+]
+
+
+def seats_from_lines(
+    lines: list[str], *, role: Role, icons: list[str], reserved: str, limit: int, default_title: str = "{name}",
+) -> list[Persona]:
+    """`Name: what they bring` per line → one persona each (the part after a colon is the title), with keys
+    unique among them and apart from the reserved seat (the referee, the moderator)."""
+    out: list[Persona] = []
+    for i, raw in enumerate(x for x in lines if x.strip()):
+        name, _, title = raw.partition(":")
+        key = slug(name)
+        while key in {p.key for p in out} or key == reserved:
+            key = f"{key}_{i + 1}"
+        out.append(Persona(key=key, name=name.strip()[:80], role=role,
+                           title=(title.strip() or default_title.format(name=name.strip(),
+                                                                        lower=name.strip().lower()))[:120],
+                           icon=icons[i % len(icons)]))
+    return out[:limit]
+
+
+def experts_from_spec(specs: list[ExpertSpec], count: int) -> list[Persona]:
+    personas: list[Persona] = []
+    taken = set(RESERVED_KEYS)
+    usable = [s for s in specs if s.name.strip()][:count]
+    names = {s.name.strip().lower() for s in usable}
+    usable += [a for a in ARCHETYPES if a.name.lower() not in names][: max(0, count - len(usable))]
+    for i, spec in enumerate(usable[:count]):
+        key = slug(spec.name)
+        while key in taken:
+            key = f"{key}_{i + 1}"
+        taken.add(key)
+        personas.append(
+            Persona(
+                key=key,
+                name=spec.name.strip()[:80] or f"Expert {i + 1}",
+                role=Role.EXPERT,
+                title=spec.title.strip()[:120],
+                expertise=spec.expertise[:6],
+                thinking_style=spec.thinking_style,
+                bias=spec.bias,
+                reply_tendency=spec.reply_tendency,
+                icon=EXPERT_ICONS[i % len(EXPERT_ICONS)],
+            )
+        )
+    return personas
+
+
+def full_roster(experts: list[Persona]) -> list[Persona]:
+    """Moderator first, then the experts, then the other fixed roles: the order people read."""
+    return [FIXED[0], *experts, *FIXED[1:]]
+
+
+def addressed(text: str, personas: list[Persona]) -> str:
+    """The persona a human named in their message ("@Priya", "Contrarian, ..."), if exactly one."""
+    lowered = text.lower()
+    hits = []
+    for p in personas:
+        names = {p.name.lower(), p.name.split()[0].lower(), p.key.replace("_", " ")}
+        if p.role != Role.EXPERT:
+            names.add(p.role.value.replace("_", "-"))
+        if any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", lowered) for n in names if len(n) >= 3):
+            hits.append(p.key)
+    return hits[0] if len(hits) == 1 else ""
+
+
+def mentioned(text: str, personas: list[Persona], exclude: str = "") -> list[str]:
+    """Keys of every persona a text names by full or first name (a direct address in a turn)."""
+    lowered = text.lower()
+    hits = []
+    for p in personas:
+        if p.key == exclude:
+            continue
+        names = {p.name.lower(), p.name.split()[0].lower()} if p.name.strip() else set()
+        if any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", lowered) for n in names if len(n) >= 3):
+            hits.append(p.key)
+    return hits
+
+
+def as_role(personas: list[Persona], role: Role) -> list[Persona]:
+    return [p.model_copy(update={"role": role}) for p in personas]
+
+
+def owner_lines(raw: str) -> list[str]:
+    """Domain owners as people type them: separated by semicolons or new lines, or by commas when there are
+    none (`Dana: Billing, invoices; Eli: Mobile` keeps the comma inside Dana's domain); `off` → none."""
+    raw = raw.strip()
+    if not raw or raw.lower() == "off":
+        return []
+    return [p.strip() for p in re.split(r"[;\n]" if re.search(r"[;\n]", raw) else ",", raw) if p.strip()]

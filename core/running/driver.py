@@ -1,0 +1,529 @@
+"""The durable driver: runs a discussion's steps under a lease and publishes its outbox exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from pydantic import BaseModel
+
+from core.deliberation import engine, flows, prompts
+from core.deliberation.engine import RunTurns, State, Transition, TurnPlan
+from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
+from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMUnavailable, Prompt
+from core.running.effects import close_polls, record_turn, save_discussion
+from core.running.live import LiveText
+from core.running.spending import Limits, day_window, turns_that_fit, workspace_exhausted, workspace_message
+from core.showing import posts
+from core.showing.extras import decorate
+from core.showing.pages import PageLinks
+from core.storage.store import Store, Tx
+
+log = logging.getLogger(__name__)
+
+class NotOurs(Exception):
+    """Another drain sent (or is sending) this post, or our lease on the discussion expired."""
+
+
+class LeaseLost(Exception):
+    """This process no longer holds the discussion's lease: its driver must stop without writing anything."""
+
+
+SPEND_KEPT = timedelta(days=31)  # the longest spend window read is the last 30 days (the admins' usage view)
+EVENT_IDS_KEPT = timedelta(days=1)  # platforms retry a delivery for minutes, not days: older ids are dropped
+MAX_POST_ATTEMPTS = 6  # refusals of one post (about a minute of backoff) before the discussion is blocked
+FIRST_RETRY_S, MAX_RETRY_S = 2.0, 600.0
+
+
+def retry_delay(attempts: int) -> float:
+    """Seconds before trying a refused post again: 2, 4, 8 … doubling up to ten minutes."""
+    return min(MAX_RETRY_S, FIRST_RETRY_S * 2 ** max(0, attempts - 1))
+
+
+@dataclass
+class DriverConfig:
+    owner: str  # this process; written into leases
+    lease_ttl: float = 60.0
+    limits: Limits = field(default_factory=Limits)  # the workspace's daily budget
+    context_rounds: int = 2  # rounds a prompt reads verbatim (COUNCIL_CONTEXT_ROUNDS)
+    live_interval_s: float = 1.0  # a persona's post grows as the model writes, at most this often
+    pages: PageLinks = field(default_factory=PageLinks)  # signed links to discussion pages ("" when not set up)
+
+
+async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2, *, d: Discussion | None = None
+                     ) -> State | None:
+    """The discussion's state; `d` when the caller has just read the discussion in this transaction."""
+    d = d if d is not None else await tx.discussion(discussion_id)
+    if d is None:
+        return None
+    return State(
+        discussion=d,
+        personas=await tx.personas(d.id),
+        turns=await tx.turns(d.id),
+        humans=await tx.human_messages(d.id),
+        context_rounds=context_rounds,
+    )
+
+
+class Driver:
+    def __init__(
+        self, store: Store, llm: LLM, chats: Mapping[str, ChatPort], clock: Clock, config: DriverConfig
+    ) -> None:
+        self.store, self.llm, self.chats, self.clock, self.config = store, llm, chats, clock, config
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._work: dict[str, asyncio.Task[None]] = {}  # the step loop of each driven discussion
+        self._halted: set[str] = set()  # discussions whose step loop a Stop cancelled
+        self._closing = False
+        self._wake: set[str] = set()
+        self._publish_locks: dict[str, asyncio.Lock] = {}
+        # publish() calls per discussion, and how many of them a successful drain has served (see publish).
+        self._publish_asked: dict[str, int] = {}
+        self._publish_served: dict[str, int] = {}
+
+    # scheduling of drivers inside this process ------------------------------------------------------
+    def kick(self, discussion_id: str) -> asyncio.Task[None]:
+        """Make sure a driver runs for this discussion in this process (or wakes the running one)."""
+        task = self._tasks.get(discussion_id)
+        if self._closing:  # shutting down: the next process (or replica) resumes this discussion
+            return task or asyncio.create_task(asyncio.sleep(0))
+        if task is not None and not task.done():
+            self._wake.add(discussion_id)
+            return task
+        task = asyncio.create_task(self._drive_logged(discussion_id), name=f"drive:{discussion_id}")
+        self._tasks[discussion_id] = task
+        return task
+
+    async def idle(self) -> None:
+        """Wait until every driver of this process has nothing left to do (tests, console, shutdown)."""
+        while running := [t for t in self._tasks.values() if not t.done()]:
+            await asyncio.gather(*running, return_exceptions=True)
+
+    async def shutdown(self, grace_s: float = 0.0) -> None:
+        """Let running turns finish for up to `grace_s` (none by default), then stop every driver, each releasing
+        its lease as it goes: another process resumes the rest at once, re-running only the turns cut short."""
+        self._closing = True  # no driver starts while stopping (a late wake-up, a racing kick)
+        try:
+            if grace_s > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.idle(), grace_s)
+            running = [t for t in self._tasks.values() if not t.done()]
+            if running:
+                log.warning("stopping %d discussion driver(s) mid-step; their leases are released now", len(running))
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+        finally:
+            self._closing = False  # a client that reconnects (Discord without an intent) drives again
+
+    async def _drive_logged(self, discussion_id: str) -> None:
+        try:
+            await self.drive(discussion_id)
+        except Exception:
+            log.exception("driver for %s failed; the sweeper will pick it up again", discussion_id)
+
+    async def sweep(self) -> list[str]:
+        """Claim discussions with work and no live driver (crashed replicas, missed wake-ups)."""
+        now = self.clock.now()
+        async with self.store.tx() as tx:
+            ids = await tx.claim_stale(self.config.owner, now, self.config.lease_ttl, platforms=list(self.chats))
+            await tx.prune_events(now - EVENT_IDS_KEPT)
+            await tx.prune_spend(now - SPEND_KEPT)
+        for i in ids:
+            self.kick(i)
+        return ids
+
+    # the loop ---------------------------------------------------------------------------------------
+    async def drive(self, discussion_id: str) -> None:
+        async with self.store.tx() as tx:
+            got = await tx.acquire_lease(discussion_id, self.config.owner, self.clock.now(), self.config.lease_ttl)
+        if not got:
+            self._tasks.pop(discussion_id, None)
+            return
+        # The steps run in their own task so that a heartbeat that fails can stop them mid-step (model calls
+        # included) instead of at the next loop.
+        work = asyncio.create_task(self._steps(discussion_id), name=f"steps:{discussion_id}")
+        self._work[discussion_id] = work
+        heartbeat = asyncio.create_task(self._heartbeat(discussion_id, work), name=f"heartbeat:{discussion_id}")
+        try:
+            await asyncio.wait({work})
+            if work.cancelled() and discussion_id in self._halted:
+                log.info("%s was stopped mid-step; its model calls were cancelled", discussion_id)
+            elif work.cancelled() or isinstance(work.exception(), LeaseLost):
+                log.warning("lost the lease on %s; stopped its driver here", discussion_id)
+            else:
+                work.result()  # re-raise anything else
+        finally:
+            for task in (work, heartbeat):
+                task.cancel()
+            for task in (work, heartbeat):
+                with contextlib.suppress(asyncio.CancelledError, LeaseLost):
+                    try:
+                        await task
+                    except Exception:  # already raised above, or a heartbeat that died on a database error
+                        if task is heartbeat:
+                            log.warning("heartbeat for %s failed", discussion_id, exc_info=True)
+            self._work.pop(discussion_id, None)
+            self._halted.discard(discussion_id)
+            async with self.store.tx() as tx:
+                await tx.release_lease(discussion_id, self.config.owner)
+            # A wake-up that raced with our exit gets a fresh driver: no await between check and pop.
+            self._tasks.pop(discussion_id, None)
+            for per_discussion in (self._publish_locks, self._publish_asked, self._publish_served):
+                per_discussion.pop(discussion_id, None)  # every publish of this driver has returned
+            if discussion_id in self._wake:
+                self._wake.discard(discussion_id)
+                self.kick(discussion_id)
+
+    def halt(self, discussion_id: str) -> None:
+        """A discussion was stopped: cancel its step here, model calls included (the loop comes back for the
+        stop notice, which a wake-up publishes)."""
+        work = self._work.get(discussion_id)
+        if work is not None and not work.done():
+            self._halted.add(discussion_id)
+            self._wake.add(discussion_id)
+            work.cancel()
+
+    async def _steps(self, discussion_id: str) -> None:
+        while True:
+            # One fenced transaction reads the state and, when the next step runs turns, starts them.
+            async with self.fenced(discussion_id) as (tx, d):
+                state = await load_state(tx, discussion_id, self.config.context_rounds, d=d)
+                assert state is not None
+                queued = bool(await tx.pending_posts(discussion_id))
+                step = None if queued else engine.next_step(state)
+                started = await self._start_step(tx, d, step) if isinstance(step, RunTurns) else ([], 0.0)
+            if queued:  # publish first, then decide on the state as it is after publishing
+                if not await self.publish(discussion_id):
+                    return  # refused (or sent elsewhere): no turns nobody sees; a sweep comes back when it is due
+                continue
+            if isinstance(step, RunTurns):
+                await self.run_step(state, step, *started)
+            elif isinstance(step, Transition):
+                await self.apply(state, step)
+            elif discussion_id in self._wake:
+                self._wake.discard(discussion_id)
+            else:
+                return
+
+    async def _heartbeat(self, discussion_id: str, work: asyncio.Task[None]) -> None:
+        """Renew the lease every third of its lifetime; stop `work` the moment the lease is gone or can no
+        longer be renewed before it runs out (a database error is retried until then)."""
+        interval = self.config.lease_ttl / 3
+        expires = self.clock.now().timestamp() + self.config.lease_ttl
+        while True:
+            await asyncio.sleep(interval)
+            now = self.clock.now()
+            try:
+                async with self.store.tx() as tx:
+                    ok = await tx.renew_lease(discussion_id, self.config.owner, now, self.config.lease_ttl)
+            except Exception:
+                log.warning("could not renew the lease on %s", discussion_id, exc_info=True)
+                if self.clock.now().timestamp() + interval < expires:
+                    continue  # still ours for one more try
+                ok = False
+            if not ok:
+                work.cancel()
+                return
+            expires = now.timestamp() + self.config.lease_ttl
+
+    @contextlib.asynccontextmanager
+    async def fenced(self, discussion_id: str) -> AsyncIterator[tuple[Tx, Discussion]]:
+        """A transaction that writes only while this process holds the discussion's lease (checked and held in
+        the same transaction), with the discussion as it is now; otherwise LeaseLost, and the discussion's steps
+        here stop."""
+        async with self.store.tx() as tx:
+            current = await tx.fence(discussion_id, self.config.owner, self.clock.now())
+            if current is None:
+                work = self._work.get(discussion_id)
+                if work is not None and work is not asyncio.current_task():
+                    work.cancel()  # parallel turns of the step stop too, not only the one that noticed
+                raise LeaseLost(discussion_id)
+            yield tx, current
+
+    async def apply(self, state: State, step: Transition) -> None:
+        """Apply a transition decided on `state`, unless a human changed the discussion meanwhile (the loop then
+        decides again on what is there now)."""
+        seen, now = state.discussion, self.clock.now()
+        notice = posts.transition_notice(step.notice, state)
+        async with self.fenced(seen.id) as (tx, d):
+            if (d.status, d.pending, d.round) != (seen.status, seen.pending, seen.round):
+                return
+            for name in ("status", "pending", "round", "round_topic"):
+                value = getattr(step, name)
+                if value is not None:
+                    setattr(d, name, value)
+            await save_discussion(tx, d, now)
+            if notice is not None:
+                await tx.enqueue(d.id, self._label(notice), now)
+            if d.status in (Status.DONE, Status.STOPPED) or step.round is not None:
+                await close_polls(tx, d, now, before_round=d.round, offline=self.llm.offline)
+
+    def _label(self, post: Post) -> Post:
+        return post.model_copy(update={"offline": self.llm.offline})
+
+    # running turns ----------------------------------------------------------------------------------
+    async def _start_step(self, tx: Tx, d: Discussion, step: RunTurns) -> tuple[list[TurnPlan], float]:
+        """Start the step's turns that fit the budgets (the rest wait for the next step, which sees what these
+        cost), in the fenced transaction that decided on the step; and the workspace's spend today."""
+        fit, spent_today = await self._turns_within_budget(tx, d, step)
+        turns = step.turns[:fit]
+        now = self.clock.now()
+        await tx.start_turns([
+            Turn(key=plan.key, discussion_id=d.id, round=plan.round, step=plan.step, phase=plan.phase,
+                 persona_key=plan.persona_key, reply_to=plan.reply_to, created_at=now)
+            for plan in turns
+        ])
+        return turns, spent_today
+
+    async def run_step(self, state: State, step: RunTurns, turns: list[TurnPlan], spent_today: float) -> None:
+        """Run the turns `_start_step` started (none: no turn fits the budgets, and the thread says why)."""
+        d = state.discussion
+        if not turns:
+            await self._out_of_budget(d, step, spent_today)
+            return
+        answered = await asyncio.gather(*(self.run_turn(state, plan) for plan in turns))
+        if all(answered):
+            return  # every turn was recorded done (or already finished): nothing failed, nothing to settle
+        keys = {p.key for p in turns}
+        async with self.fenced(d.id) as (tx, current):
+            after = await load_state(tx, d.id, self.config.context_rounds, d=current)
+            assert after is not None
+            step_turns = [t for t in after.turns if t.key in keys]
+            reason = engine.should_block(after, step_turns)
+            failed = [t for t in step_turns if t.status == TurnStatus.FAILED]
+            await self._settle_failures(tx, after.discussion, failed, reason)
+
+    async def run_turn(self, state: State, plan: TurnPlan) -> bool:
+        """Run one turn and record it; False when the model failed (the turn is recorded failed)."""
+        d = state.discussion
+        persona = state.persona(plan.persona_key)
+        chat = self.chats[d.platform]
+        if persona is not None:
+            try:
+                await chat.thinking(d, persona, plan.key)
+            except Exception:  # a missing typing indicator must never cost a turn
+                log.warning("could not show the thinking state for %s", plan.key, exc_info=True)
+        prompt = prompts.build(state, plan)
+        data: dict | None = None
+        usage: Usage | None = None
+        error = ""
+        try:
+            schema = flows.get(d.flow).schema(plan.phase, persona) if persona is not None else None
+            if schema is not None:
+                value: BaseModel
+                value, usage = await self.llm.structured(prompt, schema)
+                data, text = value.model_dump(), ""
+            else:
+                completion = await self._complete_live(d, persona, plan.key, prompt)
+                text, usage = completion.text.strip(), completion.usage
+        except LLMUnavailable as exc:
+            text, error = "", str(exc) or "the model did not answer"
+        async with self.fenced(d.id) as (tx, current):
+            await record_turn(tx, state, plan, text, data, usage, error, self.clock.now(), self.llm.offline,
+                              current=current)
+        await self.publish(d.id)
+        return not error
+
+    async def _complete_live(self, d: Discussion, persona: Persona | None, key: str, prompt: Prompt) -> Completion:
+        """A persona's turn, its words shown as they arrive; the live text ends before the finished post."""
+        if persona is None:
+            return await self.llm.complete(prompt)
+        chat = self.chats[d.platform]
+        live = LiveText(functools.partial(chat.stream, d, persona, key), self.config.live_interval_s)
+        try:
+            return await self.llm.complete(prompt, on_text=live.push)
+        finally:
+            await live.close()
+
+    async def _settle_failures(self, tx: Tx, seen: Discussion, failed: list[Turn], reason: str) -> None:
+        now = self.clock.now()
+        d = await tx.discussion(seen.id, for_update=True)
+        if d is None:
+            return
+        if reason:
+            if d.status != Status.RUNNING:
+                return  # stopped or paused meanwhile: nothing left to block
+            d.status, d.blocked_reason = Status.BLOCKED, reason
+            await save_discussion(tx, d, now)
+            await tx.enqueue(d.id, posts.blocked_post(d, failed, now.isoformat()), now)
+            return
+        personas = {p.key: p.name for p in await tx.personas(d.id)}
+        nudges = flows.get(d.flow).nudges
+        for t in failed:
+            name = personas.get(t.persona_key, t.persona_key)
+            if t.attempts <= nudges and t.phase != Phase.ANSWER:  # a nudge first: the turn runs once more
+                await tx.enqueue(d.id, posts.nudge_post(d, t, name), now)
+                continue
+            await tx.set_turn_status([t.key], TurnStatus.SKIPPED)
+            if t.reply_to is not None:
+                await tx.mark_answered(t.reply_to)  # a skipped answer is not retried on every wake-up
+            await tx.enqueue(d.id, posts.skipped_post(d, t, name), now)
+
+    async def _turns_within_budget(self, tx: Tx, d: Discussion, step: RunTurns) -> tuple[int, float]:
+        """How many of the step's turns may start, and the workspace's spend today: each turn reserves the
+        estimated cost of one turn against what is left of the discussion's budget and of the workspace's budget
+        for the day (0 = no limit)."""
+        limits, now = self.config.limits, self.clock.now()
+        estimate = await tx.costliest_turn(d.id)
+        spent_today = (await tx.workspace_spend(d.platform, d.workspace, day_window(now, limits.tz)[0])
+                       if limits.workspace_usd_per_day > 0 else 0.0)
+        remaining = d.budget_usd - d.cost_usd if d.budget_usd > 0 else float("inf")
+        if limits.workspace_usd_per_day > 0:
+            remaining = min(remaining, limits.workspace_usd_per_day - spent_today)
+        return turns_that_fit(len(step.turns), remaining, estimate), spent_today
+
+    async def _out_of_budget(self, d: Discussion, step: RunTurns, spent_today: float) -> None:
+        """No turn fits: the discussion stops (or its waiting answers are dropped) and the thread says why."""
+        limits, now = self.config.limits, self.clock.now()
+        if workspace_exhausted(limits, spent_today):
+            await self._stop_for_budget(d, step, workspace_message(limits, spent_today, now), daily=True)
+        else:
+            await self._stop_for_budget(d, step, f"budget reached: ${d.cost_usd:.2f} spent of ${d.budget_usd:.2f}")
+
+    async def _stop_for_budget(self, seen: Discussion, step: RunTurns, reason: str, daily: bool = False) -> None:
+        """A discussion over its own budget stops for good; over the workspace's daily budget it is blocked, so
+        Retry continues it once the day resets. Answers waiting between rounds are dropped, saying so."""
+        now = self.clock.now()
+        async with self.fenced(seen.id) as (tx, d):
+            if d.status == Status.WAITING:
+                for plan in step.turns:
+                    if plan.reply_to is not None:
+                        await tx.mark_answered(plan.reply_to)
+                await tx.enqueue(d.id, Post(kind="notice", key=f"{d.id}:budget:answers:{now.timestamp()}",
+                                            text=f"💸 No answer this time: the discussion's {reason}."
+                                            if not daily else f"💸 No answer this time: {reason}."), now)
+                return
+            if d.status != Status.RUNNING:
+                return
+            d.blocked_reason = reason
+            if daily:
+                d.status = Status.BLOCKED
+                await save_discussion(tx, d, now)
+                await tx.enqueue(d.id, posts.blocked_post(d, [], now.isoformat()), now)
+                return
+            d.status = Status.STOPPED
+            await save_discussion(tx, d, now)
+            await tx.enqueue(
+                d.id, Post(kind="error", key=f"{d.id}:budget", text=f"The discussion stopped: its {reason}."), now,
+            )
+            await close_polls(tx, d, now, before_round=d.round + 1, offline=self.llm.offline)
+
+    # the outbox -------------------------------------------------------------------------------------
+    async def publish(self, discussion_id: str) -> bool:
+        """Send unsent posts in order; stops at the first failure so the thread never reorders."""
+        lock = self._publish_locks.setdefault(discussion_id, asyncio.Lock())
+        ticket = self._publish_asked[discussion_id] = self._publish_asked.get(discussion_id, 0) + 1
+        async with lock:
+            # A drain that read the queue after this call was made, and sent all of it, has done this call's
+            # work (parallel turns each ask to publish; the first drain usually sends every one of them).
+            if self._publish_served.get(discussion_id, 0) >= ticket:
+                return True
+            covers = self._publish_asked[discussion_id]
+            if not await self._drain(discussion_id):
+                return False
+            self._publish_served[discussion_id] = covers
+            return True
+
+    async def _drain(self, discussion_id: str) -> bool:
+        """Send what is queued, in order; False at the first refusal (the rest stays queued).
+
+        Each post is claimed before it is sent (an attempt counted under the lease, so a post a crash cut short
+        is looked up on the platform before it is sent again); the first claim shares the transaction that reads
+        the queue, and every later one the transaction that records the post before it as sent."""
+        now = self.clock.now()
+        async with self.store.tx() as tx:
+            pending, due = await tx.queue(discussion_id)
+            if not pending:
+                return True
+            if due is not None and due > now:
+                return False  # the first post waits out its backoff, and the rest keep their order behind it
+            d = await tx.fence(discussion_id, self.config.owner, now)
+            if d is None:
+                log.info("%s is no longer driven here; its posts are left to the driver that has it", discussion_id)
+                return False
+            claimed = await self._claim(tx, d.id, pending[0], fenced=True)
+        chat = self.chats[d.platform]
+        for i, (outbox_id, post, turn_key, attempts) in enumerate(pending):
+            try:
+                if not claimed:
+                    raise NotOurs(post.key)
+                ref = await self._send(d=d, chat=chat, post=post, attempts=attempts)
+            except NotOurs:
+                log.info("%s is being sent by another driver", post.key)
+                return False
+            except CannotPost as exc:
+                log.warning("%s can never be posted: %s", post.key, exc)
+                async with self.store.tx() as tx:
+                    await tx.bury_posts(d.id, str(exc))
+                await self._block_for_posting(d.id, f"it cannot post any more: {exc}")
+                return False
+            except Exception as exc:
+                # A platform that says when to come back (Discord's RateLimited.retry_after) is believed.
+                delay = max(retry_delay(attempts + 1), float(getattr(exc, "retry_after", 0) or 0))
+                log.warning("could not publish %s; trying again in %.0f s", post.key, delay, exc_info=True)
+                async with self.store.tx() as tx:
+                    await tx.defer_post(outbox_id, self.clock.now() + timedelta(seconds=delay),
+                                        f"{type(exc).__name__}: {exc}")
+                if attempts + 1 >= MAX_POST_ATTEMPTS:
+                    await self._block_for_posting(
+                        d.id, f"the chat platform keeps refusing posts ({type(exc).__name__}); still trying")
+                return False
+            async with self.store.tx() as tx:  # not fenced: the platform has the post, so its ref must be kept
+                await tx.mark_sent(outbox_id, ref, self.clock.now(), turn_key)
+                if post.kind == "header" and not d.thread_ref:
+                    d.thread_ref = ref
+                    fresh = await tx.discussion(d.id)
+                    assert fresh is not None
+                    fresh.thread_ref = ref
+                    await tx.save_discussion(fresh, self.clock.now())
+                if post.kind == "poll" and post.poll is not None and not post.replaces:
+                    poll = await tx.poll(post.poll.poll_id)
+                    if poll is not None:
+                        poll.message_ref = ref
+                        await tx.save_poll(poll)
+                if i + 1 < len(pending):
+                    claimed = await self._claim(tx, d.id, pending[i + 1])
+        return True
+
+    async def _claim(self, tx: Tx, discussion_id: str, queued: tuple[int, Post, str | None, int], *,
+                     fenced: bool = False) -> bool:
+        """Count an attempt at this post before any call, so one the platform keeps refusing eventually blocks;
+        False when another driver has it or our lease is gone (`fenced`: this transaction already checked it)."""
+        outbox_id, _, _, attempts = queued
+        return await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now(), discussion_id,
+                                   fenced=fenced)
+
+    async def _block_for_posting(self, discussion_id: str, reason: str) -> None:
+        """Posts keep being refused, or never can land: stop spending on turns nobody can see, and tell the
+        starter privately (the thread is where it cannot post), with a Retry button.
+
+        A refused queue is still tried on its backoff; Retry tries every post again at once and goes on."""
+        async with self.fenced(discussion_id) as (tx, d):
+            if d.status not in (Status.RUNNING, Status.WAITING):
+                return
+            d.status, d.blocked_reason = Status.BLOCKED, reason
+            await save_discussion(tx, d, self.clock.now())
+        try:
+            await self.chats[d.platform].tell(d, d.created_by, posts.cannot_post_post(d))
+        except Exception:
+            log.warning("could not tell %s that %s is blocked", d.created_by, d.id, exc_info=True)
+
+    async def _send(self, *, d: Discussion, chat: ChatPort, post: Post, attempts: int) -> str:
+        """Send a claimed post: an edit in place, one found on the platform after a crash, or a new message."""
+        post = await decorate(self.store, self.config.pages, d, post, self.clock.now())
+        if post.replaces:
+            async with self.store.tx() as tx:
+                ref = await tx.post_ref(post.replaces)
+            if ref:
+                await chat.update(d, ref, post)
+            return ref or ""
+        found = await chat.find(d, post.key) if attempts > 0 else None
+        if found:
+            await chat.update(d, found, post)
+            return found
+        return await chat.publish(d, post)

@@ -1,0 +1,231 @@
+"""What a finished turn changes, inside the transaction that records it: personas, syntheses, polls, posts."""
+
+from __future__ import annotations
+
+import zlib
+from datetime import datetime
+from typing import Any
+
+from core.deliberation import closings, flows, seating, stances
+from core.deliberation.engine import State, TurnPlan
+from core.deliberation.schemas import (
+    Bid,
+    CouncilVerdict,
+    ExpertSpec,
+    FinalSynthesis,
+    MeetingRecommendation,
+    PersonaPosition,
+    RankedVote,
+    RoundSynthesis,
+)
+from core.models import (
+    FINISHED_TURN,
+    Ballot,
+    Discussion,
+    Persona,
+    Phase,
+    Poll,
+    Post,
+    Status,
+    TurnStatus,
+    Usage,
+)
+from core.showing import formats
+from core.showing.posts import header_post, header_sig, poll_post, poll_result_post, turn_post
+from core.storage.store import Tx
+
+
+async def save_discussion(tx: Tx, d: Discussion, now: datetime) -> None:
+    """Save a discussion; when what its header shows has changed, queue the header's redraw in the same
+    transaction (the outbox sends posts in order, so an older header never lands over a newer one)."""
+    await redraw_header(tx, d, now, only_if_changed=True)
+    await tx.save_discussion(d, now)
+
+
+async def redraw_header(tx: Tx, d: Discussion, now: datetime, *, only_if_changed: bool = False) -> None:
+    """Queue an edit of the header with the discussion's state, spend and the controls that make sense now."""
+    next_round = None
+    if d.status in (Status.WAITING, Status.PAUSED):
+        schedule = await tx.find_schedule("round", d.platform, d.workspace, d.id)
+        next_round = schedule.next_run_at if schedule is not None and schedule.enabled else None
+    sig = header_sig(d, next_round)
+    if only_if_changed and sig == d.header_shown:
+        return
+    d.header_shown = sig
+    stamp = f"{now.timestamp():.6f}:{zlib.crc32(sig.encode()):08x}"
+    await tx.enqueue(d.id, header_post(d, await tx.personas(d.id), replaces=f"{d.id}:header",
+                                       next_round=next_round, stamp=stamp), now)
+
+
+def seated_header(current: Discussion, personas: list[Persona], turn_key: str) -> Post:
+    """The header with the roster a turn just seated. Drawn from the discussion as it is now, read under its
+    lock (a pause pressed while the roster was written must not be shown as running again), and keyed by the
+    turn, so the adapters know which placeholder the header answers."""
+    return header_post(current, personas, replaces=f"{current.id}:header", seated=True).model_copy(
+        update={"key": f"{current.id}:header:{turn_key}"})
+
+
+async def _open_poll(
+    tx: Tx, state: State, key: str, question: str, options: list[str], positions: list[PersonaPosition],
+    final: bool, now: datetime, offline: bool,
+) -> None:
+    d = state.discussion
+    poll = await tx.add_poll(
+        Poll(key=key, final=final, discussion_id=d.id, round=d.round, question=question, options=options[:5],
+             anonymous=d.poll_anonymous, hide_results=d.poll_hidden, created_at=now)
+    )
+    if poll is None:
+        return
+    by_name = {p.name.lower(): p for p in state.personas}
+    ai = {}  # one position per persona, the last one given
+    for pos in positions:
+        persona = by_name.get(pos.persona.lower())
+        if persona is not None and 1 <= pos.proposal <= len(poll.options):
+            ai[persona.key] = Ballot(poll_id=poll.id, voter_id=f"persona:{persona.key}", voter_name=persona.name,
+                                     choice=pos.proposal - 1, is_ai=True, created_at=now)
+    await tx.add_ballots(list(ai.values()))  # a new poll has no earlier ballots to supersede
+    await tx.enqueue(d.id, poll_post(poll, await tx.ballots(poll.id), offline), now)
+
+
+async def people_ballots(tx: Tx, discussion_id: str) -> list[str]:
+    """The options people chose on the discussion's latest poll that people voted on (live ballots only)."""
+    for poll in reversed(await tx.polls(discussion_id)):
+        chosen = [poll.options[b.choice] for b in await tx.ballots(poll.id)
+                  if not b.is_ai and not b.superseded and b.choice < len(poll.options)]
+        if chosen:
+            return chosen
+    return []
+
+
+async def _stance_section(tx: Tx, state: State, round_: int) -> str:
+    section = stances.text(stances.table(state, round_), round_, await people_ballots(tx, state.discussion.id))
+    return f"\n\n{section}" if section else ""
+
+
+async def record_turn(
+    tx: Tx, state: State, plan: TurnPlan, text: str, data: dict[str, Any] | None, usage: Usage | None,
+    error: str, now: datetime, offline: bool, *, current: Discussion | None = None,
+) -> None:
+    """Record a finished (or failed) turn and all it changes. `current`: the discussion as read under its lock in
+    this transaction, when the caller has it (the fence reads it); otherwise it is read here."""
+    d = state.discussion
+    # Locked: of two writers racing on one turn, the second sees it finished, so its personas, synthesis,
+    # polls and posts are written once.
+    turn = await tx.turn(plan.key, for_update=True)
+    if turn is None:
+        return
+    if turn.status in FINISHED_TURN:
+        if turn.status == TurnStatus.SKIPPED and usage is not None:
+            await tx.add_usage(d.id, plan.key, usage, now)  # skipped by a Stop while it ran: still paid for
+        return  # another driver finished it first, or Stop set it aside
+    if usage is not None:
+        await tx.add_usage(d.id, plan.key, usage, now)
+    if current is None:
+        current = await tx.discussion(d.id, for_update=True)
+    if current is not None and current.status == Status.STOPPED:
+        # Stop is final: a turn that was still running is kept out of the thread, after the stop notice.
+        turn.status, turn.error, turn.finished_at = TurnStatus.SKIPPED, "the discussion was stopped", now
+        await tx.save_turn(turn)
+        return
+    if error:
+        turn.status, turn.error, turn.finished_at = TurnStatus.FAILED, error, now
+        await tx.save_turn(turn)
+        return
+    kind = "turn"
+    polls: list[tuple[str, str, list[str], list[PersonaPosition], bool]] = []
+    persona = state.persona(plan.persona_key)
+    if data is not None and "stance" in data and "text" in data:  # a structured turn with its stance
+        text = str(data["text"]).strip()
+    elif persona is not None and flows.get(d.flow).stance(plan.phase, persona):
+        data = stances.parse(text)  # the stance line the turn ends with, kept in the text people read
+    if plan.phase == Phase.ROSTER:
+        personas = seating.roster(d, state.personas, data)
+        await tx.set_personas(d.id, personas)
+        text = formats.roster_text(personas)
+        turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now
+        await tx.save_turn(turn)
+        await tx.enqueue(d.id, seated_header(current or d, personas, turn.key), now, turn_key=turn.key)
+        return
+    if plan.phase == Phase.PERSONA and persona is not None:  # an open-floor slot becomes a participant
+        seated = seating.seat(persona, ExpertSpec.model_validate(data))
+        await tx.update_persona(d.id, seated)
+        text = formats.roster_text([seated])
+        await tx.enqueue(d.id, seated_header(current or d, await tx.personas(d.id), plan.key), now)
+    elif plan.phase == Phase.BID:  # kept for the record and the next speaker's choice; never posted
+        bid = Bid.model_validate(data)
+        turn.text, turn.data, turn.status, turn.finished_at = f"{bid.urgency}/10: {bid.point}", data, \
+            TurnStatus.DONE, now
+        await tx.save_turn(turn)
+        return
+    elif plan.phase == Phase.RANKED_VOTE:
+        text = closings.ranking_text(RankedVote.model_validate(data))
+    if plan.phase == Phase.ROUND_SYNTHESIS:
+        rs = RoundSynthesis.model_validate(data)
+        text, kind = formats.round_synthesis_text(rs, plan.round), "synthesis"
+        text += await _stance_section(tx, state, plan.round)
+        await tx.add_synthesis(plan.key, d.id, plan.round, "round", data, text, now)
+        if rs.proposals:
+            polls.append((f"{plan.key}:poll", "Which proposal should the team pursue?", rs.proposals,
+                          rs.positions, False))
+    elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "meeting":
+        text, items = closings.recommendation(d.topic, state, MeetingRecommendation.model_validate(data),
+                                              await people_ballots(tx, d.id))
+        text, kind = text + await _stance_section(tx, state, plan.round), "synthesis"
+        await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
+        polls += closings.place_polls(plan.key, items)
+    elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "council":
+        text, kind = formats.verdict_text(CouncilVerdict.model_validate(data)), "synthesis"
+        text += await _stance_section(tx, state, plan.round)
+        await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
+    elif plan.phase == Phase.FINAL_SYNTHESIS:
+        fs = FinalSynthesis.model_validate(data)
+        text, kind = formats.final_synthesis_text(fs), "synthesis"
+        text += await _stance_section(tx, state, plan.round)
+        await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
+        if fs.recommendations:
+            polls.append((f"{plan.key}:poll", "Which recommendation should the team act on first?",
+                          fs.recommendations, fs.positions, True))
+    elif plan.phase == Phase.RESUME_SUMMARY:
+        kind = "synthesis"
+        await tx.add_synthesis(plan.key, d.id, plan.round, "resume", None, text, now)
+    elif plan.phase == Phase.ANSWER and plan.reply_to is not None:
+        await tx.mark_answered(plan.reply_to)
+    turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now
+    await tx.save_turn(turn)
+    await tx.enqueue(d.id, turn_post(d, turn, state.persona(plan.persona_key), text, kind, offline), now,
+                     turn_key=plan.key)
+    for key, question, options, positions, final in polls:
+        await _open_poll(tx, state, key, question, options, positions, final, now, offline)
+
+
+async def close_polls(tx: Tx, d: Discussion, now: datetime, *, before_round: int, offline: bool) -> None:
+    """Close the polls a new round (or the end) leaves behind; a final poll stays open after DONE."""
+    for poll in await tx.polls(d.id):
+        if poll.closed:
+            continue
+        ending = d.status == Status.STOPPED or (d.status == Status.DONE and not poll.final)
+        if poll.round >= before_round and not ending:
+            continue
+        await close_poll(tx, d, poll, now, offline)
+
+
+async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: bool) -> None:
+    """Close a poll and show its tally; a meeting's ranking closes all its places at once and shows the
+    people's ranking beside the owners'."""
+    ranking = closings.ranking_of(poll.key)
+    siblings = [p for p in await tx.polls(d.id) if closings.ranking_of(p.key) == ranking] if ranking else [poll]
+    places = []
+    for p in siblings:
+        ballots = await tx.ballots(p.id)
+        places.append((p, ballots))
+        if p.closed:
+            continue
+        p.closed = True
+        await tx.save_poll(p)
+        await tx.enqueue(d.id, poll_post(p, ballots, offline, key=f"{p.key}:closed", replaces=p.key), now)
+        await tx.enqueue(d.id, poll_result_post(p, ballots, offline), now)
+    if ranking:
+        owners, _ = closings.owner_ballots(State(discussion=d, personas=await tx.personas(d.id),
+                                                 turns=await tx.turns(d.id)))
+        await tx.enqueue(d.id, Post(kind="notice", key=f"{ranking}:people", offline=offline,
+                                    text=closings.people_beside_owners(owners, closings.people_ballots(places))), now)

@@ -1,0 +1,99 @@
+"""The full record of a discussion as JSON, and its Markdown artifacts (synthesis.md, open-questions.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from core.deliberation import stances
+from core.deliberation.schemas import FinalSynthesis, RoundSynthesis
+from core.showing import formats
+from core.storage.store import Store
+
+
+async def export(store: Store, discussion_id: str) -> dict[str, Any] | None:
+    async with store.tx() as tx:
+        d = await tx.discussion(discussion_id)
+        if d is None:
+            return None
+        personas = await tx.personas(d.id)
+        turns = await tx.turns(d.id)
+        humans = await tx.human_messages(d.id)
+        polls = [(p, await tx.ballots(p.id, include_superseded=True)) for p in await tx.polls(d.id)]
+        syntheses = await tx.syntheses(d.id)
+        usage = await tx.usage_total([d.id])
+    names = {p.key: p.name for p in personas}
+    return {
+        "discussion": {
+            **d.model_dump(mode="json", include={
+                "id", "topic", "flow", "status", "platform", "workspace", "channel", "thread_ref", "created_by",
+                "created_by_name", "round", "round_topic", "mode", "created_at", "updated_at", "blocked_reason",
+                "options",
+            }),
+        },
+        "personas": [p.model_dump(mode="json") for p in personas],
+        "turns": [
+            {
+                "key": t.key, "round": t.round, "step": t.step, "kind": t.phase.value,
+                "author": names.get(t.persona_key, t.persona_key), "author_key": t.persona_key,
+                "status": t.status.value, "text": t.text, "data": t.data, "error": t.error,
+                "reply_to": t.reply_to,
+                "stance": ({"label": stances.label_of(t), "text": str((t.data or {}).get("stance", ""))}
+                           if stances.has_stance(t) else None),
+                "created_at": t.created_at.isoformat(),
+                "finished_at": t.finished_at.isoformat() if t.finished_at else None,
+            }
+            for t in turns
+        ],
+        "human_messages": [
+            {"id": m.id, "author": m.author_name, "author_id": m.author_id, "text": m.text,
+             "addressed_to": m.addressed_to, "answered": m.answered, "created_at": m.created_at.isoformat()}
+            for m in humans
+        ],
+        "polls": [
+            {
+                "id": p.id, "round": p.round, "question": p.question, "options": p.options, "closed": p.closed,
+                "anonymous": p.anonymous, "hide_results": p.hide_results, "final": p.final,
+                "tally": formats.poll_view(p.model_copy(update={"hide_results": False}), ballots).counts,
+                "ballots": [
+                    {"user": "(anonymous)" if p.anonymous and not b.is_ai else b.voter_name,
+                     "choice": b.choice, "option": p.options[b.choice] if b.choice < len(p.options) else None,
+                     "is_ai": b.is_ai, "superseded": b.superseded, "created_at": b.created_at.isoformat()}
+                    for b in ballots
+                ],
+            }
+            for p, ballots in polls
+        ],
+        "syntheses": [
+            {"round": s["round"], "kind": s["kind"], "data": s["data"], "text": s["text"],
+             "created_at": s["created_at"].isoformat()}
+            for s in syntheses
+        ],
+        "usage": usage.model_dump(exclude={"model"}),
+    }
+
+
+def artifacts(doc: dict[str, Any]) -> dict[str, str]:
+    """synthesis.md and open-questions.md, from an export document."""
+    topic = doc["discussion"]["topic"]
+    rounds = [RoundSynthesis.model_validate(s["data"]) for s in doc["syntheses"] if s["kind"] == "round"]
+    finals = [s for s in doc["syntheses"] if s["kind"] == "final"]
+    final = _final(finals[-1]["data"]) if finals else None
+    if final is not None:
+        synthesis = formats.synthesis_markdown(topic, final)
+    elif finals:  # another flow's closing (a referee's verdict, a meeting's recommendation): its text as written
+        synthesis = f"# Synthesis: {topic}\n\n{finals[-1]['text']}\n"
+    elif rounds:
+        synthesis = f"# Synthesis: {topic}\n\n_No final synthesis yet; latest round synthesis:_\n\n" + \
+            formats.round_synthesis_text(rounds[-1], len(rounds)) + "\n"
+    else:
+        synthesis = f"# Synthesis: {topic}\n\n_No synthesis yet._\n"
+    return {"synthesis.md": synthesis, "open-questions.md": formats.open_questions_markdown(topic, rounds, final)}
+
+
+def _final(data: dict[str, Any] | None) -> FinalSynthesis | None:
+    try:
+        return FinalSynthesis.model_validate(data)
+    except ValidationError:
+        return None

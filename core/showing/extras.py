@@ -1,0 +1,35 @@
+"""What a post gains when it is sent (never stored in the outbox): the page link, and charts with the synthesis."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import datetime
+
+from core.models import Discussion, Post
+from core.showing.pages import PageLinks
+from core.storage.store import Store
+
+log = logging.getLogger(__name__)
+
+
+def is_final_synthesis(d: Discussion, post: Post) -> bool:
+    return post.kind == "synthesis" and post.key.startswith(f"{d.id}:final:") and not post.key.endswith(":poll")
+
+
+async def decorate(store: Store, pages: PageLinks, d: Discussion, post: Post, now: datetime) -> Post:
+    """The header and the final synthesis link to the discussion's page; the final synthesis carries its charts."""
+    final = is_final_synthesis(d, post)
+    if post.kind != "header" and not final:
+        return post
+    update: dict[str, object] = {"page_url": pages.url(d.id, now)}
+    if final:
+        from core.showing import charts  # matplotlib loads only when a chart is drawn
+
+        try:
+            async with store.tx() as tx:
+                material = await charts.gather(tx, d.id)
+            update["files"] = await asyncio.to_thread(charts.draw, material)
+        except Exception:  # a chart is a courtesy: the synthesis goes out without it
+            log.warning("could not draw the charts of %s", d.id, exc_info=True)
+    return post.model_copy(update=update)

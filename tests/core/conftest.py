@@ -1,0 +1,51 @@
+"""Service fixtures: the real app wired to a recording chat and the scripted offline model."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.settings import Settings
+from bot.wiring import App, build_app
+from core.control import commands as c
+from core.models import Discussion
+from tests.fakes.chat import RecordingChat
+from tests.fakes.llm import ScriptedLLM
+
+
+@pytest.fixture
+def chat() -> RecordingChat:
+    return RecordingChat("console")
+
+
+@pytest.fixture
+def llm() -> ScriptedLLM:
+    return ScriptedLLM()
+
+
+@pytest.fixture
+async def app(tmp_path: Path, chat: RecordingChat, llm: ScriptedLLM) -> AsyncIterator[App]:
+    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}")  # type: ignore[call-arg]
+    application = await build_app(settings, {"console": chat}, llm=llm)
+    yield application
+    await application.close()
+
+
+C1 = {"in_channel": "C1"}  # commands come from the discussions' channel
+
+
+def start(topic: str = "Should we move to trunk-based development?", **kw: object) -> c.StartDiscussion:
+    return c.StartDiscussion(**C1, topic=topic, platform="console", channel="C1", user_id="U1", user_name="Dana", **kw)  # type: ignore[arg-type]
+
+
+async def settle(app: App) -> None:
+    await app.driver.idle()
+
+
+async def discussion(app: App, discussion_id: str) -> Discussion:
+    async with app.store.tx() as tx:
+        d = await tx.discussion(discussion_id)
+    assert d is not None
+    return d

@@ -1,0 +1,56 @@
+"""What a prompt reads of a long discussion: recent rounds verbatim, earlier ones by their syntheses, and the
+people's messages nothing has answered or summarised yet."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from core.deliberation import context
+from core.deliberation.flows.base import State
+from core.models import Discussion, HumanMessage, Phase, Turn, TurnStatus
+
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+def at(round_: int, minute: int = 0) -> datetime:
+    return T0 + timedelta(days=round_, minutes=minute)
+
+
+def turn(round_: int, step: int, phase: Phase, who: str = "moderator") -> Turn:
+    return Turn(key=f"d:r{round_}:s{step}:{who}", discussion_id="d", round=round_, step=step, phase=phase,
+                persona_key=who, status=TurnStatus.PUBLISHED, text=f"{phase.value} of round {round_}",
+                created_at=at(round_, step), finished_at=at(round_, step + 1))
+
+
+def human(text: str, when: datetime, *, owed: bool = False) -> HumanMessage:
+    return HumanMessage(id=1, discussion_id="d", author_id="U2", author_name="Sam", text=text,
+                        needs_answer=owed, created_at=when)
+
+
+def five_rounds(humans: list[HumanMessage]) -> State:
+    turns = [t for r in range(1, 6) for t in (turn(r, 0, Phase.OPENING), turn(r, 1, Phase.STATEMENT, "e1"),
+                                             turn(r, 5, Phase.ROUND_SYNTHESIS))]
+    d = Discussion(id="d", topic="t", round=5, created_at=T0, updated_at=T0)
+    return State(discussion=d, personas=[], turns=turns, humans=humans)
+
+
+def test_recent_rounds_verbatim_earlier_ones_by_their_latest_syntheses() -> None:
+    seen = context.window(five_rounds([]), rounds=2)
+    assert {t.round for t in seen.turns} == {4, 5}
+    assert [(t.round, t.phase) for t in seen.condensed] == [(r, Phase.ROUND_SYNTHESIS) for r in (1, 2, 3)]
+    longer = five_rounds([])
+    longer.turns += [t for r in range(6, 9) for t in (turn(r, 0, Phase.OPENING), turn(r, 5, Phase.ROUND_SYNTHESIS))]
+    longer.discussion.round = 8
+    seen = context.window(longer, rounds=2)
+    assert [t.round for t in seen.condensed] == [4, 5, 6], "a fixed number of syntheses, the latest ones"
+    assert len(context.window(longer, rounds=2, final=True).condensed) == 6, "the final synthesis sees further"
+
+
+def test_people_are_dropped_only_once_a_synthesis_carries_them_or_they_were_answered() -> None:
+    summarised = human("Round two felt rushed.", at(2, 2))
+    owed = human("What does the pilot cost?", at(2, 3), owed=True)
+    recent = human("Round four is better.", at(4, 2))
+    seen = context.window(five_rounds([summarised, owed, recent]), rounds=2)
+    assert [m.text for m in seen.humans] == [owed.text, recent.text]
+    answered = owed.model_copy(update={"answered": True})
+    assert [m.text for m in context.window(five_rounds([answered, recent]), rounds=2).humans] == [recent.text]

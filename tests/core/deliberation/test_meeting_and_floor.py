@@ -1,0 +1,153 @@
+"""The council meeting and the open floor end to end through the service, with the offline model at the port."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from bot.wiring import App
+from core.control import commands as c
+from core.control.replies import UserError
+from core.models import Phase, Role, Status, TurnStatus
+from core.showing.export import export
+from tests.core.conftest import C1, discussion, settle, start
+from tests.fakes.chat import RecordingChat
+from tests.fakes.llm import ScriptedLLM
+
+
+async def test_a_meeting_proposes_deliberates_ranks_and_recommends(
+    app: App, chat: RecordingChat, llm: ScriptedLLM
+) -> None:
+    reply = await app.service.handle(start(topic="Billing rewrite or mobile app first?", flow="meeting"))
+    await settle(app)
+    d = await discussion(app, reply.discussion_id)
+    assert d.status == Status.DONE and d.auto_rounds == 3
+    async with app.store.tx() as tx:
+        turns = await tx.turns(d.id)
+        owners = [p for p in await tx.personas(d.id) if p.role == Role.OWNER]
+        polls = await tx.polls(d.id)
+    assert len(owners) == 4
+    skip = (Phase.FINAL_SYNTHESIS, Phase.ROSTER)
+    phases = {r: sorted({t.phase for t in turns if t.round == r and t.phase not in skip}) for r in (1, 2, 3)}
+    assert phases[1] == [Phase.PROPOSAL] and phases[3] == [Phase.RANKED_VOTE]
+    assert Phase.DELIBERATION in phases[2] or Phase.STEELMAN in phases[2]
+    # An owner named in a deliberation answers in the same round.
+    exchanges = [t for t in turns if t.phase == Phase.EXCHANGE]
+    named = {o.key for o in owners if any(o.name in t.text for t in turns if t.round == 2 and t.step == 0
+                                          and t.persona_key != o.key)}
+    assert {t.persona_key for t in exchanges} == named and all(t.round == 2 for t in exchanges)
+    recommendation = chat.posts(d.id)[-1 - len(polls)]
+    for section in ("**Council Recommendation**", "**Consensus Ranking**", "**Key Arguments**", "**Dissents**",
+                    "**Suggested Next Steps**", "**Stances after round 3**", "owners ranked this #1"):
+        assert section in recommendation.text, section
+    assert "nothing is executed automatically" in recommendation.text
+    # People rank too: a poll per place, still open after the meeting ends.
+    assert 2 <= len(polls) <= 3 and [p.question for p in polls] == [f"Your #{i} priority" for i in
+                                                                     range(1, len(polls) + 1)]
+    assert all(p.options == polls[0].options for p in polls) and len(polls[0].options) >= len(polls)
+    assert all(p.final and not p.closed for p in polls)
+    await app.service.handle(c.CastBallot(**C1, poll_id=polls[0].id, choice=1, user_id="U2", user_name="Sam"))
+    doc = await export(app.store, d.id)
+    assert doc is not None and doc["discussion"]["flow"] == "meeting"
+    assert doc["polls"][0]["tally"][1] == 1
+    assert all(t["stance"] for t in doc["turns"] if t["kind"] in ("proposal", "ranked_vote"))
+
+
+async def test_an_owner_who_fails_is_nudged_once_then_skipped_visibly(app: App, chat: RecordingChat,
+                                                                        llm: ScriptedLLM) -> None:
+    llm.fail("Kenji Watanabe", Phase.PROPOSAL, times=1)
+    llm.fail("Lucía Fernández", Phase.PROPOSAL, times=2)
+    reply = await app.service.handle(start(flow="meeting", rounds=2))
+    await settle(app)
+    d = await discussion(app, reply.discussion_id)
+    assert d.status == Status.DONE
+    async with app.store.tx() as tx:
+        proposals = {t.persona_key: t for t in await tx.turns(d.id) if t.phase == Phase.PROPOSAL}
+    assert proposals["kenji_watanabe"].status == TurnStatus.PUBLISHED and proposals["kenji_watanabe"].attempts == 2
+    assert proposals["lucia_fernandez"].status == TurnStatus.SKIPPED
+    texts = [p.text for p in chat.posts(d.id)]
+    assert sum("nudging them once more" in t for t in texts) == 2
+    assert any("Lucía Fernández could not respond" in t and "skipped" in t for t in texts)
+    nudged = [p for p in llm.prompts if p.purpose.persona == "Kenji Watanabe" and p.purpose.phase == Phase.PROPOSAL]
+    assert "The moderator nudges you" in nudged[-1].instruction
+
+
+async def test_configured_owners_take_the_seats_instead_of_generated_ones(app: App, llm: ScriptedLLM) -> None:
+    await app.service.handle(c.SetOwners(platform="console", channel="C1", owners=["Dana: Billing", "Eli: Mobile"],
+                                         user_id="U1", user_name="Dana"))
+    reply = await app.service.handle(start(flow="meeting", rounds=2))
+    await settle(app)
+    async with app.store.tx() as tx:
+        owners = [(p.name, p.title) for p in await tx.personas(reply.discussion_id) if p.role == Role.OWNER]
+    assert owners == [("Dana", "Billing"), ("Eli", "Mobile")]
+    assert Phase.ROSTER not in {p.purpose.phase for p in llm.prompts}
+
+
+async def test_the_open_floor_seats_generated_personas_and_gives_the_floor_to_the_highest_bid(
+    app: App, chat: RecordingChat, llm: ScriptedLLM
+) -> None:
+    reply = await app.service.handle(start(topic="Should remote work be the default?", flow="open",
+                                           hints=["trust", "cost"]))
+    await settle(app)
+    d = await discussion(app, reply.discussion_id)
+    assert d.status == Status.DONE
+    async with app.store.tx() as tx:
+        turns = await tx.turns(d.id)
+        people = [p for p in await tx.personas(d.id) if p.role == Role.EXPERT]
+    assert len(people) == 4 and len({p.name for p in people}) == 4
+    cultures = [re.search(r"name culture: (\w+)", p.reply_tendency).group(1) for p in people]  # type: ignore[union-attr]
+    assert len(set(cultures)) == 4, "every participant has a name culture of their own"
+    assert sum("outlier" in p.reply_tendency for p in people) == 1
+    roster_prompt = next(p for p in llm.prompts if p.purpose.phase == Phase.ROSTER)
+    assert '<hint>\ntrust\n</hint>' in roster_prompt.instruction and roster_prompt.tier == "light"
+    bids = [p for p in llm.prompts if p.purpose.phase == Phase.BID]
+    assert bids and {p.tier for p in bids} == {"light"}
+    speeches = sorted((t for t in turns if t.phase == Phase.SPEECH), key=lambda t: (t.round, t.step))
+    for s in speeches:  # the speaker had the highest bid of the step before (ties: who had spoken less)
+        step_bids = [t for t in turns if t.phase == Phase.BID and (t.round, t.step) == (s.round, s.step - 1)]
+        top = max(int((t.data or {})["urgency"]) for t in step_bids)
+        assert int((next(t for t in step_bids if t.persona_key == s.persona_key).data or {})["urgency"]) == top
+    counts = {p.key: sum(1 for s in speeches if s.persona_key == p.key) for p in people}
+    ended_by_policy = len(speeches) < d.options.max_speeches
+    assert ended_by_policy or len(speeches) == d.options.max_speeches
+    if ended_by_policy:
+        assert min(counts.values()) >= 2
+    bid_keys = {t.key for t in turns if t.phase == Phase.BID}
+    assert not bid_keys & set(chat.keys(d.id)), "bids are never posted"
+    final = chat.posts(d.id)[-2]
+    assert final.kind == "synthesis" and "**Stances after round" in final.text
+
+
+async def test_closing_the_ranking_shows_the_peoples_tally_beside_the_owners(
+    app: App, chat: RecordingChat
+) -> None:
+    reply = await app.service.handle(start(topic="Billing rewrite or mobile app first?", flow="meeting"))
+    await settle(app)
+    did = reply.discussion_id
+    async with app.store.tx() as tx:
+        polls = await tx.polls(did)
+    first, second = polls[0], polls[1]
+    options = first.options
+    ballots = [(first, 1, "U2", "Sam"), (second, 0, "U2", "Sam"), (first, 0, "U3", "Lee"),
+               (first, 1, "U3", "Lee")]  # Lee changes her mind: only her last ballot counts
+    for poll, choice, user_id, name in ballots:
+        await app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=choice, user_id=user_id, user_name=name))
+    assert any(a.id == "poll:close" for a in chat.posts(did)[-1].actions), "the ranking offers to close it"
+
+    refused = c.ClosePoll(**C1, poll_id=second.id, user_id="U3", user_name="Lee")
+    with pytest.raises(UserError, match="Only Dana or a workspace admin"):
+        await app.service.handle(refused)
+    await app.service.handle(c.ClosePoll(**C1, poll_id=second.id, user_id="U1", user_name="Dana"))
+    await settle(app)
+    async with app.store.tx() as tx:
+        assert all(p.closed for p in await tx.polls(did)), "one close ends every place of the ranking"
+    [table] = [p.text for p in chat.posts(did) if "people's ranking beside the owners'" in p.text]
+    assert "_2 people ranked, 4 owners._" in table
+    # Sam: #1 options[1], #2 options[0]; Lee: #1 options[1]. Left out counts as rank 6: (2 + 6) / 2 = 4.0.
+    assert f"**{options[1]}** — owners: average rank" in table
+    assert f"**{options[1]}** — " in table and "people: average rank 1.0, 2× #1" in table
+    assert "people: average rank 4.0, 0× #1" in table
+    await app.service.handle(c.ClosePoll(**C1, poll_id=first.id, user_id="U1", user_name="Dana"))
+    await settle(app)
+    assert sum("people's ranking beside the owners'" in p.text for p in chat.posts(did)) == 1, "shown once"

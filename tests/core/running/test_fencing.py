@@ -1,0 +1,194 @@
+"""Two drivers on one discussion (two apps on one database, as two replicas would be): the one that lost its lease
+mid-step records no turn, changes no state and sends no post, and a failed heartbeat stops its model call."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import Counter
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select
+
+from bot.settings import Settings
+from bot.wiring import App, build_app
+from core.control import commands as c
+from core.models import Discussion, Post, Status
+from core.storage import tables as t
+from tests.fakes.chat import RecordingChat
+from tests.fakes.clock import FakeClock
+from tests.fakes.cluster import until
+from tests.fakes.llm import ScriptedLLM
+
+TTL = 60.0
+
+
+class Seat(RecordingChat):
+    """One replica's connection to the one shared chat: the platform is the same, who sent what is noted."""
+
+    def __init__(self, platform_: RecordingChat) -> None:
+        super().__init__("console")
+        self.platform_ = platform_
+        self.sent_keys: list[str] = []  # posts and edits this replica made
+        self.edits_held: asyncio.Event | None = None
+
+    async def publish(self, discussion: Discussion, post: Post) -> str:
+        self.sent_keys.append(post.key)
+        return await self.platform_.publish(discussion, post)
+
+    async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
+        self.sent_keys.append(post.key)
+        if self.edits_held is not None:
+            await self.edits_held.wait()  # a slow edit: the request is out, the platform has not applied it yet
+        await self.platform_.update(discussion, ref, post)
+
+    async def find(self, discussion: Discussion, key: str) -> str | None:
+        return await self.platform_.find(discussion, key)
+
+
+class Replica:
+    def __init__(self, app: App, chat: Seat, llm: ScriptedLLM, clock: FakeClock) -> None:
+        self.app, self.chat, self.llm, self.clock = app, chat, llm, clock
+
+
+async def replica(url: str, owner: str, platform: RecordingChat, *, ttl: float = TTL) -> Replica:
+    settings = Settings(_env_file=None, database_url=url, council_lease_ttl_s=ttl)  # type: ignore[call-arg]
+    chat, llm, clock = Seat(platform), ScriptedLLM(), FakeClock()
+    app = await build_app(settings, {"console": chat}, llm=llm, clock=clock, owner=owner)
+    return Replica(app, chat, llm, clock)
+
+
+@contextlib.asynccontextmanager
+async def two(url: str, *, a_ttl: float) -> AsyncIterator[tuple[Replica, Replica]]:
+    platform = RecordingChat("console")
+    a = await replica(url, "replica-a", platform, ttl=a_ttl)
+    b = await replica(url, "replica-b", platform)
+    try:
+        yield a, b
+    finally:
+        for r in (a, b):
+            if r.llm.gate is not None:
+                r.llm.gate.set()
+            await r.app.close(grace_s=5)
+
+
+@pytest.fixture
+async def pair(db_url: str) -> AsyncIterator[tuple[Replica, Replica]]:
+    """A's heartbeat would not run before the test ends (a minute): only the fence can stop A."""
+    async with two(db_url, a_ttl=TTL) as both:
+        yield both
+
+
+@pytest.fixture
+async def quick_pair(db_url: str) -> AsyncIterator[tuple[Replica, Replica]]:
+    """A heartbeats every 0.1 s (real time; its lease lifetime, on its own clock, is 0.3 s)."""
+    async with two(db_url, a_ttl=0.3) as both:
+        yield both
+
+
+async def start_on(a: Replica, rounds: int | None = 1) -> str:
+    reply = await a.app.service.handle(c.StartDiscussion(
+        topic="Should we move to trunk-based development?", platform="console", channel="C1", user_id="U1",
+        user_name="Dana", rounds=rounds))
+    return reply.discussion_id
+
+
+async def take_over(a: Replica, b: Replica) -> None:
+    """B's clock is past A's lease: B's sweep claims the discussion as it would after A stopped renewing."""
+    b.clock.set(a.clock.now() + timedelta(seconds=TTL + 1))
+
+    async def claimed() -> bool:
+        # B sweeps again, as a replica does every interval: a sweep skips a row A's heartbeat has locked.
+        return bool(await b.app.driver.sweep())
+
+    await until(claimed, 5, "B took the lease")
+
+
+async def test_the_driver_that_lost_its_lease_mid_step_writes_and_posts_nothing(
+    pair: tuple[Replica, Replica],
+) -> None:
+    a, b = pair
+    a.llm.cost_per_call, b.llm.cost_per_call = 1.0, 0.001  # whose answers were recorded shows in the cost
+    gate = a.llm.hold()
+    b_gate = b.llm.hold()  # B waits too, so A's late answer comes back while B is the owner mid-step
+    discussion_id = await start_on(a)
+    await until(lambda: a.llm.waiting == 1, 5, "A is inside its first model call")
+    sent_by_a = len(a.chat.sent_keys)
+    await take_over(a, b)
+    await until(lambda: b.llm.waiting == 1, 5, "B is running the same step")
+
+    gate.set()  # A's model answers after A lost the lease
+    await until(lambda: a.llm.waiting == 0, 5, "A's call returned")
+    await a.app.driver.idle()
+    b_gate.set()
+    await b.app.driver.idle()
+
+    assert a.chat.sent_keys[sent_by_a:] == [], "the loser sent nothing after losing its lease"
+    async with b.app.store.tx() as tx:
+        d = await tx.discussion(discussion_id)
+        turns = await tx.turns(discussion_id)
+        usage_rows = (await tx.conn.execute(select(func.count()).select_from(t.usage))).scalar()
+    assert d is not None and d.status == Status.DONE
+    # Every usage row is one of B's calls: A's answer was never recorded.
+    assert len(a.llm.prompts) == 1
+    assert usage_rows == len(b.llm.prompts) and d.cost_usd == pytest.approx(0.001 * len(b.llm.prompts))
+    assert all(turn.status.value == "published" for turn in turns)
+    keys = Counter(a.chat.platform_.keys())
+    assert [k for k, n in keys.items() if n > 1] == [], "nothing posted twice"
+
+
+async def test_a_failed_heartbeat_stops_the_model_call_in_flight(quick_pair: tuple[Replica, Replica]) -> None:
+    a, b = quick_pair
+    a.llm.hold()  # never released: only the heartbeat can end A's step
+    await start_on(a)
+    await until(lambda: a.llm.waiting == 1, 5, "A is inside its first model call")
+    await take_over(a, b)
+    # A's heartbeat runs every 0.1 s; its next renewal fails and cancels the call at once.
+    await until(lambda: a.llm.cancelled == 1, 10, "A's call cancelled by its heartbeat")
+    await asyncio.wait_for(a.app.driver.idle(), 10.0)
+    await b.app.driver.idle()
+    async with b.app.store.tx() as tx:
+        owner, _ = await tx.lease_owner((await tx.latest_discussion_id()) or "")
+    assert owner in (None, "replica-b"), "A never took the lease back"
+
+
+async def test_shutdown_releases_the_lease_at_once_for_another_replica(pair: tuple[Replica, Replica]) -> None:
+    a, b = pair
+    a.llm.hold()  # a model call in flight when the process is told to stop
+    discussion_id = await start_on(a)
+    await until(lambda: a.llm.waiting == 1, 5, "A is inside its first model call")
+    await asyncio.wait_for(a.app.driver.shutdown(), 2.0)  # what SIGTERM does: no waiting for the turn
+    assert a.llm.cancelled == 1
+    b.clock.set(a.clock.now())  # no time has passed: nothing expired, the lease was given back
+    assert await b.app.driver.sweep() == [discussion_id]
+    await b.app.driver.idle()
+    async with b.app.store.tx() as tx:
+        d = await tx.discussion(discussion_id)
+    assert d is not None and d.status == Status.DONE
+
+
+async def test_a_vote_on_one_replica_and_the_close_on_another_never_bring_the_buttons_back(
+    pair: tuple[Replica, Replica],
+) -> None:
+    a, b = pair
+    discussion_id = await start_on(a, rounds=None)  # one round, then it waits with its poll open
+    await a.app.driver.idle()
+    async with a.app.store.tx() as tx:
+        (poll,) = await tx.polls(discussion_id)
+    a.chat.edits_held = held = asyncio.Event()  # A's edits are slow to land
+    vote = a.app.service.handle(c.CastBallot(in_channel="C1", poll_id=poll.id, choice=0, user_id="U2",
+                                             user_name="Sam"))
+    await asyncio.wait_for(vote, 5)  # answered at once: the edit goes out through the outbox
+    b.clock.set(a.clock.now())
+    await b.app.service.handle(c.ClosePoll(in_channel="C1", poll_id=poll.id, user_id="U1"))  # the starter, on B
+    await b.app.driver.idle()
+    held.set()
+    await a.app.driver.idle()
+    await b.app.driver.sweep()
+    await b.app.driver.idle()
+    platform = a.chat.platform_
+    shown = platform.by_ref[poll.message_ref].updates[-1]
+    assert shown.poll is not None and shown.poll.closed and shown.actions == [], "closed, without buttons"
+    assert shown.poll.counts == [1, 0] or shown.poll.total == 1

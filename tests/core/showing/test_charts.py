@@ -1,0 +1,42 @@
+"""Charts: valid PNGs, one bar per option and side (personas, people), alt text that says what they show."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from matplotlib.patches import Rectangle
+
+from core.models import Ballot, Poll
+from core.showing import charts
+
+NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
+POLL = Poll(key="k", discussion_id="d1", round=2, question="Which first?", options=["Trial", "Wait", "Skip"],
+            created_at=NOW)
+
+
+def ballot(choice: int, ai: bool, who: str, superseded: bool = False) -> Ballot:
+    return Ballot(poll_id=1, voter_id=who, voter_name=who, choice=choice, is_ai=ai, superseded=superseded,
+                  created_at=NOW)
+
+
+BALLOTS = [ballot(0, True, "ada"), ballot(0, True, "bo"), ballot(1, True, "cy"), ballot(0, False, "dana"),
+           ballot(2, False, "lee"), ballot(1, False, "lee", superseded=True)]
+
+
+def test_the_vote_chart_has_a_bar_per_option_and_side_and_says_so() -> None:
+    fig, alt = charts.vote_figure(POLL, BALLOTS)
+    bars = [p for p in fig.axes[0].patches if isinstance(p, Rectangle)]
+    assert len(bars) == 2 * len(POLL.options)
+    assert sorted(int(b.get_width()) for b in bars) == sorted([2, 1, 0, 1, 0, 1])
+    assert "Trial: 2 personas, 1 person" in alt and "Wait: 1 persona, 0 people" in alt and "Skip: 0 personas" in alt
+
+
+def test_charts_are_png_files_with_alt_text() -> None:
+    material = charts.ChartMaterial(topic="t", poll=POLL, ballots=BALLOTS,
+                                    stances={1: {"Ada": 1, "Bo": 2}, 2: {"Ada": 2, "Bo": 2}})
+    files = charts.draw(material)
+    assert [f.name for f in files] == ["vote.png", "stances.png"]
+    for f in files:
+        assert f.data.startswith(b"\x89PNG\r\n\x1a\n") and len(f.data) > 2000 and f.alt
+    assert "Ada: round 1 proposal 1, round 2 proposal 2" in files[1].alt
+    assert charts.draw(charts.ChartMaterial(topic="t")) == []

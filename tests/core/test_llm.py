@@ -1,0 +1,320 @@
+"""AnthropicLLM through the real anthropic SDK against the loopback fake Messages API."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from pydantic import ValidationError
+
+from core.deliberation.schemas import RosterSpec, RoundSynthesis
+from core.llm import AnthropicLLM, LLMConfig, ModelPrice, cost
+from core.models import Phase, Usage
+from core.ports import Block, LLMUnavailable, Prompt, Purpose
+from tests.fakes.anthropic_server import FakeAnthropic
+
+SECRET = "sk-ant-test-SECRET-0123456789-do-not-leak"
+ROOT = Path(__file__).resolve().parents[2]
+RULES = "You are taking part in a moderated council deliberation. Be concise and concrete. " * 6
+TRANSCRIPT = "Moderator: we weigh trunk-based development against long-lived branches. " * 70  # > 1024 tok
+
+MakeLLM = Callable[..., AnthropicLLM]
+
+
+def prompt(instruction: str = "Give your opening statement as Ada.", **kw: Any) -> Prompt:
+    fields: dict[str, Any] = {
+        "system": [Block(text=RULES, cache=True)],
+        "shared": [Block(text=TRANSCRIPT, cache=True)],
+        "instruction": instruction,
+        "purpose": Purpose(phase=Phase.STATEMENT, persona="Ada", topic="trunk-based development"),
+    }
+    return Prompt(**{**fields, **kw})
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeAnthropic]:
+    async with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+async def make_llm(fake: FakeAnthropic) -> AsyncIterator[MakeLLM]:
+    made: list[AnthropicLLM] = []
+
+    def make(**overrides: Any) -> AnthropicLLM:
+        fields: dict[str, Any] = {"api_key": SECRET, "base_url": fake.base_url, "turn_retry_delay_s": 0.01}
+        made.append(AnthropicLLM(LLMConfig(**{**fields, **overrides})))
+        return made[-1]
+
+    yield make
+    for llm in made:
+        await llm.aclose()
+
+
+def expected_cost(usage: Usage, price_in: float, price_out: float) -> float:
+    dollars = usage.input_tokens * price_in + usage.cache_write_tokens * price_in * 1.25
+    dollars += usage.cache_read_tokens * price_in * 0.1 + usage.output_tokens * price_out
+    return dollars / 1_000_000
+
+
+async def test_complete_streams_text_with_usage_and_cost(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    completion = await make_llm().complete(prompt("State your view on release trains, briefly."))
+
+    assert "State your view on release trains, briefly." in completion.text
+    body = fake.requests[0]
+    assert body["stream"] is True
+    assert body["model"] == "claude-sonnet-5-5"
+    assert body["max_tokens"] == 1024
+    usage = completion.usage
+    assert usage.model == "claude-sonnet-5-5"
+    assert usage.output_tokens == fake.output_tokens == math.ceil(len(completion.text) / 4)
+    assert usage.input_tokens == fake.input_tokens > 0
+    assert usage.cache_write_tokens == fake.cache_write_tokens > 1024
+    assert usage.cost_usd == pytest.approx(expected_cost(usage, 2.0, 10.0))
+    assert usage.cost_usd > 0
+
+
+async def test_tier_maps_to_the_configured_model_and_price(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    llm = make_llm(
+        models={"light": "m-light", "medium": "m-medium", "heavy": "m-heavy"},
+        prices={m: ModelPrice(input_per_mtok=1, output_per_mtok=3) for m in ("m-light", "m-medium", "m-heavy")},
+    )
+    completion = await llm.complete(prompt(tier="heavy"))
+
+    assert fake.requests[0]["model"] == completion.usage.model == "m-heavy"
+    assert completion.usage.cost_usd == pytest.approx(expected_cost(completion.usage, 1, 3))
+
+
+async def test_cache_breakpoints_go_on_the_marked_blocks_only(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    shaped = prompt(
+        "Your turn, Ada.",
+        system=[Block(text="rules one"), Block(text="rules two", cache=True)],
+        shared=[Block(text="topic"), Block(text="transcript", cache=True), Block(text="", cache=False)],
+    )
+    await make_llm().complete(shaped)
+
+    ephemeral = {"type": "ephemeral"}
+    body = fake.requests[0]
+    assert body["system"] == [
+        {"type": "text", "text": "rules one"},
+        {"type": "text", "text": "rules two", "cache_control": ephemeral},
+    ]
+    assert body["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "topic"},
+                {"type": "text", "text": "transcript", "cache_control": ephemeral},
+                {"type": "text", "text": "Your turn, Ada."},
+            ],
+        }
+    ]
+
+
+async def test_second_persona_reads_the_shared_prefix_from_cache(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    llm = make_llm()
+    first = await llm.complete(prompt("Opening statement as Ada."))
+    second = await llm.complete(prompt("Opening statement as Bram, the contrarian."))
+
+    assert first.usage.cache_read_tokens == 0
+    assert first.usage.cache_write_tokens > 1024
+    assert second.usage.cache_read_tokens == first.usage.cache_write_tokens
+    assert second.usage.cache_write_tokens == 0
+    assert second.usage.cost_usd < first.usage.cost_usd
+    assert fake.cache_read_tokens == second.usage.cache_read_tokens
+
+
+async def test_growing_transcript_reads_the_old_prefix_and_writes_the_new_part(
+    fake: FakeAnthropic, make_llm: MakeLLM
+) -> None:
+    llm = make_llm()
+    first = await llm.complete(prompt())
+    grown = [Block(text=TRANSCRIPT), Block(text="Ada: ship behind flags. " * 20, cache=True)]
+    second = await llm.complete(prompt("Counterpoint as Bram.", shared=grown))
+
+    assert second.usage.cache_read_tokens == first.usage.cache_write_tokens
+    assert second.usage.cache_write_tokens == math.ceil(len("Ada: ship behind flags. " * 20) / 4)
+
+
+async def test_short_prefixes_are_not_cached(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    llm = make_llm()
+    short = prompt(shared=[Block(text="A short transcript.", cache=True)])
+    await llm.complete(short)
+    again = await llm.complete(short)
+
+    assert again.usage.cache_write_tokens == again.usage.cache_read_tokens == 0
+
+
+async def test_parallel_identical_requests_each_write_the_cache(make_llm: MakeLLM) -> None:
+    async with FakeAnthropic(latency_s=0.3) as slow:  # long enough that the two requests overlap
+        llm = make_llm(base_url=slow.base_url)
+        a, b = await asyncio.gather(llm.complete(prompt()), llm.complete(prompt()))
+        after = await llm.complete(prompt())
+
+    assert a.usage.cache_write_tokens == b.usage.cache_write_tokens > 0
+    assert a.usage.cache_read_tokens == b.usage.cache_read_tokens == 0
+    assert after.usage.cache_read_tokens == a.usage.cache_write_tokens
+
+
+async def test_structured_round_synthesis(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    synthesis, usage = await make_llm().structured(prompt("Synthesize the round."), RoundSynthesis)
+
+    assert isinstance(synthesis, RoundSynthesis)
+    assert synthesis.summary and synthesis.proposals and synthesis.positions
+    assert isinstance(synthesis.positions[0].proposal, int)
+    body = fake.requests[0]
+    assert "stream" not in body
+    fmt = body["output_config"]["format"]
+    assert fmt["type"] == "json_schema"
+    assert set(fmt["schema"]["properties"]) == set(RoundSynthesis.model_fields)
+    assert usage.output_tokens > 0 and usage.cache_write_tokens > 0
+    assert usage.cost_usd == pytest.approx(expected_cost(usage, 2.0, 10.0))
+
+
+async def test_structured_roster(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    roster, usage = await make_llm().structured(prompt("Propose four experts.", tier="light"), RosterSpec)
+
+    assert roster.experts and roster.experts[0].expertise
+    assert fake.requests[0]["model"] == usage.model == "claude-haiku-5-5"
+    assert usage.cost_usd == pytest.approx(expected_cost(usage, 0.10, 0.50))
+
+
+async def test_structured_output_cut_off_by_max_tokens_is_unavailable(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    with pytest.raises(LLMUnavailable, match="expected shape"):
+        await make_llm().structured(prompt(max_tokens=8), RoundSynthesis)
+
+
+async def test_no_temperature_is_ever_sent(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    llm = make_llm()
+    await llm.complete(prompt())
+    await llm.structured(prompt(), RosterSpec)
+
+    assert len(fake.requests) == 2
+    assert all("temperature" not in body and "top_p" not in body for body in fake.requests)
+
+
+async def test_529_with_retry_after_ms_is_retried_by_the_sdk(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    fake.fail_next(2, status=529, retry_after_ms=40)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    completion = await make_llm(max_retries=3).complete(prompt())
+
+    assert completion.text
+    assert loop.time() - started >= 0.08  # both waits honoured
+    assert [h["x-stainless-retry-count"] for h in fake.headers] == ["0", "1", "2"]
+    assert fake.completed_count == 1
+
+
+@pytest.mark.parametrize("status", [429, 500])
+async def test_rate_limits_and_server_errors_are_retried_by_the_sdk(
+    fake: FakeAnthropic, make_llm: MakeLLM, status: int
+) -> None:
+    fake.fail_next(1, status=status, retry_after_ms=5)
+    synthesis, _ = await make_llm().structured(prompt(), RoundSynthesis)
+
+    assert synthesis.summary
+    assert fake.request_count == 2
+
+
+async def test_error_inside_a_stream_retries_the_whole_turn(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    fake.break_stream_next(1, after_deltas=2)
+    completion = await make_llm(turn_attempts=2).complete(prompt("Rebut Bram."))
+
+    assert "Rebut Bram." in completion.text
+    assert fake.request_count == 2
+    assert fake.requests[0] == fake.requests[1]
+    # A fresh turn, not an SDK retry of the same request.
+    assert [h["x-stainless-retry-count"] for h in fake.headers] == ["0", "0"]
+    assert completion.usage.output_tokens == fake.output_tokens  # only the finished stream counts
+
+
+async def test_persistent_overload_is_unavailable_and_leaks_no_secret(
+    fake: FakeAnthropic, make_llm: MakeLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake.fail_next(10, status=529, retry_after_ms=1)
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(LLMUnavailable) as raised:
+        await make_llm(max_retries=2).complete(prompt())
+
+    assert str(raised.value) == "Anthropic API overloaded (529)"
+    assert fake.request_count == 3  # one try and two SDK retries; no turn retry before a stream opened
+    assert SECRET not in repr(raised.value)
+    assert SECRET not in caplog.text
+    assert any(r.levelno == logging.WARNING and r.name == "core.llm" for r in caplog.records)
+
+
+async def test_stream_that_keeps_breaking_is_unavailable(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    fake.break_stream_next(5, after_deltas=1)
+    with pytest.raises(LLMUnavailable, match=r"^Anthropic API overloaded \(529\)$"):
+        await make_llm(turn_attempts=3).complete(prompt())
+
+    assert fake.request_count == 3
+    assert fake.completed_count == 0
+
+
+@pytest.mark.parametrize(("status", "words"), [(400, "rejected the request"), (401, "rejected the API key")])
+async def test_client_errors_are_not_retried(fake: FakeAnthropic, make_llm: MakeLLM, status: int, words: str) -> None:
+    fake.fail_next(3, status=status, retry_after_ms=None)
+    for call in (lambda llm: llm.complete(prompt()), lambda llm: llm.structured(prompt(), RosterSpec)):
+        with pytest.raises(LLMUnavailable) as raised:
+            await call(make_llm())
+        assert str(raised.value) == f"Anthropic API {words} ({status})"
+        assert SECRET not in str(raised.value)
+    assert fake.request_count == 2
+
+
+async def test_unreachable_api_is_unavailable(make_llm: MakeLLM) -> None:
+    async with FakeAnthropic() as gone:
+        url = gone.base_url
+    with pytest.raises(LLMUnavailable, match="unreachable"):
+        await make_llm(base_url=url, max_retries=0).complete(prompt())
+
+
+def test_cost_per_million_tokens() -> None:
+    usage = Usage(input_tokens=1_000, cache_write_tokens=10_000, cache_read_tokens=100_000, output_tokens=2_000)
+    price = ModelPrice(input_per_mtok=2.0, output_per_mtok=10.0)
+
+    assert cost(usage, price) == pytest.approx((2_000 + 25_000 + 20_000 + 20_000) / 1_000_000)
+
+
+def test_config_needs_a_price_for_every_model_and_hides_the_key() -> None:
+    with pytest.raises(ValidationError, match="no price for model"):
+        LLMConfig(api_key=SECRET, models={"light": "a", "medium": "b", "heavy": "claude-opus-5-5"})
+    config = LLMConfig(api_key=SECRET)
+    assert config.models["medium"] == "claude-sonnet-5-5"
+    assert config.prices["claude-haiku-5-5"].output_per_mtok == 0.50
+    assert SECRET not in repr(config)
+
+
+async def test_fake_runs_as_a_process(make_llm: MakeLLM) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.fakes.anthropic_server", "--port", "0",
+        cwd=ROOT, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = (await asyncio.wait_for(proc.stdout.readline(), 20)).decode()
+        url = line.rsplit(" ", 1)[-1].strip()
+        assert url.startswith("http://127.0.0.1:")
+        llm = make_llm(base_url=url)
+        first = await llm.complete(prompt())
+        second = await llm.complete(prompt("Another persona."))
+        assert second.usage.cache_read_tokens == first.usage.cache_write_tokens > 0
+        stats = await _get_json(url + "/_fake/stats")
+        assert stats["request_count"] == 2
+        assert stats["cache_read_tokens"] == second.usage.cache_read_tokens
+    finally:
+        proc.terminate()
+        await proc.wait()
+
+
+async def _get_json(url: str) -> Any:
+    async with aiohttp.ClientSession() as session, session.get(url) as response:
+        return await response.json()
