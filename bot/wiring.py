@@ -120,9 +120,9 @@ async def build_app(
     app = App(settings=settings, store=store, llm=llm, driver=driver, service=service, clock=clock)
     if scheduler:
         # Started on every replica; it fires a platform's rows only while this process holds that platform's lock.
-        app.scheduler = Scheduler(store, service, clock, SchedulerConfig(
+        app.scheduler = Scheduler(store, service.schedules, clock, SchedulerConfig(
             platforms=tuple(chats), reload_s=settings.council_schedule_reload_s,
             leader_retry_s=settings.council_leader_retry_s))
-        service.on_schedules_changed = app.scheduler.poke
+        service.schedules.on_changed = app.scheduler.poke
         await app.scheduler.start()
     return app

@@ -157,7 +157,7 @@ class Handlers:
         current = await self._current(where)
         intent = t.slash_command(name, opts, who, where, current, self.default_tz)
         if isinstance(intent, c.Stop):  # asks first, privately; only who may stop it is asked
-            d = await self.service.may_stop(intent)
+            d = await self.service.guard.may_stop(intent)
             stop = posts.confirm_stop_post(d)
             confirm = stop.actions[0]
             asks.append(t.AskConfirm(action=confirm.id, value=confirm.value, question=stop.text, label=confirm.label))
@@ -172,7 +172,7 @@ class Handlers:
             return []
         try:
             here = await self._current(where)
-            found = await self.service.discussions(c.Command(**self._who(interaction).fields()))
+            found = await self.service.guard.discussions(c.Command(**self._who(interaction).fields()))
         except Exception:
             log.exception("autocomplete for %s failed", interaction.id)
             return []
@@ -202,11 +202,11 @@ class Handlers:
 
     async def _perform(self, intent: t.Intent, who: t.Who) -> str:
         if isinstance(intent, t.ListDiscussions):
-            return list_text(await self.service.discussions(c.Command(**who.fields())))
+            return list_text(await self.service.guard.discussions(c.Command(**who.fields())))
         if isinstance(intent, t.ShowHelp):
             return t.HELP
         if isinstance(intent, t.ShowStatus):
-            return await self.service.status_text(intent.discussion_id, c.Command(**who.fields()))
+            return await self.service.guard.status_text(intent.discussion_id, c.Command(**who.fields()))
         if isinstance(intent, t.RosterEdit):
             async with self.store.tx() as tx:
                 personas = await tx.personas(intent.discussion_id)

@@ -13,7 +13,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.clients import Tasks
-from adapters.slack.handlers import Council, Place
+from adapters.slack.handlers import Council
+from adapters.slack.place import Place
 
 ACTIONS = re.compile("^(" + "|".join(re.escape(p) for p in ix.ACTION_PREFIXES) + ")")
 

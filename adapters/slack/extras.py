@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -13,6 +13,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.home import MAX_DISCUSSIONS, NEW_ACTION, HomeFacts, Row, home_view
+from adapters.slack.place import Desk, Place
 from adapters.slack.views import start_view, topic_view
 from core.control import commands as c
 from core.control.service import UserError
@@ -22,13 +23,10 @@ from core.running.driver import load_state
 from core.showing.export import artifacts
 from core.showing.export import export as export_doc
 
-if TYPE_CHECKING:
-    from adapters.slack.handlers import Council, Place
-
 log = logging.getLogger(__name__)
 
 
-async def ask_topic(council: Council, intent: c.ChooseNextAction, place: Place, client: AsyncWebClient) -> None:
+async def ask_topic(council: Desk, intent: c.ChooseNextAction, place: Place, client: AsyncWebClient) -> None:
     """Deep dive / Different topic open a form with the council's suggestion, which the person may replace."""
     async with council.core.store.tx() as tx:
         state = await load_state(tx, intent.discussion_id)
@@ -41,9 +39,9 @@ async def ask_topic(council: Council, intent: c.ChooseNextAction, place: Place, 
     meta = ix.topic_metadata(intent.discussion_id, intent.action.value, place.channel, place.thread_ts or "")
     await client.views_open(trigger_id=place.trigger_id, view=topic_view(meta, deep, suggestion))
 
-async def export_files(council: Council, discussion_id: str, place: Place, client: AsyncWebClient) -> None:
+async def export_files(council: Desk, discussion_id: str, place: Place, client: AsyncWebClient) -> None:
     """synthesis.md and the full transcript (JSON), uploaded into the discussion's thread."""
-    d = await council._discussion(discussion_id)
+    d = await council.discussion(discussion_id)
     if d is None or d.channel != place.channel:
         await council.tell(client, place, "That discussion is not in this channel.")
         return
@@ -65,7 +63,7 @@ async def export_files(council: Council, discussion_id: str, place: Place, clien
                         f"; `python -m bot export {d.id}` on the server gives the same files.")
 
 # App Home ---------------------------------------------------------------------------------------
-async def home(council: Council, team: str, user: str, client: AsyncWebClient) -> None:
+async def home(council: Desk, team: str, user: str, client: AsyncWebClient) -> None:
     """Publish this person's Home tab: their discussions, schedules and digests (and, for admins, spend)."""
     try:
         facts = await home_facts(council, client, team, user)
@@ -73,7 +71,7 @@ async def home(council: Council, team: str, user: str, client: AsyncWebClient) -
     except Exception:
         log.exception("could not publish the Home tab of %s", user)
 
-async def home_facts(council: Council, client: AsyncWebClient, team: str, user: str) -> HomeFacts:
+async def home_facts(council: Desk, client: AsyncWebClient, team: str, user: str) -> HomeFacts:
     core, now = council.core, council.core.clock.now()
     me = await council.users.get(client, team, user)
     async with core.store.tx() as tx:
@@ -97,13 +95,11 @@ async def home_facts(council: Council, client: AsyncWebClient, team: str, user: 
     return HomeFacts(user=user, rows=rows, schedules=schedules, admin=me.is_admin, spend_today=spend,
                      defaults=defaults)
 
-async def home_action(council: Council, body: dict[str, Any], client: AsyncWebClient) -> None:
+async def home_action(council: Desk, body: dict[str, Any], client: AsyncWebClient) -> None:
     """A button on the Home tab: New discussion opens the start form; Cancel ends a schedule or digest."""
     action = body["actions"][0]
     user = body.get("user") or {}
     team = (body.get("team") or {}).get("id") or user.get("team_id", "")
-    from adapters.slack.handlers import Place  # the listener glue imports this module; Place lives there
-
     place = Place(team=team, channel="", user=user.get("id", ""), trigger_id=body.get("trigger_id"))
     if action["action_id"] == NEW_ACTION:
         await client.views_open(trigger_id=place.trigger_id, view=start_view(ix.start_metadata(""),

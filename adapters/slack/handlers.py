@@ -9,8 +9,8 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from dataclasses import replace
+from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -20,15 +20,13 @@ from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.clients import Users, dismiss, ephemeral
 from adapters.slack.membership import ensure_member
+from adapters.slack.place import CoreApp, Place, facts
 from adapters.slack.render import render, settled
 from adapters.slack.views import roster_view, start_view
 from core.control import commands as c
-from core.control.service import Reply, Service, UserError, list_text
+from core.control.service import Reply, UserError, list_text
 from core.models import NEXT_ACTION_LABELS, Discussion, NextAction, Status
-from core.ports import Clock
-from core.running.driver import Driver
 from core.showing import posts
-from core.storage.store import Store
 
 log = logging.getLogger(__name__)
 OOPS = "Sorry, something went wrong on our side; nothing was lost. Please try again in a moment."
@@ -40,32 +38,6 @@ SETTLE_NOTES = {"roster:start": "started the discussion", "fail:retry": "chose *
 def digest_reply(text: str, channel: str) -> str:
     """The service's answer to `/council digest`, led by the channel it is about (whatever its wording)."""
     return f"<#{channel}>: {text}"
-
-
-class CoreApp(Protocol):
-    service: Service
-    driver: Driver
-    store: Store
-    clock: Clock
-
-
-@dataclass
-class Place:
-    """Where a request came from and who sent it."""
-
-    team: str
-    channel: str
-    user: str
-    user_name: str = ""
-    thread_ts: str | None = None
-    response_url: str | None = None
-    trigger_id: str | None = None
-    replace: bool = False  # a button on a private message: the answer takes its place (through response_url)
-
-
-def facts(place: Place) -> dict[str, Any]:
-    """Where a command comes from, as the core's permission checks need it."""
-    return {"platform": tr.PLATFORM, "workspace": place.team, "in_channel": place.channel}
 
 
 class Council:
@@ -99,12 +71,13 @@ class Council:
                                         view=start_view(ix.start_metadata(place.channel, place.thread_ts or "")))
             elif intent.kind == "list":
                 asker = await self.asker(client, place)
-                await self.tell(client, place, list_text(await self.core.service.discussions(asker)))
+                await self.tell(client, place, list_text(await self.core.service.guard.discussions(asker)))
             elif intent.kind == "status":
                 asker = await self.asker(client, place)
-                await self.tell(client, place, await self.core.service.status_text(intent.discussion_id, asker))
+                await self.tell(client, place, await self.core.service.guard.status_text(intent.discussion_id, asker))
             elif intent.kind == "usage":
-                await self.tell(client, place, await self.core.service.usage_text(await self.asker(client, place)))
+                asker = await self.asker(client, place)
+                await self.tell(client, place, await self.core.service.guard.usage_text(asker))
             elif isinstance(intent.command, c.Stop):
                 await self.ask_to_stop(intent.command, place, client)
             elif intent.command is not None:
@@ -117,7 +90,7 @@ class Council:
         who, _ = await self.who(client, place)
         asker = cmd.model_copy(update={"user_name": who.user_name, "is_admin": who.is_admin,
                                        "groups": list(who.groups), **facts(place)})
-        d = await self.core.service.may_stop(asker)
+        d = await self.core.service.guard.may_stop(asker)
         [question, *_] = render(posts.confirm_stop_post(d))
         await ephemeral(client, place.channel, place.user, question.text, thread_ts=place.thread_ts,
                         response_url=place.response_url, blocks=question.blocks)
@@ -204,7 +177,7 @@ class Council:
         """The roster modal submitted: its changes, one command each, answered in the discussion's thread."""
         d: Discussion | None = None
         async with self._guard(client, place, "roster form"):  # no channel yet: the answer may not reach anyone
-            d = await self._discussion(view.get("private_metadata", ""))
+            d = await self.discussion(view.get("private_metadata", ""))
         if d is None:
             return
         place = replace(place, channel=d.channel, thread_ts=d.thread_ref or None)
@@ -349,7 +322,7 @@ class Council:
         async with self.core.store.tx() as tx:
             return await tx.discussion_by_thread(tr.PLATFORM, channel, thread_ts)
 
-    async def _discussion(self, discussion_id: str) -> Discussion | None:
+    async def discussion(self, discussion_id: str) -> Discussion | None:
         async with self.core.store.tx() as tx:
             return await tx.discussion(discussion_id)
 

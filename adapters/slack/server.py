@@ -24,7 +24,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.app import register
 from adapters.slack.chat import ClientFor, SlackChat
 from adapters.slack.clients import Installations, SingleWorkspace, Tasks, Users, web_client
-from adapters.slack.handlers import CoreApp, Council
+from adapters.slack.handlers import Council
+from adapters.slack.place import CoreApp
 from core.ports import ChatPort
 
 log = logging.getLogger(__name__)

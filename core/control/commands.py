@@ -21,6 +21,9 @@ class Command(BaseModel):
     platform: str = "console"
     workspace: str = ""  # Slack team id / Discord guild id
     in_channel: str = ""  # the channel the command was typed or clicked in
+    # Clicked on a private notice in a direct message with Council: its channel is the DM (and Discord sends no
+    # guild), so the discussion named in the button decides where it is, and only its starter got that notice.
+    in_dm: bool = False
 
 
 FlowName = Literal["moderated", "council", "meeting", "open"]

@@ -31,11 +31,10 @@ class GuardConfig(Protocol):
 
 
 class Guard:
-    """Mixed into Service: authorize(cmd) before any handler, scoped look-ups and the admins' usage view."""
+    """Held by the service: authorize(cmd) before any handler, scoped look-ups and the admins' usage view."""
 
-    store: Store
-    clock: Clock
-    config: GuardConfig
+    def __init__(self, store: Store, clock: Clock, config: GuardConfig) -> None:
+        self.store, self.clock, self.config = store, clock, config
 
     async def authorize(self, cmd: c.Command) -> None:
         """Refuse (privately, saying why) a start past the limits, or a digest this person may not set."""

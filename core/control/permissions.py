@@ -51,7 +51,11 @@ def is_admin(policy: Policy, cmd: c.Command) -> bool:
 
 
 def visible(policy: Policy, d: Discussion, cmd: c.Command) -> bool:
-    """Found from here: same platform and workspace, and (for non-admins) the discussion's own channel."""
+    """Found from here: same platform and workspace, and (for non-admins) the discussion's own channel; from a
+    direct message, only by the discussion's starter (who alone is sent private notices with buttons)."""
+    if cmd.in_dm:
+        return (d.platform == cmd.platform and bool(cmd.user_id) and cmd.user_id == d.created_by
+                and cmd.workspace in ("", d.workspace))
     if d.platform != cmd.platform or d.workspace != cmd.workspace:
         return False
     return is_admin(policy, cmd) or not d.channel or cmd.in_channel == d.channel

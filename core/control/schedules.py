@@ -6,7 +6,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Collection
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from core.control import commands as c
 from core.control.replies import Reply, UserError
@@ -53,23 +53,26 @@ def round_trigger(when: str, every: str, tz: str, now: datetime) -> tuple[str, d
     return f"at:{first.isoformat()}", first
 
 
-class ScheduleHandlers:
-    """Mixed into Service: ScheduleRound, SetDigest, StartDiscussion's --every/--next, and fire(schedule_id)."""
+class Steering(Protocol):
+    """What a scheduled round needs of the service: the discussion the asker may act on, and its steering."""
 
-    store: Store
-    driver: Driver
-    clock: Clock
-    # Set by the wiring: tells this process's scheduler (when it leads) that schedule rows changed.
-    on_schedules_changed: Callable[[], None] | None = None
+    async def get(self, tx: Tx, discussion_id: str) -> Discussion: ...
+    async def choose(self, tx: Tx, d: Discussion, action: NextAction, user_name: str, topic: str = "") -> str: ...
+    async def reopen(self, tx: Tx, d: Discussion, user_name: str, *, then_round: bool) -> None: ...
 
-    if TYPE_CHECKING:
-        async def _get(self, tx: Tx, discussion_id: str) -> Discussion: ...
-        async def choose(self, tx: Tx, d: Discussion, action: NextAction, user_name: str, topic: str = "") -> str: ...
-        async def reopen(self, tx: Tx, d: Discussion, user_name: str, *, then_round: bool) -> None: ...
 
-    def _changed(self) -> None:
-        if self.on_schedules_changed is not None:
-            self.on_schedules_changed()
+class Schedules:
+    """Held by the service: ScheduleRound, SetDigest, ForgetWorkspace, StartDiscussion's --every/--next, and
+    fire(schedule_id) for the timer."""
+
+    def __init__(self, store: Store, driver: Driver, clock: Clock, steering: Steering) -> None:
+        self.store, self.driver, self.clock, self.steering = store, driver, clock, steering
+        # Set by the wiring: tells this process's scheduler (when it leads) that schedule rows changed.
+        self.on_changed: Callable[[], None] | None = None
+
+    def changed(self) -> None:
+        if self.on_changed is not None:
+            self.on_changed()
 
     # commands ----------------------------------------------------------------------------------------
     async def schedule_start(self, tx: Tx, cmd: c.StartDiscussion, d: Discussion) -> str:
@@ -93,10 +96,10 @@ class ScheduleHandlers:
             self.clock.now(),
         )
 
-    async def _scheduleround(self, cmd: c.ScheduleRound) -> Reply:
+    async def schedule_round(self, cmd: c.ScheduleRound) -> Reply:
         now = self.clock.now()
         async with self.store.tx() as tx:
-            d = await self._get(tx, cmd.discussion_id)
+            d = await self.steering.get(tx, cmd.discussion_id)
             tz = cmd.tz or d.tz
             existing = await tx.find_schedule("round", d.platform, d.workspace, d.id)
             if cmd.when.strip().lower() in OFF_WORDS:
@@ -114,17 +117,17 @@ class ScheduleHandlers:
                 text = f"🗓️ {cmd.user_name or 'Someone'} scheduled the next round for {when}{then}."
             await tx.enqueue(d.id, Post(kind="notice", key=f"{d.id}:scheduled:{now.timestamp()}", text=text), now)
             await save_discussion(tx, d, now)  # the header shows the next round (or no longer does)
-        self._changed()
+        self.changed()
         return Reply(text=text.removeprefix("🗓️ "), discussion_id=d.id)
 
-    async def _forgetworkspace(self, cmd: c.ForgetWorkspace) -> Reply:
+    async def forget_workspace(self, cmd: c.ForgetWorkspace) -> Reply:
         async with self.store.tx() as tx:
             removed = await tx.forget_schedules(cmd.platform, cmd.workspace)
         log.info("left %s workspace %s: %d schedule(s) removed", cmd.platform, cmd.workspace, removed)
-        self._changed()
+        self.changed()
         return Reply(text=f"Removed {removed} schedule(s).")
 
-    async def _setdigest(self, cmd: c.SetDigest) -> Reply:
+    async def set_digest(self, cmd: c.SetDigest) -> Reply:
         now = self.clock.now()
         async with self.store.tx() as tx:
             existing = await tx.find_schedule("digest", cmd.platform, cmd.workspace, cmd.channel)
@@ -132,7 +135,7 @@ class ScheduleHandlers:
                 if existing is None or not existing.enabled:
                     return Reply(text="There is no digest for that channel.")
                 await tx.upsert_schedule(existing.model_copy(update={"enabled": False}), now)
-                self._changed()
+                self.changed()
                 return Reply(text="Digest turned off.")
             try:
                 zone(cmd.tz)
@@ -147,7 +150,7 @@ class ScheduleHandlers:
                          last_run_at=existing.last_run_at if existing else None),
                 now,
             )
-        self._changed()
+        self.changed()
         label = {"daily": "daily at 09:00", "weekly": "weekly, Mondays at 09:00"}.get(cmd.cadence, f"cron `{expr}`")
         assert first is not None
         return Reply(text=f"Digest scheduled: {label}; the first one {mark(first, cmd.tz, relative=True)}.")
@@ -203,9 +206,9 @@ class ScheduleHandlers:
                  + (f" The round after this one: {mark(following, s.tz, relative=True)}." if following else ""),
         ), now)
         if d.status == Status.WAITING:
-            await self.choose(tx, d, NextAction.ANOTHER_ROUND, SCHEDULER_NAME)
+            await self.steering.choose(tx, d, NextAction.ANOTHER_ROUND, SCHEDULER_NAME)
         else:
-            await self.reopen(tx, d, SCHEDULER_NAME, then_round=True)
+            await self.steering.reopen(tx, d, SCHEDULER_NAME, then_round=True)
         return True
 
     @staticmethod

@@ -34,7 +34,7 @@ def lock_key(platform: str) -> int:
 
 
 class Firing(Protocol):
-    """What a firing hands the slot to (core.control.service.Service)."""
+    """What a firing hands the slot to (the service's Schedules)."""
 
     async def fire(self, schedule_id: int) -> bool: ...
 

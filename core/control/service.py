@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from core.control import commands as c
 from core.control.guard import ASKER, Guard, not_found
 from core.control.permissions import Policy, check, visible
 from core.control.replies import Reply, UserError
-from core.control.schedules import ScheduleHandlers
+from core.control.schedules import Schedules
 from core.deliberation import engine, flows
 from core.deliberation.roster import EXPERT_ICONS, addressed, full_roster, slug
 from core.models import (
@@ -61,21 +62,47 @@ def validate_topic(topic: str) -> str:
     return topic
 
 
-class Service(Guard, ScheduleHandlers):
-    config: ServiceConfig
+Handler = Callable[[Any], Awaitable[Reply]]
+
+
+class Service:
+    """handle(command) through one table of handlers; the guard and the schedules are collaborators it holds."""
 
     def __init__(
         self, store: Store, driver: Driver, clock: Clock, new_id: Callable[[], str], config: ServiceConfig
     ) -> None:
         self.store, self.driver, self.clock, self.new_id, self.config = store, driver, clock, new_id, config
+        self.guard = Guard(store, clock, config)
+        self.schedules = Schedules(store, driver, clock, self)
+        # Every command's handler, by the command's class: the one way in, read by people, mypy and editors.
+        self.handlers: dict[type[c.Command], Handler] = {
+            c.StartDiscussion: self.start_discussion,
+            c.SetOwners: self.set_owners,
+            c.ConfirmRoster: self.confirm_roster,
+            c.ModifyRoster: self.modify_roster,
+            c.AddExpert: self.add_expert,
+            c.PostHumanMessage: self.post_human_message,
+            c.CastBallot: self.cast_ballot,
+            c.ClosePoll: self.close_poll,
+            c.ChooseNextAction: self.choose_next_action,
+            c.Synthesize: self.synthesize,
+            c.Pause: self.pause,
+            c.Resume: self.resume_discussion,
+            c.Stop: self.stop,
+            c.RetryTurns: self.retry_turns,
+            c.SkipTurns: self.skip_turns,
+            c.ScheduleRound: self.schedules.schedule_round,
+            c.SetDigest: self.schedules.set_digest,
+            c.ForgetWorkspace: self.schedules.forget_workspace,
+        }
 
     async def handle(self, cmd: c.Command) -> Reply:
-        handler = getattr(self, f"_{slug(type(cmd).__name__, 60)}", None)
+        handler = self.handlers.get(type(cmd))
         if handler is None:
             raise TypeError(f"no handler for {type(cmd).__name__}")
         # Who may, and spending limits: refused before anything changes. Commands on a discussion are checked
-        # by _get, inside the handler's own transaction; starts and digests here.
-        await self.authorize(cmd)
+        # by get(), inside the handler's own transaction; starts and digests here.
+        await self.guard.authorize(cmd)
         asking = ASKER.set(cmd)
         try:
             reply: Reply = await handler(cmd)
@@ -85,7 +112,7 @@ class Service(Guard, ScheduleHandlers):
             self.driver.kick(reply.discussion_id)
         return reply
 
-    async def _get(self, tx: Tx, discussion_id: str) -> Discussion:
+    async def get(self, tx: Tx, discussion_id: str) -> Discussion:
         """The discussion, when the person asking (if any) can see it from where they are and may do what they
         asked; otherwise the same "no such discussion" as for an unknown id, or a refusal saying who may."""
         d = await tx.discussion(discussion_id.strip(), for_update=True)
@@ -97,7 +124,7 @@ class Service(Guard, ScheduleHandlers):
         return d
 
     # starting --------------------------------------------------------------------------------------
-    async def _startdiscussion(self, cmd: c.StartDiscussion) -> Reply:
+    async def start_discussion(self, cmd: c.StartDiscussion) -> Reply:
         topic = validate_topic(cmd.topic)
         try:
             rounds = flows.planned_rounds(cmd.flow, cmd.rounds, cmd.style)
@@ -124,13 +151,13 @@ class Service(Guard, ScheduleHandlers):
             seats = flows.get(d.flow).seats(d)
             await tx.set_personas(d.id, seats)
             await tx.enqueue(d.id, header_post(d, seats), now)
-            scheduled = await self.schedule_start(tx, cmd, d)
+            scheduled = await self.schedules.schedule_start(tx, cmd, d)
         if scheduled:
-            self._changed()
+            self.schedules.changed()
         what = {"meeting": "a council meeting", "open": "an open floor"}.get(d.flow, "a council")
         return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}", discussion_id=d.id)
 
-    async def _setowners(self, cmd: c.SetOwners) -> Reply:
+    async def set_owners(self, cmd: c.SetOwners) -> Reply:
         owners = [" ".join(o.split())[:200] for o in cmd.owners if o.strip()]
         if len(owners) == 1 or len(owners) > 8:
             raise UserError("A meeting needs 2 to 8 domain owners, for example "
@@ -142,9 +169,9 @@ class Service(Guard, ScheduleHandlers):
             return Reply(text="Meetings in this channel will generate domain owners for each topic again.")
         return Reply(text=f"Meetings in this channel will seat these domain owners: {'; '.join(owners)}.")
 
-    async def _confirmroster(self, cmd: c.ConfirmRoster) -> Reply:
+    async def confirm_roster(self, cmd: c.ConfirmRoster) -> Reply:
         async with self.store.tx() as tx:
-            d = await self._get(tx, cmd.discussion_id)
+            d = await self.get(tx, cmd.discussion_id)
             if d.status != Status.AWAITING_CONFIRMATION:
                 return Reply(text="This discussion has already started.", discussion_id="")
             d.status = Status.RUNNING
@@ -152,9 +179,9 @@ class Service(Guard, ScheduleHandlers):
             await self._notice(tx, d, f"{d.id}:confirmed", f"{cmd.user_name or 'Someone'} started the discussion.")
         return Reply(text="Starting.", discussion_id=d.id)
 
-    async def _modifyroster(self, cmd: c.ModifyRoster) -> Reply:
+    async def modify_roster(self, cmd: c.ModifyRoster) -> Reply:
         async with self.store.tx() as tx:
-            d = await self._get(tx, cmd.discussion_id)
+            d = await self.get(tx, cmd.discussion_id)
             if d.status != Status.AWAITING_CONFIRMATION:
                 raise UserError("The roster can only be changed before the discussion starts.")
             personas = await tx.personas(d.id)
@@ -172,9 +199,9 @@ class Service(Guard, ScheduleHandlers):
             await self._refresh_header(tx, d)
         return Reply(text="Roster updated.", discussion_id=d.id)
 
-    async def _addexpert(self, cmd: c.AddExpert) -> Reply:
+    async def add_expert(self, cmd: c.AddExpert) -> Reply:
         async with self.store.tx() as tx:
-            d = await self._get(tx, cmd.discussion_id)
+            d = await self.get(tx, cmd.discussion_id)
             if d.status != Status.AWAITING_CONFIRMATION:
                 raise UserError("The roster can only be changed before the discussion starts.")
             personas = await tx.personas(d.id)
@@ -199,7 +226,7 @@ class Service(Guard, ScheduleHandlers):
         await tx.save_discussion(d, self.clock.now())
 
     # humans ----------------------------------------------------------------------------------------
-    async def _posthumanmessage(self, cmd: c.PostHumanMessage) -> Reply:
+    async def post_human_message(self, cmd: c.PostHumanMessage) -> Reply:
         text = cmd.text.strip()
         if not text:
             return Reply(text="", duplicate=True)
@@ -207,9 +234,9 @@ class Service(Guard, ScheduleHandlers):
         async with self.store.tx() as tx:
             if not await tx.first_sight(cmd.event_id, now):
                 return Reply(text="", duplicate=True)
-            d = await self._get(tx, cmd.discussion_id)
+            d = await self.get(tx, cmd.discussion_id)
             personas = await tx.personas(d.id)
-            paced = d.status == Status.WAITING and await self.answered_lately(tx, d.id, cmd.user_id, now)
+            paced = d.status == Status.WAITING and await self.guard.answered_lately(tx, d.id, cmd.user_id, now)
             await tx.add_human_message(
                 HumanMessage(discussion_id=d.id, author_id=cmd.user_id, author_name=cmd.user_name or "someone",
                              text=text[:MAX_HUMAN_CHARS], event_id=cmd.event_id,
@@ -224,7 +251,7 @@ class Service(Guard, ScheduleHandlers):
                      "Noted: the council will hear this when the discussion resumes.",
                      discussion_id=d.id if heard else "")
 
-    async def _castballot(self, cmd: c.CastBallot) -> Reply:
+    async def cast_ballot(self, cmd: c.CastBallot) -> Reply:
         now = self.clock.now()
         async with self.store.tx() as tx:
             # Locked: closing the poll waits for this vote (or this vote sees it closed), so the tally queued
@@ -238,7 +265,7 @@ class Service(Guard, ScheduleHandlers):
                 raise UserError("That option is not on this poll.")
             await tx.cast(Ballot(poll_id=poll.id, voter_id=cmd.user_id, voter_name=cmd.user_name or cmd.user_id,
                                  choice=cmd.choice, created_at=now))
-            d = await self._get(tx, poll.discussion_id)
+            d = await self.get(tx, poll.discussion_id)
             await self._queue_tally(tx, d, poll, now)
         self.driver.kick(d.id)
         return Reply(text=f"Your vote: {poll.options[cmd.choice]}. Click another option to change it.")
@@ -256,20 +283,20 @@ class Service(Guard, ScheduleHandlers):
         digest = hashlib.sha256(tally.model_dump_json().encode()).hexdigest()[:12]
         await tx.enqueue(d.id, tally.model_copy(update={"key": f"{prefix}{cast}:{digest}"}), now)
 
-    async def _closepoll(self, cmd: c.ClosePoll) -> Reply:
+    async def close_poll(self, cmd: c.ClosePoll) -> Reply:
         async with self.store.tx() as tx:
             poll = await tx.poll(cmd.poll_id)
             if poll is None:
                 raise UserError("That poll no longer exists.")
-            d = await self._get(tx, poll.discussion_id)
+            d = await self.get(tx, poll.discussion_id)
             if not poll.closed:
                 await close_poll(tx, d, poll, self.clock.now(), self.driver.llm.offline)
         return Reply(text="Poll closed.", discussion_id=d.id)
 
     # steering --------------------------------------------------------------------------------------
-    async def _choosenextaction(self, cmd: c.ChooseNextAction) -> Reply:
+    async def choose_next_action(self, cmd: c.ChooseNextAction) -> Reply:
         async with self.store.tx() as tx:
-            d = await self._get(tx, cmd.discussion_id)
+            d = await self.get(tx, cmd.discussion_id)
             if d.status != Status.WAITING:
                 raise UserError(f"The next step was already chosen; the discussion is {d.status.value}.")
             label = await self.choose(tx, d, cmd.action, cmd.user_name, cmd.topic)
@@ -300,9 +327,9 @@ class Service(Guard, ScheduleHandlers):
                            f"➡️ {user_name or 'Someone'} chose **{label}**{detail}.")
         return label
 
-    async def _synthesize(self, cmd: c.Synthesize) -> Reply:
+    async def synthesize(self, cmd: c.Synthesize) -> Reply:
         async with self.store.tx() as tx:
-            d = await self._get(tx, cmd.discussion_id)
+            d = await self.get(tx, cmd.discussion_id)
             if d.status not in (Status.RUNNING, Status.WAITING, Status.PAUSED) or d.pending == "final":
                 raise UserError(f"This discussion can't be synthesized now: it is {d.status.value}.")
             d.status, d.pending = Status.RUNNING, "final"
@@ -312,9 +339,9 @@ class Service(Guard, ScheduleHandlers):
                                "writing it after the current turn.")
         return Reply(text="The Historian will write the final synthesis.", discussion_id=d.id)
 
-    async def _pause(self, cmd: c.Pause) -> Reply:
+    async def pause(self, cmd: c.Pause) -> Reply:
         async with self.store.tx() as tx:
-            d = await self._get(tx, cmd.discussion_id)
+            d = await self.get(tx, cmd.discussion_id)
             if d.pending == "pause" or d.status == Status.PAUSED:
                 raise UserError("This discussion is already paused (or pausing).")
             if d.pending == "final":
@@ -329,12 +356,12 @@ class Service(Guard, ScheduleHandlers):
                                "a resume summary.")
         return Reply(text="Pausing after the current turn.", discussion_id=d.id)
 
-    async def _resume(self, cmd: c.Resume) -> Reply:
+    async def resume_discussion(self, cmd: c.Resume) -> Reply:
         return await self.resume(cmd, then_round=False)
 
     async def resume(self, cmd: c.Resume, *, then_round: bool) -> Reply:
         async with self.store.tx() as tx:
-            d = await self._get(tx, cmd.discussion_id)
+            d = await self.get(tx, cmd.discussion_id)
             if d.status == Status.BLOCKED:
                 return await self._retry(tx, d, cmd)
             if d.status == Status.RUNNING and d.pending == "pause":
@@ -374,9 +401,9 @@ class Service(Guard, ScheduleHandlers):
         await self._notice(tx, d, f"{d.id}:resumed:{d.resume_count}",
                            f"▶️ {user_name or 'Someone'} resumed the discussion.")
 
-    async def _stop(self, cmd: c.Stop) -> Reply:
+    async def stop(self, cmd: c.Stop) -> Reply:
         async with self.store.tx() as tx:
-            d = await self._get(tx, cmd.discussion_id)
+            d = await self.get(tx, cmd.discussion_id)
             if d.status in (Status.DONE, Status.STOPPED):
                 raise UserError(f"This discussion is already {d.status.value}.")
             d.status, d.pending = Status.STOPPED, ""
@@ -390,9 +417,9 @@ class Service(Guard, ScheduleHandlers):
         self.driver.halt(d.id)  # and the model calls for them stop here (another process's end at their record)
         return Reply(text="Stopped.", discussion_id=d.id)
 
-    async def _retryturns(self, cmd: c.RetryTurns) -> Reply:
+    async def retry_turns(self, cmd: c.RetryTurns) -> Reply:
         async with self.store.tx() as tx:
-            d = await self._get(tx, cmd.discussion_id)
+            d = await self.get(tx, cmd.discussion_id)
             if d.status != Status.BLOCKED:
                 raise UserError("Nothing to retry: the discussion is not blocked.")
             return await self._retry(tx, d, cmd)
@@ -407,9 +434,9 @@ class Service(Guard, ScheduleHandlers):
                            f"🔁 {cmd.user_name or 'Someone'} asked to retry.")
         return Reply(text="Retrying.", discussion_id=d.id)
 
-    async def _skipturns(self, cmd: c.SkipTurns) -> Reply:
+    async def skip_turns(self, cmd: c.SkipTurns) -> Reply:
         async with self.store.tx() as tx:
-            d = await self._get(tx, cmd.discussion_id)
+            d = await self.get(tx, cmd.discussion_id)
             if d.status != Status.BLOCKED:
                 raise UserError("Nothing to skip: the discussion is not blocked.")
             turns = [t for t in await tx.turns(d.id) if t.status == TurnStatus.FAILED]

@@ -6,10 +6,17 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from core.deliberation.flows.base import State
-from core.models import Turn
+from core.models import Persona, Turn
+
+
+class State(Protocol):
+    """What stances read of a discussion's state (the flows' State has it; the flows import this module)."""
+
+    personas: list[Persona]
+
+    def done_turns(self) -> list[Turn]: ...
 
 UNDECIDED = {"undecided", "unsure", "mixed", "neutral", "abstain", ""}
 LINE_INSTRUCTION = (

@@ -19,11 +19,11 @@ async def test_without_read_permissions_nothing_starts_and_the_person_is_told_wh
     await council.settle()
     text = i.followups[-1]["content"]
     assert "can't read this channel" in text and "View Channel and Read Message History" in text
-    assert await council.app.service.discussions() == [] and not fake.messages.get(fake.channel_id)
+    assert await council.app.service.guard.discussions() == [] and not fake.messages.get(fake.channel_id)
 
     perms.view_channel = perms.read_message_history = True
     fake.app_permissions = str(perms.value)
     i = await fake.slash(dana, "council", topic="Kanban or Scrum?")
     await fake.wait_for(lambda: i.followups)
     await council.settle()
-    assert len(await council.app.service.discussions()) == 1 and "Note:" not in i.followups[-1]["content"]
+    assert len(await council.app.service.guard.discussions()) == 1 and "Note:" not in i.followups[-1]["content"]

@@ -141,7 +141,7 @@ async def test_each_flow_chosen_with_the_flow_option_runs_to_its_end(council: Co
         i = await fake.slash(dana, "council", topic=f"Which way for {flow}?", flow=flow, **extra)
         await fake.wait_for(lambda i=i: i.followups)
         await council.settle()
-        d = next(x for x in await council.app.service.discussions() if x.flow == flow)
+        d = next(x for x in await council.app.service.guard.discussions() if x.flow == flow)
         assert d.status.value == "done", (flow, d.blocked_reason)
         text = "\n".join(m["content"] + str(m.get("embeds", "")) for m in fake.thread_messages(d.thread_ref))
         assert closing[flow] in text and "Stance: " in text, flow

@@ -61,7 +61,7 @@ async def test_without_message_content_a_reply_button_and_mentions(tmp_path: Pat
 
             await fake.say(dana, header["id"], "this one is invisible without the intent")
             await fake.say(dana, header["id"], f"<@{fake.app_id}> Scrum for the platform team.", mention_bot=True)
-            d = (await app.service.discussions())[0]
+            d = (await app.service.guard.discussions())[0]
 
             async def humans() -> list[str]:
                 async with app.store.tx() as tx:
@@ -130,7 +130,7 @@ async def test_missing_channel_permissions_are_reported_before_starting(council:
     fake.app_permissions = str(1 << 11)  # Send Messages only
     i = await fake.slash(fake.add_user("Dana"), "council", topic="Anything")
     await fake.wait_for(lambda: i.followups)
-    assert "Create Public Threads" in i.followups[0]["content"] and not await council.app.service.discussions()
+    assert "Create Public Threads" in i.followups[0]["content"] and not await council.app.service.guard.discussions()
 
 
 async def test_replies_in_a_thread_the_cache_never_saw(tmp_path: Path) -> None:

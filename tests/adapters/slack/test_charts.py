@@ -12,7 +12,7 @@ async def test_the_final_synthesis_brings_its_charts_into_the_thread(slack: Slac
     await slack.command("Should we adopt Rust? --rounds 1")
     await server.idle()
     assert server.core is not None
-    d = (await server.core.service.discussions())[0]
+    d = (await server.core.service.guard.discussions())[0]
     assert [c.method for c in fake.calls].count("files.getUploadURLExternal") == len(fake.uploads) > 0
     names = sorted(f["name"] for f in fake.uploads)
     assert "vote.png" in names
@@ -30,7 +30,7 @@ async def test_a_refused_upload_leaves_the_synthesis_standing(slack: Slack, serv
     await slack.command("Should we adopt Rust? --rounds 1")
     await server.idle()
     assert server.core is not None
-    d = (await server.core.service.discussions())[0]
+    d = (await server.core.service.guard.discussions())[0]
     assert d.status.value == "done" and fake.uploads == []
     assert any("Final synthesis" in m.text or "Final synthesis" in str(m.blocks) for m in fake.messages)
 
@@ -42,7 +42,7 @@ async def test_the_export_button_uploads_the_synthesis_and_the_transcript(slack:
     await slack.command("Should we adopt Rust? --rounds 1")
     await server.idle()
     assert server.core is not None
-    d = (await server.core.service.discussions())[0]
+    d = (await server.core.service.guard.discussions())[0]
     header = fake.find("C0001", d.thread_ref)
     assert header is not None and '"action_id": "ctl:export"' in json.dumps(header.blocks)
     before = len(fake.uploads)

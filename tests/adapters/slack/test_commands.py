@@ -17,7 +17,7 @@ async def start(slack: Slack, server: SlackServer, text: str = "Should we adopt 
     await slack.command(text)
     await server.idle()
     assert server.core is not None
-    return (await server.core.service.discussions())[0].id
+    return (await server.core.service.guard.discussions())[0].id
 
 
 def ephemerals_to(fake: FakeSlack, user: str) -> list[str]:
@@ -37,7 +37,7 @@ async def test_bad_input_is_answered_in_the_ack_itself(slack: Slack, server: Sla
         answer = json.loads(body)
         assert expected in answer["text"], (text, answer)
     await server.idle()
-    assert server.core is not None and await server.core.service.discussions() == []
+    assert server.core is not None and await server.core.service.guard.discussions() == []
     assert not fake.called("chat.postMessage")
 
 
@@ -63,18 +63,18 @@ async def test_only_the_starter_or_an_admin_may_pause_or_stop(
     await slack.command("Is a four-day week worth trying?")  # no --rounds: waits after round 1
     await server.idle()
     assert server.core is not None
-    [d] = await server.core.service.discussions()
+    [d] = await server.core.service.guard.discussions()
     assert d.status == Status.WAITING
     await slack.command(f"stop {d.id}", user="U0002")
     await server.idle()
     assert "Only Dana or a workspace admin can stop" in ephemerals_to(fake, "U0002")[0]
     await slack.command(f"stop {d.id}", user="U0003")  # an admin (users.info is_admin)
     await server.idle()
-    [d] = await server.core.service.discussions()
+    [d] = await server.core.service.guard.discussions()
     assert d.status == Status.WAITING and "confirm:cancel" in str(fake.ephemerals[-1].get("blocks")), "asked first"
     await press(slack, fake, "ctl:stop", d.id, user="U0003")
     await server.idle()
-    [d] = await server.core.service.discussions()
+    [d] = await server.core.service.guard.discussions()
     assert d.status == Status.STOPPED
     thread = fake.thread("C0001", d.thread_ref)
     assert any("Ines stopped the discussion" in m.text for m in thread)
@@ -111,7 +111,7 @@ async def test_schedule_and_digest_subcommands_reach_the_service(
     await slack.command("Should we adopt Rust?")
     await server.idle()
     assert server.core is not None
-    [d] = await server.core.service.discussions()
+    [d] = await server.core.service.guard.discussions()
     store = server.core.store
     await slack.command(f'schedule {d.id} "tomorrow 09:00"')
     await server.idle()

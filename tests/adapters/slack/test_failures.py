@@ -28,7 +28,7 @@ async def test_a_lookup_that_breaks_is_answered_privately_and_logged(
     await server.idle()
     [answer] = answers(fake)  # exactly one: the nested guards (run, then execute) answer once
     assert OUR_SIDE in answer and "try again" in answer
-    assert server.core is not None and await server.core.service.discussions() == []
+    assert server.core is not None and await server.core.service.guard.discussions() == []
     [record] = [r for r in caplog.records if r.levelno == logging.ERROR and "StartDiscussion" in r.getMessage()]
     assert record.exc_info is not None and "U0001" in record.getMessage()
     fake.unreachable.clear()

@@ -14,7 +14,7 @@ async def run(slack: Slack, server: SlackServer, fake: FakeSlack, text: str) -> 
     await slack.command(text)
     await server.idle()
     assert server.core is not None
-    d = (await server.core.service.discussions())[0]
+    d = (await server.core.service.guard.discussions())[0]
     assert d.status == Status.DONE, (d.status, d.blocked_reason)
     thread = fake.thread("C0001", d.thread_ref)
     return d.flow, [m.text + "\n" + json.dumps(m.blocks, ensure_ascii=False) for m in thread]
@@ -43,7 +43,7 @@ async def test_a_meeting_ranks_and_people_get_a_poll_per_place(slack: Slack, ser
         assert section in recommendation
     assert any("Your #1 priority" in t for t in texts)
 
-    d = (await server.core.service.discussions())[0]  # type: ignore[union-attr]
+    d = (await server.core.service.guard.discussions())[0]  # type: ignore[union-attr]
     places = [m for m in fake.thread("C0001", d.thread_ref) if "poll:close" in json.dumps(m.blocks)]
     assert places, "each place's poll offers to close the ranking"
     first = places[0]

@@ -15,7 +15,7 @@ def methods(fake: FakeSlack) -> list[str]:
 
 async def discussions(server: SlackServer) -> list[Any]:
     assert server.core is not None
-    return await server.core.service.discussions()
+    return await server.core.service.guard.discussions()
 
 
 async def test_a_discussion_in_a_channel_council_had_not_joined_hears_the_first_reply(

@@ -67,7 +67,7 @@ async def test_a_workspace_installs_the_app_and_its_own_token_is_used(
     posts = fake.called("chat.postMessage")
     assert posts and {p.token for p in posts} == {"xoxb-installed"}
     assert oauth_server.core is not None
-    [d] = await oauth_server.core.service.discussions()
+    [d] = await oauth_server.core.service.guard.discussions()
     assert d.workspace == "T0002"
 
 

@@ -55,7 +55,7 @@ async def schedule(server: SlackServer, kind: str, target: str) -> Schedule:
 
 async def fire(server: SlackServer, s: Schedule) -> None:
     assert server.core is not None
-    assert await server.core.service.fire(s.id)
+    assert await server.core.service.schedules.fire(s.id)
     await server.idle()
 
 
@@ -66,7 +66,7 @@ async def test_the_round_reminder_mentions_everyone_who_took_part(
     await slack.command("Is a four-day week worth trying?")  # Dana starts; it waits after round 1
     await server.idle()
     assert server.core is not None
-    [d] = await server.core.service.discussions()
+    [d] = await server.core.service.guard.discussions()
     await slack.reply(d.thread_ref, "What about on-call weeks?", user="U0002")
     await server.idle()
     # A message from another platform's id (say, a CLI user) is heard, but is nobody Slack can notify.
@@ -89,7 +89,7 @@ async def test_the_round_reminder_mentions_everyone_who_took_part(
     assert sections(reminder)[0].startswith("<@U0001> <@U0002> ⏰ Scheduled round 2")  # and what people see
     assert "cli-user" not in str(reminder.blocks) + reminder.text
     assert "<@U0003>" not in reminder.text  # scheduling a round is not taking part
-    [d] = await server.core.service.discussions()
+    [d] = await server.core.service.guard.discussions()
     assert d.round == 2
 
 
@@ -195,7 +195,7 @@ async def test_a_digest_posted_by_a_sender_that_died_is_found_by_its_metadata_no
         fake.human("C0001", f"more chatter {i}", "U0002")
     clock.advance(seconds=server.core.driver.config.lease_ttl + 1)
     fake.calls.clear()
-    assert await server.core.service.deliver_digests() == 1
+    assert await server.core.service.schedules.deliver_digests() == 1
 
     assert top_level(fake) == [posted]  # found again, not posted again
     async with server.core.store.tx() as tx:

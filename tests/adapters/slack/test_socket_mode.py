@@ -28,7 +28,7 @@ async def test_socket_mode_acks_commands_and_runs_the_discussion(fake: FakeSlack
         assert ok["envelope_id"] == "env-2"
         await srv.idle()
         assert srv.core is not None
-        [d] = await srv.core.service.discussions()
+        [d] = await srv.core.service.guard.discussions()
         assert d.status.value == "done" and len(fake.thread("C0001", d.thread_ref)) > 8
     finally:
         await srv.stop()

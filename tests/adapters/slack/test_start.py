@@ -20,7 +20,7 @@ from tests.fakes.slack_api import FakeSlack
 
 async def discussions(server: SlackServer) -> list:
     assert server.core is not None
-    return await server.core.service.discussions()
+    return await server.core.service.guard.discussions()
 
 
 async def test_healthz_answers_once_migrated(fake: FakeSlack, tmp_path: Path, llm: ScriptedLLM) -> None:

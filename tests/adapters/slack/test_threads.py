@@ -12,7 +12,7 @@ from tests.fakes.slack_api import FakeSlack
 
 async def only(server: SlackServer) -> Discussion:
     assert server.core is not None
-    [d] = await server.core.service.discussions()
+    [d] = await server.core.service.guard.discussions()
     return d
 
 
@@ -113,7 +113,7 @@ async def test_the_message_shortcut_prefills_the_start_form_for_that_thread(
     status, _ = await slack.interaction(payload)
     assert status == 200
     await server.idle()
-    assert server.core is not None and await server.core.service.discussions() == [], "nothing starts unreviewed"
+    assert server.core is not None and await server.core.service.guard.discussions() == [], "nothing starts unreviewed"
     [opened] = fake.views
     form = opened["view"]
     topic = next(b for b in form["blocks"] if b["block_id"] == "topic")

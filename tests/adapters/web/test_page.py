@@ -165,7 +165,7 @@ async def test_a_digest_links_each_discussion_to_its_page(site: Site) -> None:
     clock.advance(hours=1)
     async with app.store.tx() as tx:
         s = await tx.find_schedule("digest", "console", "", "C1")
-    assert s is not None and await app.service.fire(s.id)
+    assert s is not None and await app.service.schedules.fire(s.id)
     await app.driver.idle()
     [(_, _, _, post)] = site.chat.announced
     link = next(line for line in post.text.splitlines() if site.discussion_id in line and "[page](" in line)

@@ -187,3 +187,14 @@ async def test_a_vote_racing_the_close_never_brings_the_buttons_back(app: App, c
     edits = chat.by_ref[poll.message_ref].updates
     closed_at = next(i for i, post in enumerate(edits) if post.poll is not None and post.poll.closed)
     assert all(not post.actions for post in edits[closed_at:]), "after its closing the poll never has buttons"
+
+
+async def test_every_command_reaches_its_handler_through_the_service_table(app: App) -> None:
+    """The table in Service names a handler for each command class; a command outside it is a programming error."""
+    commands = {cls for cls in vars(c).values()
+                if isinstance(cls, type) and issubclass(cls, c.Command) and cls is not c.Command}
+    assert set(app.service.handlers) == commands
+    assert all(h.__self__ in (app.service, app.service.schedules)  # type: ignore[attr-defined]
+               for h in app.service.handlers.values())
+    with pytest.raises(TypeError, match="no handler for Command"):
+        await app.service.handle(c.Command(**C1))

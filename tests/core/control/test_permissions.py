@@ -64,7 +64,7 @@ def command(make: Callable[..., c.Command], **fields: Any) -> Act:
 
 
 async def status(app: App, did: str, poll: int, who: dict[str, Any]) -> object:
-    return await app.service.status_text(did, c.Command(**who))
+    return await app.service.guard.status_text(did, c.Command(**who))
 
 
 EVERYONE: dict[str, Act] = {
@@ -133,10 +133,26 @@ async def test_a_refusal_says_who_may_and_a_foreign_admin_learns_nothing(app: Ap
         await app.service.handle(c.Stop(discussion_id=did, **ACTORS["member"]))
     for who in (ACTORS["other workspace's admin"], ACTORS["member in another channel"]):
         with pytest.raises(UserError) as refused:
-            await app.service.status_text(did, c.Command(**who))
+            await app.service.guard.status_text(did, c.Command(**who))
         assert str(refused.value) == str(not_found(did)) and "Trunk" not in str(refused.value)
-        assert await app.service.discussions(c.Command(**who)) == []
-    assert [d.id for d in await app.service.discussions(c.Command(**ACTORS["member"]))] == [did]
+        assert await app.service.guard.discussions(c.Command(**who)) == []
+    assert [d.id for d in await app.service.guard.discussions(c.Command(**ACTORS["member"]))] == [did]
+
+
+async def test_a_click_from_a_direct_message_finds_the_discussion_named_for_its_starter_alone(app: App) -> None:
+    """A private notice's buttons (Retry, Stop) are clicked in a direct message: Slack sends the DM's channel and
+    Discord no guild at all. The discussion named in the button decides; nobody but its starter finds it."""
+    did, _ = await waiting_discussion(app)
+    dm = {"in_channel": "D042", "in_dm": True}
+    slack_dm = {**ACTORS["starter"], **dm}
+    discord_dm = {**ACTORS["starter"], **dm, "workspace": ""}
+    assert await outcome(command(c.Pause), app, did, 0, slack_dm) == "allowed"
+    assert await outcome(command(c.Resume), app, did, 0, discord_dm) == "allowed"
+    for who in ({**ACTORS["member"], **dm}, {**ACTORS["admin"], **dm}, {**ACTORS["starter"], **dm, "workspace": "T2"},
+                {**ACTORS["starter"], **dm, "platform": "slack"}, {**dm, "workspace": "T1"}):
+        assert await outcome(command(c.Stop), app, did, 0, who) == "not found", who
+    # Without the flag, the same click from the DM's channel is a click from elsewhere.
+    assert await outcome(command(c.Stop), app, did, 0, {**ACTORS["member"], "in_channel": "D042"}) == "not found"
 
 
 async def test_the_workspace_can_keep_steering_for_moderators(tmp_path: Path, chat: RecordingChat,
@@ -176,8 +192,8 @@ async def test_usage_is_for_admins(app: App, llm: ScriptedLLM, chat: RecordingCh
     [choice] = [p for p in chat.posts(did) if p.kind == "choice"]
     assert "Spent so far: $0.13 of its $5.00 budget" in choice.text  # 13 calls in round 1
     with pytest.raises(Refused, match="Only workspace admins"):
-        await app.service.usage_text(c.Command(**ACTORS["member"]))
-    text = await app.service.usage_text(c.Command(**ACTORS["admin"]))
+        await app.service.guard.usage_text(c.Command(**ACTORS["member"]))
+    text = await app.service.guard.usage_text(c.Command(**ACTORS["admin"]))
     assert "$0.13 today of $25.00" in text and "Trunk-based development? — $0.13" in text
-    foreign = await app.service.usage_text(c.Command(**ACTORS["other workspace's admin"]))
+    foreign = await app.service.guard.usage_text(c.Command(**ACTORS["other workspace's admin"]))
     assert "$0.00 today" in foreign and "Trunk" not in foreign

@@ -50,7 +50,7 @@ async def round_schedule(app: App, discussion_id: str) -> Schedule:
 
 
 async def fire(app: App, s: Schedule) -> bool:
-    fired = await app.service.fire(s.id)
+    fired = await app.service.schedules.fire(s.id)
     await settle(app)
     return fired
 
@@ -161,7 +161,7 @@ async def test_concurrent_firings_of_one_slot_run_it_once(app: App, chat: Record
     did = await waiting(app, every="1h")
     clock.advance(hours=1)
     s = await round_schedule(app, did)
-    results = await asyncio.gather(*(app.service.fire(s.id) for _ in range(5)))
+    results = await asyncio.gather(*(app.service.schedules.fire(s.id) for _ in range(5)))
     await settle(app)
     assert sorted(results) == [False] * 4 + [True]
     assert len(reminders(chat, did)) == 1
@@ -331,10 +331,10 @@ async def test_a_digest_claimed_but_not_posted_is_posted_once_later(
     chat.fail_next_announce(1)  # the platform is down for the first attempt
     clock.advance(hours=1)
     assert await fire(app, await digest_schedule(app))
-    assert chat.announced == [] and await app.service.deliver_digests() == 0  # its sender's lease still holds
+    assert chat.announced == [] and await app.service.schedules.deliver_digests() == 0  # its sender's lease still holds
     clock.advance(seconds=app.driver.config.lease_ttl + 1)
-    assert await app.service.deliver_digests() == 1
-    assert await app.service.deliver_digests() == 0
+    assert await app.service.schedules.deliver_digests() == 1
+    assert await app.service.schedules.deliver_digests() == 0
     calls = chat.announce_calls
     assert len(chat.announced) == 1 and len(calls) == 2 and calls == [chat.announced[0][3].key] * 2
 
@@ -364,4 +364,4 @@ async def test_digest_settings_are_checked_and_can_be_turned_off(app: App, clock
                                          cron="*/5 * * * *"))
     assert (await app.service.handle(off)).text == "Digest turned off."
     clock.advance(minutes=5)
-    assert not await app.service.fire((await digest_schedule(app)).id)
+    assert not await app.service.schedules.fire((await digest_schedule(app)).id)

@@ -63,7 +63,7 @@ async def test_a_refused_post_is_retried_with_exponential_backoff_then_the_start
     [(where, who, dm)] = chat.told
     assert (where, who) == (did, "U1") and "is blocked" in dm.text
     assert [a.id for a in dm.actions] == ["fail:retry", "fail:stop"]
-    assert "keeps refusing posts" in await app.service.status_text(did)
+    assert "keeps refusing posts" in await app.service.guard.status_text(did)
 
     # Still tried, ever more rarely: the next try waits 64 s.
     clock.advance(seconds=63)
@@ -93,7 +93,7 @@ async def test_a_post_that_can_never_land_stops_being_retried_and_the_discussion
     calls = chat.publish_calls
     clock.advance(hours=6)
     assert await sweep(app) == [] and chat.publish_calls == calls, "a dead post is not retried by every sweep"
-    assert "the channel is archived" in await app.service.status_text(did)
+    assert "the channel is archived" in await app.service.guard.status_text(did)
 
     chat.gone = ""  # unarchived: Retry sends everything that waited, in order, then goes on
     await app.service.handle(c.Resume(**C1, discussion_id=did, user_id="U1", user_name="Dana"))
