@@ -149,8 +149,7 @@ class Handlers:
             raise t.NotUnderstood("Councils run in server channels; try `/council` there.")
         note = ""
         if name == "council":
-            self._check_permissions(interaction.app_permissions)
-            try:  # never start a discussion whose replies Council cannot hear
+            try:  # never start a discussion whose replies Council cannot hear, or that it could never post
                 note = access.hearing(interaction.app_permissions, message_content=not self.chat.reply_button)
             except PermissionError as exc:
                 raise t.NotUnderstood(str(exc)) from exc
@@ -186,15 +185,6 @@ class Handlers:
         async with self.store.tx() as tx:
             d = await tx.discussion_by_thread("discord", where.channel_id, where.thread_id)
         return d.id if d else ""
-
-    @staticmethod
-    def _check_permissions(perms: discord.Permissions) -> None:
-        """Without these the header or its thread could never be posted; say so now rather than stall."""
-        needed = {"Send Messages": perms.send_messages, "Create Public Threads": perms.create_public_threads,
-                  "Send Messages in Threads": perms.send_messages_in_threads, "Embed Links": perms.embed_links}
-        missing = [name for name, ok in needed.items() if not ok]
-        if missing:
-            raise t.NotUnderstood(f"I need these permissions in this channel first: {', '.join(missing)}.")
 
     async def _modal(self, interaction: discord.Interaction[Any]) -> str:
         who = self._who(interaction)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import math
 import re
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -14,6 +15,7 @@ from typing import Any
 from aiohttp import BodyPartReader, WSMsgType, web
 
 from tests.fakes import discord_payloads as p
+from tests.fakes import discord_rules as r
 
 Handler = Callable[[web.Request, re.Match[str], Any], Awaitable[web.StreamResponse]]
 
@@ -51,6 +53,7 @@ class Interaction:
     id: str
     token: str
     payload: dict[str, Any]
+    created_at: float = 0.0  # on the fake's clock: acknowledge within 3 s, follow up within 15 minutes
     callbacks: list[dict[str, Any]] = field(default_factory=list)
     followups: list[dict[str, Any]] = field(default_factory=list)
     edits: list[dict[str, Any]] = field(default_factory=list)  # of the message a clicked component is on
@@ -65,11 +68,18 @@ class FakeDiscord:
     """`async with FakeDiscord() as fake:` then point DISCORD_API_URL at `fake.api_url`."""
 
     def __init__(self, *, token: str = "test-token", manage_webhooks: bool = True,
-                 message_content: bool = True, shards: int = 1, thread_events: bool = True) -> None:
+                 message_content: bool = True, shards: int = 1, thread_events: bool = True,
+                 clock: Callable[[], float] | None = None, permissions: int = p.INVITE_PERMISSIONS) -> None:
         from tests.fakes.discord_routes import ROUTES
 
-        self.token, self.manage_webhooks, self.message_content, self.shards = (
-            token, manage_webhooks, message_content, shards)
+        self.token, self.message_content, self.shards = token, message_content, shards
+        self.clock: Callable[[], float] = clock or r.WallClock()
+        # The bot's role in the guild (by default what the README's invite grants) and per-channel overwrites.
+        self.bot_base = permissions if manage_webhooks else permissions & ~r.MANAGE_WEBHOOKS
+        self.overwrites: dict[str, r.Overwrite] = {}
+        self.limits = r.Limits(self.clock)
+        self.global_limit = r.Bucket("global", 50, 1.0)  # requests a second per bot, across routes
+        self.command_creates: dict[int, int] = {}  # day on the clock -> application commands created
         self.thread_events = thread_events  # False: THREAD_CREATE never arrives, the thread is not in the cache
         self.routes: list[tuple[str, re.Pattern[str], Handler]] = [
             (m, re.compile(f"^{path}$"), functools.partial(h, self)) for m, path, h in ROUTES]
@@ -83,7 +93,6 @@ class FakeDiscord:
         self.webhooks: dict[str, dict[str, Any]] = {}
         self.commands: list[dict[str, Any]] = []
         self.files: dict[str, bytes] = {}  # attachment id -> the bytes uploaded
-        self.app_permissions = p.ALL_PERMISSIONS  # what the bot may do in the channel, sent with interactions
         self.interactions: dict[str, Interaction] = {}
         self.nonces: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.calls: list[Call] = []
@@ -95,6 +104,47 @@ class FakeDiscord:
         self._seq = 0
         self._runner: web.AppRunner | None = None
         self.port = 0
+
+    # permissions and channels ---------------------------------------------------------------------
+    @property
+    def app_permissions(self) -> str:
+        """The bot's guild-wide permissions (its role); per channel, `permissions_in` applies the overwrites."""
+        return str(self.bot_base)
+
+    @app_permissions.setter
+    def app_permissions(self, value: str) -> None:
+        self.bot_base = int(value)
+
+    def permissions_in(self, channel_id: str) -> int:
+        channel = self.channels.get(channel_id)
+        if channel is None or channel["type"] == r.DM:
+            return int(p.ALL_PERMISSIONS) if channel is not None else 0
+        return r.bot_permissions(self.bot_base, channel, self.channels, self.overwrites)
+
+    def deny(self, channel_id: str, *bits: int) -> None:
+        """A channel overwrite that takes these permissions from the bot (a thread inherits its parent's)."""
+        o = self.overwrites.setdefault(channel_id, r.Overwrite())
+        for bit in bits:
+            o.deny, o.allow = o.deny | bit, o.allow & ~bit
+
+    def allow(self, channel_id: str, *bits: int) -> None:
+        o = self.overwrites.setdefault(channel_id, r.Overwrite())
+        for bit in bits:
+            o.allow, o.deny = o.allow | bit, o.deny & ~bit
+
+    async def add_channel(self, kind: int, name: str) -> str:
+        """A new guild channel of this type (text, announcement, forum, voice, stage), announced to the gateway."""
+        cid = p.snowflake()
+        channel = p.text_channel(cid, self.guild_id, name) | {"type": kind}
+        if kind == r.FORUM:
+            channel |= {"available_tags": [], "default_reaction_emoji": None, "default_sort_order": None,
+                        "default_forum_layout": 0, "default_thread_rate_limit_per_user": 0}
+        if kind in (r.VOICE, r.STAGE):
+            channel |= {"bitrate": 64000, "user_limit": 0, "rtc_region": None}
+        self.channels[cid] = channel
+        self.messages[cid] = []
+        await self.dispatch("CHANNEL_CREATE", channel)
+        return cid
 
     # lifecycle ------------------------------------------------------------------------------------
     @property
@@ -181,18 +231,36 @@ class FakeDiscord:
         webhook_call = path.startswith(("/webhooks/", "/interactions/"))
         if not webhook_call and request.headers.get("Authorization") != f"Bot {self.token}":
             return self.error(401, 0, "401: Unauthorized")
+        bucket = self.limits.bucket(request.method, path)
+        if not path.startswith("/interactions/") and (wait := self.global_limit.take(self.clock())):
+            self.limits.answered_429 += 1
+            return self.limited(wait, bucket, scope="global")
+        if wait := self.limits.retry_after(bucket):
+            return self.limited(wait, bucket, scope="user")
         for method, pattern, handler in self.routes:
             match = pattern.match(path)
             if match and method == request.method:
                 if self.latency and path.endswith("/callback"):
                     await asyncio.sleep(self.latency.popleft())
-                return await handler(request, match, body)
+                response = await handler(request, match, body)
+                response.headers.update(bucket.headers(self.clock()))
+                return response
         return self.error(404, 0, "404: Not Found")
+
+    def limited(self, retry_after: float, bucket: r.Bucket, *, scope: str) -> web.Response:
+        """A 429 as Discord sends it: the bucket's headers, Retry-After, the scope, and retry_after in the body."""
+        is_global = scope == "global"
+        headers = {**bucket.headers(self.clock()), "X-RateLimit-Remaining": "0", "X-RateLimit-Scope": scope,
+                   "Retry-After": str(max(1, math.ceil(retry_after))), "Via": "1.1 google"}
+        if is_global:
+            headers["X-RateLimit-Global"] = "true"
+        body = {"message": "You are being rate limited.", "retry_after": retry_after, "global": is_global,
+                "code": 0}
+        return as_json(body, 429, headers)
 
     @staticmethod
     def ok(data: Any, status: int = 200) -> web.Response:
-        headers = {"X-RateLimit-Limit": "5", "X-RateLimit-Remaining": "4", "X-RateLimit-Reset-After": "0.001",
-                   "X-RateLimit-Bucket": "fakebucket", "Via": "1.1 google"}
+        headers = {"Via": "1.1 google"}  # the bucket's headers are added on the way out
         if status == 204:
             return web.Response(status=204, headers=headers)
         return as_json(data, status, headers)
@@ -269,8 +337,8 @@ class FakeDiscord:
 
     def guild_payload(self) -> dict[str, Any]:
         members = [p.member(self.bot)]
-        channels = [c for c in self.channels.values() if c["type"] != 11]
-        threads = [c for c in self.channels.values() if c["type"] == 11]
+        channels = [c for c in self.channels.values() if c["type"] not in (*r.THREADS, r.DM)]
+        threads = [c for c in self.channels.values() if c["type"] in r.THREADS]
         return p.guild(self.guild_id, self.owner_id, channels, members, threads)
 
     async def _send(self, ws: web.WebSocketResponse, event: str, data: dict[str, Any]) -> None:
@@ -313,9 +381,16 @@ class FakeDiscord:
                         msg: dict[str, Any] | None = None) -> Interaction:
         template = p.fixture(fixture)
         iid, token = p.snowflake(), f"itoken-{p.snowflake()}"
-        payload = p.interaction(kind, iid, self.app_id, token, self.guild_id, self.channels[channel_id],
-                                self._member(who), {**template["data"], **data}, msg, self.app_permissions)
-        record = Interaction(iid, token, payload)
+        channel = self.channels[channel_id]
+        perms = str(self.permissions_in(channel_id))
+        if channel["type"] == r.DM:  # from a direct message: no guild, and `user` instead of `member`
+            public = {k: v for k, v in who.items() if not k.startswith("_")}
+            payload = p.dm_interaction(kind, iid, self.app_id, token, channel, public, {**template["data"], **data},
+                                       msg, perms)
+        else:
+            payload = p.interaction(kind, iid, self.app_id, token, self.guild_id, channel, self._member(who),
+                                    {**template["data"], **data}, msg, perms)
+        record = Interaction(iid, token, payload, created_at=self.clock())
         self.interactions[iid] = record
         await self.dispatch("INTERACTION_CREATE", payload)
         return record
