@@ -9,6 +9,8 @@ CANNOT_READ = ("I can't read this channel, so I would never hear your replies. G
 CANNOT_POST = "I need these permissions in this channel first: {missing}."
 NO_CONTENT = ("Note: I can't read ordinary messages (the bot's *Message Content* intent is off), so reply with the "
               "*Reply to the council* button under the thread's first post, or mention me (@Council) in your reply.")
+NO_THREADS = ("A council runs in a thread, and a voice or stage channel's chat has none: start it in a text or forum "
+              "channel.")
 NO_FILES = ("Note: I may not attach files here (*Attach Files*), so charts are left out of the posts; the text "
             "says so where one was meant to be.")
 
@@ -30,3 +32,9 @@ def hearing(perms: discord.Permissions, *, message_content: bool) -> str:
     if not perms.attach_files:
         notes.append(NO_FILES)
     return "\n".join(notes)
+
+
+def place(channel_type: discord.ChannelType | None) -> None:
+    """Raises PermissionError where a council could never post: a voice or stage channel's chat has no threads."""
+    if channel_type in (discord.ChannelType.voice, discord.ChannelType.stage_voice):
+        raise PermissionError(NO_THREADS)

@@ -30,6 +30,7 @@ TYPING_MAX_S = 120.0  # a turn that never posts (it failed) stops typing by then
 RECHECK_WEBHOOKS_S = 600.0
 LIVE_GAP_S = 1.0  # live-text calls per channel at most this often, whatever the number of turns writing at once
 SCAN_LIMIT = 100
+FILES_REFUSED = "-# (charts left out: I may not attach files in this channel; give me *Attach Files* to see them)"
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,12 @@ def nonce(key: str, part: int) -> str:
     return hashlib.sha256(f"{key}#{part}".encode()).hexdigest()[:25]
 
 
+def with_components(body: dict[str, Any]) -> dict[str, str]:
+    """Discord drops a webhook message's components unless the query asks it to use them (an edit that clears
+    them must ask too)."""
+    return {"with_components": "true"} if "components" in body else {}
+
+
 def announcement_marker(key: str) -> str:
     """Discord keeps no message metadata: an announcement names its key in a line of subtext."""
     return f"-# ref {key}"
@@ -72,6 +79,7 @@ class DiscordChat:
         self._typers: dict[str, asyncio.Task[None]] = {}  # one indicator loop per channel
         self._live: dict[str, tuple[str, str, str]] = {}  # turn key -> (channel, message id, webhook id)
         self._budget = ChannelBudget(LIVE_GAP_S)
+        self._kinds: dict[str, int] = {}  # channel -> Discord channel type
 
     def attach(self, client: discord.Client, store: Store | None = None, *, reply_button: bool = False) -> None:
         self.client, self.reply_button = client, reply_button
@@ -119,6 +127,8 @@ class DiscordChat:
     async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
         self._done_typing(discussion, post)
         where = Ref.parse(ref, discussion)
+        if ":" not in ref and await self._is_forum(discussion.channel):
+            where = Ref(ref, where.ids)  # a forum post's first message lives in the post (the thread) itself
         messages = self._render(discussion, post, webhook=bool(where.webhook))
         for message_id, message in zip(where.ids, messages, strict=False):
             body = message.payload(editing=True)
@@ -126,7 +136,7 @@ class DiscordChat:
                 hook = await self._hook_by_id(discussion.channel, where.webhook)
                 route = Route("PATCH", "/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}",
                               webhook_id=hook[0], webhook_token=hook[1], message_id=message_id)
-                params = self._thread_param(discussion, where.channel)
+                params = self._thread_param(discussion, where.channel) | with_components(body)
             else:
                 route = Route("PATCH", "/channels/{channel_id}/messages/{message_id}", channel_id=where.channel,
                               message_id=message_id)
@@ -147,6 +157,10 @@ class DiscordChat:
         if post is None:
             return None
         header = post.kind == "header"
+        if header and await self._is_forum(discussion.channel):
+            # A forum's posts are threads, not messages a scan could find; the post is started again.
+            log.warning("the forum post of %s may have been started before a crash; starting it again", key)
+            return None
         channel = discussion.channel if header else (discussion.thread_ref or discussion.channel)
         hook = await self._webhook(discussion.channel) if post.persona is not None else None
         messages = self._render(discussion, post, webhook=hook is not None)
@@ -183,6 +197,14 @@ class DiscordChat:
         try:
             return [await self._send(target, render.Message(content=caption[:2000]), nonce(f"{post.key}:charts", 0),
                                      post.files)]
+        except discord.Forbidden:
+            log.warning("may not attach the charts of %s in %s; saying so instead", post.key, target)
+            try:
+                return [await self._send(target, render.Message(content=f"{caption}\n{FILES_REFUSED}"[:2000]),
+                                         nonce(f"{post.key}:charts", 1))]
+            except discord.HTTPException:
+                log.warning("could not say that the charts of %s are missing", post.key, exc_info=True)
+                return []
         except discord.HTTPException:
             log.warning("could not attach the charts of %s", post.key, exc_info=True)
             return []
@@ -209,8 +231,9 @@ class DiscordChat:
         hook = await self._hook_by_id(d.channel, webhook_id)
         route = Route("PATCH", "/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}",
                       webhook_id=hook[0], webhook_token=hook[1], message_id=message_id)
+        body = message.payload(editing=True)
         try:
-            await self.http.request(route, json=message.payload(editing=True), params=self._thread_param(d, channel))
+            await self.http.request(route, json=body, params=self._thread_param(d, channel) | with_components(body))
         except discord.NotFound:
             return False  # deleted meanwhile: the finished post goes out as a new message
         return True
@@ -265,6 +288,11 @@ class DiscordChat:
 
     async def _publish_header(self, d: Discussion, post: Post) -> str:
         [message] = self._render(d, post, webhook=False)
+        if await self._is_forum(d.channel):  # a forum takes no plain messages: the header starts a forum post
+            body = {"name": render.thread_name(post.title), "auto_archive_duration": ARCHIVE_MINUTES,
+                    "message": message.payload()}
+            route = Route("POST", "/channels/{channel_id}/threads", channel_id=d.channel)
+            return str((await self.http.request(route, json=body))["id"])  # the post's first message has its id
         message_id = await self._send(d.channel, message, nonce(post.key, 0))
         await self._open_thread(d, message_id, post)
         return message_id  # a thread started on a message has that message's id
@@ -293,7 +321,7 @@ class DiscordChat:
         """One message under the persona's name. Webhooks take no nonce: a resend is never deduplicated."""
         body = message.payload() | render.identity(persona)
         route = Route("POST", "/webhooks/{webhook_id}/{webhook_token}", webhook_id=hook[0], webhook_token=hook[1])
-        params = {"wait": "true", **self._thread_param(d, target)}
+        params = {"wait": "true", **self._thread_param(d, target), **with_components(body)}
         try:
             data = await self.http.request(route, json=body, params=params)
         except (discord.NotFound, discord.Forbidden):
@@ -326,6 +354,18 @@ class DiscordChat:
                 hook = None
             self._hooks[channel] = (hook, time.monotonic() + RECHECK_WEBHOOKS_S)
             return hook
+
+    async def _is_forum(self, channel: str) -> bool:
+        """Is this a forum channel? From the gateway's cache, else asked once."""
+        known = self._kinds.get(channel)
+        if known is None:
+            cached = self.client.get_channel(int(channel)) if self.client else None
+            if cached is not None:
+                known = int(cached.type.value)
+            else:
+                known = int((await self.http.get_channel(int(channel))).get("type", 0))
+            self._kinds[channel] = known
+        return known == discord.ChannelType.forum.value
 
     def _bot_id(self) -> str:
         user = self.client.user if self.client else None

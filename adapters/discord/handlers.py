@@ -150,6 +150,7 @@ class Handlers:
         note = ""
         if name == "council":
             try:  # never start a discussion whose replies Council cannot hear, or that it could never post
+                access.place(getattr(interaction.channel, "type", None))
                 note = access.hearing(interaction.app_permissions, message_content=not self.chat.reply_button)
             except PermissionError as exc:
                 raise t.NotUnderstood(str(exc)) from exc
@@ -243,7 +244,7 @@ class Handlers:
         roles = tuple(str(r.id) for r in getattr(interaction.user, "roles", ()))
         return t.Who(user_id=str(interaction.user.id), user_name=interaction.user.display_name,
                      is_admin=bool(perms.administrator or perms.manage_guild), guild_id=where.guild_id,
-                     channel_id=where.channel_id, roles=roles)
+                     channel_id=where.channel_id, roles=roles, in_dm=interaction.guild_id is None)
 
     @staticmethod
     def _where(interaction: discord.Interaction[Any]) -> t.Where:

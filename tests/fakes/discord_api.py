@@ -77,7 +77,8 @@ class FakeDiscord:
         # The bot's role in the guild (by default what the README's invite grants) and per-channel overwrites.
         self.bot_base = permissions if manage_webhooks else permissions & ~r.MANAGE_WEBHOOKS
         self.overwrites: dict[str, r.Overwrite] = {}
-        self.limits = r.Limits(self.clock)
+        # discord.py waits out a bucket in real time, so buckets count real seconds whatever clock a test injects.
+        self.limits = r.Limits(r.WallClock())
         self.global_limit = r.Bucket("global", 50, 1.0)  # requests a second per bot, across routes
         self.command_creates: dict[int, int] = {}  # day on the clock -> application commands created
         self.thread_events = thread_events  # False: THREAD_CREATE never arrives, the thread is not in the cache
@@ -232,7 +233,7 @@ class FakeDiscord:
         if not webhook_call and request.headers.get("Authorization") != f"Bot {self.token}":
             return self.error(401, 0, "401: Unauthorized")
         bucket = self.limits.bucket(request.method, path)
-        if not path.startswith("/interactions/") and (wait := self.global_limit.take(self.clock())):
+        if not path.startswith("/interactions/") and (wait := self.global_limit.take(self.limits.clock())):
             self.limits.answered_429 += 1
             return self.limited(wait, bucket, scope="global")
         if wait := self.limits.retry_after(bucket):
@@ -243,14 +244,14 @@ class FakeDiscord:
                 if self.latency and path.endswith("/callback"):
                     await asyncio.sleep(self.latency.popleft())
                 response = await handler(request, match, body)
-                response.headers.update(bucket.headers(self.clock()))
+                response.headers.update(bucket.headers(self.limits.clock()))
                 return response
         return self.error(404, 0, "404: Not Found")
 
     def limited(self, retry_after: float, bucket: r.Bucket, *, scope: str) -> web.Response:
         """A 429 as Discord sends it: the bucket's headers, Retry-After, the scope, and retry_after in the body."""
         is_global = scope == "global"
-        headers = {**bucket.headers(self.clock()), "X-RateLimit-Remaining": "0", "X-RateLimit-Scope": scope,
+        headers = {**bucket.headers(self.limits.clock()), "X-RateLimit-Remaining": "0", "X-RateLimit-Scope": scope,
                    "Retry-After": str(max(1, math.ceil(retry_after))), "Via": "1.1 google"}
         if is_global:
             headers["X-RateLimit-Global"] = "true"
