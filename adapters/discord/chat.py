@@ -242,9 +242,40 @@ class DiscordChat:
         """A top-level message; a small `ref` line carries its key so find_announcement can spot it later."""
         marked = post.model_copy(update={"text": f"{post.text}\n{announcement_marker(post.key)}"})
         parts = render.render(marked, webhook=False)
-        ids = [await self._send(channel, m, nonce(post.key, part), post.files if part == len(parts) - 1 else None)
-               for part, m in enumerate(parts)]  # the charts ride on the last part: still one message per part
+        # A retry of a split announcement (its words kept as written) skips the parts that landed before: a nonce
+        # only protects a resend for a few minutes.
+        ids = await self._landed(channel, parts[:-1]) if len(parts) > 1 else []
+        for part, m in enumerate(parts[len(ids):], start=len(ids)):
+            last = part == len(parts) - 1  # the charts ride on the last part: still one message per part
+            ids.append(await self._send_with_files(channel, m, nonce(post.key, part), post.files if last else None))
         return str(Ref(channel, tuple(ids)))
+
+    async def _landed(self, channel: str, parts: list[render.Message]) -> list[str]:
+        """The ids of the first of these parts that are already among the channel's recent bot messages, in order."""
+        try:
+            recent: list[dict[str, Any]] = list(await self.http.logs_from(channel, SCAN_LIMIT))  # type: ignore[arg-type]
+        except discord.HTTPException:
+            log.warning("could not read %s to resume an announcement; sending all of it", channel, exc_info=True)
+            return []
+        bot, ids = self._bot_id(), list[str]()
+        for m in reversed(recent):  # oldest first
+            if len(ids) < len(parts) and self._authored(m, bot, False) and m.get("content") == parts[len(ids)].content:
+                ids.append(str(m["id"]))
+        return ids
+
+    async def _send_with_files(self, channel: str, message: render.Message, nonce_value: str,
+                               files: list[PostFile] | None) -> str:
+        """A bot message with its files; where Discord refuses them (no Attach Files), without them, saying so."""
+        try:
+            return await self._send(channel, message, nonce_value, files)
+        except discord.Forbidden:
+            if not files:
+                raise
+            log.warning("may not attach files in %s; sending the message without them", channel)
+        note = f"{message.content}\n{FILES_REFUSED}"
+        bare = render.Message(content=note if len(note) <= render.CONTENT_MAX else message.content,
+                              embeds=message.embeds, view=message.view, mentions=message.mentions)
+        return await self._send(channel, bare, nonce_value)
 
     async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
         marker, bot = announcement_marker(key), self._bot_id()
@@ -361,7 +392,7 @@ class DiscordChat:
         if known is None:
             cached = self.client.get_channel(int(channel)) if self.client else None
             if cached is not None:
-                known = int(cached.type.value)
+                known = int(getattr(cached, "type", discord.ChannelType.text).value)
             else:
                 known = int((await self.http.get_channel(int(channel))).get("type", 0))
             self._kinds[channel] = known

@@ -136,7 +136,7 @@ def route_key(method: str, path: str) -> str:
     parts = path.strip("/").split("/")
     out: list[str] = []
     for i, part in enumerate(parts):
-        major = i == 1 and parts[0] in ("channels", "guilds", "webhooks") or i == 2 and parts[0] == "webhooks"
+        major = (i == 1 and parts[0] in ("channels", "guilds", "webhooks")) or (i == 2 and parts[0] == "webhooks")
         out.append(part if major or not part.isdigit() else ":id")
     if parts[0] == "interactions":
         out = ["interactions", ":id", ":token", *parts[3:]]
