@@ -24,6 +24,7 @@ from core.storage.store import Store
 log = logging.getLogger(__name__)
 Work = Callable[[discord.Interaction[Any]], Awaitable[str]]
 OOPS = "Something went wrong on my side; please try again in a moment."
+UNKNOWN_INTERACTION = 10062  # not acknowledged within 3 s: Discord has dropped it
 
 
 class Handlers:
@@ -38,7 +39,8 @@ class Handlers:
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         """Modal submissions; slash commands arrive through the command tree, buttons through CouncilButton."""
         if interaction.type == discord.InteractionType.modal_submit:
-            await self._defer(interaction, ephemeral=True, thinking=True)
+            if not await self._defer(interaction, ephemeral=True, thinking=True):
+                return
             await self._tell(interaction, await self._answer(interaction, self._modal))
 
     async def on_action(self, interaction: discord.Interaction[Any], action: str, value: str) -> None:
@@ -74,7 +76,8 @@ class Handlers:
         before, mine = self._clicks.get(key), asyncio.get_running_loop().create_future()
         self._clicks[key] = mine
         try:
-            await self._defer(interaction)
+            if not await self._defer(interaction):
+                return
             if before is not None:
                 await asyncio.wait({before})
             await self._act(interaction, intent, who, action, value)
@@ -123,7 +126,8 @@ class Handlers:
     # slash commands (from the command tree) ----------------------------------------------------------
     async def command(self, interaction: discord.Interaction[Any], name: str, opts: dict[str, Any]) -> None:
         """A slash command with its typed options: acknowledge privately, do it, answer privately."""
-        await self._defer(interaction, ephemeral=True, thinking=True)
+        if not await self._defer(interaction, ephemeral=True, thinking=True):
+            return
         asks: list[t.AskConfirm] = []
 
         async def run(_: discord.Interaction[Any]) -> str:
@@ -217,14 +221,22 @@ class Handlers:
             return OOPS
 
     @staticmethod
-    async def _defer(interaction: discord.Interaction[Any], **kwargs: Any) -> None:
-        """Acknowledge within Discord's three seconds; a refused acknowledgement must not cost the work."""
+    async def _defer(interaction: discord.Interaction[Any], **kwargs: Any) -> bool:
+        """Acknowledge within Discord's three seconds; a refused acknowledgement must not cost the work. False
+        when Discord no longer knows the interaction (it came too late): the person was told it failed and will
+        try again, so the work must not be done twice."""
         try:
             await interaction.response.defer(**kwargs)
+        except discord.NotFound as exc:
+            if exc.code == UNKNOWN_INTERACTION:
+                log.warning("interaction %s arrived too late to acknowledge; not acting on it", interaction.id)
+                return False
+            log.warning("could not acknowledge interaction %s", interaction.id, exc_info=True)
         except discord.HTTPException:
             log.warning("could not acknowledge interaction %s", interaction.id, exc_info=True)
         except (KeyError, TypeError, ValueError):
             log.debug("unexpected acknowledgement answer for %s", interaction.id, exc_info=True)
+        return True
 
     @staticmethod
     async def _tell(interaction: discord.Interaction[Any], text: str) -> None:

@@ -98,6 +98,7 @@ class FakeDiscord:
         self.nonces: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.calls: list[Call] = []
         self.faults: list[Fault] = []
+        self.delivery_lag_s = 0.0  # how long ago Discord created the interactions it now delivers (gateway lag)
         self.latency: deque[float] = deque()  # seconds each next interaction callback takes (a later one may win)
         self.sockets: list[tuple[web.WebSocketResponse, dict[str, Any]]] = []
         self.identifies: list[dict[str, Any]] = []
@@ -391,7 +392,7 @@ class FakeDiscord:
         else:
             payload = p.interaction(kind, iid, self.app_id, token, self.guild_id, channel, self._member(who),
                                     {**template["data"], **data}, msg, perms)
-        record = Interaction(iid, token, payload, created_at=self.clock())
+        record = Interaction(iid, token, payload, created_at=self.clock() - self.delivery_lag_s)
         self.interactions[iid] = record
         await self.dispatch("INTERACTION_CREATE", payload)
         return record

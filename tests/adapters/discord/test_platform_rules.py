@@ -145,3 +145,95 @@ async def test_a_dm_button_names_a_discussion_only_its_starter_can_reach(tmp_pat
         await council.settle()
         assert "can't find" in click.followups[-1]["content"]
         assert (await council.discussion()).status == d.status and thread == d.thread_ref
+
+
+async def test_an_interaction_too_late_to_acknowledge_does_nothing(council: Council) -> None:
+    """Discord drops an interaction not answered within 3 s and tells the person it failed: they will try
+    again, so the late one must not start a second discussion."""
+    fake = council.fake
+    fake.delivery_lag_s = r.INTERACTION_ACK_S + 0.5  # the gateway delivered it late
+    late = await fake.slash(fake.add_user("Dana"), "council", topic="Kanban or Scrum?")
+    await fake.wait_for(lambda: fake.calls_to("POST", rf"^/interactions/{late.id}/"))
+    await council.settle()
+    assert fake.calls_to("POST", rf"^/interactions/{late.id}/")[0].status == 404 and not late.callbacks
+    assert await council.app.service.guard.discussions() == [] and not council.llm.prompts
+
+    fake.delivery_lag_s = 0.0
+    again = await fake.slash(fake.add_user("Dana"), "council", topic="Kanban or Scrum?")
+    await fake.wait_for(lambda: again.followups)
+    await council.settle()
+    assert len(await council.app.service.guard.discussions()) == 1
+
+
+async def test_a_late_click_changes_nothing(council: Council) -> None:
+    fake = council.fake
+    dana = fake.add_user("Dana")
+    thread = await start_and_wait(council, dana, topic="Kanban or Scrum?")
+    before = await council.discussion()
+    fake.delivery_lag_s = r.INTERACTION_ACK_S + 0.5
+    choice = with_button(fake, thread, "Another round")
+    late = await fake.click(dana, choice, fake.find_button(choice, "Another round"))
+    await fake.wait_for(lambda: fake.calls_to("POST", rf"^/interactions/{late.id}/"))
+    await council.settle()
+    after = await council.discussion()
+    assert (after.status, after.round) == (before.status, before.round)
+
+
+async def test_a_follow_up_after_fifteen_minutes_is_refused(tmp_path: Path) -> None:
+    """The interaction token serves follow-ups for 15 minutes (the fake's rule, on its injected clock)."""
+    import aiohttp
+
+    clock = r.ManualClock()
+    async with FakeDiscord(clock=clock) as fake, running(fake, tmp_path) as council:
+        i = await fake.slash(fake.add_user("Dana"), "council-help")
+        await fake.wait_for(lambda: i.followups)
+        url = f"{fake.api_url}/webhooks/{fake.app_id}/{i.token}"
+        async with aiohttp.ClientSession() as http:
+            async with http.post(url, json={"content": "still here"}) as ok:
+                assert ok.status == 200
+            clock.advance(r.INTERACTION_TOKEN_S + 1)
+            async with http.post(url, json={"content": "too late"}) as late:
+                assert late.status == 401 and (await late.json())["code"] == 50027
+        assert council.client.is_ready()
+
+
+async def test_posts_wait_for_their_rate_limit_bucket_instead_of_meeting_429s(tmp_path: Path) -> None:
+    """Tight buckets (Discord documents no fixed numbers, only the headers): the bot reads X-RateLimit-Remaining
+    and -Reset-After and waits, so Discord never has to refuse it."""
+    async with FakeDiscord() as fake:
+        fake.limits.per_route, fake.limits.per_s = 3, 0.3
+        async with running(fake, tmp_path) as council:
+            i = await fake.slash(fake.add_user("Dana"), "council", topic="Kanban or Scrum?", rounds=1)
+            await fake.wait_for(lambda: i.followups)
+            await council.settle()
+            assert (await council.discussion()).status.value == "done"
+        assert fake.limits.answered_429 == 0 and not [c for c in fake.calls if c.status == 429]
+        buckets = {b.key for b in fake.limits.buckets.values() if b.used}
+        assert len(buckets) > 3, "routes are limited per bucket"
+
+
+async def test_a_channel_with_fifteen_webhooks_gets_embeds(tmp_path: Path) -> None:
+    """Discord allows 15 webhooks a channel; when others took them all, personas post as embeds."""
+    async with FakeDiscord() as fake:
+        for n in range(r.MAX_WEBHOOKS):
+            wid = p.snowflake()
+            fake.webhooks[wid] = {"id": wid, "type": 1, "guild_id": fake.guild_id, "channel_id": fake.channel_id,
+                                  "name": f"other {n}", "token": f"t{n}", "application_id": None, "user": None}
+        async with running(fake, tmp_path) as council:
+            i = await fake.slash(fake.add_user("Dana"), "council", topic="Kanban or Scrum?", rounds=1)
+            await fake.wait_for(lambda: i.followups)
+            await council.settle()
+            d = await council.discussion()
+        assert d.status.value == "done"
+        assert [c.status for c in fake.calls_to("POST", r"/webhooks$")] == [400]
+        assert any(m["embeds"] and m["embeds"][0].get("author") for m in fake.thread_messages(d.thread_ref))
+
+
+async def test_council_in_an_announcement_channel_runs_in_an_announcement_thread(council: Council) -> None:
+    fake = council.fake
+    news = await fake.add_channel(r.ANNOUNCEMENT, "news")
+    i = await fake.slash(fake.add_user("Dana"), "council", channel_id=news, topic="Kanban or Scrum?", rounds=1)
+    await fake.wait_for(lambda: i.followups)
+    await council.settle()
+    d = await council.discussion()
+    assert d.status.value == "done" and fake.channels[d.thread_ref]["type"] == r.ANNOUNCEMENT_THREAD
