@@ -11,6 +11,8 @@ NO_CONTENT = ("Note: I can't read ordinary messages (the bot's *Message Content*
               "*Reply to the council* button under the thread's first post, or mention me (@Council) in your reply.")
 NO_THREADS = ("A council runs in a thread, and a voice or stage channel's chat has none: start it in a text or forum "
               "channel.")
+NO_FORUM_DIGEST = ("A digest is one message in the channel, and a forum takes only posts: set it in a text "
+                   "channel.")
 NO_FILES = ("Note: I may not attach files here (*Attach Files*), so charts are left out of the posts; the text "
             "says so where one was meant to be.")
 
@@ -34,7 +36,10 @@ def hearing(perms: discord.Permissions, *, message_content: bool) -> str:
     return "\n".join(notes)
 
 
-def place(channel_type: discord.ChannelType | None) -> None:
-    """Raises PermissionError where a council could never post: a voice or stage channel's chat has no threads."""
-    if channel_type in (discord.ChannelType.voice, discord.ChannelType.stage_voice):
+def place(channel_type: discord.ChannelType | None, command: str = "council") -> None:
+    """Raises PermissionError where the command's posts could never land: a voice or stage channel's chat has
+    no threads for a council, and a forum takes no plain message for a digest."""
+    if command == "council" and channel_type in (discord.ChannelType.voice, discord.ChannelType.stage_voice):
         raise PermissionError(NO_THREADS)
+    if command == "council-digest" and channel_type == discord.ChannelType.forum:
+        raise PermissionError(NO_FORUM_DIGEST)

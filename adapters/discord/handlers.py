@@ -152,9 +152,12 @@ class Handlers:
         if not where.guild_id:
             raise t.NotUnderstood("Councils run in server channels; try `/council` there.")
         note = ""
+        try:
+            access.place(getattr(interaction.channel, "type", None), name)
+        except PermissionError as exc:
+            raise t.NotUnderstood(str(exc)) from exc
         if name == "council":
             try:  # never start a discussion whose replies Council cannot hear, or that it could never post
-                access.place(getattr(interaction.channel, "type", None))
                 note = access.hearing(interaction.app_permissions, message_content=not self.chat.reply_button)
             except PermissionError as exc:
                 raise t.NotUnderstood(str(exc)) from exc

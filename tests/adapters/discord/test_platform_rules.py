@@ -237,3 +237,21 @@ async def test_council_in_an_announcement_channel_runs_in_an_announcement_thread
     await council.settle()
     d = await council.discussion()
     assert d.status.value == "done" and fake.channels[d.thread_ref]["type"] == r.ANNOUNCEMENT_THREAD
+
+
+async def test_a_digest_in_a_forum_is_refused_since_a_forum_takes_no_plain_message(council: Council) -> None:
+    fake = council.fake
+    forum = await fake.add_channel(r.FORUM, "decisions")
+    i = await fake.slash(fake.add_user("Dana"), "council-digest", channel_id=forum, cadence="daily")
+    await fake.wait_for(lambda: i.followups)
+    assert "forum takes only posts" in i.followups[-1]["content"]
+    async with council.app.store.tx() as tx:
+        assert await tx.schedules(kind="digest") == []
+
+
+async def test_without_embed_links_in_the_channel_council_says_so_before_starting(council: Council) -> None:
+    fake = council.fake
+    fake.deny(fake.channel_id, r.EMBED_LINKS)  # the overwrite, not the role: what the interaction reports
+    i = await fake.slash(fake.add_user("Dana"), "council", topic="Kanban or Scrum?")
+    await fake.wait_for(lambda: i.followups)
+    assert "Embed Links" in i.followups[-1]["content"] and not await council.app.service.guard.discussions()
