@@ -151,9 +151,7 @@ class DiscordChat:
             return None
         header = post.kind == "header"
         if header and await self.places.is_forum(discussion.channel):
-            # A forum's posts are threads, not messages a scan could find; the post is started again.
-            log.warning("the forum post of %s may have been started before a crash; starting it again", key)
-            return None
+            return await self._find_forum_post(discussion, post, claimed)
         channel = discussion.channel if header else (discussion.thread_ref or discussion.channel)
         hook = await self.places.webhook(discussion.channel) if post.persona is not None else None
         messages = self._render(discussion, post, webhook=hook is not None)
@@ -174,6 +172,28 @@ class DiscordChat:
             log.info("%s was cut short after part %s of %s; sending the rest", key, len(ids), len(wanted))
             ids += await self._send_parts(discussion, channel, hook, post, messages, start=len(ids))
         return str(Ref(channel, tuple(ids), hook[0] if hook else ""))
+
+    async def _find_forum_post(self, d: Discussion, post: Post, claimed: set[str]) -> str | None:
+        """A forum post this bot started for the header (starting one takes no nonce): an active thread of the
+        forum with the header's name, owned by the bot, not recorded for another post, whose first message
+        carries the header's title (its other words may have changed since)."""
+        [message] = self._render(d, post, webhook=False)
+        title = message.embeds[0].title if message.embeds else None
+        name, bot = render.thread_name(post.title), self._bot_id()
+        active = await self.http.get_active_threads(int(d.workspace))
+        for thread in active.get("threads", []):
+            tid = str(thread["id"])
+            if (str(thread.get("parent_id")) != d.channel or str(thread.get("owner_id")) != bot
+                    or thread.get("name") != name or tid in claimed):
+                continue
+            try:
+                first: dict[str, Any] = dict(await self.http.get_message(int(tid), int(tid)))  # type: ignore[arg-type]
+            except discord.NotFound:
+                continue
+            if ((first.get("embeds") or [{}])[0].get("title"), str(first.get("content") or "")) == (
+                    title, message.content):
+                return tid
+        return None
 
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
         self._typing.start(discussion.thread_ref or discussion.channel, key)
@@ -362,7 +382,8 @@ class DiscordChat:
         async with self.store.tx() as tx:
             rows = await tx.posts(d.id)
         post = next((p for p, _ in rows if p.key == key), None)
-        claimed = {i for other, ref in rows if ref and other.key != key for i in Ref.parse(ref, d).ids}
+        claimed = {i for other, ref in rows if ref and key not in (other.key, other.replaces)
+                   for i in Ref.parse(ref, d).ids}  # an edit of this post names its messages too
         return post, claimed
 
     @staticmethod

@@ -11,6 +11,7 @@ from tests.fakes.discord_hooks import (
     open_dm,
 )
 from tests.fakes.discord_routes import (
+    active_threads,
     application,
     create_message,
     edit_channel,
@@ -34,6 +35,7 @@ ROUTES = [
     ("GET", "/oauth2/applications/@me", application),
     ("GET", "/gateway/bot", gateway_bot),
     ("GET", "/users/@me/guilds", my_guilds),
+    ("GET", rf"/guilds/(?P<gid>{SNOW})/threads/active", active_threads),
     ("PUT", rf"/applications/{SNOW}/commands", put_commands),
     ("GET", rf"/channels/(?P<cid>{SNOW})", get_channel),
     ("PATCH", rf"/channels/(?P<cid>{SNOW})", edit_channel),

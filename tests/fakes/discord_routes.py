@@ -306,6 +306,15 @@ async def start_forum_post(fake: FakeDiscord, request: web.Request, m: Match, bo
     return fake.ok({**thread, "message": msg}, 201)
 
 
+async def active_threads(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
+    """The guild's threads that are not archived (forum posts among them), public ones the bot can see."""
+    if m["gid"] != fake.guild_id:
+        return fake.error(404, 10004, "Unknown Guild")
+    threads = [c for c in fake.channels.values() if c["type"] in r.THREADS
+               and not c["thread_metadata"]["archived"] and fake.permissions_in(c["id"]) & r.VIEW_CHANNEL]
+    return fake.ok({"threads": threads, "members": []})
+
+
 async def typing(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
     if m["cid"] not in fake.channels:
         return fake.error(404, 10003, "Unknown Channel")

@@ -255,3 +255,22 @@ async def test_without_embed_links_in_the_channel_council_says_so_before_startin
     i = await fake.slash(fake.add_user("Dana"), "council", topic="Kanban or Scrum?")
     await fake.wait_for(lambda: i.followups)
     assert "Embed Links" in i.followups[-1]["content"] and not await council.app.service.guard.discussions()
+
+
+async def test_a_restart_does_not_start_a_second_forum_post(council: Council) -> None:
+    """A crash between starting the forum post and recording it: thread creation takes no nonce, so a new process
+    finds the post it started (its name, its parent, its header) instead of starting another."""
+    from adapters.discord.chat import DiscordChat
+
+    fake = council.fake
+    forum = await fake.add_channel(r.FORUM, "decisions")
+    i = await fake.slash(fake.add_user("Dana"), "council", channel_id=forum, topic="Kanban or Scrum?", rounds=1)
+    await fake.wait_for(lambda: i.followups)
+    await council.settle()
+    d = await council.discussion()
+    async with council.app.store.tx() as tx:
+        header = next(post for post, _ in await tx.posts(d.id) if post.key == f"{d.id}:header")
+    restarted = DiscordChat()
+    restarted.attach(council.client, council.app.store)
+    assert await restarted.find(d.model_copy(update={"thread_ref": ""}), header.key) == d.thread_ref
+    assert [cid for cid, ch in fake.channels.items() if ch.get("parent_id") == forum] == [d.thread_ref]
