@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import json
 import logging
-import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -15,6 +13,8 @@ import discord
 from discord.http import Route
 
 from adapters.discord import render
+from adapters.discord.indicator import Typing
+from adapters.discord.places import Places
 from core.models import Discussion, Persona, Post, PostFile
 from core.ports import CannotPost
 from core.running.live import ChannelBudget
@@ -24,12 +24,9 @@ log = logging.getLogger(__name__)
 THREAD_EXISTS = 160004
 UNKNOWN_CHANNEL = 10003
 ARCHIVE_MINUTES: Literal[10080] = 10080  # a week: the longest Discord allows
-WEBHOOK_NAME = "Council"
-TYPING_EVERY_S = 8.0  # Discord shows "typing" for about ten seconds
-TYPING_MAX_S = 120.0  # a turn that never posts (it failed) stops typing by then
-RECHECK_WEBHOOKS_S = 600.0
 LIVE_GAP_S = 1.0  # live-text calls per channel at most this often, whatever the number of turns writing at once
 SCAN_LIMIT = 100
+FILES_REFUSED = "-# (charts left out: I may not attach files in this channel; give me *Attach Files* to see them)"
 
 
 @dataclass(frozen=True)
@@ -56,6 +53,12 @@ def nonce(key: str, part: int) -> str:
     return hashlib.sha256(f"{key}#{part}".encode()).hexdigest()[:25]
 
 
+def with_components(body: dict[str, Any]) -> dict[str, str]:
+    """Discord drops a webhook message's components unless the query asks it to use them (an edit that clears
+    them must ask too)."""
+    return {"with_components": "true"} if "components" in body else {}
+
+
 def announcement_marker(key: str) -> str:
     """Discord keeps no message metadata: an announcement names its key in a line of subtext."""
     return f"-# ref {key}"
@@ -66,10 +69,8 @@ class DiscordChat:
         self.client: discord.Client | None = client
         self.store = store
         self.reply_button = False  # set when the Message Content intent is unavailable
-        self._hooks: dict[str, tuple[tuple[str, str] | None, float]] = {}
-        self._hook_lock = asyncio.Lock()
-        self._typing: dict[str, dict[str, float]] = {}  # channel -> turn key -> give up at (monotonic)
-        self._typers: dict[str, asyncio.Task[None]] = {}  # one indicator loop per channel
+        self.places = Places(lambda: self.client)
+        self._typing = Typing(lambda: self.http)
         self._live: dict[str, tuple[str, str, str]] = {}  # turn key -> (channel, message id, webhook id)
         self._budget = ChannelBudget(LIVE_GAP_S)
 
@@ -95,12 +96,12 @@ class DiscordChat:
             raise
 
     async def _publish(self, discussion: Discussion, post: Post) -> str:
-        self._done_typing(discussion, post)
+        self._typing.done(discussion, post)
         d = discussion
         if post.kind == "header" and not d.thread_ref:
             return await self._publish_header(d, post)
         target = d.thread_ref or d.channel
-        hook = await self._webhook(d.channel) if post.persona is not None else None
+        hook = await self.places.webhook(d.channel) if post.persona is not None else None
         messages = self._render(d, post, webhook=hook is not None)
         for key in [k for k in self._live if post.kind in ("notice", "error") and post.key.startswith(k + ":")]:
             with contextlib.suppress(discord.HTTPException, LookupError):  # a failed turn's words stop growing
@@ -117,16 +118,18 @@ class DiscordChat:
         return str(Ref(target, tuple(ids), hook[0] if hook else ""))
 
     async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
-        self._done_typing(discussion, post)
+        self._typing.done(discussion, post)
         where = Ref.parse(ref, discussion)
+        if ":" not in ref and await self.places.is_forum(discussion.channel):
+            where = Ref(ref, where.ids)  # a forum post's first message lives in the post (the thread) itself
         messages = self._render(discussion, post, webhook=bool(where.webhook))
         for message_id, message in zip(where.ids, messages, strict=False):
             body = message.payload(editing=True)
             if where.webhook:
-                hook = await self._hook_by_id(discussion.channel, where.webhook)
+                hook = await self.places.hook_by_id(discussion.channel, where.webhook)
                 route = Route("PATCH", "/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}",
                               webhook_id=hook[0], webhook_token=hook[1], message_id=message_id)
-                params = self._thread_param(discussion, where.channel)
+                params = self._thread_param(discussion, where.channel) | with_components(body)
             else:
                 route = Route("PATCH", "/channels/{channel_id}/messages/{message_id}", channel_id=where.channel,
                               message_id=message_id)
@@ -147,8 +150,10 @@ class DiscordChat:
         if post is None:
             return None
         header = post.kind == "header"
+        if header and await self.places.is_forum(discussion.channel):
+            return await self._find_forum_post(discussion, post, claimed)
         channel = discussion.channel if header else (discussion.thread_ref or discussion.channel)
-        hook = await self._webhook(discussion.channel) if post.persona is not None else None
+        hook = await self.places.webhook(discussion.channel) if post.persona is not None else None
         messages = self._render(discussion, post, webhook=hook is not None)
         wanted = [m.signature() for m in messages]
         author = hook[0] if hook else self._bot_id()
@@ -168,12 +173,30 @@ class DiscordChat:
             ids += await self._send_parts(discussion, channel, hook, post, messages, start=len(ids))
         return str(Ref(channel, tuple(ids), hook[0] if hook else ""))
 
+    async def _find_forum_post(self, d: Discussion, post: Post, claimed: set[str]) -> str | None:
+        """A forum post this bot started for the header (starting one takes no nonce): an active thread of the
+        forum with the header's name, owned by the bot, not recorded for another post, whose first message
+        carries the header's title (its other words may have changed since)."""
+        [message] = self._render(d, post, webhook=False)
+        title = message.embeds[0].title if message.embeds else None
+        name, bot = render.thread_name(post.title), self._bot_id()
+        active = await self.http.get_active_threads(int(d.workspace))
+        for thread in active.get("threads", []):
+            tid = str(thread["id"])
+            if (str(thread.get("parent_id")) != d.channel or str(thread.get("owner_id")) != bot
+                    or thread.get("name") != name or tid in claimed):
+                continue
+            try:
+                first: dict[str, Any] = dict(await self.http.get_message(int(tid), int(tid)))  # type: ignore[arg-type]
+            except discord.NotFound:
+                continue
+            if ((first.get("embeds") or [{}])[0].get("title"), str(first.get("content") or "")) == (
+                    title, message.content):
+                return tid
+        return None
+
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
-        channel = discussion.thread_ref or discussion.channel
-        self._typing.setdefault(channel, {})[key] = time.monotonic() + TYPING_MAX_S
-        task = self._typers.get(channel)
-        if task is None or task.done():
-            self._typers[channel] = asyncio.create_task(self._keep_typing(channel), name=f"typing:{channel}")
+        self._typing.start(discussion.thread_ref or discussion.channel, key)
 
     async def attach_files(self, d: Discussion, target: str, post: Post) -> list[str]:
         """The post's charts as attachments of one bot message right after it, each described by its alt text
@@ -183,6 +206,14 @@ class DiscordChat:
         try:
             return [await self._send(target, render.Message(content=caption[:2000]), nonce(f"{post.key}:charts", 0),
                                      post.files)]
+        except discord.Forbidden:
+            log.warning("may not attach the charts of %s in %s; saying so instead", post.key, target)
+            try:
+                return [await self._send(target, render.Message(content=f"{caption}\n{FILES_REFUSED}"[:2000]),
+                                         nonce(f"{post.key}:charts", 1))]
+            except discord.HTTPException:
+                log.warning("could not say that the charts of %s are missing", post.key, exc_info=True)
+                return []
         except discord.HTTPException:
             log.warning("could not attach the charts of %s", post.key, exc_info=True)
             return []
@@ -193,7 +224,7 @@ class DiscordChat:
         LIVE_GAP_S, shared by its turns in turn;
         without a webhook the typing indicator is all there is."""
         d = discussion
-        hook = await self._webhook(d.channel)
+        hook = await self.places.webhook(d.channel)
         if hook is None or not self._budget.allow(d.channel, key):
             return
         message = render.live(text)
@@ -206,11 +237,12 @@ class DiscordChat:
 
     async def _edit_live(self, d: Discussion, held: tuple[str, str, str], message: render.Message) -> bool:
         channel, message_id, webhook_id = held
-        hook = await self._hook_by_id(d.channel, webhook_id)
+        hook = await self.places.hook_by_id(d.channel, webhook_id)
         route = Route("PATCH", "/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}",
                       webhook_id=hook[0], webhook_token=hook[1], message_id=message_id)
+        body = message.payload(editing=True)
         try:
-            await self.http.request(route, json=message.payload(editing=True), params=self._thread_param(d, channel))
+            await self.http.request(route, json=body, params=self._thread_param(d, channel) | with_components(body))
         except discord.NotFound:
             return False  # deleted meanwhile: the finished post goes out as a new message
         return True
@@ -219,9 +251,40 @@ class DiscordChat:
         """A top-level message; a small `ref` line carries its key so find_announcement can spot it later."""
         marked = post.model_copy(update={"text": f"{post.text}\n{announcement_marker(post.key)}"})
         parts = render.render(marked, webhook=False)
-        ids = [await self._send(channel, m, nonce(post.key, part), post.files if part == len(parts) - 1 else None)
-               for part, m in enumerate(parts)]  # the charts ride on the last part: still one message per part
+        # A retry of a split announcement (its words kept as written) skips the parts that landed before: a nonce
+        # only protects a resend for a few minutes.
+        ids = await self._landed(channel, parts[:-1]) if len(parts) > 1 else []
+        for part, m in enumerate(parts[len(ids):], start=len(ids)):
+            last = part == len(parts) - 1  # the charts ride on the last part: still one message per part
+            ids.append(await self._send_with_files(channel, m, nonce(post.key, part), post.files if last else None))
         return str(Ref(channel, tuple(ids)))
+
+    async def _landed(self, channel: str, parts: list[render.Message]) -> list[str]:
+        """The ids of the first of these parts that are already among the channel's recent bot messages, in order."""
+        try:
+            recent: list[dict[str, Any]] = list(await self.http.logs_from(channel, SCAN_LIMIT))  # type: ignore[arg-type]
+        except discord.HTTPException:
+            log.warning("could not read %s to resume an announcement; sending all of it", channel, exc_info=True)
+            return []
+        bot, ids = self._bot_id(), list[str]()
+        for m in reversed(recent):  # oldest first
+            if len(ids) < len(parts) and self._authored(m, bot, False) and m.get("content") == parts[len(ids)].content:
+                ids.append(str(m["id"]))
+        return ids
+
+    async def _send_with_files(self, channel: str, message: render.Message, nonce_value: str,
+                               files: list[PostFile] | None) -> str:
+        """A bot message with its files; where Discord refuses them (no Attach Files), without them, saying so."""
+        try:
+            return await self._send(channel, message, nonce_value, files)
+        except discord.Forbidden:
+            if not files:
+                raise
+            log.warning("may not attach files in %s; sending the message without them", channel)
+        note = f"{message.content}\n{FILES_REFUSED}"
+        bare = render.Message(content=note if len(note) <= render.CONTENT_MAX else message.content,
+                              embeds=message.embeds, view=message.view, mentions=message.mentions)
+        return await self._send(channel, bare, nonce_value)
 
     async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
         marker, bot = announcement_marker(key), self._bot_id()
@@ -241,10 +304,7 @@ class DiscordChat:
         return f"https://discord.com/channels/{discussion.workspace}/{place}" if place else ""
 
     async def close(self) -> None:
-        for task in list(self._typers.values()):
-            task.cancel()
-        self._typers.clear()
-        self._typing.clear()
+        self._typing.close()
 
     # sending ---------------------------------------------------------------------------------------
     def _render(self, d: Discussion, post: Post, *, webhook: bool) -> list[render.Message]:
@@ -265,6 +325,11 @@ class DiscordChat:
 
     async def _publish_header(self, d: Discussion, post: Post) -> str:
         [message] = self._render(d, post, webhook=False)
+        if await self.places.is_forum(d.channel):  # a forum takes no plain messages: the header starts a forum post
+            body = {"name": render.thread_name(post.title), "auto_archive_duration": ARCHIVE_MINUTES,
+                    "message": message.payload()}
+            route = Route("POST", "/channels/{channel_id}/threads", channel_id=d.channel)
+            return str((await self.http.request(route, json=body))["id"])  # the post's first message has its id
         message_id = await self._send(d.channel, message, nonce(post.key, 0))
         await self._open_thread(d, message_id, post)
         return message_id  # a thread started on a message has that message's id
@@ -293,11 +358,11 @@ class DiscordChat:
         """One message under the persona's name. Webhooks take no nonce: a resend is never deduplicated."""
         body = message.payload() | render.identity(persona)
         route = Route("POST", "/webhooks/{webhook_id}/{webhook_token}", webhook_id=hook[0], webhook_token=hook[1])
-        params = {"wait": "true", **self._thread_param(d, target)}
+        params = {"wait": "true", **self._thread_param(d, target), **with_components(body)}
         try:
             data = await self.http.request(route, json=body, params=params)
         except (discord.NotFound, discord.Forbidden):
-            self._hooks.pop(d.channel, None)  # someone deleted our webhook: look again next time
+            self.places.forget(d.channel)
             raise
         return str(data["id"])
 
@@ -305,47 +370,9 @@ class DiscordChat:
     def _thread_param(d: Discussion, channel: str) -> dict[str, str]:
         return {"thread_id": channel} if channel != d.channel else {}
 
-    # webhooks --------------------------------------------------------------------------------------
-    async def _webhook(self, channel: str) -> tuple[str, str] | None:
-        """This bot's webhook on the channel (created once); None when we may not manage webhooks."""
-        cached = self._hooks.get(channel)
-        if cached is not None and (cached[0] is not None or time.monotonic() < cached[1]):
-            return cached[0]
-        async with self._hook_lock:
-            cached = self._hooks.get(channel)
-            if cached is not None and (cached[0] is not None or time.monotonic() < cached[1]):
-                return cached[0]
-            hook: tuple[str, str] | None
-            try:
-                hook = await self._own_webhook(channel)
-            except discord.HTTPException as exc:
-                if exc.status >= 500:
-                    raise  # Discord is having trouble: the outbox tries again
-                log.warning("no webhook in channel %s (%s %s): personas post as embeds", channel, exc.status,
-                            exc.text or "")
-                hook = None
-            self._hooks[channel] = (hook, time.monotonic() + RECHECK_WEBHOOKS_S)
-            return hook
-
     def _bot_id(self) -> str:
         user = self.client.user if self.client else None
         return str(user.id) if user else ""
-
-    async def _own_webhook(self, channel: str) -> tuple[str, str]:
-        app_id = str(self.client.application_id if self.client else "")
-        hooks: list[dict[str, Any]] = list(await self.http.channel_webhooks(channel))  # type: ignore[arg-type]
-        for h in hooks:
-            if h.get("token") and (str(h.get("application_id") or "") == app_id or
-                                   str((h.get("user") or {}).get("id", "")) == app_id):
-                return str(h["id"]), str(h["token"])
-        made = await self.http.create_webhook(channel, name=WEBHOOK_NAME)
-        return str(made["id"]), str(made.get("token"))
-
-    async def _hook_by_id(self, channel: str, webhook_id: str) -> tuple[str, str]:
-        hook = await self._webhook(channel)
-        if hook is None or hook[0] != webhook_id:
-            raise LookupError(f"webhook {webhook_id} is not ours in channel {channel}")
-        return hook
 
     # recovery --------------------------------------------------------------------------------------
     async def _outbox_entry(self, d: Discussion, key: str) -> tuple[Post | None, set[str]]:
@@ -355,7 +382,8 @@ class DiscordChat:
         async with self.store.tx() as tx:
             rows = await tx.posts(d.id)
         post = next((p for p, _ in rows if p.key == key), None)
-        claimed = {i for other, ref in rows if ref and other.key != key for i in Ref.parse(ref, d).ids}
+        claimed = {i for other, ref in rows if ref and key not in (other.key, other.replaces)
+                   for i in Ref.parse(ref, d).ids}  # an edit of this post names its messages too
         return post, claimed
 
     @staticmethod
@@ -368,29 +396,3 @@ class DiscordChat:
     def _signature(m: dict[str, Any]) -> tuple[str, str]:
         embed = (m.get("embeds") or [{}])[0]
         return str(m.get("content") or ""), str(embed.get("title") or "") + str(embed.get("description") or "")
-
-    # typing ---------------------------------------------------------------------------------------
-    async def _keep_typing(self, channel: str) -> None:
-        """Discord shows "typing" for about ten seconds: renew it while any turn in the channel is at work."""
-        while True:
-            keys = self._typing.get(channel, {})
-            now = time.monotonic()
-            for key in [k for k, give_up in keys.items() if give_up < now]:
-                del keys[key]
-            if not keys:
-                return
-            try:
-                await self.http.send_typing(channel)
-            except discord.HTTPException:
-                log.debug("typing indicator refused in %s", channel, exc_info=True)
-                return
-            await asyncio.sleep(TYPING_EVERY_S)
-
-    def _done_typing(self, d: Discussion, post: Post) -> None:
-        """A turn's post ends its typing; a header edit ends the typing of the turn its key names (the roster),
-        never that of turns still being written (a header redrawn for a pause)."""
-        keys = self._typing.get(d.thread_ref or d.channel, {})
-        if post.kind == "header":
-            for key in [k for k in keys if post.key.endswith(f":{k}")]:
-                keys.pop(key, None)
-        keys.pop(post.key, None)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import json
 import logging
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import discord
 import yarl
+from discord import app_commands
 from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
@@ -57,11 +61,27 @@ class CouncilClient(discord.Client):
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(CouncilButton, CouncilSelect)
+        await self.sync_commands()
+        self._sweeper = asyncio.create_task(self._sweep_forever(), name="council-sweeper")
+
+    async def sync_commands(self) -> None:
+        """Write the slash commands to Discord only when their definitions changed since the last sync (Discord
+        limits command writes a day, and a restart loop would spend them); a refusal never stops start-up."""
+        store, app = self.handlers.store, str(self.application_id or "")
+        digest = commands_hash(self.tree)
         try:
+            async with store.tx() as tx:
+                if await tx.command_hash("discord", app) == digest:
+                    log.info("slash commands unchanged since the last sync; not syncing")
+                    return
             await self.tree.sync()
+            async with store.tx() as tx:
+                await tx.set_command_hash("discord", app, digest, datetime.now(UTC))
+        except discord.RateLimited as exc:
+            log.warning("slash command sync rate-limited for %.0f s; the commands registered before still work, "
+                        "and the next start tries again", exc.retry_after)
         except discord.HTTPException:
             log.exception("could not sync the slash commands; the ones registered before still work")
-        self._sweeper = asyncio.create_task(self._sweep_forever(), name="council-sweeper")
 
     async def connect(self, *, reconnect: bool = True) -> None:
         """A plain Client would dial a fixed gateway host: ask GET {DISCORD_API_URL}/gateway/bot first."""
@@ -97,6 +117,12 @@ class CouncilClient(discord.Client):
 
     async def on_guild_remove(self, guild: discord.Guild) -> None:
         await self.handlers.on_guild_remove(str(guild.id))
+
+
+def commands_hash(tree: app_commands.CommandTree[Any]) -> str:
+    """A hash of the command definitions as discord.py would send them."""
+    payload = [command.to_dict(tree) for command in tree.get_commands()]
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
 class ShardedCouncilClient(CouncilClient, discord.AutoShardedClient):

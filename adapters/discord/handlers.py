@@ -24,6 +24,7 @@ from core.storage.store import Store
 log = logging.getLogger(__name__)
 Work = Callable[[discord.Interaction[Any]], Awaitable[str]]
 OOPS = "Something went wrong on my side; please try again in a moment."
+UNKNOWN_INTERACTION = 10062  # not acknowledged within 3 s: Discord has dropped it
 
 
 class Handlers:
@@ -38,7 +39,8 @@ class Handlers:
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         """Modal submissions; slash commands arrive through the command tree, buttons through CouncilButton."""
         if interaction.type == discord.InteractionType.modal_submit:
-            await self._defer(interaction, ephemeral=True, thinking=True)
+            if not await self._defer(interaction, ephemeral=True, thinking=True):
+                return
             await self._tell(interaction, await self._answer(interaction, self._modal))
 
     async def on_action(self, interaction: discord.Interaction[Any], action: str, value: str) -> None:
@@ -74,7 +76,8 @@ class Handlers:
         before, mine = self._clicks.get(key), asyncio.get_running_loop().create_future()
         self._clicks[key] = mine
         try:
-            await self._defer(interaction)
+            if not await self._defer(interaction):
+                return
             if before is not None:
                 await asyncio.wait({before})
             await self._act(interaction, intent, who, action, value)
@@ -123,7 +126,8 @@ class Handlers:
     # slash commands (from the command tree) ----------------------------------------------------------
     async def command(self, interaction: discord.Interaction[Any], name: str, opts: dict[str, Any]) -> None:
         """A slash command with its typed options: acknowledge privately, do it, answer privately."""
-        await self._defer(interaction, ephemeral=True, thinking=True)
+        if not await self._defer(interaction, ephemeral=True, thinking=True):
+            return
         asks: list[t.AskConfirm] = []
 
         async def run(_: discord.Interaction[Any]) -> str:
@@ -148,9 +152,12 @@ class Handlers:
         if not where.guild_id:
             raise t.NotUnderstood("Councils run in server channels; try `/council` there.")
         note = ""
+        try:
+            access.place(getattr(interaction.channel, "type", None), name)
+        except PermissionError as exc:
+            raise t.NotUnderstood(str(exc)) from exc
         if name == "council":
-            self._check_permissions(interaction.app_permissions)
-            try:  # never start a discussion whose replies Council cannot hear
+            try:  # never start a discussion whose replies Council cannot hear, or that it could never post
                 note = access.hearing(interaction.app_permissions, message_content=not self.chat.reply_button)
             except PermissionError as exc:
                 raise t.NotUnderstood(str(exc)) from exc
@@ -187,15 +194,6 @@ class Handlers:
             d = await tx.discussion_by_thread("discord", where.channel_id, where.thread_id)
         return d.id if d else ""
 
-    @staticmethod
-    def _check_permissions(perms: discord.Permissions) -> None:
-        """Without these the header or its thread could never be posted; say so now rather than stall."""
-        needed = {"Send Messages": perms.send_messages, "Create Public Threads": perms.create_public_threads,
-                  "Send Messages in Threads": perms.send_messages_in_threads, "Embed Links": perms.embed_links}
-        missing = [name for name, ok in needed.items() if not ok]
-        if missing:
-            raise t.NotUnderstood(f"I need these permissions in this channel first: {', '.join(missing)}.")
-
     async def _modal(self, interaction: discord.Interaction[Any]) -> str:
         who = self._who(interaction)
         return await self._perform(t.modal(dict(interaction.data or {}), who, str(interaction.id)), who)
@@ -226,14 +224,22 @@ class Handlers:
             return OOPS
 
     @staticmethod
-    async def _defer(interaction: discord.Interaction[Any], **kwargs: Any) -> None:
-        """Acknowledge within Discord's three seconds; a refused acknowledgement must not cost the work."""
+    async def _defer(interaction: discord.Interaction[Any], **kwargs: Any) -> bool:
+        """Acknowledge within Discord's three seconds; a refused acknowledgement must not cost the work. False
+        when Discord no longer knows the interaction (it came too late): the person was told it failed and will
+        try again, so the work must not be done twice."""
         try:
             await interaction.response.defer(**kwargs)
+        except discord.NotFound as exc:
+            if exc.code == UNKNOWN_INTERACTION:
+                log.warning("interaction %s arrived too late to acknowledge; not acting on it", interaction.id)
+                return False
+            log.warning("could not acknowledge interaction %s", interaction.id, exc_info=True)
         except discord.HTTPException:
             log.warning("could not acknowledge interaction %s", interaction.id, exc_info=True)
         except (KeyError, TypeError, ValueError):
             log.debug("unexpected acknowledgement answer for %s", interaction.id, exc_info=True)
+        return True
 
     @staticmethod
     async def _tell(interaction: discord.Interaction[Any], text: str) -> None:
@@ -253,7 +259,7 @@ class Handlers:
         roles = tuple(str(r.id) for r in getattr(interaction.user, "roles", ()))
         return t.Who(user_id=str(interaction.user.id), user_name=interaction.user.display_name,
                      is_admin=bool(perms.administrator or perms.manage_guild), guild_id=where.guild_id,
-                     channel_id=where.channel_id, roles=roles)
+                     channel_id=where.channel_id, roles=roles, in_dm=interaction.guild_id is None)
 
     @staticmethod
     def _where(interaction: discord.Interaction[Any]) -> t.Where:

@@ -54,11 +54,14 @@ class Who:
     guild_id: str = ""
     channel_id: str = ""  # the text channel (a thread's parent)
     roles: tuple[str, ...] = ()
+    # A click in the bot's direct message with the person: Discord sends no guild, so the discussion the button
+    # names decides where it is (and only its starter is sent such buttons).
+    in_dm: bool = False
 
     def fields(self) -> dict[str, Any]:
-        return {"user_id": self.user_id, "user_name": self.user_name, "is_admin": self.is_admin,
+        return {"user_id": self.user_id, "user_name": self.user_name, "is_admin": self.is_admin and not self.in_dm,
                 "platform": "discord", "workspace": self.guild_id, "in_channel": self.channel_id,
-                "groups": list(self.roles)}
+                "groups": list(self.roles), "in_dm": self.in_dm}
 
 
 @dataclass(frozen=True)

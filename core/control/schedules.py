@@ -256,17 +256,27 @@ class Schedules:
         key = f"digest:{s.id}:{row['slot']:%Y%m%dT%H%M%SZ}"
         # A sender that died between posting and recording leaves attempts > 0: look for its post first.
         ref = await chat.find_announcement(s.workspace, s.target, key) if row["attempts"] > 0 else None
-        usage = None
         if not ref:
-            await digest.links(chat, material.covered + material.waiting)
-            for item in material.covered + material.waiting:
-                item.page = self.driver.config.pages.url(item.discussion.id, self.clock.now())
-            summary, usage = await digest.condense(self.driver.llm, material.covered)
-            post = digest.render(material, summary, key, self.driver.llm.offline)
-            post.files = await self._charts(material)
+            post = await self._written(row, material, key)
+            post.files = await self._charts(material)  # drawn from the database alone: no model, same chart
             ref = await chat.announce(s.workspace, s.target, post)
         async with self.store.tx() as tx:
             await tx.mark_digest_sent(row["id"], ref, self.clock.now())
+        return 1
+
+    async def _written(self, row: dict[str, Any], material: digest.Material, key: str) -> Post:
+        """The digest's words: those kept from an earlier attempt, else written now (the model condenses the
+        period) and kept, with the model's cost, before anything is sent; a retry never writes it anew."""
+        if row.get("post"):
+            return Post.model_validate(row["post"])
+        chat = self.driver.chats[material.schedule.platform]
+        await digest.links(chat, material.covered + material.waiting)
+        for item in material.covered + material.waiting:
+            item.page = self.driver.config.pages.url(item.discussion.id, self.clock.now())
+        summary, usage = await digest.condense(self.driver.llm, material.covered)
+        post = digest.render(material, summary, key, self.driver.llm.offline)
+        async with self.store.tx() as tx:
+            await tx.set_digest_post(row["id"], post.model_dump(mode="json", exclude={"files"}))
             if usage is not None:
                 await tx.add_usage(None, key, usage, self.clock.now())
-        return 1
+        return post

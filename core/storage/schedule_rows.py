@@ -113,6 +113,10 @@ class ScheduleRepo(Repo):
                 claimed.append(_row(row))
         return claimed
 
+    async def set_digest_post(self, digest_id: int, post: dict[str, Any]) -> None:
+        """Keep the digest as written before it is sent, so every retry sends the same words."""
+        await self.conn.execute(update(t.digests).where(t.digests.c.id == digest_id).values(post=post))
+
     async def mark_digest_sent(self, digest_id: int, ref: str, now: datetime) -> None:
         await self.conn.execute(
             update(t.digests)

@@ -264,6 +264,9 @@ digests = Table(
     Column("lease_expires_at", TS, nullable=True),
     Column("created_at", TS, nullable=False),
     Column("sent_at", TS, nullable=True),
+    # The digest as written (its Post, without chart images), stored before it is first sent: a retry sends
+    # these words again instead of asking the model to write them anew.
+    Column("post", JSON, nullable=True),
     UniqueConstraint("schedule_id", "slot", name="uq_digests_slot"),
     Index("ix_digests_pending", "sent", "id"),
 )
@@ -278,4 +281,15 @@ channel_settings = Table(
     Column("owners", JSON, nullable=False, default=list),
     Column("updated_by", String(64), nullable=False, default=""),
     Column("updated_at", TS, nullable=False),
+)
+
+# The slash commands an application last synced to a platform, by a hash of their definitions: a start with the
+# same definitions syncs nothing (the platform limits how often commands may be written).
+command_sync = Table(
+    "command_sync",
+    metadata,
+    Column("platform", String(16), primary_key=True),
+    Column("application", String(64), primary_key=True),
+    Column("digest", String(64), nullable=False),
+    Column("synced_at", TS, nullable=False),
 )

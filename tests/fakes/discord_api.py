@@ -5,15 +5,18 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import math
 import re
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import BodyPartReader, WSMsgType, web
 
 from tests.fakes import discord_payloads as p
+from tests.fakes import discord_rules as r
+from tests.fakes.discord_driving import Call, Driving, Interaction
 
 Handler = Callable[[web.Request, re.Match[str], Any], Awaitable[web.StreamResponse]]
 
@@ -37,39 +40,23 @@ class Fault:
     after: int = 0  # let this many matching requests through first (refuse part 2 of a split post)
 
 
-@dataclass
-class Call:
-    method: str
-    path: str
-    query: dict[str, str]
-    body: Any
-    status: int = 200
-
-
-@dataclass
-class Interaction:
-    id: str
-    token: str
-    payload: dict[str, Any]
-    callbacks: list[dict[str, Any]] = field(default_factory=list)
-    followups: list[dict[str, Any]] = field(default_factory=list)
-    edits: list[dict[str, Any]] = field(default_factory=list)  # of the message a clicked component is on
-
-    def choices(self) -> list[dict[str, Any]]:
-        """The answer to an autocomplete interaction (callback type 8)."""
-        assert self.callbacks and self.callbacks[0]["type"] == 8, f"not an autocomplete answer: {self.callbacks}"
-        return list(self.callbacks[0]["data"]["choices"])
-
-
-class FakeDiscord:
+class FakeDiscord(Driving):
     """`async with FakeDiscord() as fake:` then point DISCORD_API_URL at `fake.api_url`."""
 
     def __init__(self, *, token: str = "test-token", manage_webhooks: bool = True,
-                 message_content: bool = True, shards: int = 1, thread_events: bool = True) -> None:
-        from tests.fakes.discord_routes import ROUTES
+                 message_content: bool = True, shards: int = 1, thread_events: bool = True,
+                 clock: Callable[[], float] | None = None, permissions: int = p.INVITE_PERMISSIONS) -> None:
+        from tests.fakes.discord_paths import ROUTES
 
-        self.token, self.manage_webhooks, self.message_content, self.shards = (
-            token, manage_webhooks, message_content, shards)
+        self.token, self.message_content, self.shards = token, message_content, shards
+        self.clock: Callable[[], float] = clock or r.WallClock()
+        # The bot's role in the guild (by default what the README's invite grants) and per-channel overwrites.
+        self.bot_base = permissions if manage_webhooks else permissions & ~r.MANAGE_WEBHOOKS
+        self.overwrites: dict[str, r.Overwrite] = {}
+        # discord.py waits out a bucket in real time, so buckets count real seconds whatever clock a test injects.
+        self.limits = r.Limits(r.WallClock())
+        self.global_limit = r.Bucket("global", 50, 1.0)  # requests a second per bot, across routes
+        self.command_creates: dict[int, int] = {}  # day on the clock -> application commands created
         self.thread_events = thread_events  # False: THREAD_CREATE never arrives, the thread is not in the cache
         self.routes: list[tuple[str, re.Pattern[str], Handler]] = [
             (m, re.compile(f"^{path}$"), functools.partial(h, self)) for m, path, h in ROUTES]
@@ -83,11 +70,11 @@ class FakeDiscord:
         self.webhooks: dict[str, dict[str, Any]] = {}
         self.commands: list[dict[str, Any]] = []
         self.files: dict[str, bytes] = {}  # attachment id -> the bytes uploaded
-        self.app_permissions = p.ALL_PERMISSIONS  # what the bot may do in the channel, sent with interactions
         self.interactions: dict[str, Interaction] = {}
         self.nonces: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.calls: list[Call] = []
         self.faults: list[Fault] = []
+        self.delivery_lag_s = 0.0  # how long ago Discord created the interactions it now delivers (gateway lag)
         self.latency: deque[float] = deque()  # seconds each next interaction callback takes (a later one may win)
         self.sockets: list[tuple[web.WebSocketResponse, dict[str, Any]]] = []
         self.identifies: list[dict[str, Any]] = []
@@ -181,18 +168,36 @@ class FakeDiscord:
         webhook_call = path.startswith(("/webhooks/", "/interactions/"))
         if not webhook_call and request.headers.get("Authorization") != f"Bot {self.token}":
             return self.error(401, 0, "401: Unauthorized")
+        bucket = self.limits.bucket(request.method, path)
+        if not path.startswith("/interactions/") and (wait := self.global_limit.take(self.limits.clock())):
+            self.limits.answered_429 += 1
+            return self.limited(wait, bucket, scope="global")
+        if wait := self.limits.retry_after(bucket):
+            return self.limited(wait, bucket, scope="user")
         for method, pattern, handler in self.routes:
             match = pattern.match(path)
             if match and method == request.method:
                 if self.latency and path.endswith("/callback"):
                     await asyncio.sleep(self.latency.popleft())
-                return await handler(request, match, body)
+                response = await handler(request, match, body)
+                response.headers.update(bucket.headers(self.limits.clock()))
+                return response
         return self.error(404, 0, "404: Not Found")
+
+    def limited(self, retry_after: float, bucket: r.Bucket, *, scope: str) -> web.Response:
+        """A 429 as Discord sends it: the bucket's headers, Retry-After, the scope, and retry_after in the body."""
+        is_global = scope == "global"
+        headers = {**bucket.headers(self.limits.clock()), "X-RateLimit-Remaining": "0", "X-RateLimit-Scope": scope,
+                   "Retry-After": str(max(1, math.ceil(retry_after))), "Via": "1.1 google"}
+        if is_global:
+            headers["X-RateLimit-Global"] = "true"
+        body = {"message": "You are being rate limited.", "retry_after": retry_after, "global": is_global,
+                "code": 0}
+        return as_json(body, 429, headers)
 
     @staticmethod
     def ok(data: Any, status: int = 200) -> web.Response:
-        headers = {"X-RateLimit-Limit": "5", "X-RateLimit-Remaining": "4", "X-RateLimit-Reset-After": "0.001",
-                   "X-RateLimit-Bucket": "fakebucket", "Via": "1.1 google"}
+        headers = {"Via": "1.1 google"}  # the bucket's headers are added on the way out
         if status == 204:
             return web.Response(status=204, headers=headers)
         return as_json(data, status, headers)
@@ -269,8 +274,8 @@ class FakeDiscord:
 
     def guild_payload(self) -> dict[str, Any]:
         members = [p.member(self.bot)]
-        channels = [c for c in self.channels.values() if c["type"] != 11]
-        threads = [c for c in self.channels.values() if c["type"] == 11]
+        channels = [c for c in self.channels.values() if c["type"] not in (*r.THREADS, r.DM)]
+        threads = [c for c in self.channels.values() if c["type"] in r.THREADS]
         return p.guild(self.guild_id, self.owner_id, channels, members, threads)
 
     async def _send(self, ws: web.WebSocketResponse, event: str, data: dict[str, Any]) -> None:
@@ -297,90 +302,3 @@ class FakeDiscord:
         if any(m["id"] == self.app_id for m in data.get("mentions", [])):
             return data
         return {**data, "content": "", "embeds": [], "attachments": [], "components": []}
-
-    # what tests drive -----------------------------------------------------------------------------
-    def add_user(self, name: str, *, admin: bool = False) -> dict[str, Any]:
-        u = p.user(p.snowflake(), name)
-        self.users[u["id"]] = u
-        u["_permissions"] = p.ALL_PERMISSIONS if admin else str(1071698660929)
-        return u
-
-    def _member(self, u: dict[str, Any]) -> dict[str, Any]:
-        public = {k: v for k, v in u.items() if not k.startswith("_")}
-        return p.member(public, u.get("_permissions", "0"))
-
-    async def _interact(self, kind: int, fixture: str, who: dict[str, Any], channel_id: str, data: dict[str, Any],
-                        msg: dict[str, Any] | None = None) -> Interaction:
-        template = p.fixture(fixture)
-        iid, token = p.snowflake(), f"itoken-{p.snowflake()}"
-        payload = p.interaction(kind, iid, self.app_id, token, self.guild_id, self.channels[channel_id],
-                                self._member(who), {**template["data"], **data}, msg, self.app_permissions)
-        record = Interaction(iid, token, payload)
-        self.interactions[iid] = record
-        await self.dispatch("INTERACTION_CREATE", payload)
-        return record
-
-    async def slash(self, who: dict[str, Any], name: str, channel_id: str | None = None,
-                    **options: Any) -> Interaction:
-        command = next(c for c in self.commands if c["name"] == name)
-        types = {o["name"]: o["type"] for o in command.get("options", [])}
-        opts = [{"name": k, "type": types[k], "value": v} for k, v in options.items()]
-        data = {"id": command["id"], "name": name, "type": 1, "options": opts}
-        return await self._interact(2, "interaction_council.json", who, channel_id or self.channel_id, data)
-
-    async def autocomplete(self, who: dict[str, Any], name: str, focused: str, typed: str,
-                           channel_id: str | None = None, **options: Any) -> Interaction:
-        """Someone typing `typed` into option `focused` of /name (other options already filled in)."""
-        command = next(c for c in self.commands if c["name"] == name)
-        types = {o["name"]: o["type"] for o in command.get("options", [])}
-        assert next(o for o in command["options"] if o["name"] == focused).get("autocomplete"), focused
-        opts = [{"name": k, "type": types[k], "value": v} for k, v in options.items()]
-        opts.append({"name": focused, "type": types[focused], "value": typed, "focused": True})
-        data = {"id": command["id"], "name": name, "type": 1, "options": opts}
-        return await self._interact(4, "interaction_council.json", who, channel_id or self.channel_id, data)
-
-    async def wait_for_choices(self, who: dict[str, Any], name: str, focused: str, typed: str,
-                               **options: Any) -> list[dict[str, Any]]:
-        i = await self.autocomplete(who, name, focused, typed, **options)
-        await self.wait_for(lambda: i.callbacks)
-        return i.choices()
-
-    async def click(self, who: dict[str, Any], msg: dict[str, Any], custom_id: str) -> Interaction:
-        data = {"custom_id": custom_id, "component_type": 2}
-        return await self._interact(3, "interaction_button.json", who, msg["channel_id"], data, msg)
-
-    async def select(self, who: dict[str, Any], msg: dict[str, Any], custom_id: str, values: list[str]) -> Interaction:
-        """Someone picks `values` in a message's select menu (component type 3)."""
-        data = {"custom_id": custom_id, "component_type": 3, "values": values}
-        return await self._interact(3, "interaction_button.json", who, msg["channel_id"], data, msg)
-
-    async def submit(self, who: dict[str, Any], channel_id: str, custom_id: str, values: dict[str, str],
-                     msg: dict[str, Any] | None = None) -> Interaction:
-        rows = [{"type": 1, "components": [{"type": 4, "custom_id": k, "value": v}]} for k, v in values.items()]
-        return await self._interact(5, "interaction_modal_submit.json", who, channel_id,
-                                    {"custom_id": custom_id, "components": rows}, msg)
-
-    async def say(self, who: dict[str, Any], channel_id: str, content: str, *,
-                  mention_bot: bool = False) -> dict[str, Any]:
-        public = {k: v for k, v in who.items() if not k.startswith("_")}
-        msg = p.message(p.snowflake(), channel_id, public, {"content": content})
-        if mention_bot:
-            msg["mentions"] = [self.bot]
-        self.messages.setdefault(channel_id, []).append(msg)
-        event = {**msg, "guild_id": self.guild_id, "member": {k: v for k, v in self._member(who).items()
-                                                               if k != "user"}}
-        await self.dispatch("MESSAGE_CREATE", event)
-        return msg
-
-    def find_button(self, msg: dict[str, Any], label: str) -> str:
-        for row in msg.get("components", []):
-            for c in row.get("components", []):
-                if c.get("label") == label:
-                    return str(c["custom_id"])
-        raise LookupError(f"no button {label!r} on message {msg['id']}")
-
-    def thread_messages(self, thread_id: str) -> list[dict[str, Any]]:
-        return self.messages.get(thread_id, [])
-
-    def calls_to(self, method: str, pattern: str) -> list[Call]:
-        return [c for c in self.calls if c.method == method and re.search(pattern, c.path)]

@@ -12,6 +12,9 @@ from typing import Any
 DISCORD_EPOCH_MS = 1420070400000
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "discord"
 ALL_PERMISSIONS = str((1 << 50) - 1)
+# What the README's invite grants: View Channel, Send Messages, Embed Links, Attach Files, Read Message History,
+# Manage Webhooks, Create Public Threads, Send Messages in Threads.
+INVITE_PERMISSIONS = 309774633984
 MESSAGE_CONTENT_INTENT = 1 << 15
 FLAG_MESSAGE_CONTENT_LIMITED = 1 << 19
 _counter = itertools.count(1)
@@ -100,6 +103,22 @@ def interaction(kind: int, interaction_id: str, app_id: str, token: str, guild_i
         "app_permissions": app_permissions, "locale": "en-US", "guild_locale": "en-US", "entitlements": [],
         "authorizing_integration_owners": {"0": guild_id}, "context": 0, "data": data,
         "attachment_size_limit": 10485760,
+    }
+    if msg is not None:
+        payload["message"] = msg
+    return payload
+
+
+def dm_interaction(kind: int, interaction_id: str, app_id: str, token: str, channel: dict[str, Any],
+                   who: dict[str, Any], data: dict[str, Any], msg: dict[str, Any] | None = None,
+                   app_permissions: str = ALL_PERMISSIONS) -> dict[str, Any]:
+    """An interaction from the bot's direct message with a person: no guild_id and no member, the person is
+    `user`, and the context is BOT_DM (1)."""
+    payload: dict[str, Any] = {
+        "id": interaction_id, "application_id": app_id, "type": kind, "token": token, "version": 1,
+        "channel_id": channel["id"], "channel": channel, "user": who, "app_permissions": app_permissions,
+        "locale": "en-US", "entitlements": [], "authorizing_integration_owners": {"0": "0"}, "context": 1,
+        "data": data, "attachment_size_limit": 10485760,
     }
     if msg is not None:
         payload["message"] = msg

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from tests.fakes import discord_payloads as p
+from tests.fakes import discord_rules as r
 
 if TYPE_CHECKING:
     from tests.fakes.discord_api import FakeDiscord
@@ -20,6 +21,34 @@ FORBIDDEN_NAMES = ("discord", "clyde")
 
 def invalid(fake: FakeDiscord, why: str) -> web.Response:
     return fake.error(400, 50035, f"Invalid Form Body: {why}")
+
+
+def refused(fake: FakeDiscord, cid: str, *needed: int) -> web.Response | None:
+    """403 unless the bot holds these permissions in the channel: Missing Access without View Channel,
+    else Missing Permissions."""
+    perms = fake.permissions_in(cid)
+    if not perms & r.VIEW_CHANNEL:
+        return fake.error(403, 50001, "Missing Access")
+    if r.missing(perms, *needed):
+        return fake.error(403, 50013, "Missing Permissions")
+    return None
+
+
+def send_permission(fake: FakeDiscord, cid: str) -> int:
+    return r.SEND_MESSAGES_IN_THREADS if fake.channels[cid]["type"] in r.THREADS else r.SEND_MESSAGES
+
+
+def embeds_refused(fake: FakeDiscord, cid: str, body: dict[str, Any]) -> web.Response | None:
+    """Without Embed Links a bot's embeds are dropped; a message of embeds alone is refused."""
+    if body.get("embeds") and not fake.permissions_in(cid) & r.EMBED_LINKS:
+        if not (body.get("content") or body.get("components") or body.get("_files")):
+            return fake.error(403, 50013, "Missing Permissions")
+        body["embeds"] = []
+    return None
+
+
+def truthy(value: str | None) -> bool:
+    return value in ("true", "True", "1")
 
 
 def check_body(fake: FakeDiscord, body: dict[str, Any], *, webhook: bool = False) -> web.Response | None:
@@ -103,6 +132,14 @@ async def put_commands(fake: FakeDiscord, request: web.Request, m: Match, body: 
     for c in body:
         if (why := command_error(c)) is not None:
             return invalid(fake, why)
+    # Each command that is new or changed counts as a create: at most 200 a day, then a 429 until the day ends.
+    before = {c["name"]: {k: c.get(k) for k in ("description", "options")} for c in fake.commands}
+    creates = sum(1 for c in body if before.get(c["name"]) != {k: c.get(k) for k in ("description", "options")})
+    day = int(fake.clock() // 86400)
+    if creates and fake.command_creates.get(day, 0) + creates > r.COMMAND_CREATES_PER_DAY:
+        fake.limits.answered_429 += 1
+        return fake.limited((day + 1) * 86400 - fake.clock(), fake.limits.bucket("PUT", request.path), scope="shared")
+    fake.command_creates[day] = fake.command_creates.get(day, 0) + creates
     fake.commands = [{**c, "id": p.snowflake(), "application_id": fake.app_id, "version": p.snowflake(),
                       "default_member_permissions": c.get("default_member_permissions"), "type": c.get("type", 1)}
                      for c in body]
@@ -126,6 +163,10 @@ async def edit_channel(fake: FakeDiscord, request: web.Request, m: Match, body: 
 async def list_messages(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
     if m["cid"] not in fake.channels:
         return fake.error(404, 10003, "Unknown Channel")
+    if (no := refused(fake, m["cid"], r.READ_MESSAGE_HISTORY)) is not None:
+        return no
+    if fake.channels[m["cid"]]["type"] == r.FORUM:
+        return fake.error(400, 50024, "Cannot execute action on this channel type")
     limit = min(100, int(request.query.get("limit", "50")))
     newest_first = list(reversed(fake.messages.get(m["cid"], [])))
     if "before" in request.query:
@@ -138,6 +179,8 @@ def find_message(fake: FakeDiscord, cid: str, mid: str) -> dict[str, Any] | None
 
 
 async def get_message(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
+    if m["cid"] in fake.channels and (no := refused(fake, m["cid"], r.READ_MESSAGE_HISTORY)) is not None:
+        return no
     msg = find_message(fake, m["cid"], m["mid"])
     return fake.ok(msg) if msg else fake.error(404, 10008, "Unknown Message")
 
@@ -158,11 +201,20 @@ async def create_message(fake: FakeDiscord, request: web.Request, m: Match, body
         return fake.error(404, 10003, "Unknown Channel")
     if (bad := check_body(fake, body)) is not None:
         return bad
+    kind = fake.channels[cid]["type"]
+    if kind == r.FORUM:
+        return fake.error(400, 50008, "Cannot send messages in a non-text channel")
+    if kind != r.DM and (no := refused(fake, cid, send_permission(fake, cid))) is not None:
+        return no
+    if kind != r.DM and body.get("attachments") and (no := refused(fake, cid, r.ATTACH_FILES)) is not None:
+        return no
+    if kind != r.DM and (no := embeds_refused(fake, cid, body)) is not None:
+        return no
     nonce = body.get("nonce")
     if nonce is not None and body.get("enforce_nonce"):
         seen = fake.nonces.get((cid, fake.app_id, str(nonce)))
-        if seen is not None:
-            return fake.ok(seen)
+        if seen is not None and fake.clock() - seen[0] < r.NONCE_WINDOW_S:
+            return fake.ok(seen[1])
     msg = p.message(p.snowflake(), cid, fake.bot, body)
     files = body.get("_files") or {}
     for a in body.get("attachments") or []:
@@ -177,7 +229,7 @@ async def create_message(fake: FakeDiscord, request: web.Request, m: Match, body
                                    "description": a.get("description"), "url": f"https://cdn.invalid/{f['filename']}",
                                    "proxy_url": f"https://cdn.invalid/{f['filename']}"})
     if nonce is not None:
-        fake.nonces[(cid, fake.app_id, str(nonce))] = msg
+        fake.nonces[(cid, fake.app_id, str(nonce))] = (fake.clock(), msg)
     return fake.ok(await store(fake, cid, msg))
 
 
@@ -187,6 +239,9 @@ async def edit_message(fake: FakeDiscord, request: web.Request, m: Match, body: 
         return fake.error(404, 10008, "Unknown Message")
     if msg["author"]["id"] != fake.app_id or msg.get("webhook_id"):
         return fake.error(403, 50005, "Cannot edit a message authored by another user")
+    if fake.channels[m["cid"]]["type"] != r.DM and ((no := refused(fake, m["cid"])) is not None or
+                                                     (no := embeds_refused(fake, m["cid"], body)) is not None):
+        return no
     return fake.ok(await apply_edit(fake, msg, body))
 
 
@@ -205,11 +260,17 @@ async def start_thread(fake: FakeDiscord, request: web.Request, m: Match, body: 
         return fake.error(404, 10008, "Unknown Message")
     if msg["id"] in fake.channels:
         return fake.error(400, 160004, "A thread has already been created for this message")
+    parent = fake.channels[m["cid"]]
+    if parent["type"] not in (r.TEXT, r.ANNOUNCEMENT):  # voice and stage chats have no threads
+        return fake.error(400, 50024, "Cannot execute action on this channel type")
+    if (no := refused(fake, m["cid"], r.CREATE_PUBLIC_THREADS)) is not None:
+        return no
     name = body.get("name") or ""
     if not 1 <= len(name) <= 100:
         return invalid(fake, "name: Must be between 1 and 100 in length.")
-    thread = p.thread_channel(msg["id"], fake.channels[m["cid"]], fake.app_id, name,
-                              int(body.get("auto_archive_duration") or 4320))
+    thread = p.thread_channel(msg["id"], parent, fake.app_id, name, int(body.get("auto_archive_duration") or 4320))
+    if parent["type"] == r.ANNOUNCEMENT:
+        thread["type"] = r.ANNOUNCEMENT_THREAD
     fake.channels[thread["id"]] = thread
     fake.messages[thread["id"]] = []
     msg["thread"], msg["flags"] = thread, msg.get("flags", 0) | HAS_THREAD
@@ -218,142 +279,45 @@ async def start_thread(fake: FakeDiscord, request: web.Request, m: Match, body: 
     return fake.ok(thread, 201)
 
 
-async def typing(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
-    return fake.ok(None, 204)
-
-
-async def list_webhooks(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
-    if not fake.manage_webhooks:
-        return fake.error(403, 50013, "Missing Permissions")
-    return fake.ok([w for w in fake.webhooks.values() if w["channel_id"] == m["cid"]])
-
-
-async def create_webhook(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
-    if not fake.manage_webhooks:
-        return fake.error(403, 50013, "Missing Permissions")
-    channel = fake.channels.get(m["cid"])
-    if channel is None or channel["type"] == 11:
-        return invalid(fake, "webhooks belong to text channels, not threads")
-    hook = {"id": p.snowflake(), "type": 1, "guild_id": fake.guild_id, "channel_id": m["cid"],
-            "name": body["name"], "avatar": None, "token": f"wtoken-{p.snowflake()}",
-            "application_id": fake.app_id, "user": fake.bot}
-    fake.webhooks[hook["id"]] = hook
-    return fake.ok(hook)
-
-
-async def execute_webhook(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
-    wid, token = m["wid"], m["token"]
-    if wid == fake.app_id:
-        return await followup(fake, token, body)
-    hook = fake.webhooks.get(wid)
-    if hook is None or hook["token"] != token:
-        return fake.error(404, 10015, "Unknown Webhook")
-    if (bad := check_body(fake, body, webhook=True)) is not None:
+async def start_forum_post(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
+    """A forum post: a thread and its first message at once (the message's id is the thread's). Only forums
+    (and media channels) take this with a message; voice and stage chats have no threads."""
+    parent = fake.channels.get(m["cid"])
+    if parent is None:
+        return fake.error(404, 10003, "Unknown Channel")
+    if parent["type"] != r.FORUM:
+        return fake.error(400, 50024, "Cannot execute action on this channel type")
+    if (no := refused(fake, m["cid"], r.SEND_MESSAGES)) is not None:
+        return no
+    name, first = body.get("name") or "", body.get("message")
+    if not 1 <= len(name) <= 100:
+        return invalid(fake, "name: Must be between 1 and 100 in length.")
+    if not isinstance(first, dict):
+        return invalid(fake, "message: a forum post starts with a message")
+    if (bad := check_body(fake, first)) is not None or (bad := embeds_refused(fake, m["cid"], first)) is not None:
         return bad
-    cid = request.query.get("thread_id") or hook["channel_id"]
-    target = fake.channels.get(cid)
-    if target is None or (target["id"] != hook["channel_id"] and target.get("parent_id") != hook["channel_id"]):
-        return fake.error(400, 10003, "Unknown Channel")
-    author = {"id": wid, "username": body.get("username") or hook["name"], "discriminator": "0000",
-              "avatar": None, "bot": True, "global_name": None, "public_flags": 0}
-    msg = p.message(p.snowflake(), cid, author, body, webhook_id=wid, application_id=fake.app_id)
-    msg["_avatar_url"] = body.get("avatar_url")
-    await store(fake, cid, msg)
-    if request.query.get("wait") in ("true", "True", "1"):
-        return fake.ok(msg)
+    tid = p.snowflake()
+    thread = p.thread_channel(tid, parent, fake.app_id, name, int(body.get("auto_archive_duration") or 4320))
+    fake.channels[tid] = thread
+    fake.messages[tid] = []
+    if fake.thread_events:
+        await fake.dispatch("THREAD_CREATE", {**thread, "newly_created": True})
+    msg = await store(fake, tid, p.message(tid, tid, fake.bot, first))
+    return fake.ok({**thread, "message": msg}, 201)
+
+
+async def active_threads(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
+    """The guild's threads that are not archived (forum posts among them), public ones the bot can see."""
+    if m["gid"] != fake.guild_id:
+        return fake.error(404, 10004, "Unknown Guild")
+    threads = [c for c in fake.channels.values() if c["type"] in r.THREADS
+               and not c["thread_metadata"]["archived"] and fake.permissions_in(c["id"]) & r.VIEW_CHANNEL]
+    return fake.ok({"threads": threads, "members": []})
+
+
+async def typing(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
+    if m["cid"] not in fake.channels:
+        return fake.error(404, 10003, "Unknown Channel")
+    if (no := refused(fake, m["cid"], send_permission(fake, m["cid"]))) is not None:
+        return no
     return fake.ok(None, 204)
-
-
-async def edit_webhook_message(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
-    wid, token, mid = m["wid"], m["token"], m["mid"]
-    if wid == fake.app_id:
-        record = next((i for i in fake.interactions.values() if i.token == token), None)
-        if record is None:
-            return fake.error(404, 10015, "Unknown Webhook")
-        clicked = record.payload.get("message")
-        if mid == "@original" and clicked is not None:  # a component's original response is the message it is on
-            target = find_message(fake, clicked["channel_id"], clicked["id"])
-            if target is None:
-                return fake.error(404, 10008, "Unknown Message")
-            record.edits.append(body)
-            return fake.ok(await apply_edit(fake, target, body))
-        record.followups.append({"original": True, **body})
-        return fake.ok(p.message(p.snowflake(), record.payload["channel_id"], fake.bot, body))
-    hook = fake.webhooks.get(wid)
-    if hook is None or hook["token"] != token:
-        return fake.error(404, 10015, "Unknown Webhook")
-    cid = request.query.get("thread_id") or hook["channel_id"]
-    msg = find_message(fake, cid, mid)
-    if msg is None or msg.get("webhook_id") != wid:
-        return fake.error(404, 10008, "Unknown Message")
-    return fake.ok(await apply_edit(fake, msg, body))
-
-
-async def followup(fake: FakeDiscord, token: str, body: dict[str, Any]) -> web.Response:
-    record = next((i for i in fake.interactions.values() if i.token == token), None)
-    if record is None:
-        return fake.error(404, 10015, "Unknown Webhook")
-    if not record.callbacks:
-        return fake.error(404, 10015, "Unknown Webhook")  # followups need an acknowledged interaction
-    record.followups.append(body)
-    return fake.ok(p.message(p.snowflake(), record.payload["channel_id"], fake.bot, body))
-
-
-async def callback(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
-    record = fake.interactions.get(m["iid"])
-    if record is None or record.token != m["token"]:
-        return fake.error(404, 10062, "Unknown interaction")
-    if record.callbacks:
-        return fake.error(400, 40060, "Interaction has already been acknowledged.")
-    if (record.payload["type"] == 4) != (body.get("type") == 8):
-        return invalid(fake, "type: autocomplete interactions are answered with type 8, and only they")
-    if body.get("type") == 8:
-        choices = (body.get("data") or {}).get("choices")
-        if not isinstance(choices, list) or len(choices) > 25 or any(
-                not 1 <= len(ch["name"]) <= 100 or len(str(ch["value"])) > 100 for ch in choices):
-            return invalid(fake, "data.choices: at most 25, names 1-100 characters, values at most 100")
-    record.callbacks.append(body)
-    data = body.get("data") or {}
-    ephemeral = bool(int(data.get("flags") or 0) & EPHEMERAL)
-    answer: dict[str, Any] = {
-        "interaction": {"id": record.id, "type": record.payload["type"], "response_message_loading":
-                        body["type"] == 5, "response_message_ephemeral": ephemeral},
-        "resource": {"type": body["type"]},
-    }
-    return fake.ok(answer)
-
-
-async def open_dm(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
-    """A DM channel with one user (type 1), made once per user as Discord does."""
-    uid = str(body.get("recipient_id") or "")
-    found = next((c for c in fake.channels.values() if c["type"] == 1 and c["recipients"][0]["id"] == uid), None)
-    if found is None:
-        found = {"id": p.snowflake(), "type": 1, "last_message_id": None,
-                 "recipients": [p.user(uid, f"user{uid[-4:]}")]}
-        fake.channels[found["id"]] = found
-    return fake.ok(found)
-
-
-SNOW = r"\d+"
-ROUTES = [
-    ("POST", "/users/@me/channels", open_dm),
-    ("GET", "/users/@me", me),
-    ("GET", "/oauth2/applications/@me", application),
-    ("GET", "/gateway/bot", gateway_bot),
-    ("GET", "/users/@me/guilds", my_guilds),
-    ("PUT", rf"/applications/{SNOW}/commands", put_commands),
-    ("GET", rf"/channels/(?P<cid>{SNOW})", get_channel),
-    ("PATCH", rf"/channels/(?P<cid>{SNOW})", edit_channel),
-    ("GET", rf"/channels/(?P<cid>{SNOW})/messages", list_messages),
-    ("POST", rf"/channels/(?P<cid>{SNOW})/messages", create_message),
-    ("GET", rf"/channels/(?P<cid>{SNOW})/messages/(?P<mid>{SNOW})", get_message),
-    ("PATCH", rf"/channels/(?P<cid>{SNOW})/messages/(?P<mid>{SNOW})", edit_message),
-    ("POST", rf"/channels/(?P<cid>{SNOW})/messages/(?P<mid>{SNOW})/threads", start_thread),
-    ("POST", rf"/channels/(?P<cid>{SNOW})/typing", typing),
-    ("GET", rf"/channels/(?P<cid>{SNOW})/webhooks", list_webhooks),
-    ("POST", rf"/channels/(?P<cid>{SNOW})/webhooks", create_webhook),
-    ("POST", rf"/webhooks/(?P<wid>{SNOW})/(?P<token>[^/]+)", execute_webhook),
-    ("PATCH", rf"/webhooks/(?P<wid>{SNOW})/(?P<token>[^/]+)/messages/(?P<mid>{SNOW}|@original)",
-     edit_webhook_message),
-    ("POST", rf"/interactions/(?P<iid>{SNOW})/(?P<token>[^/]+)/callback", callback),
-]

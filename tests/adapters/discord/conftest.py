@@ -16,12 +16,13 @@ from adapters.discord.client import CouncilClient, DiscordConfig, build_client
 from bot.settings import Settings
 from bot.wiring import App, build_app
 from core.deliberation.offline import OfflineLLM
-from core.models import Discussion
-from core.ports import Completion, Prompt, TextSink
+from core.models import Discussion, Usage
+from core.ports import Completion, Prompt, T, TextSink
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_api import FakeDiscord, Interaction
 
 TOKEN = "test-token"
+
 
 
 class RecordingLLM(OfflineLLM):
@@ -34,6 +35,10 @@ class RecordingLLM(OfflineLLM):
     async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         self.prompts.append(prompt)
         return await super().complete(prompt, on_text)
+
+    async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]:
+        self.prompts.append(prompt)
+        return await super().structured(prompt, schema)
 
 
 @dataclass
@@ -55,17 +60,17 @@ class Council:
         await self.app.driver.idle()
 
 
-def settings_for(fake: FakeDiscord, tmp_path: Path) -> Settings:
+def settings_for(fake: FakeDiscord, tmp_path: Path, **overrides: Any) -> Settings:
     return Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}",  # type: ignore[call-arg]
-                    discord_token=TOKEN, discord_api_url=fake.api_url, anthropic_api_key=None)
+                    discord_token=TOKEN, discord_api_url=fake.api_url, anthropic_api_key=None, **overrides)
 
 
 @contextlib.asynccontextmanager
 async def running(fake: FakeDiscord, tmp_path: Path, **kw: Any) -> AsyncIterator[Council]:
     llm = RecordingLLM()
     chat = DiscordChat()
-    app = await build_app(settings_for(fake, tmp_path), {"discord": chat}, llm=llm, owner="test-owner",
-                          clock=kw.pop("clock", None))
+    app = await build_app(settings_for(fake, tmp_path, **kw.pop("settings", {})), {"discord": chat}, llm=llm,
+                          owner="test-owner", clock=kw.pop("clock", None))
     config = DiscordConfig(token=TOKEN, api_url=fake.api_url, sweep_interval_s=3600,
                            default_tz=kw.pop("default_tz", "UTC"))
     client = build_client(config, app.service, app.driver, app.store, chat, sharded=kw.pop("sharded", False),

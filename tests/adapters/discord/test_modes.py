@@ -12,6 +12,7 @@ from adapters.discord.client import DiscordConfig, serve
 from bot.wiring import build_app
 from tests.adapters.discord.conftest import TOKEN, Council, RecordingLLM, eventually, running, settings_for
 from tests.fakes import discord_payloads as p
+from tests.fakes import discord_rules as r
 from tests.fakes.discord_api import FakeDiscord
 
 
@@ -127,7 +128,7 @@ async def test_the_roster_can_be_confirmed_and_modified(council: Council) -> Non
 
 async def test_missing_channel_permissions_are_reported_before_starting(council: Council) -> None:
     fake = council.fake
-    fake.app_permissions = str(1 << 11)  # Send Messages only
+    fake.app_permissions = str(r.VIEW_CHANNEL | r.READ_MESSAGE_HISTORY | r.SEND_MESSAGES)  # it can read, not thread
     i = await fake.slash(fake.add_user("Dana"), "council", topic="Anything")
     await fake.wait_for(lambda: i.followups)
     assert "Create Public Threads" in i.followups[0]["content"] and not await council.app.service.guard.discussions()

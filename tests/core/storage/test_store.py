@@ -212,6 +212,27 @@ async def test_a_schedule_slot_is_claimed_once(store: Store) -> None:
     assert stored is not None and stored.next_run_at == T0 + timedelta(days=7) and stored.last_run_at == T0
 
 
+async def test_a_digest_keeps_its_words_for_the_retry_and_commands_their_hash(store: Store) -> None:
+    async with store.tx() as tx:
+        s = await tx.upsert_schedule(Schedule(kind="digest", target="C1", trigger="cron:0 9 * * 1", next_run_at=T0), T0)
+        digest_id = await tx.add_digest(s.id, T0, T0 - timedelta(days=7), T0, T0)
+        assert digest_id is not None
+        [first] = await tx.claim_digests("a", T0, 60, ["console"])
+        written = Post(kind="notice", key="digest:1", text="*Council digest* · decided: ship it")
+        await tx.set_digest_post(digest_id, written.model_dump(mode="json", exclude={"files"}))
+    async with store.tx() as tx:
+        [again] = await tx.claim_digests("b", T0 + timedelta(seconds=61), 60, ["console"])
+    assert first["post"] is None and Post.model_validate(again["post"]) == written and again["attempts"] == 1
+
+    async with store.tx() as tx:
+        assert await tx.command_hash("discord", "app1") == ""
+        await tx.set_command_hash("discord", "app1", "h1", T0)
+        await tx.set_command_hash("discord", "app1", "h2", T0)
+        await tx.set_command_hash("discord", "app2", "other", T0)
+    async with store.tx() as tx:
+        assert (await tx.command_hash("discord", "app1"), await tx.command_hash("discord", "app2")) == ("h2", "other")
+
+
 async def test_a_post_is_claimed_for_sending_once_and_only_by_the_lease_holder(store: Store) -> None:
     async with store.tx() as tx:
         await tx.add_discussion(discussion())
