@@ -14,7 +14,7 @@ from core.deliberation.roster import owner_lines
 
 PLATFORM = "slack"
 VALUE_OPTIONS = {"rounds", "experts", "every", "next", "tz", "roles", "flow", "style", "tier", "lang", "hints"}
-FLAG_OPTIONS = {"confirm", "anonymous", "hidden", "debate"}
+FLAG_OPTIONS = {"confirm", "anonymous", "hidden", "debate", "check", "no-check"}
 CONTROL_WORDS = {"pause", "resume", "stop", "status", "synthesize"}
 CADENCES = {"daily", "weekly", "cron", "off"}
 HUMAN_SUBTYPES = {None, "thread_broadcast", "file_share"}
@@ -23,7 +23,8 @@ HELP = """*Council: moderated AI deliberation in this channel*
 • `/council <topic>` starts a discussion; the personas talk in its thread. Reply there to be heard.
 • Options: `--rounds N` (run N rounds unattended, 1–10), `--experts N` (2–8), `--confirm` (review the roster \
 first), `--debate`, `--roles "security, finance"`, `--anonymous` and `--hidden` (poll ballots), \
-`--every 1d`, `--next "tomorrow 09:00"`, `--tz Europe/Berlin`
+`--every 1d`, `--next "tomorrow 09:00"`, `--tz Europe/Berlin`, \
+`--check` (a Fact-checker checks claims against web sources; `--no-check` when the channel checks by default)
 • `--flow NAME` picks how they deliberate (default `moderated`):{flows}
 • Council: `--style parallel|sequential|debate`, \
 `--tier light|medium|heavy`. Any flow: `--lang German` (otherwise the topic's language); open floor: \
@@ -219,7 +220,8 @@ def _start(words: list[tuple[str, bool]], who: Who, team_id: str, channel_id: st
         confirm="confirm" in opts, mode="debate" if "debate" in opts else "open", roles=roles,
         tz=_zone(opts["tz"]) if "tz" in opts else default_tz,
         every=_every(opts["every"]) if "every" in opts else "", next_at=opts.get("next", "").strip(),
-        anonymous="anonymous" in opts, hide_results="hidden" in opts, **who.fields(),
+        anonymous="anonymous" in opts, hide_results="hidden" in opts,
+        check=True if "check" in opts else False if "no-check" in opts else None, **who.fields(),
     )
     return Intent(kind="command", command=cmd, tz_explicit="tz" in opts)
 
