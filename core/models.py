@@ -257,7 +257,8 @@ class PostFile(BaseModel):
 class Post(BaseModel):
     """What the core asks a platform to show; each adapter renders it natively."""
 
-    kind: Literal["header", "turn", "notice", "choice", "poll", "synthesis", "error"]
+    # "document": the discussion's living synthesis (a Slack canvas, a synthesis.md on Discord), rewritten in place
+    kind: Literal["header", "turn", "notice", "choice", "poll", "synthesis", "error", "document"]
     key: str  # idempotency key, attached to the platform message
     replaces: str = ""  # key of an earlier post to edit in place instead of posting anew
     text: str

@@ -31,6 +31,7 @@ from core.models import (
     Usage,
 )
 from core.showing import formats
+from core.showing.document import enqueue_document
 from core.showing.posts import header_post, header_sig, poll_post, poll_result_post, turn_post
 from core.storage.store import Tx
 
@@ -199,6 +200,8 @@ async def record_turn(
                      turn_key=plan.key)
     for key, question, options, positions, final in polls:
         await _open_poll(tx, state, key, question, options, positions, final, now, offline)
+    if plan.phase in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS):
+        await enqueue_document(tx, current or d, plan.key, now)
 
 
 async def close_polls(tx: Tx, d: Discussion, now: datetime, *, before_round: int, offline: bool) -> None:
