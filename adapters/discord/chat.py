@@ -15,6 +15,7 @@ import discord
 from discord.http import Route
 
 from adapters.discord import render
+from adapters.discord.document import as_attachment
 from core.models import Discussion, Persona, Post, PostFile
 from core.ports import CannotPost
 from core.running.live import ChannelBudget
@@ -95,6 +96,8 @@ class DiscordChat:
             raise
 
     async def _publish(self, discussion: Discussion, post: Post) -> str:
+        if post.kind == "document":
+            post = as_attachment(post)
         self._done_typing(discussion, post)
         d = discussion
         if post.kind == "header" and not d.thread_ref:
@@ -117,6 +120,9 @@ class DiscordChat:
         return str(Ref(target, tuple(ids), hook[0] if hook else ""))
 
     async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
+        if post.kind == "document":  # a message's attachments are not edited in place: a fresh file follows
+            await self.publish(discussion, as_attachment(post, updated=True))
+            return
         self._done_typing(discussion, post)
         where = Ref.parse(ref, discussion)
         messages = self._render(discussion, post, webhook=bool(where.webhook))
