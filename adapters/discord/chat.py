@@ -14,8 +14,7 @@ from typing import Any, Literal
 import discord
 from discord.http import Route
 
-from adapters.discord import render
-from adapters.discord.document import as_attachment
+from adapters.discord import document, render
 from core.models import Discussion, Persona, Post, PostFile
 from core.ports import CannotPost
 from core.running.live import ChannelBudget
@@ -97,7 +96,8 @@ class DiscordChat:
 
     async def _publish(self, discussion: Discussion, post: Post) -> str:
         if post.kind == "document":
-            post = as_attachment(post)
+            target = discussion.thread_ref or discussion.channel
+            return str(Ref(target, (await document.send(self.http, target, post, nonce(post.key, 0)),)))
         self._done_typing(discussion, post)
         d = discussion
         if post.kind == "header" and not d.thread_ref:
@@ -120,8 +120,9 @@ class DiscordChat:
         return str(Ref(target, tuple(ids), hook[0] if hook else ""))
 
     async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
-        if post.kind == "document":  # a message's attachments are not edited in place: a fresh file follows
-            await self.publish(discussion, as_attachment(post, updated=True))
+        if post.kind == "document":  # the same message, with the new file in place of the old
+            where = Ref.parse(ref, discussion)
+            await document.replace(self.http, where.channel, where.ids[0], post)
             return
         self._done_typing(discussion, post)
         where = Ref.parse(ref, discussion)

@@ -1,16 +1,42 @@
-"""The discussion's living synthesis on Discord: a `synthesis.md` attachment with the link to its page (pure)."""
+"""The discussion's living synthesis on Discord: one message with `synthesis.md` and the page link, whose file is
+replaced in place (a PATCH with a new attachment) when a later synthesis revisits the discussion."""
 
 from __future__ import annotations
 
-from core.models import Post, PostFile
+import json
+from typing import Any
+
+from discord.http import HTTPClient, Route
+
+from core.models import Post
+
+FILENAME = "synthesis.md"
 
 
-def as_attachment(post: Post, *, updated: bool = False) -> Post:
-    """A `document` post as a notice carrying synthesis.md; each later synthesis brings a fresh file."""
-    what = "The synthesis is updated" if updated else "The synthesis, the stance table and the open questions"
-    text = f"📄 {what}: `synthesis.md` below."
+def note(post: Post, *, updated: bool = False) -> str:
+    what = "The synthesis (updated)" if updated else "The synthesis"
+    text = f"📄 {what}, the stance table and the open questions: `{FILENAME}`."
     if post.page_url:
         text += f" The whole discussion: [its page]({post.page_url})."
-    file = PostFile(name="synthesis.md", data=post.text.encode(), title="synthesis.md",
-                    alt=f"The synthesis of the discussion as Markdown ({len(post.text):,} characters)")
-    return Post(kind="notice", key=f"{post.key}:file", text=text, files=[file], offline=post.offline)
+    return text[:2000]
+
+
+def _form(post: Post, body: dict[str, Any]) -> list[dict[str, Any]]:
+    body["attachments"] = [{"id": 0, "filename": FILENAME,
+                            "description": f"The synthesis as Markdown ({len(post.text):,} characters)"}]
+    return [{"name": "payload_json", "value": json.dumps(body)},
+            {"name": "files[0]", "value": post.text.encode(), "filename": FILENAME, "content_type": "text/markdown"}]
+
+
+async def send(http: HTTPClient, channel: str, post: Post, nonce: str) -> str:
+    """The document as one bot message (its nonce keeps a resend from showing twice); returns its id."""
+    body = {"content": note(post), "nonce": nonce, "enforce_nonce": True, "allowed_mentions": {"parse": []}}
+    route = Route("POST", "/channels/{channel_id}/messages", channel_id=channel)
+    return str((await http.request(route, form=_form(post, body)))["id"])
+
+
+async def replace(http: HTTPClient, channel: str, message_id: str, post: Post) -> None:
+    """The same message with the new file: attachments left out of the list are removed."""
+    body = {"content": note(post, updated=True), "allowed_mentions": {"parse": []}}
+    route = Route("PATCH", "/channels/{channel_id}/messages/{message_id}", channel_id=channel, message_id=message_id)
+    await http.request(route, form=_form(post, body))

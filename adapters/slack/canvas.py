@@ -50,8 +50,8 @@ class Canvases:
         url = await self._url(client, d.workspace, canvas_id)
         await self.publish_message(d, Post(
             kind="notice", key=post.key,
-            text=f"📄 The synthesis, the stance table and the open questions are kept in a canvas: [{post.title}]({url}). "
-                 "It is updated when a later round revisits the discussion."))
+            text=f"📄 The synthesis, the stance table and the open questions are kept in a canvas: "
+                 f"[{post.title}]({url}). It is updated when a later round revisits the discussion."))
         return canvas_id
 
     async def update(self, d: Discussion, ref: str, post: Post) -> None:

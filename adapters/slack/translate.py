@@ -14,7 +14,8 @@ from core.deliberation.roster import owner_lines
 
 PLATFORM = "slack"
 VALUE_OPTIONS = {"rounds", "experts", "every", "next", "tz", "roles", "flow", "style", "tier", "lang", "hints"}
-FLAG_OPTIONS = {"confirm", "anonymous", "hidden", "debate", "check", "no-check"}
+FLAG_OPTIONS = {"confirm", "anonymous", "hidden", "debate", "check"}
+NEGATED_FLAGS = {"no-check"}  # turns off what a channel setting turns on (COUNCIL_FACT_CHECK)
 CONTROL_WORDS = {"pause", "resume", "stop", "status", "synthesize"}
 CADENCES = {"daily", "weekly", "cron", "off"}
 HUMAN_SUBTYPES = {None, "thread_broadcast", "file_share"}
@@ -143,7 +144,7 @@ def _options(words: list[tuple[str, bool]]) -> tuple[dict[str, str], list[str]]:
             i += 1
             continue
         name, eq, value = name.partition("=")
-        if name in FLAG_OPTIONS:
+        if name in FLAG_OPTIONS | NEGATED_FLAGS:
             opts[name] = "1"
         elif name in VALUE_OPTIONS:
             if not eq:
@@ -153,7 +154,7 @@ def _options(words: list[tuple[str, bool]]) -> tuple[dict[str, str], list[str]]:
                 value = words[i][0]
             opts[name] = value
         else:
-            known = ", ".join(f"`--{o}`" for o in sorted(VALUE_OPTIONS | FLAG_OPTIONS))
+            known = ", ".join(f"`--{o}`" for o in sorted(VALUE_OPTIONS | FLAG_OPTIONS | NEGATED_FLAGS))
             raise BadInput(f"I don't know the option `{word}`. The options are {known}; `/council help` explains.")
         i += 1
     return opts, rest

@@ -7,8 +7,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.deliberation import stances
-from core.deliberation.schemas import FinalSynthesis, RoundSynthesis
 from core.deliberation.roster import VISITORS
+from core.deliberation.schemas import FinalSynthesis, RoundSynthesis
 from core.showing import formats
 from core.storage.store import Store
 
