@@ -220,7 +220,9 @@ class AnthropicLLM:
         # Searches are billed per search, apart from tokens: the budgets count them with the turn.
         usage.cost_usd += searches * self._config.search.price_per_search_usd
         refused = ""
-        if not found:
+        if message.stop_reason == "pause_turn":  # a long search the API paused: the verdicts were never written
+            refused = "the web search took too long and the API paused it before the check was written"
+        elif not found:
             why = f"the search tool answered {', '.join(sorted(set(failures)))}" if failures else "no search ran"
             refused = f"the web search found nothing to check against ({why})"
         return Searched(blocks=blocks, searches=searches, usage=usage, refused=refused)

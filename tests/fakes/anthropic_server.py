@@ -70,7 +70,8 @@ class FakeAnthropic:
         self.input_tokens = self.cache_write_tokens = self.cache_read_tokens = self.output_tokens = 0
         self._runner: web.AppRunner | None = None
         # The server-side web search tool: "results" answers with searches and cited text, "refuse" rejects the
-        # tool with a 400 (a model or account without it), "unavailable" returns a web_search_tool_result error.
+        # tool with a 400 (a model or account without it), "unavailable" returns a web_search_tool_result error,
+        # "pause" stops with stop_reason pause_turn after the searches (a long turn the API paused).
         self.web_search = "results"
         self.search_answer: list[tuple[str, list[tuple[str, str]]]] | None = None  # (text, [(url, title)]) blocks
         self.searches_run = 0
@@ -255,7 +256,7 @@ class FakeAnthropic:
                 result = [{"type": "web_search_result", "url": u, "title": titles[u], "page_age": "April 2, 2025",
                            "encrypted_content": f"enc-{n}-{i}"} for i, u in enumerate(mine)]
             content.append({"type": "web_search_tool_result", "tool_use_id": tool_id, "content": result})
-        for text, cited in answer:
+        for text, cited in ([] if self.web_search == "pause" else answer):
             block: dict[str, Any] = {"type": "text", "text": text}
             if cited and self.web_search != "unavailable":
                 block["citations"] = [{"type": "web_search_result_location", "url": u, "title": t,
@@ -267,7 +268,8 @@ class FakeAnthropic:
         await asyncio.sleep(self.latency_s)
         usage = _usage(plan, out) | {"server_tool_use": {"web_search_requests": searches, "web_fetch_requests": 0}}
         message = {"id": f"msg_fake{self.request_count:06d}", "type": "message", "role": "assistant",
-                   "model": body["model"], "content": content, "stop_reason": "end_turn", "stop_sequence": None,
+                   "model": body["model"], "content": content,
+                   "stop_reason": "pause_turn" if self.web_search == "pause" else "end_turn", "stop_sequence": None,
                    "usage": usage}
         self.searches_run += searches
         self._complete(plan, out)

@@ -101,14 +101,17 @@ async def test_the_search_tool_refused_says_it_could_not_check_and_the_discussio
         await app.close()
 
 
-async def test_failed_searches_are_no_check(tmp_path: Path, fake: FakeAnthropic) -> None:
-    fake.web_search = "unavailable"
+@pytest.mark.parametrize(("mode", "why"), [("unavailable", "the search tool answered unavailable"),
+                                           ("pause", "the API paused it before the check was written")])
+async def test_searches_that_fail_or_pause_are_no_check(tmp_path: Path, fake: FakeAnthropic, mode: str,
+                                                        why: str) -> None:
+    fake.web_search = mode
     chat = RecordingChat()
     app = await make_app(tmp_path, fake, chat)
     try:
         d = await run(app, rounds=1, check=True)
         [check] = check_posts(chat, d)
-        assert "could not check" in check and "unavailable" in check and "**false**" not in check
+        assert "could not check" in check and why in check and "**false**" not in check
     finally:
         await app.close()
 
@@ -200,6 +203,17 @@ async def test_check_claims_on_one_post_checks_that_post_alone(tmp_path: Path, f
             await app.service.handle(cmd.model_copy(update={"turn_key": factcheck.requested_key(d.id, button.value)}))
     finally:
         await app.close()
+
+
+async def test_check_claims_works_on_a_finished_discussion(offline_app: tuple[App, RecordingChat]) -> None:
+    app, chat = offline_app
+    d = await run(app, rounds=1)
+    assert d.status == Status.DONE
+    statement = next(p for p in chat.posts(d.id) if "Initial statement" in p.title)
+    await app.service.handle(c.CheckClaims(discussion_id=d.id, turn_key=statement.key, user_id="U2", in_channel=""))
+    await app.driver.idle()
+    [check] = check_posts(chat, d)
+    assert "could not check" in check
 
 
 # pure -----------------------------------------------------------------------------------------------
