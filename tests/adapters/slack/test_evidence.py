@@ -22,7 +22,7 @@ async def anthropic() -> AsyncIterator[FakeAnthropic]:
     async with FakeAnthropic() as server:
         server.search_answer = [
             ("[false] Ada: Rust halves every team's bug count — ", []),
-            ("the study found 20% fewer memory bugs in new code.", [("https://research.example.org/rust", "Rust study")]),
+            ("the study found 20% fewer memory bugs.", [("https://research.example.org/rust", "Rust study")]),
             (" A blog says otherwise: https://made-up.example.com/post", []),
         ]
         yield server
