@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_PRICES = {
@@ -65,6 +65,13 @@ class Settings(BaseSettings):
     council_web_secret: SecretStr | None = None  # signs those links; without it there are no pages
     council_web_link_days: int = 90  # how long a page link stays valid
     council_log_level: str = "INFO"
+
+    @model_validator(mode="after")
+    def _one_domain_list(self) -> Settings:
+        if self.council_search_allowed_domains.strip() and self.council_search_blocked_domains.strip():
+            raise ValueError("set COUNCIL_SEARCH_ALLOWED_DOMAINS or COUNCIL_SEARCH_BLOCKED_DOMAINS, not both: the "
+                             "web search tool takes one list")
+        return self
 
     @property
     def search_domains(self) -> tuple[list[str], list[str]]:

@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from bot.settings import Settings
 from bot.wiring import App, build_app
 from core.control import commands as c
 from core.control.replies import UserError
 from core.deliberation import factcheck
-from core.models import Discussion, Phase, Status
+from core.models import Discussion, Status
 from core.ports import CitedText, Searched, Source
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.chat import RecordingChat
@@ -227,6 +228,8 @@ def test_sources_belong_to_the_claim_whose_words_cite_them() -> None:
     assert "http" not in found[1].text and "a study" in found[1].text
 
 
-def test_a_synthesis_names_only_the_claims_that_fell() -> None:
-    assert Phase.FACT_CHECK.value == "fact_check"
-    assert factcheck.FELL == ("false", "stretched")
+def test_one_domain_list_or_the_other() -> None:
+    with pytest.raises(ValidationError, match="not both"):
+        Settings(_env_file=None, council_search_allowed_domains="a.org", council_search_blocked_domains="b.org")  # type: ignore[call-arg]
+    allowed = Settings(_env_file=None, council_search_allowed_domains=" a.org, b.org ,")  # type: ignore[call-arg]
+    assert allowed.search_domains == (["a.org", "b.org"], [])
