@@ -7,7 +7,7 @@ import logging
 from aiohttp import web
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from adapters.web.view import page
+from adapters.web.view import links, page
 from core.ports import Clock
 from core.showing.export import export
 from core.showing.pages import PageLinks
@@ -26,8 +26,10 @@ REFUSED = ("<!doctype html><meta charset=utf-8><title>Council</title>"
 
 
 def environment() -> Environment:
-    return Environment(loader=PackageLoader("adapters.web", "templates"),
-                       autoescape=select_autoescape(default=True, default_for_string=True))
+    env = Environment(loader=PackageLoader("adapters.web", "templates"),
+                      autoescape=select_autoescape(default=True, default_for_string=True))
+    env.filters["links"] = links
+    return env
 
 
 def render(doc: dict[str, object], env: Environment | None = None) -> str:
