@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,7 +16,7 @@ from bot.wiring import App, build_app
 from core.control import commands as c
 from core.control.replies import UserError
 from core.deliberation import factcheck
-from core.models import Discussion, Status
+from core.models import Discussion, Phase, Status
 from core.ports import CitedText, Searched, Source
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.chat import RecordingChat
@@ -215,6 +216,34 @@ async def test_check_claims_works_on_a_finished_discussion(offline_app: tuple[Ap
     await app.driver.idle()
     [check] = check_posts(chat, d)
     assert "could not check" in check
+
+
+async def test_a_check_cut_short_with_its_process_is_picked_up_by_the_sweep(tmp_path: Path) -> None:
+    chat, llm = RecordingChat(), ScriptedLLM()
+    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 's.db'}")  # type: ignore[call-arg]
+    app = await build_app(settings, {"console": chat}, llm=llm)
+    try:
+        d = await run(app, rounds=1)
+        statement = next(p for p in chat.posts(d.id) if "Initial statement" in p.title)
+        gate, searching = llm.hold(), asyncio.Event()
+
+        async def under_way() -> None:
+            searching.set()
+
+        llm.on_phase[Phase.FACT_CHECK] = under_way
+        await app.service.handle(c.CheckClaims(discussion_id=d.id, turn_key=statement.key, user_id="U2",
+                                               in_channel=""))
+        await searching.wait()  # the search is under way (held at the gate)
+        await app.driver.shutdown()  # the process stops mid-check and gives its lease back
+        llm.gate = None
+        gate.set()
+        assert check_posts(chat, d) == []
+        assert await app.driver.sweep() == [d.id]  # a finished discussion, but a check is owed
+        await app.driver.idle()
+        [check] = check_posts(chat, d)
+        assert "could not check" in check
+    finally:
+        await app.close()
 
 
 # pure -----------------------------------------------------------------------------------------------
