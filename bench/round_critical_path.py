@@ -26,7 +26,7 @@ from core.control.commands import StartDiscussion  # noqa: E402
 from core.deliberation.flows import moderated  # noqa: E402
 from core.deliberation.offline import OfflineLLM  # noqa: E402
 from core.models import Phase, Usage  # noqa: E402
-from core.ports import Completion, Prompt, T, TextSink  # noqa: E402
+from core.ports import Completion, Prompt, Searched, T, TextSink  # noqa: E402
 from tests.fakes.chat import RecordingChat  # noqa: E402
 
 LATENCY_S = 0.2
@@ -76,6 +76,11 @@ class FixedLatencyLLM:
         self._note(prompt)
         await asyncio.sleep(self.latency)
         return await self.inner.structured(prompt, schema)
+
+    async def search(self, prompt: Prompt) -> Searched:
+        self._note(prompt)
+        await asyncio.sleep(self.latency)
+        return await self.inner.search(prompt)
 
     def first_start(self, phase: Phase, round_: int) -> float:
         return next(at for at, ph, r, _ in self.started if ph == phase and r == round_)

@@ -31,7 +31,7 @@ from core.deliberation.schemas import (  # noqa: E402
 )
 from core.llm import AnthropicLLM, LLMConfig  # noqa: E402
 from core.models import Usage  # noqa: E402
-from core.ports import Completion, Prompt, T, TextSink  # noqa: E402
+from core.ports import Completion, Prompt, Searched, T, TextSink  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
 from tests.fakes.chat import RecordingChat  # noqa: E402
 
@@ -163,6 +163,9 @@ class Recorder:
         value, usage = await self.inner.structured(prompt, schema)
         self.calls.append((prompt.purpose.phase.value, prompt.purpose.round, usage))
         return value, usage
+
+    async def search(self, prompt: Prompt) -> Searched:
+        return await self.inner.search(prompt)
 
 
 def billed(u: dict[str, int]) -> float:

@@ -59,6 +59,8 @@ def console(
     tier: Annotated[str, typer.Option(help="Council: light, medium or heavy")] = "light",
     lang: Annotated[str, typer.Option(help="Language to speak (default: the topic's)")] = "",
     hints: Annotated[str, typer.Option(help="Open floor: controversy axes, comma separated")] = "",
+    check: Annotated[bool | None, typer.Option("--check/--no-check", help="A Fact-checker checks claims with web "
+                                                                       "search (default: COUNCIL_FACT_CHECK)")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", help="Log progress (INFO) to stderr, not only warnings")] = (
         False),
 ) -> None:
@@ -80,7 +82,7 @@ def console(
         flow, style = flows.choice("flow", flow, c.FLOW_NAMES), flows.choice("style", style, flows.STYLES)
         chosen = {"flow": flow, "style": style, "tier": flows.choice("tier", tier, flows.TIERS),
                   "lang": flows.language(lang) if lang else "",
-                  "hints": [h.strip() for h in hints.split(",") if h.strip()][:8]}
+                  "hints": [h.strip() for h in hints.split(",") if h.strip()][:8], "check": check}
         flows.planned_rounds(flow, rounds, style)
     except flows.BadFlow as exc:
         _fail(str(exc).replace("`", ""))
@@ -180,17 +182,19 @@ def list_(
 def export(
     discussion_id: Annotated[str | None, typer.Argument(help="Discussion id")] = None,
     latest: Annotated[bool, typer.Option("--latest", help="The most recently created discussion")] = False,
-    format: Annotated[str, typer.Option("--format", help="json or md")] = "json",
-    out: Annotated[Path | None, typer.Option(help="Also write transcript.json, synthesis.md, open-questions.md here")]
+    format: Annotated[str, typer.Option("--format", help="json, md or html")] = "json",
+    out: Annotated[Path | None, typer.Option(help="Also write transcript.json, synthesis.md, open-questions.md here "
+                                                  "(and discussion.html with --format html)")]
     = None,
 ) -> None:
-    """Print a discussion's full record (JSON) or its synthesis (Markdown)."""
+    """Print a discussion's full record (JSON), its synthesis (Markdown) or its page as one offline HTML file."""
+    from adapters.web.page import render
     from bot.runtime import open_store
     from core.showing.export import artifacts
     from core.showing.export import export as build
 
-    if format not in ("json", "md"):
-        _fail("--format must be json or md.")
+    if format not in ("json", "md", "html"):
+        _fail("--format must be json, md or html.")
     if not discussion_id and not latest:
         _fail("give a discussion id or --latest.")
     settings = _settings()
@@ -216,7 +220,11 @@ def export(
         (out / "transcript.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False))
         for fname, text in files.items():
             (out / fname).write_text(text)
-    if format == "json":
+        if format == "html":
+            (out / "discussion.html").write_text(render(doc), encoding="utf-8")
+    if format == "html":
+        sys.stdout.write(render(doc))
+    elif format == "json":
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(files["synthesis.md"] + "\n" + files["open-questions.md"])

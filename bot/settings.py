@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_PRICES = {
@@ -47,6 +47,11 @@ class Settings(BaseSettings):
     council_context_rounds: int = Field(default=2, ge=1)  # rounds prompts carry verbatim; older ones as syntheses
     council_open_max_speeches: int = Field(default=16, ge=2, le=200)  # the open floor closes by then at the latest
     council_llm_timeout_s: float = 120.0
+    council_fact_check: bool = False  # "on": discussions check their claims unless started with --no-check
+    council_search_max_uses: int = Field(default=5, ge=1, le=50)  # web searches per fact check at most
+    council_search_allowed_domains: str = ""  # comma-separated: search only these (not with blocked domains)
+    council_search_blocked_domains: str = ""  # comma-separated: never search these
+    council_search_price_usd: float = Field(default=0.01, ge=0)  # per web search, counted in the budgets
     council_llm_max_retries: int = 3
     # Unset: 10 s leases swept every 3 s on PostgreSQL (a dead replica's discussions move again within ~13 s);
     # 60 s and 15 s on SQLite, whose one process takes its predecessor's leases over at start instead.
@@ -60,6 +65,20 @@ class Settings(BaseSettings):
     council_web_secret: SecretStr | None = None  # signs those links; without it there are no pages
     council_web_link_days: int = 90  # how long a page link stays valid
     council_log_level: str = "INFO"
+
+    @model_validator(mode="after")
+    def _one_domain_list(self) -> Settings:
+        if self.council_search_allowed_domains.strip() and self.council_search_blocked_domains.strip():
+            raise ValueError("set COUNCIL_SEARCH_ALLOWED_DOMAINS or COUNCIL_SEARCH_BLOCKED_DOMAINS, not both: the "
+                             "web search tool takes one list")
+        return self
+
+    @property
+    def search_domains(self) -> tuple[list[str], list[str]]:
+        """The allowed and the blocked domains of the web search tool."""
+        def split(raw: str) -> list[str]:
+            return [x.strip() for x in raw.split(",") if x.strip()]
+        return split(self.council_search_allowed_domains), split(self.council_search_blocked_domains)
 
     @property
     def admins(self) -> frozenset[str]:

@@ -16,7 +16,7 @@ from core.control.permissions import Policy
 from core.control.scheduling import Scheduler, SchedulerConfig
 from core.control.service import Service, ServiceConfig
 from core.deliberation.offline import OfflineLLM
-from core.llm import AnthropicLLM, LLMConfig, ModelPrice
+from core.llm import AnthropicLLM, LLMConfig, ModelPrice, SearchConfig
 from core.ports import LLM, ChatPort, Clock, SystemClock
 from core.running.driver import Driver, DriverConfig
 from core.running.spending import Limits
@@ -85,6 +85,10 @@ def build_llm(settings: Settings) -> LLM:
             timeout_s=settings.council_llm_timeout_s,
             max_retries=settings.council_llm_max_retries,
             base_url=settings.anthropic_base_url,
+            search=SearchConfig(max_uses=settings.council_search_max_uses,
+                                allowed_domains=settings.search_domains[0],
+                                blocked_domains=settings.search_domains[1],
+                                price_per_search_usd=settings.council_search_price_usd),
             api_key=settings.anthropic_api_key.get_secret_value(),
         )
     )
@@ -116,6 +120,7 @@ async def build_app(
                                                            limits=limits, pages=page_links(settings)))
     service = Service(store, driver, clock, new_discussion_id, ServiceConfig(
         budget_usd=settings.council_budget_usd, open_max_speeches=settings.council_open_max_speeches, limits=limits,
+        fact_check=settings.council_fact_check,
         policy=Policy(admins=settings.admins, members_steer=settings.council_members_steer)))
     app = App(settings=settings, store=store, llm=llm, driver=driver, service=service, clock=clock)
     if scheduler:

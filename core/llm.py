@@ -11,7 +11,7 @@ from anthropic.types import Message, MessageParam, TextBlockParam
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from core.models import Usage
-from core.ports import Block, Completion, LLMUnavailable, Prompt, T, TextSink, Tier
+from core.ports import Block, CitedText, Completion, LLMUnavailable, Prompt, Searched, Source, T, TextSink, Tier
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,33 @@ def _default_prices() -> dict[str, ModelPrice]:
     }
 
 
+class SearchConfig(BaseModel):
+    """The server-side web search tool as fact checks use it: a cap per check, optional domain lists, and the
+    price of one search (the API bills searches apart from tokens)."""
+
+    tool_type: str = "web_search_20250305"
+    max_uses: int = Field(default=5, ge=1)
+    allowed_domains: list[str] = Field(default_factory=list)
+    blocked_domains: list[str] = Field(default_factory=list)
+    price_per_search_usd: float = Field(default=0.01, ge=0)
+
+    @model_validator(mode="after")
+    def _one_domain_list(self) -> SearchConfig:
+        if self.allowed_domains and self.blocked_domains:
+            raise ValueError("the web search tool takes allowed domains or blocked domains, not both")
+        return self
+
+    def tool(self) -> dict[str, Any]:
+        tool: dict[str, Any] = {"type": self.tool_type, "name": "web_search", "max_uses": self.max_uses}
+        if self.allowed_domains:
+            tool["allowed_domains"] = self.allowed_domains
+        if self.blocked_domains:
+            tool["blocked_domains"] = self.blocked_domains
+        return tool
+
+
 class LLMConfig(BaseModel):
+    search: SearchConfig = Field(default_factory=SearchConfig)
     models: dict[Tier, str] = Field(default_factory=_default_models)
     prices: dict[str, ModelPrice] = Field(default_factory=_default_prices)
     timeout_s: float = 120.0
@@ -162,6 +188,44 @@ class AnthropicLLM:
             log.warning("LLM returned no structured output (%s, stop_reason %s)", model, message.stop_reason)
             raise LLMUnavailable(f"Anthropic API returned no {schema.__name__} (stop: {message.stop_reason})")
         return parsed, self._usage(model, message)
+
+    async def search(self, prompt: Prompt) -> Searched:
+        """One message written with the web search tool. Sources are read from the citations the API attached to
+        the text, never from the text itself; no successful search means no check (`refused` says why)."""
+        model = self._config.models[prompt.tier]
+        request = _request(prompt, model) | {"tools": [self._config.search.tool()]}
+        try:
+            message = await self._client.messages.create(**request)
+        except anthropic.BadRequestError as exc:
+            log.warning("the web search tool was refused (%s, %s)", _reason(exc), model)
+            return Searched(refused=f"the Anthropic API refused the web search tool ({_reason(exc)})")
+        except anthropic.APIError as exc:
+            return Searched(refused=str(self._unavailable(exc, model)))
+        blocks: list[CitedText] = []
+        failures: list[str] = []
+        found = 0
+        for block in message.content:
+            if block.type == "text":
+                sources = [Source(url=c.url, title=c.title or "") for c in block.citations or []
+                           if c.type == "web_search_result_location"]
+                blocks.append(CitedText(text=block.text, sources=sources))
+            elif block.type == "web_search_tool_result":
+                if isinstance(block.content, list):
+                    found += 1
+                else:
+                    failures.append(block.content.error_code)
+        server = message.usage.server_tool_use
+        searches = server.web_search_requests if server is not None else 0
+        usage = self._usage(model, message)
+        # Searches are billed per search, apart from tokens: the budgets count them with the turn.
+        usage.cost_usd += searches * self._config.search.price_per_search_usd
+        refused = ""
+        if message.stop_reason == "pause_turn":  # a long search the API paused: the verdicts were never written
+            refused = "the web search took too long and the API paused it before the check was written"
+        elif not found:
+            why = f"the search tool answered {', '.join(sorted(set(failures)))}" if failures else "no search ran"
+            refused = f"the web search found nothing to check against ({why})"
+        return Searched(blocks=blocks, searches=searches, usage=usage, refused=refused)
 
     def _usage(self, model: str, message: Message) -> Usage:
         u = message.usage

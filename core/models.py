@@ -18,6 +18,7 @@ class Role(StrEnum):
     ADVISOR = "advisor"  # a council advisor with a fixed lens
     REFEREE = "referee"  # weighs the council's advisors and writes the verdict
     OWNER = "owner"  # a meeting's domain owner
+    FACT_CHECKER = "fact_checker"  # checks claims with web search (--check); never seated, never votes
 
 
 class Status(StrEnum):
@@ -59,6 +60,8 @@ class Phase(StrEnum):
     PERSONA = "persona"  # one participant generated from its slot's brief
     BID = "bid"  # a participant asks for the floor (not posted)
     SPEECH = "speech"
+    # any flow, with --check
+    FACT_CHECK = "fact_check"  # the Fact-checker reviews claims with the web search tool
 
 
 class TurnStatus(StrEnum):
@@ -111,6 +114,7 @@ class FlowOptions(BaseModel):
     hints: list[str] = Field(default_factory=list)  # open floor: controversy axes to seed the personas with
     max_speeches: int = 16  # open floor: the floor closes after this many speeches at the latest
     owners: list[str] = Field(default_factory=list)  # meeting: "Name: domain" per owner, from the channel
+    check: bool = False  # --check: a Fact-checker reviews the claims with web search (core.deliberation.factcheck)
 
 
 class Discussion(BaseModel):
@@ -253,7 +257,8 @@ class PostFile(BaseModel):
 class Post(BaseModel):
     """What the core asks a platform to show; each adapter renders it natively."""
 
-    kind: Literal["header", "turn", "notice", "choice", "poll", "synthesis", "error"]
+    # "document": the discussion's living synthesis (a Slack canvas, a synthesis.md on Discord), rewritten in place
+    kind: Literal["header", "turn", "notice", "choice", "poll", "synthesis", "error", "document"]
     key: str  # idempotency key, attached to the platform message
     replaces: str = ""  # key of an earlier post to edit in place instead of posting anew
     text: str

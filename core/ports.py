@@ -48,6 +48,31 @@ class Completion(BaseModel):
     usage: Usage
 
 
+class Source(BaseModel):
+    """A web page the API cited (a `web_search_result_location` citation): never a URL the model only wrote."""
+
+    url: str
+    title: str = ""
+
+
+class CitedText(BaseModel):
+    """One text block of an answer, with the sources the API attached to it."""
+
+    text: str
+    sources: list[Source] = Field(default_factory=list)
+
+
+class Searched(BaseModel):
+    """An answer written with the server-side web search tool. `refused` says, in words people understand, why
+    nothing could be searched (an offline model, the API refusing the tool, every search failing): then the
+    answer must not be read as a check."""
+
+    blocks: list[CitedText] = Field(default_factory=list)
+    searches: int = 0  # usage.server_tool_use.web_search_requests: billed per search
+    usage: Usage = Field(default_factory=Usage)
+    refused: str = ""
+
+
 class LLMUnavailable(Exception):
     """The call failed after the client's own retries; the message is safe to show users."""
 
@@ -60,6 +85,10 @@ class LLM(Protocol):
         ...
 
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]: ...
+
+    async def search(self, prompt: Prompt) -> Searched:
+        """An answer the model writes with the web search tool (its searches priced into the usage)."""
+        ...
 
 
 class CannotPost(Exception):

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import discord
 from discord.http import Route
 
-from adapters.discord import render
+from adapters.discord import document, render
 from adapters.discord.indicator import Typing
 from adapters.discord.places import Places
 from core.models import Discussion, Persona, Post, PostFile
@@ -96,6 +96,14 @@ class DiscordChat:
             raise
 
     async def _publish(self, discussion: Discussion, post: Post) -> str:
+        if post.kind == "document":
+            target = discussion.thread_ref or discussion.channel
+            try:
+                sent = await document.send(self.http, target, post, nonce(post.key, 0))
+            except discord.Forbidden:  # no Attach Files here: the note and the page link stand, saying why
+                log.warning("may not attach %s in %s; saying so instead", document.FILENAME, target)
+                sent = await self._send(target, render.Message(content=document.refused(post)), nonce(post.key, 1))
+            return str(Ref(target, (sent,)))
         self._typing.done(discussion, post)
         d = discussion
         if post.kind == "header" and not d.thread_ref:
@@ -118,6 +126,13 @@ class DiscordChat:
         return str(Ref(target, tuple(ids), hook[0] if hook else ""))
 
     async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
+        if post.kind == "document":  # the same message, with the new file in place of the old
+            where = Ref.parse(ref, discussion)
+            try:
+                await document.replace(self.http, where.channel, where.ids[0], post)
+            except discord.Forbidden:
+                log.warning("may not attach %s in %s; the note stays as it was", document.FILENAME, where.channel)
+            return
         self._typing.done(discussion, post)
         where = Ref.parse(ref, discussion)
         if ":" not in ref and await self.places.is_forum(discussion.channel):

@@ -75,6 +75,7 @@ def _guild_command(**kwargs: Any) -> Any:
     tier="Council only: light (default model), medium (stronger referee), heavy (strongest for all)",
     lang="Language to speak, e.g. German (default: the topic's language)",
     hints="Open floor: controversy axes, comma separated (cost, privacy)",
+    check="A Fact-checker checks claims against web sources (default: the server's setting)",
 )
 @app_commands.rename(next_at="next")
 @app_commands.autocomplete(every=_every, next_at=_when, tz=_zones)
@@ -84,8 +85,8 @@ async def council(interaction: discord.Interaction[Any], topic: Topic, rounds: R
                   every: Range[str, 1, 10] | None = None, next_at: Range[str, 1, 60] | None = None,
                   tz: Zone | None = None, flow: FlowChoice | None = None, style: Style | None = None,
                   tier: TierChoice | None = None, lang: Range[str, 1, 30] | None = None,
-                  hints: Range[str, 1, 300] | None = None) -> None:
-    await _handler(interaction).command(interaction, "council", {
+                  hints: Range[str, 1, 300] | None = None, check: bool | None = None) -> None:
+    await _handler(interaction).command(interaction, "council", {"check": check,
         "topic": topic, "rounds": rounds, "experts": experts, "confirm": confirm, "debate": debate, "roles": roles,
         "anonymous": anonymous, "hidden": hidden, "every": every, "next": next_at, "tz": tz, "flow": flow,
         "style": style, "tier": tier, "lang": lang, "hints": hints})

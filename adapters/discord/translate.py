@@ -29,7 +29,8 @@ HELP = """**Council: moderated AI deliberation in this channel**
 • `/council topic:<text>` starts a discussion in a thread; reply there to be heard. Options: `rounds` (run N \
 rounds unattended), `experts` (2–8), `confirm` (review the roster first), `debate`, `roles` ("security, finance"), \
 `anonymous` and `hidden` (poll ballots), `every` (1d), `next` ("tomorrow 09:00"), `tz` (Europe/Berlin), `flow`, \
-`style` and `tier` (council), `lang` (German), `hints` (open floor).
+`style` and `tier` (council), `lang` (German), `hints` (open floor), `check` (a Fact-checker checks claims against \
+web sources).
 • Flows:{flows}
 • `/council-list` shows this channel's discussions; `/council-status`, `/council-pause`, `/council-resume`, \
 `/council-stop` and `/council-synthesize` take an `id` (inside a council's thread, that one).
@@ -217,7 +218,8 @@ def start_command(opts: dict[str, Any], where: Where, default_tz: str, base: dic
         rounds=_int(opts.get("rounds")), experts=_int(opts.get("experts")) or 4, confirm=bool(opts.get("confirm")),
         mode="debate" if opts.get("debate") else "open", roles=roles[:8], tz=zone_name(opts.get("tz"), default_tz),
         every=every_text(opts.get("every")), next_at=str(opts.get("next") or "").strip(),
-        anonymous=bool(opts.get("anonymous")), hide_results=bool(opts.get("hidden")), **base)
+        anonymous=bool(opts.get("anonymous")), hide_results=bool(opts.get("hidden")),
+        check=None if opts.get("check") is None else bool(opts["check"]), **base)
 
 
 def zone_name(raw: Any, default: str) -> str:
@@ -305,6 +307,8 @@ def component(action: str, value: str, who: Who) -> Intent:
             return c.ChooseNextAction(discussion_id=discussion_id, action=NextAction(chosen or arg), **base)
         except ValueError:
             raise NotUnderstood("That choice is no longer offered.") from None
+    if action == "check:claims":  # the value is the post's turn key, which starts with the discussion id
+        return c.CheckClaims(discussion_id=value.partition(":")[0], turn_key=value, **base)
     if kind == "sched":
         discussion_id, _, when = value.partition("|")
         return c.ScheduleRound(discussion_id=discussion_id, when=when, **base)

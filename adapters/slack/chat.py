@@ -15,6 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from adapters.slack.announce import announcement
+from adapters.slack.canvas import Canvases
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
 from core.models import Discussion, Persona, Post, Status
 from core.ports import CannotPost
@@ -91,9 +92,12 @@ class SlackChat:
         self._thinking: dict[str, dict[str, tuple[str, asyncio.Task[str | None]]]] = {}
         self._links: dict[str, str] = {}
         self._live = ChannelBudget(LIVE_GAP_S)
+        self.canvases = Canvases(client_for, self.publish)
 
     # ChatPort ---------------------------------------------------------------------------------------
     async def publish(self, discussion: Discussion, post: Post) -> str:
+        if post.kind == "document":
+            return await self.canvases.publish(discussion, post)
         client = await self.client_for(discussion.workspace)
         messages = render(post, discussion.topic)
         thread = discussion.thread_ref or None
@@ -135,6 +139,8 @@ class SlackChat:
             log.warning("could not upload the charts of %s", post.key, exc_info=True)
 
     async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
+        if post.kind == "document":
+            return await self.canvases.update(discussion, ref, post)
         client = await self.client_for(discussion.workspace)
         messages = render(post, discussion.topic)
         await self._edit(client, discussion.channel, ref, messages[0])

@@ -15,9 +15,9 @@ START_VIEW = "council_start"
 ROSTER_VIEW = "council_roster"
 SHORTCUT = "council_thread"
 TOPIC_VIEW = "council_next_topic"
-ACTION_PREFIXES = ("ctl:", "next:", "roster:", "vote:", "fail:", "sched:", "confirm:", "poll:", "pick")
+ACTION_PREFIXES = ("ctl:", "next:", "roster:", "vote:", "fail:", "sched:", "confirm:", "poll:", "pick", "check:")
 ROUND_CHOICES = ["steer", "1", "2", "3", "4", "5"]
-OPTION_FLAGS = ("confirm", "anonymous", "hidden")
+OPTION_FLAGS = ("confirm", "anonymous", "hidden", "check")
 
 
 @dataclass
@@ -59,6 +59,8 @@ def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRost
         if family == "vote" or action_id == "pick":  # a button, or a place in a ranking picked from its menu
             poll, _, choice = value.partition("|")
             return c.CastBallot(poll_id=int(poll), choice=int(choice or name), **f)
+        if action_id == "check:claims":  # the value is the post's turn key, which starts with the discussion id
+            return c.CheckClaims(discussion_id=value.partition(":")[0], turn_key=value, **f)
         if action_id == "poll:close":
             return c.ClosePoll(poll_id=int(value), **f)
         if family == "sched":
@@ -109,7 +111,7 @@ def start_from_view(values: dict[str, Any], private_metadata: str, who: Who, tea
         rounds=None if rounds_raw == "steer" else int(rounds_raw),
         mode="debate" if _value(values, "mode") == "debate" else "open", roles=roles[:8],
         confirm="confirm" in flags, anonymous="anonymous" in flags, hide_results="hidden" in flags,
-        tz=default_tz, **fields, **who.fields(),
+        check=True if "check" in flags else None, tz=default_tz, **fields, **who.fields(),
     )
 
 

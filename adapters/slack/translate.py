@@ -14,7 +14,8 @@ from core.deliberation.roster import owner_lines
 
 PLATFORM = "slack"
 VALUE_OPTIONS = {"rounds", "experts", "every", "next", "tz", "roles", "flow", "style", "tier", "lang", "hints"}
-FLAG_OPTIONS = {"confirm", "anonymous", "hidden", "debate"}
+FLAG_OPTIONS = {"confirm", "anonymous", "hidden", "debate", "check"}
+NEGATED_FLAGS = {"no-check"}  # turns off what a channel setting turns on (COUNCIL_FACT_CHECK)
 CONTROL_WORDS = {"pause", "resume", "stop", "status", "synthesize"}
 CADENCES = {"daily", "weekly", "cron", "off"}
 HUMAN_SUBTYPES = {None, "thread_broadcast", "file_share"}
@@ -23,7 +24,8 @@ HELP = """*Council: moderated AI deliberation in this channel*
 • `/council <topic>` starts a discussion; the personas talk in its thread. Reply there to be heard.
 • Options: `--rounds N` (run N rounds unattended, 1–10), `--experts N` (2–8), `--confirm` (review the roster \
 first), `--debate`, `--roles "security, finance"`, `--anonymous` and `--hidden` (poll ballots), \
-`--every 1d`, `--next "tomorrow 09:00"`, `--tz Europe/Berlin`
+`--every 1d`, `--next "tomorrow 09:00"`, `--tz Europe/Berlin`, \
+`--check` (a Fact-checker checks claims against web sources; `--no-check` when the channel checks by default)
 • `--flow NAME` picks how they deliberate (default `moderated`):{flows}
 • Council: `--style parallel|sequential|debate`, \
 `--tier light|medium|heavy`. Any flow: `--lang German` (otherwise the topic's language); open floor: \
@@ -142,7 +144,7 @@ def _options(words: list[tuple[str, bool]]) -> tuple[dict[str, str], list[str]]:
             i += 1
             continue
         name, eq, value = name.partition("=")
-        if name in FLAG_OPTIONS:
+        if name in FLAG_OPTIONS | NEGATED_FLAGS:
             opts[name] = "1"
         elif name in VALUE_OPTIONS:
             if not eq:
@@ -152,7 +154,7 @@ def _options(words: list[tuple[str, bool]]) -> tuple[dict[str, str], list[str]]:
                 value = words[i][0]
             opts[name] = value
         else:
-            known = ", ".join(f"`--{o}`" for o in sorted(VALUE_OPTIONS | FLAG_OPTIONS))
+            known = ", ".join(f"`--{o}`" for o in sorted(VALUE_OPTIONS | FLAG_OPTIONS | NEGATED_FLAGS))
             raise BadInput(f"I don't know the option `{word}`. The options are {known}; `/council help` explains.")
         i += 1
     return opts, rest
@@ -219,7 +221,8 @@ def _start(words: list[tuple[str, bool]], who: Who, team_id: str, channel_id: st
         confirm="confirm" in opts, mode="debate" if "debate" in opts else "open", roles=roles,
         tz=_zone(opts["tz"]) if "tz" in opts else default_tz,
         every=_every(opts["every"]) if "every" in opts else "", next_at=opts.get("next", "").strip(),
-        anonymous="anonymous" in opts, hide_results="hidden" in opts, **who.fields(),
+        anonymous="anonymous" in opts, hide_results="hidden" in opts,
+        check=True if "check" in opts else False if "no-check" in opts else None, **who.fields(),
     )
     return Intent(kind="command", command=cmd, tz_explicit="tz" in opts)
 

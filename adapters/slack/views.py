@@ -32,6 +32,7 @@ TIER_LABELS = {"light": "Light: the default model for all", "medium": "Medium: a
                "heavy": "Heavy: the strongest model for all"}
 FLAG_LABELS = {"confirm": "Let me review the roster before it starts",
                "anonymous": "Anonymous ballots in polls",
+               "check": "Check claims against web sources (Fact-checker)",
                "hidden": "Hide poll results until the poll closes"}
 
 

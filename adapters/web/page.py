@@ -7,7 +7,7 @@ import logging
 from aiohttp import web
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from adapters.web.view import page
+from adapters.web.view import links, page
 from core.ports import Clock
 from core.showing.export import export
 from core.showing.pages import PageLinks
@@ -25,13 +25,25 @@ REFUSED = ("<!doctype html><meta charset=utf-8><title>Council</title>"
            "<p>This link is not valid or has expired. Ask for a fresh link from the discussion's thread.</p>")
 
 
+def environment() -> Environment:
+    env = Environment(loader=PackageLoader("adapters.web", "templates"),
+                      autoescape=select_autoescape(default=True, default_for_string=True))
+    env.filters["links"] = links
+    return env
+
+
+def render(doc: dict[str, object], env: Environment | None = None) -> str:
+    """The discussion's page as one self-contained HTML file: styles inline, no scripts, nothing to fetch, so a
+    saved copy (`python -m bot export ID --format html`) reads offline as the served page does."""
+    return (env or environment()).get_template("discussion.html").render(**page(doc))
+
+
 class Pages:
     """The page routes; `attach(store)` once the database is ready (until then they answer 503)."""
 
     def __init__(self, links: PageLinks, clock: Clock, store: Store | None = None) -> None:
         self.links, self.clock, self.store = links, clock, store
-        self.env = Environment(loader=PackageLoader("adapters.web", "templates"),
-                               autoescape=select_autoescape(default=True, default_for_string=True))
+        self.env = environment()
 
     def attach(self, store: Store) -> None:
         self.store = store
@@ -49,7 +61,7 @@ class Pages:
         doc = await export(self.store, did)
         if doc is None:
             return web.Response(status=404, text=REFUSED, content_type="text/html", headers=HEADERS)
-        html = self.env.get_template("discussion.html").render(**page(doc))
+        html = render(doc, self.env)
         return web.Response(text=html, content_type="text/html", headers=HEADERS)
 
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from markupsafe import Markup, escape
+
 ICONS = {
     "classical_building": "🏛️", "scroll": "📜", "smiling_imp": "😈", "twisted_rightwards_arrows": "🔀",
     "bulb": "💡", "gear": "⚙️", "bar_chart": "📊", "shield": "🛡️", "seedling": "🌱", "compass": "🧭",
@@ -41,6 +43,21 @@ class Bar:
     personas: int
     people: int
     percent: int
+
+
+# [text](https://…): the links posts carry (a fact check's cited sources); nothing else becomes markup.
+MD_LINK = re.compile(r"\[([^\[\]\n]+)\]\((https?://[^\s()<>\"']+)\)")
+
+
+def links(text: str) -> Markup:
+    """The text escaped, its Markdown links as links (http and https only): a page reader can open a source."""
+    out, last = [], 0
+    for m in MD_LINK.finditer(text or ""):
+        out.append(escape(text[last:m.start()]))
+        out.append(Markup('<a href="{}" rel="noopener noreferrer">{}</a>').format(m[2], m[1]))
+        last = m.end()
+    out.append(escape((text or "")[last:]))
+    return Markup("").join(out)
 
 
 def icon(shortcode: str) -> str:

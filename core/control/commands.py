@@ -52,6 +52,7 @@ class StartDiscussion(Command):
     next_at: str = ""  # the next round at a time: "tomorrow 09:00", "in 1 hour", "monday", ISO 8601
     anonymous: bool = False  # polls record who voted but do not show it
     hide_results: bool = False  # poll counts stay hidden until the poll closes
+    check: bool | None = None  # --check / --no-check: a Fact-checker checks claims; None: COUNCIL_FACT_CHECK
 
 
 class ConfirmRoster(Command):
@@ -76,6 +77,13 @@ class PostHumanMessage(Command):
     discussion_id: str
     text: str
     event_id: str = ""
+
+
+class CheckClaims(Command):
+    """*Check claims* on a persona's post: the Fact-checker checks that post alone."""
+
+    discussion_id: str
+    turn_key: str
 
 
 class CastBallot(Command):

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from core.control import commands as c
+from core.control.checks import Checks
 from core.control.guard import ASKER, Guard, not_found
 from core.control.permissions import Policy, check, visible
 from core.control.replies import Reply, UserError
@@ -47,6 +48,7 @@ class ServiceConfig:
     budget_usd: float = 5.0
     default_experts: int = 4
     open_max_speeches: int = 16
+    fact_check: bool = False  # COUNCIL_FACT_CHECK: discussions check their claims unless started with --no-check
     policy: Policy = field(default_factory=Policy)  # who may do what
     limits: Limits = field(default_factory=Limits)  # daily workspace budget, starts per person
 
@@ -74,6 +76,7 @@ class Service:
         self.store, self.driver, self.clock, self.new_id, self.config = store, driver, clock, new_id, config
         self.guard = Guard(store, clock, config)
         self.schedules = Schedules(store, driver, clock, self)
+        self.checks = Checks(self)
         # Every command's handler, by the command's class: the one way in, read by people, mypy and editors.
         self.handlers: dict[type[c.Command], Handler] = {
             c.StartDiscussion: self.start_discussion,
@@ -83,6 +86,7 @@ class Service:
             c.AddExpert: self.add_expert,
             c.PostHumanMessage: self.post_human_message,
             c.CastBallot: self.cast_ballot,
+            c.CheckClaims: self.checks.check_claims,
             c.ClosePoll: self.close_poll,
             c.ChooseNextAction: self.choose_next_action,
             c.Synthesize: self.synthesize,
@@ -131,7 +135,8 @@ class Service:
         except flows.BadFlow as exc:
             raise UserError(str(exc)) from None
         options = FlowOptions(style=cmd.style, tier=cmd.tier, lang=cmd.lang, hints=cmd.hints,
-                              max_speeches=self.config.open_max_speeches)
+                              max_speeches=self.config.open_max_speeches,
+                              check=self.config.fact_check if cmd.check is None else cmd.check)
         if cmd.flow == "meeting":
             async with self.store.tx() as tx:
                 options.owners = await tx.channel_owners(cmd.platform, cmd.workspace, cmd.channel)

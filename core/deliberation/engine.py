@@ -5,7 +5,7 @@ failure policy); what a round consists of, and what follows it, is the discussio
 
 from __future__ import annotations
 
-from core.deliberation import flows
+from core.deliberation import factcheck, flows
 from core.deliberation.flows.base import (
     Idle,
     RunTurns,
@@ -69,7 +69,7 @@ def suggestions(state: State) -> list[str]:
 
 
 def round_steps(state: State) -> list[StepSpec]:
-    return flows.get(state.discussion.flow).steps(state)
+    return factcheck.with_checks(state, flows.get(state.discussion.flow).steps(state))
 
 
 def round_complete(state: State) -> bool:
@@ -90,6 +90,9 @@ def _after_resume(state: State) -> Transition:
 def next_step(state: State) -> Step:
     d = state.discussion
     flow = flows.get(d.flow)
+    asked = factcheck.requested(state)  # "Check claims" on one post: whatever the discussion is doing
+    if asked and d.status != Status.STOPPED:
+        return RunTurns(turns=asked)
     if d.status == Status.WAITING:
         todo = answers(state)
         return RunTurns(turns=todo) if todo else Idle()
@@ -116,7 +119,7 @@ def next_step(state: State) -> Step:
     if d.pending == "confirm":
         return Transition(status=Status.AWAITING_CONFIRMATION, pending="", notice="roster")
 
-    for spec in flow.steps(state):
+    for spec in round_steps(state):
         todo = [p for p in plans(d, spec) if not state.finished(p.key)]
         if todo:
             return RunTurns(turns=todo)

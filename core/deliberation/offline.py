@@ -26,7 +26,7 @@ from core.deliberation.schemas import (
     Stance,
 )
 from core.models import Phase, Usage
-from core.ports import Completion, Prompt, T, TextSink
+from core.ports import Completion, Prompt, Searched, T, TextSink
 
 NAMES = [
     ("Amara Okafor", "Distributed systems architect", ["consensus protocols", "failure analysis"]),
@@ -91,6 +91,10 @@ class OfflineLLM:
             await asyncio.sleep(self.delay)
         value = schema.model_validate(self._structure(prompt, schema))
         return value, self._usage(prompt, value.model_dump_json())
+
+    async def search(self, prompt: Prompt) -> Searched:
+        """The offline model has no web search: it says so rather than inventing a check."""
+        return Searched(usage=self._usage(prompt, ""), refused="the offline model cannot search the web")
 
     def _text(self, prompt: Prompt) -> str:
         p = prompt.purpose

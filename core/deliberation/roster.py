@@ -32,8 +32,16 @@ FIXED: list[Persona] = [
     ),
 ]
 
+# Takes part without a seat (never in the roster, the stance table or a vote): it checks the others' claims.
+FACT_CHECKER = Persona(
+    key="fact_checker", name="Fact-checker", role=Role.FACT_CHECKER, title="Checks claims against cited sources",
+    thinking_style="sceptical, source-first", bias="Trusts what a source says, not what a persona remembers",
+    reply_tendency="Marks each claim and shows where it looked", icon=":mag:",
+)
+VISITORS = {FACT_CHECKER.key: FACT_CHECKER}
+
 EXPERT_ICONS = [":bulb:", ":gear:", ":bar_chart:", ":shield:", ":seedling:", ":compass:", ":microscope:", ":hammer:"]
-RESERVED_KEYS = {p.key for p in FIXED}
+RESERVED_KEYS = {p.key for p in FIXED} | set(VISITORS)
 
 
 def slug(text: str, limit: int = 40) -> str:

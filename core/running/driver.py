@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from pydantic import BaseModel
 
-from core.deliberation import engine, flows, prompts
+from core.deliberation import engine, factcheck, flows, prompts
 from core.deliberation.engine import RunTurns, State, Transition, TurnPlan
 from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
 from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMUnavailable, Prompt
@@ -308,10 +308,19 @@ class Driver:
                 await chat.thinking(d, persona, plan.key)
             except Exception:  # a missing typing indicator must never cost a turn
                 log.warning("could not show the thinking state for %s", plan.key, exc_info=True)
-        prompt = prompts.build(state, plan)
         data: dict | None = None
         usage: Usage | None = None
         error = ""
+        if plan.phase == Phase.FACT_CHECK:
+            # Never fails: without the search tool the check says it could not check, and the discussion goes on.
+            searched = await self.llm.search(factcheck.prompt(state, plan))
+            (text, data), usage = factcheck.record(searched, state, plan), searched.usage
+            async with self.fenced(d.id) as (tx, current):
+                await record_turn(tx, state, plan, text, data, usage, "", self.clock.now(), self.llm.offline,
+                                  current=current)
+            await self.publish(d.id)
+            return True
+        prompt = prompts.build(state, plan)
         try:
             schema = flows.get(d.flow).schema(plan.phase, persona) if persona is not None else None
             if schema is not None:

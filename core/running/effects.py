@@ -6,7 +6,7 @@ import zlib
 from datetime import datetime
 from typing import Any
 
-from core.deliberation import closings, flows, seating, stances
+from core.deliberation import closings, factcheck, flows, seating, stances
 from core.deliberation.engine import State, TurnPlan
 from core.deliberation.schemas import (
     Bid,
@@ -31,6 +31,7 @@ from core.models import (
     Usage,
 )
 from core.showing import formats
+from core.showing.document import enqueue_document
 from core.showing.posts import header_post, header_sig, poll_post, poll_result_post, turn_post
 from core.storage.store import Tx
 
@@ -97,9 +98,12 @@ async def people_ballots(tx: Tx, discussion_id: str) -> list[str]:
     return []
 
 
-async def _stance_section(tx: Tx, state: State, round_: int) -> str:
+async def _stance_section(tx: Tx, state: State, round_: int, *, final: bool = False) -> str:
+    """The stance table and tally, and the claims the Fact-checker found false or stretched (the round's, or
+    the whole discussion's for a final synthesis)."""
     section = stances.text(stances.table(state, round_), round_, await people_ballots(tx, state.discussion.id))
-    return f"\n\n{section}" if section else ""
+    fell = factcheck.fallen_section(state, None if final else round_)
+    return (f"\n\n{section}" if section else "") + fell
 
 
 async def record_turn(
@@ -170,17 +174,17 @@ async def record_turn(
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "meeting":
         text, items = closings.recommendation(d.topic, state, MeetingRecommendation.model_validate(data),
                                               await people_ballots(tx, d.id))
-        text, kind = text + await _stance_section(tx, state, plan.round), "synthesis"
+        text, kind = text + await _stance_section(tx, state, plan.round, final=True), "synthesis"
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
         polls += closings.place_polls(plan.key, items)
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "council":
         text, kind = formats.verdict_text(CouncilVerdict.model_validate(data)), "synthesis"
-        text += await _stance_section(tx, state, plan.round)
+        text += await _stance_section(tx, state, plan.round, final=True)
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
     elif plan.phase == Phase.FINAL_SYNTHESIS:
         fs = FinalSynthesis.model_validate(data)
         text, kind = formats.final_synthesis_text(fs), "synthesis"
-        text += await _stance_section(tx, state, plan.round)
+        text += await _stance_section(tx, state, plan.round, final=True)
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
         if fs.recommendations:
             polls.append((f"{plan.key}:poll", "Which recommendation should the team act on first?",
@@ -196,6 +200,8 @@ async def record_turn(
                      turn_key=plan.key)
     for key, question, options, positions, final in polls:
         await _open_poll(tx, state, key, question, options, positions, final, now, offline)
+    if plan.phase in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS):
+        await enqueue_document(tx, current or d, plan.key, now)
 
 
 async def close_polls(tx: Tx, d: Discussion, now: datetime, *, before_round: int, offline: bool) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.deliberation import stances
+from core.deliberation.roster import VISITORS
 from core.deliberation.schemas import FinalSynthesis, RoundSynthesis
 from core.showing import formats
 from core.storage.store import Store
@@ -23,7 +24,7 @@ async def export(store: Store, discussion_id: str) -> dict[str, Any] | None:
         polls = [(p, await tx.ballots(p.id, include_superseded=True)) for p in await tx.polls(d.id)]
         syntheses = await tx.syntheses(d.id)
         usage = await tx.usage_total([d.id])
-    names = {p.key: p.name for p in personas}
+    names = {key: p.name for key, p in VISITORS.items()} | {p.key: p.name for p in personas}
     return {
         "discussion": {
             **d.model_dump(mode="json", include={

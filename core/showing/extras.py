@@ -18,9 +18,10 @@ def is_final_synthesis(d: Discussion, post: Post) -> bool:
 
 
 async def decorate(store: Store, pages: PageLinks, d: Discussion, post: Post, now: datetime) -> Post:
-    """The header and the final synthesis link to the discussion's page; the final synthesis carries its charts."""
+    """The header, the final synthesis and the synthesis document link to the discussion's page; the final synthesis
+    carries its charts."""
     final = is_final_synthesis(d, post)
-    if post.kind != "header" and not final:
+    if post.kind not in ("header", "document") and not final:
         return post
     update: dict[str, object] = {"page_url": pages.url(d.id, now)}
     if final:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.deliberation import closings, flows
+from core.deliberation import closings, factcheck, flows
 from core.deliberation.engine import suggestions
 from core.deliberation.flows.base import Notice, State
 from core.models import (
@@ -214,8 +214,11 @@ def turn_post(d: Discussion, turn: Turn, persona: Persona | None, text: str, kin
     label = flows.get(d.flow).labels.get(turn.phase, turn.phase.value.replace("_", " ").capitalize())
     if turn.data and turn.data.get("stance") and "text" in turn.data and kind == "turn":  # structured turns
         text = f"{text}\n\n_Stance: *{turn.data.get('label') or 'undecided'}* — {turn.data['stance']}_"
+    # Any persona's words may be checked against sources, one post at a time.
+    checkable = kind == "turn" and persona is not None and turn.phase not in factcheck.NOT_CLAIMS
+    actions = [Action(id="check:claims", label="Check claims", value=turn.key)] if checkable else []
     return Post(kind=kind, key=turn.key, text=text, persona=persona, offline=offline,  # type: ignore[arg-type]
-                title=f"Round {turn.round} · {label}")
+                title=f"Round {turn.round} · {label}", actions=actions)
 
 
 def poll_post(poll: Poll, ballots: list[Ballot], offline: bool, *, key: str = "", replaces: str = "") -> Post:

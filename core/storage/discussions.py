@@ -10,6 +10,7 @@ from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, updat
 from core.models import (
     Discussion,
     Persona,
+    Phase,
     Post,
     Status,
     Turn,
@@ -187,12 +188,24 @@ class DiscussionRepo(Repo):
             )
             .exists()
         )
+        # A check someone asked for on one post ("Check claims") runs whatever the discussion is doing.
+        asked_check = (
+            select(t.turns.c.key)
+            .where(
+                t.turns.c.discussion_id == c.id,
+                t.turns.c.phase == Phase.FACT_CHECK.value,
+                t.turns.c.status.in_([TurnStatus.PLANNED.value, TurnStatus.RUNNING.value]),
+                t.turns.c.key.like("%:check:%"),
+            )
+            .exists()
+        )
         query = (
             select(c.id)
             .where(
                 c.platform.in_(platforms),
                 or_(c.lease_owner.is_(None), c.lease_expires_at < now),
-                or_(c.status == Status.RUNNING.value, pending_outbox, and_(c.status == "waiting", unanswered)),
+                or_(c.status == Status.RUNNING.value, pending_outbox, and_(c.status == "waiting", unanswered),
+                    and_(c.status != Status.STOPPED.value, asked_check)),
             )
             .order_by(c.updated_at)
             .limit(limit)

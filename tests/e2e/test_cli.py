@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,3 +49,22 @@ def test_a_full_round_then_list_and_export_as_machines_read_them(tmp_path: Path)
     assert md.stdout.startswith("# Synthesis:")
     for name in ("synthesis.md", "open-questions.md", "transcript.json"):
         assert (tmp_path / "exports" / row["id"] / name).exists()
+
+
+def test_export_html_is_the_page_as_one_file_that_reads_offline(tmp_path: Path) -> None:
+    done = run(tmp_path, "console", "Should we adopt trunk-based development?", "--no-input", "--check")
+    assert done.returncode == 0, done.stderr
+    assert "could not check" in done.stdout  # the offline model has no web search, and says so
+    (row,) = json.loads(run(tmp_path, "list", "--format", "json").stdout)
+    out = tmp_path / "saved"
+    page = run(tmp_path, "export", row["id"], "--format", "html", "--out", str(out))
+    assert page.returncode == 0, page.stderr
+    html = (out / "discussion.html").read_text(encoding="utf-8")
+    assert html == page.stdout and html.lstrip().lower().startswith("<!doctype html>")
+    assert "Should we adopt trunk-based development?" in html and "Final synthesis" in html
+    assert "Fact-checker" in html and "<style" in html
+    # Nothing to fetch: no scripts, no stylesheets or images by URL; links only to the sources people click.
+    assert "<script" not in html and "<link" not in html and not re.search(r"src=[\"']?https?:", html)
+    assert "url(" not in html
+    bad = run(tmp_path, "export", row["id"], "--format", "pdf")
+    assert bad.returncode != 0 and "json, md or html" in bad.stderr

@@ -69,6 +69,12 @@ class FakeAnthropic:
         self.completed_count = 0
         self.input_tokens = self.cache_write_tokens = self.cache_read_tokens = self.output_tokens = 0
         self._runner: web.AppRunner | None = None
+        # The server-side web search tool: "results" answers with searches and cited text, "refuse" rejects the
+        # tool with a 400 (a model or account without it), "unavailable" returns a web_search_tool_result error,
+        # "pause" stops with stop_reason pause_turn after the searches (a long turn the API paused).
+        self.web_search = "results"
+        self.search_answer: list[tuple[str, list[tuple[str, str]]]] | None = None  # (text, [(url, title)]) blocks
+        self.searches_run = 0
 
     # -- control ---------------------------------------------------------------------------------
 
@@ -154,6 +160,8 @@ class FakeAnthropic:
         if fault is not None and not fault.mid_stream:
             await asyncio.sleep(self.latency_s)
             return _error(fault.status, rid, retry_after_ms=fault.retry_after_ms)
+        if any(str(tool.get("type", "")).startswith("web_search_") for tool in body.get("tools") or []):
+            return await self._searched(body, rid, streaming)
         text = self.reply(body)
         stop_reason = "end_turn"
         if tokens(text) > body["max_tokens"]:
@@ -224,6 +232,49 @@ class FakeAnthropic:
         self._complete(plan, usage["output_tokens"])
         return response
 
+    async def _searched(self, body: dict[str, Any], rid: str, streaming: bool) -> web.Response:
+        """A message written with the server-side web search tool: server_tool_use and web_search_tool_result
+        blocks for each search, then text blocks, some carrying web_search_result_location citations."""
+        tool = next(t for t in body["tools"] if str(t.get("type", "")).startswith("web_search_"))
+        if self.web_search == "refuse":
+            return _error(400, rid, f"tools.0: the tool type '{tool['type']}' is not available for this model")
+        if streaming:
+            return _error(400, rid, "the fake streams no server tools; ask without stream")
+        answer = self.search_answer if self.search_answer is not None else default_search_answer(body)
+        urls = list(dict.fromkeys(url for _, cited in answer for url, _ in cited))
+        titles = {url: title for _, cited in answer for url, title in cited}
+        searches = max(1, min(int(tool.get("max_uses") or 5), len(urls) or 1))
+        content: list[dict[str, Any]] = []
+        for n in range(searches):
+            tool_id = f"srvtoolu_fake{self.request_count:04d}{n:02d}"
+            content.append({"type": "server_tool_use", "id": tool_id, "name": "web_search",
+                            "input": {"query": f"check claim {n + 1}"}})
+            if self.web_search == "unavailable":
+                result: Any = {"type": "web_search_tool_result_error", "error_code": "unavailable"}
+            else:
+                mine = urls[n::searches]
+                result = [{"type": "web_search_result", "url": u, "title": titles[u], "page_age": "April 2, 2025",
+                           "encrypted_content": f"enc-{n}-{i}"} for i, u in enumerate(mine)]
+            content.append({"type": "web_search_tool_result", "tool_use_id": tool_id, "content": result})
+        for text, cited in ([] if self.web_search == "pause" else answer):
+            block: dict[str, Any] = {"type": "text", "text": text}
+            if cited and self.web_search != "unavailable":
+                block["citations"] = [{"type": "web_search_result_location", "url": u, "title": t,
+                                       "encrypted_index": f"idx-{i}", "cited_text": text[:150]}
+                                      for i, (u, t) in enumerate(cited)]
+            content.append(block)
+        out = sum(tokens(text) for text, _ in answer)
+        plan = self.cache.plan(body["model"], body)
+        await asyncio.sleep(self.latency_s)
+        usage = _usage(plan, out) | {"server_tool_use": {"web_search_requests": searches, "web_fetch_requests": 0}}
+        message = {"id": f"msg_fake{self.request_count:06d}", "type": "message", "role": "assistant",
+                   "model": body["model"], "content": content,
+                   "stop_reason": "pause_turn" if self.web_search == "pause" else "end_turn", "stop_sequence": None,
+                   "usage": usage}
+        self.searches_run += searches
+        self._complete(plan, out)
+        return web.json_response(message, headers={"request-id": rid})
+
     # -- helpers ---------------------------------------------------------------------------------
 
     def _take_fault(self, streaming: bool) -> Fault | None:
@@ -260,6 +311,15 @@ def default_reply(body: dict[str, Any]) -> str:
     return reply
 
 
+def default_search_answer(body: dict[str, Any]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """A check of two claims: one supported with a citation, one false with a URL only written in the text."""
+    return [
+        ("[supported] A claim made above — ", []),
+        ("the cited survey says the same.", [("https://research.example.org/survey-2025", "Survey 2025")]),
+        ("\n[false] Another claim — see https://made-up.example.com/fake-study for nothing.", []),
+    ]
+
+
 def _validate(body: dict[str, Any]) -> str:
     """The request checks the real API makes that this project could trip over; '' when fine."""
     for key in ("model", "max_tokens", "messages"):
@@ -279,6 +339,14 @@ def _validate(body: dict[str, Any]) -> str:
     for content in contents:
         if isinstance(content, list) and any(b.get("type") == "text" and not b.get("text") for b in content):
             return "text content blocks must be non-empty"
+    for tool in body.get("tools") or []:
+        if str(tool.get("type", "")).startswith("web_search_"):
+            if tool.get("name") != "web_search":
+                return "tools.0.name: the web search tool must be named 'web_search'"
+            if tool.get("allowed_domains") and tool.get("blocked_domains"):
+                return "tools.0: cannot use both allowed_domains and blocked_domains"
+            if "max_uses" in tool and (not isinstance(tool["max_uses"], int) or tool["max_uses"] < 1):
+                return "tools.0.max_uses: must be a positive integer"
     fmt = (body.get("output_config") or {}).get("format")
     if fmt and (fmt.get("type") != "json_schema" or not isinstance(fmt.get("schema"), dict)):
         return "output_config.format: expected {type: 'json_schema', schema: {...}}"

@@ -242,6 +242,9 @@ async def edit_message(fake: FakeDiscord, request: web.Request, m: Match, body: 
     if fake.channels[m["cid"]]["type"] != r.DM and ((no := refused(fake, m["cid"])) is not None or
                                                      (no := embeds_refused(fake, m["cid"], body)) is not None):
         return no
+    if fake.channels[m["cid"]]["type"] != r.DM and body.get("_files") and \
+            (no := refused(fake, m["cid"], r.ATTACH_FILES)) is not None:  # a new file needs Attach Files too
+        return no
     return fake.ok(await apply_edit(fake, msg, body))
 
 
@@ -249,6 +252,20 @@ async def apply_edit(fake: FakeDiscord, msg: dict[str, Any], body: dict[str, Any
     for key in ("content", "embeds", "components"):
         if key in body:
             msg[key] = body[key] if body[key] is not None else ([] if key != "content" else "")
+    if "attachments" in body:  # kept by id, new ones from file parts; any left out of the list are removed
+        kept = {str(a["id"]): a for a in msg["attachments"]}
+        files = body.get("_files") or {}
+        edited = []
+        for a in body["attachments"]:
+            if str(a.get("id")) in kept:
+                edited.append(kept[str(a["id"])])
+            elif (f := files.get(str(a.get("id")))) is not None:
+                aid = p.snowflake()
+                fake.files[aid] = bytes(f["data"])
+                edited.append({"id": aid, "filename": f["filename"], "size": len(f["data"]),
+                               "description": a.get("description"), "url": f"https://cdn.invalid/{f['filename']}",
+                               "proxy_url": f"https://cdn.invalid/{f['filename']}"})
+        msg["attachments"] = edited
     msg["edited_timestamp"] = p.iso_now()
     await fake.dispatch("MESSAGE_UPDATE", {**msg, "guild_id": fake.guild_id})
     return msg

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 from core.deliberation.offline import OfflineLLM
 from core.models import Phase, Usage
-from core.ports import Completion, LLMUnavailable, Prompt, T, TextSink
+from core.ports import Completion, LLMUnavailable, Prompt, Searched, T, TextSink
 
 
 class ScriptedLLM:
@@ -74,3 +74,10 @@ class ScriptedLLM:
         await self._wait_gate()
         value, usage = await self.inner.structured(prompt, schema)
         return value, self._charge(usage)
+
+    async def search(self, prompt: Prompt) -> Searched:
+        self.prompts.append(prompt)
+        await self._hook(prompt)
+        await self._wait_gate()
+        searched = await self.inner.search(prompt)
+        return searched.model_copy(update={"usage": self._charge(searched.usage)})

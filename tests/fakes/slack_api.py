@@ -12,6 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.slack_canvases import CanvasMethods
+
 BOT_USER, BOT_ID, TEAM = "UBOT", "BBOT", "T0001"
 # block_text: Slack answers msg_blocks_too_long from ~13k characters of text in blocks; the fake is stricter.
 LIMITS = {"blocks": 50, "section": 3000, "button": 75, "header": 150, "text": 40000, "block_text": 11000}
@@ -80,7 +82,7 @@ def block_error(blocks: list[dict[str, Any]]) -> str:
     return ""
 
 
-class FakeSlack:
+class FakeSlack(CanvasMethods):
     """`async with FakeSlack() as slack:` then point clients at `slack.base_url`."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, tokens: dict[str, str] | None = None) -> None:

@@ -7,6 +7,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
+from core.deliberation.roster import VISITORS
 from core.models import FINISHED_TURN, Discussion, HumanMessage, Persona, Phase, Role, Status, Turn
 from core.ports import Tier
 
@@ -26,7 +27,8 @@ class State:
         return next((t for t in self.turns if t.key == key), None)
 
     def persona(self, key: str) -> Persona | None:
-        return next((p for p in self.personas if p.key == key), None)
+        """A seated persona, or one that takes part without a seat (the Fact-checker)."""
+        return next((p for p in self.personas if p.key == key), None) or VISITORS.get(key)
 
     def by_role(self, role: Role) -> list[Persona]:
         return [p for p in self.personas if p.role == role]

@@ -61,7 +61,8 @@ async def _refused_with_429_land_once(council: Council, clock: FakeClock) -> Non
     d = await council.discussion()
     assert d.status.value == "done"
     ids = await sent_refs(council)
-    charts = [m for m in fake.thread_messages(d.thread_ref) if m["attachments"]]
+    charts = [m for m in fake.thread_messages(d.thread_ref)
+              if any(a["filename"].endswith(".png") for a in m["attachments"])]  # synthesis.md is a queued post
     assert len(charts) == 1, "the final synthesis's charts, once"  # their own message, not a queued post
     posted = [m["id"] for m in fake.messages[fake.channel_id] + fake.thread_messages(d.thread_ref)
               if m not in charts]

@@ -57,6 +57,8 @@ async def test_a_chart_refused_for_attach_files_is_left_out_and_the_post_says_so
     assert fake.calls_to("POST", rf"^/channels/{d.thread_ref}/messages$")[-1].status == 200
     said = [m["content"] for m in fake.thread_messages(d.thread_ref) if "📊" in m["content"]]
     assert len(said) == 1 and "Attach Files" in said[0], "the charts' place says why they are missing"
+    document = [m["content"] for m in fake.thread_messages(d.thread_ref) if "synthesis.md" in m["content"]]
+    assert len(document) == 1 and "Attach Files" in document[0], "synthesis.md's place says why it is missing"
 
 
 async def test_webhook_posts_with_a_button_ask_for_their_components(tmp_path: Path) -> None:

@@ -1,0 +1,50 @@
+"""*Check claims* on one post: queues the Fact-checker's turn on it, once, for anyone who can see the discussion."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from core.control import commands as c
+from core.control.replies import Reply, UserError
+from core.deliberation import factcheck
+from core.deliberation.roster import FACT_CHECKER
+from core.models import FINISHED_TURN, Discussion, Phase, Status, Turn
+from core.ports import Clock
+from core.storage.store import Store, Tx
+
+
+class Finding(Protocol):
+    """What a check needs of the service: its store and clock, and the discussion the asker may see."""
+
+    store: Store
+    clock: Clock
+
+    async def get(self, tx: Tx, discussion_id: str) -> Discussion: ...
+
+
+class Checks:
+    def __init__(self, service: Finding) -> None:
+        self.service = service
+
+    async def check_claims(self, cmd: c.CheckClaims) -> Reply:
+        now = self.service.clock.now()
+        async with self.service.store.tx() as tx:
+            d = await self.service.get(tx, cmd.discussion_id)
+            target = await tx.turn(cmd.turn_key)
+            if target is None or target.discussion_id != d.id or not target.text \
+                    or target.phase in factcheck.NOT_CLAIMS:
+                raise UserError("There is nothing to check in that post.")
+            if d.status == Status.STOPPED:
+                raise UserError("This discussion was stopped, so the Fact-checker no longer runs in it.")
+            key = factcheck.requested_key(d.id, target.key)
+            asked = await tx.turn(key)
+            if asked is not None:
+                done = asked.status in FINISHED_TURN
+                return Reply(text="That post has been checked already: the check is in the thread." if done else
+                             "That post is being checked; the Fact-checker posts in the thread when done.")
+            # Stored as started: the engine finds it (factcheck.requested) whatever the discussion is doing.
+            await tx.start_turns([Turn(key=key, discussion_id=d.id, round=target.round,
+                                       step=factcheck.REQUESTED_STEP, phase=Phase.FACT_CHECK,
+                                       persona_key=FACT_CHECKER.key, created_at=now)])
+        return Reply(text="The Fact-checker is checking that post; its verdicts and sources follow in the thread.",
+                     discussion_id=d.id)

@@ -1,0 +1,53 @@
+"""What the issue is done by: a moderated discussion with --check, in Slack, with the real anthropic SDK on the
+loopback Messages API, shows a fact check with cited sources after its statements and its synthesis as a canvas."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from adapters.slack.server import SlackServer
+from bot.settings import Settings
+from bot.wiring import build_app
+from tests.adapters.slack.conftest import Slack, config
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.slack_api import FakeSlack
+
+
+@pytest.fixture
+async def anthropic() -> AsyncIterator[FakeAnthropic]:
+    async with FakeAnthropic() as server:
+        server.search_answer = [
+            ("[false] Ada: Rust halves every team's bug count — ", []),
+            ("the study found 20% fewer memory bugs.", [("https://research.example.org/rust", "Rust study")]),
+            (" A blog says otherwise: https://made-up.example.com/post", []),
+        ]
+        yield server
+
+
+async def test_a_checked_discussion_shows_cited_sources_after_its_statements_and_its_canvas(
+        fake: FakeSlack, anthropic: FakeAnthropic, tmp_path: Path) -> None:
+    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
+                        anthropic_api_key="sk-test", anthropic_base_url=anthropic.base_url)
+    server = SlackServer(config(fake), lambda chats: build_app(settings, chats))
+    await server.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            slack = Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake)
+            await slack.command("Should we adopt Rust? --rounds 1 --check --experts 2")
+            await server.idle()
+        thread = [m for m in fake.messages if m.thread_ts]
+        [check] = [m for m in thread if m.username == "Fact-checker"]
+        shown = check.text + str(check.blocks)
+        assert "<https://research.example.org/rust|Rust study>" in shown and "made-up.example.com" not in shown
+        statements = [i for i, m in enumerate(thread) if "Initial statement" in str(m.blocks)]
+        assert statements and thread.index(check) > max(statements)
+        [canvas] = fake.canvases.values()
+        assert "## Final synthesis" in canvas.markdown and "**Claims that fell**" in canvas.markdown
+        assert "https://research.example.org/rust" in canvas.markdown
+        assert any(f"/docs/T0001/{canvas.id}" in m.text + str(m.blocks) for m in thread)
+    finally:
+        await server.stop()
