@@ -12,9 +12,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from core.storage.activity import ActivityRepo
 from core.storage.channel_rows import ChannelRepo
 from core.storage.channel_settings import ChannelSettingsRepo
+from core.storage.decisions import DecisionRepo
 from core.storage.discussions import DiscussionRepo
 from core.storage.rows import aware
 from core.storage.schedule_rows import ScheduleRepo
+from core.storage.seat_waits import SeatRepo
 from core.storage.solo import SoleProcess, take_over_leases
 
 log = logging.getLogger(__name__)
@@ -22,7 +24,7 @@ log = logging.getLogger(__name__)
 __all__ = ["Store", "Tx", "aware"]
 
 
-class Tx(DiscussionRepo, ActivityRepo, ScheduleRepo, ChannelRepo, ChannelSettingsRepo):
+class Tx(DiscussionRepo, ActivityRepo, ScheduleRepo, ChannelRepo, ChannelSettingsRepo, DecisionRepo, SeatRepo):
     """One transaction: the repository methods the service calls, all on a single connection."""
 
 
