@@ -12,6 +12,7 @@ from typing import Any
 from core.control import commands as c
 from core.control.guard import ASKER, Guard, not_found
 from core.control.permissions import Policy, check, visible
+from core.control.recall import Recall
 from core.control.replies import Reply, UserError
 from core.control.schedules import Schedules
 from core.deliberation import engine, flows
@@ -33,7 +34,9 @@ from core.models import (
 from core.ports import Clock
 from core.running.driver import Driver, load_state
 from core.running.effects import close_poll, close_polls, redraw_header, save_discussion
+from core.running.records import refresh_people
 from core.running.spending import Limits
+from core.showing.memory import earlier_post
 from core.showing.moments import mark
 from core.showing.posts import header_post, header_sig, poll_post
 from core.storage.store import Store, Tx
@@ -74,6 +77,7 @@ class Service:
         self.store, self.driver, self.clock, self.new_id, self.config = store, driver, clock, new_id, config
         self.guard = Guard(store, clock, config)
         self.schedules = Schedules(store, driver, clock, self)
+        self.recall = Recall(store, config.policy, self.handle)
         # Every command's handler, by the command's class: the one way in, read by people, mypy and editors.
         self.handlers: dict[type[c.Command], Handler] = {
             c.StartDiscussion: self.start_discussion,
@@ -94,6 +98,8 @@ class Service:
             c.ScheduleRound: self.schedules.schedule_round,
             c.SetDigest: self.schedules.set_digest,
             c.ForgetWorkspace: self.schedules.forget_workspace,
+            c.SearchDecisions: self.recall.search,
+            c.Revisit: self.recall.revisit,
         }
 
     async def handle(self, cmd: c.Command) -> Reply:
@@ -131,10 +137,11 @@ class Service:
         except flows.BadFlow as exc:
             raise UserError(str(exc)) from None
         options = FlowOptions(style=cmd.style, tier=cmd.tier, lang=cmd.lang, hints=cmd.hints,
-                              max_speeches=self.config.open_max_speeches)
-        if cmd.flow == "meeting":
-            async with self.store.tx() as tx:
+                              max_speeches=self.config.open_max_speeches, memory=cmd.memory, people=cmd.seats)
+        async with self.store.tx() as tx:
+            if cmd.flow == "meeting":
                 options.owners = await tx.channel_owners(cmd.platform, cmd.workspace, cmd.channel)
+            options.recalled = await self.recall.recalled(tx, cmd)
         now = self.clock.now()
         d = Discussion(
             id=self.new_id(), topic=topic, status=Status.RUNNING, platform=cmd.platform, workspace=cmd.workspace,
@@ -151,6 +158,8 @@ class Service:
             seats = flows.get(d.flow).seats(d)
             await tx.set_personas(d.id, seats)
             await tx.enqueue(d.id, header_post(d, seats), now)
+            if options.recalled:
+                await tx.enqueue(d.id, earlier_post(d, options.recalled), now)
             scheduled = await self.schedules.schedule_start(tx, cmd, d)
         if scheduled:
             self.schedules.changed()
@@ -267,6 +276,8 @@ class Service:
                                  choice=cmd.choice, created_at=now))
             d = await self.get(tx, poll.discussion_id)
             await self._queue_tally(tx, d, poll, now)
+            if poll.final:
+                await refresh_people(tx, d.id)  # the decision record's people's vote follows the final poll
         self.driver.kick(d.id)
         return Reply(text=f"Your vote: {poll.options[cmd.choice]}. Click another option to change it.")
 

@@ -16,8 +16,9 @@ from core.deliberation import engine, flows, prompts
 from core.deliberation.engine import RunTurns, State, Transition, TurnPlan
 from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
 from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMUnavailable, Prompt
-from core.running.effects import close_polls, record_turn, save_discussion
+from core.running.effects import close_polls, people_ballots, record_turn, save_discussion
 from core.running.live import LiveText
+from core.running.records import record_decision
 from core.running.spending import Limits, day_window, turns_that_fit, workspace_exhausted, workspace_message
 from core.showing import posts
 from core.showing.extras import decorate
@@ -250,9 +251,12 @@ class Driver:
         decides again on what is there now)."""
         seen, now = state.discussion, self.clock.now()
         notice = posts.transition_notice(step.notice, state)
+        link = await self._link(seen) if step.status == Status.DONE else ""
         async with self.fenced(seen.id) as (tx, d):
             if (d.status, d.pending, d.round) != (seen.status, seen.pending, seen.round):
                 return
+            if step.status == Status.DONE:
+                await record_decision(tx, state, await people_ballots(tx, d.id), link, now)
             for name in ("status", "pending", "round", "round_topic"):
                 value = getattr(step, name)
                 if value is not None:
@@ -262,6 +266,15 @@ class Driver:
                 await tx.enqueue(d.id, self._label(notice), now)
             if d.status in (Status.DONE, Status.STOPPED) or step.round is not None:
                 await close_polls(tx, d, now, before_round=d.round, offline=self.llm.offline)
+
+    async def _link(self, d: Discussion) -> str:
+        """The thread's link for the decision record (its page's when the platform gives none)."""
+        try:
+            link = await self.chats[d.platform].link(d)
+        except Exception:
+            log.warning("no link to %s for its decision record", d.id, exc_info=True)
+            link = ""
+        return link or self.config.pages.url(d.id, self.clock.now())
 
     def _label(self, post: Post) -> Post:
         return post.model_copy(update={"offline": self.llm.offline})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, Float, Integer, Select, and_, desc, select, text
+from sqlalchemy import ColumnElement, Float, Integer, Select, and_, desc, select, text, update
 
 from core.models import Decision
 from core.storage import tables as t
@@ -36,6 +36,10 @@ class DecisionRepo(Repo):
         values = d.model_dump(exclude={"id"})
         await self.conn.execute(self.insert(t.decisions).values(**values).on_conflict_do_nothing(
             index_elements=["discussion_id"]))
+
+    async def set_decision_people(self, discussion_id: str, people: dict[str, int]) -> None:
+        await self.conn.execute(update(t.decisions).where(t.decisions.c.discussion_id == discussion_id)
+                                .values(people=people))
 
     async def decision(self, decision_id: int) -> Decision | None:
         row = (await self.conn.execute(select(t.decisions).where(t.decisions.c.id == decision_id))).first()
