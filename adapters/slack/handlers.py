@@ -19,6 +19,7 @@ from adapters.slack import extras
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.clients import Users, dismiss, ephemeral
+from adapters.slack.member import channels_of
 from adapters.slack.membership import ensure_member
 from adapters.slack.place import CoreApp, Place, facts
 from adapters.slack.render import render, settled
@@ -106,8 +107,10 @@ class Council:
             who, tz = await self.who(client, place)
             update: dict[str, Any] = {"user_name": who.user_name, "is_admin": who.is_admin,
                                       "groups": list(who.groups), **facts(place)}
-            if not tz_explicit and isinstance(cmd, c.StartDiscussion | c.SetDigest):
+            if not tz_explicit and isinstance(cmd, c.StartDiscussion | c.SetDigest | c.Revisit):
                 update["tz"] = tz or self.default_tz
+            if isinstance(cmd, c.SearchDecisions):
+                update["member_of"] = await channels_of(client, place.user)
             cmd = cmd.model_copy(update=update)
             if isinstance(cmd, c.StartDiscussion) or (isinstance(cmd, c.SetDigest) and cmd.cadence != "off"):
                 await ensure_member(client, cmd.channel)  # or a UserError saying how to invite Council

@@ -15,7 +15,8 @@ START_VIEW = "council_start"
 ROSTER_VIEW = "council_roster"
 SHORTCUT = "council_thread"
 TOPIC_VIEW = "council_next_topic"
-ACTION_PREFIXES = ("ctl:", "next:", "roster:", "vote:", "fail:", "sched:", "confirm:", "poll:", "pick")
+ACTION_PREFIXES = ("ctl:", "next:", "roster:", "vote:", "fail:", "sched:", "confirm:", "poll:", "pick", "mem:",
+                   "seat:")
 ROUND_CHOICES = ["steer", "1", "2", "3", "4", "5"]
 OPTION_FLAGS = ("confirm", "anonymous", "hidden")
 
@@ -64,6 +65,11 @@ def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRost
         if family == "sched":
             did, _, when = value.partition("|")
             return c.ScheduleRound(discussion_id=did, when=when, **f)
+        if action_id == "mem:revisit":
+            return c.Revisit(decision_id=int(value), **f)
+        if action_id == "seat:stance":
+            did, turn_key, label = value.split("|", 2)
+            return c.TakeStance(discussion_id=did, turn_key=turn_key, label=label, **f)
         if family == "fail":
             return {"retry": c.RetryTurns, "skip": c.SkipTurns, "stop": c.Stop}[name](discussion_id=value, **f)
     except (KeyError, ValueError):
