@@ -32,7 +32,8 @@ first), `--debate`, `--roles "security, finance"`, `--anonymous` and `--hidden` 
 `--hints "cost, privacy"`.
 • `/council config owners "Dana: Billing; Eli: Mobile app"` sets the domain owners a meeting in this channel \
 seats (`off`: generated for each topic).
-• Memory: a new discussion opens with up to three earlier decisions of this channel on its topic; `--memory workspace` looks across the workspace, `--no-memory` not at all. `/council decisions [words]` searches the decisions of the channels you are in; `/council revisit N` starts a new discussion from record N.
+• Memory: a new discussion opens with up to three earlier decisions of this channel on its topic; `--memory workspace` looks across the workspace, `--no-memory` not at all. `/council decisions [words]` searches \
+the decisions of the channels you are in; `/council revisit N` starts a new discussion from record N.
 • `--seat @dana` gives Dana a seat of her own: she is asked in the thread when it is her turn.
 • `/council` alone opens a form. `/council list` shows this channel's discussions.
 • `/council pause|resume|stop|status ID` steers one (pause, resume and stop: its starter or an admin).
@@ -200,8 +201,8 @@ def parse_council(text: str, *, who: Who, team_id: str, channel_id: str, default
     if head == "digest" and args and args[0][0].lower() in CADENCES:
         return _digest(args, who, team_id, channel_id, default_tz)
     if head == "decisions":
-        words = unescape(" ".join(w for w, _ in args))
-        return Intent(kind="command", command=c.SearchDecisions(words=words, platform=PLATFORM, workspace=team_id,
+        asked = unescape(" ".join(w for w, _ in args))
+        return Intent(kind="command", command=c.SearchDecisions(words=asked, platform=PLATFORM, workspace=team_id,
                                                                 **who.fields()))
     if head == "revisit" and len(args) == 1:
         if not args[0][0].strip("`#").isdigit():
