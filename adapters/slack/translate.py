@@ -32,8 +32,10 @@ first), `--debate`, `--roles "security, finance"`, `--anonymous` and `--hidden` 
 `--hints "cost, privacy"`.
 • `/council config owners "Dana: Billing; Eli: Mobile app"` sets the domain owners a meeting in this channel \
 seats (`off`: generated for each topic).
-• Memory: a new discussion opens with up to three earlier decisions of this channel on its topic; `--memory workspace` looks across the workspace, `--no-memory` not at all. `/council decisions [words]` searches \
-the decisions of the channels you are in; `/council revisit N` starts a new discussion from record N.
+• Memory: a new discussion opens with up to three earlier decisions of this channel on its topic; \
+`--memory workspace` looks across the workspace, `--no-memory` not at all. \
+`/council decisions [words]` searches the decisions of the channels you are in; \
+`/council revisit N` starts a new discussion from record N.
 • `--seat @dana` gives Dana a seat of her own: she is asked in the thread when it is her turn.
 • `/council` alone opens a form. `/council list` shows this channel's discussions.
 • `/council pause|resume|stop|status ID` steers one (pause, resume and stop: its starter or an admin).
