@@ -11,7 +11,7 @@ from zoneinfo import available_timezones
 from core.control import commands as c
 from core.deliberation import flows
 from core.deliberation.roster import owner_lines
-from core.models import Discussion, NextAction, Persona
+from core.models import Discussion, NextAction, Persona, SeatHolder
 from core.showing.posts import CONFIRM_RANKING, CONFIRM_STOP, CONFIRM_SYNTHESIZE
 from core.when.timeparse import TimeParseError, parse_every, zone
 
@@ -36,7 +36,10 @@ rounds unattended), `experts` (2–8), `confirm` (review the roster first), `deb
 • `/council-schedule id when [every] [tz]` runs the next round later; `when:off` cancels.
 • `/council-digest cadence [cron] [tz]` posts a digest of this channel's decisions on a schedule.
 • `/council-config owners:"Dana: Billing; Eli: Mobile app"` sets the domain owners a meeting in this channel \
-seats (`owners:off` has them generated for each topic).""".replace(
+seats (`owners:off` has them generated for each topic).
+• A new council opens with up to three earlier decisions of this channel on its topic (`memory`: `workspace` \
+looks server-wide, `off` not at all); `/council-decisions words` searches them. `seat:@dana` gives Dana a seat \
+of her own: she is asked in the thread when it is her turn.""".replace(
     "{flows}", "".join(f"\n  ◦ {line}" for line in flows.help_lines()))
 
 
@@ -167,6 +170,8 @@ def slash_command(name: str, opts: dict[str, Any], who: Who, where: Where, curre
         return ListDiscussions(channel=where.channel_id)
     if name == "council-help":
         return ShowHelp()
+    if name == "council-decisions":
+        return c.SearchDecisions(words=str(opts.get("words") or ""), **base)
     if name == "council-config":
         raw = str(opts.get("owners") or "").strip()
         if not raw:
@@ -214,7 +219,16 @@ def start_command(opts: dict[str, Any], where: Where, default_tz: str, base: dic
         rounds=_int(opts.get("rounds")), experts=_int(opts.get("experts")) or 4, confirm=bool(opts.get("confirm")),
         mode="debate" if opts.get("debate") else "open", roles=roles[:8], tz=zone_name(opts.get("tz"), default_tz),
         every=every_text(opts.get("every")), next_at=str(opts.get("next") or "").strip(),
-        anonymous=bool(opts.get("anonymous")), hide_results=bool(opts.get("hidden")), **base)
+        anonymous=bool(opts.get("anonymous")), hide_results=bool(opts.get("hidden")),
+        memory=opts.get("memory") or "channel", seats=seat_holders(opts.get("seat")), **base)
+
+
+def seat_holders(raw: Any) -> list[SeatHolder]:
+    """The `seat` option ("id|display name", as the command layer gives the member picked)."""
+    if not raw:
+        return []
+    user_id, _, name = str(raw).partition("|")
+    return [SeatHolder(user_id=user_id, name=(name or user_id).strip()[:80])]
 
 
 def zone_name(raw: Any, default: str) -> str:
@@ -305,6 +319,14 @@ def component(action: str, value: str, who: Who) -> Intent:
     if kind == "sched":
         discussion_id, _, when = value.partition("|")
         return c.ScheduleRound(discussion_id=discussion_id, when=when, **base)
+    if action == "mem:revisit":
+        if not value.isdigit():
+            raise NotUnderstood("That button is damaged; `/council-decisions` lists the records.")
+        return c.Revisit(decision_id=int(value), channel=who.channel_id, **base)
+    if action == "seat:stance":
+        discussion_id, _, rest = value.partition("|")
+        turn_key, _, label = rest.rpartition("|")
+        return c.TakeStance(discussion_id=discussion_id, turn_key=turn_key, label=label, **base)
     if kind in ("reply", "modify") or action == "roster:modify":
         return OpenModal(kind="reply" if kind == "reply" else "modify", discussion_id=value)
     simple: dict[str, type[c.Command]] = {
