@@ -41,6 +41,12 @@ class DecisionRepo(Repo):
         await self.conn.execute(update(t.decisions).where(t.decisions.c.discussion_id == discussion_id)
                                 .values(people=people))
 
+    async def decision_places(self) -> list[tuple[str, str]]:
+        """Every (platform, workspace) with records: the operator's search covers them all."""
+        c = t.decisions.c
+        rows = (await self.conn.execute(select(c.platform, c.workspace).distinct())).all()
+        return [(str(r[0]), str(r[1])) for r in rows]
+
     async def decision(self, decision_id: int) -> Decision | None:
         row = (await self.conn.execute(select(t.decisions).where(t.decisions.c.id == decision_id))).first()
         return Decision.model_validate(_row(row)) if row is not None else None

@@ -48,3 +48,17 @@ def test_a_full_round_then_list_and_export_as_machines_read_them(tmp_path: Path)
     assert md.stdout.startswith("# Synthesis:")
     for name in ("synthesis.md", "open-questions.md", "transcript.json"):
         assert (tmp_path / "exports" / row["id"] / name).exists()
+
+
+def test_a_decision_is_found_and_opens_the_next_console_discussion(tmp_path: Path) -> None:
+    first = run(tmp_path, "console", "Should we adopt trunk-based development?", "--no-input")
+    assert first.returncode == 0, first.stderr
+    found = run(tmp_path, "decisions", "trunk", "--format", "json")
+    (record,) = json.loads(found.stdout)
+    assert record["topic"] == "Should we adopt trunk-based development?" and record["flow"] == "moderated"
+    assert "No decisions matching 'kubernetes'" in run(tmp_path, "decisions", "kubernetes").stdout
+    again = run(tmp_path, "console", "Trunk-based development: time to revisit?", "--no-input")
+    assert again.returncode == 0 and "Earlier here" in again.stdout
+    assert "Should we adopt trunk-based development?" in again.stdout
+    off = run(tmp_path, "console", "Trunk-based development, third time?", "--no-input", "--no-memory")
+    assert off.returncode == 0 and "Earlier here" not in off.stdout
