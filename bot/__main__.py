@@ -82,10 +82,11 @@ def console(
         _fail("--rounds must be between 1 and 10.")
     try:
         flow, style = flows.choice("flow", flow, c.FLOW_NAMES), flows.choice("style", style, flows.STYLES)
-        chosen = {"flow": flow, "style": style, "tier": flows.choice("tier", tier, flows.TIERS),
-                  "lang": flows.language(lang) if lang else "",
-                  "hints": [h.strip() for h in hints.split(",") if h.strip()][:8],
-                  "memory": "off" if no_memory else flows.choice("memory", memory, ("channel", "workspace", "off"))}
+        chosen: dict[str, Any] = {"flow": flow, "style": style, "tier": flows.choice("tier", tier, flows.TIERS),
+                                  "lang": flows.language(lang) if lang else "",
+                                  "hints": [h.strip() for h in hints.split(",") if h.strip()][:8],
+                                  "memory": "off" if no_memory else flows.choice("memory", memory,
+                                                                                 ("channel", "workspace", "off"))}
         if seat.strip():
             from adapters.console.translate import USER_ID
             from core.models import SeatHolder
