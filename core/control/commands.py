@@ -67,6 +67,8 @@ class ModifyRoster(Command):
     name: str = ""
     title: str = ""
     remove: bool = False
+    held_by: str | None = None  # the person who takes this seat ("" gives it back to the persona; None: unchanged)
+    held_by_name: str = ""
 
 
 class AddExpert(Command):

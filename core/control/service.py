@@ -17,6 +17,7 @@ from core.control.replies import Reply, UserError
 from core.control.schedules import Schedules
 from core.deliberation import engine, flows
 from core.deliberation.roster import EXPERT_ICONS, addressed, full_roster, slug
+from core.deliberation.seats import with_people
 from core.models import (
     NEXT_ACTION_LABELS,
     Ballot,
@@ -35,6 +36,7 @@ from core.ports import Clock
 from core.running.driver import Driver, load_state
 from core.running.effects import close_poll, close_polls, redraw_header, save_discussion
 from core.running.records import refresh_people
+from core.running.seat_turns import choose_stance, claim_reply
 from core.running.spending import Limits
 from core.showing.memory import earlier_post
 from core.showing.moments import mark
@@ -98,6 +100,7 @@ class Service:
             c.ScheduleRound: self.schedules.schedule_round,
             c.SetDigest: self.schedules.set_digest,
             c.ForgetWorkspace: self.schedules.forget_workspace,
+            c.TakeStance: self.take_stance,
             c.SearchDecisions: self.recall.search,
             c.Revisit: self.recall.revisit,
         }
@@ -155,7 +158,10 @@ class Service:
         d.header_shown = header_sig(d)
         async with self.store.tx() as tx:
             await tx.add_discussion(d)
-            seats = flows.get(d.flow).seats(d)
+            flow = flows.get(d.flow)
+            seats = flow.seats(d)
+            if not flow.needs_roster(engine.State(discussion=d, personas=seats, turns=[])):
+                seats = with_people(d, seats)  # else the people sit down beside the roster once it is generated
             await tx.set_personas(d.id, seats)
             await tx.enqueue(d.id, header_post(d, seats), now)
             if options.recalled:
@@ -204,6 +210,9 @@ class Service:
             else:
                 target.name = cmd.name.strip()[:80] or target.name
                 target.title = cmd.title.strip()[:120] or target.title
+                if cmd.held_by is not None:  # the form gives the seat to a person (or back to the persona: "")
+                    target.held_by = cmd.held_by
+                    target.name = cmd.name.strip()[:80] or (cmd.held_by_name[:80] if cmd.held_by else target.name)
             await tx.set_personas(d.id, personas)
             await self._refresh_header(tx, d)
         return Reply(text="Roster updated.", discussion_id=d.id)
@@ -244,6 +253,10 @@ class Service:
             if not await tx.first_sight(cmd.event_id, now):
                 return Reply(text="", duplicate=True)
             d = await self.get(tx, cmd.discussion_id)
+            seat = await claim_reply(tx, d, cmd.user_id, text[:MAX_HUMAN_CHARS], now) if d.status in (
+                Status.RUNNING, Status.WAITING) else ""
+            if seat == "turn":  # the person holding a seat answered their turn: it is the turn, not a comment
+                return Reply(text="Noted: this is your turn.", discussion_id=d.id)
             personas = await tx.personas(d.id)
             paced = d.status == Status.WAITING and await self.guard.answered_lately(tx, d.id, cmd.user_id, now)
             await tx.add_human_message(
@@ -259,6 +272,13 @@ class Service:
         return Reply(text="Noted: the council will hear this on its next turn." if heard else
                      "Noted: the council will hear this when the discussion resumes.",
                      discussion_id=d.id if heard else "")
+
+    async def take_stance(self, cmd: c.TakeStance) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self.get(tx, cmd.discussion_id)
+            if not await choose_stance(tx, d, cmd.user_id, cmd.turn_key, cmd.label):
+                raise UserError("Only the person who holds this seat picks its stance.")
+        return Reply(text=f"Your stance: {cmd.label}.", discussion_id=d.id)
 
     async def cast_ballot(self, cmd: c.CastBallot) -> Reply:
         now = self.clock.now()

@@ -16,6 +16,7 @@ from core.deliberation import engine, flows, prompts
 from core.deliberation.engine import RunTurns, State, Transition, TurnPlan
 from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
 from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMUnavailable, Prompt
+from core.running import seat_turns
 from core.running.effects import close_polls, people_ballots, record_turn, save_discussion
 from core.running.live import LiveText
 from core.running.records import record_decision
@@ -54,6 +55,7 @@ class DriverConfig:
     context_rounds: int = 2  # rounds a prompt reads verbatim (COUNCIL_CONTEXT_ROUNDS)
     live_interval_s: float = 1.0  # a persona's post grows as the model writes, at most this often
     pages: PageLinks = field(default_factory=PageLinks)  # signed links to discussion pages ("" when not set up)
+    seat_wait_s: float = 30 * 60.0  # how long a person's turn waits for them (COUNCIL_SEAT_WAIT_MIN)
 
 
 async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2, *, d: Discussion | None = None
@@ -197,11 +199,16 @@ class Driver:
                 assert state is not None
                 queued = bool(await tx.pending_posts(discussion_id))
                 step = None if queued else engine.next_step(state)
+                seated = False  # a person's seat asked, nudged, answered or handed to the stand-in
+                if isinstance(step, RunTurns):
+                    step, state, seated = await seat_turns.triage(tx, state, step, self.clock.now(),
+                                                                  self.config.seat_wait_s)
                 started = await self._start_step(tx, d, step) if isinstance(step, RunTurns) else ([], 0.0)
-            if queued:  # publish first, then decide on the state as it is after publishing
+            if queued or seated:  # publish first, then decide on the state as it is after publishing
                 if not await self.publish(discussion_id):
                     return  # refused (or sent elsewhere): no turns nobody sees; a sweep comes back when it is due
-                continue
+                if not isinstance(step, RunTurns):
+                    continue
             if isinstance(step, RunTurns):
                 await self.run_step(state, step, *started)
             elif isinstance(step, Transition):

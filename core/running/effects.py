@@ -6,7 +6,7 @@ import zlib
 from datetime import datetime
 from typing import Any
 
-from core.deliberation import closings, flows, seating, stances
+from core.deliberation import closings, flows, seating, seats, stances
 from core.deliberation.engine import State, TurnPlan
 from core.deliberation.schemas import (
     Bid,
@@ -139,7 +139,7 @@ async def record_turn(
     elif persona is not None and flows.get(d.flow).stance(plan.phase, persona):
         data = stances.parse(text)  # the stance line the turn ends with, kept in the text people read
     if plan.phase == Phase.ROSTER:
-        personas = seating.roster(d, state.personas, data)
+        personas = seats.with_people(d, seating.roster(d, state.personas, data))
         await tx.set_personas(d.id, personas)
         text = formats.roster_text(personas)
         turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now

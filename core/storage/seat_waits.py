@@ -6,12 +6,12 @@ from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from core.storage import tables as t
 from core.storage.rows import Repo, _row
 
-SeatState = Literal["waiting", "answered", "stand_in", "done"]
+SeatState = Literal["waiting", "answered", "stand_in", "back", "done"]
 
 
 class SeatWait(BaseModel):
@@ -46,3 +46,9 @@ class SeatRepo(Repo):
         c = t.seat_waits.c
         await self.conn.execute(update(t.seat_waits).where(c.turn_key == wait.turn_key)
                                 .values(**wait.model_dump(exclude={"turn_key"})))
+
+    async def drop_post(self, discussion_id: str, key: str) -> None:
+        """Forget one queued post no drain has tried yet (a person's turn is in the thread in their own words)."""
+        o = t.outbox.c
+        await self.conn.execute(delete(t.outbox).where(o.discussion_id == discussion_id, o.key == key,
+                                                       o.sent.is_(False), o.attempts == 0))

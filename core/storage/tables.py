@@ -313,7 +313,7 @@ seat_waits = Table(
     Column("asked_at", TS, nullable=False),
     Column("nudge_at", TS, nullable=True),  # None once the nudge went out
     Column("deadline", TS, nullable=False),
-    Column("state", String(16), nullable=False, default="waiting"),  # waiting | answered | stand_in | done
+    Column("state", String(16), nullable=False, default="waiting"),  # waiting | answered | stand_in | back | done
     Column("answer", Text, nullable=False, default=""),
     Column("stance", String(80), nullable=False, default=""),  # chosen from the stance menu
     Index("ix_seat_waits_due", "state", "deadline"),
