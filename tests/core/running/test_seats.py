@@ -181,7 +181,7 @@ async def test_a_restart_during_the_wait_keeps_the_deadline(world: World) -> Non
 
 async def test_the_stance_menu_and_who_may_use_it(world: World) -> None:
     did = await meeting_with_dana(world)
-    ask = [p for p in world.posts(did) if p.key.endswith(":ask")][0]
+    ask = next(p for p in world.posts(did) if p.key.endswith(":ask"))
     pick = next(a for a in ask.actions if a.label == "Stance: against")
     _, turn_key, chosen = pick.value.split("|", 2)
     with pytest.raises(UserError, match="Only the person who holds this seat"):
