@@ -21,6 +21,7 @@ from adapters.slack import translate as tr
 from adapters.slack.clients import Users, dismiss, ephemeral
 from adapters.slack.member import channels_of
 from adapters.slack.membership import ensure_member
+from adapters.slack.people import named
 from adapters.slack.place import CoreApp, Place, facts
 from adapters.slack.render import render, settled
 from adapters.slack.views import roster_view, start_view
@@ -111,7 +112,7 @@ class Council:
                 update["tz"] = tz or self.default_tz
             if isinstance(cmd, c.SearchDecisions):
                 update["member_of"] = await channels_of(client, place.user)
-            cmd = cmd.model_copy(update=update)
+            cmd = await named(self.users, client, place.team, cmd.model_copy(update=update))
             if isinstance(cmd, c.StartDiscussion) or (isinstance(cmd, c.SetDigest) and cmd.cadence != "off"):
                 await ensure_member(client, cmd.channel)  # or a UserError saying how to invite Council
             reply = await self.core.service.handle(cmd)

@@ -85,6 +85,8 @@ def _value(values: dict[str, Any], block: str) -> Any:
         return [o.get("value") for o in item["selected_options"] or []]
     if "selected_conversation" in item:
         return item["selected_conversation"]
+    if "selected_user" in item:
+        return item["selected_user"] or ""
     return item.get("value")
 
 
@@ -129,8 +131,11 @@ def roster_commands(values: dict[str, Any], discussion_id: str, personas: list[P
             continue
         name = (_value(values, f"name:{p.key}") or "").strip()
         title = (_value(values, f"title:{p.key}") or "").strip()
-        if (name and name != p.name) or (title and title != p.title):
-            out.append(c.ModifyRoster(discussion_id=discussion_id, persona_key=p.key, name=name, title=title, **f))
+        held = _value(values, f"seat:{p.key}") if f"seat:{p.key}" in values else None  # a person takes the seat
+        held = None if held is None or held == p.held_by else held
+        if (name and name != p.name) or (title and title != p.title) or held is not None:
+            out.append(c.ModifyRoster(discussion_id=discussion_id, persona_key=p.key, name=name, title=title,
+                                      held_by=held, **f))
     out += [c.ModifyRoster(discussion_id=discussion_id, persona_key=k, remove=True, **f) for k in sorted(removed)]
     new_name = (_value(values, "add_name") or "").strip()
     if new_name:

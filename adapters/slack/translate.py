@@ -326,13 +326,33 @@ def _digest(args: list[tuple[str, bool]], who: Who, team_id: str, channel_id: st
 
 def _owners(args: list[tuple[str, bool]], who: Who, team_id: str, channel_id: str) -> Intent:
     """`config owners "Dana: Billing; Eli: Mobile app"` (or `off`): the owners a meeting here seats."""
-    raw = unescape(" ".join(w for w, _ in args)).strip()
+    raw = " ".join(w for w, _ in args).strip()
     if not raw:
         raise BadInput('Which owners? For example `/council config owners "Dana: Billing; Eli: Mobile app"`, '
                        "or `/council config owners off` to have them generated for each topic.")
-    cmd = c.SetOwners(platform=PLATFORM, workspace=team_id, channel=channel_id, owners=owner_lines(raw),
+    cmd = c.SetOwners(platform=PLATFORM, workspace=team_id, channel=channel_id,
+                      owners=[_owner_line(line) for line in owner_lines(unescape(_PERSON.sub(_held, raw)))],
                       **who.fields())
     return Intent(kind="command", command=cmd)
+
+
+_HELD = re.compile("\x00([UW][A-Z0-9]+)\\|([^\x00]*)\x00")
+
+
+def _held(m: re.Match[str]) -> str:
+    """A mention kept whole through unescaping and splitting (its label may hold `;` or `&amp;`)."""
+    return f"\x00{m.group(1)}|{(m.group(2) or '').replace(';', ' ')}\x00"
+
+
+def _owner_line(line: str) -> str:
+    """One owner, a mentioned person kept as a person (`<@U123|dana>: Billing` → `dana <@U123>: Billing`): the
+    real Dana takes that seat."""
+    name, colon, domain = line.partition(":")
+    m = _HELD.search(name)
+    if m is None:
+        return _HELD.sub(lambda x: "@" + (x.group(2) or x.group(1)), line)
+    shown = _HELD.sub(" ", name).strip(" @") or (m.group(2) or m.group(1)).strip()
+    return f"{shown} <@{m.group(1)}>{colon}{domain}"
 
 
 def has_topic(text: str) -> bool:
