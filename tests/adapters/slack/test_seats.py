@@ -16,7 +16,7 @@ from bot.wiring import build_app
 from core.deliberation import closings
 from core.models import Status
 from core.running.driver import load_state
-from tests.adapters.slack.conftest import Slack, config, settings
+from tests.adapters.slack.conftest import Slack, config, fixture, settings
 from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
@@ -92,3 +92,28 @@ async def test_config_owners_seat_the_real_dana(slack: Slack, server: SlackServe
     async with server.core.store.tx() as tx:
         dana = next(p for p in await tx.personas(did) if p.held_by)
     assert (dana.name, dana.title, dana.held_by) == ("Dana", "Billing & invoices", "U0001")
+
+
+async def test_the_roster_form_gives_a_seat_to_a_person(slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    await slack.command("Which cloud should we standardise on? --confirm --experts 3 --rounds 1")
+    await server.idle()
+    assert server.core is not None
+    d = (await server.core.service.guard.discussions())[0]
+    confirm = next(m for m in fake.thread("C0001", d.thread_ref) if '"roster:start"' in json.dumps(m.blocks))
+    await slack.click(confirm.ts, "roster:modify", d.id)
+    await server.idle()
+    [view] = fake.views
+    seats = [b for b in view["view"]["blocks"] if b.get("block_id", "").startswith("seat:")]
+    assert len(seats) == 3 and all(b["element"]["type"] == "users_select" for b in seats)
+    submission = fixture("view_submission")
+    submission["view"] |= {"callback_id": "council_roster", "private_metadata": d.id, "state": {"values": {
+        seats[0]["block_id"]: {"value": {"type": "users_select", "selected_user": "U0002"}}}}}
+    assert (await slack.interaction(submission))[0] == 200
+    await server.idle()
+    async with server.core.store.tx() as tx:
+        lee = next(p for p in await tx.personas(d.id) if p.key == seats[0]["block_id"].partition(":")[2])
+    assert (lee.held_by, lee.name) == ("U0002", "Lee")
+    await slack.click(confirm.ts, "roster:start", d.id)
+    await server.idle()
+    asks = [m for m in fake.thread("C0001", d.thread_ref) if "it is your turn" in m.text]
+    assert len(asks) == 1 and asks[0].text.startswith("<@U0002>")
