@@ -62,11 +62,13 @@ def stance_choices(state: State) -> list[str]:
     return [*seen[:4], "undecided"] if seen else DEFAULT_STANCES
 
 
-def ask_text(task: str, persona: Persona, label: str, wait_min: int) -> str:
+def ask_text(task: str, persona: Persona, label: str, wait_min: int, *, ranked: bool = False) -> str:
     """The turn's task as the person reads it: what the persona would be asked, without the prompt's quoting."""
     plain = unescape(task).replace("&quot;", '"')
     return (f"**{persona.name}, it is your turn** ({label}, as {persona.title or persona.name}). {plain}\n\n"
-            f"Reply in this thread: your next message is your turn. You may end it with `Stance: <label> — "
+            f"Reply in this thread: your next message is your turn"
+            + (" (your ranking: one item per line, or separated by semicolons)." if ranked else ".")
+            + " You may end it with `Stance: <label> — "
             f"<one line>`, or pick your stance below. If you don't answer within {wait_min} minutes, an AI "
             "stand-in speaks for you this time; write here any time to take your seat back.")
 
@@ -80,9 +82,18 @@ def ranking(text: str) -> RankedVote:
         if m and not line.lower().lstrip("*_ ").startswith("stance"):
             item, _, why = m.group("item").strip("*_ ").partition(" — ")
             items.append(RankedItem(item=item.strip()[:200], why=why.strip()[:200]))
-    if not items:
-        items = [RankedItem(item=" ".join(text.split())[:200] or "undecided", why="")]
+    if not items:  # one line: `Billing fixes; Mobile app; Platform`
+        parts = [x.strip(" .*_") for x in re.split(r";|\s>\s", stances_free(text)) if x.strip(" .*_")]
+        items = [RankedItem(item=x[:200], why="") for x in parts] or [RankedItem(item="undecided", why="")]
     return RankedVote(ranking=items[:5], stance=items[0].item, label=items[0].item)
+
+
+def stances_free(text: str) -> str:
+    """The text without a trailing stance line."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if lines and stances.parse(lines[-1]) is not None:
+        lines = lines[:-1]
+    return " ".join(" ".join(lines).split())
 
 
 def answer_data(phase: Phase, text: str, chosen: str, writer: Persona, stance_turn: bool) -> dict[str, Any]:

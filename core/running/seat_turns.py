@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from core.deliberation import flows, seats
 from core.deliberation.engine import Idle, RunTurns, State, Step, TurnPlan
 from core.deliberation.prompts import label
-from core.models import Action, Discussion, Persona, Post, Turn
+from core.models import Action, Discussion, Persona, Phase, Post, Turn
 from core.running.effects import record_turn
 from core.storage.seat_waits import SeatWait
 from core.storage.store import Tx
@@ -37,7 +37,8 @@ def ask_post(state: State, plan: TurnPlan, holder: Persona, wait_s: float) -> Po
     actions = [Action(id=STANCE_ACTION, label=f"Stance: {choice}", value=f"{d.id}|{plan.key}|{choice[:30]}")
                for choice in seats.stance_choices(state)] if stance_turn else []
     return Post(kind="notice", key=f"{plan.key}:ask", title=f"Your turn, {holder.name}",
-                text=seats.ask_text(task, holder, label(state, plan.phase), _minutes(wait_s)),
+                text=seats.ask_text(task, holder, label(state, plan.phase), _minutes(wait_s),
+                                    ranked=plan.phase == Phase.RANKED_VOTE),
                 mentions=[holder.held_by], actions=actions)
 
 
