@@ -105,6 +105,7 @@ class RosterEdit:
     name: str
     title: str
     remove: bool
+    person: str = ""  # a member who takes the seat: `<@123>` or the id; "none" gives it back to the persona
 
 
 @dataclass(frozen=True)
@@ -362,7 +363,8 @@ def modal(data: dict[str, Any], who: Who, interaction_id: str) -> Intent:
     if action == "modify":
         return RosterEdit(discussion_id=discussion_id, persona=values.get("persona", "").strip(),
                           name=values.get("name", "").strip(), title=values.get("title", "").strip(),
-                          remove=values.get("remove", "").strip().lower() in ("yes", "y", "remove", "true"))
+                          remove=values.get("remove", "").strip().lower() in ("yes", "y", "remove", "true"),
+                          person=values.get("person", "").strip())
     raise NotUnderstood("That form is no longer supported.")
 
 
@@ -373,10 +375,24 @@ def roster_command(edit: RosterEdit, personas: list[Persona], who: Who) -> c.Com
     target = next((p for p in personas if wanted in (p.name.lower(), p.key.lower())), None)
     if target is not None:
         return c.ModifyRoster(discussion_id=edit.discussion_id, persona_key=target.key, name=edit.name,
-                              title=edit.title, remove=edit.remove, **base)
+                              title=edit.title, remove=edit.remove, held_by=person_id(edit.person), **base)
     if edit.remove:
         raise NotUnderstood(f"Nobody called {edit.persona!r} is on the roster.")
     return c.AddExpert(discussion_id=edit.discussion_id, name=edit.name or edit.persona, title=edit.title, **base)
+
+
+def person_id(raw: str) -> str | None:
+    """The roster form's person: a mention (`<@123>`, `<@!123>`) or an id; "none" gives the seat back; "" leaves
+    it as it is."""
+    text = raw.strip()
+    if not text:
+        return None
+    if text.lower() in ("none", "nobody", "-"):
+        return ""
+    m = re.fullmatch(r"<@!?(\d{5,25})>|(\d{5,25})", text)
+    if m is None:
+        raise NotUnderstood(f"{text!r} is not a member: mention them (@name) or give their id.")
+    return m.group(1) or m.group(2)
 
 
 def human_message(

@@ -212,7 +212,8 @@ class Service:
                 target.title = cmd.title.strip()[:120] or target.title
                 if cmd.held_by is not None:  # the form gives the seat to a person (or back to the persona: "")
                     target.held_by = cmd.held_by
-                    target.name = cmd.name.strip()[:80] or (cmd.held_by_name[:80] if cmd.held_by else target.name)
+                    target.name = cmd.name.strip()[:80] or (cmd.held_by_name[:80] if cmd.held_by else "") or \
+                        target.name
             await tx.set_personas(d.id, personas)
             await self._refresh_header(tx, d)
         return Reply(text="Roster updated.", discussion_id=d.id)

@@ -54,3 +54,31 @@ async def test_a_meeting_with_dana_seated_runs_to_its_recommendation(council: Co
 
 async def _has(fake, thread: str, text: str) -> bool:  # type: ignore[no-untyped-def]
     return any(text in m["content"] for m in fake.thread_messages(thread))
+
+
+async def test_the_roster_form_gives_a_seat_to_a_member(council: Council) -> None:
+    fake = council.fake
+    dana, lee = fake.add_user("Dana"), fake.add_user("Lee")
+    i = await fake.slash(dana, "council", topic="Kanban or Scrum?", confirm=True, experts=2, rounds=1)
+    await fake.wait_for(lambda: i.followups)
+    await council.settle()
+    d = await council.discussion()
+    async with council.app.store.tx() as tx:
+        expert = next(p for p in await tx.personas(d.id) if p.role.value == "expert")
+    confirm = next(m for m in fake.thread_messages(d.thread_ref) if m["components"])
+    opened = await fake.click(dana, confirm, fake.find_button(confirm, "Modify roster"))
+    await fake.wait_for(lambda: opened.callbacks)
+    form = opened.callbacks[0]["data"]
+    assert "person" in str(form["components"])
+    bad = await fake.submit(dana, d.thread_ref, form["custom_id"], {"persona": expert.name, "person": "Lee"},
+                            confirm)
+    await fake.wait_for(lambda: bad.followups)
+    assert "is not a member" in bad.followups[0]["content"]
+    sent = await fake.submit(dana, d.thread_ref, form["custom_id"], {"persona": expert.name, "name": "Lee",
+                                                                     "person": f"<@{lee['id']}>"}, confirm)
+    await fake.wait_for(lambda: sent.followups)
+    async with council.app.store.tx() as tx:
+        seated = next(p for p in await tx.personas(d.id) if p.key == expert.key)
+    assert (seated.name, seated.held_by) == ("Lee", lee["id"])
+    await fake.click(dana, confirm, fake.find_button(confirm, "Start"))
+    await eventually(lambda: _has(fake, d.thread_ref, "Lee, it is your turn"))
