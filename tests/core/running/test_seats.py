@@ -16,7 +16,7 @@ from bot.wiring import App, build_app
 from core.control import commands as c
 from core.control.replies import UserError
 from core.deliberation import closings
-from core.models import NextAction, Phase, Post, Status, TurnStatus
+from core.models import NextAction, Phase, Post, SeatHolder, Status, TurnStatus
 from core.running.driver import load_state
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
@@ -192,3 +192,29 @@ async def test_the_stance_menu_and_who_may_use_it(world: World) -> None:
     state = await state_of(world, did)
     mine = state.turn(turn_key)
     assert mine is not None and mine.data is not None and mine.data["label"] == "against"
+
+
+@pytest.mark.parametrize("flow", ["council", "open"])
+async def test_a_seat_in_the_other_flows_is_asked_and_answered(world: World, flow: str) -> None:
+    reply = await world.app.service.handle(c.StartDiscussion(
+        topic="Should we move to trunk-based development?", flow=flow, rounds=1, experts=2, channel="C1",
+        seats=[SeatHolder(user_id="U1", name="Dana", title="Release engineering")], **DANA))
+    did = reply.discussion_id
+    for _ in range(6):  # answer each of her turns as it comes
+        await world.settle()
+        state = await state_of(world, did)
+        if state.discussion.status == Status.DONE:
+            break
+        asks = [p for p in world.posts(did) if p.key.endswith(":ask")]
+        assert asks, (state.discussion.status, state.discussion.blocked_reason)
+        await say(world, did, "Trunk-based with flags.\nStance: for — flags keep main releasable")
+    state = await state_of(world, did)
+    assert state.discussion.status == Status.DONE
+    dana = next(p for p in state.personas if p.held_by == "U1")
+    mine = [t for t in state.turns if (t.data or {}).get("written_by") == "U1"]
+    asked = [p for p in world.posts(did) if p.key.endswith(":ask")]
+    assert len(mine) == len(asked) and all(t.status in (TurnStatus.DONE, TurnStatus.PUBLISHED) for t in mine)
+    if flow == "council":
+        assert len(mine) == 1  # her opening position
+    else:  # on the open floor her stand-in bids for the floor; she speaks when her seat wins it
+        assert [t for t in state.turns if t.phase == Phase.BID and t.persona_key == dana.key]

@@ -76,3 +76,24 @@ async def test_a_record_is_written_once(store: Store) -> None:
                                        topic="Trunk?", flow="meeting", decided="Twice", decided_at=MARCH))
         found = await tx.decisions_found("slack", "T1", None, "")
     assert [d.decided for d in found] == ["Adopt it."]
+
+
+async def test_a_seat_wait_is_stored_once_with_its_deadline(store: Store) -> None:
+    from datetime import timedelta
+
+    from core.storage.seat_waits import SeatWait
+
+    await record(store, "d1", "Trunk?", "Adopt it.")
+    wait = SeatWait(turn_key="d1:r1:s0:dana", discussion_id="d1", persona_key="dana", user_id="U1", asked_at=MARCH,
+                    nudge_at=MARCH + timedelta(minutes=15), deadline=MARCH + timedelta(minutes=30))
+    async with store.tx() as tx:
+        assert await tx.add_seat_wait(wait)
+        assert not await tx.add_seat_wait(wait.model_copy(update={"deadline": MARCH + timedelta(hours=5)}))
+    async with store.tx() as tx:
+        [kept] = await tx.seat_waits("d1")
+        kept.state, kept.answer = "answered", "Billing first."
+        await tx.save_seat_wait(kept)
+    async with store.tx() as tx:
+        [again] = await tx.seat_waits("d1")
+    assert (again.deadline, again.nudge_at, again.state, again.answer) == (
+        MARCH + timedelta(minutes=30), MARCH + timedelta(minutes=15), "answered", "Billing first.")
