@@ -7,7 +7,6 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -34,9 +33,10 @@ class World:
 
 
 @pytest.fixture
-async def world(tmp_path: Path) -> AsyncIterator[World]:
+async def world(db_url: str) -> AsyncIterator[World]:
+    """On SQLite (FTS5) and PostgreSQL (tsvector + GIN) alike."""
     async with FakeAnthropic() as fake:
-        settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
+        settings = Settings(_env_file=None, database_url=db_url,  # type: ignore[call-arg]
                             anthropic_api_key="sk-test", anthropic_base_url=fake.base_url)
         chat, clock = RecordingChat(), FakeClock(MARCH)
         app = await build_app(settings, {"console": chat}, clock=clock)
