@@ -110,7 +110,7 @@ class Council:
                                       "groups": list(who.groups), **facts(place)}
             if not tz_explicit and isinstance(cmd, c.StartDiscussion | c.SetDigest | c.Revisit):
                 update["tz"] = tz or self.default_tz
-            if isinstance(cmd, c.SearchDecisions):
+            if isinstance(cmd, c.SearchDecisions) or (isinstance(cmd, c.StartDiscussion) and cmd.memory == "workspace"):
                 update["member_of"] = await channels_of(client, place.user)
             cmd = await named(self.users, client, place.team, cmd.model_copy(update=update))
             if isinstance(cmd, c.StartDiscussion) or (isinstance(cmd, c.SetDigest) and cmd.cadence != "off"):

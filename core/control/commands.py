@@ -55,6 +55,7 @@ class StartDiscussion(Command):
     memory: Literal["channel", "workspace", "off"] = "channel"  # earlier decisions to open with (off: --no-memory)
     seats: list[SeatHolder] = Field(default_factory=list)  # people who take a seat themselves (--seat @dana)
     revisits: int = 0  # a decision record this discussion revisits (its Revisit button), 0 for none
+    member_of: list[str] = Field(default_factory=list)  # channels the platform says the starter is in (memory)
 
 
 class ConfirmRoster(Command):

@@ -51,7 +51,10 @@ class Recall:
             if seed is not None:
                 out.append(seed)
         if cmd.memory != "off":
-            channels = None if cmd.memory == "workspace" else [cmd.channel]
+            # Workspace-wide, a member's memory reaches the channels they are in (admins': every channel), so a
+            # thread never shows records its starter could not search.
+            channels = ([cmd.channel] if cmd.memory != "workspace" else
+                        channels_of(self.policy, cmd, [cmd.channel, *cmd.member_of]))
             for d in await tx.decisions_found(cmd.platform, cmd.workspace, channels, cmd.topic, match="any",
                                               limit=MAX_RECALLED + 1):
                 if all(d.id != o.id for o in out):

@@ -101,9 +101,14 @@ async def test_records_of_other_channels_only_for_admins_or_with_memory_workspac
         words="trunk", in_channel="C1", user_id="U3", is_admin=True, platform="console", workspace="T2"))
     assert "No decisions" in member.text and "trunk-based" in admin.text and "No decisions" in elsewhere.text
     here = await run(world, "Trunk-based development for mobile?", channel="C2", rounds=1)
-    wide = await run(world, "Trunk-based development for the web?", channel="C2", rounds=1, memory="workspace")
+    outsider = await run(world, "Trunk-based development for the web?", channel="C2", rounds=1, memory="workspace")
+    wide = await run(world, "Trunk-based development for the API?", channel="C2", rounds=1, memory="workspace",
+                     member_of=["C1", "C2"])
     assert not [p for p in world.chat.posts(here) if p.key.endswith(":earlier")]
-    assert [p for p in world.chat.posts(wide) if p.key.endswith(":earlier")]
+    assert not [p for p in world.chat.posts(outsider) if p.key.endswith(":earlier")
+                and "Should we move to trunk-based development?" in p.text], "C1 is not theirs to see"
+    [earlier] = [p for p in world.chat.posts(wide) if p.key.endswith(":earlier")]
+    assert "Earlier in this workspace" in earlier.text and "Should we move to trunk-based development?" in earlier.text
 
 
 async def test_revisit_starts_a_discussion_seeded_with_the_record(world: World) -> None:
