@@ -80,6 +80,8 @@ def console(
             _fail(str(exc))
     if rounds is not None and not 1 <= rounds <= 10:
         _fail("--rounds must be between 1 and 10.")
+    if seat.strip() and no_input:
+        _fail("--seat makes you take part in person; it needs the terminal, so drop --no-input.")
     try:
         flow, style = flows.choice("flow", flow, c.FLOW_NAMES), flows.choice("style", style, flows.STYLES)
         chosen: dict[str, Any] = {"flow": flow, "style": style, "tier": flows.choice("tier", tier, flows.TIERS),

@@ -62,3 +62,9 @@ def test_a_decision_is_found_and_opens_the_next_console_discussion(tmp_path: Pat
     assert "Should we adopt trunk-based development?" in again.stdout
     off = run(tmp_path, "console", "Trunk-based development, third time?", "--no-input", "--no-memory")
     assert off.returncode == 0 and "Earlier here" not in off.stdout
+
+
+def test_a_seat_needs_the_person_at_the_terminal(tmp_path: Path) -> None:
+    result = run(tmp_path, "console", "Billing or mobile first?", "--flow", "meeting", "--seat", "Billing",
+                 "--no-input")
+    assert result.returncode != 0 and "--seat" in result.stderr and "Traceback" not in result.stderr
