@@ -94,7 +94,7 @@ class Handlers:
             nonlocal done
             text = await self._perform(intent, who)
             done = text or "Done."
-            return text if isinstance(intent, c.CastBallot) else ""
+            return text if isinstance(intent, c.CastBallot | c.TakeStance) else ""
 
         await self._tell(interaction, await self._answer(interaction, run))
         if done and asked:

@@ -160,7 +160,7 @@ class Council:
             await client.views_open(trigger_id=place.trigger_id, view=roster_view(intent.discussion_id, personas))
             return
         # The thread shows everything else; the answer to a confirm step replaces its private question.
-        quiet = not (isinstance(intent, c.CastBallot) or place.replace)
+        quiet = not (isinstance(intent, c.CastBallot | c.TakeStance) or place.replace)
         reply = await self.execute(intent, place, client, announce=not quiet)
         if reply is None or not message.get("ts"):
             return

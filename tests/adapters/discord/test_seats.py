@@ -29,7 +29,7 @@ async def test_a_meeting_with_dana_seated_runs_to_its_recommendation(council: Co
     refused = await fake.click(lee, ask, stance)
     await fake.wait_for(lambda: "Only the person who holds this seat" in str(refused.followups + refused.callbacks))
     picked = await fake.click(dana, ask, stance)
-    await fake.wait_for(lambda: picked.followups or picked.callbacks)
+    await fake.wait_for(lambda: "Your stance: against." in str(picked.followups))
 
     await fake.say(dana, d.thread_ref, "Invoices break every week, so billing goes first.")
     await eventually(lambda: _has(fake, d.thread_ref, "Dana wrote their turn (Proposal) in person"))

@@ -53,6 +53,7 @@ async def dana_holds_a_seat(slack: Slack, server: SlackServer, fake: FakeSlack, 
     assert "Only the person who holds this seat" in fake.ephemerals[-1]["text"]
     await slack.click(ask.ts, "seat:stance", against["value"])
     await server.idle()
+    assert fake.ephemerals[-1]["user"] == "U0001" and fake.ephemerals[-1]["text"] == "Your stance: against."
 
     await slack.reply(d.thread_ref, "Invoices break every week, so billing goes first.")
     await server.idle()
