@@ -26,6 +26,15 @@ Work = Callable[[discord.Interaction[Any]], Awaitable[str]]
 OOPS = "Something went wrong on my side; please try again in a moment."
 
 
+def visible_channels(interaction: discord.Interaction[Any]) -> list[str]:
+    """The server's text channels this member can see (from the gateway's cache): whose decision records they may
+    search."""
+    guild, member = interaction.guild, interaction.user
+    if guild is None or not isinstance(member, discord.Member):
+        return []
+    return [str(ch.id) for ch in guild.text_channels if ch.permissions_for(member).view_channel]
+
+
 class Handlers:
     def __init__(self, service: Service, store: Store, chat: DiscordChat, default_tz: str = "UTC") -> None:
         self.service, self.store, self.chat, self.default_tz = service, store, chat, default_tz
@@ -156,6 +165,9 @@ class Handlers:
                 raise t.NotUnderstood(str(exc)) from exc
         current = await self._current(where)
         intent = t.slash_command(name, opts, who, where, current, self.default_tz)
+        if isinstance(intent, c.SearchDecisions) or (isinstance(intent, c.StartDiscussion) and
+                                                     intent.memory == "workspace"):
+            intent = intent.model_copy(update={"member_of": visible_channels(interaction)})
         if isinstance(intent, c.Stop):  # asks first, privately; only who may stop it is asked
             d = await self.service.guard.may_stop(intent)
             stop = posts.confirm_stop_post(d)

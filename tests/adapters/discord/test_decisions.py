@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from tests.adapters.discord.conftest import Council, eventually
+from pathlib import Path
+
+from tests.adapters.discord.conftest import Council, eventually, running
+from tests.fakes import discord_payloads as p
+from tests.fakes.discord_api import FakeDiscord
 
 TOPIC = "Should we move to trunk-based development?"
 
@@ -42,3 +46,22 @@ async def test_decisions_found_and_reopened_in_a_new_council(council: Council) -
     assert latest.topic == TOPIC and latest.options.recalled and latest.created_by == lee["id"]
     prompts = council.llm.prompts[seen:]
     assert prompts and all("<decision" in "".join(b.text for b in p.shared) for p in prompts)
+
+
+async def test_a_member_finds_the_records_of_the_channels_they_can_see(fake: FakeDiscord, tmp_path: Path) -> None:
+    dana, lee = fake.add_user("Dana"), fake.add_user("Lee")
+    for cid, name in (("1000000000000000101", "design"), ("1000000000000000102", "leads")):
+        fake.channels[cid] = p.text_channel(cid, fake.guild_id, name)
+        fake.messages[cid] = []
+    fake.channels["1000000000000000102"]["permission_overwrites"] = [  # Lee may not view #leads
+        {"id": lee["id"], "type": 1, "allow": "0", "deny": str(1 << 10)}]
+    async with running(fake, tmp_path) as council:
+        for cid, topic in (("1000000000000000101", "Trunk-based development for design?"),
+                           ("1000000000000000102", "Trunk-based development for the leads?")):
+            i = await fake.slash(dana, "council", channel_id=cid, topic=topic, rounds=1)
+            await fake.wait_for(lambda i=i: i.followups)
+            await council.settle()
+        found = await fake.slash(lee, "council-decisions", words="trunk")  # asked from #general
+        await fake.wait_for(lambda: found.followups)
+        text = found.followups[0]["content"]
+        assert "for design?" in text and "for the leads?" not in text
