@@ -47,6 +47,8 @@ async def triage(tx: Tx, state: State, step: RunTurns, now: datetime, wait_s: fl
     wait, records their answer, or after the wait goes to their stand-in. Returns the turns to run (Idle when
     none), the state they run on (stand-ins labelled), and whether anything was written."""
     d = state.discussion
+    if not any(seats.holder_of(state, plan) for plan in step.turns):
+        return step, state, False  # nobody's own turn in this step: no query, nothing to wait for
     waits = await tx.seat_waits(d.id)
     by_key = {w.turn_key: w for w in waits}
     runnable: list[TurnPlan] = []
