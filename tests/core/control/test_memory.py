@@ -125,3 +125,17 @@ async def test_revisit_starts_a_discussion_seeded_with_the_record(world: World) 
         d = await tx.discussion(reply.discussion_id)
     assert d is not None and d.topic == record.topic and d.channel == "C1" and d.created_by == "U2"
     assert d.options.recalled[0].id == record.id
+
+
+async def test_the_record_follows_the_peoples_vote_on_the_final_poll(world: World) -> None:
+    did = await run(world, "Should we move to trunk-based development?", rounds=1)
+    async with world.app.store.tx() as tx:
+        [final] = [p for p in await tx.polls(did) if p.final]
+    for user, choice in (("U2", 0), ("U3", 0), ("U4", 1), ("U4", 0)):  # U4 changes their mind
+        await world.app.service.handle(c.CastBallot(poll_id=final.id, choice=choice, user_id=user, user_name=user,
+                                                    in_channel="C1", **WHERE))
+    async with world.app.store.tx() as tx:
+        [record] = await tx.decisions_found("console", "T1", None)
+    assert record.people == {final.options[0]: 3}
+    found = await world.app.service.handle(c.SearchDecisions(words="trunk", in_channel="C1", user_id="U2", **WHERE))
+    assert f"People: {final.options[0]} 3." in found.text
