@@ -320,11 +320,11 @@ def component(action: str, value: str, who: Who) -> Intent:
     if kind == "sched":
         discussion_id, _, when = value.partition("|")
         return c.ScheduleRound(discussion_id=discussion_id, when=when, **base)
-    if action == "mem:revisit":
+    if action.startswith("mem:revisit"):
         if not value.isdigit():
             raise NotUnderstood("That button is damaged; `/council-decisions` lists the records.")
         return c.Revisit(decision_id=int(value), channel=who.channel_id, **base)
-    if action == "seat:stance":
+    if action.startswith("seat:stance"):
         discussion_id, _, rest = value.partition("|")
         turn_key, _, label = rest.rpartition("|")
         return c.TakeStance(discussion_id=discussion_id, turn_key=turn_key, label=label, **base)

@@ -65,9 +65,9 @@ def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRost
         if family == "sched":
             did, _, when = value.partition("|")
             return c.ScheduleRound(discussion_id=did, when=when, **f)
-        if action_id == "mem:revisit":
+        if action_id.startswith("mem:revisit"):
             return c.Revisit(decision_id=int(value), **f)
-        if action_id == "seat:stance":
+        if action_id.startswith("seat:stance"):
             did, turn_key, label = value.split("|", 2)
             return c.TakeStance(discussion_id=did, turn_key=turn_key, label=label, **f)
         if family == "fail":

@@ -13,7 +13,7 @@ from core.running.effects import record_turn
 from core.storage.seat_waits import SeatWait
 from core.storage.store import Tx
 
-STANCE_ACTION = "seat:stance"
+STANCE_ACTION = "seat:stance"  # each button's id adds its place: ids are unique within a message's block
 
 
 def _minutes(wait_s: float) -> int:
@@ -34,8 +34,8 @@ def ask_post(state: State, plan: TurnPlan, holder: Persona, wait_s: float) -> Po
     d = state.discussion
     task = flows.get(d.flow).task(state, plan, holder)
     stance_turn = flows.get(d.flow).stance(plan.phase, holder)
-    actions = [Action(id=STANCE_ACTION, label=f"Stance: {choice}", value=f"{d.id}|{plan.key}|{choice[:30]}")
-               for choice in seats.stance_choices(state)] if stance_turn else []
+    actions = [Action(id=f"{STANCE_ACTION}{i}", label=f"Stance: {choice}", value=f"{d.id}|{plan.key}|{choice[:30]}")
+               for i, choice in enumerate(seats.stance_choices(state))] if stance_turn else []
     return Post(kind="notice", key=f"{plan.key}:ask", title=f"Your turn, {holder.name}",
                 text=seats.ask_text(task, holder, label(state, plan.phase), _minutes(wait_s),
                                     ranked=plan.phase == Phase.RANKED_VOTE),

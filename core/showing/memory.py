@@ -5,7 +5,7 @@ from __future__ import annotations
 from core.models import Action, Decision, Discussion, Post
 from core.showing.moments import mark
 
-REVISIT = "mem:revisit"
+REVISIT = "mem:revisit"  # each button's id adds its place: ids are unique within a message's block
 DECIDED_SHOWN = 280
 
 
@@ -27,8 +27,9 @@ def earlier_post(d: Discussion, records: list[Decision]) -> Post:
     where = "in this workspace" if d.options.memory == "workspace" else "here"
     text = (f"🗂️ **Earlier {where}** — decisions on related topics; the council reads them as context:\n"
             + "\n".join(line(r, d.tz) for r in records))
-    actions = [Action(id=REVISIT, label=f"Revisit {r.decided_at:%d %b %Y}", value=str(r.id)) for r in records]
-    return Post(kind="notice", key=f"{d.id}:earlier", title="Earlier here", text=text, actions=actions)
+    actions = [Action(id=f"{REVISIT}{i}", label=f"Revisit {r.decided_at:%d %b %Y}", value=str(r.id))
+               for i, r in enumerate(records)]
+    return Post(kind="notice", key=f"{d.id}:earlier", text=text, actions=actions)
 
 
 def decisions_text(records: list[Decision], words: str, *, everywhere: bool, tz: str = "UTC") -> str:

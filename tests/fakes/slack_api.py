@@ -77,6 +77,9 @@ def block_error(blocks: list[dict[str, Any]]) -> str:
         for e in b.get("elements") or []:
             if e.get("type") == "button" and len(e["text"]["text"]) > LIMITS["button"]:
                 return "invalid_blocks"
+        ids = [e["action_id"] for e in [*(b.get("elements") or []), b.get("accessory") or {}] if e.get("action_id")]
+        if len(ids) != len(set(ids)):  # an action_id must be unique among the elements of its block
+            return "invalid_blocks"
     return ""
 
 

@@ -39,15 +39,21 @@ async def test_decisions_are_searched_where_people_are_and_reopen_new_discussion
     assert TOPIC in fake.ephemerals[-1]["text"]
     assert [c.params.get("user") for c in fake.called("users.conversations")] == ["U0001", "U0002", "U0003"]
 
+    await slack.command("Trunk-based development for the mobile team? --rounds 1")
+    await server.idle()
     await slack.command("Trunk-based development, time to revisit? --rounds 1")
     await server.idle()
     second = (await server.core.service.guard.discussions())[0]  # type: ignore[union-attr]
     thread = fake.thread("C0001", second.thread_ref)
     earlier = next(m for m in thread if "Earlier here" in m.text)
-    assert TOPIC in earlier.text
-    [button] = [e for b in earlier.blocks if b["type"] == "actions" for e in b["elements"]
-                if e["action_id"] == "mem:revisit"]
-    await slack.click(earlier.ts, "mem:revisit", button["value"], user="U0002")
+    assert TOPIC in earlier.text and "for the mobile team?" in earlier.text  # both earlier records, dated, linked
+    buttons = [e for b in earlier.blocks if b["type"] == "actions" for e in b["elements"]
+               if e["action_id"].startswith("mem:revisit")]
+    async with server.core.store.tx() as tx:  # type: ignore[union-attr]
+        first = next(r for r in await tx.decisions_found("slack", "T0001", None) if r.topic == TOPIC)
+    assert len(buttons) == 2 and first.link and first.link in earlier.text
+    button = next(e for e in buttons if e["value"] == str(first.id))
+    await slack.click(earlier.ts, button["action_id"], button["value"], user="U0002")
     await server.idle()
     latest = (await server.core.service.guard.discussions())[0]  # type: ignore[union-attr]
     assert latest.topic == TOPIC and latest.created_by == "U0002" and latest.options.recalled

@@ -46,12 +46,13 @@ async def dana_holds_a_seat(slack: Slack, server: SlackServer, fake: FakeSlack, 
     [ask] = [m for m in thread if "it is your turn" in m.text]
     assert ask.text.startswith("<@U0001>"), "Dana is mentioned, so Slack notifies her"
     assert "three to five sentences" in ask.text
-    menu = [e for b in ask.blocks if b["type"] == "actions" for e in b["elements"] if e["action_id"] == "seat:stance"]
+    menu = [e for b in ask.blocks if b["type"] == "actions" for e in b["elements"]
+            if e["action_id"].startswith("seat:stance")]
     against = next(e for e in menu if e["text"]["text"] == "Stance: against")
-    await slack.click(ask.ts, "seat:stance", against["value"], user="U0002")  # not Lee's seat
+    await slack.click(ask.ts, against["action_id"], against["value"], user="U0002")  # not Lee's seat
     await server.idle()
     assert "Only the person who holds this seat" in fake.ephemerals[-1]["text"]
-    await slack.click(ask.ts, "seat:stance", against["value"])
+    await slack.click(ask.ts, against["action_id"], against["value"])
     await server.idle()
     assert fake.ephemerals[-1]["user"] == "U0001" and fake.ephemerals[-1]["text"] == "Your stance: against."
 
