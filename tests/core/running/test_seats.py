@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
@@ -52,9 +51,9 @@ class World:
 
 
 @pytest.fixture
-async def world(tmp_path: Path) -> AsyncIterator[World]:
-    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
-                        council_seat_wait_min=30)
+async def world(db_url: str) -> AsyncIterator[World]:
+    """On SQLite and PostgreSQL alike (where a restart is also another replica taking over)."""
+    settings = Settings(_env_file=None, database_url=db_url, council_seat_wait_min=30)  # type: ignore[call-arg]
     chat, clock, llm = RecordingChat(), FakeClock(), ScriptedLLM()
     w = World(await build_app(settings, {"console": chat}, llm=llm, clock=clock), chat, clock, llm, settings)
     yield w
