@@ -52,9 +52,12 @@ async def redraw_header(tx: Tx, d: Discussion, now: datetime, *, only_if_changed
     if only_if_changed and sig == d.header_shown:
         return
     d.header_shown = sig
-    stamp = f"{now.timestamp():.6f}:{zlib.crc32(sig.encode()):08x}"
-    await tx.enqueue(d.id, header_post(d, await tx.personas(d.id), replaces=f"{d.id}:header",
-                                       next_round=next_round, stamp=stamp), now)
+    personas = await tx.personas(d.id)
+    # Keyed by what it shows, roster included: a roster edit in the same instant as the last redraw is a new post.
+    shown = sig + "".join(p.model_dump_json() for p in personas)
+    stamp = f"{now.timestamp():.6f}:{zlib.crc32(shown.encode()):08x}"
+    await tx.enqueue(d.id, header_post(d, personas, replaces=f"{d.id}:header", next_round=next_round, stamp=stamp),
+                     now)
 
 
 def seated_header(current: Discussion, personas: list[Persona], turn_key: str) -> Post:

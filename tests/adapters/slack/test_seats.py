@@ -115,6 +115,8 @@ async def test_the_roster_form_gives_a_seat_to_a_person(slack: Slack, server: Sl
     async with server.core.store.tx() as tx:
         lee = next(p for p in await tx.personas(d.id) if p.key == seats[0]["block_id"].partition(":")[2])
     assert (lee.held_by, lee.name) == ("U0002", "Lee")
+    header = fake.find("C0001", d.thread_ref)
+    assert header is not None and "Lee" in json.dumps(header.blocks), "the header shows who sits there now"
     await slack.click(confirm.ts, "roster:start", d.id)
     await server.idle()
     asks = [m for m in fake.thread("C0001", d.thread_ref) if "it is your turn" in m.text]
