@@ -63,6 +63,10 @@ def console(
                                                                        "search (default: COUNCIL_FACT_CHECK)")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", help="Log progress (INFO) to stderr, not only warnings")] = (
         False),
+    memory: Annotated[str, typer.Option(help="Earlier decisions to open with: channel, workspace or off")] = "channel",
+    no_memory: Annotated[bool, typer.Option("--no-memory", help="Open without earlier decisions")] = False,
+    seat: Annotated[str, typer.Option(help="Take this seat yourself (e.g. 'Billing'): you are asked on its turns")]
+    = "",
 ) -> None:
     """Run a discussion in this terminal."""
     from bot.runtime import run_console
@@ -78,11 +82,20 @@ def console(
             _fail(str(exc))
     if rounds is not None and not 1 <= rounds <= 10:
         _fail("--rounds must be between 1 and 10.")
+    if seat.strip() and no_input:
+        _fail("--seat makes you take part in person; it needs the terminal, so drop --no-input.")
     try:
         flow, style = flows.choice("flow", flow, c.FLOW_NAMES), flows.choice("style", style, flows.STYLES)
-        chosen = {"flow": flow, "style": style, "tier": flows.choice("tier", tier, flows.TIERS),
-                  "lang": flows.language(lang) if lang else "",
-                  "hints": [h.strip() for h in hints.split(",") if h.strip()][:8], "check": check}
+        chosen: dict[str, Any] = {"flow": flow, "style": style, "tier": flows.choice("tier", tier, flows.TIERS),
+                                  "lang": flows.language(lang) if lang else "",
+                                  "hints": [h.strip() for h in hints.split(",") if h.strip()][:8], "check": check,
+                                  "memory": "off" if no_memory else flows.choice("memory", memory,
+                                                                                 ("channel", "workspace", "off"))}
+        if seat.strip():
+            from adapters.console.translate import USER_ID
+            from core.models import SeatHolder
+
+            chosen["seats"] = [SeatHolder(user_id=USER_ID, name=name, title=seat.strip()[:120])]
         flows.planned_rounds(flow, rounds, style)
     except flows.BadFlow as exc:
         _fail(str(exc).replace("`", ""))
@@ -176,6 +189,39 @@ def list_(
         print("No discussions yet.")
     for r in rows:
         print(f"{r['id']}  {r['status']:<22} round {r['round']}  {r['created_at']}  {r['topic']}")
+
+
+@cli.command()
+def decisions(
+    words: Annotated[str, typer.Argument(help="Words to look for (none: the most recent)")] = "",
+    format: Annotated[str, typer.Option("--format", help="text or json")] = "text",
+) -> None:
+    """Search every workspace's decision records (the operator's view), best match first."""
+    from bot.runtime import open_store
+
+    if format not in ("text", "json"):
+        _fail("--format must be text or json.")
+    settings = _settings()
+
+    async def go() -> list[dict[str, object]]:
+        store = await open_store(settings)
+        try:
+            async with store.tx() as tx:
+                found = []
+                for place in await tx.decision_places():
+                    found += await tx.decisions_found(*place, None, words, limit=20)
+        finally:
+            await store.close()
+        return [d.model_dump(mode="json") for d in found]
+
+    rows = asyncio.run(go())
+    if format == "json":
+        sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+        return
+    if not rows:
+        print("No decisions" + (f" matching {words!r}" if words else "") + ".")
+    for r in rows:
+        print(f"{r['id']:>4}  {str(r['decided_at'])[:10]}  {r['flow']:<9} {r['topic']}\n      {r['decided']}")
 
 
 @cli.command()

@@ -45,6 +45,7 @@ class Settings(BaseSettings):
     council_admins: str = ""
     council_members_steer: bool = True  # anyone in the channel may choose another round / deep dive / topic
     council_context_rounds: int = Field(default=2, ge=1)  # rounds prompts carry verbatim; older ones as syntheses
+    council_seat_wait_min: float = Field(default=30.0, gt=0)  # a person's turn waits this long, then a stand-in
     council_open_max_speeches: int = Field(default=16, ge=2, le=200)  # the open floor closes by then at the latest
     council_llm_timeout_s: float = 120.0
     council_fact_check: bool = False  # "on": discussions check their claims unless started with --no-check

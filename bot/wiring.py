@@ -117,7 +117,8 @@ async def build_app(
                     answer_interval_s=settings.council_answer_interval_s, tz=settings.council_default_tz)
     driver = Driver(store, llm, chats, clock, DriverConfig(owner=owner, lease_ttl=settings.lease_ttl_s,
                                                            context_rounds=settings.council_context_rounds,
-                                                           limits=limits, pages=page_links(settings)))
+                                                           limits=limits, pages=page_links(settings),
+                                                           seat_wait_s=settings.council_seat_wait_min * 60))
     service = Service(store, driver, clock, new_discussion_id, ServiceConfig(
         budget_usd=settings.council_budget_usd, open_max_speeches=settings.council_open_max_speeches, limits=limits,
         fact_check=settings.council_fact_check,

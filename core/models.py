@@ -103,6 +103,33 @@ class Persona(BaseModel):
     bias: str = ""
     reply_tendency: str = ""
     icon: str = ":speech_balloon:"  # emoji shortcode; adapters map it to their platform
+    held_by: str = ""  # the platform user id of the person who holds this seat ("": the persona speaks)
+
+
+class SeatHolder(BaseModel):
+    """A person given a seat: their platform user id, their name, and the seat's title (a domain), if any."""
+
+    user_id: str
+    name: str
+    title: str = ""
+
+
+class Decision(BaseModel):
+    """What a finished discussion decided, kept to be searched and recalled by later discussions."""
+
+    id: int = 0
+    discussion_id: str
+    platform: str
+    workspace: str = ""
+    channel: str = ""
+    topic: str
+    flow: str
+    decided: str  # the recommendation or verdict, in a few sentences
+    verdict: str = ""  # the stance count (CONSENSUS / LEANING / SPLIT with the counts)
+    stances: list[dict[str, str]] = Field(default_factory=list)  # persona, label, stance
+    people: dict[str, int] = Field(default_factory=dict)  # option -> how many people chose it
+    link: str = ""  # the thread, where the platform gives a permalink
+    decided_at: datetime
 
 
 class FlowOptions(BaseModel):
@@ -115,6 +142,9 @@ class FlowOptions(BaseModel):
     max_speeches: int = 16  # open floor: the floor closes after this many speeches at the latest
     owners: list[str] = Field(default_factory=list)  # meeting: "Name: domain" per owner, from the channel
     check: bool = False  # --check: a Fact-checker reviews the claims with web search (core.deliberation.factcheck)
+    people: list[SeatHolder] = Field(default_factory=list)  # people given a seat with --seat
+    memory: Literal["channel", "workspace", "off"] = "channel"  # where earlier decisions are looked up
+    recalled: list[Decision] = Field(default_factory=list)  # earlier decisions the discussion opened with
 
 
 class Discussion(BaseModel):

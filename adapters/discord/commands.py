@@ -19,6 +19,7 @@ Cadence = Literal["daily", "weekly", "cron", "off"]
 FlowChoice = Literal["moderated", "council", "meeting", "open"]
 Style = Literal["parallel", "sequential", "debate"]
 TierChoice = Literal["light", "medium", "heavy"]
+Memory = Literal["channel", "workspace", "off"]
 
 
 class CommandHandler(Protocol):
@@ -76,6 +77,8 @@ def _guild_command(**kwargs: Any) -> Any:
     lang="Language to speak, e.g. German (default: the topic's language)",
     hints="Open floor: controversy axes, comma separated (cost, privacy)",
     check="A Fact-checker checks claims against web sources (default: the server's setting)",
+    memory="Earlier decisions to open with: this channel's (default), the server's, or off",
+    seat="A person who takes a seat themselves: asked in the thread when it is their turn",
 )
 @app_commands.rename(next_at="next")
 @app_commands.autocomplete(every=_every, next_at=_when, tz=_zones)
@@ -85,11 +88,19 @@ async def council(interaction: discord.Interaction[Any], topic: Topic, rounds: R
                   every: Range[str, 1, 10] | None = None, next_at: Range[str, 1, 60] | None = None,
                   tz: Zone | None = None, flow: FlowChoice | None = None, style: Style | None = None,
                   tier: TierChoice | None = None, lang: Range[str, 1, 30] | None = None,
-                  hints: Range[str, 1, 300] | None = None, check: bool | None = None) -> None:
+                  hints: Range[str, 1, 300] | None = None, check: bool | None = None,
+                  memory: Memory | None = None, seat: discord.Member | None = None) -> None:
     await _handler(interaction).command(interaction, "council", {"check": check,
         "topic": topic, "rounds": rounds, "experts": experts, "confirm": confirm, "debate": debate, "roles": roles,
         "anonymous": anonymous, "hidden": hidden, "every": every, "next": next_at, "tz": tz, "flow": flow,
-        "style": style, "tier": tier, "lang": lang, "hints": hints})
+        "style": style, "tier": tier, "lang": lang, "hints": hints, "memory": memory,
+        "seat": f"{seat.id}|{seat.display_name}" if seat is not None else None})
+
+
+@_guild_command(name="council-decisions", description="Search the decisions of the channels you can see")
+@app_commands.describe(words="Words to look for (none: the most recent)")
+async def council_decisions(interaction: discord.Interaction[Any], words: Range[str, 1, 200] | None = None) -> None:
+    await _handler(interaction).command(interaction, "council-decisions", {"words": words})
 
 
 @_guild_command(name="council-list", description="List this channel's councils")
@@ -149,6 +160,6 @@ def build_tree(client: discord.Client) -> app_commands.CommandTree[Any]:
     """The client's command tree (command objects hold no state of their own, so trees may share them)."""
     tree: app_commands.CommandTree[Any] = app_commands.CommandTree(client)
     for cmd in (council, council_list, *(_verb(v, d) for v, d in VERBS), council_schedule, council_digest,
-                council_config, council_help):
+                council_config, council_decisions, council_help):
         tree.add_command(cmd)
     return tree

@@ -27,6 +27,15 @@ OOPS = "Something went wrong on my side; please try again in a moment."
 UNKNOWN_INTERACTION = 10062  # not acknowledged within 3 s: Discord has dropped it
 
 
+def visible_channels(interaction: discord.Interaction[Any]) -> list[str]:
+    """The server's text channels this member can see (from the gateway's cache): whose decision records they may
+    search."""
+    guild, member = interaction.guild, interaction.user
+    if guild is None or not isinstance(member, discord.Member):
+        return []
+    return [str(ch.id) for ch in guild.text_channels if ch.permissions_for(member).view_channel]
+
+
 class Handlers:
     def __init__(self, service: Service, store: Store, chat: DiscordChat, default_tz: str = "UTC") -> None:
         self.service, self.store, self.chat, self.default_tz = service, store, chat, default_tz
@@ -97,7 +106,7 @@ class Handlers:
             nonlocal done
             text = await self._perform(intent, who)
             done = text or "Done."
-            return text if isinstance(intent, c.CastBallot) else ""
+            return text if isinstance(intent, c.CastBallot | c.TakeStance) else ""
 
         await self._tell(interaction, await self._answer(interaction, run))
         if done and asked:
@@ -163,6 +172,9 @@ class Handlers:
                 raise t.NotUnderstood(str(exc)) from exc
         current = await self._current(where)
         intent = t.slash_command(name, opts, who, where, current, self.default_tz)
+        if isinstance(intent, c.SearchDecisions) or (isinstance(intent, c.StartDiscussion) and
+                                                     intent.memory == "workspace"):
+            intent = intent.model_copy(update={"member_of": visible_channels(interaction)})
         if isinstance(intent, c.Stop):  # asks first, privately; only who may stop it is asked
             d = await self.service.guard.may_stop(intent)
             stop = posts.confirm_stop_post(d)

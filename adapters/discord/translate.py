@@ -11,7 +11,7 @@ from zoneinfo import available_timezones
 from core.control import commands as c
 from core.deliberation import flows
 from core.deliberation.roster import owner_lines
-from core.models import Discussion, NextAction, Persona
+from core.models import Discussion, NextAction, Persona, SeatHolder
 from core.showing.posts import CONFIRM_RANKING, CONFIRM_STOP, CONFIRM_SYNTHESIZE
 from core.when.timeparse import TimeParseError, parse_every, zone
 
@@ -37,7 +37,10 @@ web sources).
 • `/council-schedule id when [every] [tz]` runs the next round later; `when:off` cancels.
 • `/council-digest cadence [cron] [tz]` posts a digest of this channel's decisions on a schedule.
 • `/council-config owners:"Dana: Billing; Eli: Mobile app"` sets the domain owners a meeting in this channel \
-seats (`owners:off` has them generated for each topic).""".replace(
+seats (`owners:off` has them generated for each topic).
+• A new council opens with up to three earlier decisions of this channel on its topic (`memory`: `workspace` \
+looks server-wide, `off` not at all); `/council-decisions words` searches them. `seat:@dana` gives Dana a seat \
+of her own: she is asked in the thread when it is her turn.""".replace(
     "{flows}", "".join(f"\n  ◦ {line}" for line in flows.help_lines()))
 
 
@@ -106,6 +109,7 @@ class RosterEdit:
     name: str
     title: str
     remove: bool
+    person: str = ""  # a member who takes the seat: `<@123>` or the id; "none" gives it back to the persona
 
 
 @dataclass(frozen=True)
@@ -171,6 +175,8 @@ def slash_command(name: str, opts: dict[str, Any], who: Who, where: Where, curre
         return ListDiscussions(channel=where.channel_id)
     if name == "council-help":
         return ShowHelp()
+    if name == "council-decisions":
+        return c.SearchDecisions(words=str(opts.get("words") or ""), **base)
     if name == "council-config":
         raw = str(opts.get("owners") or "").strip()
         if not raw:
@@ -219,7 +225,16 @@ def start_command(opts: dict[str, Any], where: Where, default_tz: str, base: dic
         mode="debate" if opts.get("debate") else "open", roles=roles[:8], tz=zone_name(opts.get("tz"), default_tz),
         every=every_text(opts.get("every")), next_at=str(opts.get("next") or "").strip(),
         anonymous=bool(opts.get("anonymous")), hide_results=bool(opts.get("hidden")),
-        check=None if opts.get("check") is None else bool(opts["check"]), **base)
+        check=None if opts.get("check") is None else bool(opts["check"]),
+        memory=opts.get("memory") or "channel", seats=seat_holders(opts.get("seat")), **base)
+
+
+def seat_holders(raw: Any) -> list[SeatHolder]:
+    """The `seat` option ("id|display name", as the command layer gives the member picked)."""
+    if not raw:
+        return []
+    user_id, _, name = str(raw).partition("|")
+    return [SeatHolder(user_id=user_id, name=(name or user_id).strip()[:80])]
 
 
 def zone_name(raw: Any, default: str) -> str:
@@ -312,6 +327,14 @@ def component(action: str, value: str, who: Who) -> Intent:
     if kind == "sched":
         discussion_id, _, when = value.partition("|")
         return c.ScheduleRound(discussion_id=discussion_id, when=when, **base)
+    if action.startswith("mem:revisit"):
+        if not value.isdigit():
+            raise NotUnderstood("That button is damaged; `/council-decisions` lists the records.")
+        return c.Revisit(decision_id=int(value), channel=who.channel_id, **base)
+    if action.startswith("seat:stance"):
+        discussion_id, _, rest = value.partition("|")
+        turn_key, _, label = rest.rpartition("|")
+        return c.TakeStance(discussion_id=discussion_id, turn_key=turn_key, label=label, **base)
     if kind in ("reply", "modify") or action == "roster:modify":
         return OpenModal(kind="reply" if kind == "reply" else "modify", discussion_id=value)
     simple: dict[str, type[c.Command]] = {
@@ -347,7 +370,8 @@ def modal(data: dict[str, Any], who: Who, interaction_id: str) -> Intent:
     if action == "modify":
         return RosterEdit(discussion_id=discussion_id, persona=values.get("persona", "").strip(),
                           name=values.get("name", "").strip(), title=values.get("title", "").strip(),
-                          remove=values.get("remove", "").strip().lower() in ("yes", "y", "remove", "true"))
+                          remove=values.get("remove", "").strip().lower() in ("yes", "y", "remove", "true"),
+                          person=values.get("person", "").strip())
     raise NotUnderstood("That form is no longer supported.")
 
 
@@ -358,10 +382,24 @@ def roster_command(edit: RosterEdit, personas: list[Persona], who: Who) -> c.Com
     target = next((p for p in personas if wanted in (p.name.lower(), p.key.lower())), None)
     if target is not None:
         return c.ModifyRoster(discussion_id=edit.discussion_id, persona_key=target.key, name=edit.name,
-                              title=edit.title, remove=edit.remove, **base)
+                              title=edit.title, remove=edit.remove, held_by=person_id(edit.person), **base)
     if edit.remove:
         raise NotUnderstood(f"Nobody called {edit.persona!r} is on the roster.")
     return c.AddExpert(discussion_id=edit.discussion_id, name=edit.name or edit.persona, title=edit.title, **base)
+
+
+def person_id(raw: str) -> str | None:
+    """The roster form's person: a mention (`<@123>`, `<@!123>`) or an id; "none" gives the seat back; "" leaves
+    it as it is."""
+    text = raw.strip()
+    if not text:
+        return None
+    if text.lower() in ("none", "nobody", "-"):
+        return ""
+    m = re.fullmatch(r"<@!?(\d{5,25})>|(\d{5,25})", text)
+    if m is None:
+        raise NotUnderstood(f"{text!r} is not a member: mention them (@name) or give their id.")
+    return m.group(1) or m.group(2)
 
 
 def human_message(

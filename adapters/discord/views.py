@@ -127,6 +127,8 @@ def modify_modal(discussion_id: str) -> discord.ui.Modal:
                                     max_length=80))
     m.add_item(discord.ui.TextInput(label="New name", custom_id="name", required=False, max_length=80))
     m.add_item(discord.ui.TextInput(label="New title", custom_id="title", required=False, max_length=120))
+    m.add_item(discord.ui.TextInput(label="A person takes this seat (@mention or id)", custom_id="person",
+                                    required=False, max_length=40, placeholder="none to give it back"))
     m.add_item(discord.ui.TextInput(label="Type REMOVE to remove them", custom_id="remove", required=False,
                                     max_length=10))
     return m

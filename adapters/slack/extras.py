@@ -12,7 +12,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
-from adapters.slack.home import MAX_DISCUSSIONS, NEW_ACTION, HomeFacts, Row, home_view
+from adapters.slack.home import MAX_DECISIONS, MAX_DISCUSSIONS, NEW_ACTION, HomeFacts, Row, home_view
+from adapters.slack.member import channels_of
 from adapters.slack.place import Desk, Place
 from adapters.slack.views import start_view, topic_view
 from core.control import commands as c
@@ -90,10 +91,13 @@ async def home_facts(council: Desk, client: AsyncWebClient, team: str, user: str
             with contextlib.suppress(Exception):
                 thread = await chat.link(d)
         rows.append(Row(d, thread=thread, page=core.driver.config.pages.url(d.id, now)))
+    asker = c.Command(user_id=user, is_admin=me.is_admin, groups=list(me.groups), platform=tr.PLATFORM,
+                      workspace=team)
+    decisions = await core.service.recall.recent(asker, await channels_of(client, user), limit=MAX_DECISIONS)
     defaults = {"budget per discussion": f"${core.service.config.budget_usd:.2f}",
                 "time zone": council.default_tz}
     return HomeFacts(user=user, rows=rows, schedules=schedules, admin=me.is_admin, spend_today=spend,
-                     defaults=defaults)
+                     defaults=defaults, decisions=decisions)
 
 async def home_action(council: Desk, body: dict[str, Any], client: AsyncWebClient) -> None:
     """A button on the Home tab: New discussion opens the start form; Cancel ends a schedule or digest."""

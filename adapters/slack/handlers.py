@@ -19,7 +19,9 @@ from adapters.slack import extras
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.clients import Users, dismiss, ephemeral
+from adapters.slack.member import channels_of
 from adapters.slack.membership import ensure_member
+from adapters.slack.people import named
 from adapters.slack.place import CoreApp, Place, facts
 from adapters.slack.render import render, settled
 from adapters.slack.views import roster_view, start_view
@@ -106,9 +108,11 @@ class Council:
             who, tz = await self.who(client, place)
             update: dict[str, Any] = {"user_name": who.user_name, "is_admin": who.is_admin,
                                       "groups": list(who.groups), **facts(place)}
-            if not tz_explicit and isinstance(cmd, c.StartDiscussion | c.SetDigest):
+            if not tz_explicit and isinstance(cmd, c.StartDiscussion | c.SetDigest | c.Revisit):
                 update["tz"] = tz or self.default_tz
-            cmd = cmd.model_copy(update=update)
+            if isinstance(cmd, c.SearchDecisions) or (isinstance(cmd, c.StartDiscussion) and cmd.memory == "workspace"):
+                update["member_of"] = await channels_of(client, place.user)
+            cmd = await named(self.users, client, place.team, cmd.model_copy(update=update))
             if isinstance(cmd, c.StartDiscussion) or (isinstance(cmd, c.SetDigest) and cmd.cadence != "off"):
                 await ensure_member(client, cmd.channel)  # or a UserError saying how to invite Council
             reply = await self.core.service.handle(cmd)
@@ -156,7 +160,7 @@ class Council:
             await client.views_open(trigger_id=place.trigger_id, view=roster_view(intent.discussion_id, personas))
             return
         # The thread shows everything else; the answer to a confirm step replaces its private question.
-        quiet = not (isinstance(intent, c.CastBallot) or place.replace)
+        quiet = not (isinstance(intent, c.CastBallot | c.TakeStance) or place.replace)
         reply = await self.execute(intent, place, client, announce=not quiet)
         if reply is None or not message.get("ts"):
             return

@@ -20,12 +20,13 @@ from slack_sdk.models.blocks.basic_components import MarkdownTextObject
 from slack_sdk.models.views import View
 
 from adapters.slack.markup import date_token, escape
-from core.models import Discussion, Schedule, Status
+from core.models import Decision, Discussion, Schedule, Status
 from core.showing.moments import Moment
 
 NEW_ACTION = "home:new"
 CANCEL_ACTION = "home:cancel"
 MAX_DISCUSSIONS = 20  # a Home view holds at most 100 blocks
+MAX_DECISIONS = 10
 OPEN = (Status.RUNNING, Status.WAITING, Status.PAUSED, Status.AWAITING_CONFIRMATION, Status.BLOCKED)
 
 
@@ -44,6 +45,7 @@ class HomeFacts:
     admin: bool = False
     spend_today: float = 0.0
     defaults: dict[str, str] = field(default_factory=dict)
+    decisions: list[Decision] = field(default_factory=list)  # recent records of the person's channels
 
 
 def when(moment: datetime | None, tz: str = "UTC") -> str:
@@ -67,6 +69,14 @@ def _discussion(row: Row) -> SectionBlock:
     return SectionBlock(text=MarkdownTextObject(text=line + (f"\n{links}" if links else "")))
 
 
+def _decision(d: Decision) -> SectionBlock:
+    topic = escape(d.topic if len(d.topic) <= 150 else d.topic[:149] + "…")
+    decided = escape(d.decided if len(d.decided) <= 300 else d.decided[:299] + "…")
+    link = f" · <{escape(d.link)}|thread>" if d.link else ""
+    return SectionBlock(text=MarkdownTextObject(
+        text=f"*{topic}*\n<#{escape(d.channel)}> · {when(d.decided_at)} · {escape(d.flow)}{link}\n{decided}"))
+
+
 def _schedule(s: Schedule) -> SectionBlock:
     what = f"Rounds of `{escape(s.target)}`" if s.kind == "round" else f"Digest in <#{escape(s.target)}>"
     cancel = ButtonElement(text=PlainTextObject(text="Cancel"), action_id=f"{CANCEL_ACTION}:{s.kind}",
@@ -88,6 +98,12 @@ def home_view(facts: HomeFacts) -> dict[str, Any]:
     else:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(
             text="None yet: start one with the button above or `/council <topic>` in a channel.")]))
+    blocks += [DividerBlock(), SectionBlock(text=MarkdownTextObject(text="*Recent decisions in your channels*"))]
+    if facts.decisions:
+        blocks += [_decision(d) for d in facts.decisions[:MAX_DECISIONS]]
+    else:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(
+            text="None yet: every finished discussion leaves one; `/council decisions` searches them.")]))
     blocks += [DividerBlock(), SectionBlock(text=MarkdownTextObject(text="*Your schedules and digests*"))]
     if facts.schedules:
         blocks += [_schedule(s) for s in facts.schedules[:20]]

@@ -15,7 +15,8 @@ START_VIEW = "council_start"
 ROSTER_VIEW = "council_roster"
 SHORTCUT = "council_thread"
 TOPIC_VIEW = "council_next_topic"
-ACTION_PREFIXES = ("ctl:", "next:", "roster:", "vote:", "fail:", "sched:", "confirm:", "poll:", "pick", "check:")
+ACTION_PREFIXES = ("ctl:", "next:", "roster:", "vote:", "fail:", "sched:", "confirm:", "poll:", "pick", "check:",
+                   "mem:", "seat:")
 ROUND_CHOICES = ["steer", "1", "2", "3", "4", "5"]
 OPTION_FLAGS = ("confirm", "anonymous", "hidden", "check")
 
@@ -66,6 +67,11 @@ def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRost
         if family == "sched":
             did, _, when = value.partition("|")
             return c.ScheduleRound(discussion_id=did, when=when, **f)
+        if action_id.startswith("mem:revisit"):
+            return c.Revisit(decision_id=int(value), **f)
+        if action_id.startswith("seat:stance"):
+            did, turn_key, label = value.split("|", 2)
+            return c.TakeStance(discussion_id=did, turn_key=turn_key, label=label, **f)
         if family == "fail":
             return {"retry": c.RetryTurns, "skip": c.SkipTurns, "stop": c.Stop}[name](discussion_id=value, **f)
     except (KeyError, ValueError):
@@ -81,6 +87,8 @@ def _value(values: dict[str, Any], block: str) -> Any:
         return [o.get("value") for o in item["selected_options"] or []]
     if "selected_conversation" in item:
         return item["selected_conversation"]
+    if "selected_user" in item:
+        return item["selected_user"] or ""
     return item.get("value")
 
 
@@ -125,8 +133,11 @@ def roster_commands(values: dict[str, Any], discussion_id: str, personas: list[P
             continue
         name = (_value(values, f"name:{p.key}") or "").strip()
         title = (_value(values, f"title:{p.key}") or "").strip()
-        if (name and name != p.name) or (title and title != p.title):
-            out.append(c.ModifyRoster(discussion_id=discussion_id, persona_key=p.key, name=name, title=title, **f))
+        held = _value(values, f"seat:{p.key}") if f"seat:{p.key}" in values else None  # a person takes the seat
+        held = None if held is None or held == p.held_by else held
+        if (name and name != p.name) or (title and title != p.title) or held is not None:
+            out.append(c.ModifyRoster(discussion_id=discussion_id, persona_key=p.key, name=name, title=title,
+                                      held_by=held, **f))
     out += [c.ModifyRoster(discussion_id=discussion_id, persona_key=k, remove=True, **f) for k in sorted(removed)]
     new_name = (_value(values, "add_name") or "").strip()
     if new_name:

@@ -11,10 +11,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from core.control import commands as c
 from core.deliberation import flows
 from core.deliberation.roster import owner_lines
+from core.models import SeatHolder
 
 PLATFORM = "slack"
-VALUE_OPTIONS = {"rounds", "experts", "every", "next", "tz", "roles", "flow", "style", "tier", "lang", "hints"}
-FLAG_OPTIONS = {"confirm", "anonymous", "hidden", "debate", "check"}
+VALUE_OPTIONS = {"rounds", "experts", "every", "next", "tz", "roles", "flow", "style", "tier", "lang", "hints",
+                 "memory", "seat"}
+FLAG_OPTIONS = {"confirm", "anonymous", "hidden", "debate", "check", "no-memory"}
 NEGATED_FLAGS = {"no-check"}  # turns off what a channel setting turns on (COUNCIL_FACT_CHECK)
 CONTROL_WORDS = {"pause", "resume", "stop", "status", "synthesize"}
 CADENCES = {"daily", "weekly", "cron", "off"}
@@ -32,6 +34,11 @@ first), `--debate`, `--roles "security, finance"`, `--anonymous` and `--hidden` 
 `--hints "cost, privacy"`.
 • `/council config owners "Dana: Billing; Eli: Mobile app"` sets the domain owners a meeting in this channel \
 seats (`off`: generated for each topic).
+• Memory: a new discussion opens with up to three earlier decisions of this channel on its topic; \
+`--memory workspace` looks across the workspace, `--no-memory` not at all. \
+`/council decisions [words]` searches the decisions of the channels you are in; \
+`/council revisit N` starts a new discussion from record N.
+• `--seat @dana` gives Dana a seat of her own: she is asked in the thread when it is her turn.
 • `/council` alone opens a form. `/council list` shows this channel's discussions.
 • `/council pause|resume|stop|status ID` steers one (pause, resume and stop: its starter or an admin).
 • `/council usage` (admins): what this workspace spent today and this month.
@@ -152,7 +159,7 @@ def _options(words: list[tuple[str, bool]]) -> tuple[dict[str, str], list[str]]:
                     raise BadInput(f"`--{name}` needs a value, for example `--{name} {_EXAMPLES[name]}`.")
                 i += 1
                 value = words[i][0]
-            opts[name] = value
+            opts[name] = f"{opts[name]} {value}" if name == "seat" and name in opts else value
         else:
             known = ", ".join(f"`--{o}`" for o in sorted(VALUE_OPTIONS | FLAG_OPTIONS | NEGATED_FLAGS))
             raise BadInput(f"I don't know the option `{word}`. The options are {known}; `/council help` explains.")
@@ -162,7 +169,7 @@ def _options(words: list[tuple[str, bool]]) -> tuple[dict[str, str], list[str]]:
 
 _EXAMPLES = {"flow": "council", "style": "debate", "tier": "medium", "lang": "German", "hints": '"cost, privacy"',
              "rounds": "3", "experts": "4", "every": "1d", "next": '"tomorrow 09:00"', "tz": "Europe/Berlin",
-             "roles": '"security, finance"'}
+             "roles": '"security, finance"', "memory": "workspace", "seat": "@dana"}
 
 
 def _discussion_id(word: str) -> str:
@@ -197,6 +204,16 @@ def parse_council(text: str, *, who: Who, team_id: str, channel_id: str, default
         return _schedule(args, who)
     if head == "digest" and args and args[0][0].lower() in CADENCES:
         return _digest(args, who, team_id, channel_id, default_tz)
+    if head == "decisions":
+        asked = unescape(" ".join(w for w, _ in args))
+        return Intent(kind="command", command=c.SearchDecisions(words=asked, platform=PLATFORM, workspace=team_id,
+                                                                **who.fields()))
+    if head == "revisit" and len(args) == 1:
+        if not args[0][0].strip("`#").isdigit():
+            raise BadInput("Which record? `/council decisions` lists them with their numbers, e.g. "
+                           "`/council revisit 12`.")
+        return Intent(kind="command", command=c.Revisit(decision_id=int(args[0][0].strip("`#")), platform=PLATFORM,
+                                                        workspace=team_id, channel=channel_id, **who.fields()))
     if head == "config" and args and args[0][0].lower() == "owners":
         return _owners(args[1:], who, team_id, channel_id)
     return _start(words, who, team_id, channel_id, default_tz, thread_ref, context)
@@ -221,10 +238,36 @@ def _start(words: list[tuple[str, bool]], who: Who, team_id: str, channel_id: st
         confirm="confirm" in opts, mode="debate" if "debate" in opts else "open", roles=roles,
         tz=_zone(opts["tz"]) if "tz" in opts else default_tz,
         every=_every(opts["every"]) if "every" in opts else "", next_at=opts.get("next", "").strip(),
-        anonymous="anonymous" in opts, hide_results="hidden" in opts,
+        anonymous="anonymous" in opts, hide_results="hidden" in opts, memory=_memory(opts),
+        seats=people(opts.get("seat", "")),
         check=True if "check" in opts else False if "no-check" in opts else None, **who.fields(),
     )
     return Intent(kind="command", command=cmd, tz_explicit="tz" in opts)
+
+
+def _memory(opts: dict[str, str]) -> Literal["channel", "workspace", "off"]:
+    if "no-memory" in opts:
+        return "off"
+    value = opts.get("memory", "channel").strip().lower()
+    if value not in ("channel", "workspace", "off"):
+        raise BadInput(f"`--memory` takes `channel` (the default) or `workspace`; you wrote `{value}`.")
+    return value  # type: ignore[return-value]
+
+
+_PERSON = re.compile(r"<@([UW][A-Z0-9]+)(?:\|([^>]*))?>")
+
+
+def people(raw: str) -> list[SeatHolder]:
+    """`--seat @dana @eli`: each mention, as Slack sends it (`<@U123|dana>`), a person who takes a seat."""
+    if not raw.strip():
+        return []
+    found = [SeatHolder(user_id=m.group(1), name=(m.group(2) or m.group(1)).strip()[:80])
+             for m in _PERSON.finditer(raw)]
+    left = _PERSON.sub(" ", raw).strip(" ,;")
+    if left or not found:
+        raise BadInput(f"`--seat` takes people, mentioned with @ so that Slack links them (e.g. `--seat @dana`); "
+                       f"`{unescape(left or raw)}` is not one.")
+    return list({p.user_id: p for p in found}.values())[:8]
 
 
 def flow_fields(opts: dict[str, str]) -> dict[str, Any]:
@@ -286,13 +329,33 @@ def _digest(args: list[tuple[str, bool]], who: Who, team_id: str, channel_id: st
 
 def _owners(args: list[tuple[str, bool]], who: Who, team_id: str, channel_id: str) -> Intent:
     """`config owners "Dana: Billing; Eli: Mobile app"` (or `off`): the owners a meeting here seats."""
-    raw = unescape(" ".join(w for w, _ in args)).strip()
+    raw = " ".join(w for w, _ in args).strip()
     if not raw:
         raise BadInput('Which owners? For example `/council config owners "Dana: Billing; Eli: Mobile app"`, '
                        "or `/council config owners off` to have them generated for each topic.")
-    cmd = c.SetOwners(platform=PLATFORM, workspace=team_id, channel=channel_id, owners=owner_lines(raw),
+    cmd = c.SetOwners(platform=PLATFORM, workspace=team_id, channel=channel_id,
+                      owners=[_owner_line(line) for line in owner_lines(unescape(_PERSON.sub(_held, raw)))],
                       **who.fields())
     return Intent(kind="command", command=cmd)
+
+
+_HELD = re.compile("\x00([UW][A-Z0-9]+)\\|([^\x00]*)\x00")
+
+
+def _held(m: re.Match[str]) -> str:
+    """A mention kept whole through unescaping and splitting (its label may hold `;` or `&amp;`)."""
+    return f"\x00{m.group(1)}|{(m.group(2) or '').replace(';', ' ')}\x00"
+
+
+def _owner_line(line: str) -> str:
+    """One owner, a mentioned person kept as a person (`<@U123|dana>: Billing` → `dana <@U123>: Billing`): the
+    real Dana takes that seat."""
+    name, colon, domain = line.partition(":")
+    m = _HELD.search(name)
+    if m is None:
+        return _HELD.sub(lambda x: "@" + (x.group(2) or x.group(1)), line)
+    shown = _HELD.sub(" ", name).strip(" @") or (m.group(2) or m.group(1)).strip()
+    return f"{shown} <@{m.group(1)}>{colon}{domain}"
 
 
 def has_topic(text: str) -> bool:

@@ -15,6 +15,7 @@ from slack_sdk.models.blocks import (
     RadioButtonsElement,
     SectionBlock,
     StaticSelectElement,
+    UserSelectElement,
 )
 from slack_sdk.models.blocks.basic_components import MarkdownTextObject
 from slack_sdk.models.views import View
@@ -114,6 +115,9 @@ def roster_view(discussion_id: str, personas: list[Persona]) -> dict[str, Any]:
             action_id="value", initial_value=p.name, max_length=80)))
         blocks.append(_input(f"title:{p.key}", f"{p.name}: expertise", PlainTextInputElement(
             action_id="value", initial_value=p.title or None, max_length=120), optional=True))
+        blocks.append(_input(f"seat:{p.key}", f"{p.name}: a person takes this seat", UserSelectElement(
+            action_id="value", initial_user=p.held_by or None, placeholder="Nobody: the persona speaks"),
+            optional=True))
     if experts:
         blocks.append(_input("remove", "Remove", CheckboxesElement(
             action_id="value", options=[_opt(p.key, escape(p.name)[:75]) for p in experts]), optional=True))

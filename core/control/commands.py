@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from core.models import NextAction
+from core.models import NextAction, SeatHolder
 
 MAX_TOPIC_CHARS = 4000
 
@@ -53,6 +53,10 @@ class StartDiscussion(Command):
     anonymous: bool = False  # polls record who voted but do not show it
     hide_results: bool = False  # poll counts stay hidden until the poll closes
     check: bool | None = None  # --check / --no-check: a Fact-checker checks claims; None: COUNCIL_FACT_CHECK
+    memory: Literal["channel", "workspace", "off"] = "channel"  # earlier decisions to open with (off: --no-memory)
+    seats: list[SeatHolder] = Field(default_factory=list)  # people who take a seat themselves (--seat @dana)
+    revisits: int = 0  # a decision record this discussion revisits (its Revisit button), 0 for none
+    member_of: list[str] = Field(default_factory=list)  # channels the platform says the starter is in (memory)
 
 
 class ConfirmRoster(Command):
@@ -65,6 +69,8 @@ class ModifyRoster(Command):
     name: str = ""
     title: str = ""
     remove: bool = False
+    held_by: str | None = None  # the person who takes this seat ("" gives it back to the persona; None: unchanged)
+    held_by_name: str = ""
 
 
 class AddExpert(Command):
@@ -163,3 +169,26 @@ class SetOwners(Command):
 class ForgetWorkspace(Command):
     """The platform says the app left a workspace (uninstalled, its bot token revoked, removed from the guild):
     its schedules and digests go; its discussions and exports stay."""
+
+
+class SearchDecisions(Command):
+    """`/council decisions [words]`: this workspace's decision records the asker may see, best match first."""
+
+    words: str = ""
+    member_of: list[str] = Field(default_factory=list)  # channels the platform says the asker is in
+
+
+class Revisit(Command):
+    """A record's Revisit button: a new discussion in the asker's channel, seeded with that decision."""
+
+    decision_id: int
+    channel: str = ""
+    tz: str = "UTC"
+
+
+class TakeStance(Command):
+    """A seated person's stance, picked from the menu under their turn."""
+
+    discussion_id: str
+    turn_key: str
+    label: str

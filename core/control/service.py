@@ -13,10 +13,12 @@ from core.control import commands as c
 from core.control.checks import Checks
 from core.control.guard import ASKER, Guard, not_found
 from core.control.permissions import Policy, check, visible
+from core.control.recall import Recall
 from core.control.replies import Reply, UserError
 from core.control.schedules import Schedules
 from core.deliberation import engine, flows
 from core.deliberation.roster import EXPERT_ICONS, addressed, full_roster, slug
+from core.deliberation.seats import with_people
 from core.models import (
     NEXT_ACTION_LABELS,
     Ballot,
@@ -34,7 +36,10 @@ from core.models import (
 from core.ports import Clock
 from core.running.driver import Driver, load_state
 from core.running.effects import close_poll, close_polls, redraw_header, save_discussion
+from core.running.records import refresh_people
+from core.running.seat_turns import choose_stance, claim_reply
 from core.running.spending import Limits
+from core.showing.memory import earlier_post
 from core.showing.moments import mark
 from core.showing.posts import header_post, header_sig, poll_post
 from core.storage.store import Store, Tx
@@ -77,6 +82,7 @@ class Service:
         self.guard = Guard(store, clock, config)
         self.schedules = Schedules(store, driver, clock, self)
         self.checks = Checks(self)
+        self.recall = Recall(store, config.policy, self.handle)
         # Every command's handler, by the command's class: the one way in, read by people, mypy and editors.
         self.handlers: dict[type[c.Command], Handler] = {
             c.StartDiscussion: self.start_discussion,
@@ -98,6 +104,9 @@ class Service:
             c.ScheduleRound: self.schedules.schedule_round,
             c.SetDigest: self.schedules.set_digest,
             c.ForgetWorkspace: self.schedules.forget_workspace,
+            c.TakeStance: self.take_stance,
+            c.SearchDecisions: self.recall.search,
+            c.Revisit: self.recall.revisit,
         }
 
     async def handle(self, cmd: c.Command) -> Reply:
@@ -135,11 +144,12 @@ class Service:
         except flows.BadFlow as exc:
             raise UserError(str(exc)) from None
         options = FlowOptions(style=cmd.style, tier=cmd.tier, lang=cmd.lang, hints=cmd.hints,
-                              max_speeches=self.config.open_max_speeches,
+                              max_speeches=self.config.open_max_speeches, memory=cmd.memory, people=cmd.seats,
                               check=self.config.fact_check if cmd.check is None else cmd.check)
-        if cmd.flow == "meeting":
-            async with self.store.tx() as tx:
+        async with self.store.tx() as tx:
+            if cmd.flow == "meeting":
                 options.owners = await tx.channel_owners(cmd.platform, cmd.workspace, cmd.channel)
+            options.recalled = await self.recall.recalled(tx, cmd)
         now = self.clock.now()
         d = Discussion(
             id=self.new_id(), topic=topic, status=Status.RUNNING, platform=cmd.platform, workspace=cmd.workspace,
@@ -153,9 +163,14 @@ class Service:
         d.header_shown = header_sig(d)
         async with self.store.tx() as tx:
             await tx.add_discussion(d)
-            seats = flows.get(d.flow).seats(d)
+            flow = flows.get(d.flow)
+            seats = flow.seats(d)
+            if not flow.needs_roster(engine.State(discussion=d, personas=seats, turns=[])):
+                seats = with_people(d, seats)  # else the people sit down beside the roster once it is generated
             await tx.set_personas(d.id, seats)
             await tx.enqueue(d.id, header_post(d, seats), now)
+            if options.recalled:
+                await tx.enqueue(d.id, earlier_post(d, options.recalled), now)
             scheduled = await self.schedules.schedule_start(tx, cmd, d)
         if scheduled:
             self.schedules.changed()
@@ -200,6 +215,10 @@ class Service:
             else:
                 target.name = cmd.name.strip()[:80] or target.name
                 target.title = cmd.title.strip()[:120] or target.title
+                if cmd.held_by is not None:  # the form gives the seat to a person (or back to the persona: "")
+                    target.held_by = cmd.held_by
+                    target.name = cmd.name.strip()[:80] or (cmd.held_by_name[:80] if cmd.held_by else "") or \
+                        target.name
             await tx.set_personas(d.id, personas)
             await self._refresh_header(tx, d)
         return Reply(text="Roster updated.", discussion_id=d.id)
@@ -240,6 +259,10 @@ class Service:
             if not await tx.first_sight(cmd.event_id, now):
                 return Reply(text="", duplicate=True)
             d = await self.get(tx, cmd.discussion_id)
+            seat = await claim_reply(tx, d, cmd.user_id, text[:MAX_HUMAN_CHARS], now) if d.status in (
+                Status.RUNNING, Status.WAITING) else ""
+            if seat == "turn":  # the person holding a seat answered their turn: it is the turn, not a comment
+                return Reply(text="Noted: this is your turn.", discussion_id=d.id)
             personas = await tx.personas(d.id)
             paced = d.status == Status.WAITING and await self.guard.answered_lately(tx, d.id, cmd.user_id, now)
             await tx.add_human_message(
@@ -255,6 +278,13 @@ class Service:
         return Reply(text="Noted: the council will hear this on its next turn." if heard else
                      "Noted: the council will hear this when the discussion resumes.",
                      discussion_id=d.id if heard else "")
+
+    async def take_stance(self, cmd: c.TakeStance) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self.get(tx, cmd.discussion_id)
+            if not await choose_stance(tx, d, cmd.user_id, cmd.turn_key, cmd.label):
+                raise UserError("Only the person who holds this seat picks its stance.")
+        return Reply(text=f"Your stance: {cmd.label}.", discussion_id=d.id)
 
     async def cast_ballot(self, cmd: c.CastBallot) -> Reply:
         now = self.clock.now()
@@ -272,6 +302,8 @@ class Service:
                                  choice=cmd.choice, created_at=now))
             d = await self.get(tx, poll.discussion_id)
             await self._queue_tally(tx, d, poll, now)
+            if poll.final:
+                await refresh_people(tx, d.id)  # the decision record's people's vote follows the final poll
         self.driver.kick(d.id)
         return Reply(text=f"Your vote: {poll.options[cmd.choice]}. Click another option to change it.")
 

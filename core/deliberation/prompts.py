@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from core.deliberation import context, flows, stances
+from core.deliberation import context, flows, memory, stances
 from core.deliberation.flows.base import State, TurnPlan
 from core.deliberation.quoting import inline, quote
 from core.models import HumanMessage, Persona, Phase, Turn
@@ -54,6 +54,8 @@ def transcript_blocks(state: State, *, final: bool = False) -> list[Block]:
         head += "\n\nFormat: a debate. Experts should take clear pro or con positions."
     if d.context:
         head += f"\n\nContext the team gave (a chat thread):\n{quote('context', d.context, limit=6000)}"
+    if d.options.recalled:
+        head += f"\n\n{memory.block(d.options.recalled)}"
     items: list[tuple[object, str]] = []
     # A flow with few, capped rounds (council, meeting) reads them all: its closing notes how positions evolved.
     rounds = flows.get(d.flow).verbatim_rounds or state.context_rounds

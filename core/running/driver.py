@@ -16,8 +16,10 @@ from core.deliberation import engine, factcheck, flows, prompts
 from core.deliberation.engine import RunTurns, State, Transition, TurnPlan
 from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
 from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMUnavailable, Prompt
-from core.running.effects import close_polls, record_turn, save_discussion
+from core.running import seat_turns
+from core.running.effects import close_polls, people_ballots, record_turn, save_discussion
 from core.running.live import LiveText
+from core.running.records import record_decision
 from core.running.spending import Limits, day_window, turns_that_fit, workspace_exhausted, workspace_message
 from core.showing import posts
 from core.showing.extras import decorate
@@ -53,6 +55,7 @@ class DriverConfig:
     context_rounds: int = 2  # rounds a prompt reads verbatim (COUNCIL_CONTEXT_ROUNDS)
     live_interval_s: float = 1.0  # a persona's post grows as the model writes, at most this often
     pages: PageLinks = field(default_factory=PageLinks)  # signed links to discussion pages ("" when not set up)
+    seat_wait_s: float = 30 * 60.0  # how long a person's turn waits for them (COUNCIL_SEAT_WAIT_MIN)
 
 
 async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2, *, d: Discussion | None = None
@@ -196,11 +199,16 @@ class Driver:
                 assert state is not None
                 queued = bool(await tx.pending_posts(discussion_id))
                 step = None if queued else engine.next_step(state)
+                seated = False  # a person's seat asked, nudged, answered or handed to the stand-in
+                if isinstance(step, RunTurns):
+                    step, state, seated = await seat_turns.triage(tx, state, step, self.clock.now(),
+                                                                  self.config.seat_wait_s)
                 started = await self._start_step(tx, d, step) if isinstance(step, RunTurns) else ([], 0.0)
-            if queued:  # publish first, then decide on the state as it is after publishing
+            if queued or seated:  # publish first, then decide on the state as it is after publishing
                 if not await self.publish(discussion_id):
                     return  # refused (or sent elsewhere): no turns nobody sees; a sweep comes back when it is due
-                continue
+                if not isinstance(step, RunTurns):
+                    continue
             if isinstance(step, RunTurns):
                 await self.run_step(state, step, *started)
             elif isinstance(step, Transition):
@@ -250,9 +258,12 @@ class Driver:
         decides again on what is there now)."""
         seen, now = state.discussion, self.clock.now()
         notice = posts.transition_notice(step.notice, state)
+        link = await self._link(seen) if step.status == Status.DONE else ""
         async with self.fenced(seen.id) as (tx, d):
             if (d.status, d.pending, d.round) != (seen.status, seen.pending, seen.round):
                 return
+            if step.status == Status.DONE:
+                await record_decision(tx, state, await people_ballots(tx, d.id), link, now)
             for name in ("status", "pending", "round", "round_topic"):
                 value = getattr(step, name)
                 if value is not None:
@@ -262,6 +273,15 @@ class Driver:
                 await tx.enqueue(d.id, self._label(notice), now)
             if d.status in (Status.DONE, Status.STOPPED) or step.round is not None:
                 await close_polls(tx, d, now, before_round=d.round, offline=self.llm.offline)
+
+    async def _link(self, d: Discussion) -> str:
+        """The thread's link for the decision record (its page's when the platform gives none)."""
+        try:
+            link = await self.chats[d.platform].link(d)
+        except Exception:
+            log.warning("no link to %s for its decision record", d.id, exc_info=True)
+            link = ""
+        return link or self.config.pages.url(d.id, self.clock.now())
 
     def _label(self, post: Post) -> Post:
         return post.model_copy(update={"offline": self.llm.offline})

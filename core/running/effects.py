@@ -6,7 +6,7 @@ import zlib
 from datetime import datetime
 from typing import Any
 
-from core.deliberation import closings, factcheck, flows, seating, stances
+from core.deliberation import closings, factcheck, flows, seating, seats, stances
 from core.deliberation.engine import State, TurnPlan
 from core.deliberation.schemas import (
     Bid,
@@ -53,9 +53,12 @@ async def redraw_header(tx: Tx, d: Discussion, now: datetime, *, only_if_changed
     if only_if_changed and sig == d.header_shown:
         return
     d.header_shown = sig
-    stamp = f"{now.timestamp():.6f}:{zlib.crc32(sig.encode()):08x}"
-    await tx.enqueue(d.id, header_post(d, await tx.personas(d.id), replaces=f"{d.id}:header",
-                                       next_round=next_round, stamp=stamp), now)
+    personas = await tx.personas(d.id)
+    # Keyed by what it shows, roster included: a roster edit in the same instant as the last redraw is a new post.
+    shown = sig + "".join(p.model_dump_json() for p in personas)
+    stamp = f"{now.timestamp():.6f}:{zlib.crc32(shown.encode()):08x}"
+    await tx.enqueue(d.id, header_post(d, personas, replaces=f"{d.id}:header", next_round=next_round, stamp=stamp),
+                     now)
 
 
 def seated_header(current: Discussion, personas: list[Persona], turn_key: str) -> Post:
@@ -143,7 +146,7 @@ async def record_turn(
     elif persona is not None and flows.get(d.flow).stance(plan.phase, persona):
         data = stances.parse(text)  # the stance line the turn ends with, kept in the text people read
     if plan.phase == Phase.ROSTER:
-        personas = seating.roster(d, state.personas, data)
+        personas = seats.with_people(d, seating.roster(d, state.personas, data))
         await tx.set_personas(d.id, personas)
         text = formats.roster_text(personas)
         turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now

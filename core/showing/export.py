@@ -24,6 +24,7 @@ async def export(store: Store, discussion_id: str) -> dict[str, Any] | None:
         polls = [(p, await tx.ballots(p.id, include_superseded=True)) for p in await tx.polls(d.id)]
         syntheses = await tx.syntheses(d.id)
         usage = await tx.usage_total([d.id])
+        stood_in = {w.turn_key for w in await tx.seat_waits(d.id) if w.state in ("stand_in", "back")}
     names = {key: p.name for key, p in VISITORS.items()} | {p.key: p.name for p in personas}
     return {
         "discussion": {
@@ -40,6 +41,9 @@ async def export(store: Store, discussion_id: str) -> dict[str, Any] | None:
                 "author": names.get(t.persona_key, t.persona_key), "author_key": t.persona_key,
                 "status": t.status.value, "text": t.text, "data": t.data, "error": t.error,
                 "reply_to": t.reply_to,
+                # A seat held by a person: the turns they wrote, and those their AI stand-in wrote for them.
+                "written_by": (t.data or {}).get("written_by_name") or None,
+                "stand_in_for": names.get(t.persona_key) if t.key in stood_in else None,
                 "stance": ({"label": stances.label_of(t), "text": str((t.data or {}).get("stance", ""))}
                            if stances.has_stance(t) else None),
                 "created_at": t.created_at.isoformat(),

@@ -53,7 +53,9 @@ def _locked(query: Any, dialect: str) -> Any:
 class DiscussionRepo(Repo):
     # discussions ---------------------------------------------------------------------------------
     async def add_discussion(self, d: Discussion) -> None:
-        await self.conn.execute(insert(t.discussions).values(**d.model_dump()))
+        # Options hold recalled decision records, with their dates: JSON columns take them as JSON text.
+        await self.conn.execute(insert(t.discussions).values(
+            **d.model_dump() | {"options": d.options.model_dump(mode="json")}))
 
     async def discussion(self, discussion_id: str, *, for_update: bool = False) -> Discussion | None:
         """`for_update` locks the row (PostgreSQL) when the caller will save it: no lost updates between replicas.
@@ -65,7 +67,7 @@ class DiscussionRepo(Repo):
     async def save_discussion(self, d: Discussion, now: datetime) -> None:
         d.updated_at = now
         # cost_usd only ever grows by add_usage's increment; a saved copy must not write back an older total.
-        values = d.model_dump(exclude={"id", "created_at", "cost_usd"})
+        values = d.model_dump(exclude={"id", "created_at", "cost_usd"}) | {"options": d.options.model_dump(mode="json")}
         await self.conn.execute(update(t.discussions).where(t.discussions.c.id == d.id).values(**values))
 
     async def discussions(

@@ -13,9 +13,11 @@ from core.storage.activity import ActivityRepo
 from core.storage.channel_rows import ChannelRepo
 from core.storage.channel_settings import ChannelSettingsRepo
 from core.storage.command_sync import CommandSyncRepo
+from core.storage.decisions import DecisionRepo
 from core.storage.discussions import DiscussionRepo
 from core.storage.rows import aware
 from core.storage.schedule_rows import ScheduleRepo
+from core.storage.seat_waits import SeatRepo
 from core.storage.solo import SoleProcess, take_over_leases
 
 log = logging.getLogger(__name__)
@@ -23,7 +25,8 @@ log = logging.getLogger(__name__)
 __all__ = ["Store", "Tx", "aware"]
 
 
-class Tx(DiscussionRepo, ActivityRepo, ScheduleRepo, ChannelRepo, ChannelSettingsRepo, CommandSyncRepo):
+class Tx(DiscussionRepo, ActivityRepo, ScheduleRepo, ChannelRepo, ChannelSettingsRepo, CommandSyncRepo, DecisionRepo,
+         SeatRepo):
     """One transaction: the repository methods the service calls, all on a single connection."""
 
 

@@ -293,3 +293,42 @@ command_sync = Table(
     Column("digest", String(64), nullable=False),
     Column("synced_at", TS, nullable=False),
 )
+
+# What each finished discussion decided. Searched with the database's own full-text index, which the migration
+# adds beside it: an FTS5 table kept in step by triggers on SQLite, a generated tsvector column with a GIN index
+# on PostgreSQL (neither is declared here: queries reach them through text()).
+decisions = Table(
+    "decisions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("discussion_id", String(32), ForeignKey("discussions.id"), nullable=False, unique=True),
+    Column("platform", String(16), nullable=False),
+    Column("workspace", String(64), nullable=False, default=""),
+    Column("channel", String(64), nullable=False, default=""),
+    Column("topic", Text, nullable=False),
+    Column("flow", String(32), nullable=False),
+    Column("decided", Text, nullable=False),
+    Column("verdict", Text, nullable=False, default=""),
+    Column("stances", JSON, nullable=False, default=list),
+    Column("people", JSON, nullable=False, default=dict),
+    Column("link", Text, nullable=False, default=""),
+    Column("decided_at", TS, nullable=False),
+    Index("ix_decisions_place", "platform", "workspace", "channel", "decided_at"),
+)
+
+# A person's seat turn waiting for them: the deadline is stored (a restart keeps it), never held in a task.
+seat_waits = Table(
+    "seat_waits",
+    metadata,
+    Column("turn_key", String(160), primary_key=True),
+    Column("discussion_id", String(32), ForeignKey("discussions.id"), nullable=False, index=True),
+    Column("persona_key", String(64), nullable=False),
+    Column("user_id", String(64), nullable=False),
+    Column("asked_at", TS, nullable=False),
+    Column("nudge_at", TS, nullable=True),  # None once the nudge went out
+    Column("deadline", TS, nullable=False),
+    Column("state", String(16), nullable=False, default="waiting"),  # waiting | answered | stand_in | back | done
+    Column("answer", Text, nullable=False, default=""),
+    Column("stance", String(80), nullable=False, default=""),  # chosen from the stance menu
+    Index("ix_seat_waits_due", "state", "deadline"),
+)

@@ -68,3 +68,23 @@ def test_export_html_is_the_page_as_one_file_that_reads_offline(tmp_path: Path) 
     assert "url(" not in html
     bad = run(tmp_path, "export", row["id"], "--format", "pdf")
     assert bad.returncode != 0 and "json, md or html" in bad.stderr
+
+
+def test_a_decision_is_found_and_opens_the_next_console_discussion(tmp_path: Path) -> None:
+    first = run(tmp_path, "console", "Should we adopt trunk-based development?", "--no-input")
+    assert first.returncode == 0, first.stderr
+    found = run(tmp_path, "decisions", "trunk", "--format", "json")
+    (record,) = json.loads(found.stdout)
+    assert record["topic"] == "Should we adopt trunk-based development?" and record["flow"] == "moderated"
+    assert "No decisions matching 'kubernetes'" in run(tmp_path, "decisions", "kubernetes").stdout
+    again = run(tmp_path, "console", "Trunk-based development: time to revisit?", "--no-input")
+    assert again.returncode == 0 and "Earlier here" in again.stdout
+    assert "Should we adopt trunk-based development?" in again.stdout
+    off = run(tmp_path, "console", "Trunk-based development, third time?", "--no-input", "--no-memory")
+    assert off.returncode == 0 and "Earlier here" not in off.stdout
+
+
+def test_a_seat_needs_the_person_at_the_terminal(tmp_path: Path) -> None:
+    result = run(tmp_path, "console", "Billing or mobile first?", "--flow", "meeting", "--seat", "Billing",
+                 "--no-input")
+    assert result.returncode != 0 and "--seat" in result.stderr and "Traceback" not in result.stderr

@@ -13,6 +13,9 @@ from tests.fakes import discord_rules as r
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+USER_OPTION = 6  # an application command option of type USER
+
+
 @dataclass
 class Call:
     method: str
@@ -136,8 +139,14 @@ class Driving:
                     **options: Any) -> Interaction:
         command = next(c for c in self.commands if c["name"] == name)
         types = {o["name"]: o["type"] for o in command.get("options", [])}
-        opts = [{"name": k, "type": types[k], "value": v} for k, v in options.items()]
-        data = {"id": command["id"], "name": name, "type": 1, "options": opts}
+        opts = [{"name": k, "type": types[k], "value": v["id"] if types[k] == USER_OPTION else v}
+                for k, v in options.items()]
+        data: dict[str, Any] = {"id": command["id"], "name": name, "type": 1, "options": opts}
+        people = [v for k, v in options.items() if types[k] == USER_OPTION]
+        if people:  # a user option carries the id; the user and their membership come in `resolved`
+            data["resolved"] = {
+                "users": {u["id"]: {k: v for k, v in u.items() if not k.startswith("_")} for u in people},
+                "members": {u["id"]: {k: v for k, v in self._member(u).items() if k != "user"} for u in people}}
         return await self._interact(2, "interaction_council.json", who, channel_id or self.channel_id, data)
 
     async def autocomplete(self, who: dict[str, Any], name: str, focused: str, typed: str,

@@ -79,6 +79,9 @@ def block_error(blocks: list[dict[str, Any]]) -> str:
         for e in b.get("elements") or []:
             if e.get("type") == "button" and len(e["text"]["text"]) > LIMITS["button"]:
                 return "invalid_blocks"
+        ids = [e["action_id"] for e in [*(b.get("elements") or []), b.get("accessory") or {}] if e.get("action_id")]
+        if len(ids) != len(set(ids)):  # an action_id must be unique among the elements of its block
+            return "invalid_blocks"
     return ""
 
 
@@ -101,6 +104,7 @@ class FakeSlack(CanvasMethods):
         # Conversations by id. One not listed is a public channel the app has not joined (made on first use);
         # a user id (U…) as a channel is the app's direct message with that person.
         self.channels: dict[str, dict[str, Any]] = {}
+        self.people_in: dict[str, set[str]] = defaultdict(set)  # channel -> the people who are members
         self.limited: dict[str, deque[int]] = defaultdict(deque)  # method -> Retry-After values to answer with
         self.latency: dict[str, deque[float]] = defaultdict(deque)  # method -> seconds each next call takes
         self.failures: dict[str, deque[str]] = defaultdict(deque)
@@ -137,6 +141,11 @@ class FakeSlack(CanvasMethods):
                                   "is_group": private and not mpim, "is_private": private or mpim, "is_im": False,
                                   "is_mpim": mpim, "is_archived": archived, "is_member": member}
         return self.channels[channel]
+
+    def join(self, channel: str, *users: str) -> None:
+        """People become members of a channel (what users.conversations reports)."""
+        self.conversation(channel)
+        self.people_in[channel].update(users)
 
     def conversation(self, channel: str) -> dict[str, Any]:
         if channel.startswith("U"):  # posting to a user id opens the app's DM with them
@@ -396,6 +405,22 @@ class FakeSlack(CanvasMethods):
             return {"ok": False, "error": "is_archived"}
         conv["is_member"] = True
         return {"ok": True, "channel": dict(conv)}
+
+    def m_users_conversations(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        """The conversations a person is in, of the types asked (public channels by default); with a bot token,
+        private ones only where the app is a member too. Paginated by cursor."""
+        user = p.get("user", "")
+        if user and user not in self.users:
+            return {"ok": False, "error": "user_not_found"}
+        types = set(str(p.get("types") or "public_channel").split(","))
+        kinds = [c for c in self.channels.values() if user in self.people_in[c["id"]] and (
+            ("public_channel" in types and c["is_channel"] and not c["is_private"])
+            or ("private_channel" in types and c["is_group"] and c["is_member"]))]
+        start, limit = int(p.get("cursor") or 0), min(int(p.get("limit") or 100), 1000)
+        page = kinds[start:start + limit]
+        more = start + limit < len(kinds)
+        return {"ok": True, "channels": [dict(c) for c in page],
+                "response_metadata": {"next_cursor": str(start + limit) if more else ""}}
 
     def m_apps_connections_open(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         return {"ok": True, "url": f"ws://{self.host}:{self.port}/socket"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from core.deliberation import stances
+from core.deliberation import holders, stances
 from core.deliberation.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan
 from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task
 from core.deliberation.quoting import named, quote
@@ -106,7 +106,8 @@ class Meeting:
     }
 
     def seats(self, d: Discussion) -> list[Persona]:
-        return [MODERATOR, *owners_from_config(d.options.owners)]
+        lines = d.options.owners  # a line may name the person who holds the seat (`Dana <@U123>: Billing`)
+        return [MODERATOR, *holders.seated(lines, owners_from_config(holders.clean_lines(lines)))]
 
     def needs_roster(self, state: State) -> bool:
         return not state.by_role(Role.OWNER)

@@ -36,11 +36,14 @@ def command(fake: FakeDiscord, name: str) -> dict:
 async def test_the_synced_council_command_offers_every_slack_option(council: Council) -> None:
     fake = council.fake
     start = {o["name"]: o for o in command(fake, "council")["options"]}
-    assert set(start) - {"topic"} == slack.VALUE_OPTIONS | slack.FLAG_OPTIONS
+    flags = slack.FLAG_OPTIONS - {"no-memory"}  # Slack's --no-memory is Discord's memory:off
+    assert set(start) - {"topic"} == slack.VALUE_OPTIONS | flags
+    assert [ch["value"] for ch in start["memory"]["choices"]] == ["channel", "workspace", "off"]
+    assert start["seat"]["type"] == 6  # a member picked from the server
     assert start["topic"]["required"] and start["topic"]["type"] == 3
     assert (start["rounds"]["type"], start["rounds"]["min_value"], start["rounds"]["max_value"]) == (4, 1, 10)
     assert (start["experts"]["min_value"], start["experts"]["max_value"]) == (2, 8)
-    assert all(start[f]["type"] == 5 for f in slack.FLAG_OPTIONS)
+    assert all(start[f]["type"] == 5 for f in flags)
     assert all(start[n].get("autocomplete") for n in ("every", "next", "tz"))
     digest = {o["name"]: o for o in command(fake, "council-digest")["options"]}
     assert [ch["value"] for ch in digest["cadence"]["choices"]] == ["daily", "weekly", "cron", "off"]

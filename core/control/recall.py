@@ -1,0 +1,77 @@
+"""Decision records on demand: search (scoped to what the asker may see), Revisit, and the memory a new discussion
+opens with. Held by the service."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from core.control import commands as c
+from core.control.permissions import Policy, is_admin
+from core.control.replies import Reply, UserError
+from core.deliberation.memory import MAX_RECALLED
+from core.models import Decision
+from core.showing.memory import decisions_text
+from core.storage.store import Store, Tx
+
+SEARCH_LIMIT = 10
+
+
+def channels_of(policy: Policy, cmd: c.Command, member_of: list[str] | None = None) -> list[str] | None:
+    """The channels whose records the asker may see: None (all of the workspace's) for admins; else the channel
+    the command comes from and those the platform says they are in."""
+    if is_admin(policy, cmd):
+        return None
+    return sorted({x for x in [cmd.in_channel, *(member_of or [])] if x})
+
+
+class Recall:
+    def __init__(self, store: Store, policy: Policy, start: Callable[[c.StartDiscussion], Awaitable[Reply]]) -> None:
+        self.store, self.policy, self.start = store, policy, start
+
+    async def search(self, cmd: c.SearchDecisions) -> Reply:
+        channels = channels_of(self.policy, cmd, cmd.member_of)
+        async with self.store.tx() as tx:
+            found = await tx.decisions_found(cmd.platform, cmd.workspace, channels, cmd.words, limit=SEARCH_LIMIT)
+        return Reply(text=decisions_text(found, cmd.words, everywhere=channels is None))
+
+    async def recent(self, cmd: c.Command, member_of: list[str], limit: int = 10) -> list[Decision]:
+        """The latest records of the asker's channels (App Home)."""
+        async with self.store.tx() as tx:
+            return await tx.decisions_found(cmd.platform, cmd.workspace, channels_of(self.policy, cmd, member_of),
+                                            limit=limit)
+
+    async def recalled(self, tx: Tx, cmd: c.StartDiscussion) -> list[Decision]:
+        """The earlier records a new discussion opens with: at most three, of its channel (or the workspace with
+        `--memory workspace`), matching its topic; none with `--no-memory`. A revisited record comes first."""
+        if cmd.memory == "off" and not cmd.revisits:
+            return []
+        out: list[Decision] = []
+        if cmd.revisits:
+            seed = await tx.decision(cmd.revisits)
+            if seed is not None:
+                out.append(seed)
+        if cmd.memory != "off":
+            # Workspace-wide, a member's memory reaches the channels they are in (admins': every channel), so a
+            # thread never shows records its starter could not search.
+            channels = ([cmd.channel] if cmd.memory != "workspace" else
+                        channels_of(self.policy, cmd, [cmd.channel, *cmd.member_of]))
+            for d in await tx.decisions_found(cmd.platform, cmd.workspace, channels, cmd.topic, match="any",
+                                              limit=MAX_RECALLED + 1):
+                if all(d.id != o.id for o in out):
+                    out.append(d)
+        return out[:MAX_RECALLED]
+
+    async def revisit(self, cmd: c.Revisit) -> Reply:
+        async with self.store.tx() as tx:
+            record = await tx.decision(cmd.decision_id)
+        channels = channels_of(self.policy, cmd)
+        if record is None or record.platform != cmd.platform or record.workspace != cmd.workspace or (
+                channels is not None and record.channel not in channels):
+            raise UserError(f"I can't find a decision record {cmd.decision_id} you can see from here; "
+                            "the decisions command lists them.")
+        start = c.StartDiscussion(
+            topic=record.topic, flow=record.flow if record.flow in c.FLOW_NAMES else "moderated",  # type: ignore[arg-type]
+            platform=cmd.platform, workspace=cmd.workspace, channel=cmd.channel or cmd.in_channel or record.channel,
+            tz=cmd.tz, revisits=record.id,
+            **cmd.model_dump(include={"user_id", "user_name", "is_admin", "groups", "in_channel", "in_dm"}))
+        return await self.start(start)

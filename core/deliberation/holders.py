@@ -1,0 +1,37 @@
+"""People named in a channel's owner lines (pure): `Dana <@U123>: Billing` seats the real Dana."""
+
+from __future__ import annotations
+
+import re
+
+from core.models import Persona
+
+PERSON_ICON = ":bust_in_silhouette:"
+_HOLDER = re.compile(r"<@!?([A-Za-z0-9]+)(?:\|([^>]*))?>")
+
+
+def holder_line(line: str) -> tuple[str, str]:
+    """`Dana <@U123>: Billing` (or `<@U123|dana>: Billing`) → (`Dana: Billing`, `U123`); a line without a person
+    comes back as it is, with no holder."""
+    name, colon, domain = line.partition(":")
+    m = _HOLDER.search(name)
+    if m is None:
+        return line, ""
+    left = _HOLDER.sub(" ", name).strip(" @")
+    shown = left or (m.group(2) or "").strip(" @") or f"Owner of {domain.strip() or 'a domain'}"
+    return f"{shown}{colon}{domain}", m.group(1)
+
+
+def clean_lines(lines: list[str]) -> list[str]:
+    return [holder_line(line)[0] for line in lines]
+
+
+def seated(lines: list[str], owners: list[Persona]) -> list[Persona]:
+    """The configured owners, each seat whose line named a person held by them."""
+    holders = {}
+    for line in lines:
+        clean, user_id = holder_line(line)
+        if user_id:
+            holders[clean.partition(":")[0].strip()[:80]] = user_id
+    return [p.model_copy(update={"held_by": holders[p.name], "icon": PERSON_ICON}) if p.name in holders else p
+            for p in owners]

@@ -1,0 +1,112 @@
+"""Seats held by people (pure): who holds which seat, what their turn asks in plain words, and how their reply
+becomes the turn (its stance, a meeting ranking)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from core.deliberation import stances
+from core.deliberation.flows.base import State, TurnPlan
+from core.deliberation.holders import PERSON_ICON
+from core.deliberation.quoting import unescape
+from core.deliberation.roster import slug
+from core.deliberation.schemas import RankedItem, RankedVote
+from core.models import Discussion, Persona, Phase, Role
+
+# Turns a seat's holder does not write themselves: bookkeeping (the stand-in bids for them on an open floor) and
+# answers to people between rounds.
+NOT_PERSONAL = frozenset({Phase.ROSTER, Phase.PERSONA, Phase.BID, Phase.ANSWER})
+SEAT_ROLE = {"moderated": Role.EXPERT, "council": Role.ADVISOR, "meeting": Role.OWNER, "open": Role.EXPERT}
+DEFAULT_STANCES = ["for", "against", "undecided"]
+_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*(?P<item>.+?)\s*$")
+
+
+def holder_of(state: State, plan: TurnPlan) -> Persona | None:
+    """The persona of a turn its seat's person writes (None: the persona speaks)."""
+    if plan.phase in NOT_PERSONAL:
+        return None
+    p = state.persona(plan.persona_key)
+    return p if p is not None and p.held_by else None
+
+
+def people_seats(d: Discussion, taken: list[Persona]) -> list[Persona]:
+    """The seats `--seat` gives people, in the flow's speaking role, keyed apart from the seats already taken."""
+    out: list[Persona] = []
+    keys = {p.key for p in taken}
+    held = {p.held_by for p in taken if p.held_by}
+    for person in d.options.people:
+        if person.user_id in held:
+            continue
+        key = slug(person.name) if slug(person.name) != "expert" else f"person_{len(out) + 1}"
+        while key in keys:
+            key += "_p"
+        keys.add(key)
+        out.append(Persona(key=key, name=person.name[:80], role=SEAT_ROLE.get(d.flow, Role.EXPERT),
+                           title=person.title or "Takes part in person", icon=PERSON_ICON, held_by=person.user_id,
+                           expertise=["their own experience"]))
+    return out
+
+
+def with_people(d: Discussion, personas: list[Persona]) -> list[Persona]:
+    return [*personas, *people_seats(d, personas)]
+
+
+def stance_choices(state: State) -> list[str]:
+    """What a person may pick as their stance: the options on the table, else for / against / undecided."""
+    seen: list[str] = []
+    for t in stances.latest(state, state.discussion.round).values():
+        label = stances.label_of(t)
+        if label and label not in stances.UNDECIDED and label not in seen:
+            seen.append(label)
+    return [*seen[:4], "undecided"] if seen else DEFAULT_STANCES
+
+
+def ask_text(task: str, persona: Persona, label: str, wait_min: int, *, ranked: bool = False) -> str:
+    """The turn's task as the person reads it: what the persona would be asked, without the prompt's quoting."""
+    plain = unescape(task).replace("&quot;", '"')
+    return (f"**{persona.name}, it is your turn** ({label}, as {persona.title or persona.name}). {plain}\n\n"
+            f"Reply in this thread: your next message is your turn"
+            + (" (your ranking: one item per line, or separated by semicolons)." if ranked else ".")
+            + " You may end it with `Stance: <label> — "
+            f"<one line>`, or pick your stance below. If you don't answer within {wait_min} minutes, an AI "
+            "stand-in speaks for you this time; write here any time to take your seat back.")
+
+
+def ranking(text: str) -> RankedVote:
+    """A person's ranked vote from their reply: numbered or bulleted lines, most important first (a reply without
+    a list counts as one item)."""
+    items = []
+    for line in text.splitlines():
+        m = _ITEM.match(line)
+        if m and not line.lower().lstrip("*_ ").startswith("stance"):
+            item, _, why = m.group("item").strip("*_ ").partition(" — ")
+            items.append(RankedItem(item=item.strip()[:200], why=why.strip()[:200]))
+    if not items:  # one line: `Billing fixes; Mobile app; Platform`
+        parts = [x.strip(" .*_") for x in re.split(r";|\s>\s", stances_free(text)) if x.strip(" .*_")]
+        items = [RankedItem(item=x[:200], why="") for x in parts] or [RankedItem(item="undecided", why="")]
+    return RankedVote(ranking=items[:5], stance=items[0].item, label=items[0].item)
+
+
+def stances_free(text: str) -> str:
+    """The text without a trailing stance line."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if lines and stances.parse(lines[-1]) is not None:
+        lines = lines[:-1]
+    return " ".join(" ".join(lines).split())
+
+
+def answer_data(phase: Phase, text: str, chosen: str, writer: Persona, stance_turn: bool) -> dict[str, Any]:
+    """The structured record of a person's turn: their words, their stance (from their last line, else the menu,
+    else undecided), and who wrote it."""
+    by = {"written_by": writer.held_by, "written_by_name": writer.name}
+    if phase == Phase.RANKED_VOTE:
+        return ranking(text).model_dump() | by
+    parsed = stances.parse(text) or {}
+    label = (parsed.get("label") or chosen or "undecided").lower()[:40]
+    stance = parsed.get("stance") or " ".join(text.split())[:200]
+    data: dict[str, Any] = {"text": text.strip(), **by}
+    if stance_turn or phase == Phase.SPEECH:
+        data |= {"stance": stance, "label": label, "builds_on_earlier": True, "proposes_synthesis": False,
+                 "open_question": ""}
+    return data

@@ -1,0 +1,160 @@
+"""Seats held by people, as the driver runs them: a person's turn asks them and waits with a stored deadline
+(nudge at half of it, then the labelled AI stand-in); their reply is recorded as the turn."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from core.deliberation import flows, seats
+from core.deliberation.engine import Idle, RunTurns, State, Step, TurnPlan
+from core.deliberation.prompts import label
+from core.models import Action, Discussion, Persona, Phase, Post, Turn
+from core.running.effects import record_turn
+from core.storage.seat_waits import SeatWait
+from core.storage.store import Tx
+
+STANCE_ACTION = "seat:stance"  # each button's id adds its place: ids are unique within a message's block
+
+
+def _minutes(wait_s: float) -> int:
+    return max(1, round(wait_s / 60))
+
+
+def stand_in(p: Persona) -> Persona:
+    return p.model_copy(update={"name": f"AI stand-in for {p.name}"})
+
+
+def _away(waits: list[SeatWait], persona_key: str) -> bool:
+    """The person's last turn went to the stand-in, and they have not written since."""
+    theirs = [w for w in waits if w.persona_key == persona_key]
+    return bool(theirs) and theirs[-1].state == "stand_in"
+
+
+def ask_post(state: State, plan: TurnPlan, holder: Persona, wait_s: float) -> Post:
+    d = state.discussion
+    task = flows.get(d.flow).task(state, plan, holder)
+    stance_turn = flows.get(d.flow).stance(plan.phase, holder)
+    actions = [Action(id=f"{STANCE_ACTION}{i}", label=f"Stance: {choice}", value=f"{d.id}|{plan.key}|{choice[:30]}")
+               for i, choice in enumerate(seats.stance_choices(state))] if stance_turn else []
+    return Post(kind="notice", key=f"{plan.key}:ask", title=f"Your turn, {holder.name}",
+                text=seats.ask_text(task, holder, label(state, plan.phase), _minutes(wait_s),
+                                    ranked=plan.phase == Phase.RANKED_VOTE),
+                mentions=[holder.held_by], actions=actions)
+
+
+async def triage(tx: Tx, state: State, step: RunTurns, now: datetime, wait_s: float) -> tuple[Step, State, bool]:
+    """Split a step's turns: the personas' run now; a person's turn asks them (once), nudges them at half the
+    wait, records their answer, or after the wait goes to their stand-in. Returns the turns to run (Idle when
+    none), the state they run on (stand-ins labelled), and whether anything was written."""
+    d = state.discussion
+    if not any(seats.holder_of(state, plan) for plan in step.turns):
+        return step, state, False  # nobody's own turn in this step: no query, nothing to wait for
+    waits = await tx.seat_waits(d.id)
+    by_key = {w.turn_key: w for w in waits}
+    runnable: list[TurnPlan] = []
+    standing: set[str] = set()
+    moved = False
+    for plan in step.turns:
+        holder = seats.holder_of(state, plan)
+        if holder is None:
+            runnable.append(plan)
+            continue
+        w = by_key.get(plan.key)
+        if w is None:
+            away = _away(waits, holder.key)
+            w = SeatWait(turn_key=plan.key, discussion_id=d.id, persona_key=holder.key, user_id=holder.held_by,
+                         asked_at=now, nudge_at=None if away else now + timedelta(seconds=wait_s / 2),
+                         deadline=now if away else now + timedelta(seconds=wait_s),
+                         state="stand_in" if away else "waiting")
+            if await tx.add_seat_wait(w):
+                if away:
+                    await tx.enqueue(d.id, Post(kind="notice", key=f"{plan.key}:away", text=(
+                        f"🤖 {holder.name} is away: their AI stand-in takes this turn. {holder.name}, write in "
+                        "this thread any time to take your seat back.")), now)
+                else:
+                    await tx.enqueue(d.id, ask_post(state, plan, holder, wait_s), now)
+            waits.append(w)
+            moved = True
+            if not away:
+                continue
+        if w.state == "answered":
+            await record_answer(tx, state, plan, holder, w, now)
+            moved = True
+        elif w.state in ("stand_in", "back"):  # "back": taken back while the stand-in had this turn
+            runnable.append(plan)
+            standing.add(holder.key)
+        elif w.state == "waiting" and now >= w.deadline:
+            w.state, w.nudge_at = "stand_in", None
+            await tx.save_seat_wait(w)
+            await tx.enqueue(d.id, Post(kind="notice", key=f"{plan.key}:timeout", text=(
+                f"⌛ {holder.name} did not answer within {_minutes(wait_s)} minutes: their AI stand-in speaks this "
+                f"turn. {holder.name}, write in this thread any time to take your seat back.")), now)
+            runnable.append(plan)
+            standing.add(holder.key)
+            moved = True
+        elif w.state == "waiting" and w.nudge_at is not None and now >= w.nudge_at:
+            w.nudge_at = None
+            await tx.save_seat_wait(w)
+            left = max(1, round((w.deadline - now).total_seconds() / 60))
+            await tx.enqueue(d.id, Post(kind="notice", key=f"{plan.key}:nudge", mentions=[holder.held_by], text=(
+                f"⏳ {holder.name}, the council is waiting for your turn ({label(state, plan.phase)}): reply in "
+                f"this thread within {left} minutes, or your AI stand-in speaks for you.")), now)
+            moved = True
+    if standing:
+        state = State(discussion=d, turns=state.turns, humans=state.humans, context_rounds=state.context_rounds,
+                      personas=[stand_in(p) if p.key in standing else p for p in state.personas])
+    return (RunTurns(turns=runnable) if runnable else Idle()), state, moved
+
+
+async def record_answer(tx: Tx, state: State, plan: TurnPlan, holder: Persona, w: SeatWait, now: datetime) -> None:
+    """The person's reply is the turn: recorded as theirs (no model call), their stance with it; the thread
+    already has their words, so it gets a short note instead of a copy."""
+    d = state.discussion
+    await tx.start_turns([Turn(key=plan.key, discussion_id=d.id, round=plan.round, step=plan.step, phase=plan.phase,
+                               persona_key=plan.persona_key, created_at=now)])
+    data = seats.answer_data(plan.phase, w.answer, w.stance, holder, flows.get(d.flow).stance(plan.phase, holder))
+    await record_turn(tx, state, plan, str(data.get("text", w.answer)), data, None, "", now, False)
+    await tx.drop_post(d.id, plan.key)
+    w.state = "done"
+    await tx.save_seat_wait(w)
+    stance = f" Stance: **{data['label']}**." if data.get("label") else ""
+    await tx.enqueue(d.id, Post(kind="notice", key=f"{plan.key}:in", text=(
+        f"✍️ {holder.name} wrote their turn ({label(state, plan.phase)}) in person.{stance}")), now)
+
+
+async def claim_reply(tx: Tx, d: Discussion, author_id: str, text: str, now: datetime) -> str:
+    """A thread reply from someone who holds a seat here: "turn" when it answers their open turn, "back" when it
+    takes back a seat the stand-in held, "" otherwise (an ordinary message)."""
+    held = {p.key: p for p in await tx.personas(d.id) if p.held_by and p.held_by == author_id}
+    if not held:
+        return ""
+    waits = await tx.seat_waits(d.id)
+    for w in waits:
+        if w.persona_key in held and w.state == "waiting":
+            w.state, w.answer = "answered", text
+            await tx.save_seat_wait(w)
+            return "turn"
+    for key, p in held.items():
+        if _away(waits, key):
+            latest = [w for w in waits if w.persona_key == key][-1]
+            latest.state = "back"
+            await tx.save_seat_wait(latest)
+            await tx.enqueue(d.id, Post(kind="notice", key=f"{latest.turn_key}:back", text=(
+                f"↩️ {p.name} takes their seat back: their next turn is theirs again.")), now)
+            return "back"
+    return ""
+
+
+async def choose_stance(tx: Tx, d: Discussion, user_id: str, turn_key: str, chosen: str) -> bool:
+    """The stance menu under a person's turn: kept with the wait, and set on the turn if it is already in.
+    False when this is not the person's turn to pick."""
+    w = next((x for x in await tx.seat_waits(d.id) if x.turn_key == turn_key), None)
+    if w is None or w.user_id != user_id:
+        return False
+    w.stance = " ".join(chosen.lower().split())[:40]
+    await tx.save_seat_wait(w)
+    turn = await tx.turn(turn_key, for_update=True)
+    if turn is not None and turn.data is not None and (turn.data.get("written_by") == user_id):
+        turn.data = {**turn.data, "label": w.stance}
+        await tx.save_turn(turn)
+    return True

@@ -1,0 +1,84 @@
+"""A person in a seat, end to end on Discord: `/council seat:@Dana` on a meeting with two generated owners; Dana
+is pinged with her turn, picks her stance from the buttons, and her thread messages are her turns."""
+
+from __future__ import annotations
+
+from core.deliberation import closings
+from core.running.driver import load_state
+from tests.adapters.discord.conftest import Council, eventually
+
+
+async def test_a_meeting_with_dana_seated_runs_to_its_recommendation(council: Council) -> None:
+    fake = council.fake
+    dana, lee = fake.add_user("Dana"), fake.add_user("Lee")
+    i = await fake.slash(lee, "council", topic="Billing fixes or the mobile app first?", flow="meeting", rounds=2,
+                         experts=2, seat=dana)
+    await fake.wait_for(lambda: i.followups)
+    await council.settle()
+    d = await council.discussion()
+    async with council.app.store.tx() as tx:
+        owners = [p for p in await tx.personas(d.id) if p.role.value == "owner"]
+    assert len(owners) == 3 and [(p.name, p.held_by) for p in owners if p.held_by] == [("Dana", dana["id"])]
+
+    [ask] = [m for m in fake.thread_messages(d.thread_ref) if "it is your turn" in m["content"]]
+    assert ask["content"].startswith(f"<@{dana['id']}>")
+    sent = next(c.body for c in fake.calls if c.method == "POST" and isinstance(c.body, dict)
+                and "it is your turn" in str(c.body.get("content", "")))
+    assert sent["allowed_mentions"] == {"parse": [], "users": [dana["id"]]}, "Dana, and only Dana, is pinged"
+    stance = fake.find_button(ask, "Stance: against")
+    refused = await fake.click(lee, ask, stance)
+    await fake.wait_for(lambda: "Only the person who holds this seat" in str(refused.followups + refused.callbacks))
+    picked = await fake.click(dana, ask, stance)
+    await fake.wait_for(lambda: "Your stance: against." in str(picked.followups))
+
+    await fake.say(dana, d.thread_ref, "Invoices break every week, so billing goes first.")
+    await eventually(lambda: _has(fake, d.thread_ref, "Dana wrote their turn (Proposal) in person"))
+    await council.settle()
+    await eventually(lambda: _has(fake, d.thread_ref, "Final vote"))
+    await fake.say(dana, d.thread_ref, "1. Billing fixes — weekly breakage\n2. Mobile app\n3. Platform")
+
+    async def done() -> bool:
+        return (await council.discussion()).status.value == "done"
+
+    await eventually(done)
+    await council.settle()
+    async with council.app.store.tx() as tx:
+        state = await load_state(tx, d.id)
+    assert state is not None
+    proposal = next(t for t in state.turns if t.persona_key == next(p.key for p in owners if p.held_by)
+                    and t.phase.value == "proposal")
+    assert proposal.data is not None and proposal.data["label"] == "against"  # the button she pressed
+    assert closings.owner_ballots(state)[0]["Dana"] == ["Billing fixes", "Mobile app", "Platform"]
+    assert any("Council Recommendation" in m["content"] for m in fake.thread_messages(d.thread_ref))
+
+
+async def _has(fake, thread: str, text: str) -> bool:  # type: ignore[no-untyped-def]
+    return any(text in m["content"] for m in fake.thread_messages(thread))
+
+
+async def test_the_roster_form_gives_a_seat_to_a_member(council: Council) -> None:
+    fake = council.fake
+    dana, lee = fake.add_user("Dana"), fake.add_user("Lee")
+    i = await fake.slash(dana, "council", topic="Kanban or Scrum?", confirm=True, experts=2, rounds=1)
+    await fake.wait_for(lambda: i.followups)
+    await council.settle()
+    d = await council.discussion()
+    async with council.app.store.tx() as tx:
+        expert = next(p for p in await tx.personas(d.id) if p.role.value == "expert")
+    confirm = next(m for m in fake.thread_messages(d.thread_ref) if m["components"])
+    opened = await fake.click(dana, confirm, fake.find_button(confirm, "Modify roster"))
+    await fake.wait_for(lambda: opened.callbacks)
+    form = opened.callbacks[0]["data"]
+    assert "person" in str(form["components"])
+    bad = await fake.submit(dana, d.thread_ref, form["custom_id"], {"persona": expert.name, "person": "Lee"},
+                            confirm)
+    await fake.wait_for(lambda: bad.followups)
+    assert "is not a member" in bad.followups[0]["content"]
+    sent = await fake.submit(dana, d.thread_ref, form["custom_id"], {"persona": expert.name, "name": "Lee",
+                                                                     "person": f"<@{lee['id']}>"}, confirm)
+    await fake.wait_for(lambda: sent.followups)
+    async with council.app.store.tx() as tx:
+        seated = next(p for p in await tx.personas(d.id) if p.key == expert.key)
+    assert (seated.name, seated.held_by) == ("Lee", lee["id"])
+    await fake.click(dana, confirm, fake.find_button(confirm, "Start"))
+    await eventually(lambda: _has(fake, d.thread_ref, "Lee, it is your turn"))

@@ -1,0 +1,74 @@
+"""Decision records in Slack: `/council decisions trunk`, scoped to the channels a person is in (users.conversations),
+the "Earlier here" opening with its Revisit button, and the Home tab's recent decisions."""
+
+from __future__ import annotations
+
+from adapters.slack.server import SlackServer
+from core.models import Status
+from tests.adapters.slack.conftest import Slack
+from tests.adapters.slack.test_home import open_home, text_of
+from tests.fakes.slack_api import FakeSlack
+
+TOPIC = "Should we move to trunk-based development?"
+
+
+async def finished(server: SlackServer) -> list[str]:
+    assert server.core is not None
+    ds = await server.core.service.guard.discussions()
+    assert all(d.status == Status.DONE for d in ds), [(d.status, d.blocked_reason) for d in ds]
+    return [d.id for d in ds]
+
+
+async def test_decisions_are_searched_where_people_are_and_reopen_new_discussions(
+        slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    fake.join("C0001", "U0001")
+    fake.join("C0002", "U0002")
+    await slack.command(f"{TOPIC} --rounds 1")
+    await server.idle()
+    await finished(server)
+
+    await slack.command("decisions trunk", user="U0001")
+    await server.idle()
+    found = fake.ephemerals[-1]
+    assert TOPIC in found["text"] and "<!date^" in found["text"]  # dated in the reader's zone
+    await slack.command("decisions trunk", user="U0002", channel="C0002")  # not in C0001
+    await server.idle()
+    assert "No decisions matching “trunk”" in fake.ephemerals[-1]["text"]
+    await slack.command("decisions trunk", user="U0003", channel="C0002")  # an admin
+    await server.idle()
+    assert TOPIC in fake.ephemerals[-1]["text"]
+    assert [c.params.get("user") for c in fake.called("users.conversations")] == ["U0001", "U0002", "U0003"]
+
+    await slack.command("Trunk-based development for the mobile team? --rounds 1")
+    await server.idle()
+    await slack.command("Trunk-based development, time to revisit? --rounds 1")
+    await server.idle()
+    second = (await server.core.service.guard.discussions())[0]  # type: ignore[union-attr]
+    thread = fake.thread("C0001", second.thread_ref)
+    earlier = next(m for m in thread if "Earlier here" in m.text)
+    assert TOPIC in earlier.text and "for the mobile team?" in earlier.text  # both earlier records, dated, linked
+    buttons = [e for b in earlier.blocks if b["type"] == "actions" for e in b["elements"]
+               if e["action_id"].startswith("mem:revisit")]
+    async with server.core.store.tx() as tx:  # type: ignore[union-attr]
+        first = next(r for r in await tx.decisions_found("slack", "T0001", None) if r.topic == TOPIC)
+    assert len(buttons) == 2 and first.link and first.link in earlier.text
+    button = next(e for e in buttons if e["value"] == str(first.id))
+    await slack.click(earlier.ts, button["action_id"], button["value"], user="U0002")
+    await server.idle()
+    latest = (await server.core.service.guard.discussions())[0]  # type: ignore[union-attr]
+    assert latest.topic == TOPIC and latest.created_by == "U0002" and latest.options.recalled
+
+    home = text_of(await open_home(slack, server, "U0001"))
+    assert "Recent decisions in your channels" in home and "trunk-based development" in home
+    fake.add_user("U0004", "Mo")  # in no channel, and started nothing
+    assert "trunk-based" not in text_of(await open_home(slack, server, "U0004"))
+
+
+async def test_bad_memory_and_seat_options_are_explained(slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    said = [(await slack.command(text))[1] for text in ("Topic --memory everywhere", "Topic --seat dana",
+                                                         "revisit twelve")]  # answered in the ack itself
+    await server.idle()
+    assert "`--memory` takes `channel`" in said[0]
+    assert "`--seat` takes people" in said[1]
+    assert "`/council decisions` lists them" in said[2]
+    assert server.core is not None and await server.core.service.guard.discussions() == []

@@ -1,0 +1,123 @@
+"""A person in a seat, end to end in Slack: `--seat @dana` on a meeting with two generated owners, and
+`config owners "@dana: Billing; ..."`; Dana is mentioned with her turn's task, picks a stance from the menu, and
+her thread replies are her turns, her ranking her ballot, to the recommendation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from adapters.slack.server import SlackServer
+from bot.wiring import build_app
+from core.deliberation import closings
+from core.models import Status
+from core.running.driver import load_state
+from tests.adapters.slack.conftest import Slack, config, fixture, settings
+from tests.fakes.clock import FakeClock
+from tests.fakes.llm import ScriptedLLM
+from tests.fakes.slack_api import FakeSlack
+
+
+@pytest.fixture
+async def server(fake: FakeSlack, tmp_path: Path, llm: ScriptedLLM) -> AsyncIterator[SlackServer]:
+    clock = FakeClock()
+    srv = SlackServer(config(fake), lambda chats: build_app(settings(tmp_path), chats, llm=llm, clock=clock))
+    await srv.start()
+    yield srv
+    await srv.stop()
+
+
+@pytest.fixture
+async def slack(server: SlackServer, fake: FakeSlack) -> AsyncIterator[Slack]:
+    async with aiohttp.ClientSession() as session:
+        yield Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake)
+
+
+async def dana_holds_a_seat(slack: Slack, server: SlackServer, fake: FakeSlack, start: str) -> str:
+    await slack.command(start)
+    await server.idle()
+    assert server.core is not None
+    d = (await server.core.service.guard.discussions())[0]
+    thread = fake.thread("C0001", d.thread_ref)
+    [ask] = [m for m in thread if "it is your turn" in m.text]
+    assert ask.text.startswith("<@U0001>"), "Dana is mentioned, so Slack notifies her"
+    assert "three to five sentences" in ask.text
+    menu = [e for b in ask.blocks if b["type"] == "actions" for e in b["elements"]
+            if e["action_id"].startswith("seat:stance")]
+    against = next(e for e in menu if e["text"]["text"] == "Stance: against")
+    await slack.click(ask.ts, against["action_id"], against["value"], user="U0002")  # not Lee's seat
+    await server.idle()
+    assert "Only the person who holds this seat" in fake.ephemerals[-1]["text"]
+    await slack.click(ask.ts, against["action_id"], against["value"])
+    await server.idle()
+    assert fake.ephemerals[-1]["user"] == "U0001" and fake.ephemerals[-1]["text"] == "Your stance: against."
+
+    await slack.reply(d.thread_ref, "Invoices break every week, so billing goes first.")
+    await server.idle()
+    thread = fake.thread("C0001", d.thread_ref)
+    assert any("Dana wrote their turn (Proposal) in person. Stance: *against*" in m.text for m in thread)
+    rank = [m for m in thread if "it is your turn" in m.text][-1]
+    assert "Final vote" in rank.text
+    await slack.reply(d.thread_ref, "1. Billing fixes — weekly breakage\n2. Mobile app\n3. Platform")
+    await server.idle()
+    async with server.core.store.tx() as tx:
+        state = await load_state(tx, d.id)
+    assert state is not None and state.discussion.status == Status.DONE, state and state.discussion.blocked_reason
+    assert closings.owner_ballots(state)[0]["Dana"] == ["Billing fixes", "Mobile app", "Platform"]
+    recommendation = next(m for m in fake.thread("C0001", d.thread_ref) if "Council Recommendation" in m.text
+                          or "Council Recommendation" in json.dumps(m.blocks))
+    assert "Billing fixes" in recommendation.text + json.dumps(recommendation.blocks)
+    return d.id
+
+
+async def test_a_meeting_with_dana_seated_and_two_generated_owners(slack: Slack, server: SlackServer,
+                                                                    fake: FakeSlack) -> None:
+    did = await dana_holds_a_seat(slack, server, fake, "Billing fixes or the mobile app first? --flow meeting "
+                                                       "--rounds 2 --experts 2 --seat <@U0001|dana>")
+    assert server.core is not None
+    async with server.core.store.tx() as tx:
+        owners = [p for p in await tx.personas(did) if p.role.value == "owner"]
+    assert len(owners) == 3 and [p.name for p in owners if p.held_by] == ["Dana"]  # her Slack name
+
+
+async def test_config_owners_seat_the_real_dana(slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    await slack.command('config owners "<@U0001|dana>: Billing &amp; invoices; Eli: Mobile app; Fay: Platform"')
+    await server.idle()
+    assert "Dana <@U0001>: Billing & invoices" in fake.ephemerals[-1]["text"]  # Slack shows her as a mention
+    did = await dana_holds_a_seat(slack, server, fake, "Billing fixes or the mobile app first? --flow meeting "
+                                                       "--rounds 2")
+    assert server.core is not None
+    async with server.core.store.tx() as tx:
+        dana = next(p for p in await tx.personas(did) if p.held_by)
+    assert (dana.name, dana.title, dana.held_by) == ("Dana", "Billing & invoices", "U0001")
+
+
+async def test_the_roster_form_gives_a_seat_to_a_person(slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    await slack.command("Which cloud should we standardise on? --confirm --experts 3 --rounds 1")
+    await server.idle()
+    assert server.core is not None
+    d = (await server.core.service.guard.discussions())[0]
+    confirm = next(m for m in fake.thread("C0001", d.thread_ref) if '"roster:start"' in json.dumps(m.blocks))
+    await slack.click(confirm.ts, "roster:modify", d.id)
+    await server.idle()
+    [view] = fake.views
+    seats = [b for b in view["view"]["blocks"] if b.get("block_id", "").startswith("seat:")]
+    assert len(seats) == 3 and all(b["element"]["type"] == "users_select" for b in seats)
+    submission = fixture("view_submission")
+    submission["view"] |= {"callback_id": "council_roster", "private_metadata": d.id, "state": {"values": {
+        seats[0]["block_id"]: {"value": {"type": "users_select", "selected_user": "U0002"}}}}}
+    assert (await slack.interaction(submission))[0] == 200
+    await server.idle()
+    async with server.core.store.tx() as tx:
+        lee = next(p for p in await tx.personas(d.id) if p.key == seats[0]["block_id"].partition(":")[2])
+    assert (lee.held_by, lee.name) == ("U0002", "Lee")
+    header = fake.find("C0001", d.thread_ref)
+    assert header is not None and "Lee" in json.dumps(header.blocks), "the header shows who sits there now"
+    await slack.click(confirm.ts, "roster:start", d.id)
+    await server.idle()
+    asks = [m for m in fake.thread("C0001", d.thread_ref) if "it is your turn" in m.text]
+    assert len(asks) == 1 and asks[0].text.startswith("<@U0002>")
