@@ -15,6 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from adapters.slack.announce import announcement
+from adapters.slack.budgeted import LIVE, Skipped
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
 from core.models import Discussion, Persona, Post, Status
 from core.ports import CannotPost
@@ -51,27 +52,6 @@ async def _for_good() -> AsyncIterator[None]:
         raise
 
 
-class Pacer:
-    """At most one new message per `interval` seconds per channel, in arrival order (asyncio.Lock is FIFO)."""
-
-    def __init__(self, interval: float = 1.0) -> None:
-        self.interval = interval
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._last: dict[str, float] = {}
-
-    @contextlib.asynccontextmanager
-    async def slot(self, channel: str) -> AsyncIterator[None]:
-        lock = self._locks.setdefault(channel, asyncio.Lock())
-        async with lock:
-            wait = self._last.get(channel, -1e9) + self.interval - time.monotonic()
-            if wait > 0:
-                await asyncio.sleep(wait)
-            try:
-                yield
-            finally:
-                self._last[channel] = time.monotonic()  # from the end of the call: receipts stay spaced too
-
-
 @dataclass
 class ThreadIndex:
     """What a thread already holds, read once from Slack (message metadata) when recovering."""
@@ -82,9 +62,9 @@ class ThreadIndex:
 
 
 class SlackChat:
-    def __init__(self, client_for: ClientFor, *, interval: float = 1.0) -> None:
+    def __init__(self, client_for: ClientFor) -> None:
+        """`client_for` gives each workspace's client; new messages are paced per channel there (BudgetedClient)."""
         self.client_for = client_for
-        self.pacer = Pacer(interval)
         self._fresh: set[str] = set()  # discussions whose header this process posted: nothing to recover
         self._index: dict[str, ThreadIndex] = {}
         # discussion -> turn key -> (persona name, the placeholder's ts): a post looks among its discussion's only
@@ -125,10 +105,8 @@ class SlackChat:
         uploads = [{"content": f.data, "filename": f.name, "title": f.title or f.name, "alt_txt": f.alt[:1000]}
                    for f in post.files]
         try:
-            async with self.pacer.slot(channel):
-                await client.files_upload_v2(channel=channel, thread_ts=thread_ts or None,
-                                             file_uploads=uploads,
-                                             initial_comment=" ".join(f.alt for f in post.files)[:3000])
+            await client.files_upload_v2(channel=channel, thread_ts=thread_ts or None, file_uploads=uploads,
+                                         initial_comment=" ".join(f.alt for f in post.files)[:3000])
         except SlackApiError as exc:
             log.warning("could not upload the charts of %s: %s", post.key, exc.response.get("error"))
         except Exception:
@@ -174,7 +152,13 @@ class SlackChat:
         if not ts or key not in self._thinking.get(discussion.id, {}) or not self._live.allow(discussion.channel, key):
             return
         client = await self.client_for(discussion.workspace)
-        await self._edit(client, discussion.channel, ts, live(persona, key, text))
+        marked = LIVE.set(True)  # from what the workspace's budget leaves: skipped, never waited for
+        try:
+            await self._edit(client, discussion.channel, ts, live(persona, key, text))
+        except Skipped:
+            log.debug("live text of %s skipped: no chat.update left in the budget", key)
+        finally:
+            LIVE.reset(marked)
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         """One new top-level message carrying the key in its metadata; an overflow goes into its thread."""
@@ -256,7 +240,7 @@ class SlackChat:
         args: dict[str, Any] = {"channel": channel, **message.args(), "unfurl_links": False, "unfurl_media": False}
         if thread:
             args["thread_ts"] = thread
-        async with self.pacer.slot(channel), _for_good():
+        async with _for_good():
             try:
                 resp = await client.chat_postMessage(**args)
             except SlackApiError as exc:

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from core.deliberation import engine, flows, prompts
 from core.deliberation.engine import RunTurns, State, Transition, TurnPlan
 from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
-from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMUnavailable, Prompt
+from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMUnavailable, Prompt, RateLimited
 from core.running.effects import close_polls, record_turn, save_discussion
 from core.running.live import LiveText
 from core.running.spending import Limits, day_window, turns_that_fit, workspace_exhausted, workspace_message
@@ -462,6 +462,13 @@ class Driver:
                     await tx.bury_posts(d.id, str(exc))
                 await self._block_for_posting(d.id, f"it cannot post any more: {exc}")
                 return False
+            except RateLimited as exc:  # pacing, not a refusal: waited out, never counted toward blocking
+                log.info("%s: the platform asked to slow down; trying again in %.1f s", post.key, exc.retry_after)
+                async with self.store.tx() as tx:
+                    await tx.defer_post(outbox_id, self.clock.now() + timedelta(seconds=exc.retry_after),
+                                        f"rate limited: {exc}", forget_attempt=True)
+                self._come_back(d.id, exc.retry_after)
+                return False
             except Exception as exc:
                 # A platform that says when to come back (Discord's RateLimited.retry_after) is believed.
                 delay = max(retry_delay(attempts + 1), float(getattr(exc, "retry_after", 0) or 0))
@@ -497,6 +504,10 @@ class Driver:
         outbox_id, _, _, attempts = queued
         return await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now(), discussion_id,
                                    fenced=fenced)
+
+    def _come_back(self, discussion_id: str, after_s: float) -> None:
+        """Drive the discussion again once the wait the platform asked for is over, not a whole sweep later."""
+        asyncio.get_running_loop().call_later(max(0.0, after_s), self.kick, discussion_id)
 
     async def _block_for_posting(self, discussion_id: str, reason: str) -> None:
         """Posts keep being refused, or never can land: stop spending on turns nobody can see, and tell the

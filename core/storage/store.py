@@ -13,6 +13,7 @@ from core.storage.activity import ActivityRepo
 from core.storage.channel_rows import ChannelRepo
 from core.storage.channel_settings import ChannelSettingsRepo
 from core.storage.discussions import DiscussionRepo
+from core.storage.rate_rows import RateRepo
 from core.storage.rows import aware
 from core.storage.schedule_rows import ScheduleRepo
 from core.storage.solo import SoleProcess, take_over_leases
@@ -22,7 +23,7 @@ log = logging.getLogger(__name__)
 __all__ = ["Store", "Tx", "aware"]
 
 
-class Tx(DiscussionRepo, ActivityRepo, ScheduleRepo, ChannelRepo, ChannelSettingsRepo):
+class Tx(DiscussionRepo, ActivityRepo, ScheduleRepo, ChannelRepo, ChannelSettingsRepo, RateRepo):
     """One transaction: the repository methods the service calls, all on a single connection."""
 
 

@@ -279,3 +279,14 @@ channel_settings = Table(
     Column("updated_by", String(64), nullable=False, default=""),
     Column("updated_at", TS, nullable=False),
 )
+
+# Rate budgets shared by every replica: a token bucket per workspace and method, or per channel for new posts.
+# Times are the platform's seconds (wall clock × the budget's time scale), not timestamps.
+rate_budget = Table(
+    "rate_budget",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("tokens", Float, nullable=False),
+    Column("at", Float, nullable=False),
+    Column("paused_until", Float, nullable=False, default=0.0),
+)
