@@ -52,7 +52,7 @@ def reserve(b: Bucket | None, rate: Rate, now: float) -> tuple[Bucket, float]:
     """Work that must be done: take a call now and wait (the seconds returned) until the bucket had it."""
     b = refill(b, rate, now)
     b = replace(b, tokens=b.tokens - 1)
-    return b, max(0.0, -b.tokens / rate.per_s, b.paused_until - now)
+    return b, max(0.0, b.at - now) + max(0.0, -b.tokens / rate.per_s)  # `at` is ahead of now while paused
 
 
 def take_left(b: Bucket | None, rate: Rate, now: float) -> tuple[Bucket, bool]:
@@ -66,7 +66,7 @@ def take_left(b: Bucket | None, rate: Rate, now: float) -> tuple[Bucket, bool]:
 def pause(b: Bucket | None, rate: Rate, now: float, until: float) -> tuple[Bucket, None]:
     """The platform refused a call: nothing more until `until`, and the bucket counted empty from then on."""
     b = refill(b, rate, now)
-    return Bucket(min(b.tokens, 0.0), b.at, max(b.paused_until, until)), None
+    return Bucket(min(b.tokens, 0.0), max(b.at, until), max(b.paused_until, until)), None
 
 
 Change = Callable[[Bucket | None], tuple[Bucket, T]]

@@ -80,6 +80,7 @@ class Driver:
         self._halted: set[str] = set()  # discussions whose step loop a Stop cancelled
         self._closing = False
         self._wake: set[str] = set()
+        self._later: dict[str, float] = {}  # discussions to drive again after the platform's Retry-After
         self._publish_locks: dict[str, asyncio.Lock] = {}
         # publish() calls per discussion, and how many of them a successful drain has served (see publish).
         self._publish_asked: dict[str, int] = {}
@@ -175,9 +176,13 @@ class Driver:
             self._tasks.pop(discussion_id, None)
             for per_discussion in (self._publish_locks, self._publish_asked, self._publish_served):
                 per_discussion.pop(discussion_id, None)  # every publish of this driver has returned
+            later = self._later.pop(discussion_id, None)
             if discussion_id in self._wake:
                 self._wake.discard(discussion_id)
                 self.kick(discussion_id)
+            elif later is not None and not self._closing:  # a task of its own, so idle() waits for it too
+                self._tasks[discussion_id] = asyncio.create_task(self._drive_later(discussion_id, later),
+                                                                 name=f"drive-later:{discussion_id}")
 
     def halt(self, discussion_id: str) -> None:
         """A discussion was stopped: cancel its step here, model calls included (the loop comes back for the
@@ -507,7 +512,11 @@ class Driver:
 
     def _come_back(self, discussion_id: str, after_s: float) -> None:
         """Drive the discussion again once the wait the platform asked for is over, not a whole sweep later."""
-        asyncio.get_running_loop().call_later(max(0.0, after_s), self.kick, discussion_id)
+        self._later[discussion_id] = max(after_s, self._later.get(discussion_id, 0.0))
+
+    async def _drive_later(self, discussion_id: str, after_s: float) -> None:
+        await asyncio.sleep(after_s)
+        await self._drive_logged(discussion_id)
 
     async def _block_for_posting(self, discussion_id: str, reason: str) -> None:
         """Posts keep being refused, or never can land: stop spending on turns nobody can see, and tell the
