@@ -25,7 +25,8 @@ log = logging.getLogger(__name__)
 ClientFor = Callable[[str], Awaitable[AsyncWebClient]]  # workspace (team id) -> a client with its bot token
 BLOCK_ERRORS = {"invalid_blocks", "invalid_blocks_format", "msg_too_long", "msg_blocks_too_long"}
 GONE = {"message_not_found", "cant_update_message"}  # deleted, or no longer ours to edit: nothing to update
-RESCAN_AFTER_S = 30.0
+PAGE = 15  # messages per read: the most Slack gives an app outside its Marketplace
+HEADER_WITHIN_S = 600.0  # a discussion's header goes out within minutes of its start, or its start failed
 # Refusals that no retry can change, in words for the person who started the discussion.
 FOREVER = {
     "is_archived": "the channel is archived",
@@ -36,7 +37,6 @@ FOREVER = {
     "token_revoked": "the app's token was revoked",
     "invalid_auth": "the app's token is no longer valid",
 }
-ANNOUNCE_SCAN = 200  # recent top-level messages searched for an announcement's key after a crash
 LIVE_GAP_S = 1.0  # live-text edits per channel at most this often, whatever the number of turns writing at once
 
 
@@ -66,7 +66,9 @@ class SlackChat:
         """`client_for` gives each workspace's client; new messages are paced per channel there (BudgetedClient)."""
         self.client_for = client_for
         self._fresh: set[str] = set()  # discussions whose header this process posted: nothing to recover
-        self._index: dict[str, ThreadIndex] = {}
+        self._index: dict[str, ThreadIndex] = {}  # what the last look for a post of unknown fate found
+        # The newest ref the database recorded as sent for a discussion (the wiring gives it the store).
+        self.last_ref: Callable[[str], Awaitable[str]] | None = None
         # discussion -> turn key -> (persona name, the placeholder's ts): a post looks among its discussion's only
         self._thinking: dict[str, dict[str, tuple[str, asyncio.Task[str | None]]]] = {}
         self._links: dict[str, str] = {}
@@ -129,7 +131,8 @@ class SlackChat:
                 await self._post(client, discussion.channel, discussion.thread_ref or None, message)
 
     async def find(self, discussion: Discussion, key: str) -> str | None:
-        index = await self._read_thread(discussion, want=key)
+        """Called only for a post whose fate is unknown: one page read from Slack, never a whole thread."""
+        index = await self._read_thread(discussion)
         parts = index.posts.get(key)
         return parts.get(0) if parts else None
 
@@ -176,26 +179,20 @@ class SlackChat:
         return ref
 
     async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
-        """The top-level message among the channel's recent ones whose metadata carries this key."""
+        """The top-level message among the channel's newest page whose metadata carries this key (its sender
+        died, or its answer was lost, moments ago: one page, never a scan of the channel)."""
         client = await self.client_for(workspace)
-        cursor: str | None = None
-        seen = 0
         try:
-            while seen < ANNOUNCE_SCAN:
-                resp = await self._history(client, channel, min(100, ANNOUNCE_SCAN - seen), cursor)
-                messages = resp.get("messages") or []
-                for message in messages:
-                    meta = message.get("metadata") or {}
-                    payload = meta.get("event_payload") or {}
-                    top = message.get("thread_ts") in (None, message.get("ts"))
-                    if top and meta.get("event_type") == EVENT_TYPE and payload.get("key") == key:
-                        return str(message["ts"])
-                seen += len(messages)
-                cursor = (resp.get("response_metadata") or {}).get("next_cursor") or None
-                if not cursor or not messages:
-                    break
+            resp = await self._history(client, channel, PAGE)
         except SlackApiError as exc:  # posting again beats never posting: the caller goes on as if not found
             log.warning("could not search %s for %s: %s", channel, key, exc.response.get("error"))
+            return None
+        for message in resp.get("messages") or []:
+            meta = message.get("metadata") or {}
+            payload = meta.get("event_payload") or {}
+            top = message.get("thread_ts") in (None, message.get("ts"))
+            if top and meta.get("event_type") == EVENT_TYPE and payload.get("key") == key:
+                return str(message["ts"])
         return None
 
     async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
@@ -226,8 +223,8 @@ class SlackChat:
 
     # posting ----------------------------------------------------------------------------------------
     @staticmethod
-    async def _history(client: AsyncWebClient, channel: str, limit: int, cursor: str | None) -> AsyncSlackResponse:
-        args: dict[str, Any] = {"channel": channel, "include_all_metadata": True, "limit": limit, "cursor": cursor}
+    async def _history(client: AsyncWebClient, channel: str, limit: int) -> AsyncSlackResponse:
+        args: dict[str, Any] = {"channel": channel, "include_all_metadata": True, "limit": limit}
         try:
             return await client.conversations_history(**args)
         except SlackApiError as exc:
@@ -277,7 +274,7 @@ class SlackChat:
     # thinking placeholders -------------------------------------------------------------------------
     async def _show_thinking(self, discussion: Discussion, persona: Persona, key: str) -> str | None:
         try:
-            index = await self._read_thread(discussion) if discussion.id not in self._fresh else None
+            index = self._index.get(discussion.id)  # only what a look for a post of unknown fate already read
             if index is not None and key in index.placeholders:
                 return index.placeholders.pop(key)
             client = await self.client_for(discussion.workspace)
@@ -295,10 +292,8 @@ class SlackChat:
                 self._forget_placeholder(discussion.id, key)
                 with contextlib.suppress(Exception):
                     return await task
-        if discussion.id in self._fresh:
-            return None
-        index = await self._read_thread(discussion)
-        return index.placeholders.pop(post.key, None)
+        index = self._index.get(discussion.id)
+        return index.placeholders.pop(post.key, None) if index is not None else None
 
     async def _settle_placeholders(self, discussion: Discussion, text: str, named_by: str | None = None) -> None:
         """Placeholders whose turns bring no post of their own: a blocked step, the roster in the header (only
@@ -321,16 +316,14 @@ class SlackChat:
         self._live.forget(key)
 
     # recovery ---------------------------------------------------------------------------------------
-    async def _read_thread(self, discussion: Discussion, want: str = "") -> ThreadIndex:
-        """Read the thread's metadata once per process (again only to look for a key still missing)."""
-        index = self._index.get(discussion.id)
-        if index is not None and (not want or want in index.posts
-                                  or time.monotonic() - index.read_at < RESCAN_AFTER_S):
-            return index
+    async def _read_thread(self, discussion: Discussion) -> ThreadIndex:
+        """One page of the thread after the newest post the database knows was sent: a post whose fate is
+        unknown (its sender died, or its answer was lost) went out after it, if at all."""
         index = ThreadIndex(read_at=time.monotonic())
         try:
             client = await self.client_for(discussion.workspace)
-            async for message in self._messages(client, discussion):
+            after = await self.last_ref(discussion.id) if self.last_ref is not None else ""
+            for message in await self._page(client, discussion, after):
                 meta = message.get("metadata") or {}
                 payload = meta.get("event_payload") or {}
                 key = str(payload.get("key") or "")
@@ -346,18 +339,14 @@ class SlackChat:
         return index
 
     @staticmethod
-    async def _messages(client: AsyncWebClient, discussion: Discussion) -> AsyncIterator[dict[str, Any]]:
-        cursor: str | None = None
-        for _ in range(50):
-            if discussion.thread_ref:
-                resp = await client.conversations_replies(channel=discussion.channel, ts=discussion.thread_ref,
-                                                          include_all_metadata=True, limit=200, cursor=cursor)
-            else:  # the header itself may be what went missing: look in the channel since the start
-                resp = await client.conversations_history(
-                    channel=discussion.channel, oldest=str(discussion.created_at.timestamp() - 5),
-                    include_all_metadata=True, limit=200, cursor=cursor)
-            for message in resp.get("messages") or []:
-                yield message
-            cursor = (resp.get("response_metadata") or {}).get("next_cursor") or None
-            if not cursor:
-                return
+    async def _page(client: AsyncWebClient, discussion: Discussion, after: str) -> list[dict[str, Any]]:
+        if discussion.thread_ref:
+            resp = await client.conversations_replies(channel=discussion.channel, ts=discussion.thread_ref,
+                                                      oldest=after or discussion.thread_ref, inclusive=not after,
+                                                      include_all_metadata=True, limit=PAGE)
+        else:  # the header itself is what went missing: it went out soon after the discussion started
+            start = discussion.created_at.timestamp()
+            resp = await client.conversations_history(channel=discussion.channel, oldest=str(start - 5),
+                                                      latest=str(start + HEADER_WITHIN_S), include_all_metadata=True,
+                                                      limit=PAGE)
+        return list(resp.get("messages") or [])

@@ -83,6 +83,11 @@ class SlackServer:
         self._http: aiohttp.ClientSession | None = None
         self.port = config.port
 
+    async def _last_ref(self, discussion_id: str) -> str:
+        assert self.core is not None
+        async with self.core.store.tx() as tx:
+            return await tx.last_sent_ref(discussion_id)
+
     async def _client_for(self, workspace: str) -> AsyncWebClient:
         if self._tokens is None:
             raise RuntimeError("the Slack app is not started")
@@ -108,6 +113,7 @@ class SlackServer:
             self.port = server.sockets[0].getsockname()[1]
         log.info("listening on %s:%s", cfg.host, self.port)
         self.core = await self.build({"slack": self.chat})  # migrates: /healthz answers 200 from here on
+        self.chat.last_ref = self._last_ref
         self.bolt = await self._bolt(self.core)
         register(self.bolt, Council(self.core, Users(cfg.admin_groups), cfg.default_tz), self.tasks)
         if cfg.app_token:

@@ -300,6 +300,12 @@ class DiscussionRepo(Repo):
         params = {"b_id": outbox_id, "b_discussion": discussion_id, "b_seen": seen_attempts}
         return (await self.conn.execute(_CLAIM, params)).rowcount == 1
 
+    async def last_sent_ref(self, discussion_id: str) -> str:
+        """The newest platform ref among the discussion's sent posts (Slack ts: same width, so text order)."""
+        o = t.outbox.c
+        query = select(func.max(o.ref)).where(o.discussion_id == discussion_id, o.sent.is_(True), o.ref != "")
+        return str((await self.conn.execute(query)).scalar() or "")
+
     async def defer_post(self, outbox_id: int, until: datetime, error: str, *, forget_attempt: bool = False) -> None:
         """Try the post again from `until`; `forget_attempt`: the platform only asked to slow down, so the attempt
         claimed for it does not count toward blocking (nor make the next one look it up)."""

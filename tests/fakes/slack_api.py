@@ -415,16 +415,22 @@ class FakeSlack:
         msgs = self.thread(p.get("channel", ""), p.get("ts", ""))
         if not msgs:
             return {"ok": False, "error": "thread_not_found"}
-        return self._page(msgs, p)
+        return self._page([m for m in msgs if self._within(m, p)], p)
 
     def m_conversations_history(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         """Top-level messages, newest first, from `oldest` to `latest`; metadata with include_all_metadata."""
         if not p.get("channel"):
             return {"ok": False, "error": "channel_not_found"}
-        oldest, latest = float(p.get("oldest") or 0), float(p.get("latest") or "inf")
-        msgs = [m for m in self.messages if m.channel == p.get("channel") and not m.thread_ts
-                and oldest <= float(m.ts) <= latest]
+        msgs = [m for m in self.messages if m.channel == p.get("channel") and not m.thread_ts and self._within(m, p)]
         return self._page(sorted(msgs, key=lambda m: -float(m.ts)), p)
+
+    @staticmethod
+    def _within(m: Msg, p: dict[str, Any]) -> bool:
+        """Between `oldest` and `latest`, the bounds themselves only with `inclusive`."""
+        oldest, latest, ts = float(p.get("oldest") or 0), float(p.get("latest") or "inf"), float(m.ts)
+        if str(p.get("inclusive", "")).lower() in ("1", "true"):
+            return oldest <= ts <= latest
+        return oldest < ts < latest
 
     def _page(self, msgs: list[Msg], p: dict[str, Any]) -> dict[str, Any]:
         start, limit = int(p.get("cursor") or 0), self.limits.page(int(p.get("limit") or 100))

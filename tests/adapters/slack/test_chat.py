@@ -91,16 +91,28 @@ async def test_a_long_turn_is_split_into_several_posts_within_slack_limits(fake:
     assert [p.metadata["event_payload"]["part"] for p in parts if p.metadata] == list(range(len(parts)))
 
 
-async def test_recovery_finds_keys_in_thread_metadata_with_one_read(fake: FakeSlack) -> None:
+def knowing(c: SlackChat, ref: str) -> SlackChat:
+    """A chat whose database says `ref` is the newest post it knows was sent (what the server wires in)."""
+    async def last_ref(discussion_id: str) -> str:
+        return ref
+    c.last_ref = last_ref
+    return c
+
+
+async def test_recovery_reads_one_page_after_the_newest_post_the_database_knows(fake: FakeSlack) -> None:
     before = chat(fake)
     d = await discussion(before)
-    ts = await before.publish(d, turn("d1:r1:s1:ada"))
-    after = chat(fake)  # a new process
-    assert await after.find(d, "d1:r1:s1:ada") == ts
-    assert await after.find(d, "d1:header") == d.thread_ref
-    assert await after.find(d, "d1:r1:s2:ada") is None
-    [read] = fake.called("conversations.replies")
-    assert read.params["include_all_metadata"] in ("1", "true", True)
+    for i in range(40):  # a long thread: a scan of it would take pages
+        fake.human("C0001", f"reply {i}", "U0002", thread_ts=d.thread_ref)
+    known = await before.publish(d, turn("d1:r1:s1:ada"))
+    ts = await before.publish(d, turn("d1:r1:s2:ada"))  # sent, but its sender died before recording it
+    after = knowing(chat(fake), known)  # a new process
+    assert await after.find(d, "d1:r1:s2:ada") == ts
+    assert await after.find(d, "d1:r1:s3:ada") is None
+    reads = fake.called("conversations.replies")
+    assert len(reads) == 2  # one read per post whose fate is unknown, and one page each
+    assert all(r.params["oldest"] == known and int(r.params["limit"]) <= 15 for r in reads)
+    assert all(r.params["include_all_metadata"] in ("1", "true", True) for r in reads)
     fake.disabled.add("conversations.replies")
     assert await chat(fake).find(d, "d1:r1:s1:ada") is None  # an unreadable thread never blocks publishing
 
@@ -128,7 +140,8 @@ async def test_a_thinking_placeholder_becomes_the_turn_even_after_a_restart(fake
     await before.drain()
     [placeholder] = fake.thread("C0001", d.thread_ref)[1:]
     assert placeholder.text == "Ada Lovelace is thinking…" and placeholder.username == "Ada Lovelace"
-    after = chat(fake)
+    after = knowing(chat(fake), d.thread_ref)  # the turn's post was claimed before the crash: its fate is unknown
+    assert await after.find(d, "d1:r1:s1:ada") is None  # not posted; the page read shows its placeholder
     ts = await after.publish(d, turn("d1:r1:s1:ada"))
     assert ts == placeholder.ts and len(fake.thread("C0001", d.thread_ref)) == 2
     assert "I think we should." in str(fake.find("C0001", ts).blocks)  # type: ignore[union-attr]
@@ -152,8 +165,9 @@ async def test_an_announcement_is_found_again_by_its_metadata_in_recent_channel_
     for i in range(250):
         fake.human("C0009", f"chatter {i}", "U0002")
     fake.calls.clear()
-    assert await after.find_announcement("T0001", "C0009", post.key) is None  # older than the bounded look
-    assert sum(int(x.params["limit"]) for x in fake.called("conversations.history")) == 200
+    assert await after.find_announcement("T0001", "C0009", post.key) is None  # older than the one page read
+    [read] = fake.called("conversations.history")
+    assert int(read.params["limit"]) <= 15
 
 
 async def test_an_edit_of_a_message_that_is_gone_is_skipped_and_the_post_still_shown(fake: FakeSlack) -> None:
