@@ -14,6 +14,7 @@ from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.clients import Tasks
 from adapters.slack.handlers import Council
+from adapters.slack.markup import escape
 from adapters.slack.place import Place
 
 ACTIONS = re.compile("^(" + "|".join(re.escape(p) for p in ix.ACTION_PREFIXES) + ")")
@@ -36,10 +37,10 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
             intent = tr.parse_council(body.get("text") or "", who=tr.Who(place.user, place.user_name),
                                       team_id=place.team, channel_id=place.channel, default_tz=council.default_tz)
         except tr.BadInput as exc:
-            await ack(response_type="ephemeral", text=str(exc))
+            await ack(response_type="ephemeral", text=escape(str(exc)))
             return
         if intent.kind == "help":
-            await ack(response_type="ephemeral", text=tr.HELP)
+            await ack(response_type="ephemeral", text=escape(tr.HELP))
             return
         await ack()
         tasks.spawn(council.run(intent, place, client), "slack:command")

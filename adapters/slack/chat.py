@@ -16,6 +16,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from adapters.slack.announce import announcement
 from adapters.slack.budgeted import LIVE, Skipped
+from adapters.slack.markup import escape
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
 from core.models import Discussion, Persona, Post, Status
 from core.ports import CannotPost
@@ -108,7 +109,7 @@ class SlackChat:
                    for f in post.files]
         try:
             await client.files_upload_v2(channel=channel, thread_ts=thread_ts or None, file_uploads=uploads,
-                                         initial_comment=" ".join(f.alt for f in post.files)[:3000])
+                                         initial_comment=escape(" ".join(f.alt for f in post.files))[:3000])
         except SlackApiError as exc:
             log.warning("could not upload the charts of %s: %s", post.key, exc.response.get("error"))
         except Exception:

@@ -20,7 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.slack.budgeted import BudgetedClient
-from adapters.slack.markup import times
+from adapters.slack.markup import escape, times
 from core.running.budget import RateBudget
 
 log = logging.getLogger(__name__)
@@ -140,10 +140,11 @@ class Users:
 
 async def ephemeral(client: AsyncWebClient, channel: str, user: str, text: str, *, thread_ts: str | None = None,
                     response_url: str | None = None, blocks: list[dict[str, Any]] | None = None,
-                    replace: bool = False) -> None:
+                    replace: bool = False, markup: bool = False) -> None:
     """Tell one person something only they see; through response_url when the bot can't post there. With
-    `replace`, the answer takes the place of the private message whose button was pressed (a confirm step)."""
-    text = times(text)  # the core's time markers, shown in the reader's own zone
+    `replace`, the answer takes the place of the private message whose button was pressed (a confirm step).
+    `text` is plain words, escaped here, unless `markup` says it is mrkdwn the adapter built (and escaped)."""
+    text = times(text if markup else escape(text))  # the core's time markers, shown in the reader's own zone
     if replace and response_url:
         try:
             await AsyncWebhookClient(response_url).send(text=text, blocks=blocks or [], response_type="ephemeral",

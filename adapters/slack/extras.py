@@ -13,6 +13,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.home import MAX_DISCUSSIONS, NEW_ACTION, HomeFacts, Row, home_view
+from adapters.slack.markup import escape
 from adapters.slack.place import Desk, Place
 from adapters.slack.views import start_view, topic_view
 from core.control import commands as c
@@ -54,7 +55,7 @@ async def export_files(council: Desk, discussion_id: str, place: Place, client: 
     who, _ = await council.who(client, place)
     try:
         await client.files_upload_v2(channel=d.channel, thread_ts=d.thread_ref or None, file_uploads=uploads,
-                                     initial_comment=f"📦 Export of `{d.id}`, asked for by {who.user_name}.")
+                                     initial_comment=f"📦 Export of `{d.id}`, asked for by {escape(who.user_name)}.")
     except SlackApiError as exc:
         error = exc.response.get("error")
         log.warning("export of %s refused: %s", d.id, error)

@@ -19,6 +19,7 @@ from adapters.slack import extras
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.clients import Users, dismiss, ephemeral
+from adapters.slack.markup import escape
 from adapters.slack.membership import ensure_member
 from adapters.slack.place import CoreApp, Place, facts
 from adapters.slack.render import render, settled
@@ -36,17 +37,17 @@ SETTLE_NOTES = {"roster:start": "started the discussion", "fail:retry": "chose *
 
 
 def digest_reply(text: str, channel: str) -> str:
-    """The service's answer to `/council digest`, led by the channel it is about (whatever its wording)."""
-    return f"<#{channel}>: {text}"
+    """The service's answer to `/council digest`, led by the channel it is about (whatever its wording): mrkdwn."""
+    return f"<#{channel}>: {escape(text)}"
 
 
 class Council:
     def __init__(self, core: CoreApp, users: Users, default_tz: str = "UTC") -> None:
         self.core, self.users, self.default_tz = core, users, default_tz
 
-    async def tell(self, client: AsyncWebClient, place: Place, text: str) -> None:
+    async def tell(self, client: AsyncWebClient, place: Place, text: str, *, markup: bool = False) -> None:
         await ephemeral(client, place.channel, place.user, text, thread_ts=place.thread_ts,
-                        response_url=place.response_url, replace=place.replace)
+                        response_url=place.response_url, replace=place.replace, markup=markup)
 
     async def who(self, client: AsyncWebClient, place: Place) -> tuple[tr.Who, str]:
         user = await self.users.get(client, place.team, place.user, place.user_name)
@@ -93,7 +94,7 @@ class Council:
         d = await self.core.service.guard.may_stop(asker)
         [question, *_] = render(posts.confirm_stop_post(d))
         await ephemeral(client, place.channel, place.user, question.text, thread_ts=place.thread_ts,
-                        response_url=place.response_url, blocks=question.blocks)
+                        response_url=place.response_url, blocks=question.blocks, markup=True)
 
     async def execute(self, cmd: c.Command, place: Place, client: AsyncWebClient, *, tz_explicit: bool = True,
                       announce: bool = True) -> Reply | None:
@@ -116,8 +117,10 @@ class Council:
             return None
         # Done: a failure from here on must not ask the person to try again (that would do it twice).
         if announce and reply.text and not isinstance(cmd, c.StartDiscussion | c.PostHumanMessage):
-            text = digest_reply(reply.text, cmd.channel) if isinstance(cmd, c.SetDigest) else reply.text
-            await self._tell_anyway(client, place, text)
+            if isinstance(cmd, c.SetDigest):
+                await self._tell_anyway(client, place, digest_reply(reply.text, cmd.channel), markup=True)
+            else:
+                await self._tell_anyway(client, place, reply.text)
         return reply
 
     # buttons and modals ---------------------------------------------------------------------------
@@ -311,9 +314,9 @@ class Council:
             log.exception("%s from %s in %s failed: %s", what, place.user, place.channel, type(exc).__name__)
             await self._tell_anyway(client, place, OOPS)
 
-    async def _tell_anyway(self, client: AsyncWebClient, place: Place, text: str) -> None:
+    async def _tell_anyway(self, client: AsyncWebClient, place: Place, text: str, *, markup: bool = False) -> None:
         try:
-            await self.tell(client, place, text)
+            await self.tell(client, place, text, markup=markup)
         except Exception:
             log.warning("could not tell %s what happened", place.user, exc_info=True)
 
