@@ -131,7 +131,7 @@ class Council:
                       channel=(body.get("channel") or {}).get("id", ""), user=user.get("id", ""),
                       user_name=user.get("name", ""), thread_ts=message.get("thread_ts") or message.get("ts"),
                       response_url=body.get("response_url"), trigger_id=body.get("trigger_id"),
-                      replace=bool((body.get("container") or {}).get("is_ephemeral")))
+                      replace=bool((body.get("container") or {}).get("is_ephemeral")), dm=tr.from_dm(body))
         async with self._guard(client, place, "button"):
             await self._button(body, message, place, client)
 

@@ -35,11 +35,12 @@ class Place:
     response_url: str | None = None
     trigger_id: str | None = None
     replace: bool = False  # a button on a private message: the answer takes its place (through response_url)
+    dm: bool = False  # from the app's direct message with the person: the discussion named decides where
 
 
 def facts(place: Place) -> dict[str, Any]:
     """Where a command comes from, as the core's permission checks need it."""
-    return {"platform": tr.PLATFORM, "workspace": place.team, "in_channel": place.channel}
+    return {"platform": tr.PLATFORM, "workspace": place.team, "in_channel": place.channel, "in_dm": place.dm}
 
 
 class Desk(Protocol):

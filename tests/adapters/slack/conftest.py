@@ -69,7 +69,7 @@ class Slack:
         assert msg is not None, f"no message {message_ts}"
         payload = fixture("block_actions")
         payload["user"] = {"id": user, "username": user.lower(), "name": user.lower(), "team_id": "T0001"}
-        payload["channel"]["id"] = channel
+        payload["channel"] = {"id": channel, "name": "directmessage" if channel.startswith("D") else "general"}
         payload["container"] |= {"message_ts": message_ts, "channel_id": channel, "thread_ts": msg.thread_ts}
         payload["message"] = msg.wire(False)
         payload["actions"] = [{"action_id": action_id, "block_id": "actions:0", "value": value, "type": "button",
