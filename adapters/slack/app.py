@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
@@ -15,7 +16,9 @@ from adapters.slack import translate as tr
 from adapters.slack.clients import Tasks
 from adapters.slack.handlers import Council
 from adapters.slack.markup import escape
+from adapters.slack.home import NEW_ACTION
 from adapters.slack.place import Place
+from adapters.slack.views import start_view
 
 ACTIONS = re.compile("^(" + "|".join(re.escape(p) for p in ix.ACTION_PREFIXES) + ")")
 
@@ -43,13 +46,20 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
             await ack(response_type="ephemeral", text=escape(tr.HELP))
             return
         await ack()
+        if intent.kind == "modal":  # the form first: nothing to look up, and its trigger_id lasts 3 s
+            place = replace(place, view_id=await council.loading(client, place.trigger_id))
         tasks.spawn(council.run(intent, place, client), "slack:command")
 
     @bolt.action(ACTIONS)
     async def button(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
+        action = (body.get("actions") or [{}])[0]
+        chosen = action.get("value") or (action.get("selected_option") or {}).get("value", "")
+        # A form opens now, before the database and behind no earlier click: its trigger_id lasts 3 s.
+        view_id = (await council.loading(client, body.get("trigger_id"))
+                   if ix.opens_modal(action.get("action_id", ""), chosen) else "")
         clicked = (_team(body), (body.get("user") or {}).get("id"), (body.get("container") or {}).get("message_ts"))
-        tasks.spawn_in_order(clicked, council.button(body, client), "slack:action")
+        tasks.spawn_in_order(clicked, council.button(body, client, view_id), "slack:action")
 
     @bolt.event("app_home_opened")
     async def home_opened(body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient) -> None:
@@ -59,6 +69,10 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
     @bolt.action(re.compile("^home:"))
     async def home_button(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
+        if ((body.get("actions") or [{}])[0]).get("action_id") == NEW_ACTION:  # the start form, at once
+            await council.show(client, Place(team=_team(body), channel="", user="", trigger_id=body.get("trigger_id")),
+                               start_view(ix.start_metadata(""), ask_channel=True))
+            return
         tasks.spawn(council.home_action(body, client), "slack:home-action")
 
     @bolt.view(ix.START_VIEW)
@@ -108,6 +122,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
         place = Place(team=_team(body), channel=(body.get("channel") or {}).get("id", ""),
                       user=(body.get("user") or {}).get("id", ""), user_name=(body.get("user") or {}).get("name", ""),
                       response_url=body.get("response_url"), trigger_id=body.get("trigger_id"))
+        place = replace(place, view_id=await council.loading(client, place.trigger_id))  # the form first
         tasks.spawn(council.prefill(place, message, client), "slack:shortcut")
 
     # Leaving a workspace: its installation (OAuth), schedules and digests go; discussions and exports stay.

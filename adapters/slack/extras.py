@@ -15,7 +15,7 @@ from adapters.slack import translate as tr
 from adapters.slack.home import MAX_DISCUSSIONS, NEW_ACTION, HomeFacts, Row, home_view
 from adapters.slack.markup import escape
 from adapters.slack.place import Desk, Place
-from adapters.slack.views import start_view, topic_view
+from adapters.slack.views import notice_view, start_view, topic_view
 from core.control import commands as c
 from core.control.service import UserError
 from core.deliberation import engine
@@ -32,13 +32,13 @@ async def ask_topic(council: Desk, intent: c.ChooseNextAction, place: Place, cli
     async with council.core.store.tx() as tx:
         state = await load_state(tx, intent.discussion_id)
     if state is None or state.discussion.status != Status.WAITING:
-        await council.tell(client, place, "The next step was already chosen.")
+        await council.show(client, place, notice_view("The next step was already chosen."))
         return
     ideas = engine.suggestions(state)
     deep = intent.action == NextAction.DEEP_DIVE
     suggestion = (ideas[0] if ideas else "") if deep else (ideas[1] if len(ideas) > 1 else "")
     meta = ix.topic_metadata(intent.discussion_id, intent.action.value, place.channel, place.thread_ts or "")
-    await client.views_open(trigger_id=place.trigger_id, view=topic_view(meta, deep, suggestion))
+    await council.show(client, place, topic_view(meta, deep, suggestion))
 
 async def export_files(council: Desk, discussion_id: str, place: Place, client: AsyncWebClient) -> None:
     """synthesis.md and the full transcript (JSON), uploaded into the discussion's thread."""

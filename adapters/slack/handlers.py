@@ -23,7 +23,7 @@ from adapters.slack.markup import escape
 from adapters.slack.membership import ensure_member
 from adapters.slack.place import CoreApp, Place, facts
 from adapters.slack.render import render, settled
-from adapters.slack.views import roster_view, start_view
+from adapters.slack.views import loading_view, notice_view, roster_view, start_view
 from core.control import commands as c
 from core.control.service import Reply, UserError, list_text
 from core.models import NEXT_ACTION_LABELS, Discussion, NextAction, Status
@@ -49,6 +49,26 @@ class Council:
         await ephemeral(client, place.channel, place.user, text, thread_ts=place.thread_ts,
                         response_url=place.response_url, replace=place.replace, markup=markup)
 
+    @staticmethod
+    async def loading(client: AsyncWebClient, trigger_id: str | None) -> str | None:
+        """Open a loading form at once, in the listener (a trigger_id is good for 3 s, once): the work behind it
+        (database reads, earlier clicks) fills it in later with views.update. None when Slack refused it."""
+        try:
+            resp = await client.views_open(trigger_id=trigger_id or "", view=loading_view())
+        except SlackApiError as exc:
+            log.warning("could not open a form: %s", exc.response.get("error"))
+            return None
+        return str((resp.get("view") or {}).get("id") or "")
+
+    async def show(self, client: AsyncWebClient, place: Place, view: dict[str, Any]) -> None:
+        """Fill in the form the listener opened (or open one, when there was none to fill)."""
+        if place.view_id is None:  # the trigger_id was refused: no form can open for this click any more
+            raise RuntimeError("Slack would not open the form")
+        if place.view_id:
+            await client.views_update(view_id=place.view_id, view=view)
+        else:
+            await client.views_open(trigger_id=place.trigger_id, view=view)
+
     async def who(self, client: AsyncWebClient, place: Place) -> tuple[tr.Who, str]:
         user = await self.users.get(client, place.team, place.user, place.user_name)
         return tr.Who(place.user, user.name, user.is_admin, user.groups), user.tz
@@ -68,8 +88,7 @@ class Council:
             if intent.kind == "help":
                 await self.tell(client, place, tr.HELP)
             elif intent.kind == "modal":
-                await client.views_open(trigger_id=place.trigger_id,
-                                        view=start_view(ix.start_metadata(place.channel, place.thread_ts or "")))
+                await self.show(client, place, start_view(ix.start_metadata(place.channel, place.thread_ts or "")))
             elif intent.kind == "list":
                 asker = await self.asker(client, place)
                 await self.tell(client, place, list_text(await self.core.service.guard.discussions(asker)))
@@ -124,14 +143,15 @@ class Council:
         return reply
 
     # buttons and modals ---------------------------------------------------------------------------
-    async def button(self, body: dict[str, Any], client: AsyncWebClient) -> None:
+    async def button(self, body: dict[str, Any], client: AsyncWebClient, view_id: str | None = "") -> None:
         message = body.get("message") or {}
         user = body.get("user") or {}
         place = Place(team=(body.get("team") or {}).get("id") or user.get("team_id", ""),
                       channel=(body.get("channel") or {}).get("id", ""), user=user.get("id", ""),
                       user_name=user.get("name", ""), thread_ts=message.get("thread_ts") or message.get("ts"),
                       response_url=body.get("response_url"), trigger_id=body.get("trigger_id"),
-                      replace=bool((body.get("container") or {}).get("is_ephemeral")), dm=tr.from_dm(body))
+                      replace=bool((body.get("container") or {}).get("is_ephemeral")), dm=tr.from_dm(body),
+                      view_id=view_id)
         async with self._guard(client, place, "button"):
             await self._button(body, message, place, client)
 
@@ -156,7 +176,7 @@ class Council:
         if isinstance(intent, ix.OpenRosterModal):
             async with self.core.store.tx() as tx:
                 personas = await tx.personas(intent.discussion_id)
-            await client.views_open(trigger_id=place.trigger_id, view=roster_view(intent.discussion_id, personas))
+            await self.show(client, place, roster_view(intent.discussion_id, personas))
             return
         # The thread shows everything else; the answer to a confirm step replaces its private question.
         quiet = not (isinstance(intent, c.CastBallot) or place.replace)
@@ -225,11 +245,11 @@ class Council:
         async with self._guard(client, replace(place, thread_ts=thread_ts or None), "shortcut"):
             existing = await self._by_thread(place.channel, thread_ts)
             if existing is not None and existing.status not in (Status.DONE, Status.STOPPED):
-                await self.tell(client, replace(place, thread_ts=thread_ts or None),
-                                f"This thread already hosts a council (`{existing.id}`): reply here to join it.")
+                await self.show(client, place, notice_view(
+                    f"This thread already hosts a council ({existing.id}): reply in it to join."))
                 return
-            await client.views_open(trigger_id=place.trigger_id, view=start_view(
-                ix.start_metadata(place.channel, thread_ts), topic=self.topic_of(message)))
+            await self.show(client, place, start_view(ix.start_metadata(place.channel, thread_ts),
+                                                      topic=self.topic_of(message)))
 
     async def start_from_form(self, cmd: c.StartDiscussion, place: Place, client: AsyncWebClient) -> None:
         """The start form submitted; started from a thread (the shortcut), that thread is the context."""
