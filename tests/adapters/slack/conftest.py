@@ -15,7 +15,7 @@ import pytest
 from adapters.slack.budgeted import per_minute
 from adapters.slack.chat import SlackChat
 from adapters.slack.clients import SingleWorkspace, web_client
-from adapters.slack.server import SlackConfig, SlackServer
+from adapters.slack.server import BOT_SCOPES, SlackConfig, SlackServer
 from bot.settings import Settings
 from bot.wiring import build_app
 from core.running.budget import LocalBuckets, RateBudget
@@ -124,7 +124,9 @@ class Slack:
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack(time_scale=TIME_SCALE) as f:
+    # The token holds the scopes the app asks for at install (the manifest's), and no more: a call outside them
+    # answers missing_scope as Slack would.
+    async with FakeSlack(time_scale=TIME_SCALE, scopes={"xoxb-test": frozenset(BOT_SCOPES)}) as f:
         f.add_user("U0001", "Dana")
         f.add_user("U0002", "Lee")
         f.add_user("U0003", "Ines", admin=True)
