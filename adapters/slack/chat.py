@@ -63,8 +63,9 @@ class ThreadIndex:
 
 
 class SlackChat:
-    def __init__(self, client_for: ClientFor) -> None:
-        """`client_for` gives each workspace's client; new messages are paced per channel there (BudgetedClient)."""
+    def __init__(self, client_for: ClientFor, *, time_scale: float = 1.0) -> None:
+        """`client_for` gives each workspace's client; new messages are paced per channel there (BudgetedClient).
+        `time_scale`: Slack's seconds run this much faster (benches), the live-edit gap with them."""
         self.client_for = client_for
         self._fresh: set[str] = set()  # discussions whose header this process posted: nothing to recover
         self._index: dict[str, ThreadIndex] = {}  # what the last look for a post of unknown fate found
@@ -73,7 +74,7 @@ class SlackChat:
         # discussion -> turn key -> (persona name, the placeholder's ts): a post looks among its discussion's only
         self._thinking: dict[str, dict[str, tuple[str, asyncio.Task[str | None]]]] = {}
         self._links: dict[str, str] = {}
-        self._live = ChannelBudget(LIVE_GAP_S)
+        self._live = ChannelBudget(LIVE_GAP_S / time_scale)
 
     # ChatPort ---------------------------------------------------------------------------------------
     async def publish(self, discussion: Discussion, post: Post) -> str:

@@ -72,7 +72,7 @@ class SlackServer:
         self.config, self.build = config, build
         self.routes = routes or []  # more pages on the same port (the discussion pages, mounted by the wiring)
         self.tasks = Tasks()
-        self.chat = SlackChat(self._client_for)
+        self.chat = SlackChat(self._client_for, time_scale=config.time_scale)
         self.budget: RateBudget | None = None
         self.core: ClosableCore | None = None
         self.bolt: AsyncApp | None = None
