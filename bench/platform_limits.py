@@ -57,6 +57,20 @@ async def drop_database(url: str, name: str) -> None:
     await admin.dispose()
 
 
+QUERY = "SELECT id, status FROM discussions"
+
+
+def read_sqlite(path: str) -> dict[str, str]:
+    """Read-only, beside the app that writes the file (a quick read; the app waits on nothing)."""
+    if not Path(path).exists():
+        return {}
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as conn:
+        try:
+            return {i: s for i, s in conn.execute(QUERY)}
+        except sqlite3.OperationalError:  # not migrated yet
+            return {}
+
+
 class Statuses:
     """The discussions' statuses, read from the database the replicas share."""
 
@@ -65,18 +79,10 @@ class Statuses:
         self.engine = None if url.startswith("sqlite") else create_async_engine(normalize_url(url))
 
     async def read(self) -> dict[str, str]:
-        query = "SELECT id, status FROM discussions"
         if self.engine is None:
-            path = make_url(self.url).database or ""
-            if not Path(path).exists():
-                return {}
-            with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as conn:
-                try:
-                    return {i: s for i, s in conn.execute(query)}
-                except sqlite3.OperationalError:  # not migrated yet
-                    return {}
+            return read_sqlite(make_url(self.url).database or "")
         async with self.engine.connect() as conn:
-            return {i: s for i, s in (await conn.execute(text(query))).all()}
+            return {i: s for i, s in (await conn.execute(text(QUERY))).all()}
 
     async def close(self) -> None:
         if self.engine is not None:

@@ -15,8 +15,8 @@ from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.clients import Tasks
 from adapters.slack.handlers import Council
-from adapters.slack.markup import escape
 from adapters.slack.home import NEW_ACTION
+from adapters.slack.markup import escape
 from adapters.slack.place import Place
 from adapters.slack.views import start_view
 

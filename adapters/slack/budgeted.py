@@ -56,7 +56,7 @@ class BudgetedClient(AsyncWebClient):
         self.budget, self.scope, self.pace_s = budget, scope, pace_s
 
     async def api_call(self, api_method: str, **kw: Any) -> AsyncSlackResponse:  # type: ignore[override]
-        body = next((kw[k] for k in ("json", "data", "params") if isinstance(kw.get(k), dict)), {})
+        body: dict[str, Any] = next((kw[k] for k in ("json", "data", "params") if isinstance(kw.get(k), dict)), {})
         channel = str(body.get(PACED[api_method]) or "") if api_method in PACED else ""
         live = LIVE.get()
         for attempt in range(MAX_WAITS + 1):

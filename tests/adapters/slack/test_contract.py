@@ -8,8 +8,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from adapters.slack.chat import SlackChat
-from adapters.slack.clients import SingleWorkspace, web_client
 from core.models import Discussion, Post
 from core.ports import ChatPort
 from tests.adapters.contract import ChatPortContract
