@@ -15,7 +15,12 @@ class RateRepo(Repo):
         ends, so replicas change one bucket one at a time (None: no row yet)."""
         c = t.rate_budget.c
         query = select(c.tokens, c.at, c.paused_until).where(c.key == key)
-        if self.conn.dialect.name != "sqlite":  # SQLite's writers already run one at a time
+        if self.conn.dialect.name == "postgresql":  # SQLite's writers already run one at a time
+            # A new bucket's row is made first (empty a very long time ago: full), so two replicas that meet it at
+            # once queue on its lock instead of both starting it full.
+            await self.conn.execute(postgresql.insert(t.rate_budget).values(key=key, tokens=0.0, at=0.0,
+                                                                            paused_until=0.0)
+                                    .on_conflict_do_nothing(index_elements=["key"]))
             query = query.with_for_update()
         row = (await self.conn.execute(query)).first()
         return (float(row[0]), float(row[1]), float(row[2])) if row is not None else None
