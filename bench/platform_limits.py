@@ -189,7 +189,7 @@ async def run(k: int, replicas: int, scale: float, within_s: float, gap_s: float
     for c in calls:
         by_method[c.method] = by_method.get(c.method, 0) + 1
     updates = [c for c in calls if c.method == "chat.update"]
-    live = [c for c in updates if live_edit(c.params)]
+    live = [c for c in updates if live_edit(c.params) and not c.limited]  # edits Slack took
     worst = 0.0
     print(f"{k} discussions in one workspace, {replicas} replica(s) on {'PostgreSQL' if made else 'SQLite'}, "
           f"Slack's limits {scale:g}× faster; {wall:.0f} s ({wall * scale / 60:.1f} Slack minutes)")
@@ -204,7 +204,7 @@ async def run(k: int, replicas: int, scale: float, within_s: float, gap_s: float
     if live:
         start, end = min(c.at for c in live), max(c.at for c in live)
         minutes = (end - start) * scale / 60
-        finals = sum(1 for c in updates if not live_edit(c.params) and start <= c.at <= end)
+        finals = sum(1 for c in updates if not live_edit(c.params) and not c.limited and start <= c.at <= end)
         budget = TIER3_PER_MINUTE * minutes
         leftover = max(budget - finals, 1.0)
         share_used = len(live) / leftover

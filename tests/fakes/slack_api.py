@@ -26,6 +26,7 @@ class Call:
     params: dict[str, Any]
     token: str
     at: float
+    limited: bool = False  # answered 429
 
 
 @dataclass
@@ -267,14 +268,17 @@ class FakeSlack:
         method = request.match_info["method"]
         params = await self._params(request)
         token = request.headers.get("Authorization", "").removeprefix("Bearer ").strip() or params.get("token", "")
-        self.calls.append(Call(method, params, token, self.clock()))
+        call = Call(method, params, token, self.clock())
+        self.calls.append(call)
         if self.latency[method]:  # Web API calls take as long as they take: a later call may answer first
             await asyncio.sleep(self.latency[method].popleft())
         if self.limited[method]:
+            call.limited = True
             return self._limited(method, self.limited[method].popleft())
         team = self.tokens.get(token, TEAM)
         channel = str(params.get("channel") or "") if method == "chat.postMessage" else ""
         if retry_after := self.limits.retry_after(team, method, self.conversation(channel)["id"] if channel else ""):
+            call.limited = True
             return self._limited(method, retry_after)
         if method in self.unreachable:  # the client sees a dropped connection (after its retries), not an error
             if request.transport is not None:
