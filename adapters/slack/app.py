@@ -46,6 +46,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
             await ack(response_type="ephemeral", text=escape(tr.HELP))
             return
         await ack()
+        client = await council.client(_team(body), client)
         if intent.kind == "modal":  # the form first: nothing to look up, and its trigger_id lasts 3 s
             place = replace(place, view_id=await council.loading(client, place.trigger_id))
         tasks.spawn(council.run(intent, place, client), "slack:command")
@@ -53,6 +54,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
     @bolt.action(ACTIONS)
     async def button(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
+        client = await council.client(_team(body), client)
         action = (body.get("actions") or [{}])[0]
         chosen = action.get("value") or (action.get("selected_option") or {}).get("value", "")
         # A form opens now, before the database and behind no earlier click: its trigger_id lasts 3 s.
@@ -63,12 +65,14 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
 
     @bolt.event("app_home_opened")
     async def home_opened(body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient) -> None:
+        client = await council.client(_team(body), client)
         if event.get("tab", "home") == "home" and event.get("user"):
             tasks.spawn(council.home(_team(body), event["user"], client), "slack:home")
 
     @bolt.action(re.compile("^home:"))
     async def home_button(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
+        client = await council.client(_team(body), client)
         if ((body.get("actions") or [{}])[0]).get("action_id") == NEW_ACTION:  # the start form, at once
             await council.show(client, Place(team=_team(body), channel="", user="", trigger_id=body.get("trigger_id")),
                                start_view(ix.start_metadata(""), ask_channel=True))
@@ -87,6 +91,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
             await ack(response_action="errors", errors=ix.view_errors(exc))
             return
         await ack()
+        client = await council.client(_team(body), client)
         place = Place(team=_team(body), channel=cmd.channel, user=who.user_id, user_name=who.user_name,
                       thread_ts=cmd.thread_ref or None)
         tasks.spawn(council.start_from_form(cmd, place, client), "slack:start")
@@ -102,6 +107,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
             await ack(response_action="errors", errors=ix.view_errors(tr.BadInput(str(exc))))
             return
         await ack()
+        client = await council.client(_team(body), client)
         meta = json.loads(view.get("private_metadata") or "{}")
         place = Place(team=_team(body), channel=meta.get("channel", ""), user=cmd.user_id, user_name=cmd.user_name,
                       thread_ts=meta.get("thread_ts") or None)
@@ -111,6 +117,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
     async def roster_submitted(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any],
                                client: AsyncWebClient) -> None:
         await ack()
+        client = await council.client(_team(body), client)
         user = body.get("user") or {}
         place = Place(team=_team(body), channel="", user=user.get("id", ""), user_name=user.get("name", ""))
         tasks.spawn(council.roster(view, place, client), "slack:roster")
@@ -118,6 +125,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
     @bolt.shortcut(ix.SHORTCUT)
     async def shortcut(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
+        client = await council.client(_team(body), client)
         message = body.get("message") or {}
         place = Place(team=_team(body), channel=(body.get("channel") or {}).get("id", ""),
                       user=(body.get("user") or {}).get("id", ""), user_name=(body.get("user") or {}).get("name", ""),
@@ -147,12 +155,14 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
     @bolt.event("app_mention")
     async def mention(body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient,
                       context: AsyncBoltContext) -> None:
+        client = await council.client(_team(body), client)
         key = f"slack:{event.get('channel', '')}:{event.get('ts', '')}"
         tasks.spawn(council.mention(event, key, _team(body), context.bot_user_id or "", client), "slack:mention")
 
     @bolt.event("message")
     async def message(body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient,
                       context: AsyncBoltContext) -> None:
+        client = await council.client(_team(body), client)
         bot = context.bot_user_id or ""
         if tr.is_human_reply(event) or not event.get("thread_ts"):
             if event.get("user") and not event.get("subtype") and tr.mentions(event.get("text") or "", bot):

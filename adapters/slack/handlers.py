@@ -18,6 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack import extras
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
+from adapters.slack.chat import ClientFor
 from adapters.slack.clients import Users, dismiss, ephemeral
 from adapters.slack.markup import escape
 from adapters.slack.membership import ensure_member
@@ -42,8 +43,19 @@ def digest_reply(text: str, channel: str) -> str:
 
 
 class Council:
-    def __init__(self, core: CoreApp, users: Users, default_tz: str = "UTC") -> None:
+    def __init__(self, core: CoreApp, users: Users, default_tz: str = "UTC", clients: ClientFor | None = None
+                 ) -> None:
         self.core, self.users, self.default_tz = core, users, default_tz
+        self.clients = clients  # each workspace's budgeted client (SlackChat's too): one rate budget for both
+
+    async def client(self, team: str, given: AsyncWebClient) -> AsyncWebClient:
+        """The workspace's budgeted client (its rate budget and per-channel pacing), else the one bolt gave."""
+        if self.clients is None or not team:
+            return given
+        try:
+            return await self.clients(team)
+        except LookupError:
+            return given
 
     async def tell(self, client: AsyncWebClient, place: Place, text: str, *, markup: bool = False) -> None:
         await ephemeral(client, place.channel, place.user, text, thread_ts=place.thread_ts,

@@ -115,7 +115,7 @@ class SlackServer:
         self.core = await self.build({"slack": self.chat})  # migrates: /healthz answers 200 from here on
         self.chat.last_ref = self._last_ref
         self.bolt = await self._bolt(self.core)
-        register(self.bolt, Council(self.core, Users(cfg.admin_groups), cfg.default_tz), self.tasks)
+        register(self.bolt, Council(self.core, Users(cfg.admin_groups), cfg.default_tz, self._client_for), self.tasks)
         if cfg.app_token:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
