@@ -61,6 +61,7 @@ class SlackConfig:
     pace_s: float = 1.0  # seconds between new messages in one channel (Slack's seconds)
     time_scale: float = 1.0  # Slack's rate limits run this much faster than the wall clock (tests and benches)
     marketplace: bool = False  # listed in the Slack Marketplace: thread reads are Tier 3, not 1 a minute
+    rate_budget: bool = True  # False (benches of the app itself): no per-method budget; posts are still paced
     scopes: list[str] = field(default_factory=lambda: list(BOT_SCOPES))
     admin_groups: frozenset[str] = frozenset()  # Slack user-group ids (S…) in COUNCIL_ADMINS
 
@@ -130,7 +131,8 @@ class SlackServer:
         self._http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
         base = web_client(cfg.api_url, cfg.bot_token or None, session=self._http)
         # One budget per workspace and method for every replica (in the database on PostgreSQL).
-        self.budget = RateBudget(buckets_for(core.store), per_minute(cfg.marketplace), scale=cfg.time_scale)
+        self.budget = RateBudget(buckets_for(core.store), per_minute(cfg.marketplace) if cfg.rate_budget else {},
+                                 scale=cfg.time_scale)
         if cfg.client_id and cfg.client_secret:
             engine = core.store.engine
             installs = AsyncSQLAlchemyInstallationStore(client_id=cfg.client_id, engine=engine)
