@@ -69,6 +69,7 @@ class SlackChat:
         self.client_for = client_for
         self._fresh: set[str] = set()  # discussions whose header this process posted: nothing to recover
         self._index: dict[str, ThreadIndex] = {}  # what the last look for a post of unknown fate found
+        self._reading: dict[str, asyncio.Future[ThreadIndex]] = {}
         # The newest ref the database recorded as sent for a discussion (the wiring gives it the store).
         self.last_ref: Callable[[str], Awaitable[str]] | None = None
         # discussion -> turn key -> (persona name, the placeholder's ts): a post looks among its discussion's only
@@ -276,7 +277,7 @@ class SlackChat:
     # thinking placeholders -------------------------------------------------------------------------
     async def _show_thinking(self, discussion: Discussion, persona: Persona, key: str) -> str | None:
         try:
-            index = self._index.get(discussion.id)  # only what a look for a post of unknown fate already read
+            index = await self._taken_over(discussion)
             if index is not None and key in index.placeholders:
                 return index.placeholders.pop(key)
             client = await self.client_for(discussion.workspace)
@@ -318,6 +319,24 @@ class SlackChat:
         self._live.forget(key)
 
     # recovery ---------------------------------------------------------------------------------------
+    async def _taken_over(self, discussion: Discussion) -> ThreadIndex | None:
+        """A discussion this process did not start: the placeholders a dead driver left are posts of unknown fate
+        too, looked for once per process in the one page after the newest post the database knows was sent
+        (its turns' placeholders went out after it). None for a discussion this process started."""
+        if discussion.id in self._fresh:
+            return None
+        index = self._index.get(discussion.id)
+        if index is not None:
+            return index
+        reading = self._reading.get(discussion.id)
+        if reading is None:  # parallel turns share the one read
+            reading = self._reading[discussion.id] = asyncio.ensure_future(self._read_thread(discussion))
+        try:
+            return await asyncio.shield(reading)
+        finally:
+            if reading.done():
+                self._reading.pop(discussion.id, None)
+
     async def _read_thread(self, discussion: Discussion) -> ThreadIndex:
         """One page of the thread after the newest post the database knows was sent: a post whose fate is
         unknown (its sender died, or its answer was lost) went out after it, if at all."""
