@@ -146,14 +146,20 @@ class RateBudget:
         if rate is None:
             return True
         now = self.now()
-        ok = await self.buckets.change(f"{scope}:{method}", lambda b: take_left(b, rate, now))
+        quiet = await self.buckets.change(f"{scope}:live", lambda b: (b or Bucket(0.0, now), b is None or
+                                                                       b.paused_until <= now))
+        ok = quiet and await self.buckets.change(f"{scope}:{method}", lambda b: take_left(b, rate, now))
         self.spent[(method, "live" if ok else "skipped")] += 1
         return ok
 
     async def refused(self, scope: str, method: str, retry_after_s: float, channel: str = "") -> None:
-        """The platform answered 429: pause this bucket (a channel's posts, or the workspace's method)."""
+        """The platform answered 429: pause this bucket (a channel's posts, or the workspace's method), and the
+        workspace's live text whatever the method: it is the first thing to give way."""
         self.spent[(method, "refused")] += 1
         now = self.now()
+        until = now + retry_after_s
+        await self.buckets.change(f"{scope}:live", lambda b: (Bucket(0.0, now, max(until, b.paused_until if b
+                                                                                     else 0.0)), None))
         key, rate = (f"{scope}:post:{channel}", Rate(1.0, 1.0)) if channel else (f"{scope}:{method}",
                                                                                    self.rate(method))
         if rate is not None:

@@ -77,6 +77,16 @@ async def test_a_429_pauses_live_text_and_final_posts_wait_it_out() -> None:
     assert await b.spend_left("T1", "chat.update")
 
 
+async def test_a_429_on_any_method_pauses_the_workspaces_live_text() -> None:
+    wall = Wall()
+    b = budget(wall)
+    await b.refused("T1", "chat.postMessage", retry_after_s=5, channel="C1")  # a channel's posts, not chat.update
+    assert not await b.spend_left("T1", "chat.update")
+    assert await b.spend_left("T2", "chat.update")  # another workspace goes on
+    wall.t += 6
+    assert await b.spend_left("T1", "chat.update")
+
+
 async def test_new_messages_are_paced_per_channel_in_the_order_asked() -> None:
     wall = Wall()
     b = budget(wall)
