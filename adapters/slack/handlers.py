@@ -347,6 +347,11 @@ class Council:
             await self._tell_anyway(client, place, OOPS)
 
     async def _tell_anyway(self, client: AsyncWebClient, place: Place, text: str, *, markup: bool = False) -> None:
+        if place.view_id:  # the form the listener opened says it too, instead of loading forever
+            try:
+                await client.views_update(view_id=place.view_id, view=notice_view(text))
+            except Exception:
+                log.warning("could not show the answer in the form", exc_info=True)
         try:
             await self.tell(client, place, text, markup=markup)
         except Exception:

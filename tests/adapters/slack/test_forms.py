@@ -31,3 +31,18 @@ async def test_a_form_opens_within_its_trigger_even_behind_a_slow_earlier_click(
     [opened] = fake.views  # the only view Slack opened, and the one the deep dive filled in
     assert opened["view"]["callback_id"] == "council_next_topic" and opened.get("updates") == 1
     assert opened["view"]["blocks"][0]["element"]["initial_value"], "the council's suggestion, filled in"
+
+
+async def test_a_form_with_nothing_left_to_ask_says_so_instead_of_loading_forever(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    await slack.command("Should we sunset the legacy mobile app?")
+    await server.idle()
+    d = await only(server)
+    [choice] = with_action(fake, d.thread_ref, '"next:deep_dive"')
+    await slack.click(choice.ts, "next:synthesize", f"{d.id}|synthesize")  # the discussion ends
+    await server.idle()
+    await slack.click(choice.ts, "next:deep_dive", f"{d.id}|deep_dive", user="U0002")  # a copy seen late
+    await server.idle()
+    [opened] = fake.views
+    assert "already chosen" in str(opened["view"]["blocks"]) and opened["view"]["close"]["text"] == "OK"
