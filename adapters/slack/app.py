@@ -11,6 +11,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 from slack_bolt.listener.async_builtins import AsyncTokenRevocationListeners
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack import forms
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.clients import Tasks
@@ -48,7 +49,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
         await ack()
         client = await council.client(_team(body), client)
         if intent.kind == "modal":  # the form first: nothing to look up, and its trigger_id lasts 3 s
-            place = replace(place, view_id=await council.loading(client, place.trigger_id))
+            place = replace(place, view_id=await forms.loading(client, place.trigger_id))
         tasks.spawn(council.run(intent, place, client), "slack:command")
 
     @bolt.action(ACTIONS)
@@ -58,7 +59,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
         action = (body.get("actions") or [{}])[0]
         chosen = action.get("value") or (action.get("selected_option") or {}).get("value", "")
         # A form opens now, before the database and behind no earlier click: its trigger_id lasts 3 s.
-        view_id = (await council.loading(client, body.get("trigger_id"))
+        view_id = (await forms.loading(client, body.get("trigger_id"))
                    if ix.opens_modal(action.get("action_id", ""), chosen) else "")
         clicked = (_team(body), (body.get("user") or {}).get("id"), (body.get("container") or {}).get("message_ts"))
         tasks.spawn_in_order(clicked, council.button(body, client, view_id), "slack:action")
@@ -130,7 +131,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
         place = Place(team=_team(body), channel=(body.get("channel") or {}).get("id", ""),
                       user=(body.get("user") or {}).get("id", ""), user_name=(body.get("user") or {}).get("name", ""),
                       response_url=body.get("response_url"), trigger_id=body.get("trigger_id"))
-        place = replace(place, view_id=await council.loading(client, place.trigger_id))  # the form first
+        place = replace(place, view_id=await forms.loading(client, place.trigger_id))  # the form first
         tasks.spawn(council.prefill(place, message, client), "slack:shortcut")
 
     # Leaving a workspace: its installation (OAuth), schedules and digests go; discussions and exports stay.

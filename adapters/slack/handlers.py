@@ -15,7 +15,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack import extras
+from adapters.slack import extras, forms
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.chat import ClientFor
@@ -24,7 +24,7 @@ from adapters.slack.markup import escape
 from adapters.slack.membership import ensure_member
 from adapters.slack.place import CoreApp, Place, facts
 from adapters.slack.render import render, settled
-from adapters.slack.views import loading_view, notice_view, roster_view, start_view
+from adapters.slack.views import notice_view, roster_view, start_view
 from core.control import commands as c
 from core.control.service import Reply, UserError, list_text
 from core.models import NEXT_ACTION_LABELS, Discussion, NextAction, Status
@@ -61,25 +61,8 @@ class Council:
         await ephemeral(client, place.channel, place.user, text, thread_ts=place.thread_ts,
                         response_url=place.response_url, replace=place.replace, markup=markup)
 
-    @staticmethod
-    async def loading(client: AsyncWebClient, trigger_id: str | None) -> str | None:
-        """Open a loading form at once, in the listener (a trigger_id is good for 3 s, once): the work behind it
-        (database reads, earlier clicks) fills it in later with views.update. None when Slack refused it."""
-        try:
-            resp = await client.views_open(trigger_id=trigger_id or "", view=loading_view())
-        except SlackApiError as exc:
-            log.warning("could not open a form: %s", exc.response.get("error"))
-            return None
-        return str((resp.get("view") or {}).get("id") or "")
-
     async def show(self, client: AsyncWebClient, place: Place, view: dict[str, Any]) -> None:
-        """Fill in the form the listener opened (or open one, when there was none to fill)."""
-        if place.view_id is None:  # the trigger_id was refused: no form can open for this click any more
-            raise RuntimeError("Slack would not open the form")
-        if place.view_id:
-            await client.views_update(view_id=place.view_id, view=view)
-        else:
-            await client.views_open(trigger_id=place.trigger_id, view=view)
+        await forms.show(client, place, view)
 
     async def who(self, client: AsyncWebClient, place: Place) -> tuple[tr.Who, str]:
         user = await self.users.get(client, place.team, place.user, place.user_name)
