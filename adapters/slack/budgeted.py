@@ -25,7 +25,9 @@ PER_MINUTE = {
 UNLISTED_READS = {"conversations.history": 1, "conversations.replies": 1}
 PACED = {"chat.postMessage": "channel", "files.completeUploadExternal": "channel_id"}  # new messages in a channel
 MAX_WAITS = 5  # 429s answered for one call of work people must see before the caller is told to come back later
-LIVE: contextvars.ContextVar[bool] = contextvars.ContextVar("slack_live_text", default=False)
+# How a call spends: "final" (work people must see: waits its turn), "live" (live text: only from what is left above
+# the reserve, never waited for or retried), "spare" (a courtesy: only a call there right now).
+PRIORITY: contextvars.ContextVar[str] = contextvars.ContextVar("slack_call_priority", default="final")
 
 
 def per_minute(marketplace: bool = False) -> dict[str, float]:
@@ -48,8 +50,8 @@ def retry_after(response: AsyncSlackResponse) -> float:
 
 
 class BudgetedClient(AsyncWebClient):
-    """One workspace's client (`scope`): every call is spent from `budget` first. Calls made while LIVE is set are
-    live text: they take only what is left and are skipped (Skipped) rather than waited for or retried."""
+    """One workspace's client (`scope`): every call is spent from `budget` first, by the PRIORITY it is made
+    under; live text and spare calls are skipped (Skipped) rather than waited for or retried."""
 
     def __init__(self, *, budget: RateBudget, scope: str, pace_s: float = 1.0, **kw: Any) -> None:
         super().__init__(**kw)
@@ -58,10 +60,12 @@ class BudgetedClient(AsyncWebClient):
     async def api_call(self, api_method: str, **kw: Any) -> AsyncSlackResponse:  # type: ignore[override]
         body: dict[str, Any] = next((kw[k] for k in ("json", "data", "params") if isinstance(kw.get(k), dict)), {})
         channel = str(body.get(PACED[api_method]) or "") if api_method in PACED else ""
-        live = LIVE.get()
+        priority = PRIORITY.get()
+        live = priority != "final"
         for attempt in range(MAX_WAITS + 1):
             if live:
-                if not await self.budget.spend_left(self.scope, api_method):
+                spend = self.budget.spend_left if priority == "live" else self.budget.spend_spare
+                if not await spend(self.scope, api_method):
                     raise Skipped(api_method)
             else:
                 if channel:

@@ -15,7 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from adapters.slack.announce import announcement
-from adapters.slack.budgeted import LIVE, Skipped
+from adapters.slack.budgeted import PRIORITY, Skipped
 from adapters.slack.markup import escape
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
 from core.models import Discussion, Persona, Post, Status
@@ -158,13 +158,13 @@ class SlackChat:
         if not ts or key not in self._thinking.get(discussion.id, {}) or not self._live.allow(discussion.channel, key):
             return
         client = await self.client_for(discussion.workspace)
-        marked = LIVE.set(True)  # from what the workspace's budget leaves: skipped, never waited for
+        marked = PRIORITY.set("live")  # from what the workspace's budget leaves: skipped, never waited for
         try:
             await self._edit(client, discussion.channel, ts, live(persona, key, text))
         except Skipped:
             log.debug("live text of %s skipped: no chat.update left in the budget", key)
         finally:
-            LIVE.reset(marked)
+            PRIORITY.reset(marked)
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         """One new top-level message carrying the key in its metadata; an overflow goes into its thread."""
@@ -322,7 +322,9 @@ class SlackChat:
     async def _taken_over(self, discussion: Discussion) -> ThreadIndex | None:
         """A discussion this process did not start: the placeholders a dead driver left are posts of unknown fate
         too, looked for once per process in the one page after the newest post the database knows was sent
-        (its turns' placeholders went out after it). None for a discussion this process started."""
+        (its turns' placeholders went out after it), if the workspace's budget has that read to spare right now:
+        a takeover never waits for it (a replica that died with many discussions would wait minutes for reads
+        Slack allows once a minute). None for a discussion this process started."""
         if discussion.id in self._fresh:
             return None
         index = self._index.get(discussion.id)
@@ -330,17 +332,18 @@ class SlackChat:
             return index
         reading = self._reading.get(discussion.id)
         if reading is None:  # parallel turns share the one read
-            reading = self._reading[discussion.id] = asyncio.ensure_future(self._read_thread(discussion))
+            reading = self._reading[discussion.id] = asyncio.ensure_future(self._read_thread(discussion, "spare"))
         try:
             return await asyncio.shield(reading)
         finally:
             if reading.done():
                 self._reading.pop(discussion.id, None)
 
-    async def _read_thread(self, discussion: Discussion) -> ThreadIndex:
+    async def _read_thread(self, discussion: Discussion, priority: str = "final") -> ThreadIndex:
         """One page of the thread after the newest post the database knows was sent: a post whose fate is
         unknown (its sender died, or its answer was lost) went out after it, if at all."""
         index = ThreadIndex(read_at=time.monotonic())
+        marked = PRIORITY.set(priority)
         try:
             client = await self.client_for(discussion.workspace)
             after = await self.last_ref(discussion.id) if self.last_ref is not None else ""
@@ -352,10 +355,14 @@ class SlackChat:
                     index.posts.setdefault(key, {})[int(payload.get("part") or 0)] = str(message["ts"])
                 elif meta.get("event_type") == THINKING_EVENT and key:
                     index.placeholders[key] = str(message["ts"])
+        except Skipped:
+            log.info("no thread read to spare for %s; its placeholders are posted anew", discussion.id)
         except SlackApiError as exc:
             log.warning("could not read thread of %s: %s", discussion.id, exc.response.get("error"))
         except Exception:
             log.warning("could not read thread of %s", discussion.id, exc_info=True)
+        finally:
+            PRIORITY.reset(marked)
         self._index[discussion.id] = index
         return index
 

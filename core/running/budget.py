@@ -55,10 +55,11 @@ def reserve(b: Bucket | None, rate: Rate, now: float) -> tuple[Bucket, float]:
     return b, max(0.0, b.at - now) + max(0.0, -b.tokens / rate.per_s)  # `at` is ahead of now while paused
 
 
-def take_left(b: Bucket | None, rate: Rate, now: float) -> tuple[Bucket, bool]:
-    """Live text: a call only if one is left above the reserve now, and the platform has not just said stop."""
+def take_left(b: Bucket | None, rate: Rate, now: float, keep: float | None = None) -> tuple[Bucket, bool]:
+    """Live text: a call only if one is left above the reserve (or `keep`) now, and the platform has not just
+    said stop."""
     b = refill(b, rate, now)
-    if b.paused_until > now or b.tokens - 1 < rate.reserve:
+    if b.paused_until > now or b.tokens - 1 < (rate.reserve if keep is None else keep):
         return b, False
     return replace(b, tokens=b.tokens - 1), True
 
@@ -150,6 +151,16 @@ class RateBudget:
                                                                        b.paused_until <= now))
         ok = quiet and await self.buckets.change(f"{scope}:{method}", lambda b: take_left(b, rate, now))
         self.spent[(method, "live" if ok else "skipped")] += 1
+        return ok
+
+    async def spend_spare(self, scope: str, method: str) -> bool:
+        """Take a call only if one is there right now (a courtesy worth no wait); False: go without it."""
+        rate = self.rate(method)
+        if rate is None:
+            return True
+        now = self.now()
+        ok = await self.buckets.change(f"{scope}:{method}", lambda b: take_left(b, rate, now, keep=0.0))
+        self.spent[(method, "spare" if ok else "skipped")] += 1
         return ok
 
     async def refused(self, scope: str, method: str, retry_after_s: float, channel: str = "") -> None:

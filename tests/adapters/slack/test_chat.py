@@ -262,3 +262,26 @@ async def test_a_turn_cut_short_by_stop_keeps_no_partial_words_in_its_placeholde
     shown = fake.find("C0001", placeholder.ts)
     assert shown is not None and "half of" not in str(shown.blocks) and "half of" not in shown.text
     assert "stopped" in shown.text and "writing" not in str(shown.blocks)
+
+
+async def test_takeovers_look_for_placeholders_only_with_a_read_to_spare_never_waiting_for_one(
+    fake: FakeSlack,
+) -> None:
+    """A replica died driving two discussions: outside the Marketplace Slack allows one thread read a minute, so
+    the second takeover posts its placeholder anew instead of waiting a minute for a read."""
+    before = chat(fake)
+    one = await discussion(before, "C0001")
+    two = Discussion(id="d2", topic="Monorepo?", platform="slack", workspace="T0001", channel="C0002",
+                     created_at=NOW, updated_at=NOW)
+    two.thread_ref = await before.publish(two, Post(kind="header", key="d2:header", title=two.topic, text="roster"))
+    for d in (one, two):
+        await before.thinking(d, ADA, f"{d.id}:r1:s1:ada")
+    await before.drain()
+    after = chat(fake)  # a new process
+    for d in (one, two):
+        await after.thinking(d, ADA, f"{d.id}:r1:s1:ada")
+    await after.drain()
+    assert len(fake.called("conversations.replies")) == 1
+    assert not fake.answered_429
+    assert len([m for m in fake.thread("C0001", one.thread_ref) if "thinking" in m.text]) == 1  # its own, found
+    assert len([m for m in fake.thread("C0002", two.thread_ref) if "thinking" in m.text]) == 2  # posted anew
