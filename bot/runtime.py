@@ -107,6 +107,8 @@ async def run_slack(settings: Settings) -> int:
         client_secret=secret("slack_client_secret"), port=settings.port,
         sweep_interval_s=settings.sweep_interval_s, default_tz=settings.council_default_tz,
         admin_groups=frozenset(i for i in settings.admins if i.startswith("S")),  # Slack user groups are S…
+        marketplace=settings.slack_marketplace, time_scale=settings.slack_time_scale,
+        rate_budget=settings.slack_rate_budget,
     )
     pages = web_pages(settings)
 

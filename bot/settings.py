@@ -24,6 +24,9 @@ class Settings(BaseSettings):
     slack_api_url: str = "https://slack.com/api/"
     slack_client_id: str | None = None
     slack_client_secret: SecretStr | None = None
+    slack_marketplace: bool = False  # listed in the Slack Marketplace: thread and history reads are Tier 3
+    slack_time_scale: float = 1.0  # benches only: Slack's rate limits counted this many times faster
+    slack_rate_budget: bool = True  # benches of the app itself only: false spends no per-method budget
 
     discord_token: SecretStr | None = None
     discord_api_url: str = "https://discord.com/api/v10"

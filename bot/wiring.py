@@ -118,7 +118,9 @@ async def build_app(
     driver = Driver(store, llm, chats, clock, DriverConfig(owner=owner, lease_ttl=settings.lease_ttl_s,
                                                            context_rounds=settings.council_context_rounds,
                                                            limits=limits, pages=page_links(settings),
-                                                           seat_wait_s=settings.council_seat_wait_min * 60))
+                                                           seat_wait_s=settings.council_seat_wait_min * 60,
+                                                           # benches run Slack's clock faster: live text with it
+                                                           live_interval_s=1.0 / settings.slack_time_scale))
     service = Service(store, driver, clock, new_discussion_id, ServiceConfig(
         budget_usd=settings.council_budget_usd, open_max_speeches=settings.council_open_max_speeches, limits=limits,
         fact_check=settings.council_fact_check,

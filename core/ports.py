@@ -96,6 +96,15 @@ class CannotPost(Exception):
     the message says why in words people understand."""
 
 
+class RateLimited(Exception):
+    """The platform asked to slow down: try again after `retry_after` seconds. Pacing, not a refusal: it never
+    counts toward blocking a discussion."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class ChatPort(Protocol):
     """A chat platform as the core sees it: posts in a discussion's thread, found again by key."""
 

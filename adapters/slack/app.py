@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 from slack_bolt.listener.async_builtins import AsyncTokenRevocationListeners
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack import forms
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.clients import Tasks
 from adapters.slack.handlers import Council
+from adapters.slack.home import NEW_ACTION
+from adapters.slack.markup import escape
 from adapters.slack.place import Place
+from adapters.slack.views import start_view
 
 ACTIONS = re.compile("^(" + "|".join(re.escape(p) for p in ix.ACTION_PREFIXES) + ")")
 
@@ -36,28 +41,43 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
             intent = tr.parse_council(body.get("text") or "", who=tr.Who(place.user, place.user_name),
                                       team_id=place.team, channel_id=place.channel, default_tz=council.default_tz)
         except tr.BadInput as exc:
-            await ack(response_type="ephemeral", text=str(exc))
+            await ack(response_type="ephemeral", text=escape(str(exc)))
             return
         if intent.kind == "help":
-            await ack(response_type="ephemeral", text=tr.HELP)
+            await ack(response_type="ephemeral", text=escape(tr.HELP))
             return
         await ack()
+        client = await council.client(_team(body), client)
+        if intent.kind == "modal":  # the form first: nothing to look up, and its trigger_id lasts 3 s
+            place = replace(place, view_id=await forms.loading(client, place.trigger_id))
         tasks.spawn(council.run(intent, place, client), "slack:command")
 
     @bolt.action(ACTIONS)
     async def button(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
+        client = await council.client(_team(body), client)
+        action = (body.get("actions") or [{}])[0]
+        chosen = action.get("value") or (action.get("selected_option") or {}).get("value", "")
+        # A form opens now, before the database and behind no earlier click: its trigger_id lasts 3 s.
+        view_id = (await forms.loading(client, body.get("trigger_id"))
+                   if ix.opens_modal(action.get("action_id", ""), chosen) else "")
         clicked = (_team(body), (body.get("user") or {}).get("id"), (body.get("container") or {}).get("message_ts"))
-        tasks.spawn_in_order(clicked, council.button(body, client), "slack:action")
+        tasks.spawn_in_order(clicked, council.button(body, client, view_id), "slack:action")
 
     @bolt.event("app_home_opened")
     async def home_opened(body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient) -> None:
+        client = await council.client(_team(body), client)
         if event.get("tab", "home") == "home" and event.get("user"):
             tasks.spawn(council.home(_team(body), event["user"], client), "slack:home")
 
     @bolt.action(re.compile("^home:"))
     async def home_button(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
+        client = await council.client(_team(body), client)
+        if ((body.get("actions") or [{}])[0]).get("action_id") == NEW_ACTION:  # the start form, at once
+            await council.show(client, Place(team=_team(body), channel="", user="", trigger_id=body.get("trigger_id")),
+                               start_view(ix.start_metadata(""), ask_channel=True))
+            return
         tasks.spawn(council.home_action(body, client), "slack:home-action")
 
     @bolt.view(ix.START_VIEW)
@@ -72,6 +92,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
             await ack(response_action="errors", errors=ix.view_errors(exc))
             return
         await ack()
+        client = await council.client(_team(body), client)
         place = Place(team=_team(body), channel=cmd.channel, user=who.user_id, user_name=who.user_name,
                       thread_ts=cmd.thread_ref or None)
         tasks.spawn(council.start_from_form(cmd, place, client), "slack:start")
@@ -87,6 +108,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
             await ack(response_action="errors", errors=ix.view_errors(tr.BadInput(str(exc))))
             return
         await ack()
+        client = await council.client(_team(body), client)
         meta = json.loads(view.get("private_metadata") or "{}")
         place = Place(team=_team(body), channel=meta.get("channel", ""), user=cmd.user_id, user_name=cmd.user_name,
                       thread_ts=meta.get("thread_ts") or None)
@@ -96,6 +118,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
     async def roster_submitted(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any],
                                client: AsyncWebClient) -> None:
         await ack()
+        client = await council.client(_team(body), client)
         user = body.get("user") or {}
         place = Place(team=_team(body), channel="", user=user.get("id", ""), user_name=user.get("name", ""))
         tasks.spawn(council.roster(view, place, client), "slack:roster")
@@ -103,10 +126,12 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
     @bolt.shortcut(ix.SHORTCUT)
     async def shortcut(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
+        client = await council.client(_team(body), client)
         message = body.get("message") or {}
         place = Place(team=_team(body), channel=(body.get("channel") or {}).get("id", ""),
                       user=(body.get("user") or {}).get("id", ""), user_name=(body.get("user") or {}).get("name", ""),
                       response_url=body.get("response_url"), trigger_id=body.get("trigger_id"))
+        place = replace(place, view_id=await forms.loading(client, place.trigger_id))  # the form first
         tasks.spawn(council.prefill(place, message, client), "slack:shortcut")
 
     # Leaving a workspace: its installation (OAuth), schedules and digests go; discussions and exports stay.
@@ -131,12 +156,14 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
     @bolt.event("app_mention")
     async def mention(body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient,
                       context: AsyncBoltContext) -> None:
+        client = await council.client(_team(body), client)
         key = f"slack:{event.get('channel', '')}:{event.get('ts', '')}"
         tasks.spawn(council.mention(event, key, _team(body), context.bot_user_id or "", client), "slack:mention")
 
     @bolt.event("message")
     async def message(body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient,
                       context: AsyncBoltContext) -> None:
+        client = await council.client(_team(body), client)
         bot = context.bot_user_id or ""
         if tr.is_human_reply(event) or not event.get("thread_ts"):
             if event.get("user") and not event.get("subtype") and tr.mentions(event.get("text") or "", bot):

@@ -15,7 +15,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from adapters.slack.announce import announcement
+from adapters.slack.budgeted import PRIORITY, Skipped
 from adapters.slack.canvas import Canvases
+from adapters.slack.markup import escape
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
 from core.models import Discussion, Persona, Post, Status
 from core.ports import CannotPost
@@ -25,7 +27,8 @@ log = logging.getLogger(__name__)
 ClientFor = Callable[[str], Awaitable[AsyncWebClient]]  # workspace (team id) -> a client with its bot token
 BLOCK_ERRORS = {"invalid_blocks", "invalid_blocks_format", "msg_too_long", "msg_blocks_too_long"}
 GONE = {"message_not_found", "cant_update_message"}  # deleted, or no longer ours to edit: nothing to update
-RESCAN_AFTER_S = 30.0
+PAGE = 15  # messages per read: the most Slack gives an app outside its Marketplace
+HEADER_WITHIN_S = 600.0  # a discussion's header goes out within minutes of its start, or its start failed
 # Refusals that no retry can change, in words for the person who started the discussion.
 FOREVER = {
     "is_archived": "the channel is archived",
@@ -36,7 +39,6 @@ FOREVER = {
     "token_revoked": "the app's token was revoked",
     "invalid_auth": "the app's token is no longer valid",
 }
-ANNOUNCE_SCAN = 200  # recent top-level messages searched for an announcement's key after a crash
 LIVE_GAP_S = 1.0  # live-text edits per channel at most this often, whatever the number of turns writing at once
 
 
@@ -52,27 +54,6 @@ async def _for_good() -> AsyncIterator[None]:
         raise
 
 
-class Pacer:
-    """At most one new message per `interval` seconds per channel, in arrival order (asyncio.Lock is FIFO)."""
-
-    def __init__(self, interval: float = 1.0) -> None:
-        self.interval = interval
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._last: dict[str, float] = {}
-
-    @contextlib.asynccontextmanager
-    async def slot(self, channel: str) -> AsyncIterator[None]:
-        lock = self._locks.setdefault(channel, asyncio.Lock())
-        async with lock:
-            wait = self._last.get(channel, -1e9) + self.interval - time.monotonic()
-            if wait > 0:
-                await asyncio.sleep(wait)
-            try:
-                yield
-            finally:
-                self._last[channel] = time.monotonic()  # from the end of the call: receipts stay spaced too
-
-
 @dataclass
 class ThreadIndex:
     """What a thread already holds, read once from Slack (message metadata) when recovering."""
@@ -83,15 +64,19 @@ class ThreadIndex:
 
 
 class SlackChat:
-    def __init__(self, client_for: ClientFor, *, interval: float = 1.0) -> None:
+    def __init__(self, client_for: ClientFor, *, time_scale: float = 1.0) -> None:
+        """`client_for` gives each workspace's client; new messages are paced per channel there (BudgetedClient).
+        `time_scale`: Slack's seconds run this much faster (benches), the live-edit gap with them."""
         self.client_for = client_for
-        self.pacer = Pacer(interval)
         self._fresh: set[str] = set()  # discussions whose header this process posted: nothing to recover
-        self._index: dict[str, ThreadIndex] = {}
+        self._index: dict[str, ThreadIndex] = {}  # what the last look for a post of unknown fate found
+        self._reading: dict[str, asyncio.Future[ThreadIndex]] = {}
+        # The newest ref the database recorded as sent for a discussion (the wiring gives it the store).
+        self.last_ref: Callable[[str], Awaitable[str]] | None = None
         # discussion -> turn key -> (persona name, the placeholder's ts): a post looks among its discussion's only
         self._thinking: dict[str, dict[str, tuple[str, asyncio.Task[str | None]]]] = {}
         self._links: dict[str, str] = {}
-        self._live = ChannelBudget(LIVE_GAP_S)
+        self._live = ChannelBudget(LIVE_GAP_S / time_scale)
         self.canvases = Canvases(client_for, self.publish)
 
     # ChatPort ---------------------------------------------------------------------------------------
@@ -129,10 +114,8 @@ class SlackChat:
         uploads = [{"content": f.data, "filename": f.name, "title": f.title or f.name, "alt_txt": f.alt[:1000]}
                    for f in post.files]
         try:
-            async with self.pacer.slot(channel):
-                await client.files_upload_v2(channel=channel, thread_ts=thread_ts or None,
-                                             file_uploads=uploads,
-                                             initial_comment=" ".join(f.alt for f in post.files)[:3000])
+            await client.files_upload_v2(channel=channel, thread_ts=thread_ts or None, file_uploads=uploads,
+                                         initial_comment=escape(" ".join(f.alt for f in post.files))[:3000])
         except SlackApiError as exc:
             log.warning("could not upload the charts of %s: %s", post.key, exc.response.get("error"))
         except Exception:
@@ -157,7 +140,8 @@ class SlackChat:
                 await self._post(client, discussion.channel, discussion.thread_ref or None, message)
 
     async def find(self, discussion: Discussion, key: str) -> str | None:
-        index = await self._read_thread(discussion, want=key)
+        """Called only for a post whose fate is unknown: one page read from Slack, never a whole thread."""
+        index = await self._read_thread(discussion)
         parts = index.posts.get(key)
         return parts.get(0) if parts else None
 
@@ -180,7 +164,13 @@ class SlackChat:
         if not ts or key not in self._thinking.get(discussion.id, {}) or not self._live.allow(discussion.channel, key):
             return
         client = await self.client_for(discussion.workspace)
-        await self._edit(client, discussion.channel, ts, live(persona, key, text))
+        marked = PRIORITY.set("live")  # from what the workspace's budget leaves: skipped, never waited for
+        try:
+            await self._edit(client, discussion.channel, ts, live(persona, key, text))
+        except Skipped:
+            log.debug("live text of %s skipped: no chat.update left in the budget", key)
+        finally:
+            PRIORITY.reset(marked)
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         """One new top-level message carrying the key in its metadata; an overflow goes into its thread."""
@@ -198,26 +188,20 @@ class SlackChat:
         return ref
 
     async def find_announcement(self, workspace: str, channel: str, key: str) -> str | None:
-        """The top-level message among the channel's recent ones whose metadata carries this key."""
+        """The top-level message among the channel's newest page whose metadata carries this key (its sender
+        died, or its answer was lost, moments ago: one page, never a scan of the channel)."""
         client = await self.client_for(workspace)
-        cursor: str | None = None
-        seen = 0
         try:
-            while seen < ANNOUNCE_SCAN:
-                resp = await self._history(client, channel, min(100, ANNOUNCE_SCAN - seen), cursor)
-                messages = resp.get("messages") or []
-                for message in messages:
-                    meta = message.get("metadata") or {}
-                    payload = meta.get("event_payload") or {}
-                    top = message.get("thread_ts") in (None, message.get("ts"))
-                    if top and meta.get("event_type") == EVENT_TYPE and payload.get("key") == key:
-                        return str(message["ts"])
-                seen += len(messages)
-                cursor = (resp.get("response_metadata") or {}).get("next_cursor") or None
-                if not cursor or not messages:
-                    break
+            resp = await self._history(client, channel, PAGE)
         except SlackApiError as exc:  # posting again beats never posting: the caller goes on as if not found
             log.warning("could not search %s for %s: %s", channel, key, exc.response.get("error"))
+            return None
+        for message in resp.get("messages") or []:
+            meta = message.get("metadata") or {}
+            payload = meta.get("event_payload") or {}
+            top = message.get("thread_ts") in (None, message.get("ts"))
+            if top and meta.get("event_type") == EVENT_TYPE and payload.get("key") == key:
+                return str(message["ts"])
         return None
 
     async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
@@ -248,8 +232,8 @@ class SlackChat:
 
     # posting ----------------------------------------------------------------------------------------
     @staticmethod
-    async def _history(client: AsyncWebClient, channel: str, limit: int, cursor: str | None) -> AsyncSlackResponse:
-        args: dict[str, Any] = {"channel": channel, "include_all_metadata": True, "limit": limit, "cursor": cursor}
+    async def _history(client: AsyncWebClient, channel: str, limit: int) -> AsyncSlackResponse:
+        args: dict[str, Any] = {"channel": channel, "include_all_metadata": True, "limit": limit}
         try:
             return await client.conversations_history(**args)
         except SlackApiError as exc:
@@ -262,7 +246,7 @@ class SlackChat:
         args: dict[str, Any] = {"channel": channel, **message.args(), "unfurl_links": False, "unfurl_media": False}
         if thread:
             args["thread_ts"] = thread
-        async with self.pacer.slot(channel), _for_good():
+        async with _for_good():
             try:
                 resp = await client.chat_postMessage(**args)
             except SlackApiError as exc:
@@ -299,7 +283,7 @@ class SlackChat:
     # thinking placeholders -------------------------------------------------------------------------
     async def _show_thinking(self, discussion: Discussion, persona: Persona, key: str) -> str | None:
         try:
-            index = await self._read_thread(discussion) if discussion.id not in self._fresh else None
+            index = await self._taken_over(discussion)
             if index is not None and key in index.placeholders:
                 return index.placeholders.pop(key)
             client = await self.client_for(discussion.workspace)
@@ -317,10 +301,8 @@ class SlackChat:
                 self._forget_placeholder(discussion.id, key)
                 with contextlib.suppress(Exception):
                     return await task
-        if discussion.id in self._fresh:
-            return None
-        index = await self._read_thread(discussion)
-        return index.placeholders.pop(post.key, None)
+        index = self._index.get(discussion.id)
+        return index.placeholders.pop(post.key, None) if index is not None else None
 
     async def _settle_placeholders(self, discussion: Discussion, text: str, named_by: str | None = None) -> None:
         """Placeholders whose turns bring no post of their own: a blocked step, the roster in the header (only
@@ -343,16 +325,35 @@ class SlackChat:
         self._live.forget(key)
 
     # recovery ---------------------------------------------------------------------------------------
-    async def _read_thread(self, discussion: Discussion, want: str = "") -> ThreadIndex:
-        """Read the thread's metadata once per process (again only to look for a key still missing)."""
+    async def _taken_over(self, discussion: Discussion) -> ThreadIndex | None:
+        """A discussion this process did not start: the placeholders a dead driver left are posts of unknown fate
+        too, looked for once per process in the one page after the newest post the database knows was sent
+        (its turns' placeholders went out after it), if the workspace's budget has that read to spare right now:
+        a takeover never waits for it (a replica that died with many discussions would wait minutes for reads
+        Slack allows once a minute). None for a discussion this process started."""
+        if discussion.id in self._fresh:
+            return None
         index = self._index.get(discussion.id)
-        if index is not None and (not want or want in index.posts
-                                  or time.monotonic() - index.read_at < RESCAN_AFTER_S):
+        if index is not None:
             return index
+        reading = self._reading.get(discussion.id)
+        if reading is None:  # parallel turns share the one read
+            reading = self._reading[discussion.id] = asyncio.ensure_future(self._read_thread(discussion, "spare"))
+        try:
+            return await asyncio.shield(reading)
+        finally:
+            if reading.done():
+                self._reading.pop(discussion.id, None)
+
+    async def _read_thread(self, discussion: Discussion, priority: str = "final") -> ThreadIndex:
+        """One page of the thread after the newest post the database knows was sent: a post whose fate is
+        unknown (its sender died, or its answer was lost) went out after it, if at all."""
         index = ThreadIndex(read_at=time.monotonic())
+        marked = PRIORITY.set(priority)
         try:
             client = await self.client_for(discussion.workspace)
-            async for message in self._messages(client, discussion):
+            after = await self.last_ref(discussion.id) if self.last_ref is not None else ""
+            for message in await self._page(client, discussion, after):
                 meta = message.get("metadata") or {}
                 payload = meta.get("event_payload") or {}
                 key = str(payload.get("key") or "")
@@ -360,26 +361,26 @@ class SlackChat:
                     index.posts.setdefault(key, {})[int(payload.get("part") or 0)] = str(message["ts"])
                 elif meta.get("event_type") == THINKING_EVENT and key:
                     index.placeholders[key] = str(message["ts"])
+        except Skipped:
+            log.info("no thread read to spare for %s; its placeholders are posted anew", discussion.id)
         except SlackApiError as exc:
             log.warning("could not read thread of %s: %s", discussion.id, exc.response.get("error"))
         except Exception:
             log.warning("could not read thread of %s", discussion.id, exc_info=True)
+        finally:
+            PRIORITY.reset(marked)
         self._index[discussion.id] = index
         return index
 
     @staticmethod
-    async def _messages(client: AsyncWebClient, discussion: Discussion) -> AsyncIterator[dict[str, Any]]:
-        cursor: str | None = None
-        for _ in range(50):
-            if discussion.thread_ref:
-                resp = await client.conversations_replies(channel=discussion.channel, ts=discussion.thread_ref,
-                                                          include_all_metadata=True, limit=200, cursor=cursor)
-            else:  # the header itself may be what went missing: look in the channel since the start
-                resp = await client.conversations_history(
-                    channel=discussion.channel, oldest=str(discussion.created_at.timestamp() - 5),
-                    include_all_metadata=True, limit=200, cursor=cursor)
-            for message in resp.get("messages") or []:
-                yield message
-            cursor = (resp.get("response_metadata") or {}).get("next_cursor") or None
-            if not cursor:
-                return
+    async def _page(client: AsyncWebClient, discussion: Discussion, after: str) -> list[dict[str, Any]]:
+        if discussion.thread_ref:
+            resp = await client.conversations_replies(channel=discussion.channel, ts=discussion.thread_ref,
+                                                      oldest=after or discussion.thread_ref, inclusive=not after,
+                                                      include_all_metadata=True, limit=PAGE)
+        else:  # the header itself is what went missing: it went out soon after the discussion started
+            start = discussion.created_at.timestamp()
+            resp = await client.conversations_history(channel=discussion.channel, oldest=str(start - 5),
+                                                      latest=str(start + HEADER_WITHIN_S), include_all_metadata=True,
+                                                      limit=PAGE)
+        return list(resp.get("messages") or [])

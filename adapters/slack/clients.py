@@ -19,42 +19,56 @@ from slack_sdk.oauth.installation_store.async_installation_store import AsyncIns
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from adapters.slack.markup import times
+from adapters.slack.budgeted import BudgetedClient
+from adapters.slack.markup import escape, times
+from core.running.budget import RateBudget
 
 log = logging.getLogger(__name__)
 USER_TTL_S = 300.0
 
 
 def web_client(
-    base_url: str, token: str | None = None, *, rate_limit_retries: int = 5, session: ClientSession | None = None
+    base_url: str, token: str | None = None, *, rate_limit_retries: int = 5, session: ClientSession | None = None,
+    budget: RateBudget | None = None, workspace: str = "", pace_s: float = 1.0,
 ) -> AsyncWebClient:
-    """Every client the app builds: pointed at SLACK_API_URL, retrying 429s after Retry-After. Give it the
-    process's one `session`: without one, slack_sdk opens (and closes) a new HTTP session, so a new connection
-    and TLS handshake, for every single call."""
-    return AsyncWebClient(
-        token=token,
-        base_url=base_url if base_url.endswith("/") else base_url + "/",
-        session=session,
-        retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries),
-                        AsyncConnectionErrorRetryHandler(max_retry_count=1)],
-    )
+    """Every client the app builds: pointed at SLACK_API_URL. Give it the process's one `session`: without one,
+    slack_sdk opens (and closes) a new HTTP session, so a new connection and TLS handshake, for every single call.
+    With a `budget`, the workspace's client spends it before each call and paces new messages per channel
+    (BudgetedClient answers 429s); without one, 429s are retried after Retry-After."""
+    base_url = base_url if base_url.endswith("/") else base_url + "/"
+    connection = AsyncConnectionErrorRetryHandler(max_retry_count=1)
+    if budget is not None:
+        return BudgetedClient(budget=budget, scope=workspace, pace_s=pace_s, token=token, base_url=base_url,
+                              session=session, retry_handlers=[connection])
+    return AsyncWebClient(token=token, base_url=base_url, session=session, retry_handlers=[
+        AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries), connection])
 
 
 class SingleWorkspace:
-    """One bot token for every workspace (SLACK_BOT_TOKEN)."""
+    """One bot token for every workspace (SLACK_BOT_TOKEN); with a `budget`, a budgeted client per workspace."""
 
-    def __init__(self, client: AsyncWebClient) -> None:
-        self.client = client
+    def __init__(self, client: AsyncWebClient, budget: RateBudget | None = None, pace_s: float = 1.0) -> None:
+        self.client, self.budget, self.pace_s = client, budget, pace_s
+        self._clients: dict[str, AsyncWebClient] = {}
 
     async def __call__(self, workspace: str) -> AsyncWebClient:
-        return self.client
+        if self.budget is None:
+            return self.client
+        client = self._clients.get(workspace)
+        if client is None:
+            client = self._clients[workspace] = web_client(
+                self.client.base_url, self.client.token, session=self.client.session, budget=self.budget,
+                workspace=workspace, pace_s=self.pace_s)
+        return client
 
 
 class Installations:
     """Multi-workspace: each workspace's bot token from the OAuth installation store."""
 
-    def __init__(self, store: AsyncInstallationStore, base_url: str, session: ClientSession | None = None) -> None:
+    def __init__(self, store: AsyncInstallationStore, base_url: str, session: ClientSession | None = None,
+                 budget: RateBudget | None = None, pace_s: float = 1.0) -> None:
         self.store, self.base_url, self.session = store, base_url, session
+        self.budget, self.pace_s = budget, pace_s
         self._clients: dict[str, tuple[str, AsyncWebClient]] = {}
 
     async def __call__(self, workspace: str) -> AsyncWebClient:
@@ -63,7 +77,8 @@ class Installations:
             raise LookupError(f"the app is not installed in workspace {workspace}")
         cached = self._clients.get(workspace)
         if cached is None or cached[0] != bot.bot_token:
-            cached = (bot.bot_token, web_client(self.base_url, bot.bot_token, session=self.session))
+            cached = (bot.bot_token, web_client(self.base_url, bot.bot_token, session=self.session,
+                                                budget=self.budget, workspace=workspace, pace_s=self.pace_s))
             self._clients[workspace] = cached
         return cached[1]
 
@@ -125,10 +140,11 @@ class Users:
 
 async def ephemeral(client: AsyncWebClient, channel: str, user: str, text: str, *, thread_ts: str | None = None,
                     response_url: str | None = None, blocks: list[dict[str, Any]] | None = None,
-                    replace: bool = False) -> None:
+                    replace: bool = False, markup: bool = False) -> None:
     """Tell one person something only they see; through response_url when the bot can't post there. With
-    `replace`, the answer takes the place of the private message whose button was pressed (a confirm step)."""
-    text = times(text)  # the core's time markers, shown in the reader's own zone
+    `replace`, the answer takes the place of the private message whose button was pressed (a confirm step).
+    `text` is plain words, escaped here, unless `markup` says it is mrkdwn the adapter built (and escaped)."""
+    text = times(text if markup else escape(text))  # the core's time markers, shown in the reader's own zone
     if replace and response_url:
         try:
             await AsyncWebhookClient(response_url).send(text=text, blocks=blocks or [], response_type="ephemeral",

@@ -13,9 +13,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.home import MAX_DECISIONS, MAX_DISCUSSIONS, NEW_ACTION, HomeFacts, Row, home_view
+from adapters.slack.markup import escape
 from adapters.slack.member import channels_of
 from adapters.slack.place import Desk, Place
-from adapters.slack.views import start_view, topic_view
+from adapters.slack.views import notice_view, start_view, topic_view
 from core.control import commands as c
 from core.control.service import UserError
 from core.deliberation import engine
@@ -32,13 +33,13 @@ async def ask_topic(council: Desk, intent: c.ChooseNextAction, place: Place, cli
     async with council.core.store.tx() as tx:
         state = await load_state(tx, intent.discussion_id)
     if state is None or state.discussion.status != Status.WAITING:
-        await council.tell(client, place, "The next step was already chosen.")
+        await council.show(client, place, notice_view("The next step was already chosen."))
         return
     ideas = engine.suggestions(state)
     deep = intent.action == NextAction.DEEP_DIVE
     suggestion = (ideas[0] if ideas else "") if deep else (ideas[1] if len(ideas) > 1 else "")
     meta = ix.topic_metadata(intent.discussion_id, intent.action.value, place.channel, place.thread_ts or "")
-    await client.views_open(trigger_id=place.trigger_id, view=topic_view(meta, deep, suggestion))
+    await council.show(client, place, topic_view(meta, deep, suggestion))
 
 async def export_files(council: Desk, discussion_id: str, place: Place, client: AsyncWebClient) -> None:
     """synthesis.md and the full transcript (JSON), uploaded into the discussion's thread."""
@@ -55,7 +56,7 @@ async def export_files(council: Desk, discussion_id: str, place: Place, client: 
     who, _ = await council.who(client, place)
     try:
         await client.files_upload_v2(channel=d.channel, thread_ts=d.thread_ref or None, file_uploads=uploads,
-                                     initial_comment=f"📦 Export of `{d.id}`, asked for by {who.user_name}.")
+                                     initial_comment=f"📦 Export of `{d.id}`, asked for by {escape(who.user_name)}.")
     except SlackApiError as exc:
         error = exc.response.get("error")
         log.warning("export of %s refused: %s", d.id, error)

@@ -15,16 +15,18 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack import extras
+from adapters.slack import extras, forms
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
+from adapters.slack.chat import ClientFor
 from adapters.slack.clients import Users, dismiss, ephemeral
+from adapters.slack.markup import escape
 from adapters.slack.member import channels_of
 from adapters.slack.membership import ensure_member
 from adapters.slack.people import named
 from adapters.slack.place import CoreApp, Place, facts
 from adapters.slack.render import render, settled
-from adapters.slack.views import roster_view, start_view
+from adapters.slack.views import notice_view, roster_view, start_view
 from core.control import commands as c
 from core.control.service import Reply, UserError, list_text
 from core.models import NEXT_ACTION_LABELS, Discussion, NextAction, Status
@@ -38,17 +40,31 @@ SETTLE_NOTES = {"roster:start": "started the discussion", "fail:retry": "chose *
 
 
 def digest_reply(text: str, channel: str) -> str:
-    """The service's answer to `/council digest`, led by the channel it is about (whatever its wording)."""
-    return f"<#{channel}>: {text}"
+    """The service's answer to `/council digest`, led by the channel it is about (whatever its wording): mrkdwn."""
+    return f"<#{channel}>: {escape(text)}"
 
 
 class Council:
-    def __init__(self, core: CoreApp, users: Users, default_tz: str = "UTC") -> None:
+    def __init__(self, core: CoreApp, users: Users, default_tz: str = "UTC", clients: ClientFor | None = None
+                 ) -> None:
         self.core, self.users, self.default_tz = core, users, default_tz
+        self.clients = clients  # each workspace's budgeted client (SlackChat's too): one rate budget for both
 
-    async def tell(self, client: AsyncWebClient, place: Place, text: str) -> None:
+    async def client(self, team: str, given: AsyncWebClient) -> AsyncWebClient:
+        """The workspace's budgeted client (its rate budget and per-channel pacing), else the one bolt gave."""
+        if self.clients is None or not team:
+            return given
+        try:
+            return await self.clients(team)
+        except LookupError:
+            return given
+
+    async def tell(self, client: AsyncWebClient, place: Place, text: str, *, markup: bool = False) -> None:
         await ephemeral(client, place.channel, place.user, text, thread_ts=place.thread_ts,
-                        response_url=place.response_url, replace=place.replace)
+                        response_url=place.response_url, replace=place.replace, markup=markup)
+
+    async def show(self, client: AsyncWebClient, place: Place, view: dict[str, Any]) -> None:
+        await forms.show(client, place, view)
 
     async def who(self, client: AsyncWebClient, place: Place) -> tuple[tr.Who, str]:
         user = await self.users.get(client, place.team, place.user, place.user_name)
@@ -69,8 +85,7 @@ class Council:
             if intent.kind == "help":
                 await self.tell(client, place, tr.HELP)
             elif intent.kind == "modal":
-                await client.views_open(trigger_id=place.trigger_id,
-                                        view=start_view(ix.start_metadata(place.channel, place.thread_ts or "")))
+                await self.show(client, place, start_view(ix.start_metadata(place.channel, place.thread_ts or "")))
             elif intent.kind == "list":
                 asker = await self.asker(client, place)
                 await self.tell(client, place, list_text(await self.core.service.guard.discussions(asker)))
@@ -95,7 +110,7 @@ class Council:
         d = await self.core.service.guard.may_stop(asker)
         [question, *_] = render(posts.confirm_stop_post(d))
         await ephemeral(client, place.channel, place.user, question.text, thread_ts=place.thread_ts,
-                        response_url=place.response_url, blocks=question.blocks)
+                        response_url=place.response_url, blocks=question.blocks, markup=True)
 
     async def execute(self, cmd: c.Command, place: Place, client: AsyncWebClient, *, tz_explicit: bool = True,
                       announce: bool = True) -> Reply | None:
@@ -120,19 +135,22 @@ class Council:
             return None
         # Done: a failure from here on must not ask the person to try again (that would do it twice).
         if announce and reply.text and not isinstance(cmd, c.StartDiscussion | c.PostHumanMessage):
-            text = digest_reply(reply.text, cmd.channel) if isinstance(cmd, c.SetDigest) else reply.text
-            await self._tell_anyway(client, place, text)
+            if isinstance(cmd, c.SetDigest):
+                await self._tell_anyway(client, place, digest_reply(reply.text, cmd.channel), markup=True)
+            else:
+                await self._tell_anyway(client, place, reply.text)
         return reply
 
     # buttons and modals ---------------------------------------------------------------------------
-    async def button(self, body: dict[str, Any], client: AsyncWebClient) -> None:
+    async def button(self, body: dict[str, Any], client: AsyncWebClient, view_id: str | None = "") -> None:
         message = body.get("message") or {}
         user = body.get("user") or {}
         place = Place(team=(body.get("team") or {}).get("id") or user.get("team_id", ""),
                       channel=(body.get("channel") or {}).get("id", ""), user=user.get("id", ""),
                       user_name=user.get("name", ""), thread_ts=message.get("thread_ts") or message.get("ts"),
                       response_url=body.get("response_url"), trigger_id=body.get("trigger_id"),
-                      replace=bool((body.get("container") or {}).get("is_ephemeral")))
+                      replace=bool((body.get("container") or {}).get("is_ephemeral")), dm=tr.from_dm(body),
+                      view_id=view_id)
         async with self._guard(client, place, "button"):
             await self._button(body, message, place, client)
 
@@ -157,7 +175,7 @@ class Council:
         if isinstance(intent, ix.OpenRosterModal):
             async with self.core.store.tx() as tx:
                 personas = await tx.personas(intent.discussion_id)
-            await client.views_open(trigger_id=place.trigger_id, view=roster_view(intent.discussion_id, personas))
+            await self.show(client, place, roster_view(intent.discussion_id, personas))
             return
         # The thread shows everything else; the answer to a confirm step replaces its private question.
         quiet = not (isinstance(intent, c.CastBallot | c.TakeStance) or place.replace)
@@ -226,11 +244,11 @@ class Council:
         async with self._guard(client, replace(place, thread_ts=thread_ts or None), "shortcut"):
             existing = await self._by_thread(place.channel, thread_ts)
             if existing is not None and existing.status not in (Status.DONE, Status.STOPPED):
-                await self.tell(client, replace(place, thread_ts=thread_ts or None),
-                                f"This thread already hosts a council (`{existing.id}`): reply here to join it.")
+                await self.show(client, place, notice_view(
+                    f"This thread already hosts a council ({existing.id}): reply in it to join."))
                 return
-            await client.views_open(trigger_id=place.trigger_id, view=start_view(
-                ix.start_metadata(place.channel, thread_ts), topic=self.topic_of(message)))
+            await self.show(client, place, start_view(ix.start_metadata(place.channel, thread_ts),
+                                                      topic=self.topic_of(message)))
 
     async def start_from_form(self, cmd: c.StartDiscussion, place: Place, client: AsyncWebClient) -> None:
         """The start form submitted; started from a thread (the shortcut), that thread is the context."""
@@ -315,9 +333,14 @@ class Council:
             log.exception("%s from %s in %s failed: %s", what, place.user, place.channel, type(exc).__name__)
             await self._tell_anyway(client, place, OOPS)
 
-    async def _tell_anyway(self, client: AsyncWebClient, place: Place, text: str) -> None:
+    async def _tell_anyway(self, client: AsyncWebClient, place: Place, text: str, *, markup: bool = False) -> None:
+        if place.view_id:  # the form the listener opened says it too, instead of loading forever
+            try:
+                await client.views_update(view_id=place.view_id, view=notice_view(text))
+            except Exception:
+                log.warning("could not show the answer in the form", exc_info=True)
         try:
-            await self.tell(client, place, text)
+            await self.tell(client, place, text, markup=markup)
         except Exception:
             log.warning("could not tell %s what happened", place.user, exc_info=True)
 

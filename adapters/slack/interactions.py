@@ -79,6 +79,13 @@ def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRost
     return None
 
 
+def opens_modal(action_id: str, value: str) -> bool:
+    """Whether this click answers with a form: the listener opens it at once, before any other work."""
+    intent = action_command(action_id, value, Who(""))
+    return isinstance(intent, OpenRosterModal) or (isinstance(intent, c.ChooseNextAction) and intent.action in (
+        NextAction.DEEP_DIVE, NextAction.DIFFERENT_TOPIC))
+
+
 def _value(values: dict[str, Any], block: str) -> Any:
     item = values.get(block, {}).get("value") or {}
     if "selected_option" in item:

@@ -35,11 +35,15 @@ class Place:
     response_url: str | None = None
     trigger_id: str | None = None
     replace: bool = False  # a button on a private message: the answer takes its place (through response_url)
+    dm: bool = False  # from the app's direct message with the person: the discussion named decides where
+    # The form the listener opened (loading) for this request, filled in with views.update; "" none opened yet,
+    # None: Slack refused to open it (the trigger_id is spent or expired).
+    view_id: str | None = ""
 
 
 def facts(place: Place) -> dict[str, Any]:
     """Where a command comes from, as the core's permission checks need it."""
-    return {"platform": tr.PLATFORM, "workspace": place.team, "in_channel": place.channel}
+    return {"platform": tr.PLATFORM, "workspace": place.team, "in_channel": place.channel, "in_dm": place.dm}
 
 
 class Desk(Protocol):
@@ -50,5 +54,6 @@ class Desk(Protocol):
     default_tz: str
 
     async def tell(self, client: AsyncWebClient, place: Place, text: str) -> None: ...
+    async def show(self, client: AsyncWebClient, place: Place, view: dict[str, Any]) -> None: ...
     async def who(self, client: AsyncWebClient, place: Place) -> tuple[tr.Who, str]: ...
     async def discussion(self, discussion_id: str) -> Discussion | None: ...

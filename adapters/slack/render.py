@@ -142,7 +142,7 @@ def pack(head: list[Block], body: list[str], tail: list[Block], post: Post, *, l
 
 def notification(texts: list[str], post: Post, lead: str = "", *, first: bool = True) -> str:
     """A message's `text` (notifications, screen readers): the mentions first, then the offline mark."""
-    text = flat(texts, SECTION_CHARS) or post.title or post.kind
+    text = flat(texts, SECTION_CHARS) or escape(post.title or post.kind)  # the texts are mrkdwn, escaped
     if not (post.offline and first):
         return text
     return f"{lead} [offline model] {text.removeprefix(lead).lstrip()}" if lead else f"[offline model] {text}"
@@ -198,14 +198,14 @@ def _header(post: Post) -> list[Message]:
     lead = user_mentions(post.mentions)
     messages = pack(head, body, tail, post, lead=lead)
     for i, m in enumerate(messages):
-        m.text = f"{lead if i == 0 else ''} Council: {post.title[:200]}".lstrip()
+        m.text = f"{lead if i == 0 else ''} Council: {escape(post.title[:200])}".lstrip()
     return messages
 
 
 def thinking(persona: Persona, key: str) -> Message:
     """A placeholder that the turn's post later replaces in place (metadata finds it after a crash)."""
     return Message(
-        text=f"{persona.name} is thinking…",
+        text=f"{escape(persona.name)} is thinking…",
         blocks=[context(f"{persona.icon} _{escape(persona.name)} is thinking…_").to_dict()],
         metadata={"event_type": THINKING_EVENT, "event_payload": {"key": key}},
         **identity(persona),  # type: ignore[arg-type]
@@ -218,7 +218,7 @@ def live(persona: Persona, key: str, text: str) -> Message:
     if len(shown) > SECTION_CHARS - 2:
         shown = shown[: SECTION_CHARS - 2].rsplit(" ", 1)[0] + " …"
     return Message(
-        text=f"{persona.name} is writing…",
+        text=f"{escape(persona.name)} is writing…",
         blocks=[section(shown).to_dict(), context(f"{persona.icon} _{escape(persona.name)} is writing…_").to_dict()],
         metadata={"event_type": THINKING_EVENT, "event_payload": {"key": key}},
     )
@@ -226,7 +226,7 @@ def live(persona: Persona, key: str, text: str) -> Message:
 
 def note(text: str) -> Message:
     """What a placeholder becomes when its turn brings no post of its own (a failure, the roster)."""
-    return Message(text=text, blocks=[context(f"_{escape(text)}_").to_dict()])
+    return Message(text=escape(text), blocks=[context(f"_{escape(text)}_").to_dict()])
 
 
 def settled(blocks: list[dict[str, Any]], note: str) -> list[dict[str, Any]]:

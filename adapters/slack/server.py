@@ -22,11 +22,13 @@ from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStor
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.app import register
+from adapters.slack.budgeted import per_minute
 from adapters.slack.chat import ClientFor, SlackChat
 from adapters.slack.clients import Installations, SingleWorkspace, Tasks, Users, web_client
 from adapters.slack.handlers import Council
 from adapters.slack.place import CoreApp
 from core.ports import ChatPort
+from core.running.budget import RateBudget, buckets_for
 
 log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
@@ -56,7 +58,10 @@ class SlackConfig:
     port: int = 3000
     sweep_interval_s: float = 15.0
     default_tz: str = "UTC"
-    pace_s: float = 1.0  # seconds between new messages in one channel
+    pace_s: float = 1.0  # seconds between new messages in one channel (Slack's seconds)
+    time_scale: float = 1.0  # Slack's rate limits run this much faster than the wall clock (tests and benches)
+    marketplace: bool = False  # listed in the Slack Marketplace: thread reads are Tier 3, not 1 a minute
+    rate_budget: bool = True  # False (benches of the app itself): no per-method budget; posts are still paced
     scopes: list[str] = field(default_factory=lambda: list(BOT_SCOPES))
     admin_groups: frozenset[str] = frozenset()  # Slack user-group ids (S…) in COUNCIL_ADMINS
 
@@ -68,7 +73,8 @@ class SlackServer:
         self.config, self.build = config, build
         self.routes = routes or []  # more pages on the same port (the discussion pages, mounted by the wiring)
         self.tasks = Tasks()
-        self.chat = SlackChat(self._client_for, interval=config.pace_s)
+        self.chat = SlackChat(self._client_for, time_scale=config.time_scale)
+        self.budget: RateBudget | None = None
         self.core: ClosableCore | None = None
         self.bolt: AsyncApp | None = None
         self._tokens: ClientFor | None = None
@@ -77,6 +83,11 @@ class SlackServer:
         self._socket: Any = None
         self._http: aiohttp.ClientSession | None = None
         self.port = config.port
+
+    async def _last_ref(self, discussion_id: str) -> str:
+        assert self.core is not None
+        async with self.core.store.tx() as tx:
+            return await tx.last_sent_ref(discussion_id)
 
     async def _client_for(self, workspace: str) -> AsyncWebClient:
         if self._tokens is None:
@@ -103,8 +114,9 @@ class SlackServer:
             self.port = server.sockets[0].getsockname()[1]
         log.info("listening on %s:%s", cfg.host, self.port)
         self.core = await self.build({"slack": self.chat})  # migrates: /healthz answers 200 from here on
+        self.chat.last_ref = self._last_ref
         self.bolt = await self._bolt(self.core)
-        register(self.bolt, Council(self.core, Users(cfg.admin_groups), cfg.default_tz), self.tasks)
+        register(self.bolt, Council(self.core, Users(cfg.admin_groups), cfg.default_tz, self._client_for), self.tasks)
         if cfg.app_token:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
@@ -118,19 +130,22 @@ class SlackServer:
         # One HTTP session for every Web API call of this process: connections are kept alive and reused.
         self._http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
         base = web_client(cfg.api_url, cfg.bot_token or None, session=self._http)
+        # One budget per workspace and method for every replica (in the database on PostgreSQL).
+        self.budget = RateBudget(buckets_for(core.store), per_minute(cfg.marketplace) if cfg.rate_budget else {},
+                                 scale=cfg.time_scale)
         if cfg.client_id and cfg.client_secret:
             engine = core.store.engine
             installs = AsyncSQLAlchemyInstallationStore(client_id=cfg.client_id, engine=engine)
             states = AsyncSQLAlchemyOAuthStateStore(expiration_seconds=600, engine=engine)
             await installs.create_tables()
             await states.create_tables()
-            self._tokens = Installations(installs, cfg.api_url, self._http)
+            self._tokens = Installations(installs, cfg.api_url, self._http, self.budget, cfg.pace_s)
             oauth = AsyncOAuthSettings(client_id=cfg.client_id, client_secret=cfg.client_secret, scopes=cfg.scopes,
                                        installation_store=installs, state_store=states)
             return AsyncApp(client=web_client(cfg.api_url, session=self._http), signing_secret=cfg.signing_secret,
                             oauth_settings=oauth,
                             name="council")
-        self._tokens = SingleWorkspace(base)
+        self._tokens = SingleWorkspace(base, self.budget, cfg.pace_s)
         return AsyncApp(client=base, signing_secret=cfg.signing_secret, name="council")
 
     async def _sweep(self) -> None:

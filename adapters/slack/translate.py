@@ -65,6 +65,14 @@ class Who:
                 "groups": list(self.groups)}
 
 
+def from_dm(body: dict[str, Any]) -> bool:
+    """Whether an interaction came from a direct message with the app (channel D…, or Slack names it so)."""
+    channel = body.get("channel") or {}
+    container_channel = str((body.get("container") or {}).get("channel_id") or "")
+    return (str(channel.get("id") or container_channel).startswith("D") or channel.get("name") == "directmessage"
+            or body.get("channel_type") == "im")
+
+
 @dataclass
 class Intent:
     """What a `/council` invocation or a mention asks for."""

@@ -129,3 +129,17 @@ def roster_view(discussion_id: str, personas: list[Persona]) -> dict[str, Any]:
                 submit=PlainTextObject(text="Save"), close=PlainTextObject(text="Cancel"),
                 private_metadata=discussion_id, blocks=blocks[:100])
     return view.to_dict()
+
+
+def loading_view() -> dict[str, Any]:
+    """Opened the moment a click asks for a form (a trigger_id lasts 3 s), then replaced by views.update."""
+    view = View(type="modal", title=PlainTextObject(text="Council"), close=PlainTextObject(text="Cancel"),
+                blocks=[SectionBlock(text=MarkdownTextObject(text="⏳ Loading…"))])
+    return view.to_dict()
+
+
+def notice_view(text: str) -> dict[str, Any]:
+    """What an opened form shows when it has nothing to ask after all (the step was already chosen...)."""
+    view = View(type="modal", title=PlainTextObject(text="Council"), close=PlainTextObject(text="OK"),
+                blocks=[SectionBlock(text=MarkdownTextObject(text=escape(text)[:3000]))])
+    return view.to_dict()

@@ -17,6 +17,7 @@ from core.control.recall import Recall
 from core.control.replies import Reply, UserError
 from core.control.schedules import Schedules
 from core.deliberation import engine, flows
+from core.deliberation.holders import holder_line
 from core.deliberation.roster import EXPERT_ICONS, addressed, full_roster, slug
 from core.deliberation.seats import with_people
 from core.models import (
@@ -56,6 +57,13 @@ class ServiceConfig:
     fact_check: bool = False  # COUNCIL_FACT_CHECK: discussions check their claims unless started with --no-check
     policy: Policy = field(default_factory=Policy)  # who may do what
     limits: Limits = field(default_factory=Limits)  # daily workspace budget, starts per person
+
+
+def owner_shown(line: str) -> str:
+    """An owner line in plain words (adapters escape replies): a seat held by a person says so, not a mention."""
+    text, held_by = holder_line(line)
+    name, colon, domain = text.partition(":")
+    return f"{name} (in person){colon}{domain}" if held_by else text
 
 
 def validate_topic(topic: str) -> str:
@@ -187,7 +195,8 @@ class Service:
                                         self.clock.now())
         if not owners:
             return Reply(text="Meetings in this channel will generate domain owners for each topic again.")
-        return Reply(text=f"Meetings in this channel will seat these domain owners: {'; '.join(owners)}.")
+        shown = "; ".join(map(owner_shown, owners))
+        return Reply(text=f"Meetings in this channel will seat these domain owners: {shown}.")
 
     async def confirm_roster(self, cmd: c.ConfirmRoster) -> Reply:
         async with self.store.tx() as tx:

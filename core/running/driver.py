@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from core.deliberation import engine, factcheck, flows, prompts
 from core.deliberation.engine import RunTurns, State, Transition, TurnPlan
 from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
-from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMUnavailable, Prompt
+from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMUnavailable, Prompt, RateLimited
 from core.running import seat_turns
 from core.running.effects import close_polls, people_ballots, record_turn, save_discussion
 from core.running.live import LiveText
@@ -83,6 +83,7 @@ class Driver:
         self._halted: set[str] = set()  # discussions whose step loop a Stop cancelled
         self._closing = False
         self._wake: set[str] = set()
+        self._later: dict[str, float] = {}  # discussions to drive again after the platform's Retry-After
         self._publish_locks: dict[str, asyncio.Lock] = {}
         # publish() calls per discussion, and how many of them a successful drain has served (see publish).
         self._publish_asked: dict[str, int] = {}
@@ -178,9 +179,13 @@ class Driver:
             self._tasks.pop(discussion_id, None)
             for per_discussion in (self._publish_locks, self._publish_asked, self._publish_served):
                 per_discussion.pop(discussion_id, None)  # every publish of this driver has returned
+            later = self._later.pop(discussion_id, None)
             if discussion_id in self._wake:
                 self._wake.discard(discussion_id)
                 self.kick(discussion_id)
+            elif later is not None and not self._closing:  # a task of its own, so idle() waits for it too
+                self._tasks[discussion_id] = asyncio.create_task(self._drive_later(discussion_id, later),
+                                                                 name=f"drive-later:{discussion_id}")
 
     def halt(self, discussion_id: str) -> None:
         """A discussion was stopped: cancel its step here, model calls included (the loop comes back for the
@@ -491,6 +496,13 @@ class Driver:
                     await tx.bury_posts(d.id, str(exc))
                 await self._block_for_posting(d.id, f"it cannot post any more: {exc}")
                 return False
+            except RateLimited as exc:  # pacing, not a refusal: waited out, never counted toward blocking
+                log.info("%s: the platform asked to slow down; trying again in %.1f s", post.key, exc.retry_after)
+                async with self.store.tx() as tx:
+                    await tx.defer_post(outbox_id, self.clock.now() + timedelta(seconds=exc.retry_after),
+                                        f"rate limited: {exc}", forget_attempt=True)
+                self._come_back(d.id, exc.retry_after)
+                return False
             except Exception as exc:
                 # A platform that says when to come back (Discord's RateLimited.retry_after) is believed.
                 delay = max(retry_delay(attempts + 1), float(getattr(exc, "retry_after", 0) or 0))
@@ -526,6 +538,14 @@ class Driver:
         outbox_id, _, _, attempts = queued
         return await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now(), discussion_id,
                                    fenced=fenced)
+
+    def _come_back(self, discussion_id: str, after_s: float) -> None:
+        """Drive the discussion again once the wait the platform asked for is over, not a whole sweep later."""
+        self._later[discussion_id] = max(after_s, self._later.get(discussion_id, 0.0))
+
+    async def _drive_later(self, discussion_id: str, after_s: float) -> None:
+        await asyncio.sleep(after_s)
+        await self._drive_logged(discussion_id)
 
     async def _block_for_posting(self, discussion_id: str, reason: str) -> None:
         """Posts keep being refused, or never can land: stop spending on turns nobody can see, and tell the

@@ -315,9 +315,22 @@ class DiscussionRepo(Repo):
         params = {"b_id": outbox_id, "b_discussion": discussion_id, "b_seen": seen_attempts}
         return (await self.conn.execute(_CLAIM, params)).rowcount == 1
 
-    async def defer_post(self, outbox_id: int, until: datetime, error: str) -> None:
-        await self.conn.execute(update(t.outbox).where(t.outbox.c.id == outbox_id)
-                                .values(next_attempt_at=until, last_error=error[:300]))
+    async def last_sent_ref(self, discussion_id: str) -> str:
+        """The newest platform ref among the discussion's sent messages (Slack ts: same width, so text order); a
+        living document (a canvas) is not a message in the thread, so its ref is left out."""
+        o = t.outbox.c
+        query = select(func.max(o.ref)).where(o.discussion_id == discussion_id, o.sent.is_(True), o.ref != "",
+                                               o.payload["kind"].as_string() != "document")
+        return str((await self.conn.execute(query)).scalar() or "")
+
+    async def defer_post(self, outbox_id: int, until: datetime, error: str, *, forget_attempt: bool = False) -> None:
+        """Try the post again from `until`; `forget_attempt`: the platform only asked to slow down, so the attempt
+        claimed for it does not count toward blocking (nor make the next one look it up)."""
+        o = t.outbox.c
+        values: dict[str, object] = {"next_attempt_at": until, "last_error": error[:300]}
+        if forget_attempt:
+            values["attempts"] = o.attempts - 1
+        await self.conn.execute(update(t.outbox).where(o.id == outbox_id).values(**values))
 
     async def bury_posts(self, discussion_id: str, error: str) -> None:
         """The platform will never take these posts (channel archived, bot removed): stop trying until Retry."""

@@ -15,6 +15,7 @@ from core.storage.channel_settings import ChannelSettingsRepo
 from core.storage.command_sync import CommandSyncRepo
 from core.storage.decisions import DecisionRepo
 from core.storage.discussions import DiscussionRepo
+from core.storage.rate_rows import RateRepo
 from core.storage.rows import aware
 from core.storage.schedule_rows import ScheduleRepo
 from core.storage.seat_waits import SeatRepo
@@ -26,7 +27,7 @@ __all__ = ["Store", "Tx", "aware"]
 
 
 class Tx(DiscussionRepo, ActivityRepo, ScheduleRepo, ChannelRepo, ChannelSettingsRepo, CommandSyncRepo, DecisionRepo,
-         SeatRepo):
+         SeatRepo, RateRepo):
     """One transaction: the repository methods the service calls, all on a single connection."""
 
 

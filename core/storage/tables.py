@@ -332,3 +332,14 @@ seat_waits = Table(
     Column("stance", String(80), nullable=False, default=""),  # chosen from the stance menu
     Index("ix_seat_waits_due", "state", "deadline"),
 )
+
+# Rate budgets shared by every replica: a token bucket per workspace and method, or per channel for new posts.
+# Times are the platform's seconds (wall clock × the budget's time scale), not timestamps.
+rate_budget = Table(
+    "rate_budget",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("tokens", Float, nullable=False),
+    Column("at", Float, nullable=False),
+    Column("paused_until", Float, nullable=False, default=0.0),
+)

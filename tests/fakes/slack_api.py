@@ -1,4 +1,4 @@
-"""Loopback fake of the Slack Web API (aiohttp): the methods Council calls, recorded, with 429s on demand."""
+"""Loopback fake of the Slack Web API (aiohttp): the methods Council calls, recorded, as strict as Slack documents."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ import asyncio
 import json
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
 from tests.fakes.slack_canvases import CanvasMethods
+from tests.fakes.slack_limits import ALL_SCOPES, Limits, Triggers, missing_scope, view_error
 
 BOT_USER, BOT_ID, TEAM = "UBOT", "BBOT", "T0001"
 # block_text: Slack answers msg_blocks_too_long from ~13k characters of text in blocks; the fake is stricter.
@@ -25,6 +27,7 @@ class Call:
     params: dict[str, Any]
     token: str
     at: float
+    limited: bool = False  # answered 429
 
 
 @dataclass
@@ -88,9 +91,19 @@ def block_error(blocks: list[dict[str, Any]]) -> str:
 class FakeSlack(CanvasMethods):
     """`async with FakeSlack() as slack:` then point clients at `slack.base_url`."""
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, tokens: dict[str, str] | None = None) -> None:
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, tokens: dict[str, str] | None = None,
+                 scopes: dict[str, frozenset[str]] | None = None, clock: Callable[[], float] = time.monotonic,
+                 time_scale: float = 1.0, marketplace: bool = False) -> None:
+        """`clock` (seconds) times trigger_ids; Slack's rate limits run on it sped up `time_scale` times, so a
+        test or bench lives through minutes of limits in seconds (the app under test is given the same scale).
+        `marketplace` lifts the limits Slack puts on conversations.history/replies for apps outside it."""
         self.host, self.port = host, port
         self.tokens = tokens if tokens is not None else {"xoxb-test": TEAM}
+        self.scopes = scopes if scopes is not None else {}  # token -> its scopes; a token not named has them all
+        self.clock, self.time_scale = clock, time_scale
+        self.limits = Limits(now=lambda: self.clock() * self.time_scale, marketplace=marketplace)
+        self.triggers = Triggers(now=lambda: self.clock())
+        self.dms: dict[str, str] = {}  # user -> the id of the app's direct message with them (D…)
         self.calls: list[Call] = []
         self.messages: list[Msg] = []
         self.ephemerals: list[dict[str, Any]] = []
@@ -114,6 +127,7 @@ class FakeSlack(CanvasMethods):
         self.socket: web.WebSocketResponse | None = None  # Socket Mode: the app's connection
         self.socket_replies: list[dict[str, Any]] = []
         self.connected = asyncio.Event()
+        self.answered_429: dict[str, int] = defaultdict(int)  # method -> 429s answered (asked for or earned)
         self._n = 0
         self._runner: web.AppRunner | None = None
 
@@ -136,10 +150,11 @@ class FakeSlack(CanvasMethods):
                                                                                  "real_name": name}}
 
     def add_channel(self, channel: str, *, private: bool = False, member: bool = False, archived: bool = False,
-                    mpim: bool = False) -> dict[str, Any]:
+                    mpim: bool = False, people: list[str] | None = None) -> dict[str, Any]:
+        """`people`: the people in it (None: everyone the fake knows)."""
         self.channels[channel] = {"id": channel, "name": channel.lower(), "is_channel": not private,
                                   "is_group": private and not mpim, "is_private": private or mpim, "is_im": False,
-                                  "is_mpim": mpim, "is_archived": archived, "is_member": member}
+                                  "is_mpim": mpim, "is_archived": archived, "is_member": member, "people": people}
         return self.channels[channel]
 
     def join(self, channel: str, *users: str) -> None:
@@ -147,12 +162,28 @@ class FakeSlack(CanvasMethods):
         self.conversation(channel)
         self.people_in[channel].update(users)
 
+    def trigger(self) -> str:
+        """A trigger_id as Slack sends with a command or interaction: good for 3 s and one view."""
+        return self.triggers.issue()
+
+    def dm(self, user: str) -> str:
+        """The id of the app's direct message with `user` (chat.postMessage to a user id posts there)."""
+        return self.dms.setdefault(user, "D" + user.removeprefix("U").rjust(8, "0"))
+
     def conversation(self, channel: str) -> dict[str, Any]:
         if channel.startswith("U"):  # posting to a user id opens the app's DM with them
-            return {"id": channel, "is_im": True, "user": channel, "is_private": True, "is_member": True}
+            channel = self.dm(channel)
+        user = next((u for u, d in self.dms.items() if d == channel), None)
+        if user is not None:
+            return {"id": channel, "is_im": True, "user": user, "is_private": True, "is_member": True,
+                    "people": [user]}
         if channel.startswith("D") and channel not in self.channels:  # two people's DM: the app cannot see it
             return {"id": channel, "is_im": True, "is_private": True, "is_member": False}
         return self.channels.get(channel) or self.add_channel(channel)
+
+    def in_channel(self, user: str, channel: str) -> bool:
+        people = self.conversation(channel).get("people")
+        return user in self.users if people is None else user in people
 
     def delivers(self, channel: str) -> bool:
         """Slack sends message (and app_mention) events only from conversations the app is a member of."""
@@ -247,12 +278,18 @@ class FakeSlack(CanvasMethods):
         method = request.match_info["method"]
         params = await self._params(request)
         token = request.headers.get("Authorization", "").removeprefix("Bearer ").strip() or params.get("token", "")
-        self.calls.append(Call(method, params, token, time.monotonic()))
+        call = Call(method, params, token, self.clock())
+        self.calls.append(call)
         if self.latency[method]:  # Web API calls take as long as they take: a later call may answer first
             await asyncio.sleep(self.latency[method].popleft())
         if self.limited[method]:
-            return web.json_response({"ok": False, "error": "ratelimited"}, status=429,
-                                     headers={"Retry-After": str(self.limited[method].popleft())})
+            call.limited = True
+            return self._limited(method, self.limited[method].popleft())
+        team = self.tokens.get(token, TEAM)
+        channel = str(params.get("channel") or "") if method == "chat.postMessage" else ""
+        if retry_after := self.limits.retry_after(team, method, self.conversation(channel)["id"] if channel else ""):
+            call.limited = True
+            return self._limited(method, retry_after)
         if method in self.unreachable:  # the client sees a dropped connection (after its retries), not an error
             if request.transport is not None:
                 request.transport.abort()
@@ -263,6 +300,8 @@ class FakeSlack(CanvasMethods):
             return web.json_response({"ok": False, "error": error})
         if method != "oauth.v2.access" and token not in self.tokens:
             return web.json_response({"ok": False, "error": "invalid_auth" if token else "not_authed"})
+        if refused := missing_scope(method, self.scopes.get(token, ALL_SCOPES)):
+            return web.json_response(refused)
         handler = getattr(self, "m_" + method.replace(".", "_"), None)
         if handler is None:
             return web.json_response({"ok": False, "error": "unknown_method"})
@@ -274,6 +313,11 @@ class FakeSlack(CanvasMethods):
                 return web.Response(status=500)  # never reaches the client
             return web.json_response({"ok": False, "error": "internal_error"}, status=500)
         return web.json_response(body)
+
+    def _limited(self, method: str, retry_after: int) -> web.Response:
+        self.answered_429[method] += 1
+        return web.json_response({"ok": False, "error": "ratelimited"}, status=429,
+                                 headers={"Retry-After": str(retry_after)})
 
     def _ts(self) -> str:
         self._n += 1
@@ -329,9 +373,12 @@ class FakeSlack(CanvasMethods):
             return {"ok": False, "error": "channel_not_found"}
         if not p.get("text") and not blocks:
             return {"ok": False, "error": "no_text"}
+        if len(p.get("text") or "") > LIMITS["text"]:
+            return {"ok": False, "error": "msg_too_long"}
         if error := block_error(blocks) or self._may_post(p["channel"]):
             return {"ok": False, "error": error}
-        m = self._store(Msg(channel=p["channel"], ts=self._ts(), text=p.get("text", ""), blocks=blocks,
+        channel = self.conversation(p["channel"])["id"]  # a user id posts in the app's DM with them
+        m = self._store(Msg(channel=channel, ts=self._ts(), text=p.get("text", ""), blocks=blocks,
                             thread_ts=p.get("thread_ts") or None, username=p.get("username"),
                             icon_emoji=p.get("icon_emoji"), metadata=p.get("metadata")))
         return {"ok": True, "channel": m.channel, "ts": m.ts, "message": m.wire(True)}
@@ -340,6 +387,12 @@ class FakeSlack(CanvasMethods):
         m = self.find(p.get("channel", ""), p.get("ts", ""))
         if m is None:
             return {"ok": False, "error": "message_not_found"}
+        if m.user != BOT_USER:  # an app edits only its own messages
+            return {"ok": False, "error": "cant_update_message"}
+        if self.conversation(m.channel).get("is_archived"):
+            return {"ok": False, "error": "is_archived"}
+        if len(p.get("text") or "") > LIMITS["text"]:
+            return {"ok": False, "error": "msg_too_long"}
         if error := block_error(p.get("blocks") or []):
             return {"ok": False, "error": error}
         m.text, m.blocks, m.edits = p.get("text", m.text), p.get("blocks", m.blocks), m.edits + 1
@@ -350,6 +403,12 @@ class FakeSlack(CanvasMethods):
         conv = self.conversation(p.get("channel", ""))
         if conv.get("is_private") and not conv.get("is_member"):
             return {"ok": False, "error": "channel_not_found"}
+        if conv.get("is_archived"):
+            return {"ok": False, "error": "is_archived"}
+        if not self.in_channel(p.get("user", ""), conv["id"]):  # only someone in the conversation can see it
+            return {"ok": False, "error": "user_not_in_channel"}
+        if len(p.get("text") or "") > LIMITS["text"]:
+            return {"ok": False, "error": "msg_too_long"}
         self.ephemerals.append(p)
         return {"ok": True, "message_ts": self._ts()}
 
@@ -370,19 +429,25 @@ class FakeSlack(CanvasMethods):
         msgs = self.thread(p.get("channel", ""), p.get("ts", ""))
         if not msgs:
             return {"ok": False, "error": "thread_not_found"}
-        return self._page(msgs, p)
+        return self._page([m for m in msgs if self._within(m, p)], p)
 
     def m_conversations_history(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         """Top-level messages, newest first, from `oldest` to `latest`; metadata with include_all_metadata."""
         if not p.get("channel"):
             return {"ok": False, "error": "channel_not_found"}
-        oldest, latest = float(p.get("oldest") or 0), float(p.get("latest") or "inf")
-        msgs = [m for m in self.messages if m.channel == p.get("channel") and not m.thread_ts
-                and oldest <= float(m.ts) <= latest]
+        msgs = [m for m in self.messages if m.channel == p.get("channel") and not m.thread_ts and self._within(m, p)]
         return self._page(sorted(msgs, key=lambda m: -float(m.ts)), p)
 
+    @staticmethod
+    def _within(m: Msg, p: dict[str, Any]) -> bool:
+        """Between `oldest` and `latest`, the bounds themselves only with `inclusive`."""
+        oldest, latest, ts = float(p.get("oldest") or 0), float(p.get("latest") or "inf"), float(m.ts)
+        if str(p.get("inclusive", "")).lower() in ("1", "true"):
+            return oldest <= ts <= latest
+        return oldest < ts < latest
+
     def _page(self, msgs: list[Msg], p: dict[str, Any]) -> dict[str, Any]:
-        start, limit = int(p.get("cursor") or 0), min(int(p.get("limit") or 100), 999)
+        start, limit = int(p.get("cursor") or 0), self.limits.page(int(p.get("limit") or 100))
         meta = str(p.get("include_all_metadata", "")).lower() in ("1", "true")
         page = msgs[start:start + limit]
         more = start + limit < len(msgs)
@@ -426,10 +491,22 @@ class FakeSlack(CanvasMethods):
         return {"ok": True, "url": f"ws://{self.host}:{self.port}/socket"}
 
     def m_views_open(self, p: dict[str, Any], team: str) -> dict[str, Any]:
-        if not p.get("trigger_id"):
-            return {"ok": False, "error": "invalid_trigger_id"}
+        if error := self.triggers.use(str(p.get("trigger_id") or "")) or view_error(p.get("view")):
+            return {"ok": False, "error": error}
         self.views.append(p)
         return {"ok": True, "view": {"id": f"V{len(self.views)}", **(p.get("view") or {})}}
+
+    def m_views_update(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        """Replace an open modal's view (by the id views.open answered with)."""
+        view_id = str(p.get("view_id") or "")
+        index = int(view_id[1:]) - 1 if view_id[:1] == "V" and view_id[1:].isdigit() else -1
+        if not 0 <= index < len(self.views):
+            return {"ok": False, "error": "not_found"}
+        if error := view_error(p.get("view")):
+            return {"ok": False, "error": error}
+        self.views[index] = {**self.views[index], "view": p["view"], "updates": self.views[index].get("updates", 0)
+                             + 1}
+        return {"ok": True, "view": {"id": view_id, **p["view"]}}
 
     def m_views_publish(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         view = p.get("view") or {}

@@ -12,14 +12,21 @@ from urllib.parse import urlencode
 import aiohttp
 import pytest
 
-from adapters.slack.server import SlackConfig, SlackServer
+from adapters.slack.budgeted import per_minute
+from adapters.slack.chat import SlackChat
+from adapters.slack.clients import SingleWorkspace, web_client
+from adapters.slack.server import BOT_SCOPES, SlackConfig, SlackServer
 from bot.settings import Settings
 from bot.wiring import build_app
+from core.running.budget import LocalBuckets, RateBudget
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_signing import sign as signature
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+# Slack's rate limits run this much faster in the fake and in the app's budget alike: a second of pacing is 10 ms,
+# a minute of a method's budget 0.6 s, so tests keep every limit without waiting for it.
+TIME_SCALE = 100.0
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "slack"
 
 
@@ -45,12 +52,15 @@ class Slack:
 
     async def command(self, text: str, *, user: str = "U0001", channel: str = "C0001",
                       response_url: str = "") -> tuple[int, str]:
-        form = fixture("slash_command") | {"text": text, "user_id": user, "channel_id": channel}
+        form = fixture("slash_command") | {"text": text, "user_id": user, "channel_id": channel,
+                                           "trigger_id": self.fake.trigger()}
         if response_url:
             form["response_url"] = response_url
         return await self.post(urlencode(form), "application/x-www-form-urlencoded")
 
     async def interaction(self, payload: dict[str, Any]) -> tuple[int, str]:
+        if "trigger_id" in payload:  # as Slack does, a fresh trigger_id with every interaction
+            payload = {**payload, "trigger_id": self.fake.trigger()}
         return await self.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
 
     async def click(self, message_ts: str, action_id: str, value: str, *, user: str = "U0001",
@@ -59,7 +69,7 @@ class Slack:
         assert msg is not None, f"no message {message_ts}"
         payload = fixture("block_actions")
         payload["user"] = {"id": user, "username": user.lower(), "name": user.lower(), "team_id": "T0001"}
-        payload["channel"]["id"] = channel
+        payload["channel"] = {"id": channel, "name": "directmessage" if channel.startswith("D") else "general"}
         payload["container"] |= {"message_ts": message_ts, "channel_id": channel, "thread_ts": msg.thread_ts}
         payload["message"] = msg.wire(False)
         payload["actions"] = [{"action_id": action_id, "block_id": "actions:0", "value": value, "type": "button",
@@ -114,16 +124,24 @@ class Slack:
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as f:
+    # The token holds the scopes the app asks for at install (the manifest's), and no more: a call outside them
+    # answers missing_scope as Slack would.
+    async with FakeSlack(time_scale=TIME_SCALE, scopes={"xoxb-test": frozenset(BOT_SCOPES)}) as f:
         f.add_user("U0001", "Dana")
         f.add_user("U0002", "Lee")
         f.add_user("U0003", "Ines", admin=True)
         yield f
 
 
+def slack_chat(fake: FakeSlack, pace_s: float = 1.0, budget: RateBudget | None = None) -> SlackChat:
+    """SlackChat on the real client as the app builds it: the workspace's rate budget, on TIME_SCALE."""
+    budget = budget or RateBudget(LocalBuckets(), per_minute(), scale=TIME_SCALE)
+    return SlackChat(SingleWorkspace(web_client(fake.base_url, "xoxb-test"), budget, pace_s))
+
+
 def config(fake: FakeSlack, **kw: Any) -> SlackConfig:
     return SlackConfig(**{"signing_secret": SECRET, "bot_token": "xoxb-test", "api_url": fake.base_url,
-                          "host": "127.0.0.1", "port": 0, "sweep_interval_s": 3600.0, "pace_s": 0.0, **kw})
+                          "host": "127.0.0.1", "port": 0, "sweep_interval_s": 3600.0, "time_scale": TIME_SCALE, **kw})
 
 
 def settings(tmp_path: Path) -> Settings:

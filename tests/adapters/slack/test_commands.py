@@ -43,7 +43,7 @@ async def test_bad_input_is_answered_in_the_ack_itself(slack: Slack, server: Sla
 
 async def test_help_list_status_and_unknown_ids(slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
     _, body = await slack.command("help")
-    assert "/council <topic>" in json.loads(body)["text"]
+    assert "/council &lt;topic&gt;" in json.loads(body)["text"]
     did = await start(slack, server)
     await slack.command("list")
     await slack.command("list", channel="C0999")
@@ -83,14 +83,14 @@ async def test_only_the_starter_or_an_admin_may_pause_or_stop(
 async def test_forged_and_stale_signatures_are_rejected(slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
     body = urlencode(fixture("slash_command") | {"text": "help"})  # answered in the ack: nothing is posted
     status, text = await slack.post(body, "application/x-www-form-urlencoded", sign(body, secret="not-the-secret"))
-    assert status == 401 and "/council <topic>" not in text
+    assert status == 401 and "/council &lt;topic&gt;" not in text
     stale = sign(body, timestamp=int(time.time()) - 600)
     status, text = await slack.post(body, "application/x-www-form-urlencoded", stale)
-    assert status == 401 and "/council <topic>" not in text
+    assert status == 401 and "/council &lt;topic&gt;" not in text
     status, text = await slack.post(body, "application/x-www-form-urlencoded", {})
-    assert status == 401 and "/council <topic>" not in text
+    assert status == 401 and "/council &lt;topic&gt;" not in text
     status, text = await slack.post(body, "application/x-www-form-urlencoded", sign(body, SECRET))
-    assert status == 200 and "/council <topic>" in json.loads(text)["text"], "the same body, correctly signed"
+    assert status == 200 and "/council &lt;topic&gt;" in json.loads(text)["text"], "the same body, correctly signed"
     await server.idle()
     assert not fake.called("chat.postMessage")
 

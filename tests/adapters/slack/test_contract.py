@@ -8,11 +8,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from adapters.slack.chat import SlackChat
-from adapters.slack.clients import SingleWorkspace, web_client
 from core.models import Discussion, Post
 from core.ports import ChatPort
 from tests.adapters.contract import ChatPortContract
+from tests.adapters.slack.conftest import TIME_SCALE, slack_chat
 from tests.fakes.slack_api import FakeSlack
 
 NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
@@ -21,17 +20,17 @@ NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
 class TestSlackChatPort(ChatPortContract):
     @pytest.fixture
     async def fake(self) -> AsyncIterator[FakeSlack]:
-        async with FakeSlack() as f:
+        async with FakeSlack(time_scale=TIME_SCALE) as f:
             yield f
 
     @pytest.fixture
     def port(self, fake: FakeSlack) -> ChatPort:
-        return SlackChat(SingleWorkspace(web_client(fake.base_url, "xoxb-test")), interval=0.0)
+        return slack_chat(fake)
 
     @pytest.fixture
     def fresh_port(self, fake: FakeSlack) -> ChatPort:
         """A new process: nothing cached, only what Slack itself holds (message metadata)."""
-        return SlackChat(SingleWorkspace(web_client(fake.base_url, "xoxb-test")), interval=0.0)
+        return slack_chat(fake)
 
     @pytest.fixture
     def discussion(self) -> Discussion:

@@ -101,3 +101,14 @@ async def test_a_deleted_poll_does_not_wedge_the_discussion(slack: Slack, server
         assert not await tx.pending_posts(d.id)
     after = [m.text for m in fake.thread("C0001", d.thread_ref)]
     assert any("*Final synthesis.*" in t for t in after) and any("*Poll closed" in t for t in after)
+
+
+async def test_slack_asking_to_slow_down_never_blocks_a_discussion(slack: Slack, server: SlackServer,
+                                                                  fake: FakeSlack) -> None:
+    await slack.command("Should we adopt Rust? --rounds 1")
+    fake.rate_limit("chat.postMessage", times=20, retry_after=1)  # far more 429s in a row than any retry count
+    await server.idle()
+    d = await only(server)
+    assert d.status == Status.DONE and not d.blocked_reason
+    assert not [m for m in fake.messages if m.channel.startswith("D")]  # the starter was never told "blocked"
+    assert fake.answered_429["chat.postMessage"] == 20

@@ -89,6 +89,8 @@ async def test_an_archived_channel_is_refused_with_a_clear_message(
     slack: Slack, server: SlackServer, fake: FakeSlack
 ) -> None:
     fake.add_channel("C0004", archived=True)
-    await slack.command("Should we adopt trunk-based development?", channel="C0004")
+    await slack.command("Should we adopt trunk-based development?", channel="C0004",
+                        response_url=f"http://{fake.host}:{fake.port}/response/archived")
     await server.idle()
-    assert await discussions(server) == [] and "archived" in fake.ephemerals[-1]["text"]
+    # Slack takes no ephemeral message in an archived channel: the answer goes through the command's response_url.
+    assert await discussions(server) == [] and "archived" in fake.responses[-1]["text"]

@@ -141,3 +141,10 @@ def test_channel_owners_for_meetings() -> None:
     assert parse("config owners off").command.owners == []  # type: ignore[union-attr]
     with pytest.raises(tr.BadInput, match="Which owners"):
         parse("config owners")
+
+
+def test_a_click_from_a_direct_message_is_known_by_its_channel() -> None:
+    dm = {"channel": {"id": "D00000001", "name": "directmessage"}, "container": {"channel_id": "D00000001"}}
+    assert tr.from_dm(dm)
+    assert tr.from_dm({"channel": {"id": "G0001", "name": "directmessage"}})  # Slack names it so
+    assert not tr.from_dm({"channel": {"id": "C0001", "name": "general"}, "container": {"channel_id": "C0001"}})

@@ -331,3 +331,19 @@ async def test_a_transaction_waits_for_another_process_writing_without_stopping_
     finally:
         other.close()
         await store.close()
+
+
+async def test_the_newest_sent_ref_is_a_messages_never_a_documents(store: Store) -> None:
+    """Recovery reads the thread after the newest message the database knows was sent; a canvas's id (a living
+    document, sent last) is no place in the thread."""
+    now = datetime(2026, 11, 25, 9, tzinfo=UTC)
+    async with store.tx() as tx:
+        await tx.add_discussion(discussion())
+        for key, kind, ref in (("a", "turn", "1764061200.000100"), ("b", "notice", "1764061201.000200"),
+                               ("c", "document", "F0000000016"), ("d", "turn", "")):
+            await tx.enqueue("d1", Post(kind=kind, key=key, text=key), now)  # type: ignore[arg-type]
+        for outbox_id, post, _, _ in await tx.pending_posts("d1"):
+            if post.key != "d":
+                await tx.mark_sent(outbox_id, {"a": "1764061200.000100", "b": "1764061201.000200",
+                                               "c": "F0000000016"}[post.key], now, None)
+        assert await tx.last_sent_ref("d1") == "1764061201.000200"

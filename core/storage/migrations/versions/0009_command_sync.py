@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 
 revision = '0009'
-down_revision = '0007'
+down_revision = '0008'
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,85 @@
+"""A Web API client that spends the workspace's rate budget before each call, paces new messages per channel,
+and answers Slack's 429s by pausing the budget instead of hammering it."""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
+
+from core.ports import RateLimited
+from core.running.budget import RateBudget
+
+# Calls a minute per app and workspace, by the tier Slack lists each method Council calls under (Tier 2: 20,
+# Tier 3: 50, Tier 4: 100). chat.postMessage has no tier: about one a second per channel (see PACED).
+PER_MINUTE = {
+    "chat.update": 50, "chat.delete": 50, "conversations.history": 50, "conversations.replies": 50,
+    "conversations.info": 50, "conversations.join": 50, "usergroups.users.list": 20,
+    "chat.postEphemeral": 100, "chat.getPermalink": 100, "users.info": 100, "views.open": 100, "views.update": 100,
+    "views.publish": 100, "files.getUploadURLExternal": 100, "files.completeUploadExternal": 100,
+}
+# Apps outside the Slack Marketplace: thread and history reads are 1 call a minute (and 15 messages a page).
+UNLISTED_READS = {"conversations.history": 1, "conversations.replies": 1}
+PACED = {"chat.postMessage": "channel", "files.completeUploadExternal": "channel_id"}  # new messages in a channel
+MAX_WAITS = 5  # 429s answered for one call of work people must see before the caller is told to come back later
+# How a call spends: "final" (work people must see: waits its turn), "live" (live text: only from what is left above
+# the reserve, never waited for or retried), "spare" (a courtesy: only a call there right now).
+PRIORITY: contextvars.ContextVar[str] = contextvars.ContextVar("slack_call_priority", default="final")
+
+
+def per_minute(marketplace: bool = False) -> dict[str, float]:
+    return {**PER_MINUTE, **({} if marketplace else UNLISTED_READS)}
+
+
+class Skipped(Exception):
+    """A live-text call the budget had no room for (or that Slack refused): the next update carries its text."""
+
+
+def retry_after(response: AsyncSlackResponse) -> float:
+    headers = response.headers or {}
+    value = next((v for k, v in headers.items() if k.lower() == "retry-after"), "1")
+    if isinstance(value, list):
+        value = value[0] if value else "1"
+    try:
+        return max(1.0, float(value))
+    except ValueError:
+        return 1.0
+
+
+class BudgetedClient(AsyncWebClient):
+    """One workspace's client (`scope`): every call is spent from `budget` first, by the PRIORITY it is made
+    under; live text and spare calls are skipped (Skipped) rather than waited for or retried."""
+
+    def __init__(self, *, budget: RateBudget, scope: str, pace_s: float = 1.0, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.budget, self.scope, self.pace_s = budget, scope, pace_s
+
+    async def api_call(self, api_method: str, **kw: Any) -> AsyncSlackResponse:  # type: ignore[override]
+        body: dict[str, Any] = next((kw[k] for k in ("json", "data", "params") if isinstance(kw.get(k), dict)), {})
+        channel = str(body.get(PACED[api_method]) or "") if api_method in PACED else ""
+        priority = PRIORITY.get()
+        live = priority != "final"
+        for attempt in range(MAX_WAITS + 1):
+            if live:
+                spend = self.budget.spend_left if priority == "live" else self.budget.spend_spare
+                if not await spend(self.scope, api_method):
+                    raise Skipped(api_method)
+            else:
+                if channel:
+                    await self.budget.pace(self.scope, channel, self.pace_s)
+                await self.budget.spend(self.scope, api_method)
+            try:
+                return await super().api_call(api_method, **kw)
+            except SlackApiError as exc:
+                if exc.response.status_code != 429:
+                    raise
+                after = retry_after(exc.response)
+                await self.budget.refused(self.scope, api_method, after, channel)
+                if live:
+                    raise Skipped(api_method) from exc
+                if attempt == MAX_WAITS:
+                    raise RateLimited(f"Slack asked to slow down ({api_method})", after / self.budget.scale) from exc
+        raise AssertionError("unreachable")

@@ -1,0 +1,184 @@
+"""Rate budgets: a token bucket per workspace and method (and per channel for new posts), shared by every replica.
+
+A platform allows each app so many calls a minute per workspace and method, and about one new message a second
+per channel. Work that people must see (final posts, headers, polls) takes its call and, when the bucket is
+empty, waits for its turn; live text takes a call only from what is left above a reserve kept for that work, and
+never while the platform has just answered "too many" (a 429 pauses the bucket for its Retry-After).
+
+Time is in the platform's seconds: wall-clock seconds times `scale` (1 in production; a test or bench runs the
+limits faster, with the fake platform sped up by the same factor)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Protocol, TypeVar
+
+from core.storage.store import Store
+
+T = TypeVar("T")
+SHARE = 0.88  # of the platform's rate: a burst and a minute's refill stay under its limit (49 of Tier 3's 50)
+BURST_SHARE = 0.1  # a full bucket holds this share of a minute's calls
+RESERVE_SHARE = 0.3  # of a bucket, never taken by live text: work people must see finds calls ready
+
+
+@dataclass(frozen=True)
+class Bucket:
+    tokens: float
+    at: float  # platform seconds when `tokens` was counted
+    paused_until: float = 0.0
+
+
+@dataclass(frozen=True)
+class Rate:
+    per_s: float
+    burst: float
+
+    @property
+    def reserve(self) -> float:
+        return self.burst * RESERVE_SHARE
+
+
+def refill(b: Bucket | None, rate: Rate, now: float) -> Bucket:
+    if b is None or b.at > now + 3600:  # new, or written on another time scale (a bench): start full
+        return Bucket(rate.burst, now)
+    return Bucket(min(rate.burst, b.tokens + max(0.0, now - b.at) * rate.per_s), max(now, b.at), b.paused_until)
+
+
+def reserve(b: Bucket | None, rate: Rate, now: float) -> tuple[Bucket, float]:
+    """Work that must be done: take a call now and wait (the seconds returned) until the bucket had it."""
+    b = refill(b, rate, now)
+    b = replace(b, tokens=b.tokens - 1)
+    return b, max(0.0, b.at - now) + max(0.0, -b.tokens / rate.per_s)  # `at` is ahead of now while paused
+
+
+def take_left(b: Bucket | None, rate: Rate, now: float, keep: float | None = None) -> tuple[Bucket, bool]:
+    """Live text: a call only if one is left above the reserve (or `keep`) now, and the platform has not just
+    said stop."""
+    b = refill(b, rate, now)
+    if b.paused_until > now or b.tokens - 1 < (rate.reserve if keep is None else keep):
+        return b, False
+    return replace(b, tokens=b.tokens - 1), True
+
+
+def pause(b: Bucket | None, rate: Rate, now: float, until: float) -> tuple[Bucket, None]:
+    """The platform refused a call: nothing more until `until`, and the bucket counted empty from then on."""
+    b = refill(b, rate, now)
+    return Bucket(min(b.tokens, 0.0), max(b.at, until), max(b.paused_until, until)), None
+
+
+Change = Callable[[Bucket | None], tuple[Bucket, T]]
+
+
+class Buckets(Protocol):
+    """Where buckets live: `change` reads one, applies the rule and writes it back, atomically."""
+
+    def change(self, key: str, rule: Change[T]) -> Awaitable[T]: ...
+
+
+class LocalBuckets:
+    """In this process (SQLite: one process drives everything)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, Bucket] = {}
+
+    async def change(self, key: str, rule: Change[T]) -> T:
+        self.rows[key], out = rule(self.rows.get(key))
+        return out
+
+
+class SharedBuckets:
+    """In the database, a row per bucket locked for the change (PostgreSQL: shared by every replica)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def change(self, key: str, rule: Change[T]) -> T:
+        async with self.store.tx() as tx:
+            row = await tx.lock_bucket(key)
+            b, out = rule(Bucket(*row) if row is not None else None)
+            await tx.save_bucket(key, b.tokens, b.at, b.paused_until)
+        return out
+
+
+def buckets_for(store: Store) -> Buckets:
+    return LocalBuckets() if store.engine.dialect.name == "sqlite" else SharedBuckets(store)
+
+
+class RateBudget:
+    """The calls a platform allows, spent by priority. `per_minute`: method -> calls a minute per workspace (a
+    method not named has no budget here); new posts are paced per channel with `pace`."""
+
+    def __init__(self, buckets: Buckets, per_minute: Mapping[str, float], *, scale: float = 1.0,
+                 wall: Callable[[], float] = time.time, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+                 ) -> None:
+        self.buckets, self.per_minute, self.scale = buckets, per_minute, scale
+        self._wall, self._sleep = wall, sleep
+        self.spent: Counter[tuple[str, str]] = Counter()  # (method, "final" | "live" | "skipped" | "refused")
+
+    def now(self) -> float:
+        return self._wall() * self.scale
+
+    def rate(self, method: str) -> Rate | None:
+        limit = self.per_minute.get(method)
+        if not limit:
+            return None
+        return Rate(per_s=SHARE * limit / 60, burst=max(1.0, BURST_SHARE * limit))
+
+    async def wait(self, platform_s: float) -> None:
+        if platform_s > 0:
+            await self._sleep(platform_s / self.scale)
+
+    async def spend(self, scope: str, method: str) -> None:
+        """Take a call for work people must see, waiting for it if the bucket is empty or paused."""
+        rate = self.rate(method)
+        if rate is None:
+            return
+        now = self.now()
+        await self.wait(await self.buckets.change(f"{scope}:{method}", lambda b: reserve(b, rate, now)))
+        self.spent[(method, "final")] += 1
+
+    async def spend_left(self, scope: str, method: str) -> bool:
+        """Take a call for live text, only from what is left; False: skip this update."""
+        rate = self.rate(method)
+        if rate is None:
+            return True
+        now = self.now()
+        quiet = await self.buckets.change(f"{scope}:live", lambda b: (b or Bucket(0.0, now), b is None or
+                                                                       b.paused_until <= now))
+        ok = quiet and await self.buckets.change(f"{scope}:{method}", lambda b: take_left(b, rate, now))
+        self.spent[(method, "live" if ok else "skipped")] += 1
+        return ok
+
+    async def spend_spare(self, scope: str, method: str) -> bool:
+        """Take a call only if one is there right now (a courtesy worth no wait); False: go without it."""
+        rate = self.rate(method)
+        if rate is None:
+            return True
+        now = self.now()
+        ok = await self.buckets.change(f"{scope}:{method}", lambda b: take_left(b, rate, now, keep=0.0))
+        self.spent[(method, "spare" if ok else "skipped")] += 1
+        return ok
+
+    async def refused(self, scope: str, method: str, retry_after_s: float, channel: str = "") -> None:
+        """The platform answered 429: pause this bucket (a channel's posts, or the workspace's method), and the
+        workspace's live text whatever the method: it is the first thing to give way."""
+        self.spent[(method, "refused")] += 1
+        now = self.now()
+        until = now + retry_after_s
+        await self.buckets.change(f"{scope}:live", lambda b: (Bucket(0.0, now, max(until, b.paused_until if b
+                                                                                     else 0.0)), None))
+        key, rate = (f"{scope}:post:{channel}", Rate(1.0, 1.0)) if channel else (f"{scope}:{method}",
+                                                                                   self.rate(method))
+        if rate is not None:
+            await self.buckets.change(key, lambda b: pause(b, rate, now, now + retry_after_s))
+
+    async def pace(self, scope: str, channel: str, interval_s: float) -> None:
+        """Wait for this channel's next slot for a new message: one per `interval_s`, in the order asked."""
+        if interval_s <= 0:
+            return
+        rate, now = Rate(per_s=1 / interval_s, burst=1.0), self.now()
+        await self.wait(await self.buckets.change(f"{scope}:post:{channel}", lambda b: reserve(b, rate, now)))

@@ -1,0 +1,48 @@
+"""Forms open first: a click that asks for a form gets a loading view at once (its trigger_id lasts 3 s and opens
+one view), and the work behind it (database reads, the same person's earlier clicks) fills it in with views.update."""
+
+from __future__ import annotations
+
+import time
+
+from adapters.slack.server import SlackServer
+from tests.adapters.slack.conftest import TIME_SCALE, Slack
+from tests.adapters.slack.test_buttons import with_action
+from tests.adapters.slack.test_threads import only
+from tests.fakes.slack_api import FakeSlack
+
+TRIGGER_SCALE = 10.0  # the fake's 3-second trigger_id lasts 0.3 s here, so a slow step need not take 3 s
+
+
+async def test_a_form_opens_within_its_trigger_even_behind_a_slow_earlier_click(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    await slack.command("Should we sunset the legacy mobile app?")
+    await server.idle()
+    d = await only(server)
+    [choice] = with_action(fake, d.thread_ref, '"next:deep_dive"')
+    # Slack's clock runs 10× faster from here (the rate limits keep their speed); Lee's look-up takes 0.4 s: 4 s.
+    fake.clock, fake.time_scale = (lambda: time.monotonic() * TRIGGER_SCALE), TIME_SCALE / TRIGGER_SCALE
+    fake.latency["users.info"].append(0.4)
+    await slack.click(choice.ts, "sched:1h", f"{d.id}|in 1 hour", user="U0002")  # slow: who is Lee?
+    await slack.click(choice.ts, "next:deep_dive", f"{d.id}|deep_dive", user="U0002")  # queued behind it
+    await server.idle()
+    assert not [e for e in fake.ephemerals if "went wrong" in e["text"]]
+    [opened] = fake.views  # the only view Slack opened, and the one the deep dive filled in
+    assert opened["view"]["callback_id"] == "council_next_topic" and opened.get("updates") == 1
+    assert opened["view"]["blocks"][0]["element"]["initial_value"], "the council's suggestion, filled in"
+
+
+async def test_a_form_with_nothing_left_to_ask_says_so_instead_of_loading_forever(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    await slack.command("Should we sunset the legacy mobile app?")
+    await server.idle()
+    d = await only(server)
+    [choice] = with_action(fake, d.thread_ref, '"next:deep_dive"')
+    await slack.click(choice.ts, "next:synthesize", f"{d.id}|synthesize")  # the discussion ends
+    await server.idle()
+    await slack.click(choice.ts, "next:deep_dive", f"{d.id}|deep_dive", user="U0002")  # a copy seen late
+    await server.idle()
+    [opened] = fake.views
+    assert "already chosen" in str(opened["view"]["blocks"]) and opened["view"]["close"]["text"] == "OK"

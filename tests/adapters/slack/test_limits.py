@@ -1,0 +1,59 @@
+"""Slack's limits as the fake enforces them, met by the app: chat.update's tier under streaming discussions, and
+missing_scope for a method the token's scopes do not cover."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from adapters.slack.server import BOT_SCOPES, SlackServer
+from bot.settings import Settings
+from bot.wiring import build_app
+from core.models import Status
+from tests.adapters.slack.conftest import TIME_SCALE, Slack, config
+from tests.adapters.slack.test_threads import only
+from tests.fakes.llm import ScriptedLLM
+from tests.fakes.slack_api import FakeSlack
+
+
+@pytest.fixture
+async def streaming(fake: FakeSlack, tmp_path: Path) -> AsyncIterator[SlackServer]:
+    """The app with a model that writes slowly, its live text on the same time scale as Slack's limits."""
+    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}",  # type: ignore[call-arg]
+                        slack_time_scale=TIME_SCALE, council_starts_per_user_per_hour=0)
+    srv = SlackServer(config(fake), lambda chats: build_app(settings, chats, llm=ScriptedLLM(delay=0.3)))
+    await srv.start()
+    yield srv
+    await srv.stop()
+
+
+async def test_streaming_discussions_stay_within_chat_updates_tier(streaming: SlackServer, fake: FakeSlack) -> None:
+    async with aiohttp.ClientSession() as session:
+        slack = Slack(f"http://127.0.0.1:{streaming.port}/slack/events", session, fake)
+        for channel in ("C0001", "C0002", "C0003"):
+            await slack.command("Should we adopt trunk-based development? --rounds 1", channel=channel)
+        await streaming.idle()
+    assert streaming.core is not None
+    async with streaming.core.store.tx() as tx:
+        assert {d.status for d in await tx.discussions()} == {Status.DONE}
+    live = [c for c in fake.called("chat.update") if "is writing" in str(c.params.get("text"))]
+    assert live, "live text was shown"
+    assert not fake.answered_429, dict(fake.answered_429)  # 50 a minute per workspace, never one too many
+    assert streaming.budget is not None and streaming.budget.spent[("chat.update", "skipped")] > 0, \
+        "more live text was written than the budget had room for: the rest was skipped, not sent"
+
+
+async def test_a_method_outside_the_tokens_scopes_is_refused_and_explained(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    fake.scopes["xoxb-test"] = frozenset(BOT_SCOPES) - {"files:write"}  # installed before the app asked for it
+    await slack.command("Should we adopt trunk-based development? --rounds 1")
+    await server.idle()
+    d = await only(server)
+    await slack.click(d.thread_ref, "ctl:export", d.id)
+    await server.idle()
+    assert not fake.uploads
+    assert "files:write" in fake.ephemerals[-1]["text"]

@@ -1,0 +1,120 @@
+"""The rate budget's rules: final work first, live text from what is left, a 429 pauses, pacing per channel, and
+one budget for every replica (a row per bucket on PostgreSQL)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from core.running.budget import LocalBuckets, RateBudget, SharedBuckets
+from core.storage.db import make_engine, migrate
+from core.storage.store import Store
+
+TIER3 = {"chat.update": 50}
+
+
+class Wall:
+    """The wall clock the budget reads, moved by the budget's own waits: nothing really sleeps."""
+
+    def __init__(self) -> None:
+        self.t = 1_000_000.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.t
+
+    async def sleep(self, s: float) -> None:
+        self.slept.append(s)
+
+
+def budget(wall: Wall, buckets: LocalBuckets | SharedBuckets | None = None) -> RateBudget:
+    return RateBudget(buckets or LocalBuckets(), TIER3, wall=wall, sleep=wall.sleep)
+
+
+async def test_live_text_takes_only_what_is_left_above_the_reserve_and_finals_never_wait_for_it() -> None:
+    wall = Wall()
+    b = budget(wall)
+    live = 0
+    while await b.spend_left("T1", "chat.update"):
+        live += 1
+    assert live == 3  # a full bucket holds 5 calls; live text leaves the last 1.5 (and the one under) to finals
+    await b.spend("T1", "chat.update")
+    await b.spend("T1", "chat.update")
+    assert wall.slept == []  # the final posts found their calls ready
+    await b.spend("T1", "chat.update")
+    assert wall.slept and 0 < wall.slept[-1] <= 60 / 44 + 1e-9  # the next one waits for the refill (44 a minute)...
+    assert not await b.spend_left("T1", "chat.update")  # ...and live text gets nothing meanwhile
+    wall.t += 60
+    assert await b.spend_left("T1", "chat.update")  # a minute later, the bucket has refilled
+    assert await b.spend_left("T2", "chat.update")  # another workspace has a budget of its own
+
+
+async def test_a_minute_of_calls_never_exceeds_the_tier_whatever_the_mix() -> None:
+    wall = Wall()
+    b = budget(wall)
+    stamps: list[float] = []
+    for i in range(200):
+        wall.t += 0.25
+        if i % 3 == 0:
+            before = len(wall.slept)
+            await b.spend("T1", "chat.update")
+            stamps.append(wall.t + sum(wall.slept[before:]))  # the call goes out after its wait
+        elif await b.spend_left("T1", "chat.update"):
+            stamps.append(wall.t)
+    stamps.sort()
+    assert max(sum(1 for s in stamps if start <= s < start + 60) for start in stamps) <= 50
+
+
+async def test_a_429_pauses_live_text_and_final_posts_wait_it_out() -> None:
+    wall = Wall()
+    b = budget(wall)
+    await b.refused("T1", "chat.update", retry_after_s=30)
+    assert not await b.spend_left("T1", "chat.update")
+    await b.spend("T1", "chat.update")
+    assert wall.slept[-1] >= 30
+    wall.t += 31
+    assert not await b.spend_left("T1", "chat.update")  # the bucket counts itself empty after a refusal
+    wall.t += 60
+    assert await b.spend_left("T1", "chat.update")
+
+
+async def test_a_429_on_any_method_pauses_the_workspaces_live_text() -> None:
+    wall = Wall()
+    b = budget(wall)
+    await b.refused("T1", "chat.postMessage", retry_after_s=5, channel="C1")  # a channel's posts, not chat.update
+    assert not await b.spend_left("T1", "chat.update")
+    assert await b.spend_left("T2", "chat.update")  # another workspace goes on
+    wall.t += 6
+    assert await b.spend_left("T1", "chat.update")
+
+
+async def test_new_messages_are_paced_per_channel_in_the_order_asked() -> None:
+    wall = Wall()
+    b = budget(wall)
+    for _ in range(4):
+        await b.pace("T1", "C1", 1.0)
+    await b.pace("T1", "C2", 1.0)
+    assert wall.slept == [1.0, 2.0, 3.0]  # C1's second, third and fourth slots; C2's first is free
+
+
+async def test_the_time_scale_shortens_every_wait_alike() -> None:
+    wall = Wall()
+    b = RateBudget(LocalBuckets(), TIER3, scale=10.0, wall=wall, sleep=wall.sleep)
+    await b.pace("T1", "C1", 1.0)
+    await b.pace("T1", "C1", 1.0)
+    assert wall.slept == [0.1]
+
+
+async def test_replicas_share_one_budget_through_the_database(db_url: str) -> None:
+    wall = Wall()
+    stores = [Store(make_engine(db_url)), Store(make_engine(db_url))]
+    await migrate(stores[0].engine)
+    try:
+        one, two = (budget(wall, SharedBuckets(s)) for s in stores)
+        taken = await asyncio.gather(*(r.spend_left("T1", "chat.update") for r in (one, two) for _ in range(4)))
+        assert sum(taken) == 3  # the same three calls above the reserve, whichever replica asked
+        await one.pace("T1", "C1", 1.0)
+        await two.pace("T1", "C1", 1.0)
+        assert wall.slept == [1.0]  # the second replica's post waits for the first one's second
+    finally:
+        for s in stores:
+            await s.close()
