@@ -56,7 +56,7 @@ def console(
     name: Annotated[str, typer.Option(help="Your name in the discussion")] = "You",
     flow: Annotated[str, typer.Option(help="moderated, council, meeting or open")] = "moderated",
     style: Annotated[str, typer.Option(help="Council: parallel, sequential or debate")] = "parallel",
-    tier: Annotated[str, typer.Option(help="Council: light, medium or heavy")] = "light",
+    tier: Annotated[str, typer.Option(help="Council and meeting: light, medium or heavy (default: the flow's)")] = "",
     lang: Annotated[str, typer.Option(help="Language to speak (default: the topic's)")] = "",
     hints: Annotated[str, typer.Option(help="Open floor: controversy axes, comma separated")] = "",
     verbose: Annotated[bool, typer.Option("--verbose", help="Log progress (INFO) to stderr, not only warnings")] = (
@@ -78,7 +78,7 @@ def console(
         _fail("--rounds must be between 1 and 10.")
     try:
         flow, style = flows.choice("flow", flow, c.FLOW_NAMES), flows.choice("style", style, flows.STYLES)
-        chosen = {"flow": flow, "style": style, "tier": flows.choice("tier", tier, flows.TIERS),
+        chosen = {"flow": flow, "style": style, "tier": flows.choice("tier", tier, flows.TIERS) if tier else "",
                   "lang": flows.language(lang) if lang else "",
                   "hints": [h.strip() for h in hints.split(",") if h.strip()][:8]}
         flows.planned_rounds(flow, rounds, style)

@@ -34,7 +34,7 @@ class StartDiscussion(Command):
     topic: str
     flow: FlowName = "moderated"
     style: Literal["parallel", "sequential", "debate"] = "parallel"  # council only
-    tier: Literal["light", "medium", "heavy"] = "light"  # council only
+    tier: Literal["", "light", "medium", "heavy"] = ""  # "" is the flow's own default (council: light)
     lang: str = ""  # speak this language instead of the topic's own
     hints: list[str] = Field(default_factory=list)  # open floor: controversy axes
     platform: str = "console"

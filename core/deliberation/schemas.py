@@ -112,6 +112,12 @@ class RankedVote(BaseModel):
     label: str = Field(description="Your first choice, in the same few words as ranking[0].item")
 
 
+class MeetingOptions(BaseModel):
+    """The options the moderator fixes before the final vote: the owners rank from this list."""
+
+    options: list[str] = Field(description="3 to 6 distinct options, each in a few words, as argued in the meeting")
+
+
 class MeetingRecommendation(BaseModel):
     key_arguments: list[str] = Field(description="The 2-3 strongest arguments made, attributed")
     dissents: list[str] = Field(description="Notable disagreements with the ranking, naming who holds them")

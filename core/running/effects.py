@@ -6,13 +6,15 @@ import zlib
 from datetime import datetime
 from typing import Any
 
-from core.deliberation import closings, flows, seating, stances
+from core.deliberation import closings, flows, seating, stances, tally
 from core.deliberation.engine import State, TurnPlan
+from core.deliberation.flows import meeting
 from core.deliberation.schemas import (
     Bid,
     CouncilVerdict,
     ExpertSpec,
     FinalSynthesis,
+    MeetingOptions,
     MeetingRecommendation,
     PersonaPosition,
     RankedVote,
@@ -87,18 +89,20 @@ async def _open_poll(
     await tx.enqueue(d.id, poll_post(poll, await tx.ballots(poll.id), offline), now)
 
 
-async def people_ballots(tx: Tx, discussion_id: str) -> list[str]:
-    """The options people chose on the discussion's latest poll that people voted on (live ballots only)."""
-    for poll in reversed(await tx.polls(discussion_id)):
-        chosen = [poll.options[b.choice] for b in await tx.ballots(poll.id)
-                  if not b.is_ai and not b.superseded and b.choice < len(poll.options)]
-        if chosen:
-            return chosen
-    return []
+async def people_ballots(tx: Tx, discussion_id: str, round_: int) -> list[str]:
+    """The options people chose in this round's polls (live ballots only); an earlier round's poll asked
+    another question, so it is not read as this round's vote."""
+    chosen: list[str] = []
+    for poll in await tx.polls(discussion_id):
+        if poll.round == round_:
+            chosen += [poll.options[b.choice] for b in await tx.ballots(poll.id)
+                       if not b.is_ai and not b.superseded and b.choice < len(poll.options)]
+    return chosen
 
 
-async def _stance_section(tx: Tx, state: State, round_: int) -> str:
-    section = stances.text(stances.table(state, round_), round_, await people_ballots(tx, state.discussion.id))
+async def _stance_section(tx: Tx, state: State, round_: int, *, with_verdict: bool = True) -> str:
+    section = stances.text(stances.table(state, round_), round_,
+                           await people_ballots(tx, state.discussion.id, round_), with_verdict=with_verdict)
     return f"\n\n{section}" if section else ""
 
 
@@ -157,8 +161,12 @@ async def record_turn(
             TurnStatus.DONE, now
         await tx.save_turn(turn)
         return
+    elif plan.phase == Phase.OPTIONS:
+        options = tally.dedupe(MeetingOptions.model_validate(data).options)
+        data = {"options": options}
+        text = meeting.options_text(options)
     elif plan.phase == Phase.RANKED_VOTE:
-        text = closings.ranking_text(RankedVote.model_validate(data))
+        text = closings.ranking_text(RankedVote.model_validate(data), meeting.fixed_options(state))
     if plan.phase == Phase.ROUND_SYNTHESIS:
         rs = RoundSynthesis.model_validate(data)
         text, kind = formats.round_synthesis_text(rs, plan.round), "synthesis"
@@ -169,8 +177,9 @@ async def record_turn(
                           rs.positions, False))
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "meeting":
         text, items = closings.recommendation(d.topic, state, MeetingRecommendation.model_validate(data),
-                                              await people_ballots(tx, d.id))
-        text, kind = text + await _stance_section(tx, state, plan.round), "synthesis"
+                                              await people_ballots(tx, d.id, plan.round))
+        # The recommendation gives the verdict (over every owner's first choice): the table adds no second one.
+        text, kind = text + await _stance_section(tx, state, plan.round, with_verdict=False), "synthesis"
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
         polls += closings.place_polls(plan.key, items)
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "council":
@@ -225,7 +234,9 @@ async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: 
         await tx.enqueue(d.id, poll_post(p, ballots, offline, key=f"{p.key}:closed", replaces=p.key), now)
         await tx.enqueue(d.id, poll_result_post(p, ballots, offline), now)
     if ranking:
-        owners, _ = closings.owner_ballots(State(discussion=d, personas=await tx.personas(d.id),
-                                                 turns=await tx.turns(d.id)))
+        state = State(discussion=d, personas=await tx.personas(d.id), turns=await tx.turns(d.id))
+        owners, _ = closings.owner_ballots(state)
+        firsts = closings.seated_first_choices(state, owners)
         await tx.enqueue(d.id, Post(kind="notice", key=f"{ranking}:people", offline=offline,
-                                    text=closings.people_beside_owners(owners, closings.people_ballots(places))), now)
+                                    text=closings.people_beside_owners(owners, closings.people_ballots(places),
+                                                                       firsts)), now)
