@@ -22,6 +22,8 @@ from core.models import Discussion, Phase, Status, Turn, TurnStatus
 __all__ = ["Idle", "RunTurns", "State", "Step", "StepSpec", "Transition", "TurnPlan", "next_step", "turn_key"]
 
 MAX_SKIPS_PER_ROUND = 2
+SILENT = frozenset({Phase.BID, Phase.PERSONA})  # turns recorded for the flow's bookkeeping, never posted
+NOTHING_SAID = "nobody has said anything yet, so there is nothing to synthesise; Retry tries again"
 
 
 def essential(d: Discussion) -> frozenset[Phase]:
@@ -101,6 +103,9 @@ def next_step(state: State) -> Step:
         # A finished roster always seats people; never re-run it (that would loop on a bad answer).
         return RunTurns(turns=[plan]) if plan and not state.finished(plan.key) else Idle()
 
+    if d.pending == "final" and not said_anything(state):  # a synthesis of nothing is never written
+        return Transition(status=Status.BLOCKED, blocked_reason=NOTHING_SAID)
+
     for pending, phase, after in (
         ("pause", Phase.RESUME_SUMMARY, Transition(status=Status.PAUSED, pending="")),
         ("final", Phase.FINAL_SYNTHESIS, Transition(status=Status.DONE, pending="")),
@@ -123,9 +128,17 @@ def next_step(state: State) -> Step:
     return flow.after_round(state)
 
 
+def said_anything(state: State) -> bool:
+    """Whether any persona said something in the discussion (bookkeeping turns aside)."""
+    return any(t.text for t in state.done_turns() if t.phase not in SILENT and t.phase != Phase.ROSTER)
+
+
 def should_block(state: State, step_turns: list[Turn]) -> str:
-    """After a step: the reason to stop and ask a human, or "" to skip the failed turns and go on."""
-    failed = [t for t in step_turns if t.status == TurnStatus.FAILED]
+    """After a step: the reason to stop and ask a human, or "" to skip the failed turns and go on (a failed turn
+    the flow nudges is tried again first, so it blocks nothing yet)."""
+    nudges = flows.get(state.discussion.flow).nudges
+    failed = [t for t in step_turns if t.status == TurnStatus.FAILED and (
+        not nudges or t.attempts > nudges or t.phase in essential(state.discussion))]
     if not failed or all(t.phase == Phase.ANSWER for t in failed):
         return ""  # an unanswered reply is noted and skipped; it never blocks the discussion
     names = ", ".join(p.name for t in failed if (p := state.persona(t.persona_key)))

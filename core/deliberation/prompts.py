@@ -66,6 +66,9 @@ def transcript_blocks(state: State, *, final: bool = False) -> list[Block]:
     items += [(m.created_at, human_block(m)) for m in seen.humans]
     items.sort(key=lambda item: item[0])  # type: ignore[arg-type,return-value]
     blocks = [Block(text=head)]
+    if seen.outline:
+        blocks.append(Block(text="The oldest rounds, one line each (their summaries):\n" + "\n".join(
+            f"[Round {t.round}] {inline(str((t.data or {}).get('summary', '')), 400)}" for t in seen.outline)))
     if seen.condensed:
         blocks.append(Block(text="Earlier rounds, as their syntheses (the most recent last):\n\n"
                                  + "\n\n".join(_turn_text(t, state) for t in seen.condensed)))

@@ -253,11 +253,13 @@ class Driver:
         async with self.fenced(seen.id) as (tx, d):
             if (d.status, d.pending, d.round) != (seen.status, seen.pending, seen.round):
                 return
-            for name in ("status", "pending", "round", "round_topic"):
+            for name in ("status", "pending", "round", "round_topic", "blocked_reason"):
                 value = getattr(step, name)
                 if value is not None:
                     setattr(d, name, value)
             await save_discussion(tx, d, now)
+            if step.status == Status.BLOCKED:
+                await tx.enqueue(d.id, posts.blocked_post(d, [], now.isoformat()), now)
             if notice is not None:
                 await tx.enqueue(d.id, self._label(notice), now)
             if d.status in (Status.DONE, Status.STOPPED) or step.round is not None:
@@ -303,7 +305,7 @@ class Driver:
         d = state.discussion
         persona = state.persona(plan.persona_key)
         chat = self.chats[d.platform]
-        if persona is not None:
+        if persona is not None and plan.phase not in engine.SILENT:  # a turn that posts nothing shows nothing
             try:
                 await chat.thinking(d, persona, plan.key)
             except Exception:  # a missing typing indicator must never cost a turn

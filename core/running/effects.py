@@ -153,8 +153,11 @@ async def record_turn(
     if plan.phase == Phase.PERSONA and persona is not None:  # an open-floor slot becomes a participant
         seated = seating.seat(persona, ExpertSpec.model_validate(data))
         await tx.update_persona(d.id, seated)
-        text = formats.roster_text([seated])
+        # No post of its own: the header's roster, edited in place, is the one line that grows as slots fill.
+        turn.text, turn.data, turn.status, turn.finished_at = formats.roster_text([seated]), data, TurnStatus.DONE, now
+        await tx.save_turn(turn)
         await tx.enqueue(d.id, seated_header(current or d, await tx.personas(d.id), plan.key), now)
+        return
     elif plan.phase == Phase.BID:  # kept for the record and the next speaker's choice; never posted
         bid = Bid.model_validate(data)
         turn.text, turn.data, turn.status, turn.finished_at = f"{bid.urgency}/10: {bid.point}", data, \

@@ -66,6 +66,7 @@ class Transition(BaseModel):
     pending: str | None = None
     round: int | None = None
     round_topic: str | None = None
+    blocked_reason: str | None = None  # with status BLOCKED: why, for the header and the blocked post
     notice: Notice = ""
 
 

@@ -54,3 +54,17 @@ def test_people_are_dropped_only_once_a_synthesis_carries_them_or_they_were_answ
     assert [m.text for m in seen.humans] == [owed.text, recent.text]
     answered = owed.model_copy(update={"answered": True})
     assert [m.text for m in context.window(five_rounds([answered, recent]), rounds=2).humans] == [recent.text]
+
+
+def test_the_final_synthesis_sees_every_round_however_long_the_discussion() -> None:
+    long = five_rounds([])
+    long.turns += [t for r in range(6, 21) for t in (turn(r, 0, Phase.OPENING), turn(r, 5, Phase.ROUND_SYNTHESIS))]
+    for t in long.turns:
+        if t.phase == Phase.ROUND_SYNTHESIS:
+            t.data = {"summary": f"summary of round {t.round}"}
+    long.discussion.round = 20
+    seen = context.window(long, rounds=2, final=True)
+    shown = {t.round for t in seen.condensed} | {t.round for t in seen.turns} | {t.round for t in seen.outline}
+    assert shown == set(range(1, 21)), "every round reaches the final synthesis, directly or by its synthesis"
+    assert [t.round for t in seen.outline] == list(range(1, 7))
+    assert context.window(long, rounds=2).outline == [], "other turns keep their fixed size"
