@@ -236,12 +236,14 @@ class Service:
                 return Reply(text="", duplicate=True)
             d = await self.get(tx, cmd.discussion_id)
             personas = await tx.personas(d.id)
-            paced = d.status == Status.WAITING and await self.guard.answered_lately(tx, d.id, cmd.user_id, now)
+            # Owed an answer in every flow, between rounds and while one runs (the next step answers it).
+            owed = d.status in (Status.WAITING, Status.RUNNING)
+            paced = owed and await self.guard.answered_lately(tx, d.id, cmd.user_id, now)
             await tx.add_human_message(
                 HumanMessage(discussion_id=d.id, author_id=cmd.user_id, author_name=cmd.user_name or "someone",
                              text=text[:MAX_HUMAN_CHARS], event_id=cmd.event_id,
                              addressed_to=addressed(text, personas),
-                             needs_answer=d.status == Status.WAITING and not paced, created_at=now)
+                             needs_answer=owed and not paced, created_at=now)
             )
         heard = d.status in (Status.RUNNING, Status.WAITING)
         if paced:

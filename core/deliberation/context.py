@@ -5,9 +5,10 @@ discussion is."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from core.deliberation.flows.base import State
-from core.models import FINISHED_TURN, HumanMessage, Phase, Turn
+from core.models import FINISHED_TURN, HumanMessage, Phase, Turn, TurnStatus
 
 SUMMARIES = (Phase.ROUND_SYNTHESIS, Phase.RESUME_SUMMARY)
 # Condensed rounds shown by their synthesis, newest last. Each synthesis was written with the ones before it in
@@ -24,6 +25,14 @@ class Window:
     # The final synthesis only: rounds older than the condensed ones, by their synthesis's one-line summary, so it
     # sees every round (a line per round: a year of daily rounds is about 20,000 words).
     outline: list[Turn] = field(default_factory=list)
+
+
+def unanswered(state: State, *, since: datetime | None = None) -> list[HumanMessage]:
+    """People's messages no turn answered (an answer that failed or was skipped does not count), written after
+    `since` when given: a synthesis lists them as open questions."""
+    answered = {t.reply_to for t in state.turns if t.reply_to is not None and t.text
+                and t.status in (TurnStatus.DONE, TurnStatus.PUBLISHED)}
+    return [m for m in state.humans if m.id not in answered and (since is None or m.created_at > since)]
 
 
 def window(state: State, rounds: int, *, final: bool = False) -> Window:

@@ -23,7 +23,6 @@ __all__ = ["Idle", "RunTurns", "State", "Step", "StepSpec", "Transition", "TurnP
 
 MAX_SKIPS_PER_ROUND = 2
 SILENT = frozenset({Phase.BID, Phase.PERSONA})  # turns recorded for the flow's bookkeeping, never posted
-NOTHING_SAID = "nobody has said anything yet, so there is nothing to synthesise; Retry tries again"
 
 
 def essential(d: Discussion) -> frozenset[Phase]:
@@ -49,7 +48,8 @@ def _single(state: State, phase: Phase, step: int = 0) -> TurnPlan | None:
 
 
 def answers(state: State) -> list[TurnPlan]:
-    """A human who wrote between rounds is answered by the persona they named, else the flow's facilitator."""
+    """A person who wrote in the thread (between rounds, or while a round ran) is answered by the persona they
+    named, else the flow's facilitator (moderator, referee, floor lead)."""
     out = []
     facilitator = flows.get(state.discussion.flow).writer(state, Phase.ANSWER)
     for m in state.humans:
@@ -103,8 +103,13 @@ def next_step(state: State) -> Step:
         # A finished roster always seats people; never re-run it (that would loop on a bad answer).
         return RunTurns(turns=[plan]) if plan and not state.finished(plan.key) else Idle()
 
+    if d.pending in ("", "final"):  # a person who wrote is answered at the next step, before the closing too
+        todo = answers(state)
+        if todo:
+            return RunTurns(turns=todo)
+
     if d.pending == "final" and not said_anything(state):  # a synthesis of nothing is never written
-        return Transition(status=Status.BLOCKED, blocked_reason=NOTHING_SAID)
+        return Transition(status=Status.DONE, pending="", notice="nothing_said")
 
     for pending, phase, after in (
         ("pause", Phase.RESUME_SUMMARY, Transition(status=Status.PAUSED, pending="")),

@@ -89,6 +89,13 @@ def language(state: State) -> str:
     return "Write in the language the topic is written in."
 
 
+def _humans(state: State, plan: TurnPlan) -> list[str]:
+    """The people in the discussion; for an answer, the person answered comes last."""
+    names = sorted({h.author_name for h in state.humans})
+    asker = next((h.author_name for h in state.humans if h.id == plan.reply_to), None)
+    return [*(n for n in names if n != asker), asker] if asker else names
+
+
 def build(state: State, plan: TurnPlan) -> Prompt:
     p = state.persona(plan.persona_key)
     assert p is not None, plan.persona_key
@@ -117,6 +124,6 @@ def build(state: State, plan: TurnPlan) -> Prompt:
             topic=state.discussion.round_topic or state.discussion.topic,
             round=plan.round,
             others=[x.name for x in state.personas if x.key != p.key],
-            humans=sorted({h.author_name for h in state.humans}),
+            humans=_humans(state, plan),
         ),
     )

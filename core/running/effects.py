@@ -6,7 +6,7 @@ import zlib
 from datetime import datetime
 from typing import Any
 
-from core.deliberation import closings, flows, seating, stances, tally
+from core.deliberation import closings, context, flows, seating, stances, tally
 from core.deliberation.engine import State, TurnPlan
 from core.deliberation.flows import meeting
 from core.deliberation.schemas import (
@@ -106,6 +106,15 @@ async def _stance_section(tx: Tx, state: State, round_: int, *, with_verdict: bo
     return f"\n\n{section}" if section else ""
 
 
+def _people_questions(state: State, phase: Phase) -> str:
+    """A round synthesis lists what people asked since the last one and nobody answered; the final one, all."""
+    since = None
+    if phase == Phase.ROUND_SYNTHESIS:
+        earlier = [t for t in state.done_turns(Phase.ROUND_SYNTHESIS) if t.round < state.discussion.round]
+        since = earlier[-1].finished_at if earlier else None
+    return formats.people_questions([(m.author_name, m.text) for m in context.unanswered(state, since=since)])
+
+
 async def record_turn(
     tx: Tx, state: State, plan: TurnPlan, text: str, data: dict[str, Any] | None, usage: Usage | None,
     error: str, now: datetime, offline: bool, *, current: Discussion | None = None,
@@ -202,6 +211,8 @@ async def record_turn(
         await tx.add_synthesis(plan.key, d.id, plan.round, "resume", None, text, now)
     elif plan.phase == Phase.ANSWER and plan.reply_to is not None:
         await tx.mark_answered(plan.reply_to)
+    if plan.phase in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS):
+        text += _people_questions(state, plan.phase)
     turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now
     await tx.save_turn(turn)
     await tx.enqueue(d.id, turn_post(d, turn, state.persona(plan.persona_key), text, kind, offline), now,

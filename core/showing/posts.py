@@ -165,6 +165,10 @@ def transition_notice(kind: Notice, state: State) -> Post | None:
         return next_action_post(d, suggestions(state))
     if kind == "roster":
         return roster_post(d, state.personas)
+    if kind == "nothing_said":
+        return Post(kind="notice", key=f"{d.id}:nothing-said:{d.resume_count}",
+                    text="The discussion ends without a synthesis: nobody had said anything yet, so there was "
+                         "nothing to synthesise.")
     return None
 
 

@@ -11,7 +11,8 @@ from core.models import FINISHED_TURN, Discussion, HumanMessage, Persona, Phase,
 from core.ports import Tier
 
 __all__ = ["Tier"]
-Notice = Literal["", "next_action", "roster"]  # posts a transition asks for; core.showing.posts builds them
+# The posts a transition asks for; core.showing.posts builds them.
+Notice = Literal["", "next_action", "roster", "nothing_said"]
 
 
 @dataclass

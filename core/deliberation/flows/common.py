@@ -48,7 +48,8 @@ def shared_task(state: State, plan: TurnPlan) -> str | None:
     if plan.phase == Phase.ANSWER:
         m = next((h for h in state.humans if h.id == plan.reply_to), None)
         who = named(m.author_name) if m else "the human"
-        text = f"{who} wrote between rounds (see their last message above). Answer them directly and by name"
+        text = (f"{who} wrote in the thread (see their message above). Answer them directly, naming them "
+                "(their name as written)")
         return f"{text}, in at most {shrink(120, plan.round)} words, drawing on the discussion so far."
     if plan.phase == Phase.RESUME_SUMMARY:
         return (

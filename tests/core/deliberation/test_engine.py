@@ -134,4 +134,6 @@ def test_a_final_synthesis_of_nothing_is_never_written() -> None:
     idle = State(discussion=d, personas=[LEAD, Persona(key="a", name="A", role=Role.EXPERT, expertise=["x"])],
                      turns=[])
     step = engine.next_step(idle)
-    assert isinstance(step, Transition) and step.status == Status.BLOCKED and "nothing" in (step.blocked_reason or "")
+    assert isinstance(step, Transition) and step.status == Status.DONE and step.notice == "nothing_said"
+    notice = posts.transition_notice(step.notice, idle)
+    assert notice is not None and "nothing to synthesise" in notice.text
