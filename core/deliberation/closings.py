@@ -4,7 +4,6 @@ recommendation format, the dissents, and a ranking poll per place so people rank
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from core.deliberation import stances, tally
 from core.deliberation.flows.base import State
@@ -89,11 +88,11 @@ def recommendation(topic: str, state: State, rec: MeetingRecommendation, people:
     return "\n".join(lines), [t.item for t in ranked[:5]]
 
 
-def place_polls(key: str, items: list[str]) -> list[tuple[str, str, list[str], list[Any], bool]]:
-    """(poll key, question, options, persona positions, final) for each place people rank."""
+def place_polls(key: str, items: list[str]) -> list[tuple[str, str, list[str], bool]]:
+    """(poll key, question, options, final) for each place people rank."""
     if len(items) < 2:
         return []
-    return [(f"{key}:rank{place}", f"Your #{place} priority", items, [], True)
+    return [(f"{key}:rank{place}", f"Your #{place} priority", items, True)
             for place in range(1, min(PLACES, len(items)) + 1)]
 
 

@@ -16,7 +16,6 @@ from core.deliberation.schemas import (
     FinalSynthesis,
     MeetingOptions,
     MeetingRecommendation,
-    PersonaPosition,
     RankedVote,
     RoundSynthesis,
 )
@@ -68,9 +67,10 @@ def seated_header(current: Discussion, personas: list[Persona], turn_key: str) -
 
 
 async def _open_poll(
-    tx: Tx, state: State, key: str, question: str, options: list[str], positions: list[PersonaPosition],
-    final: bool, now: datetime, offline: bool,
+    tx: Tx, state: State, key: str, question: str, options: list[str], final: bool, now: datetime, offline: bool,
 ) -> None:
+    """Open a poll; a persona has a ballot on it only when its own stance this round names one of the options
+    (nobody fills in another persona's ballot)."""
     d = state.discussion
     poll = await tx.add_poll(
         Poll(key=key, final=final, discussion_id=d.id, round=d.round, question=question, options=options[:5],
@@ -78,14 +78,16 @@ async def _open_poll(
     )
     if poll is None:
         return
-    by_name = {p.name.lower(): p for p in state.personas}
-    ai = {}  # one position per persona, the last one given
-    for pos in positions:
-        persona = by_name.get(pos.persona.lower())
-        if persona is not None and 1 <= pos.proposal <= len(poll.options):
-            ai[persona.key] = Ballot(poll_id=poll.id, voter_id=f"persona:{persona.key}", voter_name=persona.name,
-                                     choice=pos.proposal - 1, is_ai=True, created_at=now)
-    await tx.add_ballots(list(ai.values()))  # a new poll has no earlier ballots to supersede
+    mine = stances.latest(state, d.round)
+    ai = []
+    for persona in stances.voters(state.personas):
+        turn = mine.get(persona.key)
+        named = tally.match(stances.label_of(turn), poll.options) if turn is not None and turn.round == d.round \
+            else None
+        if named is not None:
+            ai.append(Ballot(poll_id=poll.id, voter_id=f"persona:{persona.key}", voter_name=persona.name,
+                             choice=poll.options.index(named), is_ai=True, created_at=now))
+    await tx.add_ballots(ai)  # a new poll has no earlier ballots to supersede
     await tx.enqueue(d.id, poll_post(poll, await tx.ballots(poll.id), offline), now)
 
 
@@ -145,7 +147,7 @@ async def record_turn(
         await tx.save_turn(turn)
         return
     kind = "turn"
-    polls: list[tuple[str, str, list[str], list[PersonaPosition], bool]] = []
+    polls: list[tuple[str, str, list[str], bool]] = []
     persona = state.persona(plan.persona_key)
     if data is not None and "stance" in data and "text" in data:  # a structured turn with its stance
         text = str(data["text"]).strip()
@@ -185,8 +187,7 @@ async def record_turn(
         text += await _stance_section(tx, state, plan.round)
         await tx.add_synthesis(plan.key, d.id, plan.round, "round", data, text, now)
         if rs.proposals:
-            polls.append((f"{plan.key}:poll", "Which proposal should the team pursue?", rs.proposals,
-                          rs.positions, False))
+            polls.append((f"{plan.key}:poll", "Which proposal should the team pursue?", rs.proposals, False))
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "meeting":
         text, items = closings.recommendation(d.topic, state, MeetingRecommendation.model_validate(data),
                                               await people_ballots(tx, d.id, plan.round))
@@ -205,7 +206,7 @@ async def record_turn(
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
         if fs.recommendations:
             polls.append((f"{plan.key}:poll", "Which recommendation should the team act on first?",
-                          fs.recommendations, fs.positions, True))
+                          fs.recommendations, True))
     elif plan.phase == Phase.RESUME_SUMMARY:
         kind = "synthesis"
         await tx.add_synthesis(plan.key, d.id, plan.round, "resume", None, text, now)
@@ -217,8 +218,8 @@ async def record_turn(
     await tx.save_turn(turn)
     await tx.enqueue(d.id, turn_post(d, turn, state.persona(plan.persona_key), text, kind, offline), now,
                      turn_key=plan.key)
-    for key, question, options, positions, final in polls:
-        await _open_poll(tx, state, key, question, options, positions, final, now, offline)
+    for key, question, options, final in polls:
+        await _open_poll(tx, state, key, question, options, final, now, offline)
 
 
 async def close_polls(tx: Tx, d: Discussion, now: datetime, *, before_round: int, offline: bool) -> None:

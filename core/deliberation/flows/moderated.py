@@ -197,18 +197,19 @@ class Moderated:
             return (
                 f"Synthesize round {plan.round}. Summary in about 200 characters; the agreements, "
                 "disagreements and insights (attribute them); open questions; two or three suggested "
-                "next topics; two to four concrete proposals the team could vote on; and for each of "
-                f"these personas the 1-based proposal they support most: {names}. Do not declare a "
-                "consensus: the tally of everyone's recorded stances is added beside your synthesis."
+                "next topics; and two to four concrete proposals the team could vote on, each in a few words "
+                f"that the personas ({names}) can name as their stance. Do not declare a consensus, and do "
+                "not say which proposal anyone supports: the tally of everyone's own recorded stances is "
+                "added beside your synthesis."
             )
         if plan.phase == Phase.FINAL_SYNTHESIS:
             return (
                 "Write the final synthesis of the whole discussion: an executive summary of about 500 "
                 "characters; insights with confidence, supporting evidence and dissenting views; "
                 "agreements with their supporters; unresolved debates with each position, its advocates "
-                "and arguments; open questions; three to five recommended actions; and for each persona "
-                "the 1-based recommendation they would put first. Attribute by persona name. Do not declare a "
-                "consensus: the tally of everyone's recorded stances is added beside your synthesis."
+                "and arguments; open questions; and three to five recommended actions. Attribute by persona "
+                "name. Do not declare a consensus, and do not vote for anyone: the tally of everyone's own "
+                "recorded stances is added beside your synthesis."
             )
         if plan.phase == Phase.ROSTER:
             return (

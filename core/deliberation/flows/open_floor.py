@@ -224,6 +224,6 @@ class OpenFloor:
             return ("The floor is closed. Write the synthesis of the whole discussion: an executive summary of about "
                     "500 characters; insights with confidence, supporting evidence and dissenting views; agreements "
                     "with their supporters; unresolved debates with each position and its advocates; open questions; "
-                    "three to five recommended actions; and for each participant the 1-based recommendation they "
-                    "would put first. Do not declare a consensus: the tally of the recorded stances is added.")
+                    "and three to five recommended actions. Do not declare a consensus and do not vote for anyone: "
+                    "the tally of the participants' own recorded stances is added.")
         return "Speak briefly, in character."
