@@ -24,6 +24,7 @@ from core.models import (
     HumanMessage,
     NextAction,
     Persona,
+    Phase,
     Poll,
     Post,
     Role,
@@ -35,7 +36,7 @@ from core.running.driver import Driver, load_state
 from core.running.effects import close_poll, close_polls, redraw_header, save_discussion
 from core.running.spending import Limits
 from core.showing.moments import mark
-from core.showing.posts import header_post, header_sig, poll_post
+from core.showing.posts import header_post, header_sig, poll_post, writer_name
 from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -337,9 +338,10 @@ class Service:
             d.status, d.pending = Status.RUNNING, "final"
             await save_discussion(tx, d, self.clock.now())
             await self._notice(tx, d, f"{d.id}:synthesize:{d.round}:{d.resume_count}",
-                               f"📜 {cmd.user_name or 'Someone'} asked for the final synthesis; the Historian is "
-                               "writing it after the current turn.")
-        return Reply(text="The Historian will write the final synthesis.", discussion_id=d.id)
+                               f"📜 {cmd.user_name or 'Someone'} asked for the final synthesis; "
+                               f"{writer_name(d, Phase.FINAL_SYNTHESIS)} is writing it after the current turn.")
+        return Reply(text=f"{writer_name(d, Phase.FINAL_SYNTHESIS).capitalize()} will write the final synthesis.",
+                     discussion_id=d.id)
 
     async def pause(self, cmd: c.Pause) -> Reply:
         async with self.store.tx() as tx:
@@ -354,8 +356,8 @@ class Service:
             d.status, d.pending = Status.RUNNING, "pause"
             await save_discussion(tx, d, self.clock.now())
             await self._notice(tx, d, f"{d.id}:pausing:{d.resume_count}",
-                               f"⏸️ {cmd.user_name or 'Someone'} paused the discussion; the Historian is writing "
-                               "a resume summary.")
+                               f"⏸️ {cmd.user_name or 'Someone'} paused the discussion; "
+                               f"{writer_name(d, Phase.RESUME_SUMMARY)} is writing a resume summary.")
         return Reply(text="Pausing after the current turn.", discussion_id=d.id)
 
     async def resume_discussion(self, cmd: c.Resume) -> Reply:

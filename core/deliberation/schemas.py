@@ -81,7 +81,7 @@ class Speech(BaseModel):
 
     text: str = Field(description="What you say in the thread, within your word budget")
     stance: str = Field(description="Your position right now, in one line of at most 20 words")
-    label: str = Field(description="One or two words: for, against, undecided, or the option you support")
+    label: str = Field(description="At most five words: for, against, undecided, or the option you support")
 
 
 class AdvisorPerspective(BaseModel):
@@ -148,7 +148,7 @@ class Bid(BaseModel):
 class FloorSpeech(BaseModel):
     text: str = Field(description="What you say, within your word budget")
     stance: str = Field(description="Your position right now, in one line of at most 20 words")
-    label: str = Field(description="One or two words: for, against, undecided, or the option you support")
+    label: str = Field(description="At most five words: for, against, undecided, or the option you support")
     builds_on_earlier: bool = Field(description="True if you build on or answer positions already stated")
     proposes_synthesis: bool = Field(description="True if you explicitly propose a synthesis or convergence point")
     open_question: str = Field(default="", description="A question you put to someone that awaits an answer, or empty")

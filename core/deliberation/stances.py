@@ -20,10 +20,12 @@ class State(Protocol):
     def done_turns(self) -> list[Turn]: ...
 
 UNDECIDED = {"undecided", "unsure", "mixed", "neutral", "abstain", ""}
+# One label rule for every prompt and every structured answer (the stance rule, the stance line, the schemas).
+LABEL_LENGTH = "at most five words: for, against, undecided, or the option you support in its own wording"
 LINE_INSTRUCTION = (
     "End your turn with one last line in exactly this form (it is recorded as your stance):\n"
     "Stance: <label> — <your position right now, in one line>\n"
-    "where <label> is one or two words: for, against, undecided, or the option you support."
+    f"where <label> is {LABEL_LENGTH}."
 )
 # The line the model writes last; tolerant of markdown emphasis and of -, – or | instead of the em dash.
 _LINE = re.compile(r"^[\s*_>]*stance[\s*_]*:[\s*_]*(?P<label>[^—–|\n]+?)[\s*_]*(?:—|–|\||\s-\s)\s*"
@@ -128,6 +130,10 @@ def verdict(persona_labels: list[str], people: list[str] | None = None) -> str:
     counts, in the same terms."""
     if not persona_labels:
         return "NO VERDICT: no stances recorded"
+    if all(tally.key(x) in UNDECIDED for x in persona_labels):
+        theirs, words = _counts(people or [], [])
+        return (f"NO VERDICT: no persona took a position — personas: undecided {len(persona_labels)} of "
+                f"{len(persona_labels)}; " + _side("people", theirs, words, "no votes"))
     mine, shown = _counts(persona_labels, [x for x in persona_labels if tally.key(x) not in UNDECIDED])
     theirs, their_words = _counts(people or [], [shown[k] for k in mine if k != "undecided"])
     sides = (_side("personas", mine, shown, "none") + "; "

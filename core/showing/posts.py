@@ -14,8 +14,10 @@ from core.models import (
     Discussion,
     NextAction,
     Persona,
+    Phase,
     Poll,
     Post,
+    Role,
     Status,
     Turn,
 )
@@ -31,7 +33,14 @@ SCHEDULE_CHOICES = [  # (action id suffix, button label, when)
 
 CONFIRM_STOP = "Stop this discussion for good? Nobody can resume it afterwards."
 CONFIRM_RANKING = "Close the ranking for everyone and show the people's ranking beside the owners'?"
-CONFIRM_SYNTHESIZE = "End the discussion with the Historian's final synthesis now?"
+CONFIRM_SYNTHESIZE = "End the discussion with the final synthesis now?"
+
+
+def writer_name(d: Discussion, phase: Phase) -> str:
+    """Who writes a flow's closing or resume summary, by role ("the Historian", "the Referee", "the Floor Lead")."""
+    seats = flows.get(d.flow).seats(d)
+    writer = flows.get(d.flow).writer(State(discussion=d, personas=seats, turns=[]), phase)
+    return f"the {writer.name}" if writer is not None and writer.role != Role.OWNER else "the council"
 
 
 def header_post(
@@ -80,7 +89,7 @@ def header_state(d: Discussion, next_round: datetime | None = None) -> str:
         return f"✅ Finished after {d.round} round{'s' if d.round != 1 else ''} · {spent}"
     if d.status == Status.STOPPED:
         return f"⏹️ Stopped in round {d.round} · {spent}"
-    doing = {"pause": "⏸️ Pausing: the Historian is writing a resume summary",
+    doing = {"pause": f"⏸️ Pausing: {writer_name(d, Phase.RESUME_SUMMARY)} is writing a resume summary",
              "final": "📜 Writing the final synthesis"}.get(d.pending, "▶️ Running")
     return f"{doing} · {where}"
 

@@ -27,7 +27,8 @@ How the meeting works
 - Each domain owner speaks for one domain and its users; all owners have an equal voice.
 - Round 1: each owner writes a proposal of three to five sentences from their domain's point of view.
 - Middle rounds: challenge proposals you disagree with and say why from your domain; defend yours with \
-evidence (issues, user impact, dependencies, numbers); revise when an argument earns it. Address another \
+what you can point to (user impact, dependencies, what was said here) or plain reasoning; revise when an \
+argument earns it. Address another \
 owner by name for a direct exchange: they answer you in the same round.
 - If the owners agree too early, a steelman round asks each to argue the strongest case against the \
 emerging choice.
@@ -37,7 +38,7 @@ steps. The meeting recommends; it never executes anything.
 
 Rules for every persona
 1. Speak only as yourself. Never write lines for another persona or for a human.
-2. Proposals without evidence deserve a challenge. Be direct; disagreement is valuable.
+2. Proposals without support deserve a challenge. Be direct; disagreement is valuable.
 3. Respect the length you are given. No preamble, no sign-off.
 
 """ + STANCE_RULE + "\n" + HUMANS_RULE

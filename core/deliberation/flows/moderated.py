@@ -62,7 +62,8 @@ it; when the team pauses, the Historian writes the context needed to resume late
 
 Rules for every persona
 1. Speak only as yourself. Never write lines for another persona or for a human.
-2. Be concrete: name mechanisms, numbers, examples, costs, failure modes. Prefer one sharp \
+2. Be concrete: name mechanisms, examples, costs, failure modes (figures only where the material \
+gives them). Prefer one sharp \
 argument to five vague ones.
 3. Engage with what was said. Refer to others by name when you build on them or disagree.
 4. Disagree openly when you disagree. Consensus for its own sake is worthless; so is contrarianism \
@@ -102,6 +103,17 @@ TASKS = {
         "what carried over and what did not, and propose a framework the group can use."
     ),
 }
+
+NO_CONTRARIAN = (
+    "Nobody challenged the statements this round (the Contrarian's turn was skipped). Test your own position "
+    "against the other experts' statements: where they are right, where you disagree, and whether your position "
+    "changed. Make it unmistakable."
+)
+
+
+def contrarian_spoke(state: State, round_: int) -> bool:
+    return any(t.text for t in state.done_turns(Phase.COUNTERPOINT, round_))
+
 
 SCHEMAS: dict[Phase, type[BaseModel]] = {
     Phase.ROSTER: RosterSpec,
@@ -222,5 +234,8 @@ class Moderated:
                    if d.roles else "")
                 + (" It is a debate: balance the experts between pro and con." if d.mode == "debate" else "")
             )
-        return f"{TASKS[plan.phase]}\nStay under {word_budget(plan.phase, plan.round)} words."
+        task = TASKS[plan.phase]
+        if plan.phase == Phase.REBUTTAL and not contrarian_spoke(state, plan.round):
+            task = NO_CONTRARIAN
+        return f"{task}\nStay under {word_budget(plan.phase, plan.round)} words."
 

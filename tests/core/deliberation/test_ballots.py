@@ -6,38 +6,63 @@ from __future__ import annotations
 import pytest
 
 from bot.wiring import App
-from core.models import Phase
-from core.ports import Completion, Prompt, TextSink
+from core.deliberation import stances, tally
+from core.deliberation.schemas import PersonaPosition, RoundSynthesis
+from core.models import Phase, Role
+from core.ports import Completion, Prompt, T, TextSink, Usage
 from tests.core.conftest import settle, start
 from tests.fakes.llm import ScriptedLLM
 
 
-class AmaraBacksTheTrial(ScriptedLLM):
-    """Amara's rebuttal names the first proposal as her stance; every other persona says for/against/undecided."""
+class ModeratorPlacesEveryone(ScriptedLLM):
+    """Every persona says only for/against/undecided, except Amara, whose rebuttal names the first proposal; the
+    moderator's synthesis claims a position for everyone anyway."""
 
     async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         done = await super().complete(prompt, on_text)
-        if prompt.purpose.persona == "Amara Okafor" and prompt.purpose.phase == Phase.REBUTTAL:
-            body = done.text.rsplit("\n", 1)[0]
-            return done.model_copy(update={"text": f"{body}\nStance: four-week reversible trial — run it"})
-        return done
+        if "\nStance: " not in done.text:
+            return done
+        body = done.text.rsplit("\n", 1)[0]
+        amara = prompt.purpose.persona == "Amara Okafor" and prompt.purpose.phase == Phase.REBUTTAL
+        line = "Stance: four-week reversible trial — run it" if amara else "Stance: for — broadly"
+        return done.model_copy(update={"text": f"{body}\n{line}"})
+
+    async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]:
+        value, usage = await super().structured(prompt, schema)
+        if isinstance(value, RoundSynthesis):
+            value = value.model_copy(update={"positions": [  # type: ignore[assignment]
+                PersonaPosition(persona=n, proposal=2) for n in prompt.purpose.others]})
+        return value, usage
 
 
 @pytest.fixture
 def llm() -> ScriptedLLM:
-    return AmaraBacksTheTrial()
+    return ModeratorPlacesEveryone()
 
 
 async def test_only_a_persona_whose_own_stance_names_an_option_has_a_ballot(app: App, llm: ScriptedLLM) -> None:
     reply = await app.service.handle(start(rounds=1))
     await settle(app)
     async with app.store.tx() as tx:
-        polls = await tx.polls(reply.discussion_id)
-        ballots = {p.key: [b for b in await tx.ballots(p.id) if b.is_ai] for p in polls}
-    round_poll = next(p for p in polls if not p.final)
-    assert [(b.voter_name, round_poll.options[b.choice]) for b in ballots[round_poll.key]] == [
+        round_poll = next(p for p in await tx.polls(reply.discussion_id) if not p.final)
+        ai = [b for b in await tx.ballots(round_poll.id) if b.is_ai]
+    assert [(b.voter_name, round_poll.options[b.choice]) for b in ai] == [
         ("Amara Okafor", "Run a four-week reversible trial")]
-    final_poll = next(p for p in polls if p.final)
-    assert ballots[final_poll.key] == [], "the historian fills in nobody's ballot"
     synthesis = next(p for p in llm.prompts if p.purpose.phase == Phase.ROUND_SYNTHESIS)
     assert "proposal they support" not in synthesis.instruction
+
+
+async def test_every_persona_ballot_is_that_personas_own_stance(app: App) -> None:
+    reply = await app.service.handle(start(rounds=2))  # the plain offline model: stances that name proposals
+    await settle(app)
+    async with app.store.tx() as tx:
+        personas = {p.key: p for p in await tx.personas(reply.discussion_id)}
+        turns = await tx.turns(reply.discussion_id)
+        polls = await tx.polls(reply.discussion_id)
+        ballots = [(p, b) for p in polls for b in await tx.ballots(p.id) if b.is_ai]
+    assert ballots, "the offline personas name proposals"
+    for poll, b in ballots:
+        key = b.voter_id.removeprefix("persona:")
+        assert personas[key].role not in (Role.MODERATOR, Role.HISTORIAN)
+        own = [t for t in turns if t.persona_key == key and t.round == poll.round and stances.has_stance(t)]
+        assert own and tally.match(stances.label_of(own[-1]), poll.options) == poll.options[b.choice]

@@ -46,7 +46,7 @@ def test_people_who_voted_otherwise_deny_a_consensus() -> None:
 
 def test_no_stances_and_no_votes_are_said_so() -> None:
     assert stances.verdict([]) == "NO VERDICT: no stances recorded"
-    assert stances.verdict(["", ""]).startswith("SPLIT")
+    assert stances.verdict(["", ""]).startswith("NO VERDICT: no persona took a position")
 
 
 def test_one_item_in_three_wordings_is_one_item() -> None:
