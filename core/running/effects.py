@@ -6,7 +6,7 @@ import zlib
 from datetime import datetime
 from typing import Any
 
-from core.deliberation import closings, context, flows, seating, stances, tally
+from core.deliberation import closings, context, evidence, flows, seating, stances, tally
 from core.deliberation.engine import State, TurnPlan
 from core.deliberation.flows import meeting
 from core.deliberation.schemas import (
@@ -212,6 +212,8 @@ async def record_turn(
         await tx.add_synthesis(plan.key, d.id, plan.round, "resume", None, text, now)
     elif plan.phase == Phase.ANSWER and plan.reply_to is not None:
         await tx.mark_answered(plan.reply_to)
+    # A reference nobody gave the council (no tools: it cannot look one up) is labelled where it stands.
+    text = evidence.mark_unverified(text, "\n".join([d.topic, d.context, *(m.text for m in state.humans)]))
     if plan.phase in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS):
         text += _people_questions(state, plan.phase)
     turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now
