@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
@@ -14,7 +15,7 @@ import typer
 from rich.console import Console
 
 from bot.logs import redact_settings
-from bot.settings import Settings
+from bot.settings import Settings, unknown_variables
 
 cli = typer.Typer(add_completion=False, no_args_is_help=True, help="Council: moderated AI deliberation.")
 err = Console(stderr=True)
@@ -35,6 +36,9 @@ def _settings(*, quiet: bool = False) -> Settings:
     )
     redact_settings(settings)  # on the root's handlers: every record, from every library, passes through them
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # a line per job run; our timer logs firings
+    for name, close in unknown_variables(os.environ):
+        logging.getLogger("bot").warning("%s is not a Council setting and is ignored%s", name,
+                                         f" (did you mean {close}?)" if close else "")
     return settings
 
 
