@@ -2,7 +2,8 @@
 
 moderated: one round, 6 steps (opening, statements ∥, counterpoint, rebuttals ∥, analogy, synthesis);
 council: 2 parallel rounds and the verdict, 3 steps (each round one model call deep); meeting: proposals, the
-moderator fixing the options, votes and the recommendation, 4 steps; open floor: four speeches each after a parallel round of bids, and the synthesis,
+moderator fixing the options, votes and the recommendation, 4 steps; open floor: four speeches each after a
+parallel round of bids, and the synthesis,
 9 steps."""
 
 from __future__ import annotations

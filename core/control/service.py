@@ -156,7 +156,10 @@ class Service:
         if scheduled:
             self.schedules.changed()
         what = {"meeting": "a council meeting", "open": "an open floor"}.get(d.flow, "a council")
-        return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}", discussion_id=d.id)
+        ignored = flows.ignored_options(cmd.flow, style=cmd.style, tier=cmd.tier, hints=cmd.hints,
+                                        experts=cmd.experts, mode=cmd.mode, roles=cmd.roles)
+        warning = f"\n⚠️ Ignored: {'; '.join(ignored)}." if ignored else ""
+        return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}{warning}", discussion_id=d.id)
 
     async def set_owners(self, cmd: c.SetOwners) -> Reply:
         owners = [" ".join(o.split())[:200] for o in cmd.owners if o.strip()]
