@@ -169,9 +169,15 @@ def slash_command(name: str, opts: dict[str, Any], who: Who, where: Where, curre
         return ShowHelp()
     if name == "council-config":
         raw = str(opts.get("owners") or "").strip()
+        chosen = str(opts.get("defaults") or "").strip()
+        if chosen and raw:
+            raise NotUnderstood("Set the owners or the defaults, one at a time.")
+        if chosen:
+            return c.SetDefaults(channel=where.channel_id, text=chosen, **base)
         if not raw:
             raise NotUnderstood('Which owners? For example `owners: Dana: Billing; Eli: Mobile app`, or '
-                                '`owners: off` to have them generated for each topic.')
+                                '`owners: off` to have them generated for each topic; or which defaults, for '
+                                'example `defaults: flow=meeting rounds=3 tier=medium lang=German`.')
         return c.SetOwners(channel=where.channel_id, owners=owner_lines(raw), **base)
     if name == "council-digest":
         cadence = str(opts.get("cadence") or "")

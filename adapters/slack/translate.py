@@ -29,7 +29,8 @@ first), `--debate`, `--roles "security, finance"`, `--anonymous` and `--hidden` 
 `--tier light|medium|heavy`. Any flow: `--lang German` (otherwise the topic's language); open floor: \
 `--hints "cost, privacy"`.
 • `/council config owners "Dana: Billing; Eli: Mobile app"` sets the domain owners a meeting in this channel \
-seats (`off`: generated for each topic).
+seats (`off`: generated for each topic); `/council config defaults flow=meeting rounds=3 tier=medium \
+lang=German` sets what new discussions here use unless their start says otherwise (`off` clears them).
 • `/council` alone opens a form. `/council list` shows this channel's discussions.
 • `/council pause|resume|stop|status ID` steers one (pause, resume and stop: its starter or an admin).
 • `/council usage` (admins): what this workspace spent today and this month.
@@ -197,6 +198,13 @@ def parse_council(text: str, *, who: Who, team_id: str, channel_id: str, default
         return _digest(args, who, team_id, channel_id, default_tz)
     if head == "config" and args and args[0][0].lower() == "owners":
         return _owners(args[1:], who, team_id, channel_id)
+    if head == "config" and args and args[0][0].lower() == "defaults":
+        raw = unescape(re.sub(r"^\s*config\s+defaults\b", "", raw, flags=re.IGNORECASE)).strip()
+        if not raw:
+            raise BadInput("Which defaults? For example `/council config defaults flow=meeting rounds=3 tier=medium "
+                           "lang=German`, or `/council config defaults off`.")
+        return Intent(kind="command", command=c.SetDefaults(platform=PLATFORM, workspace=team_id,
+                                                            channel=channel_id, text=raw, **who.fields()))
     return _start(words, who, team_id, channel_id, default_tz, thread_ref, context)
 
 
@@ -227,7 +235,9 @@ def _start(words: list[tuple[str, bool]], who: Who, team_id: str, channel_id: st
 def flow_fields(opts: dict[str, str]) -> dict[str, Any]:
     """`--flow`, `--style`, `--tier`, `--lang` and `--hints` as StartDiscussion fields (BadInput when wrong)."""
     try:
-        out: dict[str, Any] = {"flow": flows.choice("flow", opts.get("flow", "moderated"), c.FLOW_NAMES)}
+        out: dict[str, Any] = {}  # only what was given: the channel's defaults fill in the rest
+        if "flow" in opts:
+            out["flow"] = flows.choice("flow", opts["flow"], c.FLOW_NAMES)
         if "style" in opts:
             out["style"] = flows.choice("style", opts["style"], flows.STYLES)
         if "tier" in opts:

@@ -143,6 +143,16 @@ class SetDigest(Command):
     tz: str = "UTC"
 
 
+class SetDefaults(Command):
+    """`/council config defaults flow=meeting rounds=3 tier=medium lang=German` (or `off`): what a new discussion in
+    this channel uses when its start does not say otherwise."""
+
+    platform: str
+    workspace: str = ""
+    channel: str
+    text: str
+
+
 class SetOwners(Command):
     """`/council config owners "Name: domain; ..."`: the domain owners a meeting in this channel seats."""
 

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from core.control import commands as c
+from core.control import defaults
 from core.control.guard import ASKER, Guard, not_found
 from core.control.permissions import Policy, check, visible
 from core.control.replies import Reply, UserError
@@ -79,6 +80,7 @@ class Service:
         self.handlers: dict[type[c.Command], Handler] = {
             c.StartDiscussion: self.start_discussion,
             c.SetOwners: self.set_owners,
+            c.SetDefaults: self.set_defaults,
             c.ConfirmRoster: self.confirm_roster,
             c.ModifyRoster: self.modify_roster,
             c.AddExpert: self.add_expert,
@@ -127,6 +129,10 @@ class Service:
     # starting --------------------------------------------------------------------------------------
     async def start_discussion(self, cmd: c.StartDiscussion) -> Reply:
         topic = validate_topic(cmd.topic)
+        if cmd.channel:
+            async with self.store.tx() as tx:
+                saved = await tx.channel_defaults(cmd.platform, cmd.workspace, cmd.channel)
+            cmd = defaults.apply(cmd, defaults.parse(" ".join(f"{k}={v}" for k, v in saved.items()))[0])
         try:
             rounds = flows.planned_rounds(cmd.flow, cmd.rounds, cmd.style)
         except flows.BadFlow as exc:
@@ -160,6 +166,22 @@ class Service:
                                         experts=cmd.experts, mode=cmd.mode, roles=cmd.roles)
         warning = f"\n⚠️ Ignored: {'; '.join(ignored)}." if ignored else ""
         return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}{warning}", discussion_id=d.id)
+
+    async def set_defaults(self, cmd: c.SetDefaults) -> Reply:
+        """A channel's defaults for new discussions: every valid field applies, every bad one is named."""
+        values: dict[str, Any] = {}
+        warnings: list[str] = []
+        if cmd.text.strip().lower() not in ("off", "none", "clear"):
+            values, warnings = defaults.parse(cmd.text)
+            if not values:
+                raise UserError("No default set: " + ("; ".join(warnings) + ". " if warnings else "") +
+                                f"For example {defaults.EXAMPLE}, or `off` to clear them.")
+        async with self.store.tx() as tx:
+            await tx.set_channel_defaults(cmd.platform, cmd.workspace, cmd.channel, values, cmd.user_id,
+                                          self.clock.now())
+        head = (f"New discussions in this channel start with {defaults.describe(values)} unless their start "
+                "says otherwise." if values else "New discussions in this channel use the built-in defaults again.")
+        return Reply(text=head + (f"\n⚠️ Not applied: {'; '.join(warnings)}." if warnings else ""))
 
     async def set_owners(self, cmd: c.SetOwners) -> Reply:
         owners = [" ".join(o.split())[:200] for o in cmd.owners if o.strip()]
