@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -35,5 +36,33 @@ async def test_each_flow_finishes_on_the_messages_api(tmp_path: Path, flow: str,
             closing = next(t for t in texts if CLOSING[flow] in t)
             assert "**Stances after round" in closing and "**Verdict:**" in closing
             assert fake.stats()["request_count"] > 3
+        finally:
+            await app.close()
+
+
+@pytest.mark.parametrize(("flow", "rounds", "answerer"), [("moderated", 1, "Moderator"), ("council", 1, "Referee"),
+                                                          ("meeting", 2, "Moderator"), ("open", 1, "Floor Lead")])
+async def test_a_persons_message_is_answered_by_name_on_the_messages_api(tmp_path: Path, flow: str, rounds: int,
+                                                                         answerer: str) -> None:
+    async with FakeAnthropic() as fake:
+        settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
+                            anthropic_api_key="sk-test", anthropic_base_url=fake.base_url)
+        chat = RecordingChat()
+        app = await build_app(settings, {"console": chat})
+        try:
+            reply = await app.service.handle(c.StartDiscussion(topic="Should we adopt a four-day week?", flow=flow,
+                                                               rounds=rounds, experts=2, user_id="U1"))
+            await app.service.handle(c.PostHumanMessage(discussion_id=reply.discussion_id, text="Who pays for it?",
+                                                        event_id="Ev1", user_id="U7", user_name="Rosa"))
+            await app.driver.idle()
+            async with app.store.tx() as tx:
+                d = await tx.discussion(reply.discussion_id)
+                [message] = await tx.human_messages(reply.discussion_id)
+                answers = [t for t in await tx.turns(reply.discussion_id) if t.reply_to == message.id]
+                names = {p.key: p.name for p in await tx.personas(reply.discussion_id)}
+            assert d is not None and d.status == Status.DONE
+            assert [(names[t.persona_key], t.status.value) for t in answers] == [(answerer, "published")]
+            asked = [r for r in fake.requests if "Answer them directly, naming them" in json.dumps(r["messages"])]
+            assert len(asked) == 1 and "Rosa" in json.dumps(asked[0]["messages"][-1])
         finally:
             await app.close()

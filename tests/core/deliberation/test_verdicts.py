@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from core.deliberation import stances, tally
@@ -75,6 +75,8 @@ LABELS = st.sampled_from(["for", "against", "undecided", "", "ship it", "Ship-it
 
 
 @given(st.lists(LABELS, min_size=0, max_size=8), st.lists(LABELS, max_size=6))
+@example(["for", "for", "for"], ["against"])  # a person who voted otherwise
+@example(["Ship it", "ship-it", "the ship it"], [])  # one position in three wordings
 def test_consensus_only_when_every_persona_agrees_and_most_people_do_not_object(personas: list[str],
                                                                                people: list[str]) -> None:
     verdict = stances.verdict(personas, people)
@@ -95,6 +97,13 @@ def test_adding_an_undecided_persona_never_makes_a_consensus(personas: list[str]
 @given(st.lists(LABELS, min_size=1, max_size=8))
 def test_the_verdict_counts_every_persona(personas: list[str]) -> None:
     assert f"of {len(personas)}" in stances.verdict(personas)
+
+
+@given(st.lists(LABELS, min_size=2, max_size=8))
+def test_personas_naming_one_position_in_any_wording_agree(personas: list[str]) -> None:
+    decided = [p for p in personas if tally.key(p) not in stances.UNDECIDED]
+    if len(decided) == len(personas) and len({tally.key(p) for p in decided}) == 1:
+        assert stances.verdict(personas).startswith("CONSENSUS")
 
 
 WORDS = st.sampled_from(["Billing", "billing", "Billing.", "the billing", "Mobile app", "mobile-app", "Search",
