@@ -220,7 +220,7 @@ def start_command(opts: dict[str, Any], where: Where, default_tz: str, base: dic
         rounds=_int(opts.get("rounds")), experts=_int(opts.get("experts")) or 4, confirm=bool(opts.get("confirm")),
         mode="debate" if opts.get("debate") else "open", roles=roles[:8], tz=zone_name(opts.get("tz"), default_tz),
         every=every_text(opts.get("every")), next_at=str(opts.get("next") or "").strip(),
-        anonymous=bool(opts.get("anonymous")), hide_results=bool(opts.get("hidden")), **base)
+        anonymous=bool(opts.get("anonymous")), hide_results=bool(opts.get("hidden")), clarify=True, **base)
 
 
 def zone_name(raw: Any, default: str) -> str:

@@ -227,7 +227,7 @@ def _start(words: list[tuple[str, bool]], who: Who, team_id: str, channel_id: st
         confirm="confirm" in opts, mode="debate" if "debate" in opts else "open", roles=roles,
         tz=_zone(opts["tz"]) if "tz" in opts else default_tz,
         every=_every(opts["every"]) if "every" in opts else "", next_at=opts.get("next", "").strip(),
-        anonymous="anonymous" in opts, hide_results="hidden" in opts, **who.fields(),
+        anonymous="anonymous" in opts, hide_results="hidden" in opts, clarify=True, **who.fields(),
     )
     return Intent(kind="command", command=cmd, tz_explicit="tz" in opts)
 

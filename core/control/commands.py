@@ -52,6 +52,7 @@ class StartDiscussion(Command):
     next_at: str = ""  # the next round at a time: "tomorrow 09:00", "in 1 hour", "monday", ISO 8601
     anonymous: bool = False  # polls record who voted but do not show it
     hide_results: bool = False  # poll counts stay hidden until the poll closes
+    clarify: bool = False  # typed by a person: a one-word topic gets one clarifying question before it starts
 
 
 class ConfirmRoster(Command):

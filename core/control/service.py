@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from core.control import clarify, defaults
 from core.control import commands as c
-from core.control import defaults
 from core.control.guard import ASKER, Guard, not_found
 from core.control.permissions import Policy, check, visible
 from core.control.replies import Reply, UserError
@@ -143,12 +143,16 @@ class Service:
             async with self.store.tx() as tx:
                 options.owners = await tx.channel_owners(cmd.platform, cmd.workspace, cmd.channel)
         now = self.clock.now()
+        ask = cmd.clarify and clarify.vague(topic) and not (cmd.context or cmd.every or cmd.next_at)
         d = Discussion(
-            id=self.new_id(), topic=topic, status=Status.RUNNING, platform=cmd.platform, workspace=cmd.workspace,
+            id=self.new_id(), topic=topic, status=Status.AWAITING_CONFIRMATION if ask else Status.RUNNING,
+            platform=cmd.platform, workspace=cmd.workspace,
             channel=cmd.channel, thread_ref=cmd.thread_ref, created_by=cmd.user_id, created_by_name=cmd.user_name,
             round_topic=topic, auto_rounds=rounds, flow=cmd.flow, options=options, experts=cmd.experts,
             mode=cmd.mode, roles=cmd.roles,
-            context=cmd.context, pending="confirm" if cmd.confirm else "", budget_usd=self.config.budget_usd,
+            context=cmd.context, budget_usd=self.config.budget_usd,
+            pending=(f"{clarify.PENDING}:confirm" if cmd.confirm else clarify.PENDING) if ask else
+            "confirm" if cmd.confirm else "",
             tz=cmd.tz, poll_anonymous=cmd.anonymous, poll_hidden=cmd.hide_results, created_at=now,
             updated_at=now,
         )
@@ -158,6 +162,8 @@ class Service:
             seats = flows.get(d.flow).seats(d)
             await tx.set_personas(d.id, seats)
             await tx.enqueue(d.id, header_post(d, seats), now)
+            if ask:
+                await tx.enqueue(d.id, clarify.question_post(d), now)
             scheduled = await self.schedules.schedule_start(tx, cmd, d)
         if scheduled:
             self.schedules.changed()
@@ -165,6 +171,9 @@ class Service:
         ignored = flows.ignored_options(cmd.flow, style=cmd.style, tier=cmd.tier, hints=cmd.hints,
                                         experts=cmd.experts, mode=cmd.mode, roles=cmd.roles)
         warning = f"\n⚠️ Ignored: {'; '.join(ignored)}." if ignored else ""
+        if ask:
+            return Reply(text=f"“{topic}” is a short topic, so I asked one question in the thread first: answer it "
+                              f"there, or say `go` (id `{d.id}`).{warning}", discussion_id=d.id)
         return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}{warning}", discussion_id=d.id)
 
     async def set_defaults(self, cmd: c.SetDefaults) -> Reply:
@@ -201,6 +210,8 @@ class Service:
             if d.status != Status.AWAITING_CONFIRMATION:
                 return Reply(text="This discussion has already started.", discussion_id="")
             d.status = Status.RUNNING
+            if d.pending.startswith(clarify.PENDING):  # Go: the topic as it is
+                d.pending = clarify.after(d)
             await save_discussion(tx, d, self.clock.now())
             await self._notice(tx, d, f"{d.id}:confirmed", f"{cmd.user_name or 'Someone'} started the discussion.")
         return Reply(text="Starting.", discussion_id=d.id)
@@ -261,6 +272,8 @@ class Service:
             if not await tx.first_sight(cmd.event_id, now):
                 return Reply(text="", duplicate=True)
             d = await self.get(tx, cmd.discussion_id)
+            if d.status == Status.AWAITING_CONFIRMATION and d.pending.startswith(clarify.PENDING):
+                return await self._clarified(tx, d, cmd, text, now)
             personas = await tx.personas(d.id)
             # Owed an answer in every flow, between rounds and while one runs (the next step answers it).
             owed = d.status in (Status.WAITING, Status.RUNNING)
@@ -278,6 +291,18 @@ class Service:
         return Reply(text="Noted: the council will hear this on its next turn." if heard else
                      "Noted: the council will hear this when the discussion resumes.",
                      discussion_id=d.id if heard else "")
+
+    async def _clarified(self, tx: Tx, d: Discussion, cmd: c.PostHumanMessage, text: str, now: datetime) -> Reply:
+        """The answer to the clarifying question (or "go") starts the discussion, its topic made clearer."""
+        topic = clarify.answered_topic(d.topic, text)
+        if topic is not None:
+            d.topic = d.round_topic = topic
+        d.status, d.pending = Status.RUNNING, clarify.after(d)
+        await redraw_header(tx, d, now)
+        await save_discussion(tx, d, now)
+        said = f"the council takes up “{d.topic}”" if topic is not None else "the council starts on the topic as it is"
+        await self._notice(tx, d, f"{d.id}:clarified", f"Thanks, {cmd.user_name or 'someone'}: {said}.")
+        return Reply(text="Starting.", discussion_id=d.id)
 
     async def cast_ballot(self, cmd: c.CastBallot) -> Reply:
         now = self.clock.now()

@@ -77,6 +77,8 @@ def header_state(d: Discussion, next_round: datetime | None = None) -> str:
     spent = f"${d.cost_usd:.2f} spent" + (f" of ${d.budget_usd:.2f}" if d.budget_usd > 0 else "")
     where = f"Round {d.round}{of} · {spent}"
     scheduled = f"; next round {mark(next_round, d.tz, relative=True)}" if next_round is not None else ""
+    if d.status == Status.AWAITING_CONFIRMATION and d.pending.startswith("clarify"):
+        return f"❓ Waiting for one answer about the topic (reply in the thread, or say go) · {spent}"
     if d.status == Status.AWAITING_CONFIRMATION:
         return f"🧾 Waiting for the roster to be confirmed (Start or Modify roster, below) · {spent}"
     if d.status == Status.BLOCKED:

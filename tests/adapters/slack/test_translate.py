@@ -151,3 +151,8 @@ def test_channel_owners_for_meetings() -> None:
     assert parse("config owners off").command.owners == []  # type: ignore[union-attr]
     with pytest.raises(tr.BadInput, match="Which owners"):
         parse("config owners")
+
+
+def test_a_typed_start_asks_about_a_one_word_topic() -> None:
+    cmd = parse("Pricing? --rounds 1").command
+    assert isinstance(cmd, c.StartDiscussion) and cmd.clarify
