@@ -79,6 +79,7 @@ class Council:
     outline = "council (advisors' positions → rebuttals → final positions → the referee's verdict)"
     rules = RULES
     verbatim_rounds: int | None = 5
+    transcript_chars: int | None = None
     nudges = 0
     essential = frozenset({Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {

@@ -124,6 +124,7 @@ class Meeting:
     outline = "council meeting (proposals → deliberation with direct exchanges → ranked vote → recommendation)"
     rules = RULES
     verbatim_rounds: int | None = 5
+    transcript_chars: int | None = None
     nudges = 1
     essential = frozenset({Phase.ROSTER, Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {

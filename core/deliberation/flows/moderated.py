@@ -147,6 +147,7 @@ class Moderated:
     outline = "moderated rounds (opening → statements → contrarian → rebuttals → cross-domain → synthesis)"
     rules = RULES
     verbatim_rounds: int | None = None
+    transcript_chars: int | None = None
     nudges = 0
     essential = frozenset({Phase.ROSTER, Phase.OPENING, Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS,
                            Phase.RESUME_SUMMARY})

@@ -18,6 +18,7 @@ LEAD = Persona(key="moderator", name="Floor Lead", role=Role.MODERATOR, title="O
 NAME_CULTURES = ["Korean", "Nigerian", "Brazilian", "German", "Indian", "Japanese", "Egyptian", "Mexican",
                  "Swedish", "Vietnamese", "Turkish", "Ghanaian"]
 WHOLE_FLOOR = 1_000_000  # rounds read verbatim: all of them
+FLOOR_CHARS = 48_000  # about 12,000 tokens of speeches; past it the oldest are read as their stance lines
 NOBODY_SPOKE = "nobody spoke this round: every speech failed or was skipped"
 HUMAN_BOOST = 3  # a person's reply that names a participant raises its bid by this much
 SLOTS_PER_SPEAKER = 3  # bid-and-speech slots a round may use per participant before it gives up
@@ -120,6 +121,7 @@ class OpenFloor:
     # The floor reads its whole transcript: COUNCIL_OPEN_MAX_SPEECHES caps the speeches, so the prompt stays
     # within a fixed budget, and a later speech (and the synthesis) sees round 1.
     verbatim_rounds: int | None = WHOLE_FLOOR
+    transcript_chars: int | None = FLOOR_CHARS
     nudges = 1  # a failed speech is tried once more (with a note) before it is skipped
     essential = frozenset({Phase.ROSTER, Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {Phase.PERSONA: "Persona", Phase.BID: "Bid", Phase.SPEECH: "Speech",
