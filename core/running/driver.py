@@ -358,10 +358,14 @@ class Driver:
         nudges = flows.get(d.flow).nudges
         for t in failed:
             name = personas.get(t.persona_key, t.persona_key)
+            quiet = t.phase in engine.SILENT  # a bid or a roster slot: nothing of it is shown, its retry neither
             if t.attempts <= nudges and t.phase != Phase.ANSWER:  # a nudge first: the turn runs once more
-                await tx.enqueue(d.id, posts.nudge_post(d, t, name), now)
+                if not quiet:
+                    await tx.enqueue(d.id, posts.nudge_post(d, t, name), now)
                 continue
             await tx.set_turn_status([t.key], TurnStatus.SKIPPED)
+            if quiet:
+                continue
             if t.reply_to is not None:
                 await tx.mark_answered(t.reply_to)  # a skipped answer is not retried on every wake-up
             await tx.enqueue(d.id, posts.skipped_post(d, t, name), now)

@@ -88,3 +88,16 @@ async def test_bids_and_roster_slots_leave_nothing_in_the_thread(app: App, chat:
     silent = {t.key for t in turns if t.phase in (Phase.BID, Phase.PERSONA)}
     assert silent and not {key for _, _, key in chat.thinking_calls} & silent, "no 'is thinking' for silent turns"
     assert not silent & set(chat.keys(reply.discussion_id)), "nothing posted for bids and slots"
+
+
+async def test_a_failed_bid_is_retried_quietly(app: App, chat: RecordingChat, llm: ScriptedLLM) -> None:
+    llm.fail("Ji-woo Han", Phase.BID, times=1)
+    llm.fail("Chidi Okeke", Phase.BID, times=2)
+    reply = await app.service.handle(start(topic="Should the city ban cars downtown?", flow="open", experts=3,
+                                           rounds=1))
+    await settle(app)
+    d = await discussion(app, reply.discussion_id)
+    assert d.status == Status.DONE
+    texts = [p.text for p in chat.posts(d.id)]
+    assert not [t for t in texts if "Ji-woo Han" in t and ("nudging" in t or "could not respond" in t)]
+    assert not [t for t in texts if "Chidi Okeke" in t and ("nudging" in t or "could not respond" in t)]
