@@ -10,7 +10,7 @@ from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RU
 from core.deliberation.quoting import named, quote
 from core.deliberation.roster import addressed
 from core.deliberation.schemas import Bid, ExpertSpec, FinalSynthesis, FloorPlan, FloorSpeech
-from core.models import Discussion, Persona, Phase, Role, Status, Turn
+from core.models import Discussion, Persona, Phase, Role, Status, Turn, TurnStatus
 
 LEAD = Persona(key="moderator", name="Floor Lead", role=Role.MODERATOR, title="Opens the floor, closes it, sums up",
                thinking_style="even-handed", bias="Wants every voice heard at least twice",
@@ -45,7 +45,13 @@ Rules for every persona
 
 
 def participants(state: State) -> list[Persona]:
-    return state.by_role(Role.EXPERT)
+    """The participants; a slot whose persona could not be written (skipped) leaves the floor to the others."""
+    return [p for p in state.by_role(Role.EXPERT) if seated(p) or not _slot_skipped(state, p)]
+
+
+def _slot_skipped(state: State, p: Persona) -> bool:
+    turn = state.turn(turn_key(state.discussion, 1, 0, p.key))
+    return turn is not None and turn.status == TurnStatus.SKIPPED
 
 
 def seated(p: Persona) -> bool:

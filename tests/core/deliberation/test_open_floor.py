@@ -101,3 +101,16 @@ async def test_a_failed_bid_is_retried_quietly(app: App, chat: RecordingChat, ll
     texts = [p.text for p in chat.posts(d.id)]
     assert not [t for t in texts if "Ji-woo Han" in t and ("nudging" in t or "could not respond" in t)]
     assert not [t for t in texts if "Chidi Okeke" in t and ("nudging" in t or "could not respond" in t)]
+
+
+async def test_a_roster_slot_that_cannot_be_filled_leaves_the_floor_to_the_others(app: App, chat: RecordingChat,
+                                                                                  llm: ScriptedLLM) -> None:
+    llm.fail("Participant 3", Phase.PERSONA, times=2)
+    reply = await app.service.handle(start(topic="Should the city ban cars downtown?", flow="open", experts=3,
+                                           rounds=1))
+    await settle(app)
+    d = await discussion(app, reply.discussion_id)
+    assert d.status == Status.DONE, d.blocked_reason
+    async with app.store.tx() as tx:
+        speakers = {t.persona_key for t in await tx.turns(d.id) if t.phase == Phase.SPEECH and t.text}
+    assert speakers and "slot3" not in speakers
