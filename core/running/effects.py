@@ -80,7 +80,8 @@ async def _open_poll(
         return
     mine = stances.latest(state, d.round)
     ai = []
-    for persona in stances.voters(state.personas):
+    # A place in a meeting's ranking is for people: the owners' own rankings stand beside theirs when it closes.
+    for persona in stances.voters(state.personas) if not closings.ranking_of(key) else []:
         turn = mine.get(persona.key)
         named = tally.match(stances.label_of(turn), poll.options) if turn is not None and turn.round == d.round \
             else None

@@ -66,3 +66,12 @@ async def test_every_persona_ballot_is_that_personas_own_stance(app: App) -> Non
         assert personas[key].role not in (Role.MODERATOR, Role.HISTORIAN)
         own = [t for t in turns if t.persona_key == key and t.round == poll.round and stances.has_stance(t)]
         assert own and tally.match(stances.label_of(own[-1]), poll.options) == poll.options[b.choice]
+
+
+async def test_the_places_of_a_meetings_ranking_carry_no_persona_ballots(app: App) -> None:
+    reply = await app.service.handle(start(flow="meeting", rounds=2))
+    await settle(app)
+    async with app.store.tx() as tx:
+        polls = await tx.polls(reply.discussion_id)
+        ai = [b for p in polls for b in await tx.ballots(p.id) if b.is_ai]
+    assert len(polls) >= 2 and ai == [], "an owner's first choice is not their #2 or #3"
