@@ -7,6 +7,7 @@ import shlex
 from typing import Any
 
 from core.control import commands as c
+from core.control.replies import UserError
 from core.deliberation import flows
 
 FIELDS = ("flow", "rounds", "style", "tier", "lang", "experts")
@@ -47,6 +48,23 @@ def _value(name: str, raw: str) -> Any:
     if not raw.isdigit() or not low <= int(raw) <= high:
         raise ValueError(f"`{name}` takes a whole number from {low} to {high}; you wrote `{raw}`")
     return int(raw)
+
+
+def read(text: str) -> tuple[dict[str, Any], list[str]]:
+    """What `/council config defaults …` sets (`off` clears them); a UserError when nothing in it is valid."""
+    if text.strip().lower() in ("off", "none", "clear"):
+        return {}, []
+    values, warnings = parse(text)
+    if not values:
+        raise UserError("No default set: " + ("; ".join(warnings) + ". " if warnings else "") +
+                        f"For example {EXAMPLE}, or `off` to clear them.")
+    return values, warnings
+
+
+def confirmation(values: dict[str, Any], warnings: list[str]) -> str:
+    head = (f"New discussions in this channel start with {describe(values)} unless their start says otherwise."
+            if values else "New discussions in this channel use the built-in defaults again.")
+    return head + (f"\n⚠️ Not applied: {'; '.join(warnings)}." if warnings else "")
 
 
 def describe(values: dict[str, Any]) -> str:

@@ -178,19 +178,11 @@ class Service:
 
     async def set_defaults(self, cmd: c.SetDefaults) -> Reply:
         """A channel's defaults for new discussions: every valid field applies, every bad one is named."""
-        values: dict[str, Any] = {}
-        warnings: list[str] = []
-        if cmd.text.strip().lower() not in ("off", "none", "clear"):
-            values, warnings = defaults.parse(cmd.text)
-            if not values:
-                raise UserError("No default set: " + ("; ".join(warnings) + ". " if warnings else "") +
-                                f"For example {defaults.EXAMPLE}, or `off` to clear them.")
+        values, warnings = defaults.read(cmd.text)
         async with self.store.tx() as tx:
             await tx.set_channel_defaults(cmd.platform, cmd.workspace, cmd.channel, values, cmd.user_id,
                                           self.clock.now())
-        head = (f"New discussions in this channel start with {defaults.describe(values)} unless their start "
-                "says otherwise." if values else "New discussions in this channel use the built-in defaults again.")
-        return Reply(text=head + (f"\n⚠️ Not applied: {'; '.join(warnings)}." if warnings else ""))
+        return Reply(text=defaults.confirmation(values, warnings))
 
     async def set_owners(self, cmd: c.SetOwners) -> Reply:
         owners = [" ".join(o.split())[:200] for o in cmd.owners if o.strip()]
