@@ -72,7 +72,7 @@ def _guild_command(**kwargs: Any) -> Any:
     tz="Time zone for the times you give, e.g. Europe/Berlin",
     flow="How they deliberate: moderated rounds, a council, a meeting that ranks, or an open floor",
     style="Council only: parallel, sequential, or debate",
-    tier="Council only: light (default model), medium (stronger referee), heavy (strongest for all)",
+    tier="Council and meeting: light (default model), medium (stronger referee/moderator), heavy (strongest for all)",
     lang="Language to speak, e.g. German (default: the topic's language)",
     hints="Open floor: controversy axes, comma separated (cost, privacy)",
 )

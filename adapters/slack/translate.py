@@ -25,7 +25,7 @@ HELP = """*Council: moderated AI deliberation in this channel*
 first), `--debate`, `--roles "security, finance"`, `--anonymous` and `--hidden` (poll ballots), \
 `--every 1d`, `--next "tomorrow 09:00"`, `--tz Europe/Berlin`
 • `--flow NAME` picks how they deliberate (default `moderated`):{flows}
-• Council: `--style parallel|sequential|debate`, \
+• Council: `--style parallel|sequential|debate`; council and meeting: \
 `--tier light|medium|heavy`. Any flow: `--lang German` (otherwise the topic's language); open floor: \
 `--hints "cost, privacy"`.
 • `/council config owners "Dana: Billing; Eli: Mobile app"` sets the domain owners a meeting in this channel \
