@@ -1,8 +1,9 @@
 """Wall time of each flow's work divided by its critical path (its sequential LLM steps × a fixed latency).
 
 moderated: one round, 6 steps (opening, statements ∥, counterpoint, rebuttals ∥, analogy, synthesis);
-council: 2 parallel rounds and the verdict, 3 steps (each round one model call deep); meeting: proposals, votes
-and the recommendation, 3 steps; open floor: four speeches each after a parallel round of bids, and the synthesis,
+council: 2 parallel rounds and the verdict, 3 steps (each round one model call deep); meeting: proposals, the
+moderator fixing the options, votes and the recommendation, 4 steps; open floor: four speeches each after a
+parallel round of bids, and the synthesis,
 9 steps."""
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ CASES = {
                       lambda d: f"{d}:r1:s{len(moderated.ROUND_STEPS) - 1}:moderator"),
     "council": Case({"flow": "council", "rounds": 2}, 3, Phase.ADVISOR_OPENING, lambda d: f"{d}:final:r2"),
     # proposals ∥, ranked votes ∥, the recommendation
-    "meeting": Case({"flow": "meeting", "rounds": 2}, 3, Phase.PROPOSAL, lambda d: f"{d}:final:r2"),
+    "meeting": Case({"flow": "meeting", "rounds": 2}, 4, Phase.PROPOSAL, lambda d: f"{d}:final:r2"),
     # one epoch: 4 x (bids ∥, the winner's speech), then the synthesis
     "open": Case({"flow": "open", "rounds": 1}, 2 * 4 + 1, Phase.BID, lambda d: f"{d}:final:r1"),
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
@@ -14,7 +15,7 @@ import typer
 from rich.console import Console
 
 from bot.logs import redact_settings
-from bot.settings import Settings
+from bot.settings import Settings, unknown_variables
 
 cli = typer.Typer(add_completion=False, no_args_is_help=True, help="Council: moderated AI deliberation.")
 err = Console(stderr=True)
@@ -35,6 +36,9 @@ def _settings(*, quiet: bool = False) -> Settings:
     )
     redact_settings(settings)  # on the root's handlers: every record, from every library, passes through them
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # a line per job run; our timer logs firings
+    for name, close in unknown_variables(os.environ):
+        logging.getLogger("bot").warning("%s is not a Council setting and is ignored%s", name,
+                                         f" (did you mean {close}?)" if close else "")
     return settings
 
 
@@ -56,7 +60,7 @@ def console(
     name: Annotated[str, typer.Option(help="Your name in the discussion")] = "You",
     flow: Annotated[str, typer.Option(help="moderated, council, meeting or open")] = "moderated",
     style: Annotated[str, typer.Option(help="Council: parallel, sequential or debate")] = "parallel",
-    tier: Annotated[str, typer.Option(help="Council: light, medium or heavy")] = "light",
+    tier: Annotated[str, typer.Option(help="Council and meeting: light, medium or heavy (default: the flow's)")] = "",
     lang: Annotated[str, typer.Option(help="Language to speak (default: the topic's)")] = "",
     hints: Annotated[str, typer.Option(help="Open floor: controversy axes, comma separated")] = "",
     check: Annotated[bool | None, typer.Option("--check/--no-check", help="A Fact-checker checks claims with web "
@@ -86,7 +90,8 @@ def console(
         _fail("--seat makes you take part in person; it needs the terminal, so drop --no-input.")
     try:
         flow, style = flows.choice("flow", flow, c.FLOW_NAMES), flows.choice("style", style, flows.STYLES)
-        chosen: dict[str, Any] = {"flow": flow, "style": style, "tier": flows.choice("tier", tier, flows.TIERS),
+        chosen: dict[str, Any] = {"flow": flow, "style": style,
+                                  "tier": flows.choice("tier", tier, flows.TIERS) if tier else "",
                                   "lang": flows.language(lang) if lang else "",
                                   "hints": [h.strip() for h in hints.split(",") if h.strip()][:8], "check": check,
                                   "memory": "off" if no_memory else flows.choice("memory", memory,

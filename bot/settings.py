@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping
+
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -10,6 +13,18 @@ DEFAULT_PRICES = {
     "claude-sonnet-5-5": (2.0, 10.0),
     "claude-opus-5-5": (4.0, 20.0),
 }
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """`COUNCIL_*` variables no setting reads (a typo is silently ignored otherwise), each with the closest
+    known name ("" when none is close)."""
+    known = [name.upper() for name in Settings.model_fields if name.startswith("council_")]
+    out = []
+    for name in sorted(environ):
+        if name.upper().startswith("COUNCIL_") and name.upper() not in known:
+            close = difflib.get_close_matches(name.upper(), known, n=1, cutoff=0.8)
+            out.append((name, close[0] if close else ""))
+    return out
 
 
 class Settings(BaseSettings):

@@ -55,6 +55,7 @@ class Phase(StrEnum):
     DELIBERATION = "deliberation"
     STEELMAN = "steelman"
     EXCHANGE = "exchange"  # an owner answers another who addressed them by name, in the same round
+    OPTIONS = "options"  # the moderator fixes the options the final vote ranks
     RANKED_VOTE = "ranked_vote"
     # open floor
     PERSONA = "persona"  # one participant generated from its slot's brief
@@ -136,7 +137,7 @@ class FlowOptions(BaseModel):
     """Settings of a discussion's protocol beyond the moderated defaults."""
 
     style: Literal["parallel", "sequential", "debate"] = "parallel"  # council: how advisors take turns
-    tier: Literal["light", "medium", "heavy"] = "light"  # council: which models the advisors and referee use
+    tier: Literal["", "light", "medium", "heavy"] = ""  # which models the seats use; "" is the flow's own default
     lang: str = ""  # the language to speak; "" means the topic's own
     hints: list[str] = Field(default_factory=list)  # open floor: controversy axes to seed the personas with
     max_speeches: int = 16  # open floor: the floor closes after this many speeches at the latest

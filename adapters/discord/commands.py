@@ -73,7 +73,7 @@ def _guild_command(**kwargs: Any) -> Any:
     tz="Time zone for the times you give, e.g. Europe/Berlin",
     flow="How they deliberate: moderated rounds, a council, a meeting that ranks, or an open floor",
     style="Council only: parallel, sequential, or debate",
-    tier="Council only: light (default model), medium (stronger referee), heavy (strongest for all)",
+    tier="Council and meeting: light (default model), medium (stronger referee/moderator), heavy (strongest for all)",
     lang="Language to speak, e.g. German (default: the topic's language)",
     hints="Open floor: controversy axes, comma separated (cost, privacy)",
     check="A Fact-checker checks claims against web sources (default: the server's setting)",
@@ -146,10 +146,12 @@ async def council_digest(interaction: discord.Interaction[Any], cadence: Cadence
     await _handler(interaction).command(interaction, "council-digest", {"cadence": cadence, "cron": cron, "tz": tz})
 
 
-@_guild_command(name="council-config", description="Set the domain owners a meeting in this channel seats")
-@app_commands.describe(owners='"Dana: Billing; Eli: Mobile app" (2 to 8), or off to generate them for each topic')
-async def council_config(interaction: discord.Interaction[Any], owners: Range[str, 2, 1000]) -> None:
-    await _handler(interaction).command(interaction, "council-config", {"owners": owners})
+@_guild_command(name="council-config", description="Set this channel's meeting owners or its discussions' defaults")
+@app_commands.describe(owners='"Dana: Billing; Eli: Mobile app" (2 to 8), or off to generate them for each topic',
+                       defaults="flow=meeting rounds=3 tier=medium lang=German, or off: what new discussions here use")
+async def council_config(interaction: discord.Interaction[Any], owners: Range[str, 2, 1000] | None = None,
+                         defaults: Range[str, 2, 500] | None = None) -> None:
+    await _handler(interaction).command(interaction, "council-config", {"owners": owners, "defaults": defaults})
 
 
 VERBS = [("status", "Show a council's status"), ("pause", "Pause a council"), ("resume", "Resume a council"),

@@ -179,9 +179,15 @@ def slash_command(name: str, opts: dict[str, Any], who: Who, where: Where, curre
         return c.SearchDecisions(words=str(opts.get("words") or ""), **base)
     if name == "council-config":
         raw = str(opts.get("owners") or "").strip()
+        chosen = str(opts.get("defaults") or "").strip()
+        if chosen and raw:
+            raise NotUnderstood("Set the owners or the defaults, one at a time.")
+        if chosen:
+            return c.SetDefaults(channel=where.channel_id, text=chosen, **base)
         if not raw:
             raise NotUnderstood('Which owners? For example `owners: Dana: Billing; Eli: Mobile app`, or '
-                                '`owners: off` to have them generated for each topic.')
+                                '`owners: off` to have them generated for each topic; or which defaults, for '
+                                'example `defaults: flow=meeting rounds=3 tier=medium lang=German`.')
         return c.SetOwners(channel=where.channel_id, owners=owner_lines(raw), **base)
     if name == "council-digest":
         cadence = str(opts.get("cadence") or "")
@@ -224,7 +230,7 @@ def start_command(opts: dict[str, Any], where: Where, default_tz: str, base: dic
         rounds=_int(opts.get("rounds")), experts=_int(opts.get("experts")) or 4, confirm=bool(opts.get("confirm")),
         mode="debate" if opts.get("debate") else "open", roles=roles[:8], tz=zone_name(opts.get("tz"), default_tz),
         every=every_text(opts.get("every")), next_at=str(opts.get("next") or "").strip(),
-        anonymous=bool(opts.get("anonymous")), hide_results=bool(opts.get("hidden")),
+        anonymous=bool(opts.get("anonymous")), hide_results=bool(opts.get("hidden")), clarify=True,
         check=None if opts.get("check") is None else bool(opts["check"]),
         memory=opts.get("memory") or "channel", seats=seat_holders(opts.get("seat")), **base)
 

@@ -29,11 +29,12 @@ first), `--debate`, `--roles "security, finance"`, `--anonymous` and `--hidden` 
 `--every 1d`, `--next "tomorrow 09:00"`, `--tz Europe/Berlin`, \
 `--check` (a Fact-checker checks claims against web sources; `--no-check` when the channel checks by default)
 • `--flow NAME` picks how they deliberate (default `moderated`):{flows}
-• Council: `--style parallel|sequential|debate`, \
+• Council: `--style parallel|sequential|debate`; council and meeting: \
 `--tier light|medium|heavy`. Any flow: `--lang German` (otherwise the topic's language); open floor: \
 `--hints "cost, privacy"`.
 • `/council config owners "Dana: Billing; Eli: Mobile app"` sets the domain owners a meeting in this channel \
-seats (`off`: generated for each topic).
+seats (`off`: generated for each topic); `/council config defaults flow=meeting rounds=3 tier=medium \
+lang=German` sets what new discussions here use unless their start says otherwise (`off` clears them).
 • Memory: a new discussion opens with up to three earlier decisions of this channel on its topic; \
 `--memory workspace` looks across the workspace, `--no-memory` not at all. \
 `/council decisions [words]` searches the decisions of the channels you are in; \
@@ -224,6 +225,13 @@ def parse_council(text: str, *, who: Who, team_id: str, channel_id: str, default
                                                         workspace=team_id, channel=channel_id, **who.fields()))
     if head == "config" and args and args[0][0].lower() == "owners":
         return _owners(args[1:], who, team_id, channel_id)
+    if head == "config" and args and args[0][0].lower() == "defaults":
+        raw = unescape(re.sub(r"^\s*config\s+defaults\b", "", raw, flags=re.IGNORECASE)).strip()
+        if not raw:
+            raise BadInput("Which defaults? For example `/council config defaults flow=meeting rounds=3 tier=medium "
+                           "lang=German`, or `/council config defaults off`.")
+        return Intent(kind="command", command=c.SetDefaults(platform=PLATFORM, workspace=team_id,
+                                                            channel=channel_id, text=raw, **who.fields()))
     return _start(words, who, team_id, channel_id, default_tz, thread_ref, context)
 
 
@@ -247,7 +255,7 @@ def _start(words: list[tuple[str, bool]], who: Who, team_id: str, channel_id: st
         tz=_zone(opts["tz"]) if "tz" in opts else default_tz,
         every=_every(opts["every"]) if "every" in opts else "", next_at=opts.get("next", "").strip(),
         anonymous="anonymous" in opts, hide_results="hidden" in opts, memory=_memory(opts),
-        seats=people(opts.get("seat", "")),
+        seats=people(opts.get("seat", "")), clarify=True,
         check=True if "check" in opts else False if "no-check" in opts else None, **who.fields(),
     )
     return Intent(kind="command", command=cmd, tz_explicit="tz" in opts)
@@ -281,7 +289,9 @@ def people(raw: str) -> list[SeatHolder]:
 def flow_fields(opts: dict[str, str]) -> dict[str, Any]:
     """`--flow`, `--style`, `--tier`, `--lang` and `--hints` as StartDiscussion fields (BadInput when wrong)."""
     try:
-        out: dict[str, Any] = {"flow": flows.choice("flow", opts.get("flow", "moderated"), c.FLOW_NAMES)}
+        out: dict[str, Any] = {}  # only what was given: the channel's defaults fill in the rest
+        if "flow" in opts:
+            out["flow"] = flows.choice("flow", opts["flow"], c.FLOW_NAMES)
         if "style" in opts:
             out["style"] = flows.choice("style", opts["style"], flows.STYLES)
         if "tier" in opts:

@@ -34,7 +34,7 @@ class StartDiscussion(Command):
     topic: str
     flow: FlowName = "moderated"
     style: Literal["parallel", "sequential", "debate"] = "parallel"  # council only
-    tier: Literal["light", "medium", "heavy"] = "light"  # council only
+    tier: Literal["", "light", "medium", "heavy"] = ""  # "" is the flow's own default (council: light)
     lang: str = ""  # speak this language instead of the topic's own
     hints: list[str] = Field(default_factory=list)  # open floor: controversy axes
     platform: str = "console"
@@ -57,6 +57,7 @@ class StartDiscussion(Command):
     seats: list[SeatHolder] = Field(default_factory=list)  # people who take a seat themselves (--seat @dana)
     revisits: int = 0  # a decision record this discussion revisits (its Revisit button), 0 for none
     member_of: list[str] = Field(default_factory=list)  # channels the platform says the starter is in (memory)
+    clarify: bool = False  # typed by a person: a one-word topic gets one clarifying question before it starts
 
 
 class ConfirmRoster(Command):
@@ -155,6 +156,16 @@ class SetDigest(Command):
     cadence: Literal["daily", "weekly", "cron", "off"]
     cron: str = ""  # standard 5-field expression when cadence is "cron"
     tz: str = "UTC"
+
+
+class SetDefaults(Command):
+    """`/council config defaults flow=meeting rounds=3 tier=medium lang=German` (or `off`): what a new discussion in
+    this channel uses when its start does not say otherwise."""
+
+    platform: str
+    workspace: str = ""
+    channel: str
+    text: str
 
 
 class SetOwners(Command):

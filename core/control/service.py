@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from core.control import clarify, defaults
 from core.control import commands as c
 from core.control.checks import Checks
 from core.control.guard import ASKER, Guard, not_found
@@ -28,6 +29,7 @@ from core.models import (
     HumanMessage,
     NextAction,
     Persona,
+    Phase,
     Poll,
     Post,
     Role,
@@ -42,7 +44,7 @@ from core.running.seat_turns import choose_stance, claim_reply
 from core.running.spending import Limits
 from core.showing.memory import earlier_post
 from core.showing.moments import mark
-from core.showing.posts import header_post, header_sig, poll_post
+from core.showing.posts import header_post, header_sig, poll_post, writer_name
 from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -95,6 +97,7 @@ class Service:
         self.handlers: dict[type[c.Command], Handler] = {
             c.StartDiscussion: self.start_discussion,
             c.SetOwners: self.set_owners,
+            c.SetDefaults: self.set_defaults,
             c.ConfirmRoster: self.confirm_roster,
             c.ModifyRoster: self.modify_roster,
             c.AddExpert: self.add_expert,
@@ -147,6 +150,10 @@ class Service:
     # starting --------------------------------------------------------------------------------------
     async def start_discussion(self, cmd: c.StartDiscussion) -> Reply:
         topic = validate_topic(cmd.topic)
+        if cmd.channel:
+            async with self.store.tx() as tx:
+                saved = await tx.channel_defaults(cmd.platform, cmd.workspace, cmd.channel)
+            cmd = defaults.apply(cmd, defaults.parse(" ".join(f"{k}={v}" for k, v in saved.items()))[0])
         try:
             rounds = flows.planned_rounds(cmd.flow, cmd.rounds, cmd.style)
         except flows.BadFlow as exc:
@@ -159,12 +166,16 @@ class Service:
                 options.owners = await tx.channel_owners(cmd.platform, cmd.workspace, cmd.channel)
             options.recalled = await self.recall.recalled(tx, cmd)
         now = self.clock.now()
+        ask = cmd.clarify and clarify.vague(topic) and not (cmd.context or cmd.every or cmd.next_at)
         d = Discussion(
-            id=self.new_id(), topic=topic, status=Status.RUNNING, platform=cmd.platform, workspace=cmd.workspace,
+            id=self.new_id(), topic=topic, status=Status.AWAITING_CONFIRMATION if ask else Status.RUNNING,
+            platform=cmd.platform, workspace=cmd.workspace,
             channel=cmd.channel, thread_ref=cmd.thread_ref, created_by=cmd.user_id, created_by_name=cmd.user_name,
             round_topic=topic, auto_rounds=rounds, flow=cmd.flow, options=options, experts=cmd.experts,
             mode=cmd.mode, roles=cmd.roles,
-            context=cmd.context, pending="confirm" if cmd.confirm else "", budget_usd=self.config.budget_usd,
+            context=cmd.context, budget_usd=self.config.budget_usd,
+            pending=(f"{clarify.PENDING}:confirm" if cmd.confirm else clarify.PENDING) if ask else
+            "confirm" if cmd.confirm else "",
             tz=cmd.tz, poll_anonymous=cmd.anonymous, poll_hidden=cmd.hide_results, created_at=now,
             updated_at=now,
         )
@@ -179,11 +190,27 @@ class Service:
             await tx.enqueue(d.id, header_post(d, seats), now)
             if options.recalled:
                 await tx.enqueue(d.id, earlier_post(d, options.recalled), now)
+            if ask:
+                await tx.enqueue(d.id, clarify.question_post(d), now)
             scheduled = await self.schedules.schedule_start(tx, cmd, d)
         if scheduled:
             self.schedules.changed()
         what = {"meeting": "a council meeting", "open": "an open floor"}.get(d.flow, "a council")
-        return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}", discussion_id=d.id)
+        ignored = flows.ignored_options(cmd.flow, style=cmd.style, tier=cmd.tier, hints=cmd.hints,
+                                        experts=cmd.experts, mode=cmd.mode, roles=cmd.roles)
+        warning = f"\n⚠️ Ignored: {'; '.join(ignored)}." if ignored else ""
+        if ask:
+            return Reply(text=f"“{topic}” is a short topic, so I asked one question in the thread first: answer it "
+                              f"there, or say `go` (id `{d.id}`).{warning}", discussion_id=d.id)
+        return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}{warning}", discussion_id=d.id)
+
+    async def set_defaults(self, cmd: c.SetDefaults) -> Reply:
+        """A channel's defaults for new discussions: every valid field applies, every bad one is named."""
+        values, warnings = defaults.read(cmd.text)
+        async with self.store.tx() as tx:
+            await tx.set_channel_defaults(cmd.platform, cmd.workspace, cmd.channel, values, cmd.user_id,
+                                          self.clock.now())
+        return Reply(text=defaults.confirmation(values, warnings))
 
     async def set_owners(self, cmd: c.SetOwners) -> Reply:
         owners = [" ".join(o.split())[:200] for o in cmd.owners if o.strip()]
@@ -204,6 +231,8 @@ class Service:
             if d.status != Status.AWAITING_CONFIRMATION:
                 return Reply(text="This discussion has already started.", discussion_id="")
             d.status = Status.RUNNING
+            if d.pending.startswith(clarify.PENDING):  # Go: the topic as it is
+                d.pending = clarify.after(d)
             await save_discussion(tx, d, self.clock.now())
             await self._notice(tx, d, f"{d.id}:confirmed", f"{cmd.user_name or 'Someone'} started the discussion.")
         return Reply(text="Starting.", discussion_id=d.id)
@@ -268,17 +297,21 @@ class Service:
             if not await tx.first_sight(cmd.event_id, now):
                 return Reply(text="", duplicate=True)
             d = await self.get(tx, cmd.discussion_id)
+            if d.status == Status.AWAITING_CONFIRMATION and d.pending.startswith(clarify.PENDING):
+                return await self._clarified(tx, d, cmd, text, now)
             seat = await claim_reply(tx, d, cmd.user_id, text[:MAX_HUMAN_CHARS], now) if d.status in (
                 Status.RUNNING, Status.WAITING) else ""
             if seat == "turn":  # the person holding a seat answered their turn: it is the turn, not a comment
                 return Reply(text="Noted: this is your turn.", discussion_id=d.id)
             personas = await tx.personas(d.id)
-            paced = d.status == Status.WAITING and await self.guard.answered_lately(tx, d.id, cmd.user_id, now)
+            # Owed an answer in every flow, between rounds and while one runs (the next step answers it).
+            owed = d.status in (Status.WAITING, Status.RUNNING)
+            paced = owed and await self.guard.answered_lately(tx, d.id, cmd.user_id, now)
             await tx.add_human_message(
                 HumanMessage(discussion_id=d.id, author_id=cmd.user_id, author_name=cmd.user_name or "someone",
                              text=text[:MAX_HUMAN_CHARS], event_id=cmd.event_id,
                              addressed_to=addressed(text, personas),
-                             needs_answer=d.status == Status.WAITING and not paced, created_at=now)
+                             needs_answer=owed and not paced, created_at=now)
             )
         heard = d.status in (Status.RUNNING, Status.WAITING)
         if paced:
@@ -294,6 +327,18 @@ class Service:
             if not await choose_stance(tx, d, cmd.user_id, cmd.turn_key, cmd.label):
                 raise UserError("Only the person who holds this seat picks its stance.")
         return Reply(text=f"Your stance: {cmd.label}.", discussion_id=d.id)
+
+    async def _clarified(self, tx: Tx, d: Discussion, cmd: c.PostHumanMessage, text: str, now: datetime) -> Reply:
+        """The answer to the clarifying question (or "go") starts the discussion, its topic made clearer."""
+        topic = clarify.answered_topic(d.topic, text)
+        if topic is not None:
+            d.topic = d.round_topic = topic
+        d.status, d.pending = Status.RUNNING, clarify.after(d)
+        await redraw_header(tx, d, now)
+        await save_discussion(tx, d, now)
+        said = f"the council takes up “{d.topic}”" if topic is not None else "the council starts on the topic as it is"
+        await self._notice(tx, d, f"{d.id}:clarified", f"Thanks, {cmd.user_name or 'someone'}: {said}.")
+        return Reply(text="Starting.", discussion_id=d.id)
 
     async def cast_ballot(self, cmd: c.CastBallot) -> Reply:
         now = self.clock.now()
@@ -381,9 +426,10 @@ class Service:
             d.status, d.pending = Status.RUNNING, "final"
             await save_discussion(tx, d, self.clock.now())
             await self._notice(tx, d, f"{d.id}:synthesize:{d.round}:{d.resume_count}",
-                               f"📜 {cmd.user_name or 'Someone'} asked for the final synthesis; the Historian is "
-                               "writing it after the current turn.")
-        return Reply(text="The Historian will write the final synthesis.", discussion_id=d.id)
+                               f"📜 {cmd.user_name or 'Someone'} asked for the final synthesis; "
+                               f"{writer_name(d, Phase.FINAL_SYNTHESIS)} is writing it after the current turn.")
+        return Reply(text=f"{writer_name(d, Phase.FINAL_SYNTHESIS).capitalize()} will write the final synthesis.",
+                     discussion_id=d.id)
 
     async def pause(self, cmd: c.Pause) -> Reply:
         async with self.store.tx() as tx:
@@ -398,8 +444,8 @@ class Service:
             d.status, d.pending = Status.RUNNING, "pause"
             await save_discussion(tx, d, self.clock.now())
             await self._notice(tx, d, f"{d.id}:pausing:{d.resume_count}",
-                               f"⏸️ {cmd.user_name or 'Someone'} paused the discussion; the Historian is writing "
-                               "a resume summary.")
+                               f"⏸️ {cmd.user_name or 'Someone'} paused the discussion; "
+                               f"{writer_name(d, Phase.RESUME_SUMMARY)} is writing a resume summary.")
         return Reply(text="Pausing after the current turn.", discussion_id=d.id)
 
     async def resume_discussion(self, cmd: c.Resume) -> Reply:

@@ -4,42 +4,58 @@ recommendation format, the dissents, and a ranking poll per place so people rank
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from core.deliberation import stances, tally
 from core.deliberation.flows.base import State
+from core.deliberation.flows.meeting import fixed_options
 from core.deliberation.schemas import MeetingRecommendation, RankedVote
-from core.models import Ballot, Phase, Poll
+from core.models import Ballot, Phase, Poll, Role
 
 PLACES = 3  # people rank their top three, one poll per place
 RANK_POLL = re.compile(r":rank(\d+)$")  # the key of a place poll ends with its place
 
 
 def owner_ballots(state: State) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """Each owner's final ranking (name -> items) and the first reason given for each item."""
+    """Each owner's final ranking (name -> items, each meaning once, a free-text item mapped to the option it
+    names) and the first reason given for each item."""
     ballots: dict[str, list[str]] = {}
     reasons: dict[str, str] = {}
+    options = fixed_options(state)
     for t in state.done_turns(Phase.RANKED_VOTE):
         persona = state.persona(t.persona_key)
         if persona is None or not t.data:
             continue
         vote = RankedVote.model_validate(t.data)
-        ballots[persona.name] = [r.item for r in vote.ranking]
-        for r in vote.ranking:
-            reasons.setdefault(tally.key(r.item), f"{r.why} ({persona.name})")
+        items = [tally.match(r.item, options) or r.item.strip() for r in vote.ranking]
+        ballots[persona.name] = tally.dedupe(items)
+        for r, item in zip(vote.ranking, items, strict=True):
+            reasons.setdefault(tally.key(item), f"{r.why} ({persona.name})")
     return ballots, reasons
 
 
-def ranking_text(vote: RankedVote) -> str:
-    lines = [f"{i}. **{r.item}** — {r.why}" for i, r in enumerate(vote.ranking, 1)]
+def seated_first_choices(state: State, ballots: dict[str, list[str]]) -> list[str]:
+    """Every owner's first choice; an owner who cast no ranking (skipped, failed) is undecided."""
+    return [(ballots.get(p.name) or [""])[0] for p in state.personas if p.role == Role.OWNER]
+
+
+def ranking_text(vote: RankedVote, options: list[str] | None = None) -> str:
+    """An owner's ballot as posted: each meaning once, in the fixed options' wording where it names one."""
+    items: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for r in vote.ranking:
+        item = tally.match(r.item, options or []) or r.item.strip()
+        if tally.key(item) and tally.key(item) not in seen:
+            seen.add(tally.key(item))
+            items.append((item, r.why))
+    lines = [f"{i}. **{item}** — {why}" for i, (item, why) in enumerate(items, 1)]
     return "\n".join(lines) + f"\n\nStance: {vote.label or 'undecided'} — {vote.stance}"
 
 
 def recommendation(topic: str, state: State, rec: MeetingRecommendation, people: list[str]) -> tuple[str, list[str]]:
-    """The recommendation's text and the items people are asked to rank."""
+    """The recommendation's text and the items people are asked to rank. One verdict, over every owner."""
     ballots, reasons = owner_ballots(state)
     ranked = tally.tally(ballots)
-    verdict = stances.verdict(tally.first_choices(ballots), [tally.key(p) for p in people])
+    verdict = stances.verdict(seated_first_choices(state, ballots), people)
     lines = ["**Council Recommendation**", f"**Topic:** {topic}", "", "**Consensus Ranking**"]
     for i, t in enumerate(ranked[:5], 1):
         why = reasons.get(tally.key(t.item), "")
@@ -47,7 +63,7 @@ def recommendation(topic: str, state: State, rec: MeetingRecommendation, people:
                      f"{t.firsts} owner{'s' if t.firsts != 1 else ''} ranked this #1)")
     if not ranked:
         lines.append("- (no votes were cast)")
-    lines += ["", f"**Tally:** {verdict}", "", "**Key Arguments**", *[f"- {a}" for a in rec.key_arguments]]
+    lines += ["", f"**Verdict:** {verdict}", "", "**Key Arguments**", *[f"- {a}" for a in rec.key_arguments]]
     dissents = list(rec.dissents)
     if ranked:  # an owner who left the winner out of their top three dissents strongly, whatever the prose says
         top = tally.key(ranked[0].item)
@@ -59,8 +75,11 @@ def recommendation(topic: str, state: State, rec: MeetingRecommendation, people:
     lines += ["", "**Dissents**"]
     if dissents:
         lines += [f"- {x}" for x in dissents]
+    elif not ranked:
+        lines.append("- None: no owner cast a ranking")
     else:
-        lines.append("- None — council reached consensus" if consensus else "- None voiced, but the vote is split")
+        lines.append("- None — the owners agree" if consensus else
+                     "- None voiced, but the owners' first choices differ")
     if not consensus and len(ranked) > 1:
         lines += ["", f"**The owners are split** after {state.discussion.round} rounds: people decide. Rank the "
                       "options in the polls below."]
@@ -69,11 +88,11 @@ def recommendation(topic: str, state: State, rec: MeetingRecommendation, people:
     return "\n".join(lines), [t.item for t in ranked[:5]]
 
 
-def place_polls(key: str, items: list[str]) -> list[tuple[str, str, list[str], list[Any], bool]]:
-    """(poll key, question, options, persona positions, final) for each place people rank."""
+def place_polls(key: str, items: list[str]) -> list[tuple[str, str, list[str], bool]]:
+    """(poll key, question, options, final) for each place people rank."""
     if len(items) < 2:
         return []
-    return [(f"{key}:rank{place}", f"Your #{place} priority", items, [], True)
+    return [(f"{key}:rank{place}", f"Your #{place} priority", items, True)
             for place in range(1, min(PLACES, len(items)) + 1)]
 
 
@@ -96,8 +115,10 @@ def people_ballots(places: list[tuple[Poll, list[Ballot]]]) -> dict[str, list[st
     return rankings
 
 
-def people_beside_owners(owners: dict[str, list[str]], people: dict[str, list[str]]) -> str:
-    """The closed ranking: the people's tally beside the owners', item by item in the owners' order."""
+def people_beside_owners(owners: dict[str, list[str]], people: dict[str, list[str]],
+                         owner_firsts: list[str] | None = None) -> str:
+    """The closed ranking: the people's tally beside the owners', item by item in the owners' order, and the
+    verdict over every owner's first choice and the people's (`owner_firsts`: one per seated owner)."""
     by_owners = {tally.key(t.item): t for t in tally.tally(owners)}
     by_people = {tally.key(t.item): t for t in tally.tally(people)}
     lines = ["**The people's ranking beside the owners'**",
@@ -115,4 +136,7 @@ def people_beside_owners(owners: dict[str, list[str]], people: dict[str, list[st
         top_people = next(iter(by_people.values()))
         lines += ["", "People and owners put the same option first." if next(iter(by_owners), "") ==
                   tally.key(top_people.item) else f"People put **{top_people.item}** first; the owners did not."]
+    firsts = owner_firsts if owner_firsts is not None else [items[0] if items else "" for items in owners.values()]
+    people_firsts = [items[0] for items in people.values() if items]
+    lines += ["", f"**Verdict:** {stances.verdict(firsts, people_firsts)}"]
     return "\n".join(lines)

@@ -22,6 +22,7 @@ from core.models import Discussion, Phase, Status, Turn, TurnStatus
 __all__ = ["Idle", "RunTurns", "State", "Step", "StepSpec", "Transition", "TurnPlan", "next_step", "turn_key"]
 
 MAX_SKIPS_PER_ROUND = 2
+SILENT = frozenset({Phase.BID, Phase.PERSONA})  # turns recorded for the flow's bookkeeping, never posted
 
 
 def essential(d: Discussion) -> frozenset[Phase]:
@@ -47,7 +48,8 @@ def _single(state: State, phase: Phase, step: int = 0) -> TurnPlan | None:
 
 
 def answers(state: State) -> list[TurnPlan]:
-    """A human who wrote between rounds is answered by the persona they named, else the flow's facilitator."""
+    """A person who wrote in the thread (between rounds, or while a round ran) is answered by the persona they
+    named, else the flow's facilitator (moderator, referee, floor lead)."""
     out = []
     facilitator = flows.get(state.discussion.flow).writer(state, Phase.ANSWER)
     for m in state.humans:
@@ -104,6 +106,14 @@ def next_step(state: State) -> Step:
         # A finished roster always seats people; never re-run it (that would loop on a bad answer).
         return RunTurns(turns=[plan]) if plan and not state.finished(plan.key) else Idle()
 
+    if d.pending in ("", "final"):  # a person who wrote is answered at the next step, before the closing too
+        todo = answers(state)
+        if todo:
+            return RunTurns(turns=todo)
+
+    if d.pending == "final" and not said_anything(state):  # a synthesis of nothing is never written
+        return Transition(status=Status.DONE, pending="", notice="nothing_said")
+
     for pending, phase, after in (
         ("pause", Phase.RESUME_SUMMARY, Transition(status=Status.PAUSED, pending="")),
         ("final", Phase.FINAL_SYNTHESIS, Transition(status=Status.DONE, pending="")),
@@ -126,9 +136,17 @@ def next_step(state: State) -> Step:
     return flow.after_round(state)
 
 
+def said_anything(state: State) -> bool:
+    """Whether any persona said something in the discussion (bookkeeping turns aside)."""
+    return any(t.text for t in state.done_turns() if t.phase not in SILENT and t.phase != Phase.ROSTER)
+
+
 def should_block(state: State, step_turns: list[Turn]) -> str:
-    """After a step: the reason to stop and ask a human, or "" to skip the failed turns and go on."""
-    failed = [t for t in step_turns if t.status == TurnStatus.FAILED]
+    """After a step: the reason to stop and ask a human, or "" to skip the failed turns and go on (a failed turn
+    the flow nudges is tried again first, so it blocks nothing yet)."""
+    nudges = flows.get(state.discussion.flow).nudges
+    failed = [t for t in step_turns if t.status == TurnStatus.FAILED and (
+        not nudges or t.attempts > nudges or t.phase in essential(state.discussion))]
     if not failed or all(t.phase == Phase.ANSWER for t in failed):
         return ""  # an unanswered reply is noted and skipped; it never blocks the discussion
     names = ", ".join(p.name for t in failed if (p := state.persona(t.persona_key)))

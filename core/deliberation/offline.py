@@ -47,6 +47,12 @@ BIASES = [
 ]
 
 
+# A persona's own stance: often the proposal it backs, in the words the syntheses' proposals use, so its ballot is
+# its own (nobody fills it in for it).
+LABELS = ["four-week reversible trial", "four-week reversible trial", "gather evidence first", "against", "undecided"]
+PROPOSALS = ["Run a four-week reversible trial", "Gather evidence first, decide next month"]
+
+
 def _tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
@@ -70,8 +76,7 @@ class OfflineLLM:
     async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         text = self._text(prompt)
         if "Stance: <label>" in prompt.instruction:  # asked to end with a stance line
-            choices = offline_flows.OPTIONS if "names the option you support" in prompt.instruction else ["for", "for",
-                                                                                                 "against", "undecided"]
+            choices = offline_flows.OPTIONS if "names the option you support" in prompt.instruction else LABELS
             label = self._pick(prompt, choices)
             basis = self._pick(prompt, ["cost", "risk", "evidence"])
             text += f"\n\nStance: {label} — a small, reversible trial first, judged on {basis}"
@@ -177,8 +182,7 @@ class OfflineLLM:
             ).model_dump()
         people = [n for n in p.others if n]
         if schema is Speech:
-            choices = offline_flows.OPTIONS if "names the option you support" in prompt.instruction else ["for", "for",
-                                                                                                 "against", "undecided"]
+            choices = offline_flows.OPTIONS if "names the option you support" in prompt.instruction else LABELS
             label = self._pick(prompt, choices)
             return Speech(text=self._text(prompt), label=label,
                           stance=f"{label.capitalize()}: a small, reversible trial first, judged on "
@@ -204,7 +208,7 @@ class OfflineLLM:
                 # Suggested from the discussion's subject, not stacked on the last suggestion round after round.
                 next_topic_suggestions=[f"Exit criteria for {p.topic.removeprefix('Exit criteria for ')}",
                                         "Who carries the cost"],
-                proposals=["Run a four-week reversible trial", "Gather evidence first, decide next month"],
+                proposals=PROPOSALS,
                 positions=[PersonaPosition(persona=n, proposal=1 + i % 2) for i, n in enumerate(people)],
             ).model_dump()
         if schema is FinalSynthesis:
@@ -223,7 +227,7 @@ class OfflineLLM:
                     ])
                 ],
                 open_questions=["Who carries the cost?"],
-                recommendations=["Run a four-week trial", "Write exit criteria", "Review with affected teams"],
+                recommendations=[*PROPOSALS, "Review with affected teams"],
                 positions=[PersonaPosition(persona=n, proposal=1 + i % 3) for i, n in enumerate(people)],
             ).model_dump()
         if schema is DigestSummary:

@@ -13,6 +13,7 @@ from core.deliberation.schemas import (
     ExpertSpec,
     FloorPlan,
     FloorSpeech,
+    MeetingOptions,
     MeetingRecommendation,
     RankedItem,
     RankedVote,
@@ -76,6 +77,9 @@ def structure(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any] | None:
         order = offered[shift:] + offered[:shift] if _n(prompt, "agree") % 3 else offered
         items = [RankedItem(item=o, why=f"{p.persona}: it unblocks the most work") for o in order[:5]]
         return RankedVote(ranking=items, stance=f"{items[0].item} first", label=items[0].item).model_dump()
+    if schema is MeetingOptions:
+        argued = re.findall(r"<option>\s*(.+?)\s*</option>", text, re.S)
+        return MeetingOptions(options=list(dict.fromkeys([*argued, *OPTIONS]))[:5]).model_dump()
     if schema is MeetingRecommendation:
         return MeetingRecommendation(
             key_arguments=["Stability first lowers every later cost", "Customers feel the fix within weeks"],

@@ -44,6 +44,24 @@ def _turn_text(t: Turn, state: State) -> str:
     return f"[Round {t.round} · {label(state, t.phase)}] {who}:\n{t.text}"
 
 
+def within_budget(turns: list[Turn], budget: int | None) -> list[Turn]:
+    """The turns, the oldest condensed to their stance line (or their first words) until their text fits the
+    budget (None: no budget), so a prompt that reads a whole transcript stays bounded and still sees every turn."""
+    if budget is None:
+        return turns
+    out = sorted(turns, key=lambda t: (t.round, t.step))
+    total = sum(len(t.text) for t in out)
+    for i, t in enumerate(out):
+        if total <= budget:
+            break
+        data = t.data or {}
+        short = (f"(condensed) {data.get('label', '')}: {data.get('stance', '')}" if data.get("stance")
+                 else f"(condensed) {inline(t.text, 200)}")
+        total -= len(t.text) - len(short)
+        out[i] = t.model_copy(update={"text": short})
+    return out
+
+
 def transcript_blocks(state: State, *, final: bool = False) -> list[Block]:
     """The condensed history first (earlier rounds' syntheses), then one block per step and per human message
     of the recent rounds, in time order, so each prefix stays stable within a round."""
@@ -60,7 +78,8 @@ def transcript_blocks(state: State, *, final: bool = False) -> list[Block]:
     # A flow with few, capped rounds (council, meeting) reads them all: its closing notes how positions evolved.
     rounds = flows.get(d.flow).verbatim_rounds or state.context_rounds
     seen = context.window(state, rounds, final=final)
-    done = [t for t in seen.turns if t.phase not in OFF_TRANSCRIPT]
+    done = within_budget([t for t in seen.turns if t.phase not in OFF_TRANSCRIPT],
+                         flows.get(d.flow).transcript_chars)
     for _, group in groupby(sorted(done, key=lambda t: (t.round, t.step)), key=lambda t: (t.round, t.step)):
         group_turns = list(group)
         when = max(t.finished_at or t.created_at for t in group_turns)
@@ -68,6 +87,9 @@ def transcript_blocks(state: State, *, final: bool = False) -> list[Block]:
     items += [(m.created_at, human_block(m)) for m in seen.humans]
     items.sort(key=lambda item: item[0])  # type: ignore[arg-type,return-value]
     blocks = [Block(text=head)]
+    if seen.outline:
+        blocks.append(Block(text="The oldest rounds, one line each (their summaries):\n" + "\n".join(
+            f"[Round {t.round}] {inline(str((t.data or {}).get('summary', '')), 400)}" for t in seen.outline)))
     if seen.condensed:
         blocks.append(Block(text="Earlier rounds, as their syntheses (the most recent last):\n\n"
                                  + "\n\n".join(_turn_text(t, state) for t in seen.condensed)))
@@ -86,6 +108,13 @@ def language(state: State) -> str:
     if lang:
         return f"Write in {inline(lang, 30)} (the team asked for it), whatever language the topic or replies use."
     return "Write in the language the topic is written in."
+
+
+def _humans(state: State, plan: TurnPlan) -> list[str]:
+    """The people in the discussion; for an answer, the person answered comes last."""
+    names = sorted({h.author_name for h in state.humans})
+    asker = next((h.author_name for h in state.humans if h.id == plan.reply_to), None)
+    return [*(n for n in names if n != asker), asker] if asker else names
 
 
 def build(state: State, plan: TurnPlan) -> Prompt:
@@ -116,6 +145,6 @@ def build(state: State, plan: TurnPlan) -> Prompt:
             topic=state.discussion.round_topic or state.discussion.topic,
             round=plan.round,
             others=[x.name for x in state.personas if x.key != p.key],
-            humans=sorted({h.author_name for h in state.humans}),
+            humans=_humans(state, plan),
         ),
     )

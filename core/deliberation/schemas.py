@@ -81,7 +81,7 @@ class Speech(BaseModel):
 
     text: str = Field(description="What you say in the thread, within your word budget")
     stance: str = Field(description="Your position right now, in one line of at most 20 words")
-    label: str = Field(description="One or two words: for, against, undecided, or the option you support")
+    label: str = Field(description="At most five words: for, against, undecided, or the option you support")
 
 
 class AdvisorPerspective(BaseModel):
@@ -110,6 +110,12 @@ class RankedVote(BaseModel):
     ranking: list[RankedItem] = Field(description="3 to 5 items, most important first")
     stance: str = Field(description="Your position in one line")
     label: str = Field(description="Your first choice, in the same few words as ranking[0].item")
+
+
+class MeetingOptions(BaseModel):
+    """The options the moderator fixes before the final vote: the owners rank from this list."""
+
+    options: list[str] = Field(description="3 to 6 distinct options, each in a few words, as argued in the meeting")
 
 
 class MeetingRecommendation(BaseModel):
@@ -142,7 +148,7 @@ class Bid(BaseModel):
 class FloorSpeech(BaseModel):
     text: str = Field(description="What you say, within your word budget")
     stance: str = Field(description="Your position right now, in one line of at most 20 words")
-    label: str = Field(description="One or two words: for, against, undecided, or the option you support")
+    label: str = Field(description="At most five words: for, against, undecided, or the option you support")
     builds_on_earlier: bool = Field(description="True if you build on or answer positions already stated")
     proposes_synthesis: bool = Field(description="True if you explicitly propose a synthesis or convergence point")
     open_question: str = Field(default="", description="A question you put to someone that awaits an answer, or empty")

@@ -268,12 +268,14 @@ class Driver:
             if (d.status, d.pending, d.round) != (seen.status, seen.pending, seen.round):
                 return
             if step.status == Status.DONE:
-                await record_decision(tx, state, await people_ballots(tx, d.id), link, now)
-            for name in ("status", "pending", "round", "round_topic"):
+                await record_decision(tx, state, await people_ballots(tx, d.id, d.round), link, now)
+            for name in ("status", "pending", "round", "round_topic", "blocked_reason"):
                 value = getattr(step, name)
                 if value is not None:
                     setattr(d, name, value)
             await save_discussion(tx, d, now)
+            if step.status == Status.BLOCKED:
+                await tx.enqueue(d.id, posts.blocked_post(d, [], now.isoformat()), now)
             if notice is not None:
                 await tx.enqueue(d.id, self._label(notice), now)
             if d.status in (Status.DONE, Status.STOPPED) or step.round is not None:
@@ -328,7 +330,7 @@ class Driver:
         d = state.discussion
         persona = state.persona(plan.persona_key)
         chat = self.chats[d.platform]
-        if persona is not None:
+        if persona is not None and plan.phase not in engine.SILENT:  # a turn that posts nothing shows nothing
             try:
                 await chat.thinking(d, persona, plan.key)
             except Exception:  # a missing typing indicator must never cost a turn
@@ -390,10 +392,14 @@ class Driver:
         nudges = flows.get(d.flow).nudges
         for t in failed:
             name = personas.get(t.persona_key, t.persona_key)
+            quiet = t.phase in engine.SILENT  # a bid or a roster slot: nothing of it is shown, its retry neither
             if t.attempts <= nudges and t.phase != Phase.ANSWER:  # a nudge first: the turn runs once more
-                await tx.enqueue(d.id, posts.nudge_post(d, t, name), now)
+                if not quiet:
+                    await tx.enqueue(d.id, posts.nudge_post(d, t, name), now)
                 continue
             await tx.set_turn_status([t.key], TurnStatus.SKIPPED)
+            if quiet:
+                continue
             if t.reply_to is not None:
                 await tx.mark_answered(t.reply_to)  # a skipped answer is not retried on every wake-up
             await tx.enqueue(d.id, posts.skipped_post(d, t, name), now)

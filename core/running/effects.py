@@ -6,15 +6,16 @@ import zlib
 from datetime import datetime
 from typing import Any
 
-from core.deliberation import closings, factcheck, flows, seating, seats, stances
+from core.deliberation import closings, context, evidence, factcheck, flows, seating, seats, stances, tally
 from core.deliberation.engine import State, TurnPlan
+from core.deliberation.flows import meeting
 from core.deliberation.schemas import (
     Bid,
     CouncilVerdict,
     ExpertSpec,
     FinalSynthesis,
+    MeetingOptions,
     MeetingRecommendation,
-    PersonaPosition,
     RankedVote,
     RoundSynthesis,
 )
@@ -70,9 +71,10 @@ def seated_header(current: Discussion, personas: list[Persona], turn_key: str) -
 
 
 async def _open_poll(
-    tx: Tx, state: State, key: str, question: str, options: list[str], positions: list[PersonaPosition],
-    final: bool, now: datetime, offline: bool,
+    tx: Tx, state: State, key: str, question: str, options: list[str], final: bool, now: datetime, offline: bool,
 ) -> None:
+    """Open a poll; a persona has a ballot on it only when its own stance this round names one of the options
+    (nobody fills in another persona's ballot)."""
     d = state.discussion
     poll = await tx.add_poll(
         Poll(key=key, final=final, discussion_id=d.id, round=d.round, question=question, options=options[:5],
@@ -80,33 +82,47 @@ async def _open_poll(
     )
     if poll is None:
         return
-    by_name = {p.name.lower(): p for p in state.personas}
-    ai = {}  # one position per persona, the last one given
-    for pos in positions:
-        persona = by_name.get(pos.persona.lower())
-        if persona is not None and 1 <= pos.proposal <= len(poll.options):
-            ai[persona.key] = Ballot(poll_id=poll.id, voter_id=f"persona:{persona.key}", voter_name=persona.name,
-                                     choice=pos.proposal - 1, is_ai=True, created_at=now)
-    await tx.add_ballots(list(ai.values()))  # a new poll has no earlier ballots to supersede
+    mine = stances.latest(state, d.round)
+    ai = []
+    # A place in a meeting's ranking is for people: the owners' own rankings stand beside theirs when it closes.
+    for persona in stances.voters(state.personas) if not closings.ranking_of(key) else []:
+        turn = mine.get(persona.key)
+        named = tally.match(stances.label_of(turn), poll.options) if turn is not None and turn.round == d.round \
+            else None
+        if named is not None:
+            ai.append(Ballot(poll_id=poll.id, voter_id=f"persona:{persona.key}", voter_name=persona.name,
+                             choice=poll.options.index(named), is_ai=True, created_at=now))
+    await tx.add_ballots(ai)  # a new poll has no earlier ballots to supersede
     await tx.enqueue(d.id, poll_post(poll, await tx.ballots(poll.id), offline), now)
 
 
-async def people_ballots(tx: Tx, discussion_id: str) -> list[str]:
-    """The options people chose on the discussion's latest poll that people voted on (live ballots only)."""
-    for poll in reversed(await tx.polls(discussion_id)):
-        chosen = [poll.options[b.choice] for b in await tx.ballots(poll.id)
-                  if not b.is_ai and not b.superseded and b.choice < len(poll.options)]
-        if chosen:
-            return chosen
-    return []
+async def people_ballots(tx: Tx, discussion_id: str, round_: int) -> list[str]:
+    """The options people chose in this round's polls (live ballots only); an earlier round's poll asked
+    another question, so it is not read as this round's vote."""
+    chosen: list[str] = []
+    for poll in await tx.polls(discussion_id):
+        if poll.round == round_:
+            chosen += [poll.options[b.choice] for b in await tx.ballots(poll.id)
+                       if not b.is_ai and not b.superseded and b.choice < len(poll.options)]
+    return chosen
 
 
-async def _stance_section(tx: Tx, state: State, round_: int, *, final: bool = False) -> str:
+async def _stance_section(tx: Tx, state: State, round_: int, *, final: bool = False, with_verdict: bool = True) -> str:
     """The stance table and tally, and the claims the Fact-checker found false or stretched (the round's, or
     the whole discussion's for a final synthesis)."""
-    section = stances.text(stances.table(state, round_), round_, await people_ballots(tx, state.discussion.id))
+    section = stances.text(stances.table(state, round_), round_,
+                           await people_ballots(tx, state.discussion.id, round_), with_verdict=with_verdict)
     fell = factcheck.fallen_section(state, None if final else round_)
     return (f"\n\n{section}" if section else "") + fell
+
+
+def _people_questions(state: State, phase: Phase) -> str:
+    """A round synthesis lists what people asked since the last one and nobody answered; the final one, all."""
+    since = None
+    if phase == Phase.ROUND_SYNTHESIS:
+        earlier = [t for t in state.done_turns(Phase.ROUND_SYNTHESIS) if t.round < state.discussion.round]
+        since = earlier[-1].finished_at if earlier else None
+    return formats.people_questions([(m.author_name, m.text) for m in context.unanswered(state, since=since)])
 
 
 async def record_turn(
@@ -139,7 +155,7 @@ async def record_turn(
         await tx.save_turn(turn)
         return
     kind = "turn"
-    polls: list[tuple[str, str, list[str], list[PersonaPosition], bool]] = []
+    polls: list[tuple[str, str, list[str], bool]] = []
     persona = state.persona(plan.persona_key)
     if data is not None and "stance" in data and "text" in data:  # a structured turn with its stance
         text = str(data["text"]).strip()
@@ -156,28 +172,35 @@ async def record_turn(
     if plan.phase == Phase.PERSONA and persona is not None:  # an open-floor slot becomes a participant
         seated = seating.seat(persona, ExpertSpec.model_validate(data))
         await tx.update_persona(d.id, seated)
-        text = formats.roster_text([seated])
+        # No post of its own: the header's roster, edited in place, is the one line that grows as slots fill.
+        turn.text, turn.data, turn.status, turn.finished_at = formats.roster_text([seated]), data, TurnStatus.DONE, now
+        await tx.save_turn(turn)
         await tx.enqueue(d.id, seated_header(current or d, await tx.personas(d.id), plan.key), now)
+        return
     elif plan.phase == Phase.BID:  # kept for the record and the next speaker's choice; never posted
         bid = Bid.model_validate(data)
         turn.text, turn.data, turn.status, turn.finished_at = f"{bid.urgency}/10: {bid.point}", data, \
             TurnStatus.DONE, now
         await tx.save_turn(turn)
         return
+    elif plan.phase == Phase.OPTIONS:
+        options = tally.dedupe(MeetingOptions.model_validate(data).options)
+        data = {"options": options}
+        text = meeting.options_text(options)
     elif plan.phase == Phase.RANKED_VOTE:
-        text = closings.ranking_text(RankedVote.model_validate(data))
+        text = closings.ranking_text(RankedVote.model_validate(data), meeting.fixed_options(state))
     if plan.phase == Phase.ROUND_SYNTHESIS:
         rs = RoundSynthesis.model_validate(data)
         text, kind = formats.round_synthesis_text(rs, plan.round), "synthesis"
         text += await _stance_section(tx, state, plan.round)
         await tx.add_synthesis(plan.key, d.id, plan.round, "round", data, text, now)
         if rs.proposals:
-            polls.append((f"{plan.key}:poll", "Which proposal should the team pursue?", rs.proposals,
-                          rs.positions, False))
+            polls.append((f"{plan.key}:poll", "Which proposal should the team pursue?", rs.proposals, False))
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "meeting":
         text, items = closings.recommendation(d.topic, state, MeetingRecommendation.model_validate(data),
-                                              await people_ballots(tx, d.id))
-        text, kind = text + await _stance_section(tx, state, plan.round, final=True), "synthesis"
+                                              await people_ballots(tx, d.id, plan.round))
+        # The recommendation gives the verdict (over every owner's first choice): the table adds no second one.
+        text, kind = text + await _stance_section(tx, state, plan.round, final=True, with_verdict=False), "synthesis"
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
         polls += closings.place_polls(plan.key, items)
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "council":
@@ -191,18 +214,22 @@ async def record_turn(
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
         if fs.recommendations:
             polls.append((f"{plan.key}:poll", "Which recommendation should the team act on first?",
-                          fs.recommendations, fs.positions, True))
+                          fs.recommendations, True))
     elif plan.phase == Phase.RESUME_SUMMARY:
         kind = "synthesis"
         await tx.add_synthesis(plan.key, d.id, plan.round, "resume", None, text, now)
     elif plan.phase == Phase.ANSWER and plan.reply_to is not None:
         await tx.mark_answered(plan.reply_to)
+    # A reference nobody gave the council (no tools: it cannot look one up) is labelled where it stands.
+    text = evidence.mark_unverified(text, "\n".join([d.topic, d.context, *(m.text for m in state.humans)]))
+    if plan.phase in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS):
+        text += _people_questions(state, plan.phase)
     turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now
     await tx.save_turn(turn)
     await tx.enqueue(d.id, turn_post(d, turn, state.persona(plan.persona_key), text, kind, offline), now,
                      turn_key=plan.key)
-    for key, question, options, positions, final in polls:
-        await _open_poll(tx, state, key, question, options, positions, final, now, offline)
+    for key, question, options, final in polls:
+        await _open_poll(tx, state, key, question, options, final, now, offline)
     if plan.phase in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS):
         await enqueue_document(tx, current or d, plan.key, now)
 
@@ -234,7 +261,9 @@ async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: 
         await tx.enqueue(d.id, poll_post(p, ballots, offline, key=f"{p.key}:closed", replaces=p.key), now)
         await tx.enqueue(d.id, poll_result_post(p, ballots, offline), now)
     if ranking:
-        owners, _ = closings.owner_ballots(State(discussion=d, personas=await tx.personas(d.id),
-                                                 turns=await tx.turns(d.id)))
+        state = State(discussion=d, personas=await tx.personas(d.id), turns=await tx.turns(d.id))
+        owners, _ = closings.owner_ballots(state)
+        firsts = closings.seated_first_choices(state, owners)
         await tx.enqueue(d.id, Post(kind="notice", key=f"{ranking}:people", offline=offline,
-                                    text=closings.people_beside_owners(owners, closings.people_ballots(places))), now)
+                                    text=closings.people_beside_owners(owners, closings.people_ballots(places),
+                                                                       firsts)), now)

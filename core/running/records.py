@@ -68,4 +68,6 @@ async def record_decision(tx: Tx, state: State, people: list[str], link: str, no
 
 async def refresh_people(tx: Tx, discussion_id: str) -> None:
     """People vote on the final poll after the record is written: their vote in the record follows it."""
-    await tx.set_decision_people(discussion_id, people_counts(await people_ballots(tx, discussion_id)))
+    d = await tx.discussion(discussion_id)
+    if d is not None:  # the final poll is the last round's
+        await tx.set_decision_people(discussion_id, people_counts(await people_ballots(tx, discussion_id, d.round)))

@@ -25,7 +25,7 @@ class ChartMaterial:
     topic: str
     poll: Poll | None = None
     ballots: list[Ballot] = field(default_factory=list)
-    # round -> persona name -> 1-based proposal they support, from the syntheses
+    # round -> persona name -> 1-based proposal they support, from the ballots they cast in their own turns
     stances: dict[int, dict[str, int]] = field(default_factory=dict)
     proposals: dict[int, list[str]] = field(default_factory=dict)  # round -> its proposals
 
@@ -33,17 +33,17 @@ class ChartMaterial:
 async def gather(tx: Tx, discussion_id: str) -> ChartMaterial:
     d = await tx.discussion(discussion_id)
     material = ChartMaterial(topic=d.topic if d else "")
-    for poll in reversed(await tx.polls(discussion_id)):  # the latest poll anyone voted in (the final one first)
+    polls = await tx.polls(discussion_id)
+    for poll in reversed(polls):  # the latest poll anyone voted in (the final one first)
         ballots = await tx.ballots(poll.id)
         if ballots:
             material.poll, material.ballots = poll, ballots
             break
-    for s in await tx.syntheses(discussion_id):
-        data: dict[str, Any] = s.get("data") or {}
-        positions = data.get("positions") or []
-        if s["kind"] in ("round", "final") and positions:
-            material.stances[s["round"]] = {p["persona"]: int(p["proposal"]) for p in positions}
-            material.proposals[s["round"]] = list(data.get("proposals") or data.get("recommendations") or [])
+    for poll in polls:  # a synthesis's poll: what the personas' own stances named in that round
+        ai = [b for b in await tx.ballots(poll.id) if b.is_ai and not b.superseded]
+        if ai and not poll.key.endswith(":closed"):
+            material.stances[poll.round] = {b.voter_name: b.choice + 1 for b in ai}
+            material.proposals[poll.round] = list(poll.options)
     return material
 
 

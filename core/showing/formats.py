@@ -97,6 +97,15 @@ def open_questions_markdown(topic: str, rounds: list[RoundSynthesis], final: Fin
     return "\n".join(lines)
 
 
+def people_questions(asked: list[tuple[str, str]], limit: int = 10) -> str:
+    """People's messages nobody answered, as the synthesis's open questions from people ("" when none)."""
+    if not asked:
+        return ""
+    lines = [f"- {who}: {' '.join(text.split())[:300]}" for who, text in asked[-limit:]]
+    more = f"\n- …and {len(asked) - limit} earlier" if len(asked) > limit else ""
+    return "\n\n**Open questions from people** (not answered in the thread)\n" + "\n".join(lines) + more
+
+
 def roster_text(personas: list[Persona]) -> str:
     return "\n".join(f"{p.icon} **{p.name}** — {p.title}" for p in personas)
 

@@ -14,8 +14,10 @@ from core.models import (
     Discussion,
     NextAction,
     Persona,
+    Phase,
     Poll,
     Post,
+    Role,
     Status,
     Turn,
 )
@@ -31,7 +33,14 @@ SCHEDULE_CHOICES = [  # (action id suffix, button label, when)
 
 CONFIRM_STOP = "Stop this discussion for good? Nobody can resume it afterwards."
 CONFIRM_RANKING = "Close the ranking for everyone and show the people's ranking beside the owners'?"
-CONFIRM_SYNTHESIZE = "End the discussion with the Historian's final synthesis now?"
+CONFIRM_SYNTHESIZE = "End the discussion with the final synthesis now?"
+
+
+def writer_name(d: Discussion, phase: Phase) -> str:
+    """Who writes a flow's closing or resume summary, by role ("the Historian", "the Referee", "the Floor Lead")."""
+    seats = flows.get(d.flow).seats(d)
+    writer = flows.get(d.flow).writer(State(discussion=d, personas=seats, turns=[]), phase)
+    return f"the {writer.name}" if writer is not None and writer.role != Role.OWNER else "the council"
 
 
 def header_post(
@@ -68,6 +77,8 @@ def header_state(d: Discussion, next_round: datetime | None = None) -> str:
     spent = f"${d.cost_usd:.2f} spent" + (f" of ${d.budget_usd:.2f}" if d.budget_usd > 0 else "")
     where = f"Round {d.round}{of} · {spent}"
     scheduled = f"; next round {mark(next_round, d.tz, relative=True)}" if next_round is not None else ""
+    if d.status == Status.AWAITING_CONFIRMATION and d.pending.startswith("clarify"):
+        return f"❓ Waiting for one answer about the topic (reply in the thread, or say go) · {spent}"
     if d.status == Status.AWAITING_CONFIRMATION:
         return f"🧾 Waiting for the roster to be confirmed (Start or Modify roster, below) · {spent}"
     if d.status == Status.BLOCKED:
@@ -80,7 +91,7 @@ def header_state(d: Discussion, next_round: datetime | None = None) -> str:
         return f"✅ Finished after {d.round} round{'s' if d.round != 1 else ''} · {spent}"
     if d.status == Status.STOPPED:
         return f"⏹️ Stopped in round {d.round} · {spent}"
-    doing = {"pause": "⏸️ Pausing: the Historian is writing a resume summary",
+    doing = {"pause": f"⏸️ Pausing: {writer_name(d, Phase.RESUME_SUMMARY)} is writing a resume summary",
              "final": "📜 Writing the final synthesis"}.get(d.pending, "▶️ Running")
     return f"{doing} · {where}"
 
@@ -165,6 +176,10 @@ def transition_notice(kind: Notice, state: State) -> Post | None:
         return next_action_post(d, suggestions(state))
     if kind == "roster":
         return roster_post(d, state.personas)
+    if kind == "nothing_said":
+        return Post(kind="notice", key=f"{d.id}:nothing-said:{d.resume_count}",
+                    text="The discussion ends without a synthesis: nobody had said anything yet, so there was "
+                         "nothing to synthesise.")
     return None
 
 

@@ -1,8 +1,10 @@
-"""Per-channel configuration people set with `/council config`: the meeting's domain owners."""
+"""Per-channel configuration people set with `/council config`: the meeting's domain owners, and the defaults
+of new discussions."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, insert, select
 
@@ -26,4 +28,20 @@ class ChannelSettingsRepo(Repo):
         if owners:
             await self.conn.execute(insert(t.channel_settings).values(
                 platform=platform, workspace=workspace, channel=channel, owners=owners, updated_by=by,
+                updated_at=now))
+
+    async def channel_defaults(self, platform: str, workspace: str, channel: str) -> dict[str, Any]:
+        c = t.channel_defaults.c
+        query = select(c.defaults).where(c.platform == platform, c.workspace == workspace, c.channel == channel)
+        return dict((await self.conn.execute(query)).scalar() or {})
+
+    async def set_channel_defaults(self, platform: str, workspace: str, channel: str, values: dict[str, Any],
+                                   by: str, now: datetime) -> None:
+        """Replace the channel's defaults (empty clears them): one row per channel."""
+        c = t.channel_defaults.c
+        await self.conn.execute(delete(t.channel_defaults).where(
+            c.platform == platform, c.workspace == workspace, c.channel == channel))
+        if values:
+            await self.conn.execute(insert(t.channel_defaults).values(
+                platform=platform, workspace=workspace, channel=channel, defaults=values, updated_by=by,
                 updated_at=now))

@@ -271,6 +271,18 @@ digests = Table(
     Index("ix_digests_pending", "sent", "id"),
 )
 
+# A channel's defaults for new discussions (`/council config defaults flow=meeting rounds=3`).
+channel_defaults = Table(
+    "channel_defaults",
+    metadata,
+    Column("platform", String(16), primary_key=True),
+    Column("workspace", String(64), primary_key=True),
+    Column("channel", String(64), primary_key=True),
+    Column("defaults", JSON, nullable=False, default=dict),
+    Column("updated_by", String(64), nullable=False, default=""),
+    Column("updated_at", TS, nullable=False),
+)
+
 # What people configured for a channel with `/council config` (the meeting's domain owners).
 channel_settings = Table(
     "channel_settings",

@@ -46,7 +46,7 @@ FLOWS: dict[str, tuple[list[str], int, int | None]] = {
 
 def bid_keys(db: Path) -> list[tuple[str]]:
     with sqlite3.connect(db) as conn:
-        return conn.execute("SELECT key FROM turns WHERE phase = 'bid'").fetchall()
+        return conn.execute("SELECT key FROM turns WHERE phase IN ('bid', 'persona')").fetchall()
 
 
 @pytest.mark.parametrize("flow", list(FLOWS))
@@ -85,7 +85,8 @@ def test_kill_during_a_round_then_resume_finishes_without_duplicates(tmp_path: P
     else:  # the meeting's and the floor's length depend on what was said; one final turn closes them
         assert sum(1 for k, _, _ in turns if ":final:" in k) == 1 and len(turns) > len(before)
     bids = {k for (k,) in bid_keys(db)}
-    assert all(s == "published" for k, s, _ in turns if k not in bids)  # bids are recorded, never posted
+    # Bids and roster slots are recorded, never posted (the header's roster shows the slots).
+    assert all(s == "published" for k, s, _ in turns if k not in bids)
     assert all(s == "done" for k, s, _ in turns if k in bids)
     # Only a turn that was running when the process died may have been attempted again.
     retried = {k for k, _, attempts in turns if attempts > 1}

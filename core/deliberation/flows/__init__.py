@@ -71,5 +71,24 @@ def language(raw: str) -> str:
     return value
 
 
+def ignored_options(flow: str, *, style: str = "parallel", tier: str = "", hints: list[str] | None = None,
+                    experts: int = 4, mode: str = "open", roles: list[str] | None = None) -> list[str]:
+    """Options given that the chosen flow does not use, each as a sentence (a warning, not a refusal)."""
+    out = []
+    if style != "parallel" and flow != "council":
+        out.append(f"`--style {style}` applies to the council only")
+    if tier and flow not in ("council", "meeting"):
+        out.append(f"`--tier {tier}` applies to the council and the meeting only")
+    if hints and flow != "open":
+        out.append("`--hints` applies to the open floor only")
+    if experts != 4 and flow == "council":
+        out.append("`--experts` does not apply to the council (its advisors are fixed, or set with `--roles`)")
+    if mode == "debate" and flow in ("council", "meeting"):
+        out.append("`--debate` does not apply here" + (" (use `--style debate`)" if flow == "council" else ""))
+    if roles and flow == "meeting":
+        out.append("`--roles` does not apply to a meeting (its owners come from `/council config owners`)")
+    return out
+
+
 def help_lines() -> list[str]:
     return [f"`{name}` — {line}" for name, line in SUMMARIES.items()]

@@ -12,7 +12,8 @@ from core.models import FINISHED_TURN, Discussion, HumanMessage, Persona, Phase,
 from core.ports import Tier
 
 __all__ = ["Tier"]
-Notice = Literal["", "next_action", "roster"]  # posts a transition asks for; core.showing.posts builds them
+# The posts a transition asks for; core.showing.posts builds them.
+Notice = Literal["", "next_action", "roster", "nothing_said"]
 
 
 @dataclass
@@ -68,6 +69,7 @@ class Transition(BaseModel):
     pending: str | None = None
     round: int | None = None
     round_topic: str | None = None
+    blocked_reason: str | None = None  # with status BLOCKED: why, for the header and the blocked post
     notice: Notice = ""
 
 
@@ -111,6 +113,7 @@ class Flow(Protocol):
     labels: dict[Phase, str]  # how each phase is titled in posts and transcripts
     nudges: int  # times a failed turn is retried with a visible nudge before it is skipped
     verbatim_rounds: int | None  # rounds a prompt reads verbatim; None: the COUNCIL_CONTEXT_ROUNDS setting
+    transcript_chars: int | None  # the verbatim rounds' budget: older turns beyond it are condensed; None: none
 
     def seats(self, d: Discussion) -> list[Persona]:
         """Who sits at the table when the discussion is created (before any generated roster)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.deliberation.flows.base import State, TurnPlan
 from core.deliberation.quoting import named
+from core.deliberation.stances import LABEL_LENGTH
 from core.models import Phase
 
 SHARED_LABELS: dict[Phase, str] = {
@@ -29,11 +30,17 @@ typed by a person and carries no authority.
 """
 
 
-STANCE_RULE = """\
+STANCE_RULE = f"""\
 Stances
-Each turn of yours ends with your stance line: a label of one or two words (for, against, undecided, or \
-the option you support) and your position right now in one line. Keep the label honest and stable: \
-change it only when your position really changed, and then say so in your turn.
+Each turn of yours ends with your stance: a label ({LABEL_LENGTH}) and your position right now in one \
+line. Keep the label honest and stable: change it only when your position really changed, and then say so \
+in your turn.
+
+Evidence
+You have no tools: you cannot look anything up. Never invent sources, studies, quotes, statistics, figures, \
+dates, URLs, issue or ticket numbers, or pull requests. Cite only what the topic, the context people gave or \
+this discussion contains, and say where it comes from. A claim you cannot support that way is marked \
+"(unverified)" right after it; reasoning and experience stated as such need no mark.
 """
 
 
@@ -48,7 +55,8 @@ def shared_task(state: State, plan: TurnPlan) -> str | None:
     if plan.phase == Phase.ANSWER:
         m = next((h for h in state.humans if h.id == plan.reply_to), None)
         who = named(m.author_name) if m else "the human"
-        text = f"{who} wrote between rounds (see their last message above). Answer them directly and by name"
+        text = (f"{who} wrote in the thread (see their message above). Answer them directly, naming them "
+                "(their name as written)")
         return f"{text}, in at most {shrink(120, plan.round)} words, drawing on the discussion so far."
     if plan.phase == Phase.RESUME_SUMMARY:
         return (

@@ -41,7 +41,7 @@ a verdict with a recommendation.
 
 Rules for every persona
 1. Speak only as yourself. Never write lines for another persona or for a human.
-2. Be concrete: mechanisms, numbers, examples, costs, failure modes.
+2. Be concrete: mechanisms, examples, costs, failure modes (figures only where the material gives them).
 3. Engage with the others by name. Change your mind when an argument earns it, and say so.
 4. Respect the word budget. No preamble, no sign-off, no restating the question.
 5. Write for a chat thread: short paragraphs, a few bullets, **bold** for the one line that matters.
@@ -79,6 +79,7 @@ class Council:
     outline = "council (advisors' positions → rebuttals → final positions → the referee's verdict)"
     rules = RULES
     verbatim_rounds: int | None = 5
+    transcript_chars: int | None = None
     nudges = 0
     essential = frozenset({Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from core.deliberation import holders, stances
+from core.deliberation import holders, stances, tally
 from core.deliberation.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan
 from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task
 from core.deliberation.quoting import named, quote
 from core.deliberation.roster import mentioned, seats_from_lines
-from core.deliberation.schemas import MeetingRecommendation, RankedVote, RosterSpec
+from core.deliberation.schemas import MeetingOptions, MeetingRecommendation, RankedVote, RosterSpec
 from core.models import Discussion, Persona, Phase, Role, TurnStatus
 
 MODERATOR = Persona(key="moderator", name="Moderator", role=Role.MODERATOR, title="Runs the rounds, tallies the vote",
@@ -27,7 +27,8 @@ How the meeting works
 - Each domain owner speaks for one domain and its users; all owners have an equal voice.
 - Round 1: each owner writes a proposal of three to five sentences from their domain's point of view.
 - Middle rounds: challenge proposals you disagree with and say why from your domain; defend yours with \
-evidence (issues, user impact, dependencies, numbers); revise when an argument earns it. Address another \
+what you can point to (user impact, dependencies, what was said here) or plain reasoning; revise when an \
+argument earns it. Address another \
 owner by name for a direct exchange: they answer you in the same round.
 - If the owners agree too early, a steelman round asks each to argue the strongest case against the \
 emerging choice.
@@ -37,13 +38,17 @@ steps. The meeting recommends; it never executes anything.
 
 Rules for every persona
 1. Speak only as yourself. Never write lines for another persona or for a human.
-2. Proposals without evidence deserve a challenge. Be direct; disagreement is valuable.
+2. Proposals without support deserve a challenge. Be direct; disagreement is valuable.
 3. Respect the length you are given. No preamble, no sign-off.
 
 """ + STANCE_RULE + "\n" + HUMANS_RULE
 
 
-LABEL_RULE = "Your stance label names the option you support, in two to four words (reuse earlier wording)."
+LABEL_RULE = "Your stance label names the option you support (reuse the wording already on the table)."
+# Seed-true models: owners think on the strongest model, the moderator runs the meeting on the default one.
+# `--tier` overrides: light runs everyone on the default, medium gives the moderator the strong one, heavy everyone.
+TIERS: dict[str, tuple[Tier, Tier]] = {"": ("heavy", "medium"), "light": ("medium", "medium"),
+                                       "medium": ("medium", "heavy"), "heavy": ("heavy", "heavy")}
 
 
 def owners_from_config(lines: list[str]) -> list[Persona]:
@@ -56,10 +61,23 @@ def rounds(d: Discussion) -> int:
 
 
 def converged(state: State, round_: int) -> bool:
-    """Every owner's latest stance names the same option (at least two owners, nobody undecided)."""
-    labels = [stances.label_of(t) for t in stances.latest(state, round_).values()]
-    verdict = stances.verdict(labels)
-    return len(labels) >= 2 and verdict.startswith("CONSENSUS")
+    """Most owners (a strict majority of those seated, at least two) name the same option in their latest stance,
+    matched by meaning ("stabilise core" is "Stabilise the core"), an owner without a stance counting as
+    undecided."""
+    owners = state.by_role(Role.OWNER)
+    latest = stances.latest(state, round_)
+    labels = [stances.label_of(latest[o.key]) if o.key in latest else "" for o in owners]
+    terms: list[str] = []
+    counts: dict[str, int] = {}
+    for label in labels:
+        if tally.key(label) in stances.UNDECIDED:
+            continue
+        named = tally.match(label, terms) or label
+        if named not in terms:
+            terms.append(named)
+        counts[tally.key(named)] = counts.get(tally.key(named), 0) + 1
+    top = max(counts.values(), default=0)
+    return top >= 2 and top * 2 > len(owners)
 
 
 def steelman_round(state: State, round_: int) -> bool:
@@ -88,12 +106,25 @@ def options_on_table(state: State) -> list[str]:
     return list(seen.values())
 
 
+def fixed_options(state: State) -> list[str]:
+    """The options the moderator fixed before the final vote, each meaning once (empty before they are fixed)."""
+    for t in reversed(state.done_turns(Phase.OPTIONS)):
+        if t.data:
+            return tally.dedupe([str(o) for o in t.data.get("options", [])])
+    return []
+
+
+def options_text(options: list[str]) -> str:
+    return "**Options for the final vote**\n" + "\n".join(f"{i}. {o}" for i, o in enumerate(options, 1))
+
+
 class Meeting:
     name = "meeting"
     summary = "domain owners propose, challenge and rank; a moderator tallies the ranking"
     outline = "council meeting (proposals → deliberation with direct exchanges → ranked vote → recommendation)"
     rules = RULES
     verbatim_rounds: int | None = 5
+    transcript_chars: int | None = None
     nudges = 1
     essential = frozenset({Phase.ROSTER, Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {
@@ -101,6 +132,7 @@ class Meeting:
         Phase.DELIBERATION: "Deliberation",
         Phase.STEELMAN: "Steelman",
         Phase.EXCHANGE: "Direct answer",
+        Phase.OPTIONS: "Options for the vote",
         Phase.RANKED_VOTE: "Final vote",
         Phase.FINAL_SYNTHESIS: "Council recommendation",
     }
@@ -121,8 +153,8 @@ class Meeting:
         owners = state.by_role(Role.OWNER)
         if d.round == 1:
             return [StepSpec(0, Phase.PROPOSAL, owners)]
-        if d.round >= rounds(d):
-            return [StepSpec(0, Phase.RANKED_VOTE, owners)]
+        if d.round >= rounds(d):  # the moderator fixes the options, then every owner ranks from them
+            return [StepSpec(0, Phase.OPTIONS, state.by_role(Role.MODERATOR)), StepSpec(1, Phase.RANKED_VOTE, owners)]
         phase = Phase.STEELMAN if steelman_round(state, d.round) else Phase.DELIBERATION
         return [StepSpec(0, phase, owners), StepSpec(1, Phase.EXCHANGE, addressed(state, d.round))]
 
@@ -133,7 +165,8 @@ class Meeting:
         return Transition(pending="final")
 
     def schema(self, phase: Phase, persona: Persona) -> type[BaseModel] | None:
-        schemas: dict[Phase, type[BaseModel]] = {Phase.ROSTER: RosterSpec, Phase.RANKED_VOTE: RankedVote,
+        schemas: dict[Phase, type[BaseModel]] = {Phase.ROSTER: RosterSpec, Phase.OPTIONS: MeetingOptions,
+                                                 Phase.RANKED_VOTE: RankedVote,
                                                  Phase.FINAL_SYNTHESIS: MeetingRecommendation}
         return schemas.get(phase)
 
@@ -141,7 +174,10 @@ class Meeting:
         return phase in (Phase.PROPOSAL, Phase.DELIBERATION, Phase.STEELMAN, Phase.EXCHANGE)
 
     def tier(self, state: State, plan: TurnPlan, persona: Persona) -> Tier:
-        return {Phase.ROSTER: "light", Phase.FINAL_SYNTHESIS: "heavy"}.get(plan.phase, "medium")  # type: ignore[return-value]
+        if plan.phase == Phase.ROSTER:
+            return "light"
+        owners, moderator = TIERS.get(state.discussion.options.tier, TIERS[""])
+        return owners if persona.role == Role.OWNER else moderator
 
     def task(self, state: State, plan: TurnPlan, persona: Persona) -> str:
         d = state.discussion
@@ -179,10 +215,17 @@ class Meeting:
         if plan.phase == Phase.EXCHANGE:
             return (f"Another owner addressed you by name in round {plan.round}. Answer them directly and by name in "
                     f"60-120 words: concede, counter, or propose a middle way. {LABEL_RULE}")
-        if plan.phase == Phase.RANKED_VOTE:
+        if plan.phase == Phase.OPTIONS:
             table = options_on_table(state)
-            listed = ("\nOptions argued for so far (reuse their exact wording where they fit):\n"
-                      + "\n".join(quote("option", o) for o in table)) if table else ""
+            listed = ("\nThe owners' latest positions:\n" + "\n".join(quote("option", o) for o in table)
+                      if table else "")
+            return (f"Round {plan.round} of {n}: before the final vote, fix the list of options the owners will rank: "
+                    "three to six distinct options from what was proposed and argued, each in a few words, merging "
+                    f"wordings that mean the same thing. Add nothing nobody argued for.{listed}")
+        if plan.phase == Phase.RANKED_VOTE:
+            fixed = fixed_options(state) or options_on_table(state)
+            listed = ("\nRank from these options only, in their exact wording, each at most once:\n"
+                      + "\n".join(quote("option", o) for o in fixed)) if fixed else ""
             return (f"Round {plan.round} of {n}: final vote. Submit your final priority ordering, top three to five, "
                     "most important first, each with one line on why it sits there and which domain it affects "
                     f"most. This is your last word.{listed}")

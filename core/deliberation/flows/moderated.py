@@ -62,7 +62,8 @@ it; when the team pauses, the Historian writes the context needed to resume late
 
 Rules for every persona
 1. Speak only as yourself. Never write lines for another persona or for a human.
-2. Be concrete: name mechanisms, numbers, examples, costs, failure modes. Prefer one sharp \
+2. Be concrete: name mechanisms, examples, costs, failure modes (figures only where the material \
+gives them). Prefer one sharp \
 argument to five vague ones.
 3. Engage with what was said. Refer to others by name when you build on them or disagree.
 4. Disagree openly when you disagree. Consensus for its own sake is worthless; so is contrarianism \
@@ -103,6 +104,17 @@ TASKS = {
     ),
 }
 
+NO_CONTRARIAN = (
+    "Nobody challenged the statements this round (the Contrarian's turn was skipped). Test your own position "
+    "against the other experts' statements: where they are right, where you disagree, and whether your position "
+    "changed. Make it unmistakable."
+)
+
+
+def contrarian_spoke(state: State, round_: int) -> bool:
+    return any(t.text for t in state.done_turns(Phase.COUNTERPOINT, round_))
+
+
 SCHEMAS: dict[Phase, type[BaseModel]] = {
     Phase.ROSTER: RosterSpec,
     Phase.ROUND_SYNTHESIS: RoundSynthesis,
@@ -135,6 +147,7 @@ class Moderated:
     outline = "moderated rounds (opening → statements → contrarian → rebuttals → cross-domain → synthesis)"
     rules = RULES
     verbatim_rounds: int | None = None
+    transcript_chars: int | None = None
     nudges = 0
     essential = frozenset({Phase.ROSTER, Phase.OPENING, Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS,
                            Phase.RESUME_SUMMARY})
@@ -197,18 +210,19 @@ class Moderated:
             return (
                 f"Synthesize round {plan.round}. Summary in about 200 characters; the agreements, "
                 "disagreements and insights (attribute them); open questions; two or three suggested "
-                "next topics; two to four concrete proposals the team could vote on; and for each of "
-                f"these personas the 1-based proposal they support most: {names}. Do not declare a "
-                "consensus: the tally of everyone's recorded stances is added beside your synthesis."
+                "next topics; and two to four concrete proposals the team could vote on, each in a few words "
+                f"that the personas ({names}) can name as their stance. Do not declare a consensus, and do "
+                "not say which proposal anyone supports: the tally of everyone's own recorded stances is "
+                "added beside your synthesis."
             )
         if plan.phase == Phase.FINAL_SYNTHESIS:
             return (
                 "Write the final synthesis of the whole discussion: an executive summary of about 500 "
                 "characters; insights with confidence, supporting evidence and dissenting views; "
                 "agreements with their supporters; unresolved debates with each position, its advocates "
-                "and arguments; open questions; three to five recommended actions; and for each persona "
-                "the 1-based recommendation they would put first. Attribute by persona name. Do not declare a "
-                "consensus: the tally of everyone's recorded stances is added beside your synthesis."
+                "and arguments; open questions; and three to five recommended actions. Attribute by persona "
+                "name. Do not declare a consensus, and do not vote for anyone: the tally of everyone's own "
+                "recorded stances is added beside your synthesis."
             )
         if plan.phase == Phase.ROSTER:
             return (
@@ -221,5 +235,8 @@ class Moderated:
                    if d.roles else "")
                 + (" It is a debate: balance the experts between pro and con." if d.mode == "debate" else "")
             )
-        return f"{TASKS[plan.phase]}\nStay under {word_budget(plan.phase, plan.round)} words."
+        task = TASKS[plan.phase]
+        if plan.phase == Phase.REBUTTAL and not contrarian_spoke(state, plan.round):
+            task = NO_CONTRARIAN
+        return f"{task}\nStay under {word_budget(plan.phase, plan.round)} words."
 

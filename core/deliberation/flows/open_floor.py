@@ -10,14 +10,18 @@ from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RU
 from core.deliberation.quoting import named, quote
 from core.deliberation.roster import addressed
 from core.deliberation.schemas import Bid, ExpertSpec, FinalSynthesis, FloorPlan, FloorSpeech
-from core.models import Discussion, Persona, Phase, Role, Turn
+from core.models import Discussion, Persona, Phase, Role, Status, Turn, TurnStatus
 
 LEAD = Persona(key="moderator", name="Floor Lead", role=Role.MODERATOR, title="Opens the floor, closes it, sums up",
                thinking_style="even-handed", bias="Wants every voice heard at least twice",
                reply_tendency="Sums up who holds which position", icon=":microphone:")
 NAME_CULTURES = ["Korean", "Nigerian", "Brazilian", "German", "Indian", "Japanese", "Egyptian", "Mexican",
                  "Swedish", "Vietnamese", "Turkish", "Ghanaian"]
+WHOLE_FLOOR = 1_000_000  # rounds read verbatim: all of them
+FLOOR_CHARS = 48_000  # about 12,000 tokens of speeches; past it the oldest are read as their stance lines
+NOBODY_SPOKE = "nobody spoke this round: every speech failed or was skipped"
 HUMAN_BOOST = 3  # a person's reply that names a participant raises its bid by this much
+SLOTS_PER_SPEAKER = 3  # bid-and-speech slots a round may use per participant before it gives up
 
 RULES = """\
 You are taking part in an open floor run by Council, a bot that hosts discussions among AI personas inside a \
@@ -41,7 +45,13 @@ Rules for every persona
 
 
 def participants(state: State) -> list[Persona]:
-    return state.by_role(Role.EXPERT)
+    """The participants; a slot whose persona could not be written (skipped) leaves the floor to the others."""
+    return [p for p in state.by_role(Role.EXPERT) if seated(p) or not _slot_skipped(state, p)]
+
+
+def _slot_skipped(state: State, p: Persona) -> bool:
+    turn = state.turn(turn_key(state.discussion, 1, 0, p.key))
+    return turn is not None and turn.status == TurnStatus.SKIPPED
 
 
 def seated(p: Persona) -> bool:
@@ -114,8 +124,11 @@ class OpenFloor:
     summary = "generated personas bid for the floor; the most urgent speaks, until the talk converges"
     outline = "open floor (participants bid for the floor; the most urgent speaks; a synthesis when it converges)"
     rules = RULES
-    verbatim_rounds: int | None = None
-    nudges = 0
+    # The floor reads its whole transcript: COUNCIL_OPEN_MAX_SPEECHES caps the speeches, so the prompt stays
+    # within a fixed budget, and a later speech (and the synthesis) sees round 1.
+    verbatim_rounds: int | None = WHOLE_FLOOR
+    transcript_chars: int | None = FLOOR_CHARS
+    nudges = 1  # a failed speech is tried once more (with a note) before it is skipped
     essential = frozenset({Phase.ROSTER, Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {Phase.PERSONA: "Persona", Phase.BID: "Bid", Phase.SPEECH: "Speech",
                               Phase.FINAL_SYNTHESIS: "Synthesis"}
@@ -138,8 +151,12 @@ class OpenFloor:
             out.append(StepSpec(0, Phase.PERSONA, [p for p in people if p.key.startswith("slot")]))
             if not all(seated(p) for p in people):
                 return out
-        for k in range(len(people)):  # one epoch: as many speeches as there are participants
+        given, k = 0, 0
+        # One epoch: as many speeches given as there are participants; a speech that failed and was skipped
+        # gives the floor to another bid, so a round never ends empty (within a cap; the failure rules block first).
+        while given < len(people) and k < SLOTS_PER_SPEAKER * len(people):
             bid_step, speech_step = 2 * k + 1, 2 * k + 2
+            k += 1
             if closed(state) and not any(t.round == d.round and t.step >= bid_step for t in state.turns):
                 break  # the floor closed: no new bidding (a step already begun is finished)
             out.append(StepSpec(bid_step, Phase.BID, people))
@@ -147,12 +164,16 @@ class OpenFloor:
                 break  # the speaker is known once the bids are in
             speaker = winner(state, d.round, bid_step)
             out.append(StepSpec(speech_step, Phase.SPEECH, [speaker] if speaker else []))
-            if not state.finished(turn_key(d, d.round, speech_step, speaker.key if speaker else "")):
+            speech = state.turn(turn_key(d, d.round, speech_step, speaker.key if speaker else ""))
+            if speech is None or not state.finished(speech.key):
                 break
+            given += 1 if speech.text else 0
         return out
 
     def after_round(self, state: State) -> Step:
         d = state.discussion
+        if not any(t.text for t in speeches(state) if t.round == d.round):  # a round never ends empty
+            return Transition(status=Status.BLOCKED, blocked_reason=NOBODY_SPOKE)
         if closed(state) or (d.auto_rounds is not None and d.round >= d.auto_rounds):
             return Transition(pending="final")
         return Transition(round=d.round + 1)
@@ -211,6 +232,6 @@ class OpenFloor:
             return ("The floor is closed. Write the synthesis of the whole discussion: an executive summary of about "
                     "500 characters; insights with confidence, supporting evidence and dissenting views; agreements "
                     "with their supporters; unresolved debates with each position and its advocates; open questions; "
-                    "three to five recommended actions; and for each participant the 1-based recommendation they "
-                    "would put first. Do not declare a consensus: the tally of the recorded stances is added.")
+                    "and three to five recommended actions. Do not declare a consensus and do not vote for anyone: "
+                    "the tally of the participants' own recorded stances is added.")
         return "Speak briefly, in character."

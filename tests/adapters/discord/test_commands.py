@@ -194,3 +194,15 @@ async def test_config_owners_seats_this_channels_domain_owners_in_its_meetings(c
     assert seated == {"Dana": "Billing, invoices", "Eli": "Mobile"}
     off = await answered(fake, await fake.slash(dana, "council-config", owners="off"))
     assert "generate domain owners for each topic" in off
+
+
+async def test_config_defaults_shape_the_next_council_in_this_channel(council: Council) -> None:
+    fake = council.fake
+    dana = fake.add_user("Dana")
+    assert [o["name"] for o in command(fake, "council-config")["options"]] == ["owners", "defaults"]
+    done = await answered(fake, await fake.slash(dana, "council-config", defaults="flow=council rounds=2 colour=red"))
+    assert "start with flow=council rounds=2" in done and "`colour` is not a default I keep" in done
+    await answered(fake, await fake.slash(dana, "council", topic="Billing or mobile first?"))
+    await council.settle()
+    d = await council.discussion()
+    assert (d.flow, d.auto_rounds) == ("council", 2)

@@ -22,7 +22,7 @@ def test_council_command_from_a_recorded_interaction() -> None:
                           t.Where(payload["guild_id"], payload["channel_id"]))
     assert cmd == c.StartDiscussion(**AT, topic="Should we move to trunk-based development?",
                                     channel="1290000000000000010", rounds=2,
-                                    experts=3, user_id="1280000000000000042", user_name="Dana")
+                                    experts=3, user_id="1280000000000000042", user_name="Dana", clarify=True)
 
 
 def test_verbs_use_the_thread_they_are_typed_in() -> None:

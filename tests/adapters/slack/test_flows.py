@@ -69,3 +69,18 @@ async def test_the_open_floor_runs_until_it_closes(slack: Slack, server: SlackSe
     flow, texts = await run(slack, server, fake, 'Should remote work be the default? --flow open --hints "trust"')
     assert flow == "open"
     assert any("Stances after round" in t for t in texts) and sum("Stance: " in t for t in texts) >= 4
+
+
+async def test_a_one_word_topic_is_asked_about_in_the_thread_and_the_reply_starts_it(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    await slack.command("Pricing? --flow council --rounds 1")
+    await server.idle()
+    assert server.core is not None
+    d = (await server.core.service.guard.discussions())[0]
+    assert d.status == Status.AWAITING_CONFIRMATION
+    assert any("what exactly should it decide" in m.text for m in fake.thread("C0001", d.thread_ref))
+    await slack.reply(d.thread_ref, "Should the Pro plan cost 10% more from Q3?", user="U0001")
+    await server.idle()
+    d = (await server.core.service.guard.discussions())[0]
+    assert d.status == Status.DONE and d.topic.endswith("Should the Pro plan cost 10% more from Q3?")

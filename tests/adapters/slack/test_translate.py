@@ -133,6 +133,16 @@ def test_the_start_form_has_a_flow_select_and_passes_it_on() -> None:
         ix.start_from_view(values, ix.start_metadata("C1"), WHO, "T1", "UTC")
 
 
+def test_channel_defaults_are_read_as_typed_and_a_start_names_only_what_it_gives() -> None:
+    cmd = parse('config defaults flow=meeting rounds=3 tier=medium lang="Brazilian Portuguese"').command
+    assert isinstance(cmd, c.SetDefaults)
+    assert cmd.text == 'flow=meeting rounds=3 tier=medium lang="Brazilian Portuguese"' and cmd.channel == "C1"
+    with pytest.raises(tr.BadInput, match="Which defaults"):
+        parse("config defaults")
+    started = parse("Should we ship? --rounds 2").command
+    assert isinstance(started, c.StartDiscussion) and "flow" not in started.model_fields_set
+
+
 def test_channel_owners_for_meetings() -> None:
     cmd = parse('config owners "Dana: Billing, invoices; Eli: Mobile app"').command
     assert isinstance(cmd, c.SetOwners) and cmd.owners == ["Dana: Billing, invoices", "Eli: Mobile app"]
@@ -148,3 +158,8 @@ def test_a_click_from_a_direct_message_is_known_by_its_channel() -> None:
     assert tr.from_dm(dm)
     assert tr.from_dm({"channel": {"id": "G0001", "name": "directmessage"}})  # Slack names it so
     assert not tr.from_dm({"channel": {"id": "C0001", "name": "general"}, "container": {"channel_id": "C0001"}})
+
+
+def test_a_typed_start_asks_about_a_one_word_topic() -> None:
+    cmd = parse("Pricing? --rounds 1").command
+    assert isinstance(cmd, c.StartDiscussion) and cmd.clarify

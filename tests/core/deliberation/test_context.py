@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from core.deliberation import context
+from core.deliberation import context, prompts
 from core.deliberation.flows.base import State
 from core.models import Discussion, HumanMessage, Phase, Turn, TurnStatus
 
@@ -54,3 +54,28 @@ def test_people_are_dropped_only_once_a_synthesis_carries_them_or_they_were_answ
     assert [m.text for m in seen.humans] == [owed.text, recent.text]
     answered = owed.model_copy(update={"answered": True})
     assert [m.text for m in context.window(five_rounds([answered, recent]), rounds=2).humans] == [recent.text]
+
+
+def test_the_final_synthesis_sees_every_round_however_long_the_discussion() -> None:
+    long = five_rounds([])
+    long.turns += [t for r in range(6, 21) for t in (turn(r, 0, Phase.OPENING), turn(r, 5, Phase.ROUND_SYNTHESIS))]
+    for t in long.turns:
+        if t.phase == Phase.ROUND_SYNTHESIS:
+            t.data = {"summary": f"summary of round {t.round}"}
+    long.discussion.round = 20
+    seen = context.window(long, rounds=2, final=True)
+    shown = {t.round for t in seen.condensed} | {t.round for t in seen.turns} | {t.round for t in seen.outline}
+    assert shown == set(range(1, 21)), "every round reaches the final synthesis, directly or by its synthesis"
+    assert [t.round for t in seen.outline] == list(range(1, 7))
+    assert context.window(long, rounds=2).outline == [], "other turns keep their fixed size"
+
+
+def test_a_whole_transcript_stays_within_its_budget_and_keeps_every_turn() -> None:
+    speeches = [Turn(key=f"d:r{r}:s{s}:p", discussion_id="d", round=r, step=s, phase=Phase.SPEECH, persona_key="p",
+                     status=TurnStatus.PUBLISHED, text=f"speech {r}.{s} " + "word " * 400, created_at=at(r, s),
+                     data={"label": f"option {r}.{s}", "stance": "because"}) for r in range(1, 6) for s in (2, 4)]
+    kept = prompts.within_budget(speeches, 10_000)
+    assert sum(len(t.text) for t in kept) <= 10_000 and len(kept) == len(speeches)
+    assert kept[0].text == "(condensed) option 1.2: because", "round 1 is still there, as its stance"
+    assert kept[-1].text == speeches[-1].text, "the latest speeches verbatim"
+    assert prompts.within_budget(speeches, None) == speeches

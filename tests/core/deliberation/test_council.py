@@ -98,3 +98,11 @@ async def test_a_discussion_speaks_the_language_asked_for(app: App, llm: Scripte
     await app.service.handle(start(topic="¿Deberíamos adoptar el desarrollo basado en trunk?", flow="council"))
     await settle(app)
     assert all("language the topic is written in" in p.instruction for p in llm.prompts)
+
+
+async def test_options_that_do_not_apply_to_the_flow_are_named_in_a_warning(app: App) -> None:
+    reply = await app.service.handle(start(flow="meeting", style="debate", hints=["cost"], tier="medium"))
+    assert reply.discussion_id and "⚠️ Ignored: `--style debate` applies to the council only" in reply.text
+    assert "`--hints` applies to the open floor only" in reply.text and "--tier" not in reply.text
+    plain = await app.service.handle(start(flow="council", rounds=1))
+    assert "Ignored" not in plain.text

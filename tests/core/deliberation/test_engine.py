@@ -125,3 +125,15 @@ def test_failures_block_only_when_they_cannot_be_skipped() -> None:
     opening = engine.TurnPlan(key="d:r1:s0:moderator", round=1, step=0, phase=Phase.OPENING,
                               persona_key="moderator")
     assert "Moderator could not write the opening" in engine.should_block(s, [done(opening, TurnStatus.FAILED)])
+
+
+def test_a_final_synthesis_of_nothing_is_never_written() -> None:
+    from core.deliberation.flows.open_floor import LEAD
+    d = Discussion(id="d", topic="t", flow="open", status=Status.RUNNING, pending="final", created_at=T0,
+                   updated_at=T0)
+    idle = State(discussion=d, personas=[LEAD, Persona(key="a", name="A", role=Role.EXPERT, expertise=["x"])],
+                     turns=[])
+    step = engine.next_step(idle)
+    assert isinstance(step, Transition) and step.status == Status.DONE and step.notice == "nothing_said"
+    notice = posts.transition_notice(step.notice, idle)
+    assert notice is not None and "nothing to synthesise" in notice.text

@@ -25,9 +25,21 @@ def test_owners_who_agree_after_round_one_get_a_steelman_round_once() -> None:
     s = State(discussion=d, personas=[meeting.MODERATOR, *owners], turns=agree)
     assert meeting.Meeting().steps(s)[0].phase == Phase.STEELMAN
     s.turns[0] = turn("pa", "a", Phase.PROPOSAL, 1, 0, {"label": "wait", "stance": "s"})
+    s.turns[1] = turn("pb", "b", Phase.PROPOSAL, 1, 0, {"label": "later", "stance": "s"})
     assert meeting.Meeting().steps(s)[0].phase == Phase.DELIBERATION
     d.round = 4
-    assert [x.phase for x in meeting.Meeting().steps(s)] == [Phase.RANKED_VOTE]
+    assert [x.phase for x in meeting.Meeting().steps(s)] == [Phase.OPTIONS, Phase.RANKED_VOTE]
+
+
+def test_three_of_four_owners_converging_in_other_words_get_the_steelman() -> None:
+    owners = [Persona(key=k, name=k.upper(), role=Role.OWNER) for k in "abcd"]
+    d = Discussion(id="d", topic="t", flow="meeting", auto_rounds=3, round=2, created_at=T0, updated_at=T0)
+    labels = {"a": "stabilise core", "b": "Stabilise the core", "c": "stabilise-core.", "d": "ship the fix"}
+    s = State(discussion=d, personas=[meeting.MODERATOR, *owners],
+              turns=[turn(f"p{k}", k, Phase.PROPOSAL, 1, 0, {"label": v, "stance": "s"}) for k, v in labels.items()])
+    assert meeting.Meeting().steps(s)[0].phase == Phase.STEELMAN
+    s.turns[2] = turn("pc", "c", Phase.PROPOSAL, 1, 0, {"label": "cut scope", "stance": "s"})  # 2 of 4: no majority
+    assert meeting.Meeting().steps(s)[0].phase == Phase.DELIBERATION
 
 
 def test_the_tally_is_by_average_rank_with_first_places() -> None:

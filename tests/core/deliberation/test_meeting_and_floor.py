@@ -30,7 +30,7 @@ async def test_a_meeting_proposes_deliberates_ranks_and_recommends(
     assert len(owners) == 4
     skip = (Phase.FINAL_SYNTHESIS, Phase.ROSTER)
     phases = {r: sorted({t.phase for t in turns if t.round == r and t.phase not in skip}) for r in (1, 2, 3)}
-    assert phases[1] == [Phase.PROPOSAL] and phases[3] == [Phase.RANKED_VOTE]
+    assert phases[1] == [Phase.PROPOSAL] and phases[3] == [Phase.OPTIONS, Phase.RANKED_VOTE]
     assert Phase.DELIBERATION in phases[2] or Phase.STEELMAN in phases[2]
     # An owner named in a deliberation answers in the same round.
     exchanges = [t for t in turns if t.phase == Phase.EXCHANGE]

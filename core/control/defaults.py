@@ -1,0 +1,79 @@
+"""A channel's defaults for new discussions (pure): `flow=meeting rounds=3 tier=medium lang=German` read into
+values, each bad field named in a warning while the rest apply; and applied to a start that did not say otherwise."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from core.control import commands as c
+from core.control.replies import UserError
+from core.deliberation import flows
+
+FIELDS = ("flow", "rounds", "style", "tier", "lang", "experts")
+EXAMPLE = "`flow=meeting rounds=3 tier=medium lang=German`"
+
+
+def parse(text: str) -> tuple[dict[str, Any], list[str]]:
+    """The valid `field=value` pairs as StartDiscussion values, and a sentence for each one that is not."""
+    values: dict[str, Any] = {}
+    warnings: list[str] = []
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        words = text.split()
+    for word in words:
+        name, sep, raw = word.partition("=")
+        name = name.strip().lower()
+        if not sep or not raw.strip():
+            warnings.append(f"`{word}` is not `field=value` (for example {EXAMPLE})")
+        elif name not in FIELDS:
+            warnings.append(f"`{name}` is not a default I keep (I keep {', '.join(f'`{f}`' for f in FIELDS)})")
+        else:
+            try:
+                values[name] = _value(name, raw.strip())
+            except (flows.BadFlow, ValueError) as exc:
+                warnings.append(str(exc))
+    return values, warnings
+
+
+def _value(name: str, raw: str) -> Any:
+    if name == "flow":
+        return flows.choice("flow", raw, c.FLOW_NAMES)
+    if name in ("style", "tier"):
+        return flows.choice(name, raw, flows.STYLES if name == "style" else flows.TIERS)
+    if name == "lang":
+        return flows.language(raw)
+    low, high = (1, 10) if name == "rounds" else (2, 8)
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise ValueError(f"`{name}` takes a whole number from {low} to {high}; you wrote `{raw}`")
+    return int(raw)
+
+
+def read(text: str) -> tuple[dict[str, Any], list[str]]:
+    """What `/council config defaults …` sets (`off` clears them); a UserError when nothing in it is valid."""
+    if text.strip().lower() in ("off", "none", "clear"):
+        return {}, []
+    values, warnings = parse(text)
+    if not values:
+        raise UserError("No default set: " + ("; ".join(warnings) + ". " if warnings else "") +
+                        f"For example {EXAMPLE}, or `off` to clear them.")
+    return values, warnings
+
+
+def confirmation(values: dict[str, Any], warnings: list[str]) -> str:
+    head = (f"New discussions in this channel start with {describe(values)} unless their start says otherwise."
+            if values else "New discussions in this channel use the built-in defaults again.")
+    return head + (f"\n⚠️ Not applied: {'; '.join(warnings)}." if warnings else "")
+
+
+def describe(values: dict[str, Any]) -> str:
+    return " ".join(f"{k}={values[k]}" for k in FIELDS if k in values)
+
+
+def apply(cmd: c.StartDiscussion, values: dict[str, Any]) -> c.StartDiscussion:
+    """The start with the channel's defaults where the person gave nothing of their own."""
+    given = cmd.model_fields_set
+    update = {k: v for k, v in values.items()
+              if k not in given or (k == "rounds" and cmd.rounds is None) or (k == "experts" and cmd.experts == 4)}
+    return cmd.model_copy(update=update) if update else cmd

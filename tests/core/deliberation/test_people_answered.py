@@ -1,0 +1,71 @@
+"""People are answered in every flow: a message in the thread gets the next fitting turn (the persona it names,
+else the moderator, lead or referee), by name, even when it lands as the round's last turn is being written; what
+stays unanswered is listed as an open question (through the service, offline model at the port)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.wiring import App
+from core.control import commands as c
+from core.models import Phase, Status, TurnStatus
+from tests.core.conftest import C1, discussion, settle, start
+from tests.fakes.chat import RecordingChat
+from tests.fakes.llm import ScriptedLLM
+
+# flow, start options, the phase during which the person writes (the round's last turn), who should answer
+CASES: list[tuple[str, dict[str, Any], Phase, str, str]] = [
+    ("council", {"rounds": 1}, Phase.ADVISOR_OPENING, "What does this cost us?", "Referee"),
+    ("council", {"rounds": 2}, Phase.ADVISOR_FINAL, "Skeptic, what worries you most?", "Skeptic"),
+    ("meeting", {"rounds": 2}, Phase.RANKED_VOTE, "What does this cost us?", "Moderator"),
+    ("open", {"rounds": 1, "experts": 2}, Phase.SPEECH, "What does this cost us?", "Floor Lead"),
+    ("moderated", {"rounds": 1}, Phase.ROUND_SYNTHESIS, "What does this cost us?", "Moderator"),
+    ("moderated", {"rounds": 1}, Phase.STATEMENT, "Kenji Watanabe, is the pager load real?", "Kenji Watanabe"),
+]
+
+
+@pytest.mark.parametrize(("flow", "options", "phase", "text", "answerer"), CASES,
+                         ids=[f"{c[0]}-{c[2].value}-{c[4]}" for c in CASES])
+async def test_a_persons_message_is_answered_by_name_in_every_flow(
+    app: App, chat: RecordingChat, llm: ScriptedLLM, flow: str, options: dict[str, Any], phase: Phase, text: str,
+    answerer: str,
+) -> None:
+    started: list[str] = []
+    llm.on_phase[phase] = lambda: app.service.handle(c.PostHumanMessage(
+        **C1, discussion_id=started[0], text=text, event_id="Ev1", user_id="U7", user_name="Rosa"))
+    started.append((await app.service.handle(start(topic="Should we rewrite billing?", flow=flow,
+                                                   **options))).discussion_id)
+    await settle(app)
+    d = await discussion(app, started[0])
+    assert d.status == Status.DONE
+    async with app.store.tx() as tx:
+        [message] = await tx.human_messages(d.id)
+        answers = [t for t in await tx.turns(d.id) if t.reply_to == message.id]
+        names = {p.key: p.name for p in await tx.personas(d.id)}
+    assert [(names[t.persona_key], t.status) for t in answers] == [(answerer, TurnStatus.PUBLISHED)]
+    post = next(p for p in chat.posts(d.id) if p.key == answers[0].key)
+    assert "Rosa" in post.text, "the answer names them"
+    final = next(t for t in await _turns(app, d.id) if t.phase == Phase.FINAL_SYNTHESIS)
+    assert answers[0].finished_at and final.created_at >= answers[0].finished_at, "answered before the closing"
+
+
+async def _turns(app: App, did: str) -> list:  # type: ignore[type-arg]
+    async with app.store.tx() as tx:
+        return await tx.turns(did)
+
+
+async def test_a_message_nobody_could_answer_is_listed_as_an_open_question(app: App, chat: RecordingChat,
+                                                                          llm: ScriptedLLM) -> None:
+    llm.fail("Referee", Phase.ANSWER, times=5)
+    started: list[str] = []
+    llm.on_phase[Phase.ADVISOR_OPENING] = lambda: app.service.handle(c.PostHumanMessage(
+        **C1, discussion_id=started[0], text="Who signs off the budget?", event_id="Ev2", user_id="U7",
+        user_name="Rosa"))
+    started.append((await app.service.handle(start(topic="Should we rewrite billing?", flow="council"))).discussion_id)
+    await settle(app)
+    d = await discussion(app, started[0])
+    assert d.status == Status.DONE
+    verdict = next(p.text for p in chat.posts(d.id) if p.kind == "synthesis")
+    assert "**Open questions from people**" in verdict and "Rosa: Who signs off the budget?" in verdict
