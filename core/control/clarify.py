@@ -12,9 +12,16 @@ GO_WORDS = {"go", "start", "go ahead", "as is", "just go"}
 MAX_TOPIC_CHARS = 4000
 
 
+# Words that carry no subject of their own: "What about our roadmap?" names one thing and asks nothing about it.
+FILLER = frozenset("""a an the our we us my your their it this that these those what about how why when where who which
+should shall would could can do does did is are was be to of for on in at with and or any some thoughts ideas opinions
+views talk discuss discussion question questions""".split())
+
+
 def vague(topic: str) -> bool:
-    """A topic of one word ("Pricing?", "Rust") leaves the council to guess what to decide."""
-    return len(re.findall(r"\w+", topic)) <= 1
+    """A topic with one word of substance ("Pricing?", "Rust", "What about our roadmap?") leaves the council to
+    guess what to decide and for whom."""
+    return sum(w.lower() not in FILLER for w in re.findall(r"\w+", topic)) <= 1
 
 
 def question_post(d: Discussion) -> Post:

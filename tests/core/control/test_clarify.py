@@ -41,3 +41,13 @@ async def test_go_starts_with_the_topic_as_it_is_and_clear_topics_are_never_aske
     assert d.status == Status.DONE and d.topic == "Rust"
     clear = await app.service.handle(start(topic="Adopt Rust?", flow="council", rounds=1, clarify=True))
     assert (await discussion(app, clear.discussion_id)).status == Status.RUNNING
+
+
+async def test_a_topic_with_one_word_of_substance_is_asked_about_too(app: App, llm: ScriptedLLM) -> None:
+    """"What about our roadmap?" names one thing and no question about it: as vague as a single word."""
+    asked = {"What about our roadmap?": True, "The pricing": True, "Thoughts on hiring?": True,
+             "Kanban or Scrum?": False, "Should we raise prices?": False}
+    for n, (topic, vague) in enumerate(asked.items()):  # each by another person: the start limit is not the point
+        reply = await app.service.handle(start(topic=topic, flow="council", rounds=1, clarify=True).model_copy(
+            update={"user_id": f"U{n + 10}"}))
+        assert ("asked one question in the thread" in reply.text) is vague, topic
