@@ -148,7 +148,7 @@ class Moderated:
     rules = RULES
     verbatim_rounds: int | None = None
     transcript_chars: int | None = None
-    nudges = 0
+    nudges = 1  # a failed turn is tried once more (with a note) before the step blocks or skips it
     essential = frozenset({Phase.ROSTER, Phase.OPENING, Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS,
                            Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {

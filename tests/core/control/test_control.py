@@ -91,14 +91,23 @@ async def test_hidden_results_and_anonymous_ballots(app: App, chat: RecordingCha
     assert any(closed.ai_positions), "the closing post shows the personas' own positions"
 
 
-async def test_a_failing_expert_is_skipped_with_a_visible_note(app: App, chat: RecordingChat,
-                                                                 llm: ScriptedLLM) -> None:
-    llm.fail("Amara Okafor", Phase.STATEMENT)
+async def test_a_failing_expert_is_tried_once_more_then_skipped_with_a_visible_note(
+    app: App, chat: RecordingChat, llm: ScriptedLLM
+) -> None:
+    llm.fail("Amara Okafor", Phase.STATEMENT, times=2)  # the nudge fails too
+    llm.fail("Kenji Watanabe", Phase.STATEMENT, times=1)  # the nudge lands
     reply = await app.service.handle(start(rounds=1))
     await settle(app)
-    assert (await discussion(app, reply.discussion_id)).status == Status.DONE
-    notes = [p.text for p in chat.posts(reply.discussion_id) if p.kind == "notice" and "skipped" in p.text]
-    assert notes == ["⚠️ Amara Okafor could not respond (Anthropic API overloaded (529)) and is skipped this turn."]
+    did = reply.discussion_id
+    assert (await discussion(app, did)).status == Status.DONE
+    notices = [p.text for p in chat.posts(did) if p.kind == "notice"]
+    assert [n for n in notices if "skipped" in n] == [
+        "⚠️ Amara Okafor could not respond (Anthropic API overloaded (529)) and is skipped this turn."]
+    assert sum("nudging them once more" in n for n in notices) == 2
+    async with app.store.tx() as tx:
+        turns = {t.persona_key: t.status for t in await tx.turns(did) if t.phase == Phase.STATEMENT}
+    assert sorted(turns.values()).count(TurnStatus.SKIPPED) == 1, turns
+    assert sum(s == TurnStatus.PUBLISHED for s in turns.values()) == len(turns) - 1, "the retried turn landed"
 
 
 async def test_an_essential_failure_blocks_with_retry_skip_stop_and_retry_recovers(

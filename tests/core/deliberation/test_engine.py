@@ -121,6 +121,11 @@ def test_failures_block_only_when_they_cannot_be_skipped() -> None:
     one = [done(statements[0], TurnStatus.FAILED)] + [done(p) for p in statements[1:]]
     assert engine.should_block(s, one) == ""
     most = [done(p, TurnStatus.FAILED) for p in statements[:2]] + [done(statements[2])]
+    for t in most:
+        t.attempts = 1
+    assert engine.should_block(s, most) == "", "a first failure is tried once more (with a note) before anything"
+    for t in most:
+        t.attempts = 2
     assert "most of this step failed" in engine.should_block(s, most)
     opening = engine.TurnPlan(key="d:r1:s0:moderator", round=1, step=0, phase=Phase.OPENING,
                               persona_key="moderator")
