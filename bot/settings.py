@@ -40,6 +40,7 @@ class Settings(BaseSettings):
     council_budget_usd: float = 5.0  # per discussion
     council_workspace_budget_usd_per_day: float = 25.0  # per Slack team / Discord guild; 0 means no limit
     council_starts_per_user_per_hour: int = 5  # 0 means no limit
+    council_turn_estimate_usd: float = 0.05  # what a discussion's first turns reserve of the daily budget
     council_answer_interval_s: float = 180.0  # at most one paid answer per person this often, between rounds
     # Ids of people, Slack user groups or Discord roles with admin rights, comma-separated.
     council_admins: str = ""

@@ -110,7 +110,8 @@ async def build_app(
     await store.claim_sole_process(owner)  # SQLite: a restart resumes what its dead predecessor was driving
     limits = Limits(workspace_usd_per_day=settings.council_workspace_budget_usd_per_day,
                     starts_per_user_per_hour=settings.council_starts_per_user_per_hour,
-                    answer_interval_s=settings.council_answer_interval_s, tz=settings.council_default_tz)
+                    answer_interval_s=settings.council_answer_interval_s, tz=settings.council_default_tz,
+                    turn_estimate_usd=settings.council_turn_estimate_usd)
     driver = Driver(store, llm, chats, clock, DriverConfig(owner=owner, lease_ttl=settings.lease_ttl_s,
                                                            context_rounds=settings.council_context_rounds,
                                                            limits=limits, pages=page_links(settings)))

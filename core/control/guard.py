@@ -70,19 +70,31 @@ class Guard:
         return d
 
     async def _may_start(self, tx: Tx, cmd: c.StartDiscussion) -> None:
+        """Checked before anything is read for the start; the person's count is checked again, atomically with
+        the insert, by may_start_now."""
+        await self.may_start_now(tx, cmd)
         limits = self.config.limits
         now = self.clock.now()
-        if limits.starts_per_user_per_hour > 0 and cmd.user_id:
-            started = await tx.starts_since(cmd.platform, cmd.workspace, cmd.user_id, now - timedelta(hours=1))
-            if started >= limits.starts_per_user_per_hour:
-                raise UserError(
-                    f"You have started {started} discussions in the last hour, the limit per person "
-                    f"(COUNCIL_STARTS_PER_USER_PER_HOUR = {limits.starts_per_user_per_hour}); please try again "
-                    "later, or continue one of them.")
         if limits.workspace_usd_per_day > 0:
             spent = await tx.workspace_spend(cmd.platform, cmd.workspace, day_window(now, limits.tz)[0])
             if workspace_exhausted(limits, spent):
                 raise UserError(f"I can't start a new discussion: {workspace_message(limits, spent, now)}.")
+
+    async def may_start_now(self, tx: Tx, cmd: c.StartDiscussion) -> None:
+        """The person's starts in the last hour, counted in the transaction that inserts this one and under a
+        lock on the person (one transaction at a time on SQLite): twelve starts sent at once let exactly the
+        limit through."""
+        limits = self.config.limits
+        if limits.starts_per_user_per_hour <= 0 or not cmd.user_id:
+            return
+        await tx.serialize("starts", cmd.platform, cmd.workspace, cmd.user_id)
+        since = self.clock.now() - timedelta(hours=1)
+        started = await tx.starts_since(cmd.platform, cmd.workspace, cmd.user_id, since)
+        if started >= limits.starts_per_user_per_hour:
+            raise UserError(
+                f"You have started {started} discussions in the last hour, the limit per person "
+                f"(COUNCIL_STARTS_PER_USER_PER_HOUR = {limits.starts_per_user_per_hour}); please try again "
+                "later, or continue one of them.")
 
     async def answered_lately(self, tx: Tx, discussion_id: str, user_id: str, now: datetime) -> bool:
         """Paid answers between rounds are paced: at most one per person per COUNCIL_ANSWER_INTERVAL_S."""

@@ -147,6 +147,7 @@ class Service:
         )
         d.header_shown = header_sig(d)
         async with self.store.tx() as tx:
+            await self.guard.may_start_now(tx, cmd)  # counted and inserted in one transaction
             await tx.add_discussion(d)
             seats = flows.get(d.flow).seats(d)
             await tx.set_personas(d.id, seats)
