@@ -15,7 +15,7 @@ from core.models import (
     Usage,
 )
 from core.storage import tables as t
-from core.storage.reservations import add_spend, release, reserve
+from core.storage.reservations import add_spend, add_workspace_spend, release, reserve
 from core.storage.rows import Repo, _row
 
 # Built once: the statements every model call runs (see discussions.py).
@@ -138,9 +138,14 @@ class ActivityRepo(Repo):
             query = query.where(t.syntheses.c.created_at >= since)
         return [_row(r) for r in (await self.conn.execute(query)).all()]
 
-    async def add_usage(self, discussion_id: str | None, turn_key: str, u: Usage, now: datetime) -> None:
+    async def add_usage(self, discussion_id: str | None, turn_key: str, u: Usage, now: datetime, *,
+                        workspace: tuple[str, str] | None = None) -> None:
+        """Record a model call; its cost goes to its discussion and to its workspace's day (a call of no
+        discussion, such as a digest's, to the `workspace` given as (platform, workspace))."""
         await self.conn.execute(
             _ADD_USAGE, {"discussion_id": discussion_id, "turn_key": turn_key, "created_at": now, **u.model_dump()})
+        if workspace is not None:
+            await add_workspace_spend(self.conn, *workspace, now, u.cost_usd)
         if discussion_id:
             await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": u.cost_usd})
             await add_spend(self.conn, discussion_id, now, u.cost_usd)

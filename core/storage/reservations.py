@@ -39,6 +39,13 @@ async def add_spend(conn: AsyncConnection, discussion_id: str, at: datetime, usd
     await conn.execute(ADD_SPEND[conn.dialect.name], {"b_id": discussion_id, "b_start": bucket(at), "b_usd": usd})
 
 
+async def add_workspace_spend(conn: AsyncConnection, platform: str, workspace: str, at: datetime, usd: float) -> None:
+    stmt = insert_in(conn.dialect.name, t.spend).values(platform=platform, workspace=workspace, starts_at=bucket(at),
+                                                          cost_usd=usd)
+    await conn.execute(stmt.on_conflict_do_update(index_elements=["platform", "workspace", "starts_at"],
+                                                  set_={"cost_usd": _s.cost_usd + stmt.excluded.cost_usd}))
+
+
 async def reserve(conn: AsyncConnection, discussion_id: str, keys: list[str], usd_each: float, now: datetime) -> None:
     """Hold `usd_each` for each of these (just started) turns in the workspace's spend of this quarter hour."""
     await release(conn, keys)  # a turn started again after a crash holds one reservation, not two
