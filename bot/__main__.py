@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 
 from bot.logs import redact_settings
@@ -25,7 +26,12 @@ def _settings(*, quiet: bool = False) -> Settings:
 
     `quiet` (the console without --verbose): only warnings, so library chatter never interleaves with the
     discussion on the terminal, unless COUNCIL_LOG_LEVEL asks for more."""
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as exc:  # a setting that cannot work: one clear line per problem, no traceback
+        for problem in exc.errors():
+            err.print(f"[bold red]error:[/] {str(problem['msg']).removeprefix('Value error, ')}")
+        raise typer.Exit(2) from None
     level = settings.council_log_level.upper()
     if quiet and "council_log_level" not in settings.model_fields_set:
         level = "WARNING"
@@ -202,7 +208,8 @@ def export(
             if latest:
                 async with store.tx() as tx:
                     target = await tx.latest_discussion_id()
-            return await build(store, target) if target else None
+            # The operator sees the ballots of a poll whose results are hidden, marked as such.
+            return await build(store, target, operator=True) if target else None
         finally:
             await store.close()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_PRICES = {
@@ -10,6 +10,9 @@ DEFAULT_PRICES = {
     "claude-sonnet-5-5": (2.0, 10.0),
     "claude-opus-5-5": (4.0, 20.0),
 }
+
+
+MIN_WEB_SECRET_BYTES = 32
 
 
 class Settings(BaseSettings):
@@ -61,6 +64,15 @@ class Settings(BaseSettings):
     council_web_secret: SecretStr | None = None  # signs those links; without it there are no pages
     council_web_link_days: int = 90  # how long a page link stays valid
     council_log_level: str = "INFO"
+
+    @field_validator("council_web_secret")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        """A page link's signature is only as strong as its key: refuse a guessable one at start."""
+        if value is not None and len(value.get_secret_value().encode()) < MIN_WEB_SECRET_BYTES:
+            raise ValueError(f"COUNCIL_WEB_SECRET must be at least {MIN_WEB_SECRET_BYTES} bytes (it signs page links); "
+                             "generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'")
+        return value
 
     @property
     def admins(self) -> frozenset[str]:
