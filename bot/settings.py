@@ -48,6 +48,7 @@ class Settings(BaseSettings):
     # Ids of people, Slack user groups or Discord roles with admin rights, comma-separated.
     council_admins: str = ""
     council_members_steer: bool = True  # anyone in the channel may choose another round / deep dive / topic
+    council_members_configure: bool = False  # channel members (not only admins) may set its meeting owners
     council_context_rounds: int = Field(default=2, ge=1)  # rounds prompts carry verbatim; older ones as syntheses
     council_open_max_speeches: int = Field(default=16, ge=2, le=200)  # the open floor closes by then at the latest
     council_llm_timeout_s: float = 120.0

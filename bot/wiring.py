@@ -117,7 +117,8 @@ async def build_app(
                                                            limits=limits, pages=page_links(settings)))
     service = Service(store, driver, clock, new_discussion_id, ServiceConfig(
         budget_usd=settings.council_budget_usd, open_max_speeches=settings.council_open_max_speeches, limits=limits,
-        policy=Policy(admins=settings.admins, members_steer=settings.council_members_steer)))
+        policy=Policy(admins=settings.admins, members_steer=settings.council_members_steer,
+                      members_configure=settings.council_members_configure)))
     app = App(settings=settings, store=store, llm=llm, driver=driver, service=service, clock=clock)
     if scheduler:
         # Started on every replica; it fires a platform's rows only while this process holds that platform's lock.

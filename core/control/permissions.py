@@ -43,6 +43,7 @@ class Refused(UserError):
 class Policy:
     admins: frozenset[str] = field(default_factory=frozenset)  # people, user groups or roles (COUNCIL_ADMINS)
     members_steer: bool = True  # members may choose another round / deep dive / different topic
+    members_configure: bool = False  # members may configure the channel they are in (meeting owners)
 
 
 def is_admin(policy: Policy, cmd: c.Command) -> bool:
@@ -113,6 +114,17 @@ def hourly_at_most(expr: str) -> bool:
         return len(cron.parse(expr).minutes) <= 1
     except cron.CronError:
         return True
+
+
+def check_configure(policy: Policy, cmd: c.Command, channel: str) -> None:
+    """A channel's configuration (its meetings' owners) is for admins; for the channel's own members too when
+    COUNCIL_MEMBERS_CONFIGURE is on."""
+    if is_admin(policy, cmd):
+        return
+    if not policy.members_configure:
+        raise Refused("Only workspace admins can configure this channel.")
+    if cmd.in_channel != channel:
+        raise Refused("You can configure the channel you are in; for another channel, ask a workspace admin.")
 
 
 def check_admin(policy: Policy, cmd: c.Command, what: str) -> None:

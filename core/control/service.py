@@ -11,11 +11,11 @@ from typing import Any
 
 from core.control import commands as c
 from core.control.guard import ASKER, Guard, not_found
-from core.control.permissions import Policy, check, visible
+from core.control.permissions import Policy, check, check_configure, visible
 from core.control.replies import Reply, UserError
 from core.control.schedules import Schedules
 from core.deliberation import engine, flows
-from core.deliberation.roster import EXPERT_ICONS, addressed, full_roster, slug
+from core.deliberation.roster import EXPERT_ICONS, addressed, clean_name, full_roster, owner_line, slug
 from core.models import (
     NEXT_ACTION_LABELS,
     Ballot,
@@ -159,7 +159,8 @@ class Service:
         return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}", discussion_id=d.id)
 
     async def set_owners(self, cmd: c.SetOwners) -> Reply:
-        owners = [" ".join(o.split())[:200] for o in cmd.owners if o.strip()]
+        check_configure(self.config.policy, cmd, cmd.channel)
+        owners = [line for line in map(owner_line, cmd.owners) if line]
         if len(owners) == 1 or len(owners) > 8:
             raise UserError("A meeting needs 2 to 8 domain owners, for example "
                             "“Dana: Billing; Eli: Mobile app” (or off, to have them generated for each topic).")
@@ -194,8 +195,8 @@ class Service:
                     raise UserError("A council needs its fixed roles and at least two experts.")
                 personas.remove(target)
             else:
-                target.name = cmd.name.strip()[:80] or target.name
-                target.title = cmd.title.strip()[:120] or target.title
+                target.name = clean_name(cmd.name) or target.name
+                target.title = clean_name(cmd.title, 120) or target.title
             await tx.set_personas(d.id, personas)
             await self._refresh_header(tx, d)
         return Reply(text="Roster updated.", discussion_id=d.id)
@@ -209,18 +210,19 @@ class Service:
             experts = [p for p in personas if p.role == Role.EXPERT]
             if len(experts) >= 8:
                 raise UserError("A council can have at most eight experts.")
-            if not cmd.name.strip():
+            name = clean_name(cmd.name)
+            if not name:
                 raise UserError("Please give the new expert a name.")
-            key = slug(cmd.name)
+            key = slug(name)
             while any(p.key == key for p in personas):
                 key += "_x"
-            experts.append(Persona(key=key, name=cmd.name.strip()[:80], role=Role.EXPERT,
-                                   title=cmd.title.strip()[:120] or "Expert",
+            experts.append(Persona(key=key, name=name, role=Role.EXPERT,
+                                   title=clean_name(cmd.title, 120) or "Expert",
                                    icon=EXPERT_ICONS[len(experts) % len(EXPERT_ICONS)]))
             personas = full_roster(experts)
             await tx.set_personas(d.id, personas)
             await self._refresh_header(tx, d)
-        return Reply(text=f"Added {cmd.name.strip()}.", discussion_id=d.id)
+        return Reply(text=f"Added {name}.", discussion_id=d.id)
 
     async def _refresh_header(self, tx: Tx, d: Discussion) -> None:
         await redraw_header(tx, d, self.clock.now())  # the roster changed: the state may not have
