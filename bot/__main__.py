@@ -142,12 +142,41 @@ def migrate() -> None:
     async def go() -> None:
         engine = make_engine(settings.database_url)
         try:
-            await run(engine)
+            await run(engine, settings.encryption_key)
         finally:
             await engine.dispose()
 
     asyncio.run(go())
     err.print("database schema is current")
+
+
+@cli.command()
+def reseal() -> None:
+    """Re-encrypt every stored credential under the first key of COUNCIL_ENCRYPTION_KEY ("new,old")."""
+    from adapters.slack.installs import reseal as run
+    from core.storage.db import make_engine
+    from core.storage.db import migrate as upgrade
+    from core.storage.sealing import BadKey, Sealer
+
+    settings = _settings()
+    try:
+        sealer = Sealer.from_keys(settings.encryption_key)
+    except BadKey as exc:
+        _fail(str(exc))
+
+    async def go() -> int:
+        engine = make_engine(settings.database_url)
+        try:
+            await upgrade(engine, settings.encryption_key)
+            return await run(engine, sealer)
+        finally:
+            await engine.dispose()
+
+    try:
+        changed = asyncio.run(go())
+    except BadKey as exc:
+        _fail(str(exc))
+    err.print(f"{changed} stored installation(s) now encrypted under the first key; the others may be dropped.")
 
 
 @cli.command("list")

@@ -34,7 +34,7 @@ def settle_heap() -> None:
 
 async def open_store(settings: Settings) -> Store:
     engine = make_engine(settings.database_url)
-    await migrate(engine)
+    await migrate(engine, settings.encryption_key)
     return Store(engine)
 
 
@@ -107,6 +107,7 @@ async def run_slack(settings: Settings) -> int:
         client_secret=secret("slack_client_secret"), port=settings.port,
         sweep_interval_s=settings.sweep_interval_s, default_tz=settings.council_default_tz,
         admin_groups=frozenset(i for i in settings.admins if i.startswith("S")),  # Slack user groups are S…
+        encryption_key=settings.encryption_key,
     )
     pages = web_pages(settings)
 

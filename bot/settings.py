@@ -63,6 +63,8 @@ class Settings(BaseSettings):
     council_default_tz: str = "UTC"
     council_public_url: str = ""  # base of links to discussion pages, e.g. https://council.example.com
     council_web_secret: SecretStr | None = None  # signs those links; without it there are no pages
+    # Fernet key(s), newest first: stored credentials (OAuth installs' tokens) are encrypted under it.
+    council_encryption_key: SecretStr | None = None
     council_web_link_days: int = 90  # how long a page link stays valid
     council_log_level: str = "INFO"
 
@@ -74,6 +76,10 @@ class Settings(BaseSettings):
             raise ValueError(f"COUNCIL_WEB_SECRET must be at least {MIN_WEB_SECRET_BYTES} bytes (it signs page links); "
                              "generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'")
         return value
+
+    @property
+    def encryption_key(self) -> str:
+        return self.council_encryption_key.get_secret_value() if self.council_encryption_key else ""
 
     @property
     def admins(self) -> frozenset[str]:

@@ -102,7 +102,7 @@ async def build_app(
     """Create or migrate the schema, then wire store, model, driver and service around the given chats;
     `scheduler=True` also starts the schedule timer (it leads on one replica at a time)."""
     engine = make_engine(settings.database_url)
-    await migrate(engine)
+    await migrate(engine, settings.encryption_key)
     store = Store(engine)
     clock = clock or SystemClock()
     llm = llm or build_llm(settings)

@@ -58,7 +58,8 @@ def round_trigger(when: str, every: str, tz: str, now: datetime) -> tuple[str, d
 class Steering(Protocol):
     """What a scheduled round needs of the service: the discussion the asker may act on, and its steering."""
 
-    config: GuardConfig  # who may do what (the digest rules), and the limits
+    @property
+    def config(self) -> GuardConfig: ...  # who may do what (the digest rules), and the limits
 
     async def get(self, tx: Tx, discussion_id: str) -> Discussion: ...
     async def choose(self, tx: Tx, d: Discussion, action: NextAction, user_name: str, topic: str = "") -> str: ...
