@@ -10,8 +10,10 @@ from typing import Protocol
 from core.control import commands as c
 from core.control import permissions as perm
 from core.control.replies import UserError
-from core.models import Discussion, Status
+from core.deliberation import engine
+from core.models import Discussion, Persona, Poll, Status
 from core.ports import Clock
+from core.running.driver import load_state
 from core.running.spending import Limits, day_window, workspace_exhausted, workspace_message
 from core.showing.moments import mark
 from core.storage.store import Store, Tx
@@ -20,9 +22,17 @@ from core.storage.store import Store, Tx
 ASKER: ContextVar[c.Command | None] = ContextVar("council_asker", default=None)
 
 
+NO_POLL = "I can't find that poll; vote with the buttons in the discussion's thread."
+
+
 def not_found(discussion_id: str) -> UserError:
     """The same words whether the id does not exist or belongs to another workspace or channel."""
     return UserError(f"I can't find a discussion with id `{discussion_id.strip()}`; the list command shows them.")
+
+
+def _who(asker: c.Command) -> dict[str, object]:
+    """The facts of who asks and where, to check another action for the same person."""
+    return {name: getattr(asker, name) for name in c.Command.model_fields}
 
 
 class GuardConfig(Protocol):
@@ -58,6 +68,34 @@ class Guard:
             d = await self.visible(tx, discussion_id, cmd)
         perm.check(self.config.policy, d, cmd)
         return d
+
+    async def poll(self, tx: Tx, poll_id: int, asker: c.Command | None, *, for_update: bool = False
+                   ) -> tuple[Poll, Discussion]:
+        """A poll and its discussion, when the asker (None: the timer) can see them from where they are; one answer
+        for every poll they cannot see, so no id tells anything (existing, closed, its options) elsewhere."""
+        poll = await tx.poll(poll_id, for_update=for_update)
+        d = await tx.discussion(poll.discussion_id, for_update=True) if poll is not None else None
+        if poll is None or d is None or (asker is not None and not perm.visible(self.config.policy, d, asker)):
+            raise UserError(NO_POLL)
+        if asker is not None:
+            perm.check(self.config.policy, d, asker)
+        return poll, d
+
+    async def roster(self, asker: c.Command, discussion_id: str) -> tuple[Discussion, list[Persona]]:
+        """The roster, read only for someone who may edit it (the roster form, Discord's roster edit)."""
+        d = await self.may(c.ModifyRoster(**_who(asker), discussion_id=discussion_id, persona_key=""), discussion_id)
+        async with self.store.tx() as tx:
+            return d, await tx.personas(d.id)
+
+    async def suggestions(self, cmd: c.ChooseNextAction) -> list[str]:
+        """The council's ideas for the next round (Deep dive's and Different topic's forms), read only for
+        someone who may choose it."""
+        d = await self.may(cmd, cmd.discussion_id)
+        async with self.store.tx() as tx:
+            state = await load_state(tx, d.id)
+        if state is None or state.discussion.status != Status.WAITING:
+            raise UserError("The next step was already chosen.")
+        return engine.suggestions(state)
 
     async def may_stop(self, cmd: c.Stop) -> Discussion:
         """Before a typed stop asks "for good?": whether there is anything this person may stop."""

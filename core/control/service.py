@@ -259,16 +259,13 @@ class Service:
         async with self.store.tx() as tx:
             # Locked: closing the poll waits for this vote (or this vote sees it closed), so the tally queued
             # below is always ahead of the closed poll in the thread's queue.
-            poll = await tx.poll(cmd.poll_id, for_update=True)
-            if poll is None:
-                raise UserError("That poll no longer exists.")
+            poll, d = await self.guard.poll(tx, cmd.poll_id, ASKER.get(), for_update=True)
             if poll.closed:
                 raise UserError("This poll is closed; its results are in the thread.")
             if not 0 <= cmd.choice < len(poll.options):
                 raise UserError("That option is not on this poll.")
             await tx.cast(Ballot(poll_id=poll.id, voter_id=cmd.user_id, voter_name=cmd.user_name or cmd.user_id,
                                  choice=cmd.choice, created_at=now))
-            d = await self.get(tx, poll.discussion_id)
             await self._queue_tally(tx, d, poll, now)
         self.driver.kick(d.id)
         return Reply(text=f"Your vote: {poll.options[cmd.choice]}. Click another option to change it.")
@@ -288,10 +285,7 @@ class Service:
 
     async def close_poll(self, cmd: c.ClosePoll) -> Reply:
         async with self.store.tx() as tx:
-            poll = await tx.poll(cmd.poll_id)
-            if poll is None:
-                raise UserError("That poll no longer exists.")
-            d = await self.get(tx, poll.discussion_id)
+            poll, d = await self.guard.poll(tx, cmd.poll_id, ASKER.get())
             if not poll.closed:
                 await close_poll(tx, d, poll, self.clock.now(), self.driver.llm.offline)
         return Reply(text="Poll closed.", discussion_id=d.id)
