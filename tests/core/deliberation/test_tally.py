@@ -1,0 +1,45 @@
+"""The meeting's tally (pure): average rank with a missing item ranked sixth, then first places, then voters."""
+
+from __future__ import annotations
+
+from core.deliberation.tally import MISSING_RANK, Tallied, first_choices, key, tally
+
+
+def test_items_match_whatever_their_case_spacing_and_emphasis() -> None:
+    assert key("  **Ship   the Billing rewrite.** ") == "ship the billing rewrite"
+    assert key("_Mobile_") == "mobile" and key("") == ""
+
+
+def test_the_average_counts_an_item_a_voter_left_out_as_ranked_sixth() -> None:
+    assert MISSING_RANK == 6
+    result = tally({"ana": ["A", "B"], "ben": ["B", "A"], "cy": ["A"]})
+    assert result == [Tallied("A", (1 + 2 + 1) / 3, 2, 3), Tallied("B", (2 + 1 + 6) / 3, 1, 2)]
+
+
+def test_ties_go_to_first_places_then_to_voters_then_by_name() -> None:
+    # A and B average 3.5 each; A has the first place.
+    assert [t.item for t in tally({"ana": ["A", "C", "D", "E", "F"], "ben": ["C", "D", "E", "F", "B"]})][:1] == ["C"]
+    firsts = tally({"ana": ["A", "X"], "ben": ["X", "B"]})
+    assert [(t.item, t.firsts) for t in firsts] == [("X", 1), ("A", 1), ("B", 0)]
+    voters = tally({"ana": ["A", "B", "C"], "ben": ["C", "D", "A"], "cy": []})
+    by_item = {t.item: t for t in voters}
+    assert by_item["A"].average == by_item["C"].average and by_item["A"].voters == by_item["C"].voters == 2
+    assert [t.item for t in voters][:2] == ["A", "C"]  # equal on everything: by name
+    more_voters = tally({"ana": ["P", "Q"], "ben": ["Q", "R", "S", "T", "U"], "cy": ["R"]})
+    assert {t.item: (t.average, t.firsts, t.voters) for t in more_voters}["Q"] == ((2 + 1 + 6) / 3, 1, 2)
+
+
+def test_only_a_voters_first_five_entries_count_once_each_and_the_first_wording_is_kept() -> None:
+    result = tally({"ana": ["a", "A ", "b", "c", "d", "e"], "ben": ["A", "", "  "]})
+    assert result[0].item == "a"
+    assert {t.item for t in result} == {"a", "b", "c", "d"}  # "A " repeats a; e is the sixth entry: out
+    first = result[0]
+    assert (first.average, first.firsts, first.voters) == (1.0, 2, 2)
+    assert {t.item: t.average for t in result}["b"] == (3 + 6) / 2  # the repeat kept its place: b is third
+    five = tally({"ana": ["a", "b", "c", "d", "e", "f"]})
+    assert [t.item for t in five] == ["a", "b", "c", "d", "e"] and five[-1].average == 5.0
+
+
+def test_no_ballots_no_tally_and_first_choices_skip_empty_ballots() -> None:
+    assert tally({}) == []
+    assert first_choices({"ana": ["  **Mobile** ", "x"], "ben": [], "cy": ["billing"]}) == ["mobile", "billing"]
