@@ -166,7 +166,8 @@ class Guard:
             line += "; resume it to retry"
         open_polls = [p for p in polls if not p.closed]
         line += f", {len(open_polls)} open poll(s)" if open_polls else ""
-        if rounds is not None and rounds.enabled and rounds.next_run_at is not None:
+        ended = d.status in (Status.DONE, Status.STOPPED)  # its schedule ends at its next firing: none to show
+        if rounds is not None and rounds.enabled and rounds.next_run_at is not None and not ended:
             line += f"; next scheduled round {mark(rounds.next_run_at, rounds.tz, relative=True)}"
         return line
 

@@ -87,3 +87,8 @@ def test_the_text_lists_every_row_and_ends_with_the_verdict() -> None:
     assert stances.text(rows, 3, ["A"]) == ("**Stances after round 3**\n- Ana: **for** (new) — a trial\n"
                                             "- Ben: **undecided** (was for) — not sure yet\n\n"
                                             "**Verdict:** SPLIT (for 1 · undecided 1; people: A 1)")
+
+
+def test_a_persona_without_a_stance_is_left_out_and_the_rest_still_shown() -> None:
+    s = state(turn("ana", 1, {"label": "for"}), turn("ben", 1, {"label": "against", "stance": "too soon"}))
+    assert [(r.persona, r.label, r.stance) for r in stances.table(s, 1)] == [("Ben", "against", "too soon")]
