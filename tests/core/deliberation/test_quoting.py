@@ -15,6 +15,7 @@ def test_escape_and_unescape_are_inverse_for_the_three_characters() -> None:
 def test_clean_keeps_lines_tabs_and_joined_emoji_and_drops_what_is_invisible() -> None:
     assert clean("a\tb\nc\x00d\x7fe\x1bf") == "a\tb\ncdef"
     assert clean("é\u200b\u202ex\u2066\ny\tz\x00") == "éx\ny\tz"
+    assert clean("é\x00x\x07y") == "éxy"  # a control character inside non-ASCII text
     assert clean(f"👩{ZWJ}💻") == f"👩{ZWJ}💻"
     assert clean("\U000e0041\U000e0042ok") == "ok"
 

@@ -43,3 +43,16 @@ def test_only_a_voters_first_five_entries_count_once_each_and_the_first_wording_
 def test_no_ballots_no_tally_and_first_choices_skip_empty_ballots() -> None:
     assert tally({}) == []
     assert first_choices({"ana": ["  **Mobile** ", "x"], "ben": [], "cy": ["billing"]}) == ["mobile", "billing"]
+
+
+def test_an_equal_average_goes_to_more_first_places() -> None:
+    result = tally({"ana": ["A", "X", "Y"], "ben": ["Y", "X", "A"]})  # all three average 2
+    assert [(t.item, t.average, t.firsts) for t in result] == [("A", 2.0, 1), ("Y", 2.0, 1), ("X", 2.0, 0)]
+
+
+def test_an_equal_average_and_first_places_go_to_more_voters() -> None:
+    result = tally({"ana": ["a1", "a2", "P", "Q"], "ben": ["b1", "b2", "P", "Q"], "cy": ["c1", "c2", "c3", "Q"]})
+    by = {t.item: t for t in result}
+    assert by["P"].average == by["Q"].average == 4.0 and by["P"].firsts == by["Q"].firsts == 0
+    order = [t.item for t in result]
+    assert order.index("Q") < order.index("P")  # three voters before two, though P comes first by name
