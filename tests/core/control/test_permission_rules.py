@@ -100,11 +100,15 @@ def test_digest_rules() -> None:
         perm.check_digest(POLICY, digest(), schedule("U1"))
     with pytest.raises(perm.Refused, match=r"can turn it off\.$"):
         perm.check_digest(POLICY, digest(cadence="off"), schedule("U1"))
-    with pytest.raises(perm.Refused, match="for another channel"):
+    with pytest.raises(perm.Refused) as elsewhere:
         perm.check_digest(POLICY, digest(in_channel="C2"), None)
+    assert str(elsewhere.value) == ("You can set a digest for the channel you are in; for another channel, ask a "
+                                    "workspace admin.")
     perm.check_digest(POLICY, digest(cadence="off", in_channel="C2"), None)
-    with pytest.raises(perm.Refused, match="at most one an hour"):
+    with pytest.raises(perm.Refused) as often:
         perm.check_digest(POLICY, digest(cadence="cron", cron="*/30 * * * *"), None)
+    assert str(often.value) == ("A digest may post at most one an hour (one minute in the cron's first field, e.g. "
+                                "`15 * * * *`); for more often, ask a workspace admin.")
     perm.check_digest(POLICY, digest(cadence="cron", cron="5 * * * *"), None)
     perm.check_digest(POLICY, digest(cadence="daily", cron="* * * * *"), None)  # the cron of a daily is not read
     perm.check_digest(POLICY, digest(user_id="U9", cadence="cron", cron="* * * * *", in_channel="C2"),
@@ -124,8 +128,10 @@ def test_configuring_a_channel() -> None:
         perm.check_configure(POLICY, cmd(user_id="U2"), "C1")
     members = perm.Policy(members_configure=True)
     perm.check_configure(members, cmd(user_id="U2"), "C1")
-    with pytest.raises(perm.Refused, match="the channel you are in"):
+    with pytest.raises(perm.Refused) as elsewhere:
         perm.check_configure(members, cmd(user_id="U2", in_channel="C2"), "C1")
+    assert str(elsewhere.value) == ("You can configure the channel you are in; for another channel, ask a workspace "
+                                    "admin.")
 
 
 def test_admin_only_views_say_what_was_refused() -> None:
