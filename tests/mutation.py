@@ -41,7 +41,8 @@ MODULES: dict[str, list[str]] = {
     "core/deliberation/context.py": ["tests/core/deliberation/test_context.py"],
     "core/storage/activity.py": ["tests/core/storage/test_activity.py", "tests/core/showing/test_digest_activity.py",
                                  "tests/core/control/test_limits_race.py", "tests/core/control/test_spending.py"],
-    "core/storage/channel_rows.py": ["tests/core/showing/test_digest_activity.py",
+    "core/storage/channel_rows.py": ["tests/core/storage/test_channel_rows.py",
+                                     "tests/core/showing/test_digest_activity.py",
                                      "tests/core/test_rules_that_broke.py"],
     "core/running/driver.py": ["tests/core/running/test_fencing.py", "tests/core/test_rules_that_broke.py"],
 }
