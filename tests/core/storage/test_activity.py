@@ -39,6 +39,7 @@ async def test_an_event_is_seen_once_and_forgotten_after_a_day(store: Store) -> 
         assert await tx.first_sight("Ev1", T0) and not await tx.first_sight("Ev1", T0)
         assert await tx.first_sight("", T0) and await tx.first_sight("", T0)  # no id: never a duplicate
         assert await tx.first_sight("Ev2", T0 + timedelta(hours=2))
+        assert await tx.prune_events(T0) == 0  # seen at that instant: kept
         assert await tx.prune_events(T0 + timedelta(hours=1)) == 1
         assert await tx.first_sight("Ev1", T0) and not await tx.first_sight("Ev2", T0)
 
@@ -84,6 +85,11 @@ async def test_one_live_ballot_per_voter_the_old_ones_kept(store: Store) -> None
         await tx.add_ballots([Ballot(poll_id=poll.id, voter_id="ai:ana", voter_name="Ana", choice=0, is_ai=True,
                                      created_at=T0)])
         await tx.add_ballots([])
+        other = await tx.add_poll(Poll(key="q", discussion_id="d1", round=1, question="?", options=["A", "B"],
+                                       created_at=T0))
+        assert other is not None
+        await tx.cast(Ballot(poll_id=other.id, voter_id="U1", voter_name="Dana", choice=0, created_at=T0))
+        assert [b.choice for b in await tx.ballots(other.id)] == [0]
         live = await tx.ballots(poll.id)
         every = await tx.ballots(poll.id, include_superseded=True)
     assert [(b.voter_id, b.choice, b.voter_name) for b in live] == [("U1", 1, "Dana D."), ("U2", 1, "Lee"),
@@ -98,6 +104,7 @@ async def test_a_synthesis_is_written_once_per_turn_and_read_by_discussion_and_t
         await tx.add_synthesis("d2:s1", "d2", 1, "final", None, "other", T0 + timedelta(hours=1))
         mine = await tx.syntheses("d1")
         later = await tx.syntheses(since=T0 + timedelta(minutes=30))
+        assert [x["text"] for x in await tx.syntheses(since=T0 + timedelta(hours=1))] == ["other"]  # from then on
         every = await tx.syntheses()
     assert [(s["text"], s["data"]) for s in mine] == [("first", {"a": 1})]
     assert [s["text"] for s in later] == ["other"] and [s["text"] for s in every] == ["first", "other"]
@@ -125,7 +132,10 @@ async def test_usage_adds_to_its_discussion_and_its_workspaces_quarter_hour(stor
         window = await tx.usage_total(since=T0 + timedelta(minutes=1), until=T0 + timedelta(minutes=8))
         assert window.cost_usd == pytest.approx(0.5)
         assert (await tx.usage_total()).cost_usd == pytest.approx(15.75)
-        assert (await tx.usage_total([])).cost_usd == 0.0
+        none = await tx.usage_total([])
+        assert (none.input_tokens, none.output_tokens, none.cache_write_tokens, none.cache_read_tokens,
+                none.cost_usd) == (0, 0, 0, 0, 0.0)
+        assert (await tx.usage_total(since=T0 + timedelta(minutes=8))).cost_usd == pytest.approx(1.0)  # from then on
         assert await tx.prune_spend(datetime(2026, 3, 2, 9, 15, tzinfo=UTC)) == 2  # T1's and T2's 09:00
         assert await tx.workspace_spend("slack", "T1", T0 - timedelta(hours=1)) == pytest.approx(1.0)
 
