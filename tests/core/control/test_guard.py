@@ -14,7 +14,7 @@ from bot.wiring import App, build_app
 from core.control import commands as c
 from core.control.permissions import Refused
 from core.control.replies import UserError
-from core.models import Status
+from core.models import NextAction, Status
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM
@@ -139,3 +139,50 @@ async def test_nothing_to_stop_is_said_before_asking_for_good(app: App) -> None:
     async with app.store.tx() as tx:
         d = await tx.discussion(did)
     assert d is not None and d.status == Status.STOPPED
+
+
+async def make(tmp_path: Path, chat: RecordingChat, llm: ScriptedLLM, clock: FakeClock, **settings: object) -> App:
+    s = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'g.db'}", **settings)  # type: ignore[arg-type]
+    return await build_app(s, {"console": chat}, llm=llm, clock=clock)
+
+
+async def test_a_limit_of_one_start_an_hour_is_a_limit(tmp_path: Path, chat: RecordingChat, llm: ScriptedLLM,
+                                                       clock: FakeClock) -> None:
+    app = await make(tmp_path, chat, llm, clock, council_starts_per_user_per_hour=1)
+    try:
+        await waiting(app)
+        with pytest.raises(UserError) as refused:
+            await waiting(app)
+        assert str(refused.value) == ("You have started 1 discussions in the last hour, the limit per person "
+                                      "(COUNCIL_STARTS_PER_USER_PER_HOUR = 1); please try again later, or continue "
+                                      "one of them.")
+        await waiting(app, user="")  # a start nobody can be counted for (the operator's console) is not limited
+    finally:
+        await app.close()
+
+
+@pytest.mark.parametrize("interval,paced", [(0, False), (1, True)])
+async def test_pacing_of_zero_seconds_is_none_and_of_one_second_is_one_second(
+    tmp_path: Path, chat: RecordingChat, llm: ScriptedLLM, clock: FakeClock, interval: int, paced: bool
+) -> None:
+    app = await make(tmp_path, chat, llm, clock, council_answer_interval_s=interval)
+    try:
+        did = await waiting(app)
+        await app.service.handle(c.PostHumanMessage(discussion_id=did, text="A question?", user_id="U2",
+                                                    user_name="Lee", **HERE))
+        await app.driver.idle()
+        async with app.store.tx() as tx:
+            assert await app.service.guard.answered_lately(tx, did, "U2", clock.now()) is paced
+            assert not await app.service.guard.answered_lately(tx, did, "U2", clock.now() + timedelta(seconds=2))
+    finally:
+        await app.close()
+
+
+async def test_suggestions_only_while_the_next_step_is_open(app: App) -> None:
+    did = await waiting(app)
+    deep = c.ChooseNextAction(discussion_id=did, action=NextAction.DEEP_DIVE, user_id="U2", **HERE)  # type: ignore[arg-type]
+    assert await app.service.guard.suggestions(deep)
+    await app.service.handle(c.Pause(discussion_id=did, user_id="U1", **HERE))
+    with pytest.raises(UserError) as chosen:
+        await app.service.guard.suggestions(deep)
+    assert str(chosen.value) == "The next step was already chosen."
