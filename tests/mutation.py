@@ -44,7 +44,8 @@ MODULES: dict[str, list[str]] = {
     "core/storage/channel_rows.py": ["tests/core/storage/test_channel_rows.py",
                                      "tests/core/showing/test_digest_activity.py",
                                      "tests/core/test_rules_that_broke.py"],
-    "core/running/driver.py": ["tests/core/running/test_fencing.py", "tests/core/test_rules_that_broke.py"],
+    "core/running/driver.py": ["tests/core/running/test_fencing.py", "tests/core/running/test_posting.py",
+                               "tests/core/test_rules_that_broke.py"],
 }
 # The driver's fences: the functions of driver.py that check or hold the lease (mutmut's names for them).
 ONLY_FUNCTIONS = {"core/running/driver.py": ["fenced", "_drain", "_claim", "_heartbeat"]}
