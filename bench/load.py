@@ -2,8 +2,9 @@
 Anthropic Messages API (1 s per call). A lone discussion's first round is timed first, in the same run.
 
 Prints: how many finished round 1, the slowest round ÷ the lone round, peak RSS, /healthz p99 during the load and
-process CPU milliseconds per model call; the last number printed is the slowest-round ratio (target ≤ 1.3 at
-N = 100, ≤ 2 at N = 300). Set DATABASE_URL to run it on PostgreSQL instead of a fresh SQLite file."""
+process CPU milliseconds per model call, each against its target (the slowest-round ratio ≤ 1.3 at N = 100; at
+N = 300 pass --target slowest_round_ratio=2), and exits 1 on a miss. Set DATABASE_URL to run it on PostgreSQL
+instead of a fresh SQLite file."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
 from tests.fakes.slack_api import FakeSlack  # noqa: E402
 from tests.fakes.slack_signing import free_port, sign  # noqa: E402
@@ -85,7 +87,8 @@ def app_pid(parent: int) -> int:
     return int(children[0])
 
 
-async def main(n: int, latency_s: float, within_s: float, profile: str = "") -> int:
+async def main(n: int, latency_s: float, within_s: float, profile: str = "",
+               targets: dict[str, float] | None = None) -> int:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     async with TimedSlack(tokens={"xoxb-load": "T0001"}) as slack, FakeAnthropic(latency_s=latency_s) as model, \
@@ -185,8 +188,10 @@ async def main(n: int, latency_s: float, within_s: float, profile: str = "") -> 
                                       sorted(threads.items(), key=lambda kv: -kv[1]) if used > 0))
     print(f"during the load ({load_s:.0f} s): the app used {cpu_used / load_s:.0%} of a core, the fakes and probes "
           f"in this process {fakes_cpu / load_s:.0%}")
-    print(f"slowest round / lone round: {slowest / lone:.2f}")
-    return 0 if len(durations) == n else 1
+    figures = [Figure("slowest_round_ratio", slowest / lone, 1.3), Figure("peak_rss", rss, 300.0, "MB"),
+               Figure("healthz_p99", p99, 50.0, "ms"),
+               Figure("cpu_per_call", cpu_used * 1000 / max(calls, 1), 7.0, "ms")]
+    return report(figures, targets, ok=len(durations) == n)
 
 
 async def healthy(http: aiohttp.ClientSession, base: str) -> None:
@@ -208,6 +213,7 @@ if __name__ == "__main__":
     parser.add_argument("--latency", type=float, default=1.0, help="fake model latency in seconds")
     parser.add_argument("--within", type=float, default=600.0, help="give up on round 1 after this many seconds")
     parser.add_argument("--profile", default="", help="run the app under py-spy and write a speedscope profile here")
+    add_target_flag(parser)
     args = parser.parse_args()
     raise SystemExit(asyncio.run(main(args.n, args.latency, args.within, os.path.abspath(args.profile) if args.profile
-                                      else "")))
+                                      else "", overrides(args.target))))

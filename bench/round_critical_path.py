@@ -8,6 +8,7 @@ parallel round of bids, and the synthesis,
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import statistics
 import sys
@@ -21,6 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from bot.wiring import build_app  # noqa: E402
 from core.control.commands import StartDiscussion  # noqa: E402
@@ -112,7 +114,7 @@ async def one_run(workdir: Path, latency: float, case: Case) -> tuple[float, flo
         await app.close()
 
 
-async def main() -> int:
+async def main(targets: dict[str, float]) -> int:
     medians: dict[str, float] = {}
     for name, case in CASES.items():
         critical = case.steps * LATENCY_S
@@ -126,13 +128,11 @@ async def main() -> int:
             print(f"  run {i + 1}: wall_s {wall:.3f}  critical_path_s {critical:.3f}  ratio {ratio:.3f}  "
                   f"(whole discussion {total:.3f} s, {calls} LLM calls)")
         medians[name] = statistics.median(ratios)
-        verdict = "meets" if medians[name] <= TARGET else "MISSES"
-        print(f"{name}: median ratio {medians[name]:.3f} ({verdict} the target of {TARGET})")
-    worst = max(medians, key=lambda n: medians[n])
-    print("per flow: " + ", ".join(f"{n} {r:.3f}" for n, r in medians.items()) + f"; worst is {worst}")
-    print(f"ratio {medians[worst]:.3f}")
-    return 0
+        print(f"{name}: median ratio {medians[name]:.3f}")
+    return report([Figure(f"{name}_ratio", ratio, TARGET) for name, ratio in medians.items()], targets)
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    parser = argparse.ArgumentParser(description=__doc__)
+    add_target_flag(parser)
+    sys.exit(asyncio.run(main(overrides(parser.parse_args().target))))

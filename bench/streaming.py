@@ -1,7 +1,7 @@
 """Live text on Slack: a fake model takes 2 s to its first token, then writes slowly; the real Anthropic client,
 driver and SlackChat run against the fake APIs. Prints, per persona turn, the delay from the model's first token
 to the first words visible in the thread, and how many visible updates the long opening turn gets; the last
-number printed is the worst first-words delay in seconds (target <= 1.0)."""
+worst first-words delay is the figure (target <= 1.0 s); exits 1 on a miss."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 from adapters.slack.budgeted import per_minute  # noqa: E402
 from adapters.slack.chat import SlackChat  # noqa: E402
 from adapters.slack.clients import SingleWorkspace, web_client  # noqa: E402
+from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from bot.wiring import build_app  # noqa: E402
 from core.control import commands as c  # noqa: E402
@@ -48,7 +49,7 @@ def long_reply(chars: int) -> Any:
     return reply
 
 
-async def main(first_token_s: float, gap_s: float, chars: int) -> None:
+async def main(first_token_s: float, gap_s: float, chars: int, targets: dict[str, float]) -> int:
     async with FakeAnthropic(latency_s=first_token_s, delta_gap_s=gap_s, chunk_chars=24,
                              reply=long_reply(chars)) as model, FakeSlack() as slack:
         with tempfile.TemporaryDirectory() as tmp:
@@ -76,10 +77,12 @@ async def main(first_token_s: float, gap_s: float, chars: int) -> None:
                 assert d is not None and d.status == Status.STOPPED
             finally:
                 await app.close()
-        report(model, slack)
+        worst = delays(model, slack)
+    return report([Figure("first_words_delay", worst, 1.0, "s")], targets)
 
 
-def report(model: FakeAnthropic, slack: FakeSlack) -> None:
+def delays(model: FakeAnthropic, slack: FakeSlack) -> float:
+    """Prints each turn's delay to its first visible words; returns the worst (NaN when none was seen)."""
     updates = [call for call in slack.called("chat.update") if "is writing" in str(call.params.get("text"))]
     delays, counts = [], []
     for text, first_token in sorted(model.first_delta_at.items(), key=lambda kv: kv[1]):
@@ -93,9 +96,11 @@ def report(model: FakeAnthropic, slack: FakeSlack) -> None:
         delays.append(delay)
         counts.append(len(mine))
         print(f"turn {tag}: first words {delay:.3f} s after the first token; {len(mine)} visible updates")
+    if not delays:
+        return float("nan")
     print(f"turns measured: {len(delays)}; median first-words delay {statistics.median(delays):.3f} s")
     print(f"visible updates of the long opening turn: {counts[0]}")
-    print(f"worst first-words delay (s): {max(delays):.3f}")
+    return max(delays)
 
 
 if __name__ == "__main__":
@@ -103,5 +108,6 @@ if __name__ == "__main__":
     parser.add_argument("--first-token-s", type=float, default=2.0)
     parser.add_argument("--gap-s", type=float, default=0.1, help="pause between streamed deltas of 24 characters")
     parser.add_argument("--chars", type=int, default=1500, help="length of each free-text turn")
+    add_target_flag(parser)
     args = parser.parse_args()
-    asyncio.run(main(args.first_token_s, args.gap_s, args.chars))
+    sys.exit(asyncio.run(main(args.first_token_s, args.gap_s, args.chars, overrides(args.target))))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 
 from bot.logs import redact_settings
@@ -26,7 +27,12 @@ def _settings(*, quiet: bool = False) -> Settings:
 
     `quiet` (the console without --verbose): only warnings, so library chatter never interleaves with the
     discussion on the terminal, unless COUNCIL_LOG_LEVEL asks for more."""
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as exc:  # a setting that cannot work: one clear line per problem, no traceback
+        for problem in exc.errors():
+            err.print(f"[bold red]error:[/] {str(problem['msg']).removeprefix('Value error, ')}")
+        raise typer.Exit(2) from None
     level = settings.council_log_level.upper()
     if quiet and "council_log_level" not in settings.model_fields_set:
         level = "WARNING"
@@ -156,12 +162,41 @@ def migrate() -> None:
     async def go() -> None:
         engine = make_engine(settings.database_url)
         try:
-            await run(engine)
+            await run(engine, settings.encryption_key)
         finally:
             await engine.dispose()
 
     asyncio.run(go())
     err.print("database schema is current")
+
+
+@cli.command()
+def reseal() -> None:
+    """Re-encrypt every stored credential under the first key of COUNCIL_ENCRYPTION_KEY ("new,old")."""
+    from adapters.slack.installs import reseal as run
+    from core.storage.db import make_engine
+    from core.storage.db import migrate as upgrade
+    from core.storage.sealing import BadKey, Sealer
+
+    settings = _settings()
+    try:
+        sealer = Sealer.from_keys(settings.encryption_key)
+    except BadKey as exc:
+        _fail(str(exc))
+
+    async def go() -> int:
+        engine = make_engine(settings.database_url)
+        try:
+            await upgrade(engine, settings.encryption_key)
+            return await run(engine, sealer)
+        finally:
+            await engine.dispose()
+
+    try:
+        changed = asyncio.run(go())
+    except BadKey as exc:
+        _fail(str(exc))
+    err.print(f"{changed} stored installation(s) now encrypted under the first key; the others may be dropped.")
 
 
 @cli.command("list")
@@ -257,7 +292,8 @@ def export(
             if latest:
                 async with store.tx() as tx:
                     target = await tx.latest_discussion_id()
-            return await build(store, target) if target else None
+            # The operator sees the ballots of a poll whose results are hidden, marked as such.
+            return await build(store, target, operator=True) if target else None
         finally:
             await store.close()
 

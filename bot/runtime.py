@@ -34,7 +34,7 @@ def settle_heap() -> None:
 
 async def open_store(settings: Settings) -> Store:
     engine = make_engine(settings.database_url)
-    await migrate(engine)
+    await migrate(engine, settings.encryption_key)
     return Store(engine)
 
 
@@ -109,6 +109,7 @@ async def run_slack(settings: Settings) -> int:
         admin_groups=frozenset(i for i in settings.admins if i.startswith("S")),  # Slack user groups are S…
         marketplace=settings.slack_marketplace, time_scale=settings.slack_time_scale,
         rate_budget=settings.slack_rate_budget,
+        encryption_key=settings.encryption_key,
     )
     pages = web_pages(settings)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_PRICES = {
@@ -25,6 +25,9 @@ def unknown_variables(environ: Mapping[str, str]) -> list[tuple[str, str]]:
             close = difflib.get_close_matches(name.upper(), known, n=1, cutoff=0.8)
             out.append((name, close[0] if close else ""))
     return out
+
+
+MIN_WEB_SECRET_BYTES = 32
 
 
 class Settings(BaseSettings):
@@ -58,10 +61,12 @@ class Settings(BaseSettings):
     council_budget_usd: float = 5.0  # per discussion
     council_workspace_budget_usd_per_day: float = 25.0  # per Slack team / Discord guild; 0 means no limit
     council_starts_per_user_per_hour: int = 5  # 0 means no limit
+    council_turn_estimate_usd: float = 0.05  # what a discussion's first turns reserve of the daily budget
     council_answer_interval_s: float = 180.0  # at most one paid answer per person this often, between rounds
     # Ids of people, Slack user groups or Discord roles with admin rights, comma-separated.
     council_admins: str = ""
     council_members_steer: bool = True  # anyone in the channel may choose another round / deep dive / topic
+    council_members_configure: bool = False  # channel members (not only admins) may set its meeting owners
     council_context_rounds: int = Field(default=2, ge=1)  # rounds prompts carry verbatim; older ones as syntheses
     council_seat_wait_min: float = Field(default=30.0, gt=0)  # a person's turn waits this long, then a stand-in
     council_open_max_speeches: int = Field(default=16, ge=2, le=200)  # the open floor closes by then at the latest
@@ -82,6 +87,8 @@ class Settings(BaseSettings):
     council_default_tz: str = "UTC"
     council_public_url: str = ""  # base of links to discussion pages, e.g. https://council.example.com
     council_web_secret: SecretStr | None = None  # signs those links; without it there are no pages
+    # Fernet key(s), newest first: stored credentials (OAuth installs' tokens) are encrypted under it.
+    council_encryption_key: SecretStr | None = None
     council_web_link_days: int = 90  # how long a page link stays valid
     council_log_level: str = "INFO"
 
@@ -98,6 +105,19 @@ class Settings(BaseSettings):
         def split(raw: str) -> list[str]:
             return [x.strip() for x in raw.split(",") if x.strip()]
         return split(self.council_search_allowed_domains), split(self.council_search_blocked_domains)
+
+    @field_validator("council_web_secret")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        """A page link's signature is only as strong as its key: refuse a guessable one at start."""
+        if value is not None and len(value.get_secret_value().encode()) < MIN_WEB_SECRET_BYTES:
+            raise ValueError(f"COUNCIL_WEB_SECRET must be at least {MIN_WEB_SECRET_BYTES} bytes (it signs page links); "
+                             "generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'")
+        return value
+
+    @property
+    def encryption_key(self) -> str:
+        return self.council_encryption_key.get_secret_value() if self.council_encryption_key else ""
 
     @property
     def admins(self) -> frozenset[str]:

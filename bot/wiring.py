@@ -106,7 +106,7 @@ async def build_app(
     """Create or migrate the schema, then wire store, model, driver and service around the given chats;
     `scheduler=True` also starts the schedule timer (it leads on one replica at a time)."""
     engine = make_engine(settings.database_url)
-    await migrate(engine)
+    await migrate(engine, settings.encryption_key)
     store = Store(engine)
     clock = clock or SystemClock()
     llm = llm or build_llm(settings)
@@ -114,7 +114,8 @@ async def build_app(
     await store.claim_sole_process(owner)  # SQLite: a restart resumes what its dead predecessor was driving
     limits = Limits(workspace_usd_per_day=settings.council_workspace_budget_usd_per_day,
                     starts_per_user_per_hour=settings.council_starts_per_user_per_hour,
-                    answer_interval_s=settings.council_answer_interval_s, tz=settings.council_default_tz)
+                    answer_interval_s=settings.council_answer_interval_s, tz=settings.council_default_tz,
+                    turn_estimate_usd=settings.council_turn_estimate_usd)
     driver = Driver(store, llm, chats, clock, DriverConfig(owner=owner, lease_ttl=settings.lease_ttl_s,
                                                            context_rounds=settings.council_context_rounds,
                                                            limits=limits, pages=page_links(settings),
@@ -124,7 +125,8 @@ async def build_app(
     service = Service(store, driver, clock, new_discussion_id, ServiceConfig(
         budget_usd=settings.council_budget_usd, open_max_speeches=settings.council_open_max_speeches, limits=limits,
         fact_check=settings.council_fact_check,
-        policy=Policy(admins=settings.admins, members_steer=settings.council_members_steer)))
+        policy=Policy(admins=settings.admins, members_steer=settings.council_members_steer,
+                      members_configure=settings.council_members_configure)))
     app = App(settings=settings, store=store, llm=llm, driver=driver, service=service, clock=clock)
     if scheduler:
         # Started on every replica; it fires a platform's rows only while this process holds that platform's lock.

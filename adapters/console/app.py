@@ -191,7 +191,7 @@ class ConsoleSession:
             self.console.print(f"[dim]{plain(reply.text)}[/]")
 
     async def write_exports(self, discussion_id: str, folder: Path) -> Path:
-        doc = await export(self.store, discussion_id)
+        doc = await export(self.store, discussion_id, operator=True)  # the terminal is the operator's
         assert doc is not None
         target = folder / discussion_id
         target.mkdir(parents=True, exist_ok=True)

@@ -217,9 +217,8 @@ class Handlers:
             return t.HELP
         if isinstance(intent, t.ShowStatus):
             return await self.service.guard.status_text(intent.discussion_id, c.Command(**who.fields()))
-        if isinstance(intent, t.RosterEdit):
-            async with self.store.tx() as tx:
-                personas = await tx.personas(intent.discussion_id)
+        if isinstance(intent, t.RosterEdit):  # the roster is read only for who may edit it
+            _, personas = await self.service.guard.roster(c.Command(**who.fields()), intent.discussion_id)
             intent = t.roster_command(intent, personas, who)
         if isinstance(intent, t.OpenModal | t.AskConfirm | t.Dismiss):
             raise t.NotUnderstood("Use the button for that.")

@@ -15,13 +15,11 @@ from adapters.slack import translate as tr
 from adapters.slack.home import MAX_DECISIONS, MAX_DISCUSSIONS, NEW_ACTION, HomeFacts, Row, home_view
 from adapters.slack.markup import escape
 from adapters.slack.member import channels_of
-from adapters.slack.place import Desk, Place
-from adapters.slack.views import notice_view, start_view, topic_view
+from adapters.slack.place import Desk, Place, facts
+from adapters.slack.views import start_view, topic_view
 from core.control import commands as c
 from core.control.service import UserError
-from core.deliberation import engine
-from core.models import NextAction, Status
-from core.running.driver import load_state
+from core.models import NextAction
 from core.showing.export import artifacts
 from core.showing.export import export as export_doc
 
@@ -30,12 +28,9 @@ log = logging.getLogger(__name__)
 
 async def ask_topic(council: Desk, intent: c.ChooseNextAction, place: Place, client: AsyncWebClient) -> None:
     """Deep dive / Different topic open a form with the council's suggestion, which the person may replace."""
-    async with council.core.store.tx() as tx:
-        state = await load_state(tx, intent.discussion_id)
-    if state is None or state.discussion.status != Status.WAITING:
-        await council.show(client, place, notice_view("The next step was already chosen."))
-        return
-    ideas = engine.suggestions(state)
+    who, _ = await council.who(client, place)
+    asker = intent.model_copy(update={**who.fields(), **facts(place)})
+    ideas = await council.core.service.guard.suggestions(asker)  # nothing is read for who may not choose
     deep = intent.action == NextAction.DEEP_DIVE
     suggestion = (ideas[0] if ideas else "") if deep else (ideas[1] if len(ideas) > 1 else "")
     meta = ix.topic_metadata(intent.discussion_id, intent.action.value, place.channel, place.thread_ts or "")
@@ -43,17 +38,14 @@ async def ask_topic(council: Desk, intent: c.ChooseNextAction, place: Place, cli
 
 async def export_files(council: Desk, discussion_id: str, place: Place, client: AsyncWebClient) -> None:
     """synthesis.md and the full transcript (JSON), uploaded into the discussion's thread."""
-    d = await council.discussion(discussion_id)
-    if d is None or d.channel != place.channel:
-        await council.tell(client, place, "That discussion is not in this channel.")
-        return
+    who, _ = await council.who(client, place)
+    d = await council.core.service.guard.may(c.Command(**who.fields(), **facts(place)), discussion_id)
     doc = await export_doc(council.core.store, d.id)
     assert doc is not None
     files = artifacts(doc)
     uploads = [{"content": files["synthesis.md"], "filename": "synthesis.md", "title": "Synthesis"},
                {"content": json.dumps(doc, indent=2, ensure_ascii=False), "filename": "transcript.json",
                 "title": "Transcript"}]
-    who, _ = await council.who(client, place)
     try:
         await client.files_upload_v2(channel=d.channel, thread_ts=d.thread_ref or None, file_uploads=uploads,
                                      initial_comment=f"📦 Export of `{d.id}`, asked for by {escape(who.user_name)}.")
@@ -112,10 +104,14 @@ async def home_action(council: Desk, body: dict[str, Any], client: AsyncWebClien
         return
     kind = action["action_id"].rpartition(":")[2]
     _, _, target = str(action.get("value", "")).partition("|")
-    cmd: c.Command = c.ScheduleRound(discussion_id=target, when="off") if kind == "round" else \
-        c.SetDigest(platform=tr.PLATFORM, workspace=team, channel=target, cadence="off")
     try:
         who, _ = await council.who(client, place)
+        # From the Home tab there is no channel: like a click in a direct message, a round schedule's discussion
+        # is found for its starter; an admin finds any of the workspace's (the command carries the workspace, or
+        # the discussion is "not found").
+        cmd: c.Command = c.ScheduleRound(discussion_id=target, when="off", platform=tr.PLATFORM, workspace=team,
+                                         in_dm=not who.is_admin) if kind == "round" else \
+            c.SetDigest(platform=tr.PLATFORM, workspace=team, channel=target, cadence="off")
         await council.core.service.handle(cmd.model_copy(update=who.fields()))
     except UserError as exc:
         log.info("Home cancel refused for %s: %s", place.user, exc)

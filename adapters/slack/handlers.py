@@ -29,7 +29,7 @@ from adapters.slack.render import render, settled
 from adapters.slack.views import notice_view, roster_view, start_view
 from core.control import commands as c
 from core.control.service import Reply, UserError, list_text
-from core.models import NEXT_ACTION_LABELS, Discussion, NextAction, Status
+from core.models import NEXT_ACTION_LABELS, Discussion, NextAction, Persona, Status
 from core.showing import posts
 
 log = logging.getLogger(__name__)
@@ -173,9 +173,8 @@ class Council:
             await extras.export_files(self, intent.discussion_id, place, client)
             return
         if isinstance(intent, ix.OpenRosterModal):
-            async with self.core.store.tx() as tx:
-                personas = await tx.personas(intent.discussion_id)
-            await self.show(client, place, roster_view(intent.discussion_id, personas))
+            d, personas = await self.core.service.guard.roster(await self.asker(client, place), intent.discussion_id)
+            await self.show(client, place, roster_view(d.id, d.channel, personas))
             return
         # The thread shows everything else; the answer to a confirm step replaces its private question.
         quiet = not (isinstance(intent, c.CastBallot | c.TakeStance) or place.replace)
@@ -197,15 +196,16 @@ class Council:
 
     async def roster(self, view: dict[str, Any], place: Place, client: AsyncWebClient) -> None:
         """The roster modal submitted: its changes, one command each, answered in the discussion's thread."""
-        d: Discussion | None = None
-        async with self._guard(client, place, "roster form"):  # no channel yet: the answer may not reach anyone
-            d = await self.discussion(view.get("private_metadata", ""))
-        if d is None:
+        discussion_id, channel = ix.roster_metadata(view.get("private_metadata", ""))
+        place = replace(place, channel=channel)  # where the form was opened, checked when it was
+        found: tuple[Discussion, list[Persona]] | None = None
+        async with self._guard(client, place, "roster form"):
+            found = await self.core.service.guard.roster(await self.asker(client, place), discussion_id)
+        if found is None:
             return
+        d, personas = found
         place = replace(place, channel=d.channel, thread_ts=d.thread_ref or None)
         async with self._guard(client, place, "roster form"):
-            async with self.core.store.tx() as tx:
-                personas = await tx.personas(d.id)
             for cmd in ix.roster_commands(view["state"]["values"], d.id, personas, tr.Who(place.user)):
                 if await self.execute(cmd, place, client, announce=False) is None:
                     return

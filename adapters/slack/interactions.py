@@ -159,6 +159,17 @@ def view_errors(exc: BadInput) -> dict[str, str]:
     return {block: message or str(exc)}
 
 
+def roster_metadata(private_metadata: str) -> tuple[str, str]:
+    """(discussion id, the channel the roster form was opened from)."""
+    try:
+        meta = json.loads(private_metadata or "{}")
+    except ValueError:
+        return private_metadata, ""
+    if not isinstance(meta, dict):
+        return str(meta), ""
+    return str(meta.get("discussion_id", "")), str(meta.get("channel", ""))
+
+
 def topic_metadata(discussion_id: str, action: str, channel: str, thread_ts: str) -> str:
     return json.dumps({"discussion_id": discussion_id, "action": action, "channel": channel, "thread_ts": thread_ts})
 

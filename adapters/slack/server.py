@@ -17,7 +17,6 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
-from slack_sdk.oauth.installation_store.sqlalchemy import AsyncSQLAlchemyInstallationStore
 from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStore
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -26,6 +25,7 @@ from adapters.slack.budgeted import per_minute
 from adapters.slack.chat import ClientFor, SlackChat
 from adapters.slack.clients import Installations, SingleWorkspace, Tasks, Users, web_client
 from adapters.slack.handlers import Council
+from adapters.slack.installs import SealedInstallations, sealer_for_oauth
 from adapters.slack.place import CoreApp
 from core.ports import ChatPort
 from core.running.budget import RateBudget, buckets_for
@@ -64,6 +64,7 @@ class SlackConfig:
     rate_budget: bool = True  # False (benches of the app itself): no per-method budget; posts are still paced
     scopes: list[str] = field(default_factory=lambda: list(BOT_SCOPES))
     admin_groups: frozenset[str] = frozenset()  # Slack user-group ids (S…) in COUNCIL_ADMINS
+    encryption_key: str = ""  # COUNCIL_ENCRYPTION_KEY: OAuth installs keep their tokens encrypted under it
 
 
 class SlackServer:
@@ -101,6 +102,8 @@ class SlackServer:
             raise ValueError("SLACK_SIGNING_SECRET is required to serve /slack/events (or set SLACK_APP_TOKEN)")
         if not cfg.bot_token and not (cfg.client_id and cfg.client_secret):
             raise ValueError("set SLACK_BOT_TOKEN, or SLACK_CLIENT_ID and SLACK_CLIENT_SECRET for OAuth installs")
+        if cfg.client_id and cfg.client_secret:
+            sealer_for_oauth(cfg.encryption_key)  # refused before serving anything when there is no key
         web_app = web.Application()
         web_app.add_routes([web.get("/healthz", self._health), web.post(EVENTS_PATH, self._events),
                             web.get("/slack/install", self._oauth), web.get("/slack/oauth_redirect", self._oauth),
@@ -135,7 +138,8 @@ class SlackServer:
                                  scale=cfg.time_scale)
         if cfg.client_id and cfg.client_secret:
             engine = core.store.engine
-            installs = AsyncSQLAlchemyInstallationStore(client_id=cfg.client_id, engine=engine)
+            installs = SealedInstallations(sealer_for_oauth(cfg.encryption_key), client_id=cfg.client_id,
+                                           engine=engine)
             states = AsyncSQLAlchemyOAuthStateStore(expiration_seconds=600, engine=engine)
             await installs.create_tables()
             await states.create_tables()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from slack_sdk.models.blocks import (
@@ -105,7 +106,7 @@ def topic_view(private_metadata: str, deep_dive: bool, suggestion: str) -> dict[
     return view.to_dict()
 
 
-def roster_view(discussion_id: str, personas: list[Persona]) -> dict[str, Any]:
+def roster_view(discussion_id: str, channel: str, personas: list[Persona]) -> dict[str, Any]:
     experts = [p for p in personas if p.role == Role.EXPERT]
     blocks: list[Any] = [SectionBlock(text=MarkdownTextObject(
         text="Rename experts, change what they bring, remove some (at least two stay), or add one. "
@@ -127,7 +128,8 @@ def roster_view(discussion_id: str, personas: list[Persona]) -> dict[str, Any]:
         action_id="value", max_length=120), optional=True))
     view = View(type="modal", callback_id=ROSTER_VIEW, title=PlainTextObject(text="Modify the roster"),
                 submit=PlainTextObject(text="Save"), close=PlainTextObject(text="Cancel"),
-                private_metadata=discussion_id, blocks=blocks[:100])
+                private_metadata=json.dumps({"discussion_id": discussion_id, "channel": channel}),
+                blocks=blocks[:100])
     return view.to_dict()
 
 

@@ -19,7 +19,10 @@ HEADERS = {
     "Referrer-Policy": "no-referrer",  # the signature must not leak to the sites people click through to
     "X-Robots-Tag": "noindex",
     "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+    # No scripts, nothing fetched, and no other site may frame the page (clickjacking).
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+                               "frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    "X-Frame-Options": "DENY",  # the same, for browsers that predate frame-ancestors
 }
 REFUSED = ("<!doctype html><meta charset=utf-8><title>Council</title>"
            "<p>This link is not valid or has expired. Ask for a fresh link from the discussion's thread.</p>")
@@ -54,7 +57,8 @@ class Pages:
     async def discussion(self, request: web.Request) -> web.Response:
         did = request.match_info["discussion_id"]
         q = request.query
-        if not self.links.valid(did, q.get("exp", ""), q.get("sig", ""), self.clock.now()):
+        once = all(len(q.getall(name, [])) == 1 for name in ("exp", "sig"))  # a link carries each exactly once
+        if not once or not self.links.valid(did, q.get("exp", ""), q.get("sig", ""), self.clock.now()):
             return web.Response(status=403, text=REFUSED, content_type="text/html", headers=HEADERS)
         if self.store is None:
             return web.Response(status=503, text="starting", headers=HEADERS)

@@ -119,8 +119,10 @@ def polls(doc: dict[str, Any]) -> list[dict[str, Any]]:
                     sum(1 for b in current if b["choice"] == i and not b["is_ai"]),
                     round(100 * sum(1 for b in current if b["choice"] == i) / total))
                 for i, option in enumerate(p["options"])]
+        hidden = bool(p.get("results_hidden"))
         out.append({"question": p["question"], "round": p["round"], "closed": p["closed"], "final": p["final"],
-                    "bars": bars, "votes": len(current)})
+                    "bars": [] if hidden else bars, "votes": len(current), "hidden": hidden,
+                    "options": p["options"]})
     return out
 
 

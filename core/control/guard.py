@@ -10,8 +10,10 @@ from typing import Protocol
 from core.control import commands as c
 from core.control import permissions as perm
 from core.control.replies import UserError
-from core.models import Discussion, Status
+from core.deliberation import engine
+from core.models import Discussion, Persona, Poll, Status
 from core.ports import Clock
+from core.running.driver import load_state
 from core.running.spending import Limits, day_window, workspace_exhausted, workspace_message
 from core.showing.moments import mark
 from core.storage.store import Store, Tx
@@ -20,9 +22,17 @@ from core.storage.store import Store, Tx
 ASKER: ContextVar[c.Command | None] = ContextVar("council_asker", default=None)
 
 
+NO_POLL = "I can't find that poll; vote with the buttons in the discussion's thread."
+
+
 def not_found(discussion_id: str) -> UserError:
     """The same words whether the id does not exist or belongs to another workspace or channel."""
     return UserError(f"I can't find a discussion with id `{discussion_id.strip()}`; the list command shows them.")
+
+
+def _who(asker: c.Command) -> dict[str, object]:
+    """The facts of who asks and where, to check another action for the same person."""
+    return {name: getattr(asker, name) for name in c.Command.model_fields}
 
 
 class GuardConfig(Protocol):
@@ -37,15 +47,12 @@ class Guard:
         self.store, self.clock, self.config = store, clock, config
 
     async def authorize(self, cmd: c.Command) -> None:
-        """Refuse (privately, saying why) a start past the limits, or a digest this person may not set."""
-        if not isinstance(cmd, c.StartDiscussion | c.SetDigest):
+        """Refuse (privately, saying why) a start past the limits. A digest is checked by set_digest, against
+        the digest it reads in the transaction that replaces it."""
+        if not isinstance(cmd, c.StartDiscussion):
             return
         async with self.store.tx() as tx:
-            if isinstance(cmd, c.StartDiscussion):
-                await self._may_start(tx, cmd)
-            else:
-                existing = await tx.find_schedule("digest", cmd.platform, cmd.workspace, cmd.channel)
-                perm.check_digest(self.config.policy, cmd, existing)
+            await self._may_start(tx, cmd)
 
     async def visible(self, tx: Tx, discussion_id: str, asker: c.Command) -> Discussion:
         d = await tx.discussion(discussion_id.strip())
@@ -62,6 +69,34 @@ class Guard:
         perm.check(self.config.policy, d, cmd)
         return d
 
+    async def poll(self, tx: Tx, poll_id: int, asker: c.Command | None, *, for_update: bool = False
+                   ) -> tuple[Poll, Discussion]:
+        """A poll and its discussion, when the asker (None: the timer) can see them from where they are; one answer
+        for every poll they cannot see, so no id tells anything (existing, closed, its options) elsewhere."""
+        poll = await tx.poll(poll_id, for_update=for_update)
+        d = await tx.discussion(poll.discussion_id, for_update=True) if poll is not None else None
+        if poll is None or d is None or (asker is not None and not perm.visible(self.config.policy, d, asker)):
+            raise UserError(NO_POLL)
+        if asker is not None:
+            perm.check(self.config.policy, d, asker)
+        return poll, d
+
+    async def roster(self, asker: c.Command, discussion_id: str) -> tuple[Discussion, list[Persona]]:
+        """The roster, read only for someone who may edit it (the roster form, Discord's roster edit)."""
+        d = await self.may(c.ModifyRoster(**_who(asker), discussion_id=discussion_id, persona_key=""), discussion_id)
+        async with self.store.tx() as tx:
+            return d, await tx.personas(d.id)
+
+    async def suggestions(self, cmd: c.ChooseNextAction) -> list[str]:
+        """The council's ideas for the next round (Deep dive's and Different topic's forms), read only for
+        someone who may choose it."""
+        d = await self.may(cmd, cmd.discussion_id)
+        async with self.store.tx() as tx:
+            state = await load_state(tx, d.id)
+        if state is None or state.discussion.status != Status.WAITING:
+            raise UserError("The next step was already chosen.")
+        return engine.suggestions(state)
+
     async def may_stop(self, cmd: c.Stop) -> Discussion:
         """Before a typed stop asks "for good?": whether there is anything this person may stop."""
         d = await self.may(cmd, cmd.discussion_id)
@@ -70,19 +105,31 @@ class Guard:
         return d
 
     async def _may_start(self, tx: Tx, cmd: c.StartDiscussion) -> None:
+        """Checked before anything is read for the start; the person's count is checked again, atomically with
+        the insert, by may_start_now."""
+        await self.may_start_now(tx, cmd)
         limits = self.config.limits
         now = self.clock.now()
-        if limits.starts_per_user_per_hour > 0 and cmd.user_id:
-            started = await tx.starts_since(cmd.platform, cmd.workspace, cmd.user_id, now - timedelta(hours=1))
-            if started >= limits.starts_per_user_per_hour:
-                raise UserError(
-                    f"You have started {started} discussions in the last hour, the limit per person "
-                    f"(COUNCIL_STARTS_PER_USER_PER_HOUR = {limits.starts_per_user_per_hour}); please try again "
-                    "later, or continue one of them.")
         if limits.workspace_usd_per_day > 0:
             spent = await tx.workspace_spend(cmd.platform, cmd.workspace, day_window(now, limits.tz)[0])
             if workspace_exhausted(limits, spent):
                 raise UserError(f"I can't start a new discussion: {workspace_message(limits, spent, now)}.")
+
+    async def may_start_now(self, tx: Tx, cmd: c.StartDiscussion) -> None:
+        """The person's starts in the last hour, counted in the transaction that inserts this one and under a
+        lock on the person (one transaction at a time on SQLite): twelve starts sent at once let exactly the
+        limit through."""
+        limits = self.config.limits
+        if limits.starts_per_user_per_hour <= 0 or not cmd.user_id:
+            return
+        await tx.serialize("starts", cmd.platform, cmd.workspace, cmd.user_id)
+        since = self.clock.now() - timedelta(hours=1)
+        started = await tx.starts_since(cmd.platform, cmd.workspace, cmd.user_id, since)
+        if started >= limits.starts_per_user_per_hour:
+            raise UserError(
+                f"You have started {started} discussions in the last hour, the limit per person "
+                f"(COUNCIL_STARTS_PER_USER_PER_HOUR = {limits.starts_per_user_per_hour}); please try again "
+                "later, or continue one of them.")
 
     async def answered_lately(self, tx: Tx, discussion_id: str, user_id: str, now: datetime) -> bool:
         """Paid answers between rounds are paced: at most one per person per COUNCIL_ANSWER_INTERVAL_S."""
@@ -119,7 +166,8 @@ class Guard:
             line += "; resume it to retry"
         open_polls = [p for p in polls if not p.closed]
         line += f", {len(open_polls)} open poll(s)" if open_polls else ""
-        if rounds is not None and rounds.enabled and rounds.next_run_at is not None:
+        ended = d.status in (Status.DONE, Status.STOPPED)  # its schedule ends at its next firing: none to show
+        if rounds is not None and rounds.enabled and rounds.next_run_at is not None and not ended:
             line += f"; next scheduled round {mark(rounds.next_run_at, rounds.tz, relative=True)}"
         return line
 

@@ -13,6 +13,7 @@ from enum import StrEnum
 from core.control import commands as c
 from core.control.replies import UserError
 from core.models import Discussion, NextAction, Schedule
+from core.when import cron
 
 
 class Act(StrEnum):
@@ -42,6 +43,7 @@ class Refused(UserError):
 class Policy:
     admins: frozenset[str] = field(default_factory=frozenset)  # people, user groups or roles (COUNCIL_ADMINS)
     members_steer: bool = True  # members may choose another round / deep dive / different topic
+    members_configure: bool = False  # members may configure the channel they are in (meeting owners)
 
 
 def is_admin(policy: Policy, cmd: c.Command) -> bool:
@@ -88,16 +90,41 @@ def check(policy: Policy, d: Discussion, cmd: c.Command) -> None:
 
 
 def check_digest(policy: Policy, cmd: c.SetDigest, existing: Schedule | None) -> None:
-    """Set a digest for the channel you are in; for another channel, admins only. Cancelling is for whoever
+    """Set a digest for the channel you are in, daily, weekly or by a cron that fires at most once an hour; for
+    another channel, or more often, admins only. A digest that is on is replaced or turned off only by whoever
     set it and admins."""
     if is_admin(policy, cmd):
         return
+    if existing is not None and existing.enabled and existing.created_by != cmd.user_id:
+        what = "turn it off" if cmd.cadence == "off" else "replace it"
+        raise Refused(f"Only the person who set this digest or a workspace admin can {what}.")
     if cmd.cadence == "off":
-        if existing is not None and existing.enabled and existing.created_by != cmd.user_id:
-            raise Refused("Only the person who set this digest or a workspace admin can turn it off.")
         return
     if cmd.channel != cmd.in_channel:
         raise Refused("You can set a digest for the channel you are in; for another channel, ask a workspace admin.")
+    if cmd.cadence == "cron" and not hourly_at_most(cmd.cron):
+        raise Refused("A digest may post at most one an hour (one minute in the cron's first field, e.g. "
+                      "`15 * * * *`); for more often, ask a workspace admin.")
+
+
+def hourly_at_most(expr: str) -> bool:
+    """A cron with one minute in its minute field fires at most once in any hour (every hour holds that minute
+    once; a repeated autumn hour fires once). An invalid expression passes here: setting it says what is wrong."""
+    try:
+        return len(cron.parse(expr).minutes) <= 1
+    except cron.CronError:
+        return True
+
+
+def check_configure(policy: Policy, cmd: c.Command, channel: str) -> None:
+    """A channel's configuration (its meetings' owners) is for admins; for the channel's own members too when
+    COUNCIL_MEMBERS_CONFIGURE is on."""
+    if is_admin(policy, cmd):
+        return
+    if not policy.members_configure:
+        raise Refused("Only workspace admins can configure this channel.")
+    if cmd.in_channel != channel:
+        raise Refused("You can configure the channel you are in; for another channel, ask a workspace admin.")
 
 
 def check_admin(policy: Policy, cmd: c.Command, what: str) -> None:

@@ -9,6 +9,8 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from core.control import commands as c
+from core.control.guard import GuardConfig
+from core.control.permissions import check_digest
 from core.control.replies import Reply, UserError
 from core.deliberation import engine
 from core.models import Discussion, NextAction, Post, PostFile, Schedule, Status
@@ -55,6 +57,9 @@ def round_trigger(when: str, every: str, tz: str, now: datetime) -> tuple[str, d
 
 class Steering(Protocol):
     """What a scheduled round needs of the service: the discussion the asker may act on, and its steering."""
+
+    @property
+    def config(self) -> GuardConfig: ...  # who may do what (the digest rules), and the limits
 
     async def get(self, tx: Tx, discussion_id: str) -> Discussion: ...
     async def choose(self, tx: Tx, d: Discussion, action: NextAction, user_name: str, topic: str = "") -> str: ...
@@ -130,7 +135,8 @@ class Schedules:
     async def set_digest(self, cmd: c.SetDigest) -> Reply:
         now = self.clock.now()
         async with self.store.tx() as tx:
-            existing = await tx.find_schedule("digest", cmd.platform, cmd.workspace, cmd.channel)
+            existing = await tx.find_schedule("digest", cmd.platform, cmd.workspace, cmd.channel, for_update=True)
+            check_digest(self.steering.config.policy, cmd, existing)  # before anything changes
             if cmd.cadence == "off":
                 if existing is None or not existing.enabled:
                     return Reply(text="There is no digest for that channel.")
@@ -278,5 +284,7 @@ class Schedules:
         async with self.store.tx() as tx:
             await tx.set_digest_post(row["id"], post.model_dump(mode="json", exclude={"files"}))
             if usage is not None:
-                await tx.add_usage(None, key, usage, self.clock.now())
+                # charged to the workspace's daily budget like any discussion's model call
+                await tx.add_usage(None, key, usage, self.clock.now(),
+                                   workspace=(material.schedule.platform, material.schedule.workspace))
         return post

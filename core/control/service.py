@@ -13,13 +13,13 @@ from core.control import clarify, defaults
 from core.control import commands as c
 from core.control.checks import Checks
 from core.control.guard import ASKER, Guard, not_found
-from core.control.permissions import Policy, check, visible
+from core.control.permissions import Policy, check, check_configure, visible
 from core.control.recall import Recall
 from core.control.replies import Reply, UserError
 from core.control.schedules import Schedules
 from core.deliberation import engine, flows
-from core.deliberation.holders import holder_line
-from core.deliberation.roster import EXPERT_ICONS, addressed, full_roster, slug
+from core.deliberation.holders import holder_line, stored_line
+from core.deliberation.roster import EXPERT_ICONS, addressed, clean_name, full_roster, slug
 from core.deliberation.seats import with_people
 from core.models import (
     NEXT_ACTION_LABELS,
@@ -181,6 +181,7 @@ class Service:
         )
         d.header_shown = header_sig(d)
         async with self.store.tx() as tx:
+            await self.guard.may_start_now(tx, cmd)  # counted and inserted in one transaction
             await tx.add_discussion(d)
             flow = flows.get(d.flow)
             seats = flow.seats(d)
@@ -213,7 +214,8 @@ class Service:
         return Reply(text=defaults.confirmation(values, warnings))
 
     async def set_owners(self, cmd: c.SetOwners) -> Reply:
-        owners = [" ".join(o.split())[:200] for o in cmd.owners if o.strip()]
+        check_configure(self.config.policy, cmd, cmd.channel)
+        owners = [line for line in map(stored_line, cmd.owners) if line]
         if len(owners) == 1 or len(owners) > 8:
             raise UserError("A meeting needs 2 to 8 domain owners, for example "
                             "“Dana: Billing; Eli: Mobile app” (or off, to have them generated for each topic).")
@@ -251,11 +253,11 @@ class Service:
                     raise UserError("A council needs its fixed roles and at least two experts.")
                 personas.remove(target)
             else:
-                target.name = cmd.name.strip()[:80] or target.name
-                target.title = cmd.title.strip()[:120] or target.title
+                target.name = clean_name(cmd.name) or target.name
+                target.title = clean_name(cmd.title, 120) or target.title
                 if cmd.held_by is not None:  # the form gives the seat to a person (or back to the persona: "")
                     target.held_by = cmd.held_by
-                    target.name = cmd.name.strip()[:80] or (cmd.held_by_name[:80] if cmd.held_by else "") or \
+                    target.name = clean_name(cmd.name) or (clean_name(cmd.held_by_name) if cmd.held_by else "") or \
                         target.name
             await tx.set_personas(d.id, personas)
             await self._refresh_header(tx, d)
@@ -270,18 +272,19 @@ class Service:
             experts = [p for p in personas if p.role == Role.EXPERT]
             if len(experts) >= 8:
                 raise UserError("A council can have at most eight experts.")
-            if not cmd.name.strip():
+            name = clean_name(cmd.name)
+            if not name:
                 raise UserError("Please give the new expert a name.")
-            key = slug(cmd.name)
+            key = slug(name)
             while any(p.key == key for p in personas):
                 key += "_x"
-            experts.append(Persona(key=key, name=cmd.name.strip()[:80], role=Role.EXPERT,
-                                   title=cmd.title.strip()[:120] or "Expert",
+            experts.append(Persona(key=key, name=name, role=Role.EXPERT,
+                                   title=clean_name(cmd.title, 120) or "Expert",
                                    icon=EXPERT_ICONS[len(experts) % len(EXPERT_ICONS)]))
             personas = full_roster(experts)
             await tx.set_personas(d.id, personas)
             await self._refresh_header(tx, d)
-        return Reply(text=f"Added {cmd.name.strip()}.", discussion_id=d.id)
+        return Reply(text=f"Added {name}.", discussion_id=d.id)
 
     async def _refresh_header(self, tx: Tx, d: Discussion) -> None:
         await redraw_header(tx, d, self.clock.now())  # the roster changed: the state may not have
@@ -345,16 +348,13 @@ class Service:
         async with self.store.tx() as tx:
             # Locked: closing the poll waits for this vote (or this vote sees it closed), so the tally queued
             # below is always ahead of the closed poll in the thread's queue.
-            poll = await tx.poll(cmd.poll_id, for_update=True)
-            if poll is None:
-                raise UserError("That poll no longer exists.")
+            poll, d = await self.guard.poll(tx, cmd.poll_id, ASKER.get(), for_update=True)
             if poll.closed:
                 raise UserError("This poll is closed; its results are in the thread.")
             if not 0 <= cmd.choice < len(poll.options):
                 raise UserError("That option is not on this poll.")
             await tx.cast(Ballot(poll_id=poll.id, voter_id=cmd.user_id, voter_name=cmd.user_name or cmd.user_id,
                                  choice=cmd.choice, created_at=now))
-            d = await self.get(tx, poll.discussion_id)
             await self._queue_tally(tx, d, poll, now)
             if poll.final:
                 await refresh_people(tx, d.id)  # the decision record's people's vote follows the final poll
@@ -376,10 +376,7 @@ class Service:
 
     async def close_poll(self, cmd: c.ClosePoll) -> Reply:
         async with self.store.tx() as tx:
-            poll = await tx.poll(cmd.poll_id)
-            if poll is None:
-                raise UserError("That poll no longer exists.")
-            d = await self.get(tx, poll.discussion_id)
+            poll, d = await self.guard.poll(tx, cmd.poll_id, ASKER.get())
             if not poll.closed:
                 await close_poll(tx, d, poll, self.clock.now(), self.driver.llm.offline)
         return Reply(text="Poll closed.", discussion_id=d.id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from core.deliberation.roster import owner_line
 from core.models import Persona
 
 PERSON_ICON = ":bust_in_silhouette:"
@@ -20,6 +21,18 @@ def holder_line(line: str) -> tuple[str, str]:
     left = _HOLDER.sub(" ", name).strip(" @")
     shown = left or (m.group(2) or "").strip(" @") or f"Owner of {domain.strip() or 'a domain'}"
     return f"{shown}{colon}{domain}", m.group(1)
+
+
+def stored_line(raw: str) -> str:
+    """An owner line as typed, as it may be stored: the name and domain cleaned of every mention and markup, and a
+    person it named kept as one mention rebuilt from their id alone (`Dana <@U123>: Billing`); "" when nothing
+    but markup was typed (`<!here>: Billing`)."""
+    shown, user_id = holder_line(raw)
+    line = owner_line(shown)
+    if not line or not user_id:
+        return line
+    name, colon, domain = line.partition(":")
+    return f"{name} <@{user_id}>{colon}{domain}"
 
 
 def clean_lines(lines: list[str]) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from core.deliberation.quoting import NAME_CHARS, clean
 from core.deliberation.schemas import ExpertSpec
 from core.models import Persona, Role
 
@@ -44,6 +45,21 @@ EXPERT_ICONS = [":bulb:", ":gear:", ":bar_chart:", ":shield:", ":seedling:", ":c
 RESERVED_KEYS = {p.key for p in FIXED} | set(VISITORS)
 
 
+# Chat markup that notifies or links: Slack's <!here>, <@U1|name>, <#C1|name>, <!subteam^S1>, <https://…|text>,
+# Discord's <@123>, <@!123>, <@&123>, <#123>, <t:…>; any <…> token goes whole, and so does a word that starts
+# with @ or # (@everyone, @here, @channel, @dana, #general: what the adapters make of mentions). Then the
+# emphasis and code marks of both platforms go.
+_TOKEN = re.compile(r"<[^<>\n]*>|(?<!\S)[@#]\S*")
+_MARKS = str.maketrans({ch: " " for ch in "<>@*_~`|[]\\"})
+
+
+def clean_name(text: str, limit: int = NAME_CHARS) -> str:
+    """A name or title as it may be shown and seated: no mentions, links or markup, no invisible characters,
+    on one line, at most `limit` characters."""
+    text = _TOKEN.sub(" ", clean(text)).translate(_MARKS)
+    return " ".join(text.split())[:limit].strip()
+
+
 def slug(text: str, limit: int = 40) -> str:
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     value = re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
@@ -69,8 +85,9 @@ def seats_from_lines(
     """`Name: what they bring` per line → one persona each (the part after a colon is the title), with keys
     unique among them and apart from the reserved seat (the referee, the moderator)."""
     out: list[Persona] = []
-    for i, raw in enumerate(x for x in lines if x.strip()):
+    for i, raw in enumerate(x for x in lines if clean_name(x.partition(":")[0])):
         name, _, title = raw.partition(":")
+        name, title = clean_name(name), clean_name(title, 120)
         key = slug(name)
         while key in {p.key for p in out} or key == reserved:
             key = f"{key}_{i + 1}"
@@ -84,20 +101,21 @@ def seats_from_lines(
 def experts_from_spec(specs: list[ExpertSpec], count: int) -> list[Persona]:
     personas: list[Persona] = []
     taken = set(RESERVED_KEYS)
-    usable = [s for s in specs if s.name.strip()][:count]
-    names = {s.name.strip().lower() for s in usable}
+    usable = [s for s in specs if clean_name(s.name)][:count]
+    names = {clean_name(s.name).lower() for s in usable}
     usable += [a for a in ARCHETYPES if a.name.lower() not in names][: max(0, count - len(usable))]
     for i, spec in enumerate(usable[:count]):
-        key = slug(spec.name)
+        name = clean_name(spec.name)
+        key = slug(name)
         while key in taken:
             key = f"{key}_{i + 1}"
         taken.add(key)
         personas.append(
             Persona(
                 key=key,
-                name=spec.name.strip()[:80] or f"Expert {i + 1}",
+                name=name or f"Expert {i + 1}",
                 role=Role.EXPERT,
-                title=spec.title.strip()[:120],
+                title=clean_name(spec.title, 120),
                 expertise=spec.expertise[:6],
                 thinking_style=spec.thinking_style,
                 bias=spec.bias,
@@ -141,6 +159,15 @@ def mentioned(text: str, personas: list[Persona], exclude: str = "") -> list[str
 
 def as_role(personas: list[Persona], role: Role) -> list[Persona]:
     return [p.model_copy(update={"role": role}) for p in personas]
+
+
+def owner_line(raw: str) -> str:
+    """`Name: domain` as it may be stored: both parts cleaned; "" when the name was nothing but markup."""
+    name, colon, domain = raw.partition(":")
+    name, domain = clean_name(name), clean_name(domain, 200)
+    if not name:
+        return ""
+    return f"{name}: {domain}" if colon and domain else name
 
 
 def owner_lines(raw: str) -> list[str]:

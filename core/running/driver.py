@@ -20,7 +20,14 @@ from core.running import seat_turns
 from core.running.effects import close_polls, people_ballots, record_turn, save_discussion
 from core.running.live import LiveText
 from core.running.records import record_decision
-from core.running.spending import Limits, day_window, turns_that_fit, workspace_exhausted, workspace_message
+from core.running.spending import (
+    Limits,
+    day_window,
+    turn_estimate,
+    turns_that_fit,
+    workspace_exhausted,
+    workspace_message,
+)
 from core.showing import posts
 from core.showing.extras import decorate
 from core.showing.pages import PageLinks
@@ -297,7 +304,7 @@ class Driver:
     async def _start_step(self, tx: Tx, d: Discussion, step: RunTurns) -> tuple[list[TurnPlan], float]:
         """Start the step's turns that fit the budgets (the rest wait for the next step, which sees what these
         cost), in the fenced transaction that decided on the step; and the workspace's spend today."""
-        fit, spent_today = await self._turns_within_budget(tx, d, step)
+        fit, spent_today, estimate = await self._turns_within_budget(tx, d, step)
         turns = step.turns[:fit]
         now = self.clock.now()
         await tx.start_turns([
@@ -305,6 +312,8 @@ class Driver:
                  persona_key=plan.persona_key, reply_to=plan.reply_to, created_at=now)
             for plan in turns
         ])
+        # Held in the workspace's spend while they run, so parallel discussions see each other's turns.
+        await tx.reserve(d.id, [plan.key for plan in turns], estimate, now)
         return turns, spent_today
 
     async def run_step(self, state: State, step: RunTurns, turns: list[TurnPlan], spent_today: float) -> None:
@@ -404,18 +413,21 @@ class Driver:
                 await tx.mark_answered(t.reply_to)  # a skipped answer is not retried on every wake-up
             await tx.enqueue(d.id, posts.skipped_post(d, t, name), now)
 
-    async def _turns_within_budget(self, tx: Tx, d: Discussion, step: RunTurns) -> tuple[int, float]:
-        """How many of the step's turns may start, and the workspace's spend today: each turn reserves the
-        estimated cost of one turn against what is left of the discussion's budget and of the workspace's budget
-        for the day (0 = no limit)."""
+    async def _turns_within_budget(self, tx: Tx, d: Discussion, step: RunTurns) -> tuple[int, float, float]:
+        """How many of the step's turns may start, the workspace's spend today (reservations of running turns
+        included) and what each turn reserves: the estimated cost of one turn, against what is left of the
+        discussion's budget and of the workspace's budget for the day (0 = no limit)."""
         limits, now = self.config.limits, self.clock.now()
-        estimate = await tx.costliest_turn(d.id)
-        spent_today = (await tx.workspace_spend(d.platform, d.workspace, day_window(now, limits.tz)[0])
-                       if limits.workspace_usd_per_day > 0 else 0.0)
+        estimate = turn_estimate(limits, await tx.costliest_turn(d.id))
+        spent_today = 0.0
+        if limits.workspace_usd_per_day > 0:
+            # One reader at a time per workspace: the spend read and the reservation written are one step.
+            await tx.serialize("spend", d.platform, d.workspace)
+            spent_today = await tx.workspace_spend(d.platform, d.workspace, day_window(now, limits.tz)[0])
         remaining = d.budget_usd - d.cost_usd if d.budget_usd > 0 else float("inf")
         if limits.workspace_usd_per_day > 0:
             remaining = min(remaining, limits.workspace_usd_per_day - spent_today)
-        return turns_that_fit(len(step.turns), remaining, estimate), spent_today
+        return turns_that_fit(len(step.turns), remaining, estimate), spent_today, estimate
 
     async def _out_of_budget(self, d: Discussion, step: RunTurns, spent_today: float) -> None:
         """No turn fits: the discussion stops (or its waiting answers are dropped) and the thread says why."""

@@ -137,6 +137,7 @@ async def record_turn(
     turn = await tx.turn(plan.key, for_update=True)
     if turn is None:
         return
+    await tx.release([turn.key])  # what the turn held in its workspace's spend gives way to what it cost
     if turn.status in FINISHED_TURN:
         if turn.status == TurnStatus.SKIPPED and usage is not None:
             await tx.add_usage(d.id, plan.key, usage, now)  # skipped by a Stop while it ran: still paid for

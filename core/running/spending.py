@@ -14,6 +14,13 @@ class Limits:
     starts_per_user_per_hour: int = 0  # 0: no limit
     answer_interval_s: float = 0.0  # at most one paid answer per person this often between rounds; 0: no pacing
     tz: str = "UTC"  # the zone whose midnight resets the daily budget
+    turn_estimate_usd: float = 0.05  # what a turn reserves before its discussion has a cost of its own
+
+
+def turn_estimate(limits: Limits, costliest_so_far: float) -> float:
+    """What each turn of a step reserves: the discussion's costliest model call so far, or before it has one,
+    the configured estimate (so the first turns of parallel discussions reserve something too)."""
+    return costliest_so_far if costliest_so_far > 0 else limits.turn_estimate_usd
 
 
 def day_window(now: datetime, tz: str) -> tuple[datetime, datetime]:

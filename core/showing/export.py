@@ -9,11 +9,14 @@ from pydantic import ValidationError
 from core.deliberation import stances
 from core.deliberation.roster import VISITORS
 from core.deliberation.schemas import FinalSynthesis, RoundSynthesis
+from core.models import Ballot, Poll
 from core.showing import formats
 from core.storage.store import Store
 
 
-async def export(store: Store, discussion_id: str) -> dict[str, Any] | None:
+async def export(store: Store, discussion_id: str, *, operator: bool = False) -> dict[str, Any] | None:
+    """The record. An open poll whose results are hidden shows neither its tally nor its ballots until it closes
+    (the page and exports asked for in chat); `operator` (the server's command line) shows them, marked."""
     async with store.tx() as tx:
         d = await tx.discussion(discussion_id)
         if d is None:
@@ -56,26 +59,30 @@ async def export(store: Store, discussion_id: str) -> dict[str, Any] | None:
              "addressed_to": m.addressed_to, "answered": m.answered, "created_at": m.created_at.isoformat()}
             for m in humans
         ],
-        "polls": [
-            {
-                "id": p.id, "round": p.round, "question": p.question, "options": p.options, "closed": p.closed,
-                "anonymous": p.anonymous, "hide_results": p.hide_results, "final": p.final,
-                "tally": formats.poll_view(p.model_copy(update={"hide_results": False}), ballots).counts,
-                "ballots": [
-                    {"user": "(anonymous)" if p.anonymous and not b.is_ai else b.voter_name,
-                     "choice": b.choice, "option": p.options[b.choice] if b.choice < len(p.options) else None,
-                     "is_ai": b.is_ai, "superseded": b.superseded, "created_at": b.created_at.isoformat()}
-                    for b in ballots
-                ],
-            }
-            for p, ballots in polls
-        ],
+        "polls": [_poll(p, ballots, operator) for p, ballots in polls],
         "syntheses": [
             {"round": s["round"], "kind": s["kind"], "data": s["data"], "text": s["text"],
              "created_at": s["created_at"].isoformat()}
             for s in syntheses
         ],
         "usage": usage.model_dump(exclude={"model"}),
+    }
+
+
+def _poll(p: Poll, ballots: list[Ballot], operator: bool) -> dict[str, Any]:
+    hidden = p.hide_results and not p.closed
+    shown = operator or not hidden
+    return {
+        "id": p.id, "round": p.round, "question": p.question, "options": p.options, "closed": p.closed,
+        "anonymous": p.anonymous, "hide_results": p.hide_results, "final": p.final,
+        "results_hidden": hidden,  # still hidden from people: an operator's export shows them, marked by this
+        "tally": formats.poll_view(p.model_copy(update={"hide_results": False}), ballots).counts if shown else None,
+        "ballots": [
+            {"user": "(anonymous)" if p.anonymous and not b.is_ai else b.voter_name,
+             "choice": b.choice, "option": p.options[b.choice] if b.choice < len(p.options) else None,
+             "is_ai": b.is_ai, "superseded": b.superseded, "created_at": b.created_at.isoformat()}
+            for b in ballots
+        ] if shown else [],
     }
 
 

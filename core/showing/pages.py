@@ -33,8 +33,22 @@ class PageLinks:
         return f"{self.base_url.rstrip('/')}/d/{discussion_id}?{query}"
 
     def valid(self, discussion_id: str, expires: str, signature: str, now: datetime) -> bool:
-        """A link is good when it was signed with our secret for this id and has not expired."""
-        if not self.secret or not expires.isdigit() or not signature:
+        """A link is good when it was signed with our secret for this id and has not expired. Anything else in
+        its place (other digits than ASCII ones, an expiry no clock reaches, a signature of other characters or
+        length) is simply not good: never an error."""
+        if not self.secret or not _ascii_digits(expires, MAX_EXPIRY_DIGITS) or not _hex(signature, SIG_CHARS):
             return False
         good = hmac.compare_digest(self.signature(discussion_id, int(expires)), signature)
         return good and int(expires) > now.timestamp()
+
+
+MAX_EXPIRY_DIGITS = 12  # seconds since 1970: good for another 30,000 years
+SIG_CHARS = 32
+
+
+def _ascii_digits(text: str, most: int) -> bool:
+    return 0 < len(text) <= most and text.isascii() and text.isdigit()
+
+
+def _hex(text: str, length: int) -> bool:
+    return len(text) == length and all(ch in "0123456789abcdef" for ch in text)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Float, bindparam, delete, func, insert, select, text, update
+from sqlalchemy import bindparam, delete, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from core.models import (
@@ -15,7 +15,8 @@ from core.models import (
     Usage,
 )
 from core.storage import tables as t
-from core.storage.rows import Repo, _row, insert_in
+from core.storage.reservations import add_spend, add_workspace_spend, release, reserve
+from core.storage.rows import Repo, _row
 
 # Built once: the statements every model call runs (see discussions.py).
 _u, _d = t.usage.c, t.discussions.c
@@ -26,20 +27,7 @@ _ADD_COST = update(t.discussions).where(_d.id == bindparam("b_id")).values(cost_
 _s = t.spend.c
 _WORKSPACE_SPEND = select(func.coalesce(func.sum(_s.cost_usd), 0.0)).where(
     _s.platform == bindparam("platform"), _s.workspace == bindparam("workspace"), _s.starts_at >= bindparam("since"))
-SPEND_BUCKET_S = 900  # a quarter hour (see tables.spend)
 _COSTLIEST = select(func.coalesce(func.max(_u.cost_usd), 0.0)).where(_u.discussion_id == bindparam("id"))
-
-
-def _add_spend(dialect: str) -> Any:
-    """Add a model call's cost to its workspace's quarter hour (the workspace read from the discussion)."""
-    stmt = insert_in(dialect, t.spend)
-    source = select(_d.platform, _d.workspace, bindparam("b_start", type_=t.TS), bindparam("b_usd", type_=Float)
-                    ).where(_d.id == bindparam("b_id"))
-    return stmt.from_select(["platform", "workspace", "starts_at", "cost_usd"], source).on_conflict_do_update(
-        index_elements=["platform", "workspace", "starts_at"], set_={"cost_usd": _s.cost_usd + stmt.excluded.cost_usd})
-
-
-_ADD_SPEND = {name: _add_spend(name) for name in ("postgresql", "sqlite")}
 
 
 class ActivityRepo(Repo):
@@ -150,14 +138,25 @@ class ActivityRepo(Repo):
             query = query.where(t.syntheses.c.created_at >= since)
         return [_row(r) for r in (await self.conn.execute(query)).all()]
 
-    async def add_usage(self, discussion_id: str | None, turn_key: str, u: Usage, now: datetime) -> None:
+    async def add_usage(self, discussion_id: str | None, turn_key: str, u: Usage, now: datetime, *,
+                        workspace: tuple[str, str] | None = None) -> None:
+        """Record a model call; its cost goes to its discussion and to its workspace's day (a call of no
+        discussion, such as a digest's, to the `workspace` given as (platform, workspace))."""
         await self.conn.execute(
             _ADD_USAGE, {"discussion_id": discussion_id, "turn_key": turn_key, "created_at": now, **u.model_dump()})
+        if workspace is not None:
+            await add_workspace_spend(self.conn, *workspace, now, u.cost_usd)
         if discussion_id:
             await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": u.cost_usd})
-            start = datetime.fromtimestamp(now.timestamp() // SPEND_BUCKET_S * SPEND_BUCKET_S, UTC)
-            await self.conn.execute(_ADD_SPEND[self.conn.dialect.name],
-                                    {"b_id": discussion_id, "b_start": start, "b_usd": u.cost_usd})
+            await add_spend(self.conn, discussion_id, now, u.cost_usd)
+
+    async def reserve(self, discussion_id: str, turn_keys: list[str], usd_each: float, now: datetime) -> None:
+        """Hold each started turn's estimated cost in its workspace's spend until the turn is recorded."""
+        await reserve(self.conn, discussion_id, turn_keys, usd_each, now)
+
+    async def release(self, turn_keys: list[str]) -> None:
+        """A turn ended: what it held gives way to what it cost (its usage, recorded in the same transaction)."""
+        await release(self.conn, turn_keys)
 
     async def workspace_spend(self, platform: str, workspace: str, since: datetime) -> float:
         """Dollars the workspace's discussions spent since `since` (their turns and answers), to the quarter hour

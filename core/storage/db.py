@@ -62,21 +62,24 @@ def make_engine(url: str) -> AsyncEngine:
     return engine
 
 
-def _alembic_config(connection: Connection) -> Config:
+def _alembic_config(connection: Connection, encryption_key: str = "") -> Config:
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.attributes["connection"] = connection
+    cfg.attributes["encryption_key"] = encryption_key  # for encrypting credentials stored in clear before
     return cfg
 
 
-def _upgrade(connection: Connection) -> None:
+def _upgrade(connection: Connection, encryption_key: str = "") -> None:
     if connection.dialect.name == "postgresql":
         connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
-    command.upgrade(_alembic_config(connection), "head")
+    command.upgrade(_alembic_config(connection, encryption_key), "head")
 
 
-async def migrate(engine: AsyncEngine) -> None:
-    """Create or upgrade the schema to the newest revision; safe to run from several replicas."""
+async def migrate(engine: AsyncEngine, encryption_key: str = "") -> None:
+    """Create or upgrade the schema to the newest revision; safe to run from several replicas. The key
+    (COUNCIL_ENCRYPTION_KEY, read from the environment when not given) encrypts credentials an older release
+    stored in clear."""
     async with engine.begin() as conn:
-        await conn.run_sync(_upgrade)
+        await conn.run_sync(_upgrade, encryption_key)
     log.info("database schema is current")

@@ -17,6 +17,7 @@ from core.models import (
     TurnStatus,
 )
 from core.storage import tables as t
+from core.storage.reservations import release
 from core.storage.rows import Repo, _row, aware, insert_in
 
 # The statements a driver runs at every step, built once: building one costs about as much as running it
@@ -279,6 +280,7 @@ class DiscussionRepo(Repo):
         await self.conn.execute(_SAVE_TURN, {"b_key": turn.key, **turn.model_dump(exclude={"key"})})
 
     async def set_turn_status(self, keys: list[str], status: TurnStatus, *, reset: bool = False) -> None:
+        await release(self.conn, keys)  # set aside or planned again: no longer running, no longer holding money
         values: dict[str, Any] = {"status": status.value}
         if reset:
             values |= {"attempts": 0, "error": ""}

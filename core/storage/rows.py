@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Table
+from sqlalchemy import Table, text
 from sqlalchemy.dialects.postgresql import Insert as PgInsert
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import Insert as SqliteInsert
@@ -28,11 +28,21 @@ def _row(row: Any) -> dict[str, Any]:
     return data
 
 
+_XACT_LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
+
+
 class Repo:
     """A repository works inside one transaction, on its connection."""
 
     def __init__(self, conn: AsyncConnection) -> None:
         self.conn = conn
+
+    async def serialize(self, *key: str) -> None:
+        """Hold, until this transaction ends, a lock on `key` (a person's starts, a workspace's spend), so a
+        count and the write it allows are one step for everyone asking with the same key. PostgreSQL: an
+        advisory transaction lock on the key's hash; SQLite's write transactions already run one at a time."""
+        if self.conn.dialect.name == "postgresql":
+            await self.conn.execute(_XACT_LOCK, {"key": "\x1f".join(key)})
 
     def insert(self, table: Table) -> PgInsert | SqliteInsert:
         """An INSERT that can say ON CONFLICT, in this connection's dialect (both speak it alike)."""

@@ -49,15 +49,15 @@ class ScheduleRepo(Repo):
         row = (await self.conn.execute(select(t.schedules).where(t.schedules.c.id == schedule_id))).first()
         return Schedule.model_validate(_row(row)) if row else None
 
-    async def find_schedule(self, kind: str, platform: str, workspace: str, target: str) -> Schedule | None:
+    async def find_schedule(self, kind: str, platform: str, workspace: str, target: str, *,
+                            for_update: bool = False) -> Schedule | None:
+        """`for_update` locks the row (PostgreSQL): whoever replaces it checks the owner it will replace."""
         c = t.schedules.c
-        row = (
-            await self.conn.execute(
-                select(t.schedules).where(
-                    c.kind == kind, c.platform == platform, c.workspace == workspace, c.target == target
-                )
-            )
-        ).first()
+        query = select(t.schedules).where(c.kind == kind, c.platform == platform, c.workspace == workspace,
+                                          c.target == target)
+        if for_update and self.conn.dialect.name == "postgresql":
+            query = query.with_for_update()
+        row = (await self.conn.execute(query)).first()
         return Schedule.model_validate(_row(row)) if row else None
 
     async def claim_firing(

@@ -109,6 +109,10 @@ turns = Table(
     Column("reply_to", Integer, nullable=True),
     Column("created_at", TS, nullable=False),
     Column("finished_at", TS, nullable=True),
+    # The estimated cost this turn holds in its workspace's spend while it runs, and the quarter hour it is held
+    # in; released when the turn is recorded or set aside (see core.storage.reservations).
+    Column("reserved_usd", Float, nullable=False, default=0.0, server_default="0"),
+    Column("reserved_at", TS, nullable=True),
     Index("ix_turns_discussion", "discussion_id", "created_at"),
 )
 

@@ -45,7 +45,7 @@ async def test_a_council_in_slack_with_the_real_model_client(tmp_path: Path) -> 
                 "SLACK_API_URL": slack.base_url, "SLACK_BOT_TOKEN": "xoxb-e2e", "SLACK_SIGNING_SECRET": SECRET,
                 "ANTHROPIC_API_KEY": "sk-ant-e2e-not-a-secret", "ANTHROPIC_BASE_URL": anthropic.base_url,
                 "COUNCIL_LOG_LEVEL": "WARNING", "COUNCIL_PUBLIC_URL": base,
-                "COUNCIL_WEB_SECRET": "e2e-web-secret-not-a-secret"}
+                "COUNCIL_WEB_SECRET": "e2e-web-secret-not-a-secret-32-bytes+"}
         log = (tmp_path / "app.log").open("wb")
         proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "slack", cwd=tmp_path, env=env,
                                                     stdout=log, stderr=log)

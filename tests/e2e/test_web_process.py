@@ -15,7 +15,7 @@ from core.showing.pages import PageLinks
 from tests.e2e.test_slack_process import wait_for
 from tests.fakes.slack_signing import free_port
 
-SECRET = "web-e2e-secret-not-a-secret"
+SECRET = "web-e2e-secret-not-a-secret-32-bytes+"
 
 
 async def test_bot_web_serves_signed_pages_only(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from core.deliberation.offline import OfflineLLM
 from core.models import Phase, Usage
@@ -24,6 +25,8 @@ class ScriptedLLM:
         self.gate: asyncio.Event | None = None  # while set to an unset event, every call waits on it
         self.waiting = 0  # calls waiting on the gate now
         self.cancelled = 0  # calls cancelled while they waited (the caller gave up mid-call)
+        # Phase -> what the model answers instead, given what the offline model would: hostile or odd output.
+        self.rewrite: dict[Phase, Callable[[Any], Any]] = {}
 
     async def _hook(self, prompt: Prompt) -> None:
         action = self.on_phase.pop(prompt.purpose.phase, None)
@@ -73,6 +76,9 @@ class ScriptedLLM:
         self._maybe_fail(prompt)
         await self._wait_gate()
         value, usage = await self.inner.structured(prompt, schema)
+        edit = self.rewrite.get(prompt.purpose.phase)
+        if edit is not None:
+            value = edit(value)
         return value, self._charge(usage)
 
     async def search(self, prompt: Prompt) -> Searched:

@@ -179,8 +179,10 @@ async def test_scheduled_times_are_discord_timestamps_every_reader_sees_in_their
 
 async def test_config_owners_seats_this_channels_domain_owners_in_its_meetings(council: Council) -> None:
     fake = council.fake
-    dana = fake.add_user("Dana")
+    dana, lee = fake.add_user("Dana", admin=True), fake.add_user("Lee")
     assert command(fake, "council-config")["options"][0]["name"] == "owners"
+    refused = await answered(fake, await fake.slash(lee, "council-config", owners="<@123>: Everyone; @everyone: All"))
+    assert "Only workspace admins can configure this channel" in refused  # a member seats nobody
     lonely = await answered(fake, await fake.slash(dana, "council-config", owners="Dana: Billing"))
     assert "2 to 8 domain owners" in lonely and "/council config" not in lonely, "a Discord person's own words"
     done = await answered(fake, await fake.slash(dana, "council-config", owners="Dana: Billing, invoices; Eli: Mobile"))

@@ -18,7 +18,7 @@ DANA = t.Who(user_id="1280000000000000042", user_name="Dana", guild_id=HERE.guil
 async def test_each_synthesis_brings_synthesis_md_with_the_page_link(
         fake: FakeDiscord, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COUNCIL_PUBLIC_URL", "https://council.example.com")
-    monkeypatch.setenv("COUNCIL_WEB_SECRET", "a-secret-for-signing-links")
+    monkeypatch.setenv("COUNCIL_WEB_SECRET", "a-secret-for-signing-links-of-32-bytes-or-more")
     async with running(fake, tmp_path) as council:
         i = await fake.slash(fake.add_user("Dana"), "council", topic="Adopt Rust?", rounds=2)
         await fake.wait_for(lambda: i.followups)

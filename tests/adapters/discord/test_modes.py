@@ -115,6 +115,11 @@ async def test_the_roster_can_be_confirmed_and_modified(council: Council) -> Non
     await fake.wait_for(lambda: opened.callbacks)
     assert opened.callbacks[0]["type"] == 9
     form = opened.callbacks[0]["data"]["custom_id"]
+    lee = fake.add_user("Lee")  # not the starter: refused before the roster is read
+    refused = await fake.submit(lee, d.thread_ref, form, {"persona": "Contrarian", "name": "<@123>", "title": "",
+                                                          "remove": ""}, confirm)
+    await fake.wait_for(lambda: refused.followups)
+    assert refused.followups[0]["content"] == "Only Dana or a workspace admin can edit the roster of this discussion."
     sent = await fake.submit(dana, d.thread_ref, form, {"persona": "Contrarian", "name": "Devil's Advocate",
                                                         "title": "", "remove": ""}, confirm)
     await fake.wait_for(lambda: sent.followups)

@@ -15,7 +15,8 @@ from tests.fakes import discord_rules as r
 from tests.fakes.discord_api import FakeDiscord
 
 README = Path(__file__).resolve().parents[3] / "README.md"
-PAGES = {"council_public_url": "https://council.example.com", "council_web_secret": "s3cret"}
+PAGES = {"council_public_url": "https://council.example.com",
+         "council_web_secret": "s3cret-of-at-least-thirty-two-bytes!"}
 
 
 def invite_permissions() -> int:

@@ -92,14 +92,23 @@ async def test_roster_confirmation_with_a_modify_modal(slack: Slack, server: Sla
     d = await only(server)
     assert d.status == Status.AWAITING_CONFIRMATION
     [confirm] = with_action(fake, d.thread_ref, '"roster:start"')
+    await slack.click(confirm.ts, "roster:modify", d.id, user="U0002")  # not the starter: no roster is read
+    await server.idle()
+    # The form opens at once (its trigger lasts 3 s), loading; the refusal then takes its place, and no roster shows.
+    [refused] = fake.views
+    shown = json.dumps(refused["view"])
+    assert "Only Dana or a workspace admin can edit the roster of this discussion." in shown
+    assert "name:" not in shown and refused["view"].get("callback_id") != "council_roster"
     await slack.click(confirm.ts, "roster:modify", d.id)
     await server.idle()
-    [view] = fake.views
-    assert view["view"]["callback_id"] == "council_roster" and view["view"]["private_metadata"] == d.id
+    [_, view] = fake.views
+    assert view["view"]["callback_id"] == "council_roster"
+    assert json.loads(view["view"]["private_metadata"]) == {"discussion_id": d.id, "channel": "C0001"}
     names = [b["block_id"] for b in view["view"]["blocks"] if b.get("block_id", "").startswith("name:")]
     assert len(names) == 3
     submission = fixture("view_submission")
-    submission["view"] |= {"callback_id": "council_roster", "private_metadata": d.id, "state": {"values": {
+    submission["view"] |= {"callback_id": "council_roster", "private_metadata": view["view"]["private_metadata"],
+                           "state": {"values": {
         names[0]: {"value": {"type": "plain_text_input", "value": "Grace Hopper"}},
         "add_name": {"value": {"type": "plain_text_input", "value": "Ada Lovelace"}},
         "add_title": {"value": {"type": "plain_text_input", "value": "Analytical engines"}},

@@ -61,11 +61,11 @@ async def test_a_roster_form_slack_will_not_open_is_explained(
     d = await only(server)
     [confirm] = with_action(fake, d.thread_ref, '"roster:start"')
     fake.fail("views.open", "expired_trigger_id")
-    await slack.click(confirm.ts, "roster:modify", d.id, user="U0002")
+    await slack.click(confirm.ts, "roster:modify", d.id, user="U0003")  # an admin, who may edit it
     await server.idle()
-    [answer] = answers(fake, "U0002")
+    [answer] = answers(fake, "U0003")
     assert OUR_SIDE in answer and not fake.views
-    [told] = [e for e in fake.ephemerals if e["user"] == "U0002"]
+    [told] = [e for e in fake.ephemerals if e["user"] == "U0003"]
     assert told["channel"] == "C0001" and told["thread_ts"] == d.thread_ref  # where the button was
     assert (await only(server)).status == Status.AWAITING_CONFIRMATION
 

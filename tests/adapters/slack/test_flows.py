@@ -33,7 +33,7 @@ async def test_a_council_with_two_rounds_ends_in_the_referees_verdict(
 
 async def test_a_meeting_ranks_and_people_get_a_poll_per_place(slack: Slack, server: SlackServer,
                                                                 fake: FakeSlack) -> None:
-    await slack.command('config owners "Dana: Billing; Eli: Mobile app; Fay: Platform"')
+    await slack.command('config owners "Dana: Billing; Eli: Mobile app; Fay: Platform"', user="U0003")  # an admin
     await server.idle()
     flow, texts = await run(slack, server, fake, "Billing rewrite or the mobile app first? --flow meeting --rounds 3")
     assert flow == "meeting"

@@ -72,3 +72,30 @@ async def test_new_discussion_from_home_asks_for_the_channel(slack: Slack, serve
     [opened] = fake.views
     blocks = opened["view"]["blocks"]
     assert blocks[0]["block_id"] == "channel" and blocks[0]["element"]["type"] == "conversations_select"
+
+
+async def test_cancel_on_the_home_tab_ends_a_round_schedule(slack: Slack, server: SlackServer,
+                                                              fake: FakeSlack) -> None:
+    await slack.command("Should we adopt Rust? --every 1d")
+    await server.idle()
+    home = await open_home(slack, server, "U0001")
+    rounds = next(b for b in home["blocks"] if '"home:cancel:round"' in json.dumps(b))
+    await home_click(slack, "U0001", "home:cancel:round", rounds["accessory"]["value"])
+    await server.idle()
+    assert '"home:cancel:round"' not in text_of(fake.homes["U0001"]), "published again without it"
+    assert server.core is not None
+    async with server.core.store.tx() as tx:
+        assert [s for s in await tx.schedules() if s.kind == "round" and s.enabled] == []
+
+
+async def test_cancel_on_the_home_tab_refuses_someone_elses_round_schedule(
+        slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    await slack.command("Should we adopt Rust? --every 1d")
+    await server.idle()
+    home = await open_home(slack, server, "U0001")
+    rounds = next(b for b in home["blocks"] if '"home:cancel:round"' in json.dumps(b))
+    await home_click(slack, "U0002", "home:cancel:round", rounds["accessory"]["value"])  # a forged click
+    await server.idle()
+    assert server.core is not None
+    async with server.core.store.tx() as tx:
+        assert [s for s in await tx.schedules() if s.kind == "round" and s.enabled] != []

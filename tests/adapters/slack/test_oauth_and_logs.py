@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 
 import aiohttp
 import pytest
+from cryptography.fernet import Fernet
 
 from adapters.slack.server import SlackServer
 from bot.logs import RedactSecrets, redact_settings
@@ -27,7 +28,8 @@ CLIENT_SECRET = "c0ffee-client-secret-4242"
 @pytest.fixture
 async def oauth_server(fake: FakeSlack, tmp_path: Path) -> AsyncIterator[SlackServer]:
     s = settings(tmp_path)
-    srv = SlackServer(config(fake, bot_token="", client_id="1234.5678", client_secret=CLIENT_SECRET),
+    srv = SlackServer(config(fake, bot_token="", client_id="1234.5678", client_secret=CLIENT_SECRET,
+                             encryption_key=Fernet.generate_key().decode()),
                       lambda chats: build_app(s, chats, llm=ScriptedLLM()))
     await srv.start()
     yield srv

@@ -17,6 +17,7 @@ from core.deliberation import closings
 from core.models import Status
 from core.running.driver import load_state
 from tests.adapters.slack.conftest import Slack, config, fixture, settings
+from tests.adapters.slack.test_commands import ephemerals_to
 from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
@@ -85,9 +86,11 @@ async def test_a_meeting_with_dana_seated_and_two_generated_owners(slack: Slack,
 
 
 async def test_config_owners_seat_the_real_dana(slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
-    await slack.command('config owners "<@U0001|dana>: Billing &amp; invoices; Eli: Mobile app; Fay: Platform"')
+    # Channel configuration is for admins (issue 19): Ines, a workspace admin, seats the real Dana.
+    await slack.command('config owners "<@U0001|dana>: Billing &amp; invoices; Eli: Mobile app; Fay: Platform"',
+                        user="U0003")
     await server.idle()
-    said = fake.ephemerals[-1]["text"]  # plain words, escaped: no markup from the reply reaches a text field
+    said = ephemerals_to(fake, "U0003")[-1]  # plain words, escaped: no markup from the reply reaches a text field
     assert "Dana (in person): Billing &amp; invoices; Eli: Mobile app" in said and "<@" not in said
     did = await dana_holds_a_seat(slack, server, fake, "Billing fixes or the mobile app first? --flow meeting "
                                                        "--rounds 2")
@@ -109,7 +112,9 @@ async def test_the_roster_form_gives_a_seat_to_a_person(slack: Slack, server: Sl
     seats = [b for b in view["view"]["blocks"] if b.get("block_id", "").startswith("seat:")]
     assert len(seats) == 3 and all(b["element"]["type"] == "users_select" for b in seats)
     submission = fixture("view_submission")
-    submission["view"] |= {"callback_id": "council_roster", "private_metadata": d.id, "state": {"values": {
+    # Slack sends back the form's own private_metadata (where it was opened), as the app set it.
+    submission["view"] |= {"callback_id": "council_roster", "private_metadata": view["view"]["private_metadata"],
+                           "state": {"values": {
         seats[0]["block_id"]: {"value": {"type": "users_select", "selected_user": "U0002"}}}}}
     assert (await slack.interaction(submission))[0] == 200
     await server.idle()

@@ -24,7 +24,8 @@ async def test_socket_mode_acks_commands_and_runs_the_discussion(fake: FakeSlack
         assert opened.token == "xapp-1-test"
         bad = await fake.push("slash_commands", fixture("slash_command") | {"text": "x --nope"}, "env-1")
         assert "I don't know the option `--nope`" in json.dumps(bad)
-        ok = await fake.push("slash_commands", fixture("slash_command") | {"text": "Should we? --rounds 1"}, "env-2")
+        ok = await fake.push("slash_commands", fixture("slash_command") | {"text": "Should we adopt Rust? --rounds 1"},
+                             "env-2")
         assert ok["envelope_id"] == "env-2"
         await srv.idle()
         assert srv.core is not None

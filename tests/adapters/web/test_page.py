@@ -45,7 +45,7 @@ class Site:
 @pytest.fixture
 async def site(tmp_path: Path) -> AsyncIterator[Site]:
     settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}",  # type: ignore[call-arg]
-                        council_public_url=PUBLIC, council_web_secret="web-secret-for-tests",
+                        council_public_url=PUBLIC, council_web_secret="web-secret-for-tests-at-least-32-bytes",
                         council_web_link_days=7)
     chat, clock = RecordingChat("console"), FakeClock()
     app = await build_app(settings, {"console": chat}, llm=ScriptedLLM(), clock=clock)

@@ -12,7 +12,7 @@ import pytest
 from bot.settings import Settings
 from bot.wiring import App, build_app
 from core.control import commands as c
-from core.control.guard import not_found
+from core.control.guard import NO_POLL, not_found
 from core.control.permissions import Refused
 from core.control.replies import UserError
 from core.models import NextAction
@@ -96,7 +96,7 @@ async def outcome(act: Act, app: App, did: str, poll: int, who: dict[str, Any]) 
     except Refused:
         return "refused"
     except UserError as exc:
-        return "not found" if str(exc) == str(not_found(did)) else "allowed"
+        return "not found" if str(exc) in (str(not_found(did)), NO_POLL) else "allowed"
     return "allowed"
 
 

@@ -303,8 +303,8 @@ async def test_a_daily_digest_names_every_discussion_with_its_link_votes_and_the
 async def test_after_downtime_one_catch_up_digest_covers_the_whole_gap(
     app: App, chat: RecordingChat, clock: FakeClock
 ) -> None:
-    await app.service.handle(c.SetDigest(**C1, user_id="U1", platform="console", channel="C1", cadence="cron",
-                                         cron="* * * * *"))
+    await app.service.handle(c.SetDigest(**C1, user_id="U1", is_admin=True, platform="console", channel="C1",
+                                         cadence="cron", cron="* * * * *"))  # every minute: an admin's choice
     s = await digest_schedule(app)
     assert s.next_run_at == T0 + timedelta(minutes=1)
     clock.advance(hours=3, seconds=20)
@@ -360,8 +360,8 @@ async def test_digest_settings_are_checked_and_can_be_turned_off(app: App, clock
                                              tz="Moon/Base"))
     off = c.SetDigest(**C1, user_id="U1", platform="console", channel="C1", cadence="off")
     assert (await app.service.handle(off)).text == "There is no digest for that channel."
-    await app.service.handle(c.SetDigest(**C1, user_id="U1", platform="console", channel="C1", cadence="cron",
-                                         cron="*/5 * * * *"))
+    await app.service.handle(c.SetDigest(**C1, user_id="U1", is_admin=True, platform="console", channel="C1",
+                                         cadence="cron", cron="*/5 * * * *"))
     assert (await app.service.handle(off)).text == "Digest turned off."
     clock.advance(minutes=5)
     assert not await app.service.schedules.fire((await digest_schedule(app)).id)

@@ -79,3 +79,43 @@ def test_a_whole_transcript_stays_within_its_budget_and_keeps_every_turn() -> No
     assert kept[0].text == "(condensed) option 1.2: because", "round 1 is still there, as its stance"
     assert kept[-1].text == speeches[-1].text, "the latest speeches verbatim"
     assert prompts.within_budget(speeches, None) == speeches
+
+
+def test_one_round_verbatim_means_the_current_round_alone() -> None:
+    seen = context.window(five_rounds([]), rounds=1)
+    assert {t.round for t in seen.turns} == {5}
+    assert [t.round for t in seen.condensed] == [2, 3, 4]
+    assert {t.round for t in context.window(five_rounds([]), rounds=0).turns} == {5}  # at least one round
+
+
+def test_a_first_round_has_nothing_condensed_and_hears_everyone() -> None:
+    d = Discussion(id="d", topic="t", round=1, created_at=T0, updated_at=T0)
+    early = human("Before anything was said.", T0 - timedelta(days=1))
+    seen = context.window(State(discussion=d, personas=[], turns=[turn(1, 0, Phase.OPENING)], humans=[early]),
+                          rounds=2)
+    assert seen.condensed == [] and [m.text for m in seen.humans] == [early.text]
+
+
+def test_only_finished_turns_with_words_are_read() -> None:
+    s = five_rounds([])
+    running = turn(5, 2, Phase.STATEMENT, "e2").model_copy(update={"status": TurnStatus.RUNNING})
+    failed = turn(5, 3, Phase.STATEMENT, "e3").model_copy(update={"status": TurnStatus.FAILED})
+    empty = turn(5, 4, Phase.STATEMENT, "e4").model_copy(update={"text": ""})
+    s.turns += [running, failed, empty]
+    keys = {t.key for t in context.window(s, rounds=2).turns}
+    assert running.key not in keys and failed.key not in keys and empty.key not in keys
+    assert turn(5, 1, Phase.STATEMENT, "e1").key in keys
+
+
+def test_the_condensed_rounds_end_when_their_last_turn_finished() -> None:
+    s = five_rounds([])
+    # Round 3's synthesis took until a minute past noon of round 3's day; a message written while it was written
+    # is in it; one written exactly as it finished too; one a moment later is not.
+    during = human("Written while the synthesis was being written.", at(3, 5))
+    at_end = human("Written as it finished.", at(3, 6))
+    after = human("Written just after.", at(3, 6) + timedelta(microseconds=1))
+    s.humans = [during, at_end, after]
+    assert [m.text for m in context.window(s, rounds=2).humans] == [after.text]
+    unfinished = [t.model_copy(update={"finished_at": None}) for t in s.turns]  # then their start counts
+    s2 = State(discussion=s.discussion, personas=[], turns=unfinished, humans=[during, at_end, after])
+    assert [m.text for m in context.window(s2, rounds=2).humans] == [at_end.text, after.text]

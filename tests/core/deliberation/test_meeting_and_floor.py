@@ -75,7 +75,7 @@ async def test_an_owner_who_fails_is_nudged_once_then_skipped_visibly(app: App, 
 
 async def test_configured_owners_take_the_seats_instead_of_generated_ones(app: App, llm: ScriptedLLM) -> None:
     await app.service.handle(c.SetOwners(platform="console", channel="C1", owners=["Dana: Billing", "Eli: Mobile"],
-                                         user_id="U1", user_name="Dana"))
+                                         user_id="U1", user_name="Dana", is_admin=True))
     reply = await app.service.handle(start(flow="meeting", rounds=2))
     await settle(app)
     async with app.store.tx() as tx:

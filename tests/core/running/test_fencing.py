@@ -192,3 +192,24 @@ async def test_a_vote_on_one_replica_and_the_close_on_another_never_bring_the_bu
     shown = platform.by_ref[poll.message_ref].updates[-1]
     assert shown.poll is not None and shown.poll.closed and shown.actions == [], "closed, without buttons"
     assert shown.poll.counts == [1, 0] or shown.poll.total == 1
+
+
+async def test_a_heartbeat_that_renews_keeps_a_long_model_call_alive_and_the_lease_held(
+    quick_pair: tuple[Replica, Replica]
+) -> None:
+    a, _ = quick_pair
+    gate = a.llm.hold()
+    did = await start_on(a)
+    await until(lambda: a.llm.waiting == 1, 5, "A is inside its first model call")
+    for _ in range(3):  # three heartbeats (0.1 s each) on A's own clock, which moves 0.1 s per beat
+        a.clock.advance(seconds=0.1)
+        await asyncio.sleep(0.12)
+    async with a.app.store.tx() as tx:
+        owner, expires = await tx.lease_owner(did)
+    assert a.llm.cancelled == 0 and owner == "replica-a"
+    assert expires is not None and expires > a.clock.now(), "renewed ahead of A's clock, a lease lifetime on"
+    gate.set()
+    await asyncio.wait_for(a.app.driver.idle(), 10.0)
+    async with a.app.store.tx() as tx:
+        d = await tx.discussion(did)
+    assert d is not None and d.status.value in ("waiting", "done") and a.llm.cancelled == 0

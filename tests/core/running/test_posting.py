@@ -59,7 +59,8 @@ async def test_a_refused_post_is_retried_with_exponential_backoff_then_the_start
         await sweep(app)
         assert chat.publish_calls == calls + 1
     d = await discussion(app, did)
-    assert d.status == Status.BLOCKED and "keeps refusing posts" in d.blocked_reason
+    assert d.status == Status.BLOCKED
+    assert d.blocked_reason == "the chat platform keeps refusing posts (ChatDown); still trying"
     [(where, who, dm)] = chat.told
     assert (where, who) == (did, "U1") and "is blocked" in dm.text
     assert [a.id for a in dm.actions] == ["fail:retry", "fail:stop"]

@@ -61,8 +61,9 @@ async def world(db_url: str) -> AsyncIterator[World]:
 
 
 async def meeting_with_dana(w: World, rounds: int = 2) -> str:
+    # A channel's owners are set by an admin (issue 19); Dana is seated by her mention.
     await w.app.service.handle(c.SetOwners(channel="C1", owners=["Dana <@U1>: Billing", "Eli: Mobile app",
-                                                                  "Fay: Platform"], **DANA))
+                                                                  "Fay: Platform"], **{**DANA, "is_admin": True}))
     reply = await w.app.service.handle(c.StartDiscussion(topic="Billing fixes or the mobile app first?",
                                                          flow="meeting", rounds=rounds, channel="C1", **DANA))
     await w.settle()

@@ -77,3 +77,23 @@ async def test_a_digest_for_a_channel_without_discussions_says_so_in_one_line(
     post = await digest_at(app, chat, clock, datetime(2026, 3, 2, 9, 0, 0, 300_000, tzinfo=BERLIN), channel="C9")
     lines = post.text.splitlines()
     assert len(lines) == 2 and lines[1].startswith("No council discussions in this channel yet")
+
+
+async def test_a_digest_shows_no_counts_or_voters_of_an_open_poll_whose_results_are_hidden(
+    app: App, chat: RecordingChat, clock: FakeClock
+) -> None:
+    await set_daily(app)
+    did = await waiting(app, topic="Which CI provider?", hide_results=True)
+    async with app.store.tx() as tx:
+        [poll] = [p for p in await tx.polls(did) if not p.closed]
+    for user, choice in (("U5", 0), ("U6", 0), ("U7", 1)):
+        await app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=choice, user_id=user,
+                                              user_name=f"Voter {user}"))
+    await settle(app)
+    post = await digest_at(app, chat, clock, datetime(2026, 3, 2, 9, 0, 0, 300_000, tzinfo=BERLIN))
+    assert "results hidden until it closes" in post.text
+    assert "Voter U5" not in post.text and f"{poll.options[0]} 2" not in post.text
+    assert post.files == [], "no chart of a vote whose results are hidden"
+    prompt = "".join(b.text for p in app.llm.prompts if p.purpose.phase.value == "digest" for b in p.shared)  # type: ignore[attr-defined]
+    assert "Which CI provider?" in prompt, "the digest's model call read the discussion"
+    assert "Voter U5" not in prompt and f"{poll.options[0]} 2" not in prompt

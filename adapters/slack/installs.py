@@ -1,0 +1,105 @@
+"""The OAuth installation store with every credential encrypted at rest (slack_sdk's SQLAlchemy store, sealed)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from slack_sdk.oauth.installation_store import Bot, Installation
+from slack_sdk.oauth.installation_store.sqlalchemy import AsyncSQLAlchemyInstallationStore
+from sqlalchemy import MetaData, Table, Text, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from core.storage.sealing import KEY_VARIABLE, NEW_KEY_HINT, BadKey, Sealer
+
+# What an installation holds that lets someone act as the app (or a person) in a workspace.
+INSTALLATION_SECRETS = ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token", "incoming_webhook_url")
+BOT_SECRETS = ("bot_token", "bot_refresh_token")
+TABLES = {"slack_installations": INSTALLATION_SECRETS, "slack_bots": BOT_SECRETS}
+
+
+class MissingKey(BadKey):
+    """OAuth installs were asked for without a key to keep their tokens under."""
+
+
+def sealer_for_oauth(key: str) -> Sealer:
+    """The key an OAuth deployment must have. Refused without one rather than generated beside the database: a
+    key kept on the same disk (and in the same backups) as the tokens protects nothing, and one lost with a
+    container's filesystem would make every installation unreadable."""
+    if not key.strip():
+        raise MissingKey(f"{KEY_VARIABLE} is required with SLACK_CLIENT_ID and SLACK_CLIENT_SECRET: each "
+                         f"workspace's bot token is stored encrypted under it; {NEW_KEY_HINT}")
+    return Sealer.from_keys(key)
+
+
+def _widen(table: Table, columns: tuple[str, ...]) -> Table:
+    for name in columns:  # ciphertext is longer than the token: VARCHAR(200) would cut it on PostgreSQL
+        table.c[name].type = Text()
+    return table
+
+
+class SealedInstallations(AsyncSQLAlchemyInstallationStore):
+    """Tokens are encrypted before they are written and decrypted when read; nothing else changes."""
+
+    def __init__(self, sealer: Sealer, **kwargs: Any) -> None:
+        self.sealer = sealer
+        super().__init__(**kwargs)
+
+    @classmethod
+    def build_installations_table(cls, metadata: MetaData, table_name: str) -> Table:
+        return _widen(super().build_installations_table(metadata, table_name), INSTALLATION_SECRETS)
+
+    @classmethod
+    def build_bots_table(cls, metadata: MetaData, table_name: str) -> Table:
+        return _widen(super().build_bots_table(metadata, table_name), BOT_SECRETS)
+
+    def _apply(self, entity: Any, fields: tuple[str, ...], how: Any) -> Any:
+        out = copy.copy(entity)
+        for name in fields:
+            value = getattr(out, name, None)
+            if value:
+                setattr(out, name, how(value))
+        return out
+
+    def _seal(self, value: str) -> str:
+        return value if self.sealer.sealed(value) else self.sealer.seal(value)
+
+    async def async_save(self, installation: Installation) -> None:
+        # The parent saves the bot too, from this (sealed) copy: _seal leaves ciphertext as it is.
+        await super().async_save(self._apply(installation, INSTALLATION_SECRETS, self._seal))
+
+    async def async_save_bot(self, bot: Bot) -> None:
+        await super().async_save_bot(self._apply(bot, BOT_SECRETS, self._seal))
+
+    async def async_find_bot(self, **kwargs: Any) -> Bot | None:
+        found = await super().async_find_bot(**kwargs)
+        return None if found is None else self._apply(found, BOT_SECRETS, self.sealer.unseal)
+
+    async def async_find_installation(self, **kwargs: Any) -> Installation | None:
+        found = await super().async_find_installation(**kwargs)
+        # The parent may have copied in the latest bot's token through async_find_bot: already in clear.
+        return None if found is None else self._apply(found, INSTALLATION_SECRETS, self._unseal_stored)
+
+    def _unseal_stored(self, value: str) -> str:
+        return self.sealer.unseal(value) if self.sealer.sealed(value) else value
+
+
+async def reseal(engine: AsyncEngine, sealer: Sealer) -> int:
+    """Re-encrypt every stored credential under the first key (and encrypt any stored in clear); the rows
+    changed. Run with COUNCIL_ENCRYPTION_KEY="new,old" before dropping the old key."""
+    changed = 0
+    async with engine.begin() as conn:
+        names = await conn.run_sync(lambda sync: set(sync.dialect.get_table_names(sync)))
+        for table_name, columns in TABLES.items():
+            if table_name not in names:
+                continue
+            meta = MetaData()
+            await conn.run_sync(meta.reflect, only=[table_name])
+            table = meta.tables[table_name]
+            for row in (await conn.execute(select(table.c.id, *(table.c[c] for c in columns)))).all():
+                values = {c: v for c, v in zip(columns, row[1:], strict=True) if v}
+                new = {c: sealer.reseal(v) if sealer.sealed(v) else sealer.seal(v) for c, v in values.items()}
+                if new:
+                    await conn.execute(update(table).where(table.c.id == row[0]).values(**new))
+                    changed += 1
+    return changed

@@ -1,0 +1,67 @@
+"""Turn reservations: a running turn's estimated cost held in its workspace's spend until the turn ends."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Float, bindparam, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from core.storage import tables as t
+from core.storage.rows import aware, insert_in
+
+SPEND_BUCKET_S = 900  # a quarter hour (see tables.spend)
+_s, _d, _t = t.spend.c, t.discussions.c, t.turns.c
+
+
+def bucket(now: datetime) -> datetime:
+    """The quarter hour `now` falls in, in UTC."""
+    return datetime.fromtimestamp(now.timestamp() // SPEND_BUCKET_S * SPEND_BUCKET_S, UTC)
+
+
+def _add_spend(dialect: str) -> Any:
+    """Add dollars to a workspace's quarter hour (the workspace read from the discussion)."""
+    stmt = insert_in(dialect, t.spend)
+    source = select(_d.platform, _d.workspace, bindparam("b_start", type_=t.TS), bindparam("b_usd", type_=Float)
+                    ).where(_d.id == bindparam("b_id"))
+    return stmt.from_select(["platform", "workspace", "starts_at", "cost_usd"], source).on_conflict_do_update(
+        index_elements=["platform", "workspace", "starts_at"], set_={"cost_usd": _s.cost_usd + stmt.excluded.cost_usd})
+
+
+ADD_SPEND = {name: _add_spend(name) for name in ("postgresql", "sqlite")}
+_HELD = select(_t.key, _t.discussion_id, _t.reserved_usd, _t.reserved_at).where(
+    _t.key.in_(bindparam("keys", expanding=True)), _t.reserved_usd > 0)
+_HOLD = update(t.turns).where(_t.key.in_(bindparam("keys", expanding=True)))
+
+
+async def add_spend(conn: AsyncConnection, discussion_id: str, at: datetime, usd: float) -> None:
+    await conn.execute(ADD_SPEND[conn.dialect.name], {"b_id": discussion_id, "b_start": bucket(at), "b_usd": usd})
+
+
+async def add_workspace_spend(conn: AsyncConnection, platform: str, workspace: str, at: datetime, usd: float) -> None:
+    stmt = insert_in(conn.dialect.name, t.spend).values(platform=platform, workspace=workspace, starts_at=bucket(at),
+                                                          cost_usd=usd)
+    await conn.execute(stmt.on_conflict_do_update(index_elements=["platform", "workspace", "starts_at"],
+                                                  set_={"cost_usd": _s.cost_usd + stmt.excluded.cost_usd}))
+
+
+async def reserve(conn: AsyncConnection, discussion_id: str, keys: list[str], usd_each: float, now: datetime) -> None:
+    """Hold `usd_each` for each of these (just started) turns in the workspace's spend of this quarter hour."""
+    await release(conn, keys)  # a turn started again after a crash holds one reservation, not two
+    if not keys or usd_each <= 0:
+        return
+    await conn.execute(_HOLD, {"keys": keys, "reserved_usd": usd_each, "reserved_at": now})
+    await add_spend(conn, discussion_id, now, usd_each * len(keys))
+
+
+async def release(conn: AsyncConnection, keys: list[str]) -> None:
+    """Give back what these turns held (each in the quarter hour it was held in); their real cost, if any, is
+    added by the usage record in the same transaction."""
+    if not keys:
+        return
+    held = (await conn.execute(_HELD, {"keys": keys})).all()
+    for _key, discussion_id, usd, at in held:
+        await add_spend(conn, discussion_id, aware(at) or datetime.now(UTC), -float(usd))
+    if held:
+        await conn.execute(_HOLD, {"keys": [row[0] for row in held], "reserved_usd": 0.0, "reserved_at": None})
