@@ -119,3 +119,20 @@ def test_the_condensed_rounds_end_when_their_last_turn_finished() -> None:
     unfinished = [t.model_copy(update={"finished_at": None}) for t in s.turns]  # then their start counts
     s2 = State(discussion=s.discussion, personas=[], turns=unfinished, humans=[during, at_end, after])
     assert [m.text for m in context.window(s2, rounds=2).humans] == [at_end.text, after.text]
+
+
+def test_a_message_is_unanswered_until_a_finished_answer_with_words_names_it() -> None:
+    """A synthesis lists as open questions the messages no finished answer took up; an answer that failed, was
+    skipped, or said nothing does not count; `since` keeps only those written after it."""
+    s = five_rounds([])
+    msgs = [human(f"question {i}", at(5, i)).model_copy(update={"id": i}) for i in range(1, 7)]
+    s.humans = msgs
+
+    def answer(i: int, status: TurnStatus, text: str = "an answer") -> Turn:
+        return turn(5, 10 + i, Phase.ANSWER).model_copy(update={"reply_to": i, "status": status, "text": text})
+
+    s.turns += [answer(1, TurnStatus.PUBLISHED), answer(2, TurnStatus.DONE), answer(3, TurnStatus.FAILED),
+                answer(4, TurnStatus.SKIPPED), answer(5, TurnStatus.PUBLISHED, text="")]
+    assert [m.id for m in context.unanswered(s)] == [3, 4, 5, 6]
+    assert [m.id for m in context.unanswered(s, since=at(5, 4))] == [5, 6], "written after `since`, not at it"
+    assert context.unanswered(s, since=at(5, 6)) == []
