@@ -239,12 +239,16 @@ class Service:
             await self._notice(tx, d, f"{d.id}:confirmed", f"{cmd.user_name or 'Someone'} started the discussion.")
         return Reply(text="Starting.", discussion_id=d.id)
 
+    async def _open_roster(self, tx: Tx, discussion_id: str) -> tuple[Discussion, list[Persona]]:
+        """The discussion and its roster, while the roster may still change (before the discussion starts)."""
+        d = await self.get(tx, discussion_id)
+        if d.status != Status.AWAITING_CONFIRMATION:
+            raise UserError("The roster can only be changed before the discussion starts.")
+        return d, await tx.personas(d.id)
+
     async def modify_roster(self, cmd: c.ModifyRoster) -> Reply:
         async with self.store.tx() as tx:
-            d = await self.get(tx, cmd.discussion_id)
-            if d.status != Status.AWAITING_CONFIRMATION:
-                raise UserError("The roster can only be changed before the discussion starts.")
-            personas = await tx.personas(d.id)
+            d, personas = await self._open_roster(tx, cmd.discussion_id)
             target = next((p for p in personas if p.key == cmd.persona_key), None)
             if target is None:
                 raise UserError("That participant is no longer on the roster.")
@@ -265,10 +269,7 @@ class Service:
 
     async def add_expert(self, cmd: c.AddExpert) -> Reply:
         async with self.store.tx() as tx:
-            d = await self.get(tx, cmd.discussion_id)
-            if d.status != Status.AWAITING_CONFIRMATION:
-                raise UserError("The roster can only be changed before the discussion starts.")
-            personas = await tx.personas(d.id)
+            d, personas = await self._open_roster(tx, cmd.discussion_id)
             experts = [p for p in personas if p.role == Role.EXPERT]
             if len(experts) >= 8:
                 raise UserError("A council can have at most eight experts.")
