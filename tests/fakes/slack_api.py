@@ -520,11 +520,15 @@ class FakeSlack(CanvasMethods):
         return {"ok": True, "view": {"id": f"VH{p['user_id']}", **view}}
 
     def m_oauth_v2_access(self, p: dict[str, Any], team: str) -> dict[str, Any]:
-        if p.get("code") != "good-code":
+        """"good-code" installs workspace T0002; "good-code:T…" (benches with many workspaces) installs that one."""
+        code = str(p.get("code") or "")
+        if code != "good-code" and not code.startswith("good-code:T"):
             return {"ok": False, "error": "invalid_code"}
-        self.tokens["xoxb-installed"] = "T0002"
-        return {"ok": True, "access_token": "xoxb-installed", "token_type": "bot", "scope": "commands,chat:write",
-                "bot_user_id": "UBOT2", "app_id": "A0001", "team": {"id": "T0002", "name": "Second"},
+        installed = code.partition(":")[2] or "T0002"
+        token = "xoxb-installed" if installed == "T0002" else f"xoxb-installed-{installed}"
+        self.tokens[token] = installed
+        return {"ok": True, "access_token": token, "token_type": "bot", "scope": "commands,chat:write",
+                "bot_user_id": "UBOT2", "app_id": "A0001", "team": {"id": installed, "name": f"Team {installed}"},
                 "enterprise": None, "is_enterprise_install": False, "authed_user": {"id": "U0900"}}
 
 
