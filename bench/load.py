@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -180,6 +181,7 @@ async def main(n: int, per_workspace: int, latency_s: float, within_s: float, pr
                 await asyncio.sleep(2.0)  # let the lone discussion's last posts go out before the load
 
                 calls_before, cpu_before = model.request_count, cpu_s(pid)
+                slack_before = len(slack.calls)
                 threads_before = thread_cpu_s(pid)
                 mine_before = cpu_s(os.getpid())
                 health: list[float] = []
@@ -212,6 +214,7 @@ async def main(n: int, per_workspace: int, latency_s: float, within_s: float, pr
                 await proc.wait()
                 log.close()
         refused, twice = sum(slack.answered_429.values()), duplicates(slack)
+        methods = Counter(c.method for c in slack.calls[slack_before:])
     sqlite = "sqlite" in env["DATABASE_URL"]
     p99 = statistics.quantiles(health, n=100)[98] if len(health) >= 2 else float("nan")
     slowest = max(durations) if durations else float("nan")
@@ -227,6 +230,7 @@ async def main(n: int, per_workspace: int, latency_s: float, within_s: float, pr
                                       sorted(threads.items(), key=lambda kv: -kv[1]) if used > 0))
     print(f"during the load ({load_s:.0f} s): the app used {cpu_used / load_s:.0%} of a core, the fakes and probes "
           f"in this process {fakes_cpu / load_s:.0%}")
+    print("Slack calls a model call: " + ", ".join(f"{m} {k / max(calls, 1):.2f}" for m, k in methods.most_common()))
     print(f"Slack answered 429 {refused} times ({dict(slack.answered_429)}); posts held twice: {twice}")
     # The targets: ≤ 1.3× up to 100 discussions and ≤ 1.5× beyond; ≤ 5 ms of CPU a model call on SQLite, ≤ 7 ms on
     # PostgreSQL (its statements are round trips through the driver).

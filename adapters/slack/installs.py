@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import copy
+import time
+from collections.abc import Callable
 from typing import Any
 
 from slack_sdk.oauth.installation_store import Bot, Installation
+from slack_sdk.oauth.installation_store.async_cacheable_installation_store import AsyncCacheableInstallationStore
+from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.oauth.installation_store.sqlalchemy import AsyncSQLAlchemyInstallationStore
 from sqlalchemy import MetaData, Table, Text, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -82,6 +86,69 @@ class SealedInstallations(AsyncSQLAlchemyInstallationStore):
 
     def _unseal_stored(self, value: str) -> str:
         return self.sealer.unseal(value) if self.sealer.sealed(value) else value
+
+
+class ExpiringInstallations(AsyncCacheableInstallationStore):
+    """slack_sdk's in-memory cache of installations, emptied every `ttl_s`. Every Web API call needs its
+    workspace's token: without the cache each one is a database read and a decryption. The library's cache keeps
+    entries for good, so an install, reinstall or uninstall another replica handled would never be seen here;
+    emptied once a minute, it is. A save or delete made through this process empties it at once."""
+
+    def __init__(self, store: AsyncInstallationStore, ttl_s: float = 60.0,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(store)
+        self.ttl_s, self._monotonic = ttl_s, monotonic
+        self._since = monotonic()
+        self._missing: set[tuple[tuple[str, Any], ...]] = set()
+
+    def _forget(self) -> None:
+        self.cached_bots.clear()
+        self.cached_installations.clear()
+        self._missing.clear()
+
+    def _expire(self) -> None:
+        now = self._monotonic()
+        if now - self._since >= self.ttl_s:
+            self._forget()
+            self._since = now
+
+    async def async_find_bot(self, **kwargs: Any) -> Bot | None:
+        self._expire()
+        return await super().async_find_bot(**kwargs)
+
+    async def async_find_installation(self, **kwargs: Any) -> Installation | None:
+        """Bolt looks for the installation of each person who acts (their user token): most people have none,
+        and that answer is remembered too, or every click would be a database read."""
+        self._expire()
+        key = tuple(sorted(kwargs.items()))
+        if key in self._missing:
+            return None
+        found = await super().async_find_installation(**kwargs)
+        if found is None:
+            self._missing.add(key)
+        return found
+
+    # Forgotten before the write, not after: while an uninstall is being written no request may still be handed
+    # the token it removes, nor an install be hidden by a miss remembered a moment earlier.
+    async def async_save(self, installation: Installation) -> None:
+        self._forget()
+        await super().async_save(installation)
+
+    async def async_save_bot(self, bot: Bot) -> None:
+        self._forget()
+        await super().async_save_bot(bot)
+
+    async def async_delete_bot(self, **kwargs: Any) -> None:
+        self._forget()
+        await super().async_delete_bot(**kwargs)
+
+    async def async_delete_installation(self, **kwargs: Any) -> None:
+        self._forget()
+        await super().async_delete_installation(**kwargs)
+
+    async def async_delete_all(self, **kwargs: Any) -> None:
+        self._forget()
+        await super().async_delete_all(**kwargs)
 
 
 async def reseal(engine: AsyncEngine, sealer: Sealer) -> int:

@@ -16,6 +16,7 @@ import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStore
 from slack_sdk.web.async_client import AsyncWebClient
@@ -25,7 +26,7 @@ from adapters.slack.budgeted import per_minute
 from adapters.slack.chat import ClientFor, SlackChat
 from adapters.slack.clients import Installations, SingleWorkspace, Tasks, Users, web_client
 from adapters.slack.handlers import Council
-from adapters.slack.installs import SealedInstallations, sealer_for_oauth
+from adapters.slack.installs import ExpiringInstallations, SealedInstallations, sealer_for_oauth
 from adapters.slack.place import CoreApp
 from core.ports import ChatPort
 from core.running.budget import RateBudget, buckets_for
@@ -138,17 +139,22 @@ class SlackServer:
                                  scale=cfg.time_scale)
         if cfg.client_id and cfg.client_secret:
             engine = core.store.engine
-            installs = SealedInstallations(sealer_for_oauth(cfg.encryption_key), client_id=cfg.client_id,
-                                           engine=engine)
+            sealed = SealedInstallations(sealer_for_oauth(cfg.encryption_key), client_id=cfg.client_id,
+                                         engine=engine)
             states = AsyncSQLAlchemyOAuthStateStore(expiration_seconds=600, engine=engine)
-            await installs.create_tables()
+            await sealed.create_tables()
             await states.create_tables()
+            installs = ExpiringInstallations(sealed)
             self._tokens = Installations(installs, cfg.api_url, self._http, self.budget, cfg.pace_s)
             oauth = AsyncOAuthSettings(client_id=cfg.client_id, client_secret=cfg.client_secret, scopes=cfg.scopes,
                                        installation_store=installs, state_store=states)
-            return AsyncApp(client=web_client(cfg.api_url, session=self._http), signing_secret=cfg.signing_secret,
-                            oauth_settings=oauth,
-                            name="council")
+            client = web_client(cfg.api_url, session=self._http)
+            # Bolt asks Slack who the app is (auth.test) on every request unless told to remember it per token.
+            authorize = AsyncInstallationStoreAuthorize(
+                logger=log, installation_store=installs, client_id=cfg.client_id, client_secret=cfg.client_secret,
+                cache_enabled=True, client=client)
+            return AsyncApp(client=client, signing_secret=cfg.signing_secret, oauth_settings=oauth,
+                            authorize=authorize, name="council")
         self._tokens = SingleWorkspace(base, self.budget, cfg.pace_s)
         return AsyncApp(client=base, signing_secret=cfg.signing_secret, name="council")
 

@@ -1,0 +1,268 @@
+"""N concurrent discussions, one per channel, through `python -m bot slack` on the fake Slack Web API and the fake
+Anthropic Messages API (1 s per call). A lone discussion's first round is timed first, in the same run.
+
+The app runs as a multi-workspace install, with Slack's rate limits on in the fake and its rate budget on in the
+app: every workspace is installed through the app's own OAuth flow, and holds `--per-workspace` of the N
+discussions (1 by default: a process hosts many teams; Slack's per-workspace tiers, not the app, bound how fast
+many discussions in one workspace can go, and bench/platform_limits.py measures that).
+
+Prints: how many finished round 1, the slowest round ÷ the lone round, peak RSS, /healthz p99 during the load,
+process CPU milliseconds per model call and the 429s Slack answered, each against its target (the slowest-round
+ratio ≤ 1.3 up to N = 100 and ≤ 1.5 beyond; CPU ≤ 5 ms a call on SQLite, ≤ 7 ms on PostgreSQL; no 429s and
+no post twice), and exits 1 on a miss. Set
+DATABASE_URL to run it on PostgreSQL instead of a fresh SQLite file."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+from cryptography.fernet import Fernet
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from adapters.slack.render import EVENT_TYPE  # noqa: E402
+from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
+from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
+from tests.fakes.slack_api import FakeSlack  # noqa: E402
+from tests.fakes.slack_signing import free_port, sign  # noqa: E402
+
+SECRET = "load-signing-secret"
+TICKS = os.sysconf("SC_CLK_TCK")
+MARK = "Round 1 synthesis"
+
+
+class TimedSlack(FakeSlack):
+    """The fake Web API, noting when each channel first shows its round-1 synthesis."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.round_done: dict[str, float] = {}
+        self.noted = asyncio.Event()
+
+    def _note(self, p: dict[str, Any]) -> None:
+        channel = p.get("channel", "")
+        if channel not in self.round_done and MARK in f"{p.get('text', '')}{p.get('blocks', '')}":
+            self.round_done[channel] = time.monotonic()
+            self.noted.set()
+
+    def m_chat_postMessage(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        self._note(p)
+        return super().m_chat_postMessage(p, team)
+
+    def m_chat_update(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        self._note(p)
+        return super().m_chat_update(p, team)
+
+
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
+
+
+def thread_cpu_s(pid: int) -> dict[str, float]:
+    """CPU seconds of the main thread (the event loop) and of all other threads (the database's among them)."""
+    out: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        name = "event loop" if task.name == str(pid) else "other threads"
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended between the listing and the read
+            continue
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / TICKS
+    return out
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def app_pid(parent: int) -> int:
+    children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+    return int(children[0])
+
+
+def duplicates(slack: FakeSlack) -> int:
+    """Posts Slack holds twice: two messages carrying the same post part (the key every post's metadata names)."""
+    seen: set[tuple[str, str, int]] = set()
+    twice = 0
+    for m in slack.messages:
+        meta = m.metadata or {}
+        if meta.get("event_type") != EVENT_TYPE:
+            continue
+        part = (m.channel, str(meta["event_payload"].get("key")), int(meta["event_payload"].get("part", 0)))
+        twice += part in seen
+        seen.add(part)
+    return twice
+
+
+async def install(http: aiohttp.ClientSession, base: str, team: str) -> None:
+    """The app's own OAuth flow, as a browser and Slack would drive it: the install page, then the redirect back
+    with a code the fake Slack exchanges for this workspace's bot token."""
+    async with http.get(f"{base}/slack/install") as resp:
+        page = await resp.text()
+        cookie = resp.cookies["slack-app-oauth-state"].value
+    state = re.search(r"state=([\w-]+)", page)
+    assert state, "no state on the install page"
+    async with http.get(f"{base}/slack/oauth_redirect", params={"code": f"good-code:{team}", "state": state.group(1)},
+                        headers={"Cookie": f"slack-app-oauth-state={cookie}"}) as resp:
+        assert resp.status == 200, await resp.text()
+
+
+async def main(n: int, per_workspace: int, latency_s: float, within_s: float, profile: str = "",
+               targets: dict[str, float] | None = None) -> int:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    channels = [f"C{i:04d}" for i in range(n)]
+    team_of = {c: f"T{i // per_workspace:05d}" for i, c in enumerate(channels)} | {"CLONE": "TLONE"}
+    async with TimedSlack() as slack, FakeAnthropic(latency_s=latency_s) as model, \
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
+        with tempfile.TemporaryDirectory() as folder:
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "COUNCIL_", "ANTHROPIC_"))}
+            env.setdefault("DATABASE_URL", f"sqlite:///{Path(folder) / 'council.db'}")
+            env |= {"PORT": str(port), "SLACK_API_URL": slack.base_url, "SLACK_CLIENT_ID": "1234.5678",
+                    "SLACK_CLIENT_SECRET": "load-client-secret",
+                    "COUNCIL_ENCRYPTION_KEY": Fernet.generate_key().decode(),
+                    "SLACK_SIGNING_SECRET": SECRET, "ANTHROPIC_API_KEY": "sk-ant-load-not-a-secret",
+                    "ANTHROPIC_BASE_URL": model.base_url, "COUNCIL_LOG_LEVEL": "WARNING",
+                    "COUNCIL_BUDGET_USD": "1000"}
+            log = (Path(folder) / "app.log").open("wb")
+            cmd = [sys.executable, "-m", "cProfile", "-o", "/tmp/cprof.out", "-m", "bot", "slack"]
+            if profile:  # py-spy starts the app as its child and samples it; figures are for that child
+                cmd = ["py-spy", "record", "--nonblocking", "-r", "50", "-f", "speedscope", "-o", profile, "--", *cmd]
+            proc = await asyncio.create_subprocess_exec(*cmd, cwd=folder, env=env, stdout=log, stderr=log)
+            try:
+                await healthy(http, base)
+                pid = app_pid(proc.pid) if profile else proc.pid
+                for team in sorted(set(team_of.values())):
+                    await install(http, base, team)
+
+                async def start(channel: str) -> float:
+                    body = urlencode({"command": "/council", "text": f"Should team {channel} adopt trunk-based "
+                                      "development?", "team_id": team_of[channel], "channel_id": channel,
+                                      "user_id": f"U{channel}", "user_name": f"user-{channel}",
+                                      "trigger_id": slack.trigger(), "response_url": "http://127.0.0.1:9/unused"})
+                    headers = {**sign(body, SECRET), "Content-Type": "application/x-www-form-urlencoded"}
+                    began = time.monotonic()
+                    async with http.post(f"{base}/slack/events", data=body.encode(), headers=headers) as resp:
+                        assert resp.status == 200, resp.status
+                    return began
+
+                async def rounds(channels: list[str], began: dict[str, float]) -> None:
+                    deadline = time.monotonic() + within_s
+                    while not all(c in slack.round_done for c in channels):
+                        slack.noted.clear()
+                        try:
+                            await asyncio.wait_for(slack.noted.wait(), max(0.0, deadline - time.monotonic()))
+                        except TimeoutError:
+                            return
+
+                lone_began = {"CLONE": await start("CLONE")}
+                await rounds(["CLONE"], lone_began)
+                if "CLONE" not in slack.round_done:
+                    print("the lone discussion did not finish round 1", file=sys.stderr)
+                    return 1
+                lone = slack.round_done["CLONE"] - lone_began["CLONE"]
+                await asyncio.sleep(2.0)  # let the lone discussion's last posts go out before the load
+
+                calls_before, cpu_before = model.request_count, cpu_s(pid)
+                slack_before = len(slack.calls)
+                threads_before = thread_cpu_s(pid)
+                mine_before = cpu_s(os.getpid())
+                health: list[float] = []
+                stop = asyncio.Event()
+
+                async def probe() -> None:
+                    while not stop.is_set():
+                        t0 = time.perf_counter()
+                        async with http.get(f"{base}/healthz") as resp:
+                            await resp.read()
+                        health.append((time.perf_counter() - t0) * 1000)
+                        await asyncio.sleep(0.05)
+
+                prober = asyncio.create_task(probe())
+                began = dict(zip(channels, await asyncio.gather(*(start(c) for c in channels)), strict=True))
+                await rounds(channels, began)
+                stop.set()
+                await prober
+                cpu_used, calls = cpu_s(pid) - cpu_before, model.request_count - calls_before
+                threads = {k: v - threads_before.get(k, 0.0) for k, v in thread_cpu_s(pid).items()}
+                load_s = time.monotonic() - min(began.values())
+                fakes_cpu = cpu_s(os.getpid()) - mine_before
+                durations = [slack.round_done[c] - began[c] for c in channels if c in slack.round_done]
+                rss = peak_rss_mb(pid)
+            finally:
+                if profile:
+                    os.kill(pid, 15)  # py-spy writes its profile when the app exits
+                else:
+                    proc.terminate()
+                await proc.wait()
+                log.close()
+        refused, twice = sum(slack.answered_429.values()), duplicates(slack)
+        methods = Counter(c.method for c in slack.calls[slack_before:])
+    sqlite = "sqlite" in env["DATABASE_URL"]
+    p99 = statistics.quantiles(health, n=100)[98] if len(health) >= 2 else float("nan")
+    slowest = max(durations) if durations else float("nan")
+    print(f"N {n}, {per_workspace} per workspace, model latency {latency_s:g} s, Slack's limits and the app's rate "
+          f"budget on, database {'SQLite' if sqlite else 'PG'}")
+    print(f"lone round 1: {lone:.2f} s")
+    print(f"finished round 1: {len(durations)} of {n}; median {statistics.median(durations):.2f} s, "
+          f"slowest {slowest:.2f} s")
+    print(f"peak RSS: {rss:.0f} MB")
+    print(f"/healthz p99 during the load: {p99:.1f} ms ({len(health)} probes)")
+    print(f"process CPU per model call: {cpu_used * 1000 / max(calls, 1):.1f} ms ({calls} calls, {cpu_used:.1f} s)")
+    print("  by thread: " + ", ".join(f"{name} {used * 1000 / max(calls, 1):.1f} ms" for name, used in
+                                      sorted(threads.items(), key=lambda kv: -kv[1]) if used > 0))
+    print(f"during the load ({load_s:.0f} s): the app used {cpu_used / load_s:.0%} of a core, the fakes and probes "
+          f"in this process {fakes_cpu / load_s:.0%}")
+    print("Slack calls a model call: " + ", ".join(f"{m} {k / max(calls, 1):.2f}" for m, k in methods.most_common()))
+    print(f"Slack answered 429 {refused} times ({dict(slack.answered_429)}); posts held twice: {twice}")
+    # The targets: ≤ 1.3× up to 100 discussions and ≤ 1.5× beyond; ≤ 5 ms of CPU a model call on SQLite, ≤ 7 ms on
+    # PostgreSQL (its statements are round trips through the driver).
+    figures = [Figure("slowest_round_ratio", slowest / lone, 1.3 if n <= 100 else 1.5),
+               Figure("peak_rss", rss, 300.0, "MB"), Figure("healthz_p99", p99, 50.0, "ms"),
+               Figure("cpu_per_call", cpu_used * 1000 / max(calls, 1), 5.0 if sqlite else 7.0, "ms"),
+               Figure("slack_429s", refused, 0), Figure("posts_twice", twice, 0)]
+    return report(figures, targets, ok=len(durations) == n)
+
+
+async def healthy(http: aiohttp.ClientSession, base: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            async with http.get(f"{base}/healthz") as resp:
+                if resp.status == 200:
+                    return
+        except aiohttp.ClientError:
+            pass
+        await asyncio.sleep(0.1)
+    raise RuntimeError("the app did not become healthy within 60 s")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("-n", type=int, default=100, help="concurrent discussions")
+    parser.add_argument("--per-workspace", type=int, default=1, help="discussions in each workspace")
+    parser.add_argument("--latency", type=float, default=1.0, help="fake model latency in seconds")
+    parser.add_argument("--within", type=float, default=600.0, help="give up on round 1 after this many seconds")
+    parser.add_argument("--profile", default="", help="run the app under py-spy and write a speedscope profile here")
+    add_target_flag(parser)
+    args = parser.parse_args()
+    profile = os.path.abspath(args.profile) if args.profile else ""
+    raise SystemExit(asyncio.run(main(args.n, args.per_workspace, args.latency, args.within, profile,
+                                      overrides(args.target))))

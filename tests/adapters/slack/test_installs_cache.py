@@ -1,0 +1,106 @@
+"""A multi-workspace install reads its workspace's token from the database once a while, not once per Web API
+call, and asks Slack who it is (auth.test) once per token, not once per request; an uninstall is seen at once by
+the process that handles it and within the cache's lifetime by the others."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+import pytest
+from slack_sdk.oauth.installation_store import Bot, Installation
+from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
+from sqlalchemy import event
+
+from adapters.slack.installs import ExpiringInstallations
+from adapters.slack.server import SlackServer
+from tests.adapters.slack.conftest import Slack, fixture
+from tests.adapters.slack.test_secrets_at_rest import install, oauth_server  # noqa: F401 (a fixture)
+from tests.fakes.slack_api import FakeSlack
+
+
+async def test_posts_read_the_workspace_token_once_and_requests_ask_slack_who_the_app_is_once(
+    oauth_server: SlackServer, fake: FakeSlack  # noqa: F811
+) -> None:
+    assert oauth_server.core is not None
+    reads: list[str] = []
+
+    def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if "slack_bots" in statement or "slack_installations" in statement:
+            reads.append(statement)
+
+    event.listen(oauth_server.core.store.engine.sync_engine, "before_cursor_execute", count)
+    async with aiohttp.ClientSession() as session:
+        await install(oauth_server, session)
+        reads.clear()  # the install itself writes and reads the rows
+        slack = Slack(f"http://127.0.0.1:{oauth_server.port}/slack/events", session, fake)
+        first: list[str] = []
+        asked: list[int] = []  # auth.test calls after each discussion
+        for topic in ("Open a Lisbon office?", "Move the standup to 10:00?"):
+            form = fixture("slash_command") | {"team_id": "T0002", "text": f"{topic} --rounds 1"}
+            assert (await slack.post(urlencode(form), "application/x-www-form-urlencoded"))[0] == 200
+            await oauth_server.idle()
+            first = first or list(reads)
+            asked.append(len(fake.called("auth.test")))
+    posts = fake.called("chat.postMessage") + fake.called("chat.update")
+    assert len(posts) >= 20 and {p.token for p in posts} == {"xoxb-installed"}
+    # The first discussion looks each row up once (the bot, the workspace's installation, the person's); the
+    # second, with as many posts again, reads nothing more.
+    assert 0 < len(first) <= 3 and len(reads) == len(first), f"{len(reads)} reads for {len(posts)} posts"
+    assert asked[0] == asked[1]
+
+
+class Counting(AsyncInstallationStore):
+    """An installation store that counts its reads: one workspace, T0002."""
+
+    def __init__(self) -> None:
+        self.bot: Bot | None = Bot(team_id="T0002", bot_token="xoxb-one", bot_id="B1", bot_user_id="UB1",
+                                   installed_at=1.0)
+        self.reads = 0
+
+    async def async_save(self, installation: Installation) -> None:
+        self.bot = installation.to_bot()
+
+    async def async_find_bot(self, *, enterprise_id: str | None, team_id: str | None,
+                             is_enterprise_install: bool | None = False) -> Bot | None:
+        self.reads += 1
+        return self.bot if self.bot is not None and team_id == self.bot.team_id else None
+
+    async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
+        self.bot = None
+
+
+@pytest.fixture
+def clock() -> list[float]:
+    return [100.0]
+
+
+@pytest.fixture
+def store(clock: list[float]) -> tuple[Counting, ExpiringInstallations]:
+    inner = Counting()
+    return inner, ExpiringInstallations(inner, ttl_s=60.0, monotonic=lambda: clock[0])
+
+
+async def test_a_token_is_read_again_once_the_cache_has_lived_its_time(
+    store: tuple[Counting, ExpiringInstallations], clock: list[float]
+) -> None:
+    inner, cached = store
+    for _ in range(5):
+        assert (bot := await cached.async_find_bot(enterprise_id=None, team_id="T0002")) and bot.bot_token == "xoxb-one"
+    assert inner.reads == 1
+    clock[0] += 59.0
+    await cached.async_find_bot(enterprise_id=None, team_id="T0002")
+    assert inner.reads == 1
+    inner.bot = None  # another replica handled the uninstall
+    clock[0] += 1.0
+    assert await cached.async_find_bot(enterprise_id=None, team_id="T0002") is None
+    assert inner.reads == 2
+
+
+async def test_an_uninstall_handled_here_is_seen_at_once(store: tuple[Counting, ExpiringInstallations]) -> None:
+    inner, cached = store
+    assert await cached.async_find_bot(enterprise_id=None, team_id="T0002") is not None
+    await cached.async_delete_bot(enterprise_id=None, team_id="T0002")
+    assert await cached.async_find_bot(enterprise_id=None, team_id="T0002") is None
+    assert inner.reads == 2
