@@ -323,9 +323,10 @@ def component(action: str, value: str, who: Who) -> Intent:
             raise NotUnderstood("That button is damaged; please use a newer poll.")
         return c.ClosePoll(poll_id=int(value), **base)
     if kind == "next":
-        discussion_id, _, chosen = value.partition("|")
+        discussion_id, chosen, after = [*value.split("|"), "", ""][:3]
         try:
-            return c.ChooseNextAction(discussion_id=discussion_id, action=NextAction(chosen or arg), **base)
+            return c.ChooseNextAction(discussion_id=discussion_id, action=NextAction(chosen or arg),
+                                      after_round=int(after) if after.isdigit() else 0, **base)
         except ValueError:
             raise NotUnderstood("That choice is no longer offered.") from None
     if action == "check:claims":  # the value is the post's turn key, which starts with the discussion id

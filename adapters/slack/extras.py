@@ -33,7 +33,8 @@ async def ask_topic(council: Desk, intent: c.ChooseNextAction, place: Place, cli
     ideas = await council.core.service.guard.suggestions(asker)  # nothing is read for who may not choose
     deep = intent.action == NextAction.DEEP_DIVE
     suggestion = (ideas[0] if ideas else "") if deep else (ideas[1] if len(ideas) > 1 else "")
-    meta = ix.topic_metadata(intent.discussion_id, intent.action.value, place.channel, place.thread_ts or "")
+    meta = ix.topic_metadata(intent.discussion_id, intent.action.value, place.channel, place.thread_ts or "",
+                             intent.after_round)
     await council.show(client, place, topic_view(meta, deep, suggestion))
 
 async def export_files(council: Desk, discussion_id: str, place: Place, client: AsyncWebClient) -> None:

@@ -53,8 +53,9 @@ def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRost
             controls = {"pause": c.Pause, "resume": c.Resume, "stop": c.Stop, "synthesize": c.Synthesize}
             return controls[name](discussion_id=value, **f)
         if family == "next":
-            did, _, action = value.partition("|")
-            return c.ChooseNextAction(discussion_id=did, action=NextAction(action or name), **f)
+            did, action, after = [*value.split("|"), "", ""][:3]
+            return c.ChooseNextAction(discussion_id=did, action=NextAction(action or name),
+                                      after_round=int(after) if after.isdigit() else 0, **f)
         if family == "roster":
             return c.ConfirmRoster(discussion_id=value, **f) if name == "start" else OpenRosterModal(value)
         if family == "vote" or action_id == "pick":  # a button, or a place in a ranking picked from its menu
@@ -170,8 +171,9 @@ def roster_metadata(private_metadata: str) -> tuple[str, str]:
     return str(meta.get("discussion_id", "")), str(meta.get("channel", ""))
 
 
-def topic_metadata(discussion_id: str, action: str, channel: str, thread_ts: str) -> str:
-    return json.dumps({"discussion_id": discussion_id, "action": action, "channel": channel, "thread_ts": thread_ts})
+def topic_metadata(discussion_id: str, action: str, channel: str, thread_ts: str, after_round: int = 0) -> str:
+    return json.dumps({"discussion_id": discussion_id, "action": action, "channel": channel, "thread_ts": thread_ts,
+                       "after_round": after_round})
 
 
 def next_from_view(values: dict[str, Any], private_metadata: str, who: Who) -> c.ChooseNextAction:
@@ -181,7 +183,7 @@ def next_from_view(values: dict[str, Any], private_metadata: str, who: Who) -> c
     if not topic:
         raise BadInput("topic: Please give the topic for the next round.")
     return c.ChooseNextAction(discussion_id=meta.get("discussion_id", ""), action=NextAction(meta.get("action")),
-                              topic=topic[:500], **who.fields())
+                              topic=topic[:500], after_round=int(meta.get("after_round") or 0), **who.fields())
 
 
 def start_metadata(channel: str, thread_ts: str = "") -> str:

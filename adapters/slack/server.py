@@ -154,7 +154,8 @@ class SlackServer:
                 logger=log, installation_store=installs, client_id=cfg.client_id, client_secret=cfg.client_secret,
                 cache_enabled=True, client=client)
             return AsyncApp(client=client, signing_secret=cfg.signing_secret, oauth_settings=oauth,
-                            authorize=authorize, name="council")
+                            authorize=authorize,  # type: ignore[arg-type]  # bolt takes an AsyncAuthorize as it is
+                            name="council")
         self._tokens = SingleWorkspace(base, self.budget, cfg.pace_s)
         return AsyncApp(client=base, signing_secret=cfg.signing_secret, name="council")
 

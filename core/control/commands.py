@@ -106,6 +106,7 @@ class ChooseNextAction(Command):
     discussion_id: str
     action: NextAction
     topic: str = ""  # for deep dive / different topic
+    after_round: int = 0  # the round whose choice was pressed (a button names it); 0: whichever waits now
 
 
 class Synthesize(Command):

@@ -388,6 +388,9 @@ class Service:
             d = await self.get(tx, cmd.discussion_id)
             if d.status != Status.WAITING:
                 raise UserError(f"The next step was already chosen; the discussion is {d.status.value}.")
+            if cmd.after_round and cmd.after_round != d.round:  # a button left on an earlier round's choice
+                raise UserError(f"The next step after round {cmd.after_round} was already chosen; the discussion "
+                                f"now waits after round {d.round}: use the newest choice in the thread.")
             label = await self.choose(tx, d, cmd.action, cmd.user_name, cmd.topic)
         return Reply(text=f"{label}: on it.", discussion_id=d.id)
 

@@ -207,19 +207,22 @@ class Driver:
         while True:
             # One fenced transaction reads the state and, when the next step runs turns, starts them.
             async with self.fenced(discussion_id) as (tx, d):
-                state = await load_state(tx, discussion_id, self.config.context_rounds, d=d)
-                assert state is not None
+                # Posts still queued go out before anything is decided: the state is not read for nothing.
                 queued = bool(await tx.pending_posts(discussion_id))
-                step = None if queued else engine.next_step(state)
-                seated = False  # a person's seat asked, nudged, answered or handed to the stand-in
-                if isinstance(step, RunTurns):
-                    step, state, seated = await seat_turns.triage(tx, state, step, self.clock.now(),
-                                                                  self.config.seat_wait_s)
-                started = await self._start_step(tx, d, step) if isinstance(step, RunTurns) else ([], 0.0)
+                if not queued:
+                    loaded = await load_state(tx, discussion_id, self.config.context_rounds, d=d)
+                    assert loaded is not None
+                    state = loaded
+                    step = engine.next_step(state)
+                    seated = False  # a person's seat asked, nudged, answered or handed to the stand-in
+                    if isinstance(step, RunTurns):
+                        step, state, seated = await seat_turns.triage(tx, state, step, self.clock.now(),
+                                                                      self.config.seat_wait_s)
+                    started = await self._start_step(tx, d, step) if isinstance(step, RunTurns) else ([], 0.0)
             if queued or seated:  # publish first, then decide on the state as it is after publishing
                 if not await self.publish(discussion_id):
                     return  # refused (or sent elsewhere): no turns nobody sees; a sweep comes back when it is due
-                if not isinstance(step, RunTurns):
+                if queued or not isinstance(step, RunTurns):
                     continue
             if isinstance(step, RunTurns):
                 await self.run_step(state, step, *started)
@@ -307,13 +310,13 @@ class Driver:
         fit, spent_today, estimate = await self._turns_within_budget(tx, d, step)
         turns = step.turns[:fit]
         now = self.clock.now()
-        await tx.start_turns([
+        fresh = await tx.start_turns([
             Turn(key=plan.key, discussion_id=d.id, round=plan.round, step=plan.step, phase=plan.phase,
                  persona_key=plan.persona_key, reply_to=plan.reply_to, created_at=now)
             for plan in turns
         ])
         # Held in the workspace's spend while they run, so parallel discussions see each other's turns.
-        await tx.reserve(d.id, [plan.key for plan in turns], estimate, now)
+        await tx.reserve(d.id, [plan.key for plan in turns], estimate, now, fresh=fresh)
         return turns, spent_today
 
     async def run_step(self, state: State, step: RunTurns, turns: list[TurnPlan], spent_today: float) -> None:

@@ -134,16 +134,16 @@ async def record_turn(
     d = state.discussion
     # Locked: of two writers racing on one turn, the second sees it finished, so its personas, synthesis,
     # polls and posts are written once.
-    turn = await tx.turn(plan.key, for_update=True)
-    if turn is None:
+    found = await tx.held_turn(plan.key)
+    if found is None:
         return
-    await tx.release([turn.key])  # what the turn held in its workspace's spend gives way to what it cost
+    turn, held = found
+    # Finished by another driver first: that one paid. Skipped by a Stop while it ran: still paid for.
+    paid = turn.status not in FINISHED_TURN or turn.status == TurnStatus.SKIPPED
+    # What the turn held in its workspace's spend gives way to what it cost.
+    await tx.settle_turn(d.id, plan.key, held, usage if paid else None, now)
     if turn.status in FINISHED_TURN:
-        if turn.status == TurnStatus.SKIPPED and usage is not None:
-            await tx.add_usage(d.id, plan.key, usage, now)  # skipped by a Stop while it ran: still paid for
         return  # another driver finished it first, or Stop set it aside
-    if usage is not None:
-        await tx.add_usage(d.id, plan.key, usage, now)
     if current is None:
         current = await tx.discussion(d.id, for_update=True)
     if current is not None and current.status == Status.STOPPED:

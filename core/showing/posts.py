@@ -142,7 +142,7 @@ def next_action_post(d: Discussion, suggestions: list[str]) -> Post:
         f"_Spent so far: ${d.cost_usd:.2f}" + (f" of its ${d.budget_usd:.2f} budget._" if d.budget_usd > 0 else "._"),
     ]
     actions = [
-        Action(id=f"next:{a.value}", label=NEXT_ACTION_LABELS[a], value=f"{d.id}|{a.value}",
+        Action(id=f"next:{a.value}", label=NEXT_ACTION_LABELS[a], value=f"{d.id}|{a.value}|{d.round}",
                style="primary" if a == NextAction.ANOTHER_ROUND else "",
                confirm=CONFIRM_SYNTHESIZE if a == NextAction.SYNTHESIZE else "")
         for a in NextAction

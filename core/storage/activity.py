@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -15,7 +16,7 @@ from core.models import (
     Usage,
 )
 from core.storage import tables as t
-from core.storage.reservations import add_spend, add_workspace_spend, release, reserve
+from core.storage.reservations import add_spend, add_workspace_spend, release, reserve, settle
 from core.storage.rows import Repo, _row
 
 # Built once: the statements every model call runs (see discussions.py).
@@ -150,9 +151,22 @@ class ActivityRepo(Repo):
             await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": u.cost_usd})
             await add_spend(self.conn, discussion_id, now, u.cost_usd)
 
-    async def reserve(self, discussion_id: str, turn_keys: list[str], usd_each: float, now: datetime) -> None:
-        """Hold each started turn's estimated cost in its workspace's spend until the turn is recorded."""
-        await reserve(self.conn, discussion_id, turn_keys, usd_each, now)
+    async def reserve(self, discussion_id: str, turn_keys: list[str], usd_each: float, now: datetime, *,
+                      fresh: Collection[str] = ()) -> None:
+        """Hold each started turn's estimated cost in its workspace's spend until the turn is recorded (`fresh`:
+        the turns start_turns has just stored, which hold nothing yet)."""
+        await reserve(self.conn, discussion_id, turn_keys, usd_each, now, fresh=fresh)
+
+    async def settle_turn(self, discussion_id: str, turn_key: str, held: tuple[float, datetime | None],
+                          usage: Usage | None, now: datetime) -> None:
+        """A turn ended: what it held (read with it, see `held_turn`) gives way to what it cost; `usage`, if
+        any, is recorded and charged to the discussion."""
+        if usage is not None:
+            await self.conn.execute(
+                _ADD_USAGE, {"discussion_id": discussion_id, "turn_key": turn_key, "created_at": now,
+                             **usage.model_dump()})
+            await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": usage.cost_usd})
+        await settle(self.conn, discussion_id, turn_key, held, usage.cost_usd if usage is not None else None, now)
 
     async def release(self, turn_keys: list[str]) -> None:
         """A turn ended: what it held gives way to what it cost (its usage, recorded in the same transaction)."""

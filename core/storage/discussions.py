@@ -25,6 +25,8 @@ from core.storage.rows import Repo, _row, aware, insert_in
 _d, _t, _o = t.discussions.c, t.turns.c, t.outbox.c
 _DISCUSSION = select(t.discussions).where(_d.id == bindparam("id"))
 _LEASED = _DISCUSSION.where(_d.lease_owner == bindparam("owner"), _d.lease_expires_at > bindparam("now"))
+_HOLDS = select(_d.id).where(_d.id == bindparam("id"), _d.lease_owner == bindparam("owner"),
+                             _d.lease_expires_at > bindparam("now"))
 _PERSONAS = select(t.personas.c.data).where(t.personas.c.discussion_id == bindparam("id")).order_by(
     t.personas.c.position)
 _TURNS = select(t.turns).where(_t.discussion_id == bindparam("id")).order_by(_t.created_at, _t.key)
@@ -159,6 +161,11 @@ class DiscussionRepo(Repo):
         row = (await self.conn.execute(query, {"id": discussion_id, "owner": owner, "now": now})).first()
         return Discussion.model_validate(_row(row)) if row else None
 
+    async def holds_lease(self, discussion_id: str, owner: str, now: datetime) -> bool:
+        """`fence` when only the lease matters, not the discussion: the row locked alike, nothing else read."""
+        query = _locked(_HOLDS, self.conn.dialect.name)
+        return (await self.conn.execute(query, {"id": discussion_id, "owner": owner, "now": now})).first() is not None
+
     async def lease_owner(self, discussion_id: str) -> tuple[str | None, datetime | None]:
         c = t.discussions.c
         row = (
@@ -253,13 +260,21 @@ class DiscussionRepo(Repo):
         row = (await self.conn.execute(query, {"key": key})).first()
         return Turn.model_validate(_row(row)) if row else None
 
-    async def start_turns(self, planned: list[Turn]) -> None:
-        """Mark a step's turns running and count an attempt, inserting the ones not stored yet.
+    async def held_turn(self, key: str) -> tuple[Turn, tuple[float, datetime | None]] | None:
+        """A turn about to be finished, its row locked (see `turn`), with what it holds in its workspace's spend
+        (dollars, since when)."""
+        row = (await self.conn.execute(_locked(_TURN, self.conn.dialect.name), {"key": key})).first()
+        if row is None:
+            return None
+        return Turn.model_validate(_row(row)), (float(row.reserved_usd or 0.0), row.reserved_at)
+
+    async def start_turns(self, planned: list[Turn]) -> set[str]:
+        """Mark a step's turns running and count an attempt, inserting the ones not stored yet; the keys inserted.
 
         A key already stored is found, not inserted again; at most three statements for the whole step.
         """
         if not planned:
-            return
+            return set()
         c = t.turns.c
         keys = [p.key for p in planned]
         stored = set((await self.conn.execute(_STORED_KEYS, {"keys": keys})).scalars())
@@ -275,6 +290,7 @@ class DiscussionRepo(Repo):
                 .where(c.key.in_(sorted(stored)))
                 .values(status=TurnStatus.RUNNING.value, attempts=c.attempts + 1)
             )
+        return {p.key for p in planned} - stored
 
     async def save_turn(self, turn: Turn) -> None:
         await self.conn.execute(_SAVE_TURN, {"b_key": turn.key, **turn.model_dump(exclude={"key"})})
@@ -312,7 +328,7 @@ class DiscussionRepo(Repo):
         o = t.outbox.c
         if discussion_id is None:  # the caller usually knows it: one statement fewer per post
             discussion_id = (await self.conn.execute(select(o.discussion_id).where(o.id == outbox_id))).scalar()
-        if discussion_id is None or not (fenced or await self.fence(discussion_id, owner, now)):
+        if discussion_id is None or not (fenced or await self.holds_lease(discussion_id, owner, now)):
             return False
         params = {"b_id": outbox_id, "b_discussion": discussion_id, "b_seen": seen_attempts}
         return (await self.conn.execute(_CLAIM, params)).rowcount == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
 
@@ -46,13 +47,33 @@ async def add_workspace_spend(conn: AsyncConnection, platform: str, workspace: s
                                                   set_={"cost_usd": _s.cost_usd + stmt.excluded.cost_usd}))
 
 
-async def reserve(conn: AsyncConnection, discussion_id: str, keys: list[str], usd_each: float, now: datetime) -> None:
-    """Hold `usd_each` for each of these (just started) turns in the workspace's spend of this quarter hour."""
-    await release(conn, keys)  # a turn started again after a crash holds one reservation, not two
+async def reserve(conn: AsyncConnection, discussion_id: str, keys: list[str], usd_each: float, now: datetime, *,
+                  fresh: Collection[str] = ()) -> None:
+    """Hold `usd_each` for each of these (just started) turns in the workspace's spend of this quarter hour.
+    `fresh`: keys first stored in this transaction, which hold nothing yet."""
+    # A turn started again after a crash holds one reservation, not two.
+    await release(conn, [k for k in keys if k not in fresh])
     if not keys or usd_each <= 0:
         return
     await conn.execute(_HOLD, {"keys": keys, "reserved_usd": usd_each, "reserved_at": now})
     await add_spend(conn, discussion_id, now, usd_each * len(keys))
+
+
+async def settle(conn: AsyncConnection, discussion_id: str, key: str, held: tuple[float, datetime | None],
+                 cost_usd: float | None, now: datetime) -> None:
+    """A turn ended holding `held` (dollars, since when; read with the turn): the hold gives way to what the turn
+    cost (None: nothing to charge here), in one write to the spend when both fall in the same quarter hour."""
+    usd, at = held
+    if usd > 0:
+        await conn.execute(_HOLD, {"keys": [key], "reserved_usd": 0.0, "reserved_at": None})
+    since = aware(at) or now
+    if usd > 0 and cost_usd is not None and bucket(since) == bucket(now):
+        await add_spend(conn, discussion_id, now, cost_usd - usd)
+        return
+    if usd > 0:
+        await add_spend(conn, discussion_id, since, -usd)
+    if cost_usd is not None:
+        await add_spend(conn, discussion_id, now, cost_usd)
 
 
 async def release(conn: AsyncConnection, keys: list[str]) -> None:

@@ -7,7 +7,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from core.storage.activity import ActivityRepo
 from core.storage.channel_rows import ChannelRepo
@@ -45,6 +45,7 @@ class Store:
         # which sleeps 1, 2, 5, 10... up to 100 ms between retries (parallel turns paid 20-50 ms each).
         self._sqlite_turn = asyncio.Lock() if engine.dialect.name == "sqlite" else None
         self._sole: SoleProcess | None = None
+        self._held: AsyncConnection | None = None
 
     async def claim_sole_process(self, owner: str) -> bool:
         """On an SQLite file: if no other live process uses it, become its one process and take over the
@@ -58,14 +59,22 @@ class Store:
 
     @asynccontextmanager
     async def tx(self) -> AsyncIterator[Tx]:
-        async with self._turn(), self.engine.begin() as conn:
-            yield Tx(conn)
+        async with self._turn() as held:
+            if held is not None:
+                async with held.begin():
+                    yield Tx(held)
+                return
+            async with self.engine.begin() as conn:
+                yield Tx(conn)
 
     @asynccontextmanager
-    async def _turn(self) -> AsyncIterator[None]:
+    async def _turn(self) -> AsyncIterator[AsyncConnection | None]:
+        """On SQLite, this process's turn at the database and the one connection every turn uses (taking a
+        pooled connection and handing it back cost as much as a transaction's statements); None: take one from
+        the pool (PostgreSQL, or a turn waited for too long)."""
         lock = self._sqlite_turn
         if lock is None:
-            yield
+            yield None
             return
         try:
             if lock.locked():
@@ -74,14 +83,19 @@ class Store:
                 await lock.acquire()  # free: returns at once, without the task wait_for would create
         except TimeoutError:
             log.warning("waited %.1f s for a SQLite transaction; leaving it to busy_timeout", self.SQLITE_TURN_WAIT_S)
-            yield
+            yield None
             return
         try:
-            yield
+            if self._held is None or self._held.closed or self._held.invalidated:
+                self._held = await self.engine.connect()
+            yield self._held
         finally:
             lock.release()
 
     async def close(self) -> None:
+        if self._held is not None:
+            await self._held.close()
+            self._held = None
         await self.engine.dispose()
         if self._sole is not None:
             self._sole.release()

@@ -59,6 +59,32 @@ async def test_a_second_click_on_next_actions_is_told_it_was_already_chosen(app:
     await settle(app)
 
 
+async def test_a_choice_offered_after_an_earlier_round_is_refused_once_a_later_round_waits(
+    app: App, chat: RecordingChat
+) -> None:
+    """The buttons of round 1's choice stay on their message: pressed after round 2 has ended, they must not
+    choose round 2's next step for everyone."""
+    reply = await app.service.handle(start())
+    await settle(app)
+    did = reply.discussion_id
+    [first] = [p for p in chat.posts(did) if p.kind == "choice"]
+    another = next(a for a in first.actions if a.id == f"next:{NextAction.ANOTHER_ROUND.value}")
+    assert another.value == f"{did}|{NextAction.ANOTHER_ROUND.value}|1", "the button names the round it follows"
+    pressed = c.ChooseNextAction(**C1, discussion_id=did, action=NextAction.ANOTHER_ROUND, after_round=1,
+                                 user_id="U1", user_name="Dana")
+    await app.service.handle(pressed)
+    await settle(app)
+    d = await discussion(app, did)
+    assert (d.status, d.round) == (Status.WAITING, 2)
+    with pytest.raises(UserError, match="already chosen"):
+        await app.service.handle(pressed.model_copy(update={"user_id": "U7", "user_name": "Lee"}))
+    assert (await discussion(app, did)).round == 2
+    # The newer choice's own button still works.
+    await app.service.handle(pressed.model_copy(update={"after_round": 2}))
+    await settle(app)
+    assert (await discussion(app, did)).round == 3
+
+
 async def test_one_ballot_per_person_changeable_with_counts_edited_in_place(app: App, chat: RecordingChat) -> None:
     reply = await app.service.handle(start())
     await settle(app)

@@ -10,7 +10,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from sqlalchemy import inspect, text
+from sqlalchemy import event, inspect, text
 
 from core.models import Ballot, Discussion, Phase, Poll, Post, Schedule, Status, Turn, TurnStatus, Usage
 from core.storage.db import make_engine, migrate
@@ -60,6 +60,7 @@ async def test_migrate_is_idempotent_and_safe_to_run_concurrently(db_url: str) -
             await tx.add_discussion(discussion())
         async with store.tx() as tx:
             assert await tx.discussion("d1") is not None
+        await store.close()
     finally:
         for e in engines:
             await e.dispose()
@@ -296,6 +297,7 @@ async def test_migrating_fills_the_spend_of_usage_recorded_before(db_url: str) -
         await migrate(engine)
         async with store.tx() as tx:
             spent = await tx.workspace_spend("slack", "T1", now - timedelta(days=1))
+        await store.close()
     finally:
         await engine.dispose()
     assert spent == pytest.approx(0.75)
@@ -346,3 +348,29 @@ async def test_the_newest_sent_ref_is_a_messages_never_a_documents(store: Store)
                 await tx.mark_sent(outbox_id, {"a": "1764061200.000100", "b": "1764061201.000200",
                                                "c": "F0000000016"}[post.key], now, None)
         assert await tx.last_sent_ref("d1") == "1764061201.000200"
+
+
+async def test_sqlite_transactions_share_one_connection_and_a_failed_one_leaves_it_usable(tmp_path: Path) -> None:
+    """SQLite runs one transaction at a time here: taking a pooled connection and handing it back for each one
+    cost as much as the statements. One connection serves them all; a transaction that raises is rolled back
+    and the next one goes on on the same connection."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'council.db'}")
+    await migrate(engine)
+    checkouts: list[object] = []
+    event.listen(engine.sync_engine.pool, "checkout", lambda *args: checkouts.append(args[0]))
+    store = Store(engine)
+    try:
+        for i in range(5):
+            async with store.tx() as tx:
+                await tx.add_discussion(discussion(f"d{i}"))
+        with pytest.raises(RuntimeError):
+            async with store.tx() as tx:
+                await tx.add_discussion(discussion("lost"))
+                raise RuntimeError("a step failed half way")
+        async with store.tx() as tx:
+            assert await tx.discussion("lost") is None, "the failed transaction was rolled back"
+            assert await tx.discussion("d4") is not None
+        assert len(checkouts) == 1
+    finally:
+        await store.close()
+    assert engine.sync_engine.pool.checkedout() == 0, "closing the store hands its connection back"
