@@ -160,3 +160,32 @@ async def test_a_reservation_is_held_in_its_quarter_hour_until_released_once(sto
         await tx.reserve("d1", ["t2"], 0.0, T0)  # nothing to hold
         await tx.release([])
         assert await tx.workspace_spend("slack", "T1", since) == pytest.approx(0.05)
+
+
+async def test_a_finished_turn_gives_back_its_hold_where_it_was_held_and_pays_where_it_ended(store: Store) -> None:
+    """The hold and the cost meet in one write only inside one quarter hour: a turn started at 09:14 and finished
+    at 09:16 takes its hold back from 09:00's quarter hour and pays in 09:15's, so a budget day (or any window)
+    that starts between them sees what was really spent."""
+    started, ended = T0 + timedelta(minutes=7), T0 + timedelta(minutes=9)  # 09:14 and 09:16
+    async with store.tx() as tx:
+        fresh = await tx.start_turns([Turn(key=k, discussion_id="d1", round=1, step=1, phase=Phase.STATEMENT,
+                                           persona_key=k, created_at=started) for k in ("t1", "t2")])
+        assert fresh == {"t1", "t2"}
+        await tx.reserve("d1", ["t1", "t2"], 0.1, started, fresh=fresh)
+        again = await tx.start_turns([Turn(key="t2", discussion_id="d1", round=1, step=1, phase=Phase.STATEMENT,
+                                           persona_key="t2", created_at=started)])
+        assert again == set(), "a turn started again is not fresh: its earlier hold is given back first"
+        await tx.reserve("d1", ["t2"], 0.1, started, fresh=again)
+        assert await tx.workspace_spend("slack", "T1", T0) == pytest.approx(0.2)
+        found = await tx.held_turn("t1")
+        assert found is not None and found[1][0] == pytest.approx(0.1)
+        await tx.settle_turn("d1", "t1", found[1], usage(0.04), ended)
+        found = await tx.held_turn("t2")
+        assert found is not None
+        await tx.settle_turn("d1", "t2", found[1], usage(0.03), started + timedelta(seconds=30))  # same quarter
+        assert (await tx.held_turn("t1") or (None, (1.0, None)))[1][0] == 0.0, "the hold is given back once"
+        quarter = T0 + timedelta(minutes=8)  # 09:15
+        assert await tx.workspace_spend("slack", "T1", quarter) == pytest.approx(0.04)
+        assert await tx.workspace_spend("slack", "T1", T0 - timedelta(hours=1)) == pytest.approx(0.07)
+        d = await tx.discussion("d1")
+        assert d is not None and d.cost_usd == pytest.approx(0.07)
