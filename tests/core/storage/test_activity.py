@@ -176,7 +176,7 @@ async def test_a_finished_turn_gives_back_its_hold_where_it_was_held_and_pays_wh
                                            persona_key="t2", created_at=started)])
         assert again == set(), "a turn started again is not fresh: its earlier hold is given back first"
         await tx.reserve("d1", ["t2"], 0.1, started, fresh=again)
-        assert await tx.workspace_spend("slack", "T1", T0) == pytest.approx(0.2)
+        assert await tx.workspace_spend("slack", "T1", T0 - timedelta(hours=1)) == pytest.approx(0.2)
         found = await tx.held_turn("t1")
         assert found is not None and found[1][0] == pytest.approx(0.1)
         await tx.settle_turn("d1", "t1", found[1], usage(0.04), ended)
