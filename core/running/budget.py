@@ -74,9 +74,13 @@ Change = Callable[[Bucket | None], tuple[Bucket, T]]
 
 
 class Buckets(Protocol):
-    """Where buckets live: `change` reads one, applies the rule and writes it back, atomically."""
+    """Where buckets live: `change` reads one, applies the rule and writes it back, atomically; `change_all` does
+    so for several buckets at once (one round of reads and writes on a database), applying the rules in the order
+    given."""
 
     def change(self, key: str, rule: Change[T]) -> Awaitable[T]: ...
+
+    def change_all(self, rules: Mapping[str, Change[T]]) -> Awaitable[dict[str, T]]: ...
 
 
 class LocalBuckets:
@@ -89,18 +93,29 @@ class LocalBuckets:
         self.rows[key], out = rule(self.rows.get(key))
         return out
 
+    async def change_all(self, rules: Mapping[str, Change[T]]) -> dict[str, T]:
+        return {key: await self.change(key, rule) for key, rule in rules.items()}
+
 
 class SharedBuckets:
-    """In the database, a row per bucket locked for the change (PostgreSQL: shared by every replica)."""
+    """In the database, a row per bucket locked for the change (PostgreSQL: shared by every replica). A call
+    spends from two buckets (its channel's and its method's, or live text's and its method's): both are changed in
+    one transaction, every row locked in key order so two replicas never wait on each other crosswise."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
 
     async def change(self, key: str, rule: Change[T]) -> T:
+        return (await self.change_all({key: rule}))[key]
+
+    async def change_all(self, rules: Mapping[str, Change[T]]) -> dict[str, T]:
+        out: dict[str, T] = {}
         async with self.store.tx() as tx:
-            row = await tx.lock_bucket(key)
-            b, out = rule(Bucket(*row) if row is not None else None)
-            await tx.save_bucket(key, b.tokens, b.at, b.paused_until)
+            rows = await tx.lock_buckets(sorted(rules))
+            for key in rules:  # locked in key order, changed in the order given
+                row = rows.get(key)
+                b, out[key] = rules[key](Bucket(*row) if row is not None else None)
+                await tx.save_bucket(key, b.tokens, b.at, b.paused_until, known=row is not None)
         return out
 
 
@@ -147,9 +162,18 @@ class RateBudget:
         if rate is None:
             return True
         now = self.now()
-        quiet = await self.buckets.change(f"{scope}:live", lambda b: (b or Bucket(0.0, now), b is None or
-                                                                       b.paused_until <= now))
-        ok = quiet and await self.buckets.change(f"{scope}:{method}", lambda b: take_left(b, rate, now))
+        quiet = [False]
+
+        def heard(b: Bucket | None) -> tuple[Bucket, bool]:  # the workspace's live text is not paused by a 429
+            quiet[0] = b is None or b.paused_until <= now
+            return b or Bucket(0.0, now), quiet[0]
+
+        def left(b: Bucket | None) -> tuple[Bucket, bool]:
+            return take_left(b, rate, now) if quiet[0] else (refill(b, rate, now), False)
+
+        # One round trip for both buckets, the pause read first.
+        taken = await self.buckets.change_all({f"{scope}:live": heard, f"{scope}:{method}": left})
+        ok = taken[f"{scope}:{method}"]
         self.spent[(method, "live" if ok else "skipped")] += 1
         return ok
 
