@@ -49,7 +49,7 @@ MODULES: dict[str, list[str]] = {
                                "tests/core/test_rules_that_broke.py"],
 }
 # The driver's fences: the functions of driver.py that check or hold the lease (mutmut's names for them).
-ONLY_FUNCTIONS = {"core/running/driver.py": ["fenced", "_drain", "_claim", "_heartbeat"]}
+ONLY_FUNCTIONS = {"core/running/driver.py": ["fenced", "_drain", "_claim", "_heartbeat", "_renew_soon"]}
 
 
 def slug(module: str) -> str:

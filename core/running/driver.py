@@ -95,6 +95,8 @@ class Driver:
         # publish() calls per discussion, and how many of them a successful drain has served (see publish).
         self._publish_asked: dict[str, int] = {}
         self._publish_served: dict[str, int] = {}
+        self._expires: dict[str, float] = {}  # when each lease held here runs out, as last renewed (timestamp)
+        self._renewer: asyncio.Task[None] | None = None
 
     # scheduling of drivers inside this process ------------------------------------------------------
     def kick(self, discussion_id: str) -> asyncio.Task[None]:
@@ -128,6 +130,9 @@ class Driver:
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
+            if self._renewer is not None:  # nothing is driven here any more
+                self._renewer.cancel()
+                await asyncio.gather(self._renewer, return_exceptions=True)
         finally:
             self._closing = False  # a client that reconnects (Discord without an intent) drives again
 
@@ -159,7 +164,8 @@ class Driver:
         # included) instead of at the next loop.
         work = asyncio.create_task(self._steps(discussion_id), name=f"steps:{discussion_id}")
         self._work[discussion_id] = work
-        heartbeat = asyncio.create_task(self._heartbeat(discussion_id, work), name=f"heartbeat:{discussion_id}")
+        self._expires[discussion_id] = self.clock.now().timestamp() + self.config.lease_ttl
+        self._renew_soon()
         try:
             await asyncio.wait({work})
             if work.cancelled() and discussion_id in self._halted:
@@ -169,16 +175,11 @@ class Driver:
             else:
                 work.result()  # re-raise anything else
         finally:
-            for task in (work, heartbeat):
-                task.cancel()
-            for task in (work, heartbeat):
-                with contextlib.suppress(asyncio.CancelledError, LeaseLost):
-                    try:
-                        await task
-                    except Exception:  # already raised above, or a heartbeat that died on a database error
-                        if task is heartbeat:
-                            log.warning("heartbeat for %s failed", discussion_id, exc_info=True)
+            work.cancel()
+            with contextlib.suppress(asyncio.CancelledError, LeaseLost, Exception):  # already raised above
+                await work
             self._work.pop(discussion_id, None)
+            self._expires.pop(discussion_id, None)
             self._halted.discard(discussion_id)
             async with self.store.tx() as tx:
                 await tx.release_lease(discussion_id, self.config.owner)
@@ -233,26 +234,34 @@ class Driver:
             else:
                 return
 
-    async def _heartbeat(self, discussion_id: str, work: asyncio.Task[None]) -> None:
-        """Renew the lease every third of its lifetime; stop `work` the moment the lease is gone or can no
-        longer be renewed before it runs out (a database error is retried until then)."""
+    def _renew_soon(self) -> None:
+        """Make sure the process's one heartbeat runs while it drives anything."""
+        if self._renewer is None or self._renewer.done():
+            self._renewer = asyncio.create_task(self._heartbeat(), name="lease-heartbeat")
+
+    async def _heartbeat(self) -> None:
+        """Renew every lease this process holds every third of their lifetime, in one transaction (one per
+        discussion cost a transaction per discussion every few seconds); stop a discussion's work the moment its
+        lease is gone or can no longer be renewed before it runs out (a database error is retried until then)."""
         interval = self.config.lease_ttl / 3
-        expires = self.clock.now().timestamp() + self.config.lease_ttl
         while True:
             await asyncio.sleep(interval)
+            held = {d: w for d, w in self._work.items() if not w.done()}
+            if not held:
+                return  # the next driver starts it again
             now = self.clock.now()
             try:
                 async with self.store.tx() as tx:
-                    ok = await tx.renew_lease(discussion_id, self.config.owner, now, self.config.lease_ttl)
+                    kept = await tx.renew_leases(sorted(held), self.config.owner, now, self.config.lease_ttl)
             except Exception:
-                log.warning("could not renew the lease on %s", discussion_id, exc_info=True)
-                if self.clock.now().timestamp() + interval < expires:
-                    continue  # still ours for one more try
-                ok = False
-            if not ok:
-                work.cancel()
-                return
-            expires = now.timestamp() + self.config.lease_ttl
+                log.warning("could not renew the leases on %d discussion(s)", len(held), exc_info=True)
+                kept = {d for d in held if self.clock.now().timestamp() + interval < self._expires.get(d, 0.0)}
+            else:
+                for d in kept:
+                    self._expires[d] = now.timestamp() + self.config.lease_ttl
+            for d, work in held.items():
+                if d not in kept:
+                    work.cancel()
 
     @contextlib.asynccontextmanager
     async def fenced(self, discussion_id: str) -> AsyncIterator[tuple[Tx, Discussion]]:

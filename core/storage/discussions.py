@@ -133,15 +133,16 @@ class DiscussionRepo(Repo):
         )
         return result.rowcount == 1
 
-    async def renew_lease(self, discussion_id: str, owner: str, now: datetime, ttl: float) -> bool:
-        """Extend a lease `owner` still holds; False once anyone else took it, even if they gave it back since."""
+    async def renew_leases(self, discussion_ids: list[str], owner: str, now: datetime, ttl: float) -> set[str]:
+        """Extend every lease `owner` still holds among these, in one statement; the ones extended."""
         c = t.discussions.c
         result = await self.conn.execute(
             update(t.discussions)
-            .where(c.id == discussion_id, c.lease_owner == owner)
+            .where(c.id.in_(discussion_ids), c.lease_owner == owner)
             .values(lease_expires_at=now + timedelta(seconds=ttl))
+            .returning(c.id)
         )
-        return result.rowcount == 1
+        return set(result.scalars())
 
     async def release_lease(self, discussion_id: str, owner: str) -> None:
         c = t.discussions.c

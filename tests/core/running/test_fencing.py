@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from bot.settings import Settings
 from bot.wiring import App, build_app
@@ -152,6 +152,35 @@ async def test_a_failed_heartbeat_stops_the_model_call_in_flight(quick_pair: tup
     async with b.app.store.tx() as tx:
         owner, _ = await tx.lease_owner((await tx.latest_discussion_id()) or "")
     assert owner in (None, "replica-b"), "A never took the lease back"
+
+
+async def test_one_heartbeat_renews_every_lease_the_process_holds_in_one_statement(
+    quick_pair: tuple[Replica, Replica]
+) -> None:
+    """A process driving many discussions renews their leases together: a statement per discussion every few
+    seconds was a transaction per discussion, and hundreds of them were the database's busiest work."""
+    a, _ = quick_pair
+    a.llm.hold()
+    renewals: list[str] = []
+
+    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
+        if statement.lstrip().upper().startswith("UPDATE DISCUSSIONS SET LEASE_EXPIRES_AT"):
+            renewals.append(statement)
+
+    event.listen(a.app.store.engine.sync_engine, "before_cursor_execute", count)
+    for channel in ("C1", "C2", "C3"):
+        await a.app.service.handle(c.StartDiscussion(topic=f"Trunk-based development in {channel}?",
+                                                     platform="console", channel=channel, user_id="U1",
+                                                     user_name="Dana", rounds=1))
+    await until(lambda: a.llm.waiting == 3, 5, "A is inside a model call in each discussion")
+    renewals.clear()
+    a.clock.advance(timedelta(seconds=0.1))
+    await asyncio.sleep(0.45)  # about four heartbeats (every 0.1 s)
+    assert 2 <= len(renewals) <= 6, renewals
+    assert a.llm.cancelled == 0, "every lease was renewed in time"
+    async with a.app.store.tx() as tx:
+        owners = {await tx.lease_owner(d.id) for d in await tx.discussions()}
+    assert {owner for owner, _ in owners} == {"replica-a"}
 
 
 async def test_shutdown_releases_the_lease_at_once_for_another_replica(pair: tuple[Replica, Replica]) -> None:
