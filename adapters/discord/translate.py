@@ -12,7 +12,7 @@ from core.control import commands as c
 from core.deliberation import flows
 from core.deliberation.roster import owner_lines
 from core.models import Discussion, NextAction, Persona, SeatHolder
-from core.showing.posts import CONFIRM_RANKING, CONFIRM_STOP, CONFIRM_SYNTHESIZE
+from core.showing.posts import CONFIRM_RANKING, CONFIRM_STOP, CONFIRM_SYNTHESIZE, read_choice
 from core.when.timeparse import TimeParseError, parse_every, zone
 
 PREFIX = "cl"
@@ -323,10 +323,10 @@ def component(action: str, value: str, who: Who) -> Intent:
             raise NotUnderstood("That button is damaged; please use a newer poll.")
         return c.ClosePoll(poll_id=int(value), **base)
     if kind == "next":
-        discussion_id, chosen, after = [*value.split("|"), "", ""][:3]
+        discussion_id, chosen, after = read_choice(value)
         try:
             return c.ChooseNextAction(discussion_id=discussion_id, action=NextAction(chosen or arg),
-                                      after_round=int(after) if after.isdigit() else 0, **base)
+                                      after_round=after, **base)
         except ValueError:
             raise NotUnderstood("That choice is no longer offered.") from None
     if action == "check:claims":  # the value is the post's turn key, which starts with the discussion id

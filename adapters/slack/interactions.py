@@ -10,6 +10,7 @@ from adapters.slack.translate import PLATFORM, BadInput, Who, unescape
 from core.control import commands as c
 from core.deliberation import flows
 from core.models import NextAction, Persona, Role
+from core.showing.posts import read_choice
 
 START_VIEW = "council_start"
 ROSTER_VIEW = "council_roster"
@@ -53,9 +54,8 @@ def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRost
             controls = {"pause": c.Pause, "resume": c.Resume, "stop": c.Stop, "synthesize": c.Synthesize}
             return controls[name](discussion_id=value, **f)
         if family == "next":
-            did, action, after = [*value.split("|"), "", ""][:3]
-            return c.ChooseNextAction(discussion_id=did, action=NextAction(action or name),
-                                      after_round=int(after) if after.isdigit() else 0, **f)
+            did, action, after = read_choice(value)
+            return c.ChooseNextAction(discussion_id=did, action=NextAction(action or name), after_round=after, **f)
         if family == "roster":
             return c.ConfirmRoster(discussion_id=value, **f) if name == "start" else OpenRosterModal(value)
         if family == "vote" or action_id == "pick":  # a button, or a place in a ranking picked from its menu

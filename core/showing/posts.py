@@ -36,6 +36,18 @@ CONFIRM_RANKING = "Close the ranking for everyone and show the people's ranking 
 CONFIRM_SYNTHESIZE = "End the discussion with the final synthesis now?"
 
 
+def choice_value(discussion_id: str, action: str, after_round: int) -> str:
+    """A next-step button's value: the discussion, the action, and the round whose choice it is."""
+    return f"{discussion_id}|{action}|{after_round}"
+
+
+def read_choice(value: str) -> tuple[str, str, int]:
+    """A next-step button's value read back; a button posted before buttons named their round reads round 0
+    (whichever round waits now)."""
+    discussion_id, action, after = [*value.split("|"), "", ""][:3]
+    return discussion_id, action, int(after) if after.isdigit() else 0
+
+
 def writer_name(d: Discussion, phase: Phase) -> str:
     """Who writes a flow's closing or resume summary, by role ("the Historian", "the Referee", "the Floor Lead")."""
     seats = flows.get(d.flow).seats(d)
@@ -142,7 +154,7 @@ def next_action_post(d: Discussion, suggestions: list[str]) -> Post:
         f"_Spent so far: ${d.cost_usd:.2f}" + (f" of its ${d.budget_usd:.2f} budget._" if d.budget_usd > 0 else "._"),
     ]
     actions = [
-        Action(id=f"next:{a.value}", label=NEXT_ACTION_LABELS[a], value=f"{d.id}|{a.value}|{d.round}",
+        Action(id=f"next:{a.value}", label=NEXT_ACTION_LABELS[a], value=choice_value(d.id, a.value, d.round),
                style="primary" if a == NextAction.ANOTHER_ROUND else "",
                confirm=CONFIRM_SYNTHESIZE if a == NextAction.SYNTHESIZE else "")
         for a in NextAction
