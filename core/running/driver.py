@@ -176,7 +176,7 @@ class Driver:
                 work.result()  # re-raise anything else
         finally:
             work.cancel()
-            with contextlib.suppress(asyncio.CancelledError, LeaseLost, Exception):  # already raised above
+            with contextlib.suppress(asyncio.CancelledError, Exception):  # already raised above
                 await work
             self._work.pop(discussion_id, None)
             self._expires.pop(discussion_id, None)

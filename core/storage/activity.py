@@ -16,7 +16,7 @@ from core.models import (
     Usage,
 )
 from core.storage import tables as t
-from core.storage.reservations import add_spend, add_workspace_spend, release, reserve, settle
+from core.storage.reservations import add_spend, add_workspace_spend, reserve, settle
 from core.storage.rows import Repo, _row
 
 # Built once: the statements every model call runs (see discussions.py).
@@ -167,10 +167,6 @@ class ActivityRepo(Repo):
                              **usage.model_dump()})
             await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": usage.cost_usd})
         await settle(self.conn, discussion_id, turn_key, held, usage.cost_usd if usage is not None else None, now)
-
-    async def release(self, turn_keys: list[str]) -> None:
-        """A turn ended: what it held gives way to what it cost (its usage, recorded in the same transaction)."""
-        await release(self.conn, turn_keys)
 
     async def workspace_spend(self, platform: str, workspace: str, since: datetime) -> float:
         """Dollars the workspace's discussions spent since `since` (their turns and answers), to the quarter hour

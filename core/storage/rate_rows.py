@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -36,8 +39,8 @@ class RateRepo(Repo):
         return rows
 
     @staticmethod
-    def _buckets(result: object) -> dict[str, Row]:
-        return {key: (float(tokens), float(at), float(paused)) for key, tokens, at, paused in result}  # type: ignore[attr-defined]
+    def _buckets(result: Iterable[Any]) -> dict[str, Row]:
+        return {key: (float(tokens), float(at), float(paused)) for key, tokens, at, paused in result}
 
     async def save_bucket(self, key: str, tokens: float, at: float, paused_until: float, *, known: bool = False
                           ) -> None:
