@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from adapters.slack.render import EVENT_TYPE  # noqa: E402
-from bench.platform_limits import drop_database, fresh_database  # noqa: E402
+from bench.platform_limits import drop_database, fresh_database, healthy  # noqa: E402
 from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
 from tests.fakes.slack_api import FakeSlack  # noqa: E402
@@ -169,7 +169,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 for r in range(replicas):  # one at a time: they migrate under a lock anyway
                     procs.append(await asyncio.create_subprocess_exec(
                         *cmd, cwd=folder, env={**env, "PORT": str(ports[r])}, stdout=logs[r], stderr=logs[r]))
-                    await healthy(http, bases[r])
+                    await healthy(http, bases[r], procs[-1])
                 pids = [app_pid(p.pid) if profile else p.pid for p in procs]
                 for team in sorted(set(team_of.values())):
                     await install(http, bases[0], team)
@@ -277,19 +277,6 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                Figure("slack_429s", refused, 0), Figure("posts_twice", twice, 0),
                Figure("turns_twice", extra_calls, 0)]
     return report(figures, targets, ok=len(durations) == n)
-
-
-async def healthy(http: aiohttp.ClientSession, base: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            async with http.get(f"{base}/healthz") as resp:
-                if resp.status == 200:
-                    return
-        except aiohttp.ClientError:
-            pass
-        await asyncio.sleep(0.1)
-    raise RuntimeError("the app did not become healthy within 60 s")
 
 
 if __name__ == "__main__":
