@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import ConnectionPoolEntry
 
 from core.storage.sqlite_inline import wait_locked
 
@@ -17,6 +20,10 @@ log = logging.getLogger(__name__)
 MIGRATIONS = Path(__file__).parent / "migrations"
 # Any fixed 64-bit number: held while migrating so replicas started together do not race.
 MIGRATION_LOCK = 0x6C0C11
+# A pooled PostgreSQL connection unused this long is pinged before it is handed out: the server may have ended it
+# meanwhile (a restart, an idle timeout). One in steady use is not: on asyncpg a ping is three round trips (begin,
+# an empty query, rollback), paid by every transaction with the pool's own pre-ping.
+PING_IDLE_S = 10.0
 
 
 def is_sqlite(url: str) -> bool:
@@ -35,10 +42,10 @@ def normalize_url(url: str) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
-def make_engine(url: str) -> AsyncEngine:
+def make_engine(url: str, *, ping_idle_s: float = PING_IDLE_S) -> AsyncEngine:
     url = normalize_url(url)
     if not is_sqlite(url):
-        return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+        return _ping_when_idle(create_async_engine(url, pool_size=10, max_overflow=10), ping_idle_s)
     database = make_url(url).database
     if database and database != ":memory:":
         Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -58,6 +65,29 @@ def make_engine(url: str) -> AsyncEngine:
         dbapi_connection = conn.connection.dbapi_connection
         assert dbapi_connection is not None
         wait_locked(lambda: dbapi_connection.execute("BEGIN IMMEDIATE"))
+
+    return engine
+
+
+def _ping_when_idle(engine: AsyncEngine, idle_s: float) -> AsyncEngine:
+    """Ping a pooled connection before use only when it sat unused for `idle_s`; a dead one is replaced (the pool
+    retries the checkout on DisconnectionError). A connection the server ended while in steady use fails its
+    statement instead, and that invalidates the whole pool, so the next transactions connect afresh."""
+    pool = engine.sync_engine.pool
+
+    @event.listens_for(pool, "checkin")
+    def _back(_dbapi_connection: object, record: ConnectionPoolEntry) -> None:
+        record.info["idle_since"] = time.monotonic()
+
+    @event.listens_for(pool, "checkout")
+    def _out(dbapi_connection: object, record: ConnectionPoolEntry, _proxy: object) -> None:
+        since = record.info.pop("idle_since", None)
+        if since is None or time.monotonic() - since < idle_s:
+            return  # new, or in steady use
+        try:
+            engine.dialect.do_ping(dbapi_connection)  # type: ignore[arg-type]
+        except Exception as exc:
+            raise DisconnectionError(f"a pooled connection idle for {time.monotonic() - since:.0f} s is gone") from exc
 
     return engine
 

@@ -1,0 +1,56 @@
+"""PostgreSQL's pool: a connection left idle is checked before use (the server may have dropped it meanwhile); one
+in steady use is not, since a check is three round trips on every transaction."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from core.storage.db import make_engine
+
+
+@pytest.fixture
+async def engine(pg_url: str) -> AsyncIterator[AsyncEngine]:
+    e = make_engine(pg_url, ping_idle_s=0.2)
+    yield e
+    await e.dispose()
+
+
+async def backend_pid(engine: AsyncEngine) -> int:
+    async with engine.begin() as conn:
+        return int((await conn.execute(text("SELECT pg_backend_pid()"))).scalar_one())
+
+
+async def test_a_connection_the_server_dropped_while_it_sat_idle_is_replaced_before_use(
+        engine: AsyncEngine, pg_url: str) -> None:
+    victim = await backend_pid(engine)  # the pool's one connection, back in the pool
+    admin = make_engine(pg_url)
+    try:
+        async with admin.begin() as conn:  # what a database restart or an idle timeout does to it
+            await conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": victim})
+    finally:
+        await admin.dispose()
+    await asyncio.sleep(0.3)  # longer than ping_idle_s: the next checkout checks it first
+    assert await backend_pid(engine) != victim  # replaced, and the transaction ran
+
+
+async def test_a_connection_in_steady_use_is_not_pinged(engine: AsyncEngine) -> None:
+    pings = 0
+    ping = engine.dialect.do_ping
+
+    def counted(dbapi_connection: object) -> bool:
+        nonlocal pings
+        pings += 1
+        return ping(dbapi_connection)  # type: ignore[arg-type]
+
+    engine.dialect.do_ping = counted  # type: ignore[method-assign]
+    for _ in range(20):
+        await backend_pid(engine)
+    assert pings == 0
+    await asyncio.sleep(0.3)
+    await backend_pid(engine)
+    assert pings == 1
