@@ -15,6 +15,8 @@ _c = t.rate_budget.c
 _READ = select(_c.key, _c.tokens, _c.at, _c.paused_until).where(
     _c.key.in_(bindparam("keys", expanding=True))).order_by(_c.key)
 _UPDATE = update(t.rate_budget).where(_c.key == bindparam("b_key"))
+_SWAP = _UPDATE.where(_c.tokens == bindparam("b_tokens"), _c.at == bindparam("b_at"),
+                      _c.paused_until == bindparam("b_paused"))
 # A new bucket's row is made empty a very long time ago (so: full) before it is locked, so two replicas that meet it
 # at once queue on its lock instead of both starting it full.
 _MAKE = postgresql.insert(t.rate_budget).on_conflict_do_nothing(index_elements=["key"])
@@ -41,6 +43,14 @@ class RateRepo(Repo):
     @staticmethod
     def _buckets(result: Iterable[Any]) -> dict[str, Row]:
         return {key: (float(tokens), float(at), float(paused)) for key, tokens, at, paused in result}
+
+    async def swap_bucket(self, key: str, was: Row, now: Row) -> bool:
+        """Write a bucket as `now` only if its row still reads `was` (what this process last wrote), in one
+        statement; False: another replica changed it since, and nothing was written. The state is compared, not a
+        version: a row that reads `was` again is one the rule may be applied to all the same."""
+        params = {"b_key": key, "b_tokens": was[0], "b_at": was[1], "b_paused": was[2]}
+        result = await self.conn.execute(_SWAP, {**params, "tokens": now[0], "at": now[1], "paused_until": now[2]})
+        return result.rowcount == 1
 
     async def save_bucket(self, key: str, tokens: float, at: float, paused_until: float, *, known: bool = False
                           ) -> None:

@@ -68,6 +68,17 @@ class Store:
                 yield Tx(conn)
 
     @asynccontextmanager
+    async def autocommit(self) -> AsyncIterator[Tx]:
+        """Each statement commits on its own, with no BEGIN or COMMIT round trips: for a change that is one
+        statement (PostgreSQL; on SQLite, a transaction as any other)."""
+        if self._sqlite_turn is not None:
+            async with self.tx() as tx:
+                yield tx
+            return
+        async with self.engine.connect() as conn:
+            yield Tx(await conn.execution_options(isolation_level="AUTOCOMMIT"))
+
+    @asynccontextmanager
     async def _turn(self) -> AsyncIterator[AsyncConnection | None]:
         """On SQLite, this process's turn at the database and the one connection every turn uses (taking a
         pooled connection and handing it back cost as much as a transaction's statements); None: take one from

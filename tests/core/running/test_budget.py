@@ -4,6 +4,9 @@ one budget for every replica (a row per bucket on PostgreSQL)."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
+
+from sqlalchemy import event
 
 from core.running.budget import LocalBuckets, RateBudget, SharedBuckets
 from core.storage.db import make_engine, migrate
@@ -115,6 +118,38 @@ async def test_replicas_share_one_budget_through_the_database(db_url: str) -> No
         await one.pace("T1", "C1", 1.0)
         await two.pace("T1", "C1", 1.0)
         assert wall.slept == [1.0]  # the second replica's post waits for the first one's second
+    finally:
+        for s in stores:
+            await s.close()
+
+
+async def test_a_replica_spends_from_a_bucket_it_wrote_last_in_one_statement_and_never_undoes_another(
+        pg_url: str) -> None:
+    wall = Wall()
+    stores = [Store(make_engine(pg_url)), Store(make_engine(pg_url))]
+    seen: list[str] = []  # what the first replica sends the server: statements, and BEGIN and COMMIT as asyncpg does
+
+    @event.listens_for(stores[0].engine.sync_engine, "connect")
+    def _log(dbapi_connection: Any, _record: object) -> None:
+        dbapi_connection.driver_connection.add_query_logger(lambda q: seen.append(q.query.split()[0].upper()))
+
+    event.listen(stores[0].engine.sync_engine, "before_cursor_execute",
+                 lambda _c, _cur, statement, *_: seen.append(statement.split()[0]))
+
+    await migrate(stores[0].engine)
+    try:
+        one, two = (budget(wall, SharedBuckets(s)) for s in stores)
+        await one.spend("T1", "chat.update")  # a bucket new to this replica: read and locked in a transaction
+        seen.clear()
+        await one.spend("T1", "chat.update")  # as this replica left it: one statement, no transaction
+        assert seen == ["UPDATE"]
+        await two.spend("T1", "chat.update")  # the other replica spends meanwhile
+        seen.clear()
+        await one.spend("T1", "chat.update")  # what this replica knows is stale: read again, nothing undone
+        assert "SELECT" in seen
+        async with stores[0].tx() as tx:
+            tokens = (await tx.lock_buckets(["T1:chat.update"]))["T1:chat.update"][0]
+        assert tokens == 5 - 4  # a full Tier 3 bucket holds 5 calls; four were taken at the same instant
     finally:
         for s in stores:
             await s.close()
