@@ -105,25 +105,30 @@ class SharedBuckets:
     A bucket changed alone that this process wrote last is changed in one statement instead, without a
     transaction: written only if its row still reads what was written (a replica's Slack calls would otherwise
     cost a transaction each, the busiest of all); when another replica changed it meanwhile, the change is made
-    again under the lock."""
+    again under the lock. Changes to one bucket in this process queue for it here, so they never make each other
+    miss."""
 
     KNOWN_MAX = 10_000  # buckets remembered; past this the memory starts over (each next change reads its row)
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self._known: dict[str, Bucket] = {}  # each bucket as this process last wrote it
+        self._turns: dict[str, asyncio.Lock] = {}  # of the buckets known, one change at a time in this process
 
     async def change(self, key: str, rule: Change[T]) -> T:
-        was = self._known.get(key)
-        if was is not None:
-            b, out = rule(was)
-            async with self.store.autocommit() as tx:
-                swapped = await tx.swap_bucket(key, (was.tokens, was.at, was.paused_until),
-                                               (b.tokens, b.at, b.paused_until))
-            if swapped:
-                self._known[key] = b
-                return out
-        return (await self.change_all({key: rule}))[key]
+        if key not in self._known:
+            return (await self.change_all({key: rule}))[key]
+        async with self._turns.setdefault(key, asyncio.Lock()):
+            was = self._known.get(key)
+            if was is not None:
+                b, out = rule(was)
+                async with self.store.autocommit() as tx:
+                    swapped = await tx.swap_bucket(key, (was.tokens, was.at, was.paused_until),
+                                                   (b.tokens, b.at, b.paused_until))
+                if swapped:
+                    self._known[key] = b
+                    return out
+            return (await self.change_all({key: rule}))[key]
 
     async def change_all(self, rules: Mapping[str, Change[T]]) -> dict[str, T]:
         out: dict[str, T] = {}
@@ -137,6 +142,7 @@ class SharedBuckets:
                 await tx.save_bucket(key, b.tokens, b.at, b.paused_until, known=row is not None)
         if len(self._known) + len(written) > self.KNOWN_MAX:
             self._known.clear()
+            self._turns.clear()  # a change waiting on a dropped lock is still safe: its write checks the row
         self._known |= written  # committed: the rows read so now
         return out
 
