@@ -125,7 +125,8 @@ async def install(http: aiohttp.ClientSession, base: str, team: str) -> None:
     assert state, "no state on the install page"
     async with http.get(f"{base}/slack/oauth_redirect", params={"code": f"good-code:{team}", "state": state.group(1)},
                         headers={"Cookie": f"slack-app-oauth-state={cookie}"}) as resp:
-        assert resp.status == 200, await resp.text()
+        page = await resp.text()  # read, so the connection is free for the next request (see start)
+        assert resp.status == 200, page
 
 
 async def main(n: int, per_workspace: int, replicas: int, latency_s: float, within_s: float, profile: str = "",
@@ -151,7 +152,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
     team_of = {c: f"T{i // per_workspace:05d}" for i, c in enumerate(channels)} | {"CLONE": "TLONE"}
     base_of = {c: bases[i % replicas] for i, c in enumerate(channels)} | {"CLONE": bases[0]}
     async with TimedSlack() as slack, FakeAnthropic(latency_s=latency_s) as model, \
-            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http, \
+            aiohttp.ClientSession() as prober_http:  # the probe's own connection, as a load balancer's health check
         with tempfile.TemporaryDirectory() as folder:
             env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "COUNCIL_", "ANTHROPIC_"))}
             env["DATABASE_URL"] = database or f"sqlite:///{Path(folder) / 'council.db'}"
@@ -219,7 +221,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                     i = 0
                     while not stop.is_set():
                         t0 = time.perf_counter()
-                        async with http.get(f"{bases[i % replicas]}/healthz") as resp:
+                        async with prober_http.get(f"{bases[i % replicas]}/healthz") as resp:
                             await resp.read()
                         health.append((time.perf_counter() - t0) * 1000)
                         i += 1
