@@ -118,7 +118,8 @@ class SharedBuckets:
     async def change(self, key: str, rule: Change[T]) -> T:
         if key not in self._known:
             return (await self.change_all({key: rule}))[key]
-        async with self._turns.setdefault(key, asyncio.Lock()):
+        turn = self._turns.get(key) or self._turns.setdefault(key, asyncio.Lock())  # no lock made per call
+        async with turn:
             was = self._known.get(key)
             if was is not None:
                 b, out = rule(was)

@@ -123,19 +123,25 @@ async def test_replicas_share_one_budget_through_the_database(db_url: str) -> No
             await s.close()
 
 
+def sent(store: Store) -> list[str]:
+    """What the store's connections send the server from now on: each statement's verb, and BEGIN and COMMIT as
+    asyncpg sends them (SQLAlchemy's own begin event also fires for a statement that commits on its own)."""
+    seen: list[str] = []
+
+    @event.listens_for(store.engine.sync_engine, "connect")
+    def _log(dbapi_connection: Any, _record: object) -> None:
+        dbapi_connection.driver_connection.add_query_logger(lambda q: seen.append(q.query.split()[0].upper()))
+
+    event.listen(store.engine.sync_engine, "before_cursor_execute",
+                 lambda _c, _cur, statement, *_: seen.append(statement.split()[0]))
+    return seen
+
+
 async def test_a_replica_spends_from_a_bucket_it_wrote_last_in_one_statement_and_never_undoes_another(
         pg_url: str) -> None:
     wall = Wall()
     stores = [Store(make_engine(pg_url)), Store(make_engine(pg_url))]
-    seen: list[str] = []  # what the first replica sends the server: statements, and BEGIN and COMMIT as asyncpg does
-
-    @event.listens_for(stores[0].engine.sync_engine, "connect")
-    def _log(dbapi_connection: Any, _record: object) -> None:
-        dbapi_connection.driver_connection.add_query_logger(lambda q: seen.append(q.query.split()[0].upper()))
-
-    event.listen(stores[0].engine.sync_engine, "before_cursor_execute",
-                 lambda _c, _cur, statement, *_: seen.append(statement.split()[0]))
-
+    seen = sent(stores[0])
     await migrate(stores[0].engine)
     try:
         one, two = (budget(wall, SharedBuckets(s)) for s in stores)
@@ -153,3 +159,20 @@ async def test_a_replica_spends_from_a_bucket_it_wrote_last_in_one_statement_and
     finally:
         for s in stores:
             await s.close()
+
+
+async def test_past_the_buckets_it_remembers_a_replica_forgets_them_and_reads_each_again(pg_url: str) -> None:
+    store = Store(make_engine(pg_url))
+    seen = sent(store)
+    await migrate(store.engine)
+    try:
+        buckets = SharedBuckets(store)
+        buckets.KNOWN_MAX = 1
+        spending = budget(Wall(), buckets)
+        await spending.spend("T1", "chat.update")
+        await spending.spend("T2", "chat.update")  # a second bucket is past the limit: the memory starts over
+        seen.clear()
+        await spending.spend("T1", "chat.update")
+        assert "SELECT" in seen  # forgotten: read (and locked) again, not written blind
+    finally:
+        await store.close()
