@@ -187,8 +187,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                     async with http.post(f"{base_of[channel]}/slack/events", data=body.encode(),
                                          headers=headers) as resp:
                         assert resp.status == 200, resp.status
-                        # Read the ack, as Slack does: a response left unread makes the next request that reuses the
-                        # connection (a /healthz probe) wait on it, which the probe then timed as the app's latency.
+                        # Read the ack, as Slack does: a connection whose response was left unread made the next
+                        # request on it (the /healthz probe, before it had a connection of its own) wait 0.4-0.9 s.
                         await resp.read()
                     return began
 
@@ -227,8 +227,9 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                         i += 1
                         await asyncio.sleep(0.05)
 
-                # This process serves the fakes and times the probes: its own collector, pausing 0.1-0.3 s on the
-                # fakes' growing record of every call, must not be timed as the app's latency (or slow its calls).
+                # This process serves the fakes and times the probes: its own collector's full passes over the fakes'
+                # growing record of every call (about 0.1 s each) must not be timed as the app's latency, nor pause
+                # every discussion's model stream.
                 gc.freeze()
                 gc.disable()
                 prober = asyncio.create_task(probe())
