@@ -143,13 +143,18 @@ class ActivityRepo(Repo):
                         workspace: tuple[str, str] | None = None) -> None:
         """Record a model call; its cost goes to its discussion and to its workspace's day (a call of no
         discussion, such as a digest's, to the `workspace` given as (platform, workspace))."""
-        await self.conn.execute(
-            _ADD_USAGE, {"discussion_id": discussion_id, "turn_key": turn_key, "created_at": now, **u.model_dump()})
+        await self._charge(discussion_id, turn_key, u, now)
         if workspace is not None:
             await add_workspace_spend(self.conn, *workspace, now, u.cost_usd)
         if discussion_id:
-            await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": u.cost_usd})
             await add_spend(self.conn, discussion_id, now, u.cost_usd)
+
+    async def _charge(self, discussion_id: str | None, turn_key: str, u: Usage, now: datetime) -> None:
+        """The model call's usage row, and its cost added to its discussion's (if any); the spend is the caller's."""
+        await self.conn.execute(
+            _ADD_USAGE, {"discussion_id": discussion_id, "turn_key": turn_key, "created_at": now, **u.model_dump()})
+        if discussion_id:
+            await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": u.cost_usd})
 
     async def reserve(self, discussion_id: str, turn_keys: list[str], usd_each: float, now: datetime, *,
                       fresh: Collection[str] = ()) -> None:
@@ -162,10 +167,7 @@ class ActivityRepo(Repo):
         """A turn ended: what it held (read with it, see `held_turn`) gives way to what it cost; `usage`, if
         any, is recorded and charged to the discussion."""
         if usage is not None:
-            await self.conn.execute(
-                _ADD_USAGE, {"discussion_id": discussion_id, "turn_key": turn_key, "created_at": now,
-                             **usage.model_dump()})
-            await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": usage.cost_usd})
+            await self._charge(discussion_id, turn_key, usage, now)
         await settle(self.conn, discussion_id, turn_key, held, usage.cost_usd if usage is not None else None, now)
 
     async def workspace_spend(self, platform: str, workspace: str, since: datetime) -> float:
