@@ -76,6 +76,20 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
 
 
+# Run in a process of its own during the load: a fixed loop of plain Python, timed every few seconds. CPU figures
+# are milliseconds of this machine, and its speed drifts (its host shares the cores: the same code measured 6.4 ms
+# a model call in one session and 43 ms in another), so the app's CPU is also given in these loops.
+SPEEDOMETER = """
+import time
+while True:
+    began, total = time.process_time(), 0
+    for i in range(1_000_000):
+        total += i
+    print((time.process_time() - began) * 1000, flush=True)
+    time.sleep(4)
+"""
+
+
 def thread_cpu_s(pid: int) -> dict[str, float]:
     """CPU seconds of the main thread (the event loop) and of all other threads (the database's among them)."""
     out: dict[str, float] = {}
@@ -167,7 +181,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
             cmd = [sys.executable, "-m", "bot", "slack"]
             if profile:  # py-spy starts the app as its child and samples it; figures are for that child
                 cmd = ["py-spy", "record", "--nonblocking", "-r", "200", "-f", "speedscope", "-o", profile, "--", *cmd]
-            procs = []
+            procs: list[asyncio.subprocess.Process] = []
+            speedometer: asyncio.subprocess.Process | None = None
             try:
                 for r in range(replicas):  # one at a time: they migrate under a lock anyway
                     procs.append(await asyncio.create_subprocess_exec(
@@ -232,6 +247,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 # every discussion's model stream.
                 gc.freeze()
                 gc.disable()
+                speedometer = await asyncio.create_subprocess_exec(sys.executable, "-c", SPEEDOMETER,
+                                                                   stdout=asyncio.subprocess.PIPE)
                 prober = asyncio.create_task(probe())
                 began = dict(zip(channels, await asyncio.gather(*(start(c) for c in channels)), strict=True))
                 await rounds(channels, began)
@@ -248,7 +265,12 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 fakes_cpu = cpu_s(os.getpid()) - mine_before
                 durations = [slack.round_done[c] - began[c] for c in channels if c in slack.round_done]
                 rss = max(peak_rss_mb(pid) for pid in pids)
+                speedometer.terminate()
+                speeds = [float(line) for line in (await speedometer.communicate())[0].split()]
             finally:
+                if speedometer is not None and speedometer.returncode is None:
+                    speedometer.kill()
+                    await speedometer.wait()
                 for proc, pid in zip(procs, [app_pid(p.pid) if profile else p.pid for p in procs], strict=True):
                     if profile:
                         os.kill(pid, 15)  # py-spy writes its profile when the app exits
@@ -270,9 +292,14 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
           f"slowest {slowest:.2f} s")
     print(f"peak RSS: {rss:.0f} MB")
     print(f"/healthz p99 during the load: {p99:.1f} ms ({len(health)} probes)")
-    print(f"process CPU per model call: {cpu_used * 1000 / max(calls, 1):.1f} ms ({calls} calls, {cpu_used:.1f} s)")
+    per_call_ms = cpu_used * 1000 / max(calls, 1)
+    print(f"process CPU per model call: {per_call_ms:.1f} ms ({calls} calls, {cpu_used:.1f} s)")
     print("  by thread: " + ", ".join(f"{name} {used * 1000 / max(calls, 1):.1f} ms" for name, used in
                                       sorted(threads.items(), key=lambda kv: -kv[1]) if used > 0))
+    speed = statistics.median(speeds) if speeds else float("nan")
+    print(f"this machine: a fixed loop of plain Python took {speed:.0f} ms (median of {len(speeds)} timings, "
+          f"{min(speeds, default=float('nan')):.0f}-{max(speeds, default=float('nan')):.0f}) in another process "
+          f"during the load; a model call cost {per_call_ms / speed:.3f} of it")
     print(f"during the load ({load_s:.0f} s): the app used {cpu_used / load_s:.0%} of a core, the fakes and probes "
           f"in this process {fakes_cpu / load_s:.0%}")
     print("Slack calls a model call: " + ", ".join(f"{m} {k / max(calls, 1):.2f}" for m, k in methods.most_common()))
@@ -284,7 +311,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
     ratio_target = 1.3 if n <= 100 or replicas > 1 else 1.5
     figures = [Figure("slowest_round_ratio", slowest / lone, ratio_target),
                Figure("peak_rss", rss, 300.0, "MB"), Figure("healthz_p99", p99, 50.0, "ms"),
-               *([Figure("cpu_per_call", cpu_used * 1000 / max(calls, 1), 5.0 if sqlite else 7.0, "ms")]
+               *([Figure("cpu_per_call", per_call_ms, 5.0 if sqlite else 7.0, "ms")]
                  if replicas == 1 else []),
                Figure("slack_429s", refused, 0), Figure("posts_twice", twice, 0),
                Figure("turns_twice", extra_calls, 0)]
