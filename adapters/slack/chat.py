@@ -15,7 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from adapters.slack.announce import announcement
-from adapters.slack.budgeted import PRIORITY, Skipped
+from adapters.slack.budgeted import PRIORITY, Skipped, prepay
 from adapters.slack.canvas import Canvases
 from adapters.slack.markup import escape
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
@@ -75,6 +75,7 @@ class SlackChat:
         self.last_ref: Callable[[str], Awaitable[str]] | None = None
         # discussion -> turn key -> (persona name, the placeholder's ts): a post looks among its discussion's only
         self._thinking: dict[str, dict[str, tuple[str, asyncio.Task[str | None]]]] = {}
+        self._prepaid: set[str] = set()  # placeholders whose edit into their post was paid for when they were posted
         self._links: dict[str, str] = {}
         self._live = ChannelBudget(LIVE_GAP_S / time_scale)
         self.canvases = Canvases(client_for, self.publish)
@@ -93,7 +94,7 @@ class SlackChat:
         placeholder = await self._take_placeholder(discussion, post)
         ref = ""
         for i, message in enumerate(messages):
-            if i == 0 and placeholder and await self._edit(client, discussion.channel, placeholder, message):
+            if i == 0 and placeholder and await self._fill(client, discussion.channel, placeholder, message):
                 ts = placeholder
             else:  # no placeholder, or someone deleted it: the post itself must still be seen
                 ts = await self._post(client, discussion.channel, thread, message)
@@ -281,13 +282,32 @@ class SlackChat:
         return True
 
     # thinking placeholders -------------------------------------------------------------------------
+    async def _fill(self, client: AsyncWebClient, channel: str, ts: str, message: Message) -> bool:
+        """Edit a placeholder into what replaces it, with the call it paid for when it was posted (if it did)."""
+        if ts not in self._prepaid:
+            return await self._edit(client, channel, ts, message)
+        self._prepaid.discard(ts)
+        marked = PRIORITY.set("prepaid")
+        try:
+            return await self._edit(client, channel, ts, message)
+        finally:
+            PRIORITY.reset(marked)
+
     async def _show_thinking(self, discussion: Discussion, persona: Persona, key: str) -> str | None:
         try:
             index = await self._taken_over(discussion)
             if index is not None and key in index.placeholders:
                 return index.placeholders.pop(key)
             client = await self.client_for(discussion.workspace)
-            return await self._post(client, discussion.channel, discussion.thread_ref or None, thinking(persona, key))
+            # chat.update is limited per workspace (Tier 3): a placeholder is shown only when the edit that will
+            # turn it into the post can be paid for now. In a busy workspace the post comes as a new message
+            # instead, paced per channel, rather than queueing behind every other discussion's edits.
+            if not await prepay(client, "chat.update"):
+                log.debug("no placeholder for %s: no chat.update to spare in %s", key, discussion.workspace)
+                return None
+            ts = await self._post(client, discussion.channel, discussion.thread_ref or None, thinking(persona, key))
+            self._prepaid.add(ts)
+            return ts
         except Exception:
             log.warning("could not show that %s is thinking", persona.name, exc_info=True)
             return None
@@ -315,7 +335,7 @@ class SlackChat:
             with contextlib.suppress(Exception):
                 ts = await task
                 if ts:
-                    await self._edit(client, discussion.channel, ts, note(text.format(name=name)))
+                    await self._fill(client, discussion.channel, ts, note(text.format(name=name)))
 
     def _forget_placeholder(self, discussion_id: str, key: str) -> None:
         mine = self._thinking.get(discussion_id, {})

@@ -3,12 +3,14 @@ missing_scope for a method the token's scopes do not cover."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
 import pytest
 
+from adapters.slack.render import THINKING_EVENT
 from adapters.slack.server import BOT_SCOPES, SlackServer
 from bot.settings import Settings
 from bot.wiring import build_app
@@ -16,7 +18,7 @@ from core.models import Status
 from tests.adapters.slack.conftest import TIME_SCALE, Slack, config
 from tests.adapters.slack.test_threads import only
 from tests.fakes.llm import ScriptedLLM
-from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import Call, FakeSlack
 
 
 @pytest.fixture
@@ -44,6 +46,32 @@ async def test_streaming_discussions_stay_within_chat_updates_tier(streaming: Sl
     assert not fake.answered_429, dict(fake.answered_429)  # 50 a minute per workspace, never one too many
     assert streaming.budget is not None and streaming.budget.spent[("chat.update", "skipped")] > 0, \
         "more live text was written than the budget had room for: the rest was skipped, not sent"
+
+
+def _event_type(call: Call) -> str:
+    meta = call.params.get("metadata") or {}
+    return str((json.loads(meta) if isinstance(meta, str) else meta).get("event_type", ""))
+
+
+async def test_a_placeholder_takes_the_call_for_its_edit_when_it_is_posted_so_posts_never_queue_for_edits(
+    streaming: SlackServer, fake: FakeSlack
+) -> None:
+    """chat.update is limited per workspace: a finished turn's post that edits its placeholder must not wait
+    behind every other discussion's edits. So a placeholder is posted only when the call for that edit can be
+    taken at once (a busy workspace's posts come as new messages instead), and that edit is not paid for twice."""
+    async with aiohttp.ClientSession() as session:
+        slack = Slack(f"http://127.0.0.1:{streaming.port}/slack/events", session, fake)
+        for channel in ("C0001", "C0002", "C0003"):
+            await slack.command("Should we adopt trunk-based development? --rounds 1", channel=channel)
+        await streaming.idle()
+    budget = streaming.budget
+    assert budget is not None
+    placeholders = [c for c in fake.called("chat.postMessage") if _event_type(c) == THINKING_EVENT]
+    assert placeholders, "turns were shown thinking"
+    assert budget.spent[("chat.update", "spare")] >= len(placeholders), "each placeholder paid for its edit"
+    edits = [c for c in fake.called("chat.update") if not c.limited]
+    paid = sum(budget.spent[("chat.update", how)] for how in ("final", "live", "spare"))
+    assert len(edits) == paid, "every edit was paid for once: a placeholder's edit not again when it was made"
 
 
 async def test_a_method_outside_the_tokens_scopes_is_refused_and_explained(
