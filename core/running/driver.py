@@ -251,7 +251,7 @@ class Driver:
                 return  # the next driver starts it again
             now = self.clock.now()
             try:
-                async with self.store.tx() as tx:
+                async with self.store.lease_tx() as tx:  # never behind the work it protects
                     kept = await tx.renew_leases(sorted(held), self.config.owner, now, self.config.lease_ttl)
             except Exception:
                 log.warning("could not renew the leases on %d discussion(s)", len(held), exc_info=True)

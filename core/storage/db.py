@@ -9,7 +9,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
-from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
@@ -67,6 +67,11 @@ def make_engine(url: str, *, ping_idle_s: float = PING_IDLE_S) -> AsyncEngine:
         wait_locked(lambda: dbapi_connection.execute("BEGIN IMMEDIATE"))
 
     return engine
+
+
+def side_engine(url: str | URL) -> AsyncEngine:
+    """One PostgreSQL connection beside the pool, for work that must never wait behind the pool's (leases)."""
+    return _ping_when_idle(create_async_engine(url, pool_size=1, max_overflow=0), PING_IDLE_S)
 
 
 def _ping_when_idle(engine: AsyncEngine, idle_s: float) -> AsyncEngine:

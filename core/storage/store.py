@@ -13,6 +13,7 @@ from core.storage.activity import ActivityRepo
 from core.storage.channel_rows import ChannelRepo
 from core.storage.channel_settings import ChannelSettingsRepo
 from core.storage.command_sync import CommandSyncRepo
+from core.storage.db import side_engine
 from core.storage.decisions import DecisionRepo
 from core.storage.discussions import DiscussionRepo
 from core.storage.rate_rows import RateRepo
@@ -46,6 +47,7 @@ class Store:
         self._sqlite_turn = asyncio.Lock() if engine.dialect.name == "sqlite" else None
         self._sole: SoleProcess | None = None
         self._held: AsyncConnection | None = None
+        self._leases: AsyncEngine | None = None  # PostgreSQL: the one connection lease renewals use
 
     async def claim_sole_process(self, owner: str) -> bool:
         """On an SQLite file: if no other live process uses it, become its one process and take over the
@@ -103,7 +105,25 @@ class Store:
         finally:
             lock.release()
 
+    @asynccontextmanager
+    async def lease_tx(self) -> AsyncIterator[Tx]:
+        """A transaction for renewing leases, on a connection of its own on PostgreSQL. Under load every pooled
+        connection can be busy with the very work the leases protect: a renewal that waited its turn behind it
+        let them lapse (another driver then ran the same turns again). SQLite: a transaction as any other (its
+        transactions take turns on one connection, which never waits on a pool)."""
+        if self._sqlite_turn is not None:
+            async with self.tx() as tx:
+                yield tx
+            return
+        if self._leases is None:
+            self._leases = side_engine(self.engine.url)
+        async with self._leases.begin() as conn:
+            yield Tx(conn)
+
     async def close(self) -> None:
+        if self._leases is not None:
+            await self._leases.dispose()
+            self._leases = None
         if self._held is not None:
             await self._held.close()
             self._held = None
