@@ -10,11 +10,14 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from adapters.slack.budgeted import PRIORITY, per_minute
+from adapters.slack.clients import web_client
 from adapters.slack.render import THINKING_EVENT
 from adapters.slack.server import BOT_SCOPES, SlackServer
 from bot.settings import Settings
 from bot.wiring import build_app
 from core.models import Status
+from core.running.budget import LocalBuckets, RateBudget
 from tests.adapters.slack.conftest import TIME_SCALE, Slack, config
 from tests.adapters.slack.test_threads import only
 from tests.fakes.llm import ScriptedLLM
@@ -72,6 +75,26 @@ async def test_a_placeholder_takes_the_call_for_its_edit_when_it_is_posted_so_po
     edits = [c for c in fake.called("chat.update") if not c.limited]
     paid = sum(budget.spent[("chat.update", how)] for how in ("final", "live", "spare"))
     assert len(edits) == paid, "every edit was paid for once: a placeholder's edit not again when it was made"
+
+
+async def test_a_paid_for_placeholder_edit_that_slack_refuses_with_429_waits_and_pays_for_its_retry(
+    fake: FakeSlack
+) -> None:
+    """The call taken when the placeholder was posted pays for one edit; one Slack refused is retried after its
+    Retry-After like any final work, and the retry is paid for (it is a call Slack counts)."""
+    budget = RateBudget(LocalBuckets(), per_minute(), scale=TIME_SCALE)
+    client = web_client(fake.base_url, "xoxb-test", budget=budget, workspace="T1")
+    await client.conversations_join(channel="C0001")  # the app posts only where it is a member
+    ts = (await client.chat_postMessage(channel="C0001", text="Dana is thinking…"))["ts"]
+    fake.rate_limit("chat.update", times=1, retry_after=1)
+    marked = PRIORITY.set("prepaid")
+    try:
+        await client.chat_update(channel="C0001", ts=ts, text="Dana's post")
+    finally:
+        PRIORITY.reset(marked)
+    assert fake.answered_429["chat.update"] == 1
+    assert fake.find("C0001", ts).text == "Dana's post"
+    assert budget.spent[("chat.update", "final")] == 1, "the first try was paid for before; the retry now"
 
 
 async def test_a_method_outside_the_tokens_scopes_is_refused_and_explained(

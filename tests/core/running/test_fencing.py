@@ -171,15 +171,17 @@ async def test_one_heartbeat_renews_every_lease_the_process_holds_in_one_stateme
             renewals.append(statement)
 
     event.listen(Engine, "before_cursor_execute", count)  # every engine: renewals have a connection of their own
-    for channel in ("C1", "C2", "C3"):
-        await a.app.service.handle(c.StartDiscussion(topic=f"Trunk-based development in {channel}?",
-                                                     platform="console", channel=channel, user_id="U1",
-                                                     user_name="Dana", rounds=1))
-    await until(lambda: a.llm.waiting == 3, 5, "A is inside a model call in each discussion")
-    renewals.clear()
-    a.clock.advance(timedelta(seconds=0.1))
-    await asyncio.sleep(0.45)  # about four heartbeats (every 0.1 s)
-    event.remove(Engine, "before_cursor_execute", count)
+    try:
+        for channel in ("C1", "C2", "C3"):
+            await a.app.service.handle(c.StartDiscussion(topic=f"Trunk-based development in {channel}?",
+                                                         platform="console", channel=channel, user_id="U1",
+                                                         user_name="Dana", rounds=1))
+        await until(lambda: a.llm.waiting == 3, 5, "A is inside a model call in each discussion")
+        renewals.clear()
+        a.clock.advance(timedelta(seconds=0.1))
+        await asyncio.sleep(0.45)  # about four heartbeats (every 0.1 s)
+    finally:  # the listener is on every engine of the test run: never left behind
+        event.remove(Engine, "before_cursor_execute", count)
     assert 2 <= len(renewals) <= 6, renewals
     assert a.llm.cancelled == 0, "every lease was renewed in time"
     async with a.app.store.tx() as tx:
