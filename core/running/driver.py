@@ -17,6 +17,7 @@ from core.deliberation.engine import RunTurns, State, Transition, TurnPlan
 from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
 from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMUnavailable, Prompt, RateLimited
 from core.running import seat_turns
+from core.running.admission import Admission
 from core.running.effects import close_polls, people_ballots, record_turn, save_discussion
 from core.running.live import LiveText
 from core.running.records import record_decision
@@ -63,6 +64,7 @@ class DriverConfig:
     live_interval_s: float = 1.0  # a persona's post grows as the model writes, at most this often
     pages: PageLinks = field(default_factory=PageLinks)  # signed links to discussion pages ("" when not set up)
     seat_wait_s: float = 30 * 60.0  # how long a person's turn waits for them (COUNCIL_SEAT_WAIT_MIN)
+    admit_per_pass: int = 4  # discussions starting a stretch of work in one pass of the event loop (admission)
 
 
 async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2, *, d: Discussion | None = None
@@ -97,6 +99,7 @@ class Driver:
         self._publish_served: dict[str, int] = {}
         self._expires: dict[str, float] = {}  # when each lease held here runs out, as last renewed (timestamp)
         self._renewer: asyncio.Task[None] | None = None
+        self.admission = Admission(config.admit_per_pass)
 
     # scheduling of drivers inside this process ------------------------------------------------------
     def kick(self, discussion_id: str) -> asyncio.Task[None]:
@@ -206,6 +209,7 @@ class Driver:
 
     async def _steps(self, discussion_id: str) -> None:
         while True:
+            await self.admission.turn()
             # One fenced transaction reads the state and, when the next step runs turns, starts them.
             async with self.fenced(discussion_id) as (tx, d):
                 # Posts still queued go out before anything is decided: the state is not read for nothing.
@@ -351,6 +355,7 @@ class Driver:
         d = state.discussion
         persona = state.persona(plan.persona_key)
         chat = self.chats[d.platform]
+        await self.admission.turn()
         if persona is not None and plan.phase not in engine.SILENT:  # a turn that posts nothing shows nothing
             try:
                 await chat.thinking(d, persona, plan.key)
@@ -363,6 +368,7 @@ class Driver:
             # Never fails: without the search tool the check says it could not check, and the discussion goes on.
             searched = await self.llm.search(factcheck.prompt(state, plan))
             (text, data), usage = factcheck.record(searched, state, plan), searched.usage
+            await self.admission.turn()
             async with self.fenced(d.id) as (tx, current):
                 await record_turn(tx, state, plan, text, data, usage, "", self.clock.now(), self.llm.offline,
                                   current=current)
@@ -380,6 +386,7 @@ class Driver:
                 text, usage = completion.text.strip(), completion.usage
         except LLMUnavailable as exc:
             text, error = "", str(exc) or "the model did not answer"
+        await self.admission.turn()  # answers asked at the same moment arrive together: they record in turn
         async with self.fenced(d.id) as (tx, current):
             await record_turn(tx, state, plan, text, data, usage, error, self.clock.now(), self.llm.offline,
                               current=current)

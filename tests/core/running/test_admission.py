@@ -1,0 +1,108 @@
+"""Admission: answers that arrive at the same moment are recorded a few per pass of the event loop, so a request
+arriving meanwhile (a health check, an acknowledgement Slack waits 3 seconds for) is served between them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import event
+
+from bot.wiring import App
+from core.running.admission import Admission
+from tests.core.conftest import start
+from tests.fakes.cluster import until
+from tests.fakes.llm import ScriptedLLM
+
+
+@contextmanager
+def passes() -> Iterator[list[int]]:
+    """A counter of the loop's passes: a callback that runs once in every pass and schedules itself again."""
+    count = [0]
+    loop = asyncio.get_running_loop()
+    stopped = False
+
+    def tick() -> None:
+        count[0] += 1
+        if not stopped:
+            loop.call_soon(tick)
+
+    loop.call_soon(tick)
+    try:
+        yield count
+    finally:
+        stopped = True
+
+
+async def test_stretches_asked_in_one_pass_go_a_few_per_pass_in_the_order_asked() -> None:
+    admission = Admission(per_pass=2)
+    started: list[tuple[int, int]] = []  # (stretch, pass it started in)
+    served: list[int] = []  # passes in which a request from outside was served
+
+    with passes() as count:
+
+        async def stretch(i: int) -> None:
+            await admission.turn()
+            started.append((i, count[0]))
+
+        async def request() -> None:  # arrives once the stretches queued, as a socket read would
+            await asyncio.sleep(0)
+            served.append(count[0])
+
+        await asyncio.gather(*(stretch(i) for i in range(7)), request())
+
+    assert [i for i, _ in started] == list(range(7))  # in the order asked
+    per_pass = Counter(p for _, p in started)
+    assert max(per_pass.values()) == 2 and len(per_pass) == 4  # 2, 2, 2, 1
+    assert min(per_pass) < served[0] < max(per_pass)  # served while stretches still waited
+
+
+async def test_a_lone_stretch_starts_at_once() -> None:
+    admission = Admission(per_pass=1)
+    with passes() as count:
+        before = count[0]
+        await admission.turn()
+        assert count[0] == before  # no pass went by
+        await asyncio.sleep(0)  # the next pass: room again
+        await admission.turn()
+        assert count[0] == before + 1
+
+
+async def test_a_stretch_cancelled_while_it_waits_takes_no_room_and_holds_nobody_up() -> None:
+    """A Stop pressed while a discussion waits for its pass cancels the wait; the ones behind it still go."""
+    admission = Admission(per_pass=1)
+    first, *waiting = [asyncio.create_task(admission.turn()) for _ in range(4)]
+    await asyncio.sleep(0)  # the first takes the pass's room, the rest wait
+    assert first.done() and not any(w.done() for w in waiting)
+    waiting[0].cancel()
+    await asyncio.wait_for(asyncio.gather(*waiting[1:]), 1.0)
+    assert waiting[0].cancelled()
+
+
+async def test_answers_that_arrive_together_are_recorded_a_few_per_pass(app: App, llm: ScriptedLLM) -> None:
+    """Ten discussions ask the model at the same moment and get their answers at the same moment: without
+    admission one pass of the loop recorded all ten turns; with it, at most `per_pass` a pass."""
+    app.driver.admission.per_pass = 2
+    gate = llm.hold()
+    for i in range(10):
+        command = start(topic=f"Should team {i} adopt trunk-based development?", rounds=1)
+        await app.service.handle(command.model_copy(update={"user_id": f"U{i}"}))  # one each: a person's limit
+    await until(lambda: llm.waiting >= 10, 10.0, "every discussion asking the model")
+    recorded: Counter[int] = Counter()  # pass -> turns recorded in it
+    with passes() as count:
+
+        def note(conn: object, cursor: object, statement: str, *args: object) -> None:
+            if statement.startswith("INSERT INTO usage"):  # one per turn recorded
+                recorded[count[0]] += 1
+
+        engine = app.store.engine.sync_engine
+        event.listen(engine, "before_cursor_execute", note)
+        try:
+            gate.set()
+            await until(lambda: sum(recorded.values()) >= 10, 10.0, "ten turns recorded")
+        finally:
+            event.remove(engine, "before_cursor_execute", note)
+    assert max(recorded.values()) <= 2, recorded
+
