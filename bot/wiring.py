@@ -18,7 +18,7 @@ from core.control.service import Service, ServiceConfig
 from core.deliberation.offline import OfflineLLM
 from core.llm import AnthropicLLM, LLMConfig, ModelPrice, SearchConfig
 from core.ports import LLM, ChatPort, Clock, SystemClock
-from core.running.driver import Driver, DriverConfig
+from core.running.driver import SEND_LANDS_S, Driver, DriverConfig
 from core.running.spending import Limits
 from core.showing.pages import PageLinks
 from core.storage.db import make_engine, migrate
@@ -111,7 +111,8 @@ async def build_app(
     clock = clock or SystemClock()
     llm = llm or build_llm(settings)
     owner = owner or process_owner()
-    await store.claim_sole_process(owner)  # SQLite: a restart resumes what its dead predecessor was driving
+    # SQLite: a restart resumes what its dead predecessor was driving, and nothing it sent is still on its way.
+    sole = await store.claim_sole_process(owner)
     limits = Limits(workspace_usd_per_day=settings.council_workspace_budget_usd_per_day,
                     starts_per_user_per_hour=settings.council_starts_per_user_per_hour,
                     answer_interval_s=settings.council_answer_interval_s, tz=settings.council_default_tz,
@@ -120,6 +121,7 @@ async def build_app(
                                                            context_rounds=settings.council_context_rounds,
                                                            limits=limits, pages=page_links(settings),
                                                            seat_wait_s=settings.council_seat_wait_min * 60,
+                                                           send_lands_s=0.0 if sole else SEND_LANDS_S,
                                                            # benches run Slack's clock faster: live text with it
                                                            live_interval_s=1.0 / settings.slack_time_scale))
     service = Service(store, driver, clock, new_discussion_id, ServiceConfig(

@@ -48,6 +48,7 @@ SPEND_KEPT = timedelta(days=31)  # the longest spend window read is the last 30 
 EVENT_IDS_KEPT = timedelta(days=1)  # platforms retry a delivery for minutes, not days: older ids are dropped
 MAX_POST_ATTEMPTS = 6  # refusals of one post (about a minute of backoff) before the discussion is blocked
 FIRST_RETRY_S, MAX_RETRY_S = 2.0, 600.0
+SEND_LANDS_S = 3.0  # a post another process began sending (its lease lapsed mid-send) lands within this, or never
 
 
 def retry_delay(attempts: int) -> float:
@@ -65,6 +66,10 @@ class DriverConfig:
     pages: PageLinks = field(default_factory=PageLinks)  # signed links to discussion pages ("" when not set up)
     seat_wait_s: float = 30 * 60.0  # how long a person's turn waits for them (COUNCIL_SEAT_WAIT_MIN)
     admit_per_pass: int = 4  # discussions starting a stretch of work in one pass of the event loop (admission)
+    # How long a post another process began sending may still be on its way to the platform: a post tried before
+    # is looked up only after this, so the lookup sees it (0: no other live process uses this database, as the
+    # sole process of an SQLite file knows).
+    send_lands_s: float = SEND_LANDS_S
 
 
 async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2, *, d: Discussion | None = None
@@ -608,6 +613,10 @@ class Driver:
             if ref:
                 await chat.update(d, ref, post)
             return ref or ""
+        if attempts > 0 and self.config.send_lands_s > 0:  # tried before, maybe by a process still sending it
+            log.info("%s was tried before; looking for it on the platform in %.0f s", post.key,
+                     self.config.send_lands_s)
+            await asyncio.sleep(self.config.send_lands_s)
         found = await chat.find(d, post.key) if attempts > 0 else None
         if found:
             await chat.update(d, found, post)

@@ -18,6 +18,7 @@ from bot.settings import Settings
 from bot.wiring import App, build_app
 from core.control import commands as c
 from core.models import Discussion, Post, Status
+from core.running.driver import SEND_LANDS_S
 from core.storage import tables as t
 from core.storage.rows import aware
 from tests.fakes.chat import RecordingChat
@@ -36,9 +37,12 @@ class Seat(RecordingChat):
         self.platform_ = platform_
         self.sent_keys: list[str] = []  # posts and edits this replica made
         self.edits_held: asyncio.Event | None = None
+        self.posts_held: asyncio.Event | None = None
 
     async def publish(self, discussion: Discussion, post: Post) -> str:
         self.sent_keys.append(post.key)
+        if self.posts_held is not None:
+            await self.posts_held.wait()  # a slow post: the request is out, the platform has not shown it yet
         return await self.platform_.publish(discussion, post)
 
     async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
@@ -140,6 +144,28 @@ async def test_the_driver_that_lost_its_lease_mid_step_writes_and_posts_nothing(
     assert all(turn.status.value == "published" for turn in turns)
     keys = Counter(a.chat.platform_.keys())
     assert [k for k, n in keys.items() if n > 1] == [], "nothing posted twice"
+
+
+async def test_a_post_the_lapsed_owner_is_still_sending_is_found_not_sent_again(db_url: str) -> None:
+    """A's lease lapses while its post is on its way to the platform (its loop was slow to renew); B takes the
+    discussion over, finds the post claimed and unsent, and looks for it on the platform. Seen under load with three
+    replicas: B looked before A's post landed, found nothing, and posted it a second time."""
+    async with two(db_url, a_ttl=TTL) as (a, b):
+        sole = db_url.startswith("sqlite")  # A opened the file first: no other live process can be using it
+        assert a.app.driver.config.send_lands_s == (0.0 if sole else SEND_LANDS_S)
+        assert b.app.driver.config.send_lands_s == SEND_LANDS_S  # A may be sending
+        b.app.driver.config.send_lands_s = 1.0  # the test's own time: well beyond its post's way to the platform
+        a.chat.posts_held = held = asyncio.Event()
+        await start_on(a)
+        await until(lambda: bool(a.chat.sent_keys), 5, "A's first post is on its way")
+        await take_over(a, b)
+        await asyncio.sleep(0.3)  # B drives now, well within the time a post takes to land
+        held.set()  # A's post lands
+        await a.app.driver.idle()
+        await b.app.driver.idle()
+        keys = Counter(a.chat.platform_.keys())
+        assert [k for k, n in keys.items() if n > 1] == [], "nothing posted twice"
+        assert b.chat.platform_.find_calls >= 1, "B looked for the post A had claimed"
 
 
 async def test_a_failed_heartbeat_stops_the_model_call_in_flight(quick_pair: tuple[Replica, Replica]) -> None:
