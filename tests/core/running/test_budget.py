@@ -161,6 +161,21 @@ async def test_a_replica_spends_from_a_bucket_it_wrote_last_in_one_statement_and
             await s.close()
 
 
+async def test_live_text_on_buckets_a_replica_wrote_last_costs_two_statements_and_no_transaction(
+        pg_url: str) -> None:
+    store = Store(make_engine(pg_url))
+    seen = sent(store)
+    await migrate(store.engine)
+    try:
+        spending = budget(Wall(), SharedBuckets(store))
+        assert await spending.spend_left("T1", "chat.update")  # buckets new to this replica: read and locked
+        seen.clear()
+        assert await spending.spend_left("T1", "chat.update")
+        assert seen == ["UPDATE", "UPDATE"]  # the pause read and the call taken, a statement each
+    finally:
+        await store.close()
+
+
 async def test_past_the_buckets_it_remembers_a_replica_forgets_them_and_reads_each_again(pg_url: str) -> None:
     store = Store(make_engine(pg_url))
     seen = sent(store)
