@@ -6,8 +6,8 @@ then records its turn and builds its post in one stretch of a few milliseconds w
 ran all of them: a health check or Slack's 3-second acknowledgement waited for hundreds of milliseconds. Each
 stretch first asks `Admission.turn()`; past `per_pass` in one pass, the rest queue and go `per_pass` a pass, in
 the order they asked, with the loop looking for requests between passes. Nothing is held across a wait (a slot
-held during a platform's rate-limit pause would stall the others): the total work is the same, in smaller
-passes."""
+held during a platform's rate-limit pause would stall the others). The work is the same, in smaller passes,
+though smaller passes measured about a tenth more CPU per model call with 300 discussions at once."""
 
 from __future__ import annotations
 

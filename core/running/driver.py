@@ -65,7 +65,7 @@ class DriverConfig:
     live_interval_s: float = 1.0  # a persona's post grows as the model writes, at most this often
     pages: PageLinks = field(default_factory=PageLinks)  # signed links to discussion pages ("" when not set up)
     seat_wait_s: float = 30 * 60.0  # how long a person's turn waits for them (COUNCIL_SEAT_WAIT_MIN)
-    admit_per_pass: int = 4  # discussions starting a stretch of work in one pass of the event loop (admission)
+    admit_per_pass: int = 2  # discussions starting a stretch of work in one pass of the event loop (admission)
     # How long a post another process began sending may still be on its way to the platform: a post tried before
     # is looked up only after this, so the lookup sees it (0: no other live process uses this database, as the
     # sole process of an SQLite file knows).
