@@ -16,7 +16,7 @@ from collections import deque
 
 
 class Admission:
-    def __init__(self, per_pass: int = 4) -> None:
+    def __init__(self, per_pass: int = 2) -> None:
         self.per_pass = max(1, per_pass)
         self._admitted = 0  # stretches started in the current pass
         self._waiting: deque[asyncio.Future[None]] = deque()
