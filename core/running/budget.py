@@ -74,13 +74,9 @@ Change = Callable[[Bucket | None], tuple[Bucket, T]]
 
 
 class Buckets(Protocol):
-    """Where buckets live: `change` reads one, applies the rule and writes it back, atomically; `change_all` does
-    so for several buckets at once (one round of reads and writes on a database), applying the rules in the order
-    given."""
+    """Where buckets live: `change` reads one, applies the rule and writes it back, atomically."""
 
     def change(self, key: str, rule: Change[T]) -> Awaitable[T]: ...
-
-    def change_all(self, rules: Mapping[str, Change[T]]) -> Awaitable[dict[str, T]]: ...
 
 
 class LocalBuckets:
@@ -93,20 +89,15 @@ class LocalBuckets:
         self.rows[key], out = rule(self.rows.get(key))
         return out
 
-    async def change_all(self, rules: Mapping[str, Change[T]]) -> dict[str, T]:
-        return {key: await self.change(key, rule) for key, rule in rules.items()}
-
 
 class SharedBuckets:
-    """In the database, a row per bucket locked for the change (PostgreSQL: shared by every replica). A call
-    spends from two buckets (its channel's and its method's, or live text's and its method's): both are changed in
-    one transaction, every row locked in key order so two replicas never wait on each other crosswise.
+    """In the database, a row per bucket (PostgreSQL: shared by every replica).
 
-    A bucket changed alone that this process wrote last is changed in one statement instead, without a
-    transaction: written only if its row still reads what was written (a replica's Slack calls would otherwise
-    cost a transaction each, the busiest of all); when another replica changed it meanwhile, the change is made
-    again under the lock. Changes to one bucket in this process queue for it here, so they never make each other
-    miss."""
+    A bucket this process wrote last is changed in one statement, without a transaction: written only if its row
+    still reads what was written (a replica's Slack calls would otherwise cost a transaction each, the busiest of
+    all). A bucket new to this process, or one another replica changed meanwhile, is read and changed in a
+    transaction that locks its row. Changes to one bucket in this process queue for it here, so they never make
+    each other miss."""
 
     KNOWN_MAX = 10_000  # buckets remembered; past this the memory starts over (each next change reads its row)
 
@@ -117,7 +108,7 @@ class SharedBuckets:
 
     async def change(self, key: str, rule: Change[T]) -> T:
         if key not in self._known:
-            return (await self.change_all({key: rule}))[key]
+            return await self._change_locked(key, rule)
         turn = self._turns.get(key) or self._turns.setdefault(key, asyncio.Lock())  # no lock made per call
         async with turn:
             was = self._known.get(key)
@@ -129,22 +120,17 @@ class SharedBuckets:
                 if swapped:
                     self._known[key] = b
                     return out
-            return (await self.change_all({key: rule}))[key]
+            return await self._change_locked(key, rule)
 
-    async def change_all(self, rules: Mapping[str, Change[T]]) -> dict[str, T]:
-        out: dict[str, T] = {}
-        written: dict[str, Bucket] = {}
+    async def _change_locked(self, key: str, rule: Change[T]) -> T:
         async with self.store.tx() as tx:
-            rows = await tx.lock_buckets(sorted(rules))
-            for key in rules:  # locked in key order, changed in the order given
-                row = rows.get(key)
-                written[key], out[key] = rules[key](Bucket(*row) if row is not None else None)
-                b = written[key]
-                await tx.save_bucket(key, b.tokens, b.at, b.paused_until, known=row is not None)
-        if len(self._known) + len(written) > self.KNOWN_MAX:
+            row = (await tx.lock_buckets([key])).get(key)
+            b, out = rule(Bucket(*row) if row is not None else None)
+            await tx.save_bucket(key, b.tokens, b.at, b.paused_until, known=row is not None)
+        if len(self._known) >= self.KNOWN_MAX:
             self._known.clear()
             self._turns.clear()  # a change waiting on a dropped lock is still safe: its write checks the row
-        self._known |= written  # committed: the rows read so now
+        self._known[key] = b  # committed: the row reads so now
         return out
 
 
