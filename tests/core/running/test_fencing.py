@@ -159,8 +159,14 @@ async def test_a_post_the_lapsed_owner_is_still_sending_is_found_not_sent_again(
         await start_on(a)
         await until(lambda: bool(a.chat.sent_keys), 5, "A's first post is on its way")
         await take_over(a, b)
-        await asyncio.sleep(0.3)  # B drives now, well within the time a post takes to land
-        held.set()  # A's post lands
+
+        async def b_claimed() -> bool:  # B counted its own attempt at A's post: from here on it may look it up
+            async with b.app.store.tx() as tx:
+                tries = (await tx.conn.execute(select(func.max(t.outbox.c.attempts)))).scalar()
+            return (tries or 0) >= 2
+
+        await until(b_claimed, 5, "B claimed the post A is sending")
+        held.set()  # A's post lands, well within the time B gives it
         await a.app.driver.idle()
         await b.app.driver.idle()
         keys = Counter(a.chat.platform_.keys())
