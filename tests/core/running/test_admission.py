@@ -105,4 +105,3 @@ async def test_answers_that_arrive_together_are_recorded_a_few_per_pass(app: App
         finally:
             event.remove(engine, "before_cursor_execute", note)
     assert max(recorded.values()) <= 2, recorded
-
