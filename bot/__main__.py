@@ -20,8 +20,6 @@ from bot.settings import Settings, unknown_variables
 
 cli = typer.Typer(add_completion=False, no_args_is_help=True, help="Council: moderated AI deliberation.")
 err = Console(stderr=True)
-# The loggers of the Slack clients the app builds (Web API and response_url), named as slack_sdk names them.
-SDK_LOGGERS = ("slack_sdk.web.async_base_client", "slack_sdk.web.base_client", "slack_sdk.webhook.async_client")
 
 
 def _settings(*, quiet: bool = False) -> Settings:
@@ -44,11 +42,10 @@ def _settings(*, quiet: bool = False) -> Settings:
     )
     redact_settings(settings)  # on the root's handlers: every record, from every library, passes through them
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # a line per job run; our timer logs firings
-    # slack_sdk asks its clients' loggers for their own level, not the level they inherit, before writing out a
-    # whole request and response for a debug line: left unset, every Web API call did that work for a line the
-    # root logger then dropped.
-    for name in SDK_LOGGERS:
-        logging.getLogger(name).setLevel(level)
+    # slack_sdk asks its Web API client's logger for its own level, not the level it inherits, before writing out
+    # a whole request and response for a debug line: left unset, every call did that work for a line the root
+    # logger then dropped.
+    logging.getLogger("slack_sdk.web.async_base_client").setLevel(level)
     for name, close in unknown_variables(os.environ):
         logging.getLogger("bot").warning("%s is not a Council setting and is ignored%s", name,
                                          f" (did you mean {close}?)" if close else "")
