@@ -7,12 +7,14 @@ import asyncio
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from sqlalchemy import event
 
 from bot.wiring import App
 from core.running.admission import Admission
 from tests.core.conftest import start
+from tests.fakes.chat import RecordingChat
 from tests.fakes.cluster import until
 from tests.fakes.llm import ScriptedLLM
 
@@ -81,9 +83,12 @@ async def test_a_stretch_cancelled_while_it_waits_takes_no_room_and_holds_nobody
     assert waiting[0].cancelled()
 
 
-async def test_answers_that_arrive_together_are_recorded_a_few_per_pass(app: App, llm: ScriptedLLM) -> None:
+async def test_answers_that_arrive_together_are_recorded_and_followed_a_few_per_pass(
+    app: App, llm: ScriptedLLM, chat: RecordingChat
+) -> None:
     """Ten discussions ask the model at the same moment and get their answers at the same moment: without
-    admission one pass of the loop recorded all ten turns; with it, at most `per_pass` a pass."""
+    admission one pass of the loop recorded all ten turns, then decided all ten next steps, then showed every
+    next turn's thinking placeholder; with it, each of those goes at most `per_pass` a pass."""
     app.driver.admission.per_pass = 2
     gate = llm.hold()
     for i in range(10):
@@ -91,17 +96,30 @@ async def test_answers_that_arrive_together_are_recorded_a_few_per_pass(app: App
         await app.service.handle(command.model_copy(update={"user_id": f"U{i}"}))  # one each: a person's limit
     await until(lambda: llm.waiting >= 10, 10.0, "every discussion asking the model")
     recorded: Counter[int] = Counter()  # pass -> turns recorded in it
+    decided: Counter[int] = Counter()  # pass -> steps that started turns in it
+    shown: Counter[int] = Counter()  # pass -> thinking placeholders shown in it
     with passes() as count:
 
         def note(conn: object, cursor: object, statement: str, *args: object) -> None:
             if statement.startswith("INSERT INTO usage"):  # one per turn recorded
                 recorded[count[0]] += 1
+            elif statement.startswith("INSERT INTO turns"):  # one per step that starts turns
+                decided[count[0]] += 1
 
+        thinking = chat.thinking
+
+        async def think(*args: Any) -> None:
+            shown[count[0]] += 1
+            await thinking(*args)
+
+        chat.thinking = think  # type: ignore[method-assign]
         engine = app.store.engine.sync_engine
         event.listen(engine, "before_cursor_execute", note)
         try:
             gate.set()
-            await until(lambda: sum(recorded.values()) >= 10, 10.0, "ten turns recorded")
+            await until(lambda: min(sum(c.values()) for c in (recorded, decided, shown)) >= 10, 10.0,
+                        "ten turns recorded, ten steps decided, ten placeholders shown")
         finally:
             event.remove(engine, "before_cursor_execute", note)
-    assert max(recorded.values()) <= 2, recorded
+    for per_pass in (recorded, decided, shown):
+        assert max(per_pass.values()) <= 2, per_pass
