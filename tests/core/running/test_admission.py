@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import event
 
-from bot.wiring import App
+from bot.wiring import App, build_app
 from core.running.admission import Admission
 from tests.core.conftest import start
 from tests.fakes.chat import RecordingChat
@@ -123,3 +123,39 @@ async def test_answers_that_arrive_together_are_recorded_and_followed_a_few_per_
             event.remove(engine, "before_cursor_execute", note)
     for per_pass in (recorded, decided, shown):
         assert max(per_pass.values()) <= 2, per_pass
+
+
+async def test_discussions_resumed_together_decide_their_next_steps_a_few_per_pass(
+    app: App, llm: ScriptedLLM
+) -> None:
+    """A replica that takes over ten discussions in one sweep (a restart, a dead replica) drives them all from
+    the same pass: their decisions go at most `per_pass` a pass."""
+    llm.hold()
+    for i in range(10):
+        command = start(topic=f"Should team {i} adopt trunk-based development?", rounds=1)
+        await app.service.handle(command.model_copy(update={"user_id": f"U{i}"}))
+    await until(lambda: llm.waiting >= 10, 10.0, "every discussion asking the model")
+    await app.driver.shutdown()  # as SIGTERM does: every lease given back, the turns in flight cut short
+    other = await build_app(app.settings, {"console": RecordingChat("console")}, llm=ScriptedLLM(), owner="b")
+    other.driver.admission.per_pass = 2
+    assert other.llm.offline  # the scripted model: held below, so nothing but the decisions runs
+    held = other.llm.hold()  # type: ignore[attr-defined]
+    decided: Counter[int] = Counter()  # pass -> steps decided in it
+    try:
+        with passes() as count:
+
+            def note(conn: object, cursor: object, statement: str, *args: object) -> None:
+                if statement.startswith("SELECT personas.data"):  # the state a decision reads
+                    decided[count[0]] += 1
+
+            engine = other.store.engine.sync_engine
+            event.listen(engine, "before_cursor_execute", note)
+            try:
+                assert len(await other.driver.sweep()) == 10
+                await until(lambda: sum(decided.values()) >= 10, 10.0, "ten steps decided")
+            finally:
+                event.remove(engine, "before_cursor_execute", note)
+        assert max(decided.values()) <= 2, decided
+    finally:
+        held.set()
+        await other.close()
