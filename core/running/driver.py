@@ -6,9 +6,9 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from pydantic import BaseModel
 
@@ -49,6 +49,7 @@ EVENT_IDS_KEPT = timedelta(days=1)  # platforms retry a delivery for minutes, no
 MAX_POST_ATTEMPTS = 6  # refusals of one post (about a minute of backoff) before the discussion is blocked
 FIRST_RETRY_S, MAX_RETRY_S = 2.0, 600.0
 SEND_LANDS_S = 3.0  # a post another process began sending (its lease lapsed mid-send) lands within this, or never
+Queued = tuple[list[tuple[int, Post, str | None, int]], bool]  # unsent posts in order, and the first claimed here
 
 
 def retry_delay(attempts: int) -> float:
@@ -328,13 +329,13 @@ class Driver:
         fit, spent_today, estimate = await self._turns_within_budget(tx, d, step)
         turns = step.turns[:fit]
         now = self.clock.now()
-        fresh = await tx.start_turns([
+        # Each holds its estimate in the workspace's spend while it runs, so parallel discussions see each other's
+        # turns.
+        await tx.start_turns([
             Turn(key=plan.key, discussion_id=d.id, round=plan.round, step=plan.step, phase=plan.phase,
                  persona_key=plan.persona_key, reply_to=plan.reply_to, created_at=now)
             for plan in turns
-        ])
-        # Held in the workspace's spend while they run, so parallel discussions see each other's turns.
-        await tx.reserve(d.id, [plan.key for plan in turns], estimate, now, fresh=fresh)
+        ], hold=(estimate, now))
         return turns, spent_today
 
     async def run_step(self, state: State, step: RunTurns, turns: list[TurnPlan], spent_today: float) -> None:
@@ -373,11 +374,8 @@ class Driver:
             # Never fails: without the search tool the check says it could not check, and the discussion goes on.
             searched = await self.llm.search(factcheck.prompt(state, plan))
             (text, data), usage = factcheck.record(searched, state, plan), searched.usage
-            await self.admission.turn()
-            async with self.fenced(d.id) as (tx, current):
-                await record_turn(tx, state, plan, text, data, usage, "", self.clock.now(), self.llm.offline,
-                                  current=current)
-            await self.publish(d.id)
+            await self._record(d.id, functools.partial(record_turn, state=state, plan=plan, text=text, data=data,
+                                                       usage=usage, error="", offline=self.llm.offline))
             return True
         prompt = prompts.build(state, plan)
         try:
@@ -391,12 +389,31 @@ class Driver:
                 text, usage = completion.text.strip(), completion.usage
         except LLMUnavailable as exc:
             text, error = "", str(exc) or "the model did not answer"
-        await self.admission.turn()  # answers asked at the same moment arrive together: they record in turn
-        async with self.fenced(d.id) as (tx, current):
-            await record_turn(tx, state, plan, text, data, usage, error, self.clock.now(), self.llm.offline,
-                              current=current)
-        await self.publish(d.id)
+        await self._record(d.id, functools.partial(record_turn, state=state, plan=plan, text=text, data=data,
+                                                   usage=usage, error=error, offline=self.llm.offline))
         return not error
+
+    async def _record(self, discussion_id: str, record: Callable[..., Awaitable[None]]) -> None:
+        """Record a finished turn (`record(tx=, now=, current=)`) and publish what it queued.
+
+        Answers asked at the same moment arrive together: they record in turn (admission). When no drain of the
+        discussion runs here, the transaction that records also reads the queue and claims its first post, under
+        the lease it has just checked: the drain's own first transaction is saved. Otherwise the turn is published
+        behind that drain, as any other publish."""
+        await self.admission.turn()
+        lock = self._publish_locks.setdefault(discussion_id, asyncio.Lock())
+        if lock.locked():
+            async with self.fenced(discussion_id) as (tx, current):
+                await record(tx=tx, now=self.clock.now(), current=current)
+            await self.publish(discussion_id)
+            return
+        async with lock:  # free: taken at once, before the queue is read, so no other drain claims from it
+            covers = self._publish_asked[discussion_id] = self._publish_asked.get(discussion_id, 0) + 1
+            async with self.fenced(discussion_id) as (tx, current):
+                await record(tx=tx, now=self.clock.now(), current=current)
+                first = await self._first_post(tx, current)
+            if await self._send_queue(current, first):
+                self._publish_served[discussion_id] = covers
 
     async def _complete_live(self, d: Discussion, persona: Persona | None, key: str, prompt: Prompt) -> Completion:
         """A persona's turn, its words shown as they arrive; the live text ends before the finished post."""
@@ -511,18 +528,35 @@ class Driver:
         Each post is claimed before it is sent (an attempt counted under the lease, so a post a crash cut short
         is looked up on the platform before it is sent again); the first claim shares the transaction that reads
         the queue, and every later one the transaction that records the post before it as sent."""
-        now = self.clock.now()
         async with self.store.tx() as tx:
-            pending, due = await tx.queue(discussion_id)
-            if not pending:
+            # The queue first: a discussion with nothing queued costs one statement, no lease check.
+            queue = await tx.queue(discussion_id)
+            if not queue[0]:
                 return True
-            if due is not None and due > now:
-                return False  # the first post waits out its backoff, and the rest keep their order behind it
-            d = await tx.fence(discussion_id, self.config.owner, now)
+            d = await tx.fence(discussion_id, self.config.owner, self.clock.now())
             if d is None:
                 log.info("%s is no longer driven here; its posts are left to the driver that has it", discussion_id)
                 return False
-            claimed = await self._claim(tx, d.id, pending[0], fenced=True)
+            first = await self._first_post(tx, d, queue)
+        return await self._send_queue(d, first)
+
+    async def _first_post(self, tx: Tx, d: Discussion, queue: tuple[list[tuple[int, Post, str | None, int]],
+                                                                 datetime | None] | None = None) -> Queued | None:
+        """The queue (`queue`: as this transaction has just read it), and whether its first post is now claimed
+        here, in a transaction that holds the lease; None: the first post waits out its backoff, and the rest keep
+        their order behind it."""
+        pending, due = queue if queue is not None else await tx.queue(d.id)
+        if not pending:
+            return [], False
+        if due is not None and due > self.clock.now():
+            return None
+        return pending, await self._claim(tx, d.id, pending[0], fenced=True)
+
+    async def _send_queue(self, d: Discussion, first: Queued | None) -> bool:
+        """Send the queue `_first_post` read, in order; False at the first refusal (the rest stays queued)."""
+        if first is None:
+            return False
+        pending, claimed = first
         chat = self.chats[d.platform]
         for i, (outbox_id, post, turn_key, attempts) in enumerate(pending):
             try:

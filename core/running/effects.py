@@ -140,8 +140,9 @@ async def record_turn(
     turn, held = found
     # Finished by another driver first: that one paid. Skipped by a Stop while it ran: still paid for.
     paid = turn.status not in FINISHED_TURN or turn.status == TurnStatus.SKIPPED
-    # What the turn held in its workspace's spend gives way to what it cost.
-    await tx.settle_turn(d.id, plan.key, held, usage if paid else None, now)
+    # What the turn held in its workspace's spend gives way to what it cost; a turn still open is saved, ended,
+    # on every path below, and that write clears its hold.
+    await tx.settle_turn(d.id, plan.key, held, usage if paid else None, now, saved=turn.status not in FINISHED_TURN)
     if turn.status in FINISHED_TURN:
         return  # another driver finished it first, or Stop set it aside
     if current is None:

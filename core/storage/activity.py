@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -16,7 +15,7 @@ from core.models import (
     Usage,
 )
 from core.storage import tables as t
-from core.storage.reservations import add_spend, add_workspace_spend, reserve, settle
+from core.storage.reservations import add_spend, add_workspace_spend, settle
 from core.storage.rows import Repo, _row
 
 # Built once: the statements every model call runs (see discussions.py).
@@ -156,19 +155,15 @@ class ActivityRepo(Repo):
         if discussion_id:
             await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": u.cost_usd})
 
-    async def reserve(self, discussion_id: str, turn_keys: list[str], usd_each: float, now: datetime, *,
-                      fresh: Collection[str] = ()) -> None:
-        """Hold each started turn's estimated cost in its workspace's spend until the turn is recorded (`fresh`:
-        the turns start_turns has just stored, which hold nothing yet)."""
-        await reserve(self.conn, discussion_id, turn_keys, usd_each, now, fresh=fresh)
-
     async def settle_turn(self, discussion_id: str, turn_key: str, held: tuple[float, datetime | None],
-                          usage: Usage | None, now: datetime) -> None:
+                          usage: Usage | None, now: datetime, *, saved: bool = False) -> None:
         """A turn ended: what it held (read with it, see `held_turn`) gives way to what it cost; `usage`, if
-        any, is recorded and charged to the discussion."""
+        any, is recorded and charged to the discussion. `saved`: the caller saves the turn, ended, in this
+        transaction (that write clears the hold on its row)."""
         if usage is not None:
             await self._charge(discussion_id, turn_key, usage, now)
-        await settle(self.conn, discussion_id, turn_key, held, usage.cost_usd if usage is not None else None, now)
+        await settle(self.conn, discussion_id, turn_key, held, usage.cost_usd if usage is not None else None, now,
+                     saved=saved)
 
     async def workspace_spend(self, platform: str, workspace: str, since: datetime) -> float:
         """Dollars the workspace's discussions spent since `since` (their turns and answers), to the quarter hour

@@ -17,7 +17,7 @@ from core.models import (
     TurnStatus,
 )
 from core.storage import tables as t
-from core.storage.reservations import release
+from core.storage.reservations import release, reserve
 from core.storage.rows import Repo, _row, aware, insert_in
 
 # The statements a driver runs at every step, built once: building one costs about as much as running it
@@ -269,18 +269,22 @@ class DiscussionRepo(Repo):
             return None
         return Turn.model_validate(_row(row)), (float(row.reserved_usd or 0.0), row.reserved_at)
 
-    async def start_turns(self, planned: list[Turn]) -> set[str]:
+    async def start_turns(self, planned: list[Turn], *, hold: tuple[float, datetime] | None = None) -> set[str]:
         """Mark a step's turns running and count an attempt, inserting the ones not stored yet; the keys inserted.
+        `hold`: dollars each turn holds in its workspace's spend while it runs, and since when (see `reserve`);
+        a turn inserted here is written holding it.
 
-        A key already stored is found, not inserted again; at most three statements for the whole step.
+        A key already stored is found, not inserted again; at most three statements for the whole step, and two
+        more for the hold.
         """
         if not planned:
             return set()
         c = t.turns.c
         keys = [p.key for p in planned]
         stored = set((await self.conn.execute(_STORED_KEYS, {"keys": keys})).scalars())
+        held = {"reserved_usd": hold[0], "reserved_at": hold[1]} if hold is not None and hold[0] > 0 else {}
         new = [
-            p.model_copy(update={"status": TurnStatus.RUNNING, "attempts": 1}).model_dump()
+            p.model_copy(update={"status": TurnStatus.RUNNING, "attempts": 1}).model_dump() | held
             for p in planned if p.key not in stored
         ]
         if new:
@@ -291,10 +295,18 @@ class DiscussionRepo(Repo):
                 .where(c.key.in_(sorted(stored)))
                 .values(status=TurnStatus.RUNNING.value, attempts=c.attempts + 1)
             )
-        return {p.key for p in planned} - stored
+        fresh = {p.key for p in planned} - stored
+        if hold is not None:
+            await reserve(self.conn, planned[0].discussion_id, keys, *hold, fresh=fresh)
+        return fresh
 
     async def save_turn(self, turn: Turn) -> None:
-        await self.conn.execute(_SAVE_TURN, {"b_key": turn.key, **turn.model_dump(exclude={"key"})})
+        """Save a turn; one that has ended holds nothing in its workspace's spend any more, so its hold is cleared
+        in the same write (what it held was settled in the transaction that ended it)."""
+        values = turn.model_dump(exclude={"key"})
+        if turn.status not in (TurnStatus.PLANNED, TurnStatus.RUNNING):
+            values |= {"reserved_usd": 0.0, "reserved_at": None}
+        await self.conn.execute(_SAVE_TURN, {"b_key": turn.key, **values})
 
     async def set_turn_status(self, keys: list[str], status: TurnStatus, *, reset: bool = False) -> None:
         await release(self.conn, keys)  # set aside or planned again: no longer running, no longer holding money

@@ -50,21 +50,24 @@ async def add_workspace_spend(conn: AsyncConnection, platform: str, workspace: s
 async def reserve(conn: AsyncConnection, discussion_id: str, keys: list[str], usd_each: float, now: datetime, *,
                   fresh: Collection[str] = ()) -> None:
     """Hold `usd_each` for each of these (just started) turns in the workspace's spend of this quarter hour.
-    `fresh`: keys first stored in this transaction, which hold nothing yet."""
+    `fresh`: keys first stored in this transaction, with this hold written on their rows (`start_turns`)."""
     # A turn started again after a crash holds one reservation, not two.
-    await release(conn, [k for k in keys if k not in fresh])
+    again = [k for k in keys if k not in fresh]
+    await release(conn, again)
     if not keys or usd_each <= 0:
         return
-    await conn.execute(_HOLD, {"keys": keys, "reserved_usd": usd_each, "reserved_at": now})
+    if again:
+        await conn.execute(_HOLD, {"keys": again, "reserved_usd": usd_each, "reserved_at": now})
     await add_spend(conn, discussion_id, now, usd_each * len(keys))
 
 
 async def settle(conn: AsyncConnection, discussion_id: str, key: str, held: tuple[float, datetime | None],
-                 cost_usd: float | None, now: datetime) -> None:
+                 cost_usd: float | None, now: datetime, *, saved: bool = False) -> None:
     """A turn ended holding `held` (dollars, since when; read with the turn): the hold gives way to what the turn
-    cost (None: nothing to charge here), in one write to the spend when both fall in the same quarter hour."""
+    cost (None: nothing to charge here), in one write to the spend when both fall in the same quarter hour.
+    `saved`: the caller saves the ended turn in this transaction, which clears its hold (`save_turn`)."""
     usd, at = held
-    if usd > 0:
+    if usd > 0 and not saved:
         await conn.execute(_HOLD, {"keys": [key], "reserved_usd": 0.0, "reserved_at": None})
     since = aware(at) or now
     if usd > 0 and cost_usd is not None and bucket(since) == bucket(now):

@@ -140,14 +140,17 @@ async def test_usage_adds_to_its_discussion_and_its_workspaces_quarter_hour(stor
         assert await tx.workspace_spend("slack", "T1", T0 - timedelta(hours=1)) == pytest.approx(1.0)
 
 
+def turn(key: str, at: datetime) -> Turn:
+    return Turn(key=key, discussion_id="d1", round=1, step=1, phase=Phase.STATEMENT, persona_key=key, created_at=at)
+
+
 async def test_a_reservation_is_held_in_its_quarter_hour_until_released_once(store: Store) -> None:
     async with store.tx() as tx:
-        await tx.start_turns([Turn(key=k, discussion_id="d1", round=1, step=1, phase=Phase.STATEMENT,
-                                   persona_key=k, created_at=T0) for k in ("t1", "t2")])
-        await tx.reserve("d1", ["t1", "t2"], 0.1, T0)
+        await tx.start_turns([turn(k, T0) for k in ("t1", "t2")], hold=(0.1, T0))
         since = T0 - timedelta(hours=1)
         assert await tx.workspace_spend("slack", "T1", since) == pytest.approx(0.2)
-        await tx.reserve("d1", ["t1"], 0.3, T0 + timedelta(minutes=30))  # started again: one reservation, anew
+        again = T0 + timedelta(minutes=30)
+        await tx.start_turns([turn("t1", again)], hold=(0.3, again))  # started again: one reservation, anew
         assert await tx.workspace_spend("slack", "T1", since) == pytest.approx(0.4)
         assert await tx.workspace_spend("slack", "T1", T0 + timedelta(minutes=23)) == pytest.approx(0.3)
         await tx.add_usage("d1", "t1", usage(0.05), T0 + timedelta(minutes=40))
@@ -158,8 +161,8 @@ async def test_a_reservation_is_held_in_its_quarter_hour_until_released_once(sto
         assert await tx.workspace_spend("slack", "T1", since) == pytest.approx(0.15)
         await tx.set_turn_status(["t2"], Turn.model_fields["status"].default)  # set aside: released too
         assert await tx.workspace_spend("slack", "T1", since) == pytest.approx(0.05)
-        await tx.reserve("d1", [], 0.1, T0)
-        await tx.reserve("d1", ["t2"], 0.0, T0)  # nothing to hold
+        await tx.start_turns([], hold=(0.1, T0))
+        await tx.start_turns([turn("t2", T0)], hold=(0.0, T0))  # nothing to hold
         assert await tx.workspace_spend("slack", "T1", since) == pytest.approx(0.05)
 
 
@@ -169,14 +172,10 @@ async def test_a_finished_turn_gives_back_its_hold_where_it_was_held_and_pays_wh
     that starts between them sees what was really spent."""
     started, ended = T0 + timedelta(minutes=7), T0 + timedelta(minutes=9)  # 09:14 and 09:16
     async with store.tx() as tx:
-        fresh = await tx.start_turns([Turn(key=k, discussion_id="d1", round=1, step=1, phase=Phase.STATEMENT,
-                                           persona_key=k, created_at=started) for k in ("t1", "t2")])
+        fresh = await tx.start_turns([turn(k, started) for k in ("t1", "t2")], hold=(0.1, started))
         assert fresh == {"t1", "t2"}
-        await tx.reserve("d1", ["t1", "t2"], 0.1, started, fresh=fresh)
-        again = await tx.start_turns([Turn(key="t2", discussion_id="d1", round=1, step=1, phase=Phase.STATEMENT,
-                                           persona_key="t2", created_at=started)])
+        again = await tx.start_turns([turn("t2", started)], hold=(0.1, started))
         assert again == set(), "a turn started again is not fresh: its earlier hold is given back first"
-        await tx.reserve("d1", ["t2"], 0.1, started, fresh=again)
         assert await tx.workspace_spend("slack", "T1", T0 - timedelta(hours=1)) == pytest.approx(0.2)
         found = await tx.held_turn("t1")
         assert found is not None and found[1][0] == pytest.approx(0.1)
