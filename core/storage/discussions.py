@@ -31,8 +31,9 @@ _PERSONAS = select(t.personas.c.data).where(t.personas.c.discussion_id == bindpa
     t.personas.c.position)
 _TURNS = select(t.turns).where(_t.discussion_id == bindparam("id")).order_by(_t.created_at, _t.key)
 _TURN = select(t.turns).where(_t.key == bindparam("key"))
-_STORED_KEYS = select(_t.key).where(_t.key.in_(bindparam("keys", expanding=True)))
-_INSERT_TURNS = insert(t.turns)
+# A turn inserted unless its key is stored already (a turn started again): the keys inserted come back.
+_INSERT_TURNS = {name: insert_in(name, t.turns).on_conflict_do_nothing(index_elements=["key"]).returning(_t.key)
+                 for name in ("postgresql", "sqlite")}
 _SAVE_TURN = update(t.turns).where(_t.key == bindparam("b_key"))
 _PUBLISHED = (update(t.turns).where(_t.key == bindparam("b_key"), _t.status == TurnStatus.DONE.value)
               .values(status=TurnStatus.PUBLISHED.value))
@@ -274,28 +275,24 @@ class DiscussionRepo(Repo):
         `hold`: dollars each turn holds in its workspace's spend while it runs, and since when (see `reserve`);
         a turn inserted here is written holding it.
 
-        A key already stored is found, not inserted again; at most three statements for the whole step, and two
-        more for the hold.
+        A key already stored is left as it is by the insert and updated after it: one statement for a step of new
+        turns, two when some start again, and one more for the hold.
         """
         if not planned:
             return set()
         c = t.turns.c
         keys = [p.key for p in planned]
-        stored = set((await self.conn.execute(_STORED_KEYS, {"keys": keys})).scalars())
         held = {"reserved_usd": hold[0], "reserved_at": hold[1]} if hold is not None and hold[0] > 0 else {}
-        new = [
-            p.model_copy(update={"status": TurnStatus.RUNNING, "attempts": 1}).model_dump() | held
-            for p in planned if p.key not in stored
-        ]
-        if new:
-            await self.conn.execute(_INSERT_TURNS, new)
+        rows = [p.model_copy(update={"status": TurnStatus.RUNNING, "attempts": 1}).model_dump() | held
+                for p in planned]
+        fresh = set((await self.conn.execute(_INSERT_TURNS[self.conn.dialect.name], rows)).scalars())
+        stored = set(keys) - fresh
         if stored:
             await self.conn.execute(
                 update(t.turns)
                 .where(c.key.in_(sorted(stored)))
                 .values(status=TurnStatus.RUNNING.value, attempts=c.attempts + 1)
             )
-        fresh = {p.key for p in planned} - stored
         if hold is not None:
             await reserve(self.conn, planned[0].discussion_id, keys, *hold, fresh=fresh)
         return fresh
