@@ -21,10 +21,12 @@ def aware(value: datetime | None) -> datetime | None:
 
 
 def _row(row: Any) -> dict[str, Any]:
-    data = dict(row._mapping)
+    """A row as a dict of its columns, its datetimes UTC-aware (read for every turn of a discussion at each step:
+    the names are zipped with the values, not looked up one by one through the row's mapping)."""
+    data = dict(zip(row._fields, row, strict=True))
     for name, value in data.items():
-        if isinstance(value, datetime):
-            data[name] = aware(value)
+        if type(value) is datetime and value.tzinfo is None:
+            data[name] = value.replace(tzinfo=UTC)
     return data
 
 
