@@ -172,6 +172,7 @@ class Discussion(BaseModel):
     poll_hidden: bool = False  # results hidden until the poll closes
     budget_usd: float = 5.0
     cost_usd: float = 0.0
+    costliest_call_usd: float = 0.0  # its costliest model call so far (what each next turn reserves)
     blocked_reason: str = ""
     tz: str = "UTC"
     options: FlowOptions = Field(default_factory=FlowOptions)

@@ -459,7 +459,7 @@ class Driver:
         included) and what each turn reserves: the estimated cost of one turn, against what is left of the
         discussion's budget and of the workspace's budget for the day (0 = no limit)."""
         limits, now = self.config.limits, self.clock.now()
-        estimate = turn_estimate(limits, await tx.costliest_turn(d.id))
+        estimate = turn_estimate(limits, d.costliest_call_usd)  # `d` was read in this transaction
         spent_today = 0.0
         if limits.workspace_usd_per_day > 0:
             # One reader at a time per workspace: the spend read and the reservation written are one step.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, insert, select, text, update
+from sqlalchemy import bindparam, case, delete, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from core.models import (
@@ -23,11 +23,13 @@ _u, _d = t.usage.c, t.discussions.c
 _HUMANS = select(t.human_messages).where(t.human_messages.c.discussion_id == bindparam("id")).order_by(
     t.human_messages.c.id)
 _ADD_USAGE = insert(t.usage)
-_ADD_COST = update(t.discussions).where(_d.id == bindparam("b_id")).values(cost_usd=_d.cost_usd + bindparam("b_usd"))
+_ADD_COST = update(t.discussions).where(_d.id == bindparam("b_id")).values(
+    cost_usd=_d.cost_usd + bindparam("b_usd"),
+    costliest_call_usd=case((_d.costliest_call_usd < bindparam("b_usd"), bindparam("b_usd")),
+                            else_=_d.costliest_call_usd))
 _s = t.spend.c
 _WORKSPACE_SPEND = select(func.coalesce(func.sum(_s.cost_usd), 0.0)).where(
     _s.platform == bindparam("platform"), _s.workspace == bindparam("workspace"), _s.starts_at >= bindparam("since"))
-_COSTLIEST = select(func.coalesce(func.max(_u.cost_usd), 0.0)).where(_u.discussion_id == bindparam("id"))
 
 
 class ActivityRepo(Repo):
@@ -174,10 +176,6 @@ class ActivityRepo(Repo):
     async def prune_spend(self, before: datetime) -> int:
         """Forget quarter hours older than any window that is read (the day, the last 30 days)."""
         return (await self.conn.execute(delete(t.spend).where(_s.starts_at < before))).rowcount
-
-    async def costliest_turn(self, discussion_id: str) -> float:
-        """The most one model call of this discussion has cost so far: the estimate a step reserves per turn."""
-        return float((await self.conn.execute(_COSTLIEST, {"id": discussion_id})).scalar_one())
 
     async def usage_total(
         self, discussion_ids: list[str] | None = None, *, since: datetime | None = None,

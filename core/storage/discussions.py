@@ -70,8 +70,9 @@ class DiscussionRepo(Repo):
 
     async def save_discussion(self, d: Discussion, now: datetime) -> None:
         d.updated_at = now
-        # cost_usd only ever grows by add_usage's increment; a saved copy must not write back an older total.
-        values = d.model_dump(exclude={"id", "created_at", "cost_usd"}) | {"options": d.options.model_dump(mode="json")}
+        # The costs only ever change by add_usage's increment; a saved copy must not write back older figures.
+        values = d.model_dump(exclude={"id", "created_at", "cost_usd", "costliest_call_usd"}) | {
+            "options": d.options.model_dump(mode="json")}
         await self.conn.execute(update(t.discussions).where(t.discussions.c.id == d.id).values(**values))
 
     async def discussions(

@@ -73,6 +73,8 @@ discussions = Table(
     Column("poll_hidden", Boolean, nullable=False, default=False),
     Column("budget_usd", Float, nullable=False),
     Column("cost_usd", Float, nullable=False, default=0.0),
+    # Its costliest model call so far: what each next turn reserves (kept here, so a step reads it with the row).
+    Column("costliest_call_usd", Float, nullable=False, server_default="0"),
     Column("blocked_reason", Text, nullable=False, default=""),
     Column("tz", String(64), nullable=False, default="UTC"),
     Column("options", JSON, nullable=False, default=dict),  # FlowOptions: style, tier, language, hints...

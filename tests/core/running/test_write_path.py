@@ -38,8 +38,9 @@ async def test_a_turn_goes_from_the_model_to_the_thread_in_few_writes(app: App) 
     for every turn of every discussion. A discussion whose turns run one at a time:
     - the transaction that records a turn has already checked the lease, so it also claims the post it queued,
       and the drain that follows only sends it;
-    - a step's new turns are stored in one statement, holding their estimated cost, and a recorded turn is
-      saved with its hold cleared, each in the one write of its row."""
+    - a step's new turns are stored in one statement, holding their estimated cost (the discussion's costliest
+      call so far, read with its row), and a recorded turn is saved with its hold cleared, each in the one write
+      of its row."""
     with transactions(app) as groups:
         await app.service.handle(start(rounds=1))
         await settle(app)
@@ -52,6 +53,7 @@ async def test_a_turn_goes_from_the_model_to_the_thread_in_few_writes(app: App) 
     for g in started:  # the state's turns read, and the new ones written holding their estimates
         assert [s for s in g if s.startswith(("SELECT turns", "INSERT INTO turns", "UPDATE turns"))] == [
             'SELECT turns."key", turns.discussion_id,', "INSERT INTO turns"], g
+        assert not [s for s in g if "usage" in s], g  # the estimate is read with the discussion's row
     # No drain of its own reads the queue and claims its first post after a recording.
     claims_alone = [g for g in groups if g[:1] == ["SELECT outbox.id, outbox.payload,"]
                     and g[-1:] == ["UPDATE outbox SET"]]

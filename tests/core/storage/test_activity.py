@@ -124,7 +124,7 @@ async def test_usage_adds_to_its_discussion_and_its_workspaces_quarter_hour(stor
         assert await tx.workspace_spend("slack", "T1", datetime(2026, 3, 2, 9, 15, tzinfo=UTC)) == pytest.approx(1.0)
         assert await tx.workspace_spend("slack", "T2", T0 - timedelta(hours=1)) == pytest.approx(2.0)
         assert await tx.workspace_spend("discord", "T1", T0 - timedelta(hours=1)) == 0.0
-        assert await tx.costliest_turn("d1") == pytest.approx(0.5) and await tx.costliest_turn("d9") == 0.0
+        assert d1.costliest_call_usd == pytest.approx(0.5)  # kept on the row: what its next turns reserve
         total = await tx.usage_total(["d1", "d2"])
         assert (total.input_tokens, total.output_tokens, total.cache_write_tokens, total.cache_read_tokens) == (
             21, 42, 63, 84)
@@ -142,6 +142,20 @@ async def test_usage_adds_to_its_discussion_and_its_workspaces_quarter_hour(stor
 
 def turn(key: str, at: datetime) -> Turn:
     return Turn(key=key, discussion_id="d1", round=1, step=1, phase=Phase.STATEMENT, persona_key=key, created_at=at)
+
+
+async def test_a_discussion_keeps_its_costliest_call_so_far_which_a_saved_copy_never_writes_back(
+        store: Store) -> None:
+    async with store.tx() as tx:
+        before = await tx.discussion("d1")
+        assert before is not None and before.costliest_call_usd == 0.0
+        for i, cost in enumerate((0.25, 0.5, 0.1)):
+            await tx.add_usage("d1", f"k{i}", usage(cost), T0)
+        d1 = await tx.discussion("d1")
+        assert d1 is not None and (d1.cost_usd, d1.costliest_call_usd) == pytest.approx((0.85, 0.5))
+        await tx.save_discussion(before, T0)  # a copy read before the calls
+        saved = await tx.discussion("d1")
+        assert saved is not None and (saved.cost_usd, saved.costliest_call_usd) == pytest.approx((0.85, 0.5))
 
 
 async def test_a_reservation_is_held_in_its_quarter_hour_until_released_once(store: Store) -> None:

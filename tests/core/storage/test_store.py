@@ -10,9 +10,10 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from sqlalchemy import event, inspect, text
+from sqlalchemy import event, insert, inspect, text
 
 from core.models import Ballot, Discussion, Phase, Poll, Post, Schedule, Status, Turn, TurnStatus, Usage
+from core.storage import tables
 from core.storage.db import make_engine, migrate
 from core.storage.store import Store
 
@@ -276,7 +277,7 @@ async def test_quarter_hours_older_than_the_cutoff_are_forgotten(store: Store) -
     assert (forgotten, left) == (1, pytest.approx(0.25))
 
 
-async def test_migrating_fills_the_spend_of_usage_recorded_before(db_url: str) -> None:
+async def test_migrating_fills_the_spend_and_the_costliest_call_of_usage_recorded_before(db_url: str) -> None:
     from alembic import command
 
     from core.storage.db import _alembic_config
@@ -288,8 +289,10 @@ async def test_migrating_fills_the_spend_of_usage_recorded_before(db_url: str) -
             await conn.run_sync(lambda c: command.upgrade(_alembic_config(c), "0006"))
         store = Store(engine)
         async with store.tx() as tx:
-            await tx.add_discussion(discussion("a1", platform="slack", workspace="T1"))
-            for i, cost in enumerate((0.25, 0.5)):
+            d = discussion("a1", platform="slack", workspace="T1")  # as the app wrote it then: no costliest call
+            await tx.conn.execute(insert(tables.discussions).values(
+                **d.model_dump(exclude={"costliest_call_usd"}) | {"options": d.options.model_dump(mode="json")}))
+            for i, cost in enumerate((0.5, 0.25)):
                 await tx.conn.execute(text(
                     "INSERT INTO usage (discussion_id, turn_key, model, input_tokens, output_tokens, "
                     "cache_write_tokens, cache_read_tokens, cost_usd, created_at) "
@@ -297,10 +300,12 @@ async def test_migrating_fills_the_spend_of_usage_recorded_before(db_url: str) -
         await migrate(engine)
         async with store.tx() as tx:
             spent = await tx.workspace_spend("slack", "T1", now - timedelta(days=1))
+            migrated = await tx.discussion("a1")
         await store.close()
     finally:
         await engine.dispose()
     assert spent == pytest.approx(0.75)
+    assert migrated is not None and migrated.costliest_call_usd == pytest.approx(0.5)
 
 
 async def test_a_transaction_waits_for_another_process_writing_without_stopping_the_loop(tmp_path: Path) -> None:
