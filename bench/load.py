@@ -12,15 +12,18 @@ ratio ≤ 1.3 up to N = 100 and ≤ 1.5 beyond in one process, ≤ 1.3 across re
 SQLite, ≤ 7 ms on PostgreSQL; no 429s, no post twice, no turn asked of the model twice), and exits 1 on a miss.
 `--replicas R` runs R processes on one PostgreSQL database (DATABASE_URL: a fresh database is made on that server
 and dropped afterwards), the starts spread over them in turn. Set
-DATABASE_URL to run it on PostgreSQL instead of a fresh SQLite file."""
+DATABASE_URL to run it on PostgreSQL instead of a fresh SQLite file. `--count-sql` also prints the SQL statements
+and transactions the app ran a model call during the load."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import gc
+import json
 import os
 import re
+import signal
 import statistics
 import sys
 import tempfile
@@ -129,6 +132,22 @@ def duplicates(slack: FakeSlack) -> int:
     return twice
 
 
+async def sql_counts(pids: list[int], files: list[Path]) -> Counter[str]:
+    """The statements and transactions every app process has run so far (see bench/sql_count.py), summed."""
+    total: Counter[str] = Counter()
+    for pid, path in zip(pids, files, strict=True):
+        lines = len(path.read_text().splitlines()) if path.exists() else 0
+        os.kill(pid, signal.SIGUSR1)
+        for _ in range(500):  # the app writes between two steps of its loop: at once, unless it is busy
+            if path.exists() and len(written := path.read_text().splitlines()) > lines:
+                total.update(json.loads(written[-1]))
+                break
+            await asyncio.sleep(0.01)
+        else:
+            raise RuntimeError(f"the app {pid} wrote no SQL counts when asked")
+    return total
+
+
 async def install(http: aiohttp.ClientSession, base: str, team: str) -> None:
     """The app's own OAuth flow, as a browser and Slack would drive it: the install page, then the redirect back
     with a code the fake Slack exchanges for this workspace's bot token."""
@@ -144,7 +163,7 @@ async def install(http: aiohttp.ClientSession, base: str, team: str) -> None:
 
 
 async def main(n: int, per_workspace: int, replicas: int, latency_s: float, within_s: float, profile: str = "",
-               targets: dict[str, float] | None = None) -> int:
+               targets: dict[str, float] | None = None, count_sql: bool = False) -> int:
     database = os.environ.get("DATABASE_URL", "")
     if replicas > 1 and not database.startswith("postgres"):
         print("--replicas needs DATABASE_URL=postgresql://… (the replicas share one database)", file=sys.stderr)
@@ -152,14 +171,14 @@ async def main(n: int, per_workspace: int, replicas: int, latency_s: float, with
     made = await fresh_database(database) if database.startswith("postgres") else None
     try:
         return await measure(n, per_workspace, replicas, latency_s, within_s, profile, targets,
-                             made[0] if made else "")
+                             made[0] if made else "", count_sql)
     finally:
         if made is not None:
             await drop_database(database, made[1])
 
 
 async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, within_s: float, profile: str,
-                  targets: dict[str, float] | None, database: str) -> int:
+                  targets: dict[str, float] | None, database: str, count_sql: bool = False) -> int:
     ports = [free_port() for _ in range(replicas)]
     bases = [f"http://127.0.0.1:{port}" for port in ports]
     channels = [f"C{i:04d}" for i in range(n)]
@@ -178,15 +197,23 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                     "ANTHROPIC_BASE_URL": model.base_url, "COUNCIL_LOG_LEVEL": "WARNING",
                     "COUNCIL_BUDGET_USD": "1000"}
             logs = [(Path(folder) / f"app-{r}.log").open("wb") for r in range(replicas)]
-            cmd = [sys.executable, "-m", "bot", "slack"]
-            if profile:  # py-spy starts the app as its child and samples it; figures are for that child
-                cmd = ["py-spy", "record", "--nonblocking", "-r", "200", "-f", "speedscope", "-o", profile, "--", *cmd]
+            counted = [Path(folder) / f"sql-{r}.jsonl" for r in range(replicas)]
+
+            def command(r: int) -> list[str]:
+                cmd = [sys.executable, "-m", "bot", "slack"]
+                if count_sql:  # the app counts its statements, and writes the counts so far when signalled
+                    cmd = [sys.executable, str(ROOT / "bench" / "sql_count.py"), str(counted[r]), "bot", "slack"]
+                if profile:  # py-spy starts the app as its child and samples it; figures are for that child
+                    cmd = ["py-spy", "record", "--nonblocking", "-r", "200", "-f", "speedscope", "-o", profile, "--",
+                           *cmd]
+                return cmd
+
             procs: list[asyncio.subprocess.Process] = []
             speedometer: asyncio.subprocess.Process | None = None
             try:
                 for r in range(replicas):  # one at a time: they migrate under a lock anyway
                     procs.append(await asyncio.create_subprocess_exec(
-                        *cmd, cwd=folder, env={**env, "PORT": str(ports[r])}, stdout=logs[r], stderr=logs[r]))
+                        *command(r), cwd=folder, env={**env, "PORT": str(ports[r])}, stdout=logs[r], stderr=logs[r]))
                     await healthy(http, bases[r], procs[-1])
                 pids = [app_pid(p.pid) if profile else p.pid for p in procs]
                 for team in sorted(set(team_of.values())):
@@ -226,6 +253,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 lone_calls = model.request_count
 
                 calls_before, cpu_before = model.request_count, sum(cpu_s(pid) for pid in pids)
+                sql_before = await sql_counts(pids, counted) if count_sql else Counter()
                 slack_before = len(slack.calls)
                 threads_before = [thread_cpu_s(pid) for pid in pids]
                 mine_before = cpu_s(os.getpid())
@@ -258,6 +286,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 await asyncio.sleep(1.0)  # a turn run twice would be asking the model now
                 cpu_used = sum(cpu_s(pid) for pid in pids) - cpu_before
                 calls = model.request_count - calls_before
+                sql = await sql_counts(pids, counted) - sql_before if count_sql else Counter()
                 threads: Counter[str] = Counter()
                 for pid, before in zip(pids, threads_before, strict=True):
                     threads.update({k: v - before.get(k, 0.0) for k, v in thread_cpu_s(pid).items()})
@@ -302,6 +331,10 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
           f"during the load; a model call cost {per_call_ms / speed:.3f} of it")
     print(f"during the load ({load_s:.0f} s): the app used {cpu_used / load_s:.0%} of a core, the fakes and probes "
           f"in this process {fakes_cpu / load_s:.0%}")
+    if count_sql:
+        print(f"SQL a model call: {sql['statements'] / max(calls, 1):.2f} statements, "
+              f"{sql['transactions'] / max(calls, 1):.2f} transactions (each autocommit statement's connection "
+              "counts as one)")
     print("Slack calls a model call: " + ", ".join(f"{m} {k / max(calls, 1):.2f}" for m, k in methods.most_common()))
     print(f"Slack answered 429 {refused} times ({dict(slack.answered_429)}); posts held twice: {twice}; model calls "
           f"beyond {lone_calls} a discussion: {extra_calls}")
@@ -326,8 +359,10 @@ if __name__ == "__main__":
     parser.add_argument("--latency", type=float, default=1.0, help="fake model latency in seconds")
     parser.add_argument("--within", type=float, default=600.0, help="give up on round 1 after this many seconds")
     parser.add_argument("--profile", default="", help="run the app under py-spy and write a speedscope profile here")
+    parser.add_argument("--count-sql", action="store_true",
+                        help="count the app's SQL statements and transactions during the load (bench/sql_count.py)")
     add_target_flag(parser)
     args = parser.parse_args()
     profile = os.path.abspath(args.profile) if args.profile else ""
     raise SystemExit(asyncio.run(main(args.n, args.per_workspace, args.replicas, args.latency, args.within, profile,
-                                      overrides(args.target))))
+                                      overrides(args.target), args.count_sql)))

@@ -1,0 +1,41 @@
+"""Runs a module as `python -m MODULE` does, counting the SQL statements and transactions it runs; on SIGUSR1 it
+appends the counts so far to a file, one JSON line each time. bench/load.py --count-sql starts the app through
+this (as --profile starts it under py-spy) and signals it as the load begins and ends."""
+
+from __future__ import annotations
+
+import json
+import runpy
+import signal
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+
+
+def main() -> None:
+    out, module, *args = sys.argv[1:]
+    counts: Counter[str] = Counter()
+
+    @event.listens_for(Engine, "begin")
+    def begin(conn: Connection) -> None:  # a transaction (or a connection's autocommit session) begins
+        counts["transactions"] += 1
+
+    @event.listens_for(Engine, "before_cursor_execute")
+    def statement(conn: Connection, *_: Any) -> None:
+        counts["statements"] += 1
+
+    def note(*_: Any) -> None:
+        with Path(out).open("a") as f:
+            f.write(json.dumps(counts) + "\n")
+
+    signal.signal(signal.SIGUSR1, note)
+    sys.argv = [module, *args]
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    main()
