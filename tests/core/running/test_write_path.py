@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from sqlalchemy import event
 
-from bot.wiring import App
+from bot.settings import Settings
+from bot.wiring import App, build_app
+from core.models import Discussion, Phase, Post, TurnStatus
+from core.ports import Prompt
 from tests.core.conftest import settle, start
+from tests.fakes.chat import RecordingChat
+from tests.fakes.cluster import until
+from tests.fakes.llm import ScriptedLLM
 
 
 @contextmanager
@@ -58,3 +66,67 @@ async def test_a_turn_goes_from_the_model_to_the_thread_in_few_writes(app: App) 
     claims_alone = [g for g in groups if g[:1] == ["SELECT outbox.id, outbox.payload,"]
                     and g[-1:] == ["UPDATE outbox SET"]]
     assert len(claims_alone) < len(recorded) / 2, claims_alone
+
+
+class EachStatementHeld(ScriptedLLM):
+    """Each expert's statement is written when the test lets that expert answer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held: dict[str, asyncio.Event] = {}
+
+    async def _hook(self, prompt: Prompt) -> None:
+        await super()._hook(prompt)
+        if prompt.purpose.phase == Phase.STATEMENT:
+            await self.held.setdefault(prompt.purpose.persona, asyncio.Event()).wait()
+
+
+class FirstTurnPostHeld(RecordingChat):
+    """The first turn post armed for is slow to land: its request is out, the platform has not answered yet."""
+
+    def __init__(self) -> None:
+        super().__init__("console")
+        self.slow: asyncio.Event | None = None
+        self.landing = ""  # the key of the post on its way
+
+    async def publish(self, discussion: Discussion, post: Post) -> str:
+        if post.kind == "turn" and self.slow is not None:
+            slow, self.slow, self.landing = self.slow, None, post.key
+            await slow.wait()
+        return await super().publish(discussion, post)
+
+
+async def test_a_turn_recorded_while_another_post_is_on_its_way_follows_it_at_once(tmp_path: Path) -> None:
+    """Experts write their statements in parallel. One expert's post is on its way when a second expert's answer
+    is recorded: that drain read the queue before the second post was in it, so the second turn publishes behind
+    it, and its post lands as soon as the first has, not once the slowest expert has finished writing."""
+    llm, chat = EachStatementHeld(), FirstTurnPostHeld()
+    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}")  # type: ignore[call-arg]
+    app = await build_app(settings, {"console": chat}, llm=llm)
+    try:
+        await app.service.handle(start(rounds=1))
+        await until(lambda: len(llm.held) >= 3, 10.0, "three experts writing their statements")
+        first, second, *slowest = list(llm.held)
+        chat.slow = landed = asyncio.Event()
+        llm.held[first].set()
+        await until(lambda: bool(chat.landing), 5.0, "the first statement's post on its way")
+
+        async def second_recorded() -> bool:
+            async with app.store.tx() as tx:
+                turns = await tx.turns(await tx.latest_discussion_id() or "")
+            return sum(t.phase == Phase.STATEMENT and t.status == TurnStatus.DONE for t in turns) == 2
+
+        llm.held[second].set()
+        await until(second_recorded, 5.0, "the second statement recorded while the first post is on its way")
+        landed.set()
+
+        def shown(name: str) -> bool:
+            return any(p.kind == "turn" and p.persona is not None and p.persona.name == name for p in chat.posts())
+
+        await until(lambda: shown(first) and shown(second), 5.0, "both statements shown")
+        assert not any(llm.held[name].is_set() for name in slowest)  # the others are still writing
+    finally:
+        for gate in llm.held.values():
+            gate.set()
+        await settle(app)
+        await app.close()
