@@ -8,7 +8,7 @@ import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from pydantic import BaseModel
 
@@ -32,6 +32,7 @@ from core.running.spending import (
 from core.showing import posts
 from core.showing.extras import decorate
 from core.showing.pages import PageLinks
+from core.storage.discussions import Queue, Unsent
 from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ EVENT_IDS_KEPT = timedelta(days=1)  # platforms retry a delivery for minutes, no
 MAX_POST_ATTEMPTS = 6  # refusals of one post (about a minute of backoff) before the discussion is blocked
 FIRST_RETRY_S, MAX_RETRY_S = 2.0, 600.0
 SEND_LANDS_S = 3.0  # a post another process began sending (its lease lapsed mid-send) lands within this, or never
-Queued = tuple[list[tuple[int, Post, str | None, int]], bool]  # unsent posts in order, and the first claimed here
+Queued = tuple[Unsent, bool]  # unsent posts in order, and whether the first is claimed here
 
 
 def retry_delay(attempts: int) -> float:
@@ -540,8 +541,7 @@ class Driver:
             first = await self._first_post(tx, d, queue)
         return await self._send_queue(d, first)
 
-    async def _first_post(self, tx: Tx, d: Discussion, queue: tuple[list[tuple[int, Post, str | None, int]],
-                                                                 datetime | None] | None = None) -> Queued | None:
+    async def _first_post(self, tx: Tx, d: Discussion, queue: Queue | None = None) -> Queued | None:
         """The queue (`queue`: as this transaction has just read it), and whether its first post is now claimed
         here, in a transaction that holds the lease; None: the first post waits out its backoff, and the rest keep
         their order behind it."""

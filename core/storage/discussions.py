@@ -45,6 +45,9 @@ _CLAIM = (update(t.outbox).where(_o.id == bindparam("b_id"), _o.discussion_id ==
 _SENT = update(t.outbox).where(_o.id == bindparam("b_id")).values(
     sent=True, ref=bindparam("b_ref"), sent_at=bindparam("b_now"))
 
+Unsent = list[tuple[int, Post, str | None, int]]  # queued posts in order: outbox id, post, turn key, earlier attempts
+Queue = tuple[Unsent, datetime | None]  # and when the first may be tried again (None: now)
+
 _ENQUEUE = {name: insert_in(name, t.outbox).on_conflict_do_nothing(index_elements=["key"])
             for name in ("postgresql", "sqlite")}
 
@@ -320,11 +323,11 @@ class DiscussionRepo(Repo):
                   "turn_key": turn_key, "created_at": now}
         return (await self.conn.execute(_ENQUEUE[self.conn.dialect.name], values)).rowcount == 1
 
-    async def pending_posts(self, discussion_id: str) -> list[tuple[int, Post, str | None, int]]:
+    async def pending_posts(self, discussion_id: str) -> Unsent:
         """Unsent posts in order: (outbox id, post, turn key, earlier attempts)."""
         return (await self.queue(discussion_id))[0]
 
-    async def queue(self, discussion_id: str) -> tuple[list[tuple[int, Post, str | None, int]], datetime | None]:
+    async def queue(self, discussion_id: str) -> Queue:
         """Unsent posts in order, and when the first may be tried again (None: now), in one statement."""
         rows = (await self.conn.execute(_QUEUE, {"id": discussion_id})).all()
         return [(r[0], Post.model_validate(r[1]), r[2], r[3]) for r in rows], aware(rows[0][4]) if rows else None

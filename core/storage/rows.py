@@ -25,8 +25,8 @@ def _row(row: Any) -> dict[str, Any]:
     the names are zipped with the values, not looked up one by one through the row's mapping)."""
     data = dict(zip(row._fields, row, strict=True))
     for name, value in data.items():
-        if type(value) is datetime and value.tzinfo is None:
-            data[name] = value.replace(tzinfo=UTC)
+        if isinstance(value, datetime):
+            data[name] = aware(value)
     return data
 
 
