@@ -21,6 +21,7 @@ from core.storage.rows import aware
 from core.storage.schedule_rows import ScheduleRepo
 from core.storage.seat_waits import SeatRepo
 from core.storage.solo import SoleProcess, take_over_leases
+from core.storage.sqlite_inline import InlineConnection
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,7 @@ class Store:
             return
         try:
             if self._held is None or self._held.closed or self._held.invalidated:
-                self._held = await self.engine.connect()
+                self._held = await InlineConnection(self.engine).start()
             yield self._held
         finally:
             lock.release()

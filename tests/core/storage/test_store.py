@@ -11,10 +11,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from sqlalchemy import event, insert, inspect, text
+from sqlalchemy.util.concurrency import in_greenlet
 
 from core.models import Ballot, Discussion, Phase, Poll, Post, Schedule, Status, Turn, TurnStatus, Usage
 from core.storage import tables
 from core.storage.db import make_engine, migrate
+from core.storage.sqlite_inline import InlineConnection
 from core.storage.store import Store
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -338,6 +340,42 @@ async def test_a_transaction_waits_for_another_process_writing_without_stopping_
     finally:
         other.close()
         await store.close()
+
+
+async def test_sqlite_statements_in_a_transaction_run_on_the_loop_without_a_greenlet(tmp_path: Path) -> None:
+    # Each greenlet the async engine spawns for a statement cost about as much as the statement itself.
+    engine = make_engine(f"sqlite:///{tmp_path / 'council.db'}")
+    await migrate(engine)
+    store = Store(engine)
+    spawned: list[bool] = []
+    event.listen(engine.sync_engine, "before_cursor_execute", lambda *_: spawned.append(in_greenlet()))
+    try:
+        async with store.tx() as tx:
+            await tx.add_discussion(discussion())
+        async with store.tx() as tx:
+            assert await tx.discussion("d1") is not None
+    finally:
+        await store.close()
+    assert spawned and not any(spawned)
+
+
+async def test_a_statement_outside_a_transaction_still_waits_for_another_process_writing(tmp_path: Path) -> None:
+    # Outside a transaction a statement begins one, and BEGIN may wait: that goes through the engine's greenlet.
+    path = tmp_path / "council.db"
+    engine = make_engine(f"sqlite:///{path}")
+    await migrate(engine)
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn = await InlineConnection(engine).start()
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        asyncio.get_running_loop().call_later(0.2, other.execute, "COMMIT")
+        await conn.execute(text("INSERT INTO processed_events (event_id, seen_at) VALUES ('e1', '2026-11-02')"))
+        await conn.commit()
+        assert (await conn.execute(text("SELECT count(*) FROM processed_events"))).scalar() == 1
+    finally:
+        other.close()
+        await conn.close()
+        await engine.dispose()
 
 
 async def test_the_newest_sent_ref_is_a_messages_never_a_documents(store: Store) -> None:
