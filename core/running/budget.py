@@ -125,8 +125,13 @@ class SharedBuckets:
     async def _change_locked(self, key: str, rule: Change[T]) -> T:
         async with self.store.tx() as tx:
             row = (await tx.lock_buckets([key])).get(key)
-            b, out = rule(Bucket(*row) if row is not None else None)
-            await tx.save_bucket(key, b.tokens, b.at, b.paused_until, known=row is not None)
+            if row is None:
+                b, out = rule(None)
+                if not await tx.make_bucket(key, (b.tokens, b.at, b.paused_until)):
+                    row = (await tx.lock_buckets([key]))[key]  # made by another replica meanwhile: its row now
+            if row is not None:
+                b, out = rule(Bucket(*row))
+                await tx.save_bucket(key, (b.tokens, b.at, b.paused_until))
         if len(self._known) >= self.KNOWN_MAX:
             self._known.clear()
             self._turns.clear()  # a change waiting on a dropped lock is still safe: its write checks the row

@@ -17,9 +17,10 @@ _READ = select(_c.key, _c.tokens, _c.at, _c.paused_until).where(
 _UPDATE = update(t.rate_budget).where(_c.key == bindparam("b_key"))
 _SWAP = _UPDATE.where(_c.tokens == bindparam("b_tokens"), _c.at == bindparam("b_at"),
                       _c.paused_until == bindparam("b_paused"))
-# A new bucket's row is made empty a very long time ago (so: full) before it is locked, so two replicas that meet it
-# at once queue on its lock instead of both starting it full.
-_MAKE = postgresql.insert(t.rate_budget).on_conflict_do_nothing(index_elements=["key"])
+# A bucket no replica has met yet is written as its first change leaves it, unless another replica made it first
+# (then the insert waits for that replica's transaction, does nothing, and the row is read under its lock).
+_MAKE = {name: insert(t.rate_budget).on_conflict_do_nothing(index_elements=["key"]).returning(_c.key)
+         for name, insert in (("postgresql", postgresql.insert), ("sqlite", sqlite.insert))}
 
 Row = tuple[float, float, float]
 
@@ -27,18 +28,15 @@ Row = tuple[float, float, float]
 class RateRepo(Repo):
     async def lock_buckets(self, keys: list[str]) -> dict[str, Row]:
         """The buckets' tokens, when they were counted and until when each is paused, by key; locked in key order
-        until the transaction ends, so replicas change a bucket one at a time (a key with no row yet is left out).
-        Buckets already made cost one statement."""
-        if self.conn.dialect.name != "postgresql":  # SQLite's writers already run one at a time
-            return self._buckets(await self.conn.execute(_READ, {"keys": keys}))
-        locked = _READ.with_for_update()
-        rows = self._buckets(await self.conn.execute(locked, {"keys": keys}))
-        missing = [k for k in keys if k not in rows]
-        if missing:
-            await self.conn.execute(_MAKE, [{"key": k, "tokens": 0.0, "at": 0.0, "paused_until": 0.0}
-                                            for k in missing])
-            rows |= self._buckets(await self.conn.execute(locked, {"keys": missing}))
-        return rows
+        until the transaction ends, so replicas change a bucket one at a time (a key with no row yet is left out:
+        see `make_bucket`)."""
+        read = _READ.with_for_update() if self.conn.dialect.name == "postgresql" else _READ  # SQLite: one writer
+        return self._buckets(await self.conn.execute(read, {"keys": keys}))
+
+    async def make_bucket(self, key: str, now: Row) -> bool:
+        """Write a bucket's first row as `now`; False: another replica made it first, and nothing was written."""
+        values = {"key": key, "tokens": now[0], "at": now[1], "paused_until": now[2]}
+        return (await self.conn.execute(_MAKE[self.conn.dialect.name], values)).first() is not None
 
     @staticmethod
     def _buckets(result: Iterable[Any]) -> dict[str, Row]:
@@ -52,13 +50,6 @@ class RateRepo(Repo):
         result = await self.conn.execute(_SWAP, {**params, "tokens": now[0], "at": now[1], "paused_until": now[2]})
         return result.rowcount == 1
 
-    async def save_bucket(self, key: str, tokens: float, at: float, paused_until: float, *, known: bool = False
-                          ) -> None:
-        """Write a bucket back; `known`: its row was read in this transaction (an update is enough)."""
-        values = {"tokens": tokens, "at": at, "paused_until": paused_until}
-        if known:
-            await self.conn.execute(_UPDATE, {"b_key": key, **values})
-            return
-        insert = (postgresql.insert if self.conn.dialect.name == "postgresql" else sqlite.insert)(t.rate_budget)
-        await self.conn.execute(insert.values(key=key, **values).on_conflict_do_update(
-            index_elements=["key"], set_=values))
+    async def save_bucket(self, key: str, now: Row) -> None:
+        """Write back a bucket whose row was read under its lock in this transaction."""
+        await self.conn.execute(_UPDATE, {"b_key": key, "tokens": now[0], "at": now[1], "paused_until": now[2]})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 
 from core.running.budget import LocalBuckets, RateBudget, SharedBuckets
 from core.storage.db import make_engine, migrate
@@ -157,6 +157,50 @@ async def test_a_replica_spends_from_a_bucket_it_wrote_last_in_one_statement_and
             tokens = (await tx.lock_buckets(["T1:chat.update"]))["T1:chat.update"][0]
         assert tokens == 5 - 5  # a full Tier 3 bucket holds 5 calls; five were taken at the same instant
     finally:
+        for s in stores:
+            await s.close()
+
+
+async def test_a_bucket_new_to_the_database_is_read_and_made_in_one_transaction_of_two_statements(
+        pg_url: str) -> None:
+    store = Store(make_engine(pg_url))
+    seen = sent(store)
+    await migrate(store.engine)
+    try:
+        spending = budget(Wall(), SharedBuckets(store))
+        seen.clear()
+        await spending.spend("T1", "chat.update")  # no replica has met this bucket yet
+        assert [s for s in seen if s.rstrip(";") not in ("BEGIN", "COMMIT")] == ["SELECT", "INSERT"], seen
+        async with store.tx() as tx:
+            tokens = (await tx.lock_buckets(["T1:chat.update"]))["T1:chat.update"][0]
+        assert tokens == 5 - 1  # made full, less the call just taken
+    finally:
+        await store.close()
+
+
+async def test_two_replicas_meeting_a_new_bucket_at_once_take_turns_and_neither_starts_it_afresh(pg_url: str) -> None:
+    stores = [Store(make_engine(pg_url)), Store(make_engine(pg_url))]
+    await migrate(stores[0].engine)
+    watcher = make_engine(pg_url)
+    try:
+        one = budget(Wall(), SharedBuckets(stores[0]))
+        async with stores[1].tx() as tx:  # the other replica makes the bucket, one call taken, not yet committed
+            assert await tx.make_bucket("T1:chat.update", (4.0, Wall()(), 0.0))
+            spending = asyncio.create_task(one.spend("T1", "chat.update"))
+            for _ in range(1000):  # until this replica's own first write waits for the other's row
+                async with watcher.connect() as c:
+                    if (await c.execute(text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                             "AND datname = current_database()"))).scalar():
+                        break
+                await asyncio.sleep(0.01)
+            else:
+                raise AssertionError("the replica never waited for the other's row")
+        await spending
+        async with stores[0].tx() as tx:
+            tokens = (await tx.lock_buckets(["T1:chat.update"]))["T1:chat.update"][0]
+        assert tokens == 5 - 2  # both calls taken from one bucket
+    finally:
+        await watcher.dispose()
         for s in stores:
             await s.close()
 
