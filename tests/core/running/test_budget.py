@@ -4,8 +4,10 @@ one budget for every replica (a row per bucket on PostgreSQL)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 from sqlalchemy import event, text
 
 from core.running.budget import LocalBuckets, RateBudget, SharedBuckets
@@ -137,6 +139,18 @@ def sent(store: Store) -> list[str]:
     return seen
 
 
+@pytest.fixture
+async def watched(pg_url: str) -> AsyncIterator[tuple[Store, list[str]]]:
+    """One replica's store on a migrated PostgreSQL database, and what its connections send from now on."""
+    store = Store(make_engine(pg_url))
+    seen = sent(store)
+    await migrate(store.engine)
+    try:
+        yield store, seen
+    finally:
+        await store.close()
+
+
 async def test_a_replica_spends_from_a_bucket_it_wrote_last_in_one_statement_and_never_undoes_another(
         pg_url: str) -> None:
     wall = Wall()
@@ -162,20 +176,14 @@ async def test_a_replica_spends_from_a_bucket_it_wrote_last_in_one_statement_and
 
 
 async def test_a_bucket_new_to_the_database_is_read_and_made_in_one_transaction_of_two_statements(
-        pg_url: str) -> None:
-    store = Store(make_engine(pg_url))
-    seen = sent(store)
-    await migrate(store.engine)
-    try:
-        spending = budget(Wall(), SharedBuckets(store))
-        seen.clear()
-        await spending.spend("T1", "chat.update")  # no replica has met this bucket yet
-        assert [s for s in seen if s.rstrip(";") not in ("BEGIN", "COMMIT")] == ["SELECT", "INSERT"], seen
-        async with store.tx() as tx:
-            tokens = (await tx.lock_buckets(["T1:chat.update"]))["T1:chat.update"][0]
-        assert tokens == 5 - 1  # made full, less the call just taken
-    finally:
-        await store.close()
+        watched: tuple[Store, list[str]]) -> None:
+    store, seen = watched
+    seen.clear()
+    await budget(Wall(), SharedBuckets(store)).spend("T1", "chat.update")  # no replica has met this bucket yet
+    assert [s for s in seen if s.rstrip(";") not in ("BEGIN", "COMMIT")] == ["SELECT", "INSERT"], seen
+    async with store.tx() as tx:
+        tokens = (await tx.lock_buckets(["T1:chat.update"]))["T1:chat.update"][0]
+    assert tokens == 5 - 1  # made full, less the call just taken
 
 
 async def test_two_replicas_meeting_a_new_bucket_at_once_take_turns_and_neither_starts_it_afresh(pg_url: str) -> None:
@@ -206,32 +214,23 @@ async def test_two_replicas_meeting_a_new_bucket_at_once_take_turns_and_neither_
 
 
 async def test_live_text_on_buckets_a_replica_wrote_last_costs_two_statements_and_no_transaction(
-        pg_url: str) -> None:
-    store = Store(make_engine(pg_url))
-    seen = sent(store)
-    await migrate(store.engine)
-    try:
-        spending = budget(Wall(), SharedBuckets(store))
-        assert await spending.spend_left("T1", "chat.update")  # buckets new to this replica: read and locked
-        seen.clear()
-        assert await spending.spend_left("T1", "chat.update")
-        assert seen == ["UPDATE", "UPDATE"]  # the pause read and the call taken, a statement each
-    finally:
-        await store.close()
+        watched: tuple[Store, list[str]]) -> None:
+    store, seen = watched
+    spending = budget(Wall(), SharedBuckets(store))
+    assert await spending.spend_left("T1", "chat.update")  # buckets new to this replica: read and locked
+    seen.clear()
+    assert await spending.spend_left("T1", "chat.update")
+    assert seen == ["UPDATE", "UPDATE"]  # the pause read and the call taken, a statement each
 
 
-async def test_past_the_buckets_it_remembers_a_replica_forgets_them_and_reads_each_again(pg_url: str) -> None:
-    store = Store(make_engine(pg_url))
-    seen = sent(store)
-    await migrate(store.engine)
-    try:
-        buckets = SharedBuckets(store)
-        buckets.KNOWN_MAX = 1
-        spending = budget(Wall(), buckets)
-        await spending.spend("T1", "chat.update")
-        await spending.spend("T2", "chat.update")  # a second bucket is past the limit: the memory starts over
-        seen.clear()
-        await spending.spend("T1", "chat.update")
-        assert "SELECT" in seen  # forgotten: read (and locked) again, not written blind
-    finally:
-        await store.close()
+async def test_past_the_buckets_it_remembers_a_replica_forgets_them_and_reads_each_again(
+        watched: tuple[Store, list[str]]) -> None:
+    store, seen = watched
+    buckets = SharedBuckets(store)
+    buckets.KNOWN_MAX = 1
+    spending = budget(Wall(), buckets)
+    await spending.spend("T1", "chat.update")
+    await spending.spend("T2", "chat.update")  # a second bucket is past the limit: the memory starts over
+    seen.clear()
+    await spending.spend("T1", "chat.update")
+    assert "SELECT" in seen  # forgotten: read (and locked) again, not written blind
