@@ -13,7 +13,7 @@ SQLite, ≤ 7 ms on PostgreSQL; no 429s, no post twice, no turn asked of the mod
 `--replicas R` runs R processes on one PostgreSQL database (DATABASE_URL: a fresh database is made on that server
 and dropped afterwards), the starts spread over them in turn. Set
 DATABASE_URL to run it on PostgreSQL instead of a fresh SQLite file. `--count-sql` also prints the SQL statements
-and transactions the app ran a model call during the load."""
+and transactions the app ran a model call during the load, and the statements it ran most."""
 
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from adapters.slack.render import EVENT_TYPE  # noqa: E402
 from bench.platform_limits import drop_database, fresh_database, healthy  # noqa: E402
+from bench.sql_count import SHAPE  # noqa: E402
 from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
 from tests.fakes.slack_api import FakeSlack  # noqa: E402
@@ -49,6 +50,7 @@ from tests.fakes.slack_signing import free_port, sign  # noqa: E402
 SECRET = "load-signing-secret"
 TICKS = os.sysconf("SC_CLK_TCK")
 MARK = "Round 1 synthesis"
+TOP_STATEMENTS = 8  # --count-sql: the statements run most a model call, listed under the totals
 
 
 class TimedSlack(FakeSlack):
@@ -335,6 +337,9 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
         print(f"SQL a model call: {sql['statements'] / max(calls, 1):.2f} statements, "
               f"{sql['transactions'] / max(calls, 1):.2f} transactions (each autocommit statement's connection "
               "counts as one)")
+        shapes = Counter({k.removeprefix(SHAPE): v for k, v in sql.items() if k.startswith(SHAPE)})
+        for shape, n in shapes.most_common(TOP_STATEMENTS):
+            print(f"  {n / max(calls, 1):5.2f}  {shape}")
     print("Slack calls a model call: " + ", ".join(f"{m} {k / max(calls, 1):.2f}" for m, k in methods.most_common()))
     print(f"Slack answered 429 {refused} times ({dict(slack.answered_429)}); posts held twice: {twice}; model calls "
           f"beyond {lone_calls} a discussion: {extra_calls}")
@@ -360,7 +365,8 @@ if __name__ == "__main__":
     parser.add_argument("--within", type=float, default=600.0, help="give up on round 1 after this many seconds")
     parser.add_argument("--profile", default="", help="run the app under py-spy and write a speedscope profile here")
     parser.add_argument("--count-sql", action="store_true",
-                        help="count the app's SQL statements and transactions during the load (bench/sql_count.py)")
+                        help="count the app's SQL statements and transactions during the load, and list the statements "
+                        "run most (bench/sql_count.py)")
     add_target_flag(parser)
     args = parser.parse_args()
     profile = os.path.abspath(args.profile) if args.profile else ""

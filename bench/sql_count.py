@@ -1,6 +1,7 @@
 """Runs a module as `python -m MODULE` does, counting the SQL statements and transactions it runs; on SIGUSR1 it
 appends the counts so far to a file, one JSON line each time. bench/load.py --count-sql starts the app through
-this (as --profile starts it under py-spy) and signals it as the load begins and ends."""
+this (as --profile starts it under py-spy) and signals it as the load begins and ends. Each statement is also
+counted under its opening characters, so the bench can say which statements a model call runs."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
+SHAPE, SHAPE_CHARS = "statement: ", 72  # a statement is counted under its first characters, whitespace collapsed
+
 
 def main() -> None:
     out, module, *args = sys.argv[1:]
@@ -25,8 +28,9 @@ def main() -> None:
         counts["transactions"] += 1
 
     @event.listens_for(Engine, "before_cursor_execute")
-    def statement(conn: Connection, *_: Any) -> None:
+    def statement(conn: Connection, _cursor: Any, sql: str, *_: Any) -> None:
         counts["statements"] += 1
+        counts[SHAPE + " ".join(sql.split())[:SHAPE_CHARS]] += 1  # which statements: their opening words
 
     def note(*_: Any) -> None:
         with Path(out).open("a") as f:
