@@ -338,8 +338,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
               f"{sql['transactions'] / max(calls, 1):.2f} transactions (each autocommit statement's connection "
               "counts as one)")
         shapes = Counter({k.removeprefix(SHAPE): v for k, v in sql.items() if k.startswith(SHAPE)})
-        for shape, n in shapes.most_common(TOP_STATEMENTS):
-            print(f"  {n / max(calls, 1):5.2f}  {shape}")
+        for shape, runs in shapes.most_common(TOP_STATEMENTS):
+            print(f"  {runs / max(calls, 1):5.2f}  {shape}")
     print("Slack calls a model call: " + ", ".join(f"{m} {k / max(calls, 1):.2f}" for m, k in methods.most_common()))
     print(f"Slack answered 429 {refused} times ({dict(slack.answered_429)}); posts held twice: {twice}; model calls "
           f"beyond {lone_calls} a discussion: {extra_calls}")

@@ -1,0 +1,23 @@
+"""bench/load.py --count-sql, run for real on two discussions: the statements it lists, and a verdict that still
+judges the run it made."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LOOSE = ["slowest_round_ratio=100", "healthz_p99=10000", "cpu_per_call=1000", "peak_rss=10000"]  # not timed here
+
+
+def test_counting_sql_lists_the_statements_and_leaves_the_verdict_to_the_run() -> None:
+    cmd = [sys.executable, "bench/load.py", "-n", "2", "--latency", "0.05", "--count-sql"]
+    for target in LOOSE:
+        cmd += ["--target", target]
+    done = subprocess.run(cmd, cwd=ROOT, env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=300)
+    out = done.stdout
+    assert "finished round 1: 2 of 2" in out, out + done.stderr
+    listed = out.split("SQL a model call:")[1].split("Slack calls a model call")[0].splitlines()[1:]
+    assert len(listed) == 8 and any("INSERT INTO usage" in line for line in listed), out
+    assert done.returncode == 0, out  # every figure meets its (loose) target, and the run worked
