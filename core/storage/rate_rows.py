@@ -6,10 +6,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import bindparam, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from core.storage import tables as t
-from core.storage.rows import Repo
+from core.storage.rows import Repo, insert_in
 
 _c = t.rate_budget.c
 _READ = select(_c.key, _c.tokens, _c.at, _c.paused_until).where(
@@ -19,8 +18,8 @@ _SWAP = _UPDATE.where(_c.tokens == bindparam("b_tokens"), _c.at == bindparam("b_
                       _c.paused_until == bindparam("b_paused"))
 # A bucket no replica has met yet is written as its first change leaves it, unless another replica made it first
 # (then the insert waits for that replica's transaction, does nothing, and the row is read under its lock).
-_MAKE = {name: insert(t.rate_budget).on_conflict_do_nothing(index_elements=["key"]).returning(_c.key)
-         for name, insert in (("postgresql", postgresql.insert), ("sqlite", sqlite.insert))}
+_MAKE = {name: insert_in(name, t.rate_budget).on_conflict_do_nothing(index_elements=["key"]).returning(_c.key)
+         for name in ("postgresql", "sqlite")}
 
 Row = tuple[float, float, float]
 
