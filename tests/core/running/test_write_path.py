@@ -7,12 +7,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import event
+from sqlalchemy import event, select
 
 from bot.settings import Settings
 from bot.wiring import App, build_app
 from core.models import Discussion, Phase, Post, TurnStatus
 from core.ports import Prompt
+from core.storage import tables
 from tests.core.conftest import settle, start
 from tests.fakes.chat import RecordingChat
 from tests.fakes.cluster import until
@@ -129,4 +130,34 @@ async def test_a_turn_recorded_while_another_post_is_on_its_way_follows_it_at_on
         for gate in llm.held.values():
             gate.set()
         await settle(app)
+        await app.close()
+
+
+async def test_running_turns_hold_the_costliest_call_so_far_and_recorded_ones_hold_nothing(tmp_path: Path) -> None:
+    """While a turn runs it holds the discussion's costliest model call so far in its workspace's spend (read with
+    the discussion's row); once recorded, its row holds nothing, so a later release can never count it twice."""
+    llm = EachStatementHeld()
+    llm.cost_per_call = 0.3  # every call alike: the costliest so far is 0.3, not the configured 0.05
+    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}")  # type: ignore[call-arg]
+    app = await build_app(settings, {"console": RecordingChat("console")}, llm=llm)
+    c = tables.turns.c
+
+    async def holds() -> dict[str, tuple[str, float]]:
+        async with app.store.tx() as tx:
+            rows = await tx.conn.execute(select(c.key, c.status, c.reserved_usd))
+            return {key: (status, float(usd or 0.0)) for key, status, usd in rows}
+
+    try:
+        await app.service.handle(start(rounds=1))
+        await until(lambda: len(llm.held) >= 3, 10.0, "the experts writing their statements")
+        running = {k: usd for k, (status, usd) in (await holds()).items() if status == TurnStatus.RUNNING.value}
+        assert running and set(running.values()) == {0.3}, running
+    finally:
+        for gate in llm.held.values():
+            gate.set()
+        await settle(app)
+    try:
+        left = {k: usd for k, (_, usd) in (await holds()).items() if usd}
+        assert not left, left
+    finally:
         await app.close()
