@@ -146,6 +146,32 @@ async def test_the_driver_that_lost_its_lease_mid_step_writes_and_posts_nothing(
     assert [k for k, n in keys.items() if n > 1] == [], "nothing posted twice"
 
 
+async def test_a_driver_that_lost_its_lease_leaves_the_queued_posts_to_the_new_owner(
+    pair: tuple[Replica, Replica],
+) -> None:
+    """A post queued after A lost the lease (B owns the discussion now, mid-step): when A is asked to publish it,
+    A's drain checks the lease before it claims the post, and sends nothing."""
+    a, b = pair
+    gate, b_gate = a.llm.hold(), b.llm.hold()  # both inside a model call: neither records nor drains meanwhile
+    discussion_id = await start_on(a)
+    await until(lambda: a.llm.waiting == 1, 5, "A is inside its first model call")
+    await take_over(a, b)
+    await until(lambda: b.llm.waiting == 1, 5, "B is running the same step")
+    async with b.app.store.tx() as tx:
+        d = await tx.discussion(discussion_id)
+        assert d is not None
+        await tx.enqueue(discussion_id, Post(kind="notice", key=f"{discussion_id}:late", text="Late notice"),
+                         b.clock.now())
+    sent_by_a = len(a.chat.sent_keys)
+    await a.app.driver.publish(discussion_id)
+    assert a.chat.sent_keys[sent_by_a:] == [], "A sent a post of a discussion it no longer drives"
+    gate.set()
+    b_gate.set()
+    await a.app.driver.idle()
+    await b.app.driver.idle()
+    assert f"{discussion_id}:late" in b.chat.sent_keys, "B, the owner, sent it"
+
+
 async def test_a_post_the_lapsed_owner_is_still_sending_is_found_not_sent_again(db_url: str) -> None:
     """A's lease lapses while its post is on its way to the platform (its loop was slow to renew); B takes the
     discussion over, finds the post claimed and unsent, and looks for it on the platform. Seen under load with three
