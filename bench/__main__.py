@@ -16,8 +16,8 @@ from bench.verdict import RESULTS_ENV
 
 HERE = Path(__file__).resolve().parent
 # In order of cost: the quick, deterministic ones first.
-SCRIPTS = ["token_cost", "long_discussion", "round_critical_path", "streaming", "slack_ack", "crash_recovery",
-           "replicas", "load"]
+SCRIPTS = ["token_cost", "library_floor", "long_discussion", "round_critical_path", "streaming", "slack_ack",
+           "crash_recovery", "replicas", "load"]
 NEEDS_POSTGRES = {"replicas"}
 
 

@@ -1,0 +1,283 @@
+"""What one model call of bench/load.py costs in the libraries the app must use, with none of the app's own code:
+the floor under its CPU figure on this machine.
+
+A model call of the load (counted by `bench/load.py --count-sql`) brings, at the least:
+- one request to the Messages API through the anthropic SDK, as the app sends it (11 of 13 streamed, 2 not), with
+  a prompt of the load's size, its answer read to the end;
+- about 2.3 calls to the Slack Web API through slack_sdk's AsyncWebClient on one aiohttp session (chat.postMessage
+  1.2, chat.update 1.1), with blocks already built, of the load's sizes;
+- its SQL statements through SQLAlchemy Core on a database of the app's schema, each the cheapest of its kind: a row
+  read by its key, a row updated by its key, a small row inserted, all prebuilt. On SQLite (the default) 19 in 4
+  transactions on a file with the app's settings, through the sync engine: cheaper than the async one the app must
+  use. With DATABASE_URL=postgresql://… 25 in 7 transactions on a fresh database there, through asyncpg.
+
+The fakes of both APIs run in a child process, so only the libraries' side is timed here (process CPU, on uvloop as
+the app). Prints each part per model call (the median of `--repeats` runs), their sum against the load's target
+(5 ms on SQLite, 7 ms on PostgreSQL), and the sum as a share of the fixed loop bench/load.py times as this machine's
+speed. Exits 1 when the libraries alone exceed the target: then no change to the app's own code can meet it on this
+machine with these statement counts."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.load import SPEEDOMETER  # noqa: E402
+from bench.platform_limits import drop_database, fresh_database  # noqa: E402
+from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
+
+# Per model call in bench/load.py -n 300 on SQLite (--count-sql, and its Slack calls line).
+MODEL_STREAMED = 11 / 13
+POSTS, EDITS = 1.2, 1.1
+
+
+async def _serve() -> None:
+    """The child: both fakes, Slack's limits run so fast that none binds, the model with no latency."""
+    from tests.fakes.anthropic_server import FakeAnthropic
+    from tests.fakes.slack_api import FakeSlack
+
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    async with FakeSlack(time_scale=1e6) as slack, FakeAnthropic() as model:
+        print(slack.base_url, model.base_url, flush=True)
+        await stop.wait()
+
+
+def _on_the_apps_loop(work: Coroutine[Any, Any, float]) -> float:
+    """Run on uvloop, as the app's servers do where it is installed."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(work)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(work)
+
+
+def _prompt(i: int) -> dict[str, Any]:
+    """A request of the load's size (7-12 KB of JSON): a system prompt and one user message holding the transcript."""
+    transcript = "\n\n".join(f"**Speaker {k}:** " + "A point about trunk-based development and its trade-offs. " * 8
+                             for k in range(10 + i % 11))
+    return {"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": "You are a member of a council. " * 60,
+            "messages": [{"role": "user", "content": f"{transcript}\n\nYour turn {i}: speak briefly."}]}
+
+
+def _message(i: int, *, edit: bool) -> dict[str, Any]:
+    """Blocks as the app sends them (a section of words, a context line, metadata): about 0.4 KB a new message,
+    1.1 KB an edit."""
+    words = "A considered view, in a few plain sentences, on the question before the council. " * (8 if edit else 1)
+    return {"text": words[:300], "blocks": [
+        {"type": "section", "text": {"type": "mrkdwn", "text": words}},
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": f":speech_balloon: _Speaker {i % 7}_"}]}],
+        "metadata": {"event_type": "council_post", "event_payload": {"key": f"d{i}:r1:s{i}", "part": 0}}}
+
+
+def model_ms(base_url: str, calls: int) -> float:
+    """Anthropic SDK CPU per model call: streamed requests read event by event, the rest answered whole."""
+    import anthropic
+
+    async def run() -> float:
+        client = anthropic.AsyncAnthropic(api_key="sk-ant-floor-not-a-secret", base_url=base_url,
+                                          http_client=anthropic.DefaultAioHttpClient())
+        async with client:
+            await client.messages.create(**_prompt(0))  # untimed: first-use caches
+            began = time.process_time()
+            for i in range(calls):
+                if i % 13 < round(MODEL_STREAMED * 13):
+                    stream = await client.messages.create(**_prompt(i), stream=True)
+                    async for _ in stream:
+                        pass
+                else:
+                    await client.messages.create(**_prompt(i))
+            return time.process_time() - began
+
+    return _on_the_apps_loop(run()) * 1000 / calls
+
+
+def slack_ms(base_url: str, calls: int) -> float:
+    """slack_sdk CPU per model call: its share of new messages and edits, on one shared aiohttp session."""
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    async def run() -> float:
+        async with aiohttp.ClientSession() as session:
+            client = AsyncWebClient(token="xoxb-test", base_url=base_url, session=session)
+            channels = [f"C{k:04d}" for k in range(50)]
+            for channel in channels:  # untimed: the app has joined its channels before the load
+                await client.conversations_join(channel=channel)
+            posts, edits = round(POSTS * calls), round(EDITS * calls)
+            began = time.process_time()
+            for i in range(posts):
+                channel = channels[i % len(channels)]
+                resp = await client.chat_postMessage(channel=channel, **_message(i, edit=False))
+                if i < edits:
+                    await client.chat_update(channel=channel, ts=resp["ts"], **_message(i, edit=True))
+            return time.process_time() - began
+
+    return _on_the_apps_loop(run()) * 1000 / calls
+
+
+@dataclass(frozen=True)
+class Mix:
+    """A model call's statements in bench/load.py (--count-sql), and the CPU target of that database."""
+
+    selects: int
+    updates: int
+    inserts: int
+    transactions: int
+    target_ms: float
+
+
+SQLITE = Mix(selects=7, updates=7, inserts=5, transactions=4, target_ms=5.0)  # 19.1 statements, 3.9 transactions
+POSTGRES = Mix(selects=9, updates=9, inserts=7, transactions=7, target_ms=7.0)  # 24.7 statements, 7.4 transactions
+
+
+def _statements(mix: Mix, calls: int) -> tuple[Any, Any, Any, list[list[tuple[str, dict[str, Any]]]]]:
+    """The three statements, prebuilt with bind parameters as the app's hot ones are, and each model call's
+    transactions: the statements spread over them, by key over 50 discussions."""
+    from sqlalchemy import bindparam, insert, select, update
+
+    from core.storage import tables as t
+
+    d, now = t.discussions.c, datetime.now(UTC)
+    read = select(t.discussions).where(d.id == bindparam("id"))
+    write = update(t.discussions).where(d.id == bindparam("b_id")).values(updated_at=bindparam("b_now"))
+    note = insert(t.usage)
+    kinds = ["read"] * mix.selects + ["write"] * mix.updates + ["note"] * mix.inserts
+    plan = []
+    for i in range(calls):
+        key = f"d{i % 50}"
+        params: dict[str, dict[str, Any]] = {"read": {"id": key}, "write": {"b_id": key, "b_now": now},
+                  "note": {"discussion_id": key, "turn_key": f"{key}:t{i}", "model": "m", "input_tokens": 1,
+                           "output_tokens": 1, "cache_write_tokens": 0, "cache_read_tokens": 0, "cost_usd": 0.0,
+                           "created_at": now}}
+        plan += [[(kind, params[kind]) for kind in kinds[part::mix.transactions]] for part in range(mix.transactions)]
+    return read, write, note, plan
+
+
+def _seed(now: datetime) -> list[dict[str, Any]]:
+    return [{"id": f"d{i}", "platform": "slack", "workspace": "T1", "channel": f"C{i}", "topic": "Trunk?",
+             "flow": "moderated", "status": "running", "created_by": "U1", "budget_usd": 1.0, "created_at": now,
+             "updated_at": now} for i in range(50)]
+
+
+def sqlite_ms(calls: int) -> float:
+    """SQLAlchemy Core CPU per model call on a SQLite file of the app's schema and settings (WAL, synchronous
+    NORMAL), through the sync engine: the cheapest way through SQLAlchemy."""
+    from sqlalchemy import create_engine, event, insert
+
+    from core.storage import tables as t
+
+    with tempfile.TemporaryDirectory() as folder:
+        engine = create_engine(f"sqlite:///{Path(folder) / 'floor.db'}")
+
+        @event.listens_for(engine, "connect")
+        def _as_the_app(dbapi_connection, _record):  # type: ignore[no-untyped-def]
+            dbapi_connection.execute("PRAGMA journal_mode=WAL")
+            dbapi_connection.execute("PRAGMA synchronous=NORMAL")
+
+        t.metadata.create_all(engine)
+        with engine.begin() as conn:
+            conn.execute(insert(t.discussions), _seed(datetime.now(UTC)))
+        read, write, note, plan = _statements(SQLITE, calls)
+        statement = {"read": read, "write": write, "note": note}
+        began = time.process_time()
+        for transaction in plan:
+            with engine.begin() as conn:
+                for kind, params in transaction:
+                    result = conn.execute(statement[kind], params)
+                    if kind == "read":
+                        result.first()
+        used = time.process_time() - began
+        engine.dispose()
+    return used * 1000 / calls
+
+
+def postgres_ms(url: str, calls: int) -> float:
+    """SQLAlchemy Core CPU per model call on PostgreSQL through asyncpg (the app's driver), on a fresh database of
+    the app's schema; the server's CPU is not this process's."""
+    from sqlalchemy import insert
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from core.storage import tables as t
+
+    async def run() -> float:
+        made, name = await fresh_database(url)
+        engine = create_async_engine(made, pool_size=10, max_overflow=10)
+        try:
+            async with engine.begin() as conn:
+                await conn.run_sync(t.metadata.create_all)
+                await conn.execute(insert(t.discussions), _seed(datetime.now(UTC)))
+            read, write, note, plan = _statements(POSTGRES, calls)
+            statement = {"read": read, "write": write, "note": note}
+            began = time.process_time()
+            for transaction in plan:
+                async with engine.begin() as conn:
+                    for kind, params in transaction:
+                        result = await conn.execute(statement[kind], params)
+                        if kind == "read":
+                            result.first()
+            return time.process_time() - began
+        finally:
+            await engine.dispose()
+            await drop_database(url, name)
+
+    return _on_the_apps_loop(run()) * 1000 / calls
+
+
+def main(calls: int, repeats: int, targets: dict[str, float]) -> int:
+    database = os.environ.get("DATABASE_URL", "")
+    postgres = database.startswith("postgres")
+    mix = POSTGRES if postgres else SQLITE
+    child = subprocess.Popen([sys.executable, __file__, "--serve"], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    speedometer = subprocess.Popen([sys.executable, "-c", SPEEDOMETER], stdout=subprocess.PIPE, text=True)
+    runs: dict[str, list[float]] = {"anthropic SDK": [], "slack_sdk": [], "SQLAlchemy": []}
+    try:
+        assert child.stdout is not None
+        slack_url, model_url = child.stdout.readline().split()
+        for _ in range(repeats):
+            runs["anthropic SDK"].append(model_ms(model_url, calls))
+            runs["slack_sdk"].append(slack_ms(slack_url, calls))
+            runs["SQLAlchemy"].append(postgres_ms(database, calls) if postgres else sqlite_ms(calls))
+    finally:
+        child.send_signal(signal.SIGTERM)
+        child.wait()
+        speedometer.terminate()
+        speeds = [float(line) for line in speedometer.communicate()[0].split()]
+    print(f"{calls} model calls, {repeats} times; database {'PG' if postgres else 'SQLite'}: {mix.selects} reads, "
+          f"{mix.updates} updates, {mix.inserts} inserts in {mix.transactions} transactions a model call")
+    parts = {name: statistics.median(values) for name, values in runs.items()}
+    for name, values in runs.items():
+        print(f"{name}: {parts[name]:.2f} ms a model call (median; runs {', '.join(f'{v:.2f}' for v in values)})")
+    total = sum(parts.values())
+    speed = statistics.median(speeds) if speeds else float("nan")
+    print(f"libraries alone: {total:.2f} ms a model call; this machine: a fixed loop of plain Python took {speed:.0f} "
+          f"ms (median of {len(speeds)} timings), so the floor is {total / speed:.3f} of it")
+    return report([Figure("library_floor", total, mix.target_ms, "ms")], targets)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--serve"]:
+        asyncio.run(_serve())
+        raise SystemExit(0)
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=200, help="model calls timed in each run")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each part; the median counts")
+    add_target_flag(parser)
+    args = parser.parse_args()
+    raise SystemExit(main(args.calls, args.repeats, overrides(args.target)))

@@ -1,0 +1,31 @@
+"""bench/library_floor.py, run for real on a few calls: each library's part is timed and the verdict is its sum."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PARTS = ("anthropic SDK", "slack_sdk", "SQLAlchemy")
+
+
+def floor(target: str) -> tuple[int, str]:
+    done = subprocess.run([sys.executable, "bench/library_floor.py", "--calls", "13", "--repeats", "1", "--target",
+                           target], cwd=ROOT, env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
+                          timeout=120)
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_the_floor_is_the_sum_of_the_three_libraries_parts_and_judged_against_its_target() -> None:
+    code, out = floor("library_floor=1000")
+    parts = {name: float(re.search(rf"^{name}: ([\d.]+) ms a model call", out, re.M).group(1))  # type: ignore[union-attr]
+             for name in PARTS}
+    assert all(ms > 0 for ms in parts.values()), out
+    total = float(re.search(r"^library_floor: ([\d.]+) ms", out, re.M).group(1))  # type: ignore[union-attr]
+    assert abs(total - sum(parts.values())) < 0.02, out
+    assert "7 reads, 7 updates, 5 inserts in 4 transactions" in out, out  # SQLite without DATABASE_URL
+    assert code == 0, out
+    code, out = floor("library_floor=0.001")  # no machine runs the three libraries in a microsecond
+    assert code == 1 and "MISSES library_floor" in out, out
