@@ -44,7 +44,7 @@ from bench.platform_limits import drop_database, fresh_database  # noqa: E402
 from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
 
 # Per model call in bench/load.py -n 300 on SQLite (--count-sql, and its Slack calls line).
-MODEL_STREAMED = 11 / 13
+STREAMED = 11  # of every 13 model calls: the rest are structured answers, asked for whole
 POSTS, EDITS = 1.2, 1.1
 # Calls at a time: the load's discussions wait on their APIs together, so one wake-up of the loop serves several,
 # as it does here; one at a time would pay a whole wake-up for each (measured: a floor a fifth higher).
@@ -113,7 +113,7 @@ def model_ms(base_url: str, calls: int, lanes: int) -> float:
                                           http_client=anthropic.DefaultAioHttpClient())
 
         async def call(i: int) -> None:
-            if i % 13 < round(MODEL_STREAMED * 13):
+            if i % 13 < STREAMED:
                 stream = await client.messages.create(**_prompt(i), stream=True)
                 async for _ in stream:
                     pass
@@ -230,13 +230,13 @@ def postgres_ms(url: str, calls: int, lanes: int) -> float:
     """SQLAlchemy Core CPU per model call on PostgreSQL through asyncpg (the app's driver), on a fresh database of
     the app's schema; the server's CPU is not this process's."""
     from sqlalchemy import insert
-    from sqlalchemy.ext.asyncio import create_async_engine
 
     from core.storage import tables as t
+    from core.storage.db import make_engine
 
     async def run() -> float:
         made, name = await fresh_database(url)
-        engine = create_async_engine(made, pool_size=10, max_overflow=10)
+        engine = make_engine(made)  # the app's engine: its pool, its driver
         try:
             async with engine.begin() as conn:
                 await conn.run_sync(t.metadata.create_all)
