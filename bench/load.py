@@ -115,6 +115,25 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def machine_s() -> tuple[float, float]:
+    """CPU seconds this machine's cores have been busy, and seconds its host gave to others while we waited
+    (steal): the load shares the cores with the fakes, the database and whatever else the host runs."""
+    user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, Path("/proc/stat").read_text().split()[1:9])
+    return (user + nice + system + irq + softirq) / TICKS, steal / TICKS
+
+
+def postgres_s() -> float:
+    """CPU seconds of this machine's PostgreSQL server processes (0 when none runs here)."""
+    total = 0.0
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and (proc / "comm").read_text().strip() == "postgres":
+                total += cpu_s(int(proc.name))
+        except OSError:  # the process ended between the listing and the read
+            continue
+    return total
+
+
 def app_pid(parent: int) -> int:
     children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
     return int(children[0])
@@ -259,6 +278,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 slack_before = len(slack.calls)
                 threads_before = [thread_cpu_s(pid) for pid in pids]
                 mine_before = cpu_s(os.getpid())
+                machine_before, postgres_before = machine_s(), postgres_s()
                 health: list[float] = []
                 stop = asyncio.Event()
 
@@ -294,6 +314,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                     threads.update({k: v - before.get(k, 0.0) for k, v in thread_cpu_s(pid).items()})
                 load_s = time.monotonic() - min(began.values())
                 fakes_cpu = cpu_s(os.getpid()) - mine_before
+                busy, stolen = (after - before for after, before in zip(machine_s(), machine_before, strict=True))
+                postgres_cpu = postgres_s() - postgres_before
                 durations = [slack.round_done[c] - began[c] for c in channels if c in slack.round_done]
                 rss = max(peak_rss_mb(pid) for pid in pids)
                 speedometer.terminate()
@@ -332,7 +354,10 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
           f"{min(speeds, default=float('nan')):.0f}-{max(speeds, default=float('nan')):.0f}) in another process "
           f"during the load; a model call cost {per_call_ms / speed:.3f} of it")
     print(f"during the load ({load_s:.0f} s): the app used {cpu_used / load_s:.0%} of a core, the fakes and probes "
-          f"in this process {fakes_cpu / load_s:.0%}")
+          f"in this process {fakes_cpu / load_s:.0%}, PostgreSQL {postgres_cpu / load_s:.0%}; the machine's "
+          f"{os.cpu_count()} cores were busy {busy / load_s:.0%} of a core in all (the rest: "
+          f"{max(0.0, busy - cpu_used - fakes_cpu - postgres_cpu) / load_s:.0%}), and its host took "
+          f"{stolen / load_s:.0%} of a core for others")
     if count_sql:
         print(f"SQL a model call: {sql['statements'] / max(calls, 1):.2f} statements, "
               f"{sql['transactions'] / max(calls, 1):.2f} transactions (each autocommit statement's connection "

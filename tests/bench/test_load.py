@@ -3,6 +3,8 @@ judges the run it made."""
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,3 +23,8 @@ def test_counting_sql_lists_the_statements_and_leaves_the_verdict_to_the_run() -
     listed = out.split("SQL a model call:")[1].split("Slack calls a model call")[0].splitlines()[1:]
     assert len(listed) == 8 and any("INSERT INTO usage" in line for line in listed), out
     assert done.returncode == 0, out  # every figure meets its (loose) target, and the run worked
+    # The machine's busy time holds the app's own: the cores' total is read, not the idle time or one process.
+    shares = re.search(r"the app used (\d+)% of a core.*cores were busy (\d+)% of a core in all", out)
+    assert shares is not None, out
+    app, machine = map(int, shares.groups())
+    assert app <= machine + 1 <= 100 * (os.cpu_count() or 1) + 6, out
