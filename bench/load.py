@@ -123,12 +123,15 @@ def machine_s() -> tuple[float, float]:
 
 
 def postgres_s() -> float:
-    """CPU seconds of this machine's PostgreSQL server processes (0 when none runs here)."""
+    """CPU seconds of this machine's PostgreSQL server processes (0 when none runs here), those that ended among
+    them: a connection's server process exits with it, and its time is then counted in the server's main process
+    (as children's time, once reaped)."""
     total = 0.0
     for proc in Path("/proc").iterdir():
         try:
             if proc.name.isdigit() and (proc / "comm").read_text().strip() == "postgres":
-                total += cpu_s(int(proc.name))
+                fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+                total += sum(int(f) for f in fields[11:15]) / TICKS  # utime, stime, cutime, cstime
         except OSError:  # the process ended between the listing and the read
             continue
     return total
