@@ -28,3 +28,16 @@ def test_counting_sql_lists_the_statements_and_leaves_the_verdict_to_the_run() -
     assert shares is not None, out
     app, machine = map(int, shares.groups())
     assert app <= machine + 1 <= 100 * (os.cpu_count() or 1) + 6, out
+    # What the ratio target leaves to spend follows from the lone round and the calls the run made.
+    lone = float(_grab(r"lone round 1: ([\d.]+) s", out)[0])
+    calls = int(_grab(r"process CPU per model call: [\d.]+ ms \((\d+) calls", out)[0])
+    within, per_call = map(float, _grab(r"at the ratio target \(1.3 × the lone round: ([\d.]+) s\), one process "
+                                        r"has ([\d.]+) ms", out))
+    assert abs(within - 1.3 * lone) <= 0.06, out
+    assert abs(per_call - within * 1000 / calls) <= 0.06 + 50 / calls, out  # within is printed to ±0.05 s
+
+
+def _grab(pattern: str, out: str) -> tuple[str, ...]:
+    found = re.search(pattern, out)
+    assert found is not None, out
+    return found.groups()
