@@ -3,11 +3,18 @@ judges the run it made."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
+
+from bench.load import cpu_s, postgres_s
 
 ROOT = Path(__file__).resolve().parents[2]
 LOOSE = ["slowest_round_ratio=100", "healthz_p99=10000", "cpu_per_call=1000", "peak_rss=10000"]  # not timed here
@@ -41,3 +48,25 @@ def _grab(pattern: str, out: str) -> tuple[str, ...]:
     found = re.search(pattern, out)
     assert found is not None, out
     return found.groups()
+
+
+async def test_postgres_time_holds_a_connection_that_ended_during_the_load(pg_url: str) -> None:
+    """A connection's server process exits with it: the time it spent still counts, not only the live processes'."""
+    before = postgres_s()
+    engine = create_async_engine(pg_url, poolclass=NullPool)  # closing the connection ends its server process
+    async with engine.connect() as conn:
+        pid = (await conn.execute(text("SELECT pg_backend_pid()"))).scalar_one()
+        await conn.execute(text("SELECT count(*) FROM generate_series(1, 3000000)"))
+        spent = cpu_s(pid)
+    await engine.dispose()
+    for _ in range(100):  # the server reaps it at once; its time then shows in the server's main process
+        if _ended(pid):
+            break
+        await asyncio.sleep(0.05)
+    assert _ended(pid)
+    assert spent >= 0.1  # enough to be missed if the ended process were left out
+    assert postgres_s() - before >= spent - 0.02
+
+
+def _ended(pid: int) -> bool:
+    return not Path(f"/proc/{pid}").exists()
