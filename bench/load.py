@@ -358,9 +358,10 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
     print(f"this machine: a fixed loop of plain Python took {speed:.0f} ms (median of {len(speeds)} timings, "
           f"{min(speeds, default=float('nan')):.0f}-{max(speeds, default=float('nan')):.0f}) in another process "
           f"during the load; a model call cost {per_call_ms / speed:.3f} of it")
+    cores = os.cpu_count() or 1
     print(f"during the load ({load_s:.0f} s): the app used {cpu_used / load_s:.0%} of a core, the fakes and probes "
           f"in this process {fakes_cpu / load_s:.0%}, PostgreSQL {postgres_cpu / load_s:.0%}; the machine's "
-          f"{os.cpu_count()} cores were busy {busy / load_s:.0%} of a core in all (the rest: "
+          f"{cores} cores were busy {busy / load_s:.0%} of a core in all (the rest: "
           f"{max(0.0, busy - cpu_used - fakes_cpu - postgres_cpu) / load_s:.0%}), and its host took "
           f"{stolen / load_s:.0%} of a core for others")
     if count_sql:
@@ -381,7 +382,6 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
     # time each app's event loop has one core for its share of the calls, and all the processes here (apps, fakes,
     # database) the machine's cores.
     within = ratio_target * lone
-    cores = os.cpu_count() or 1
     print(f"at the ratio target ({ratio_target:g} × the lone round: {within:.1f} s), one process has "
           f"{within * replicas * 1000 / max(calls, 1):.1f} ms of one core a model call, and the machine's "
           f"{cores} cores {within * cores:.1f} s in all; this load used {busy:.1f} s in all")
