@@ -1,4 +1,5 @@
-"""*Check claims* on one post: queues the Fact-checker's turn on it, once, for anyone who can see the discussion."""
+"""*Check claims* on one post: queues the Fact-checker's turn on it, once, for anyone who can see the discussion
+(a bounded number per person)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from core.control import commands as c
 from core.control.replies import Reply, UserError
 from core.deliberation import factcheck
 from core.deliberation.roster import FACT_CHECKER
-from core.models import FINISHED_TURN, Discussion, Phase, Status, Turn
+from core.models import FINISHED_TURN, Discussion, Phase, Status, Turn, TurnStatus
 from core.ports import Clock
 from core.storage.store import Store, Tx
 
@@ -39,12 +40,19 @@ class Checks:
             key = factcheck.requested_key(d.id, target.key)
             asked = await tx.turn(key)
             if asked is not None:
+                if asked.status == TurnStatus.SKIPPED:  # dropped unpaid: asking again would not pay for it either
+                    raise UserError("That post could not be checked; the thread says why.")
                 done = asked.status in FINISHED_TURN
                 return Reply(text="That post has been checked already: the check is in the thread." if done else
                              "That post is being checked; the Fact-checker posts in the thread when done.")
+            mine = [t for t in await tx.turns(d.id) if factcheck.asked_by(t) == cmd.user_id]
+            if len(mine) >= factcheck.CHECKS_PER_PERSON:
+                raise UserError(f"You have asked for {len(mine)} checks in this discussion, the most one person "
+                                "may ask; read them in the thread, or ask someone else to check this post.")
             # Stored as started: the engine finds it (factcheck.requested) whatever the discussion is doing.
             await tx.start_turns([Turn(key=key, discussion_id=d.id, round=target.round,
                                        step=factcheck.REQUESTED_STEP, phase=Phase.FACT_CHECK,
-                                       persona_key=FACT_CHECKER.key, created_at=now)])
+                                       persona_key=FACT_CHECKER.key, data={factcheck.ASKED_BY: cmd.user_id},
+                                       created_at=now)])
         return Reply(text="The Fact-checker is checking that post; its verdicts and sources follow in the thread.",
                      discussion_id=d.id)

@@ -19,6 +19,8 @@ ICONS = {"supported": "✅", "stretched": "⚠️", "false": "❌", "unverifiabl
 SPEECHES_PER_CHECK = 3  # the open floor is checked every few speeches, not after each
 REQUESTED = ":check:"  # in the key of a check someone asked for on one post: "<id>:check:<that turn's key>"
 REQUESTED_STEP = 90  # a requested check sits after its round's steps
+ASKED_BY = "asked_by"  # in a requested check's data: the person who asked for it
+CHECKS_PER_PERSON = 5  # checks one person may ask for in one discussion: each is paid web searches
 NOT_CLAIMS = {Phase.ROSTER, Phase.PERSONA, Phase.BID, Phase.FACT_CHECK, Phase.ROUND_SYNTHESIS,
               Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY, Phase.RANKED_VOTE}
 
@@ -90,6 +92,13 @@ def requested(state: State) -> list[TurnPlan]:
     return [TurnPlan(key=t.key, round=t.round, step=t.step, phase=t.phase, persona_key=t.persona_key)
             for t in state.turns
             if t.phase == Phase.FACT_CHECK and REQUESTED in t.key and t.status not in FINISHED_TURN]
+
+
+def asked_by(t: Turn) -> str:
+    """Who asked for this check on one post ("" for any other turn)."""
+    if t.phase != Phase.FACT_CHECK or REQUESTED not in t.key or not t.data:
+        return ""
+    return str(t.data.get(ASKED_BY, ""))
 
 
 # what a check reads -------------------------------------------------------------------------------------
@@ -197,6 +206,9 @@ def record(searched: Searched, state: State, plan: TurnPlan) -> tuple[str, dict[
     found = [] if searched.refused else claims(searched)
     data: dict[str, object] = {"claims": [c.model_dump() for c in found], "searches": searched.searches,
                                "refused": searched.refused}
+    asked = state.turn(plan.key)
+    if asked is not None and asked_by(asked):  # kept: it counts towards the asker's checks
+        data[ASKED_BY] = asked_by(asked)
     return text(searched, found, what_is_checked(state, plan)), data
 
 

@@ -483,14 +483,24 @@ class Driver:
         """A discussion over its own budget stops for good; over the workspace's daily budget it is blocked, so
         Retry continues it once the day resets. Answers waiting between rounds are dropped, saying so."""
         now = self.clock.now()
+        why = reason if daily else f"the discussion's {reason}"
         async with self.fenced(seen.id) as (tx, d):
+            checks = [plan for plan in step.turns if factcheck.REQUESTED in plan.key]
+            if checks:
+                # A check someone asked for is stored running and the engine returns it whatever the discussion
+                # is doing: left as it is, every pass would find it again. Dropped, it says so once (its own key).
+                await tx.set_turn_status([plan.key for plan in checks], TurnStatus.SKIPPED)
+                for plan in checks:
+                    await tx.enqueue(d.id, Post(kind="notice", key=f"{plan.key}:budget",
+                                                text=f"💸 The Fact-checker did not check that post: {why}."), now)
+                return  # the next pass decides again without them
             if d.status == Status.WAITING:
-                for plan in step.turns:
-                    if plan.reply_to is not None:
-                        await tx.mark_answered(plan.reply_to)
-                await tx.enqueue(d.id, Post(kind="notice", key=f"{d.id}:budget:answers:{now.timestamp()}",
-                                            text=f"💸 No answer this time: the discussion's {reason}."
-                                            if not daily else f"💸 No answer this time: {reason}."), now)
+                replies = sorted(plan.reply_to for plan in step.turns if plan.reply_to is not None)
+                for reply in replies:
+                    await tx.mark_answered(reply)
+                if replies:  # keyed by what it drops: the same answers are never dropped twice
+                    await tx.enqueue(d.id, Post(kind="notice", key=f"{d.id}:budget:answers:{replies[0]}",
+                                                text=f"💸 No answer this time: {why}."), now)
                 return
             if d.status != Status.RUNNING:
                 return

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from sqlalchemy import event
+
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
 from adapters.slack.server import SlackServer
+from bot.wiring import build_app
 from core.control import commands as c
-from tests.adapters.slack.conftest import Slack
-from tests.fakes.slack_api import FakeSlack
+from core.deliberation import factcheck
+from core.models import TurnStatus
+from tests.adapters.slack.conftest import Slack, config, settings
+from tests.fakes.llm import ScriptedLLM
+from tests.fakes.slack_api import FakeSlack, Msg
 
 WHO = tr.Who("U1", "Dana")
 
@@ -44,3 +57,77 @@ async def test_check_claims_on_a_persona_post_checks_it_in_the_thread(
     [check] = [m for m in fake.messages if "could not check" in m.text or "could not check" in str(m.blocks)]
     assert check.thread_ts == message.thread_ts and check.username == "Fact-checker"
     assert "offline model cannot search the web" in check.text + str(check.blocks)
+
+
+@pytest.fixture
+async def budgeted(fake: FakeSlack, tmp_path: Path, llm: ScriptedLLM) -> AsyncIterator[tuple[Slack, SlackServer]]:
+    """The real app with a $0.05 workspace day, a free first round (the model costs nothing until a test says)."""
+    s = settings(tmp_path).model_copy(update={"council_workspace_budget_usd_per_day": 0.05})
+    srv = SlackServer(config(fake), lambda chats: build_app(s, chats, llm=llm))
+    await srv.start()
+    async with aiohttp.ClientSession() as session:
+        yield Slack(f"http://127.0.0.1:{srv.port}/slack/events", session, fake), srv
+    await srv.stop()
+
+
+def check_buttons(fake: FakeSlack) -> list[tuple[Msg, dict[str, Any]]]:
+    return [(m, e) for m in fake.messages for b in m.blocks if b["type"] == "actions" for e in b["elements"]
+            if e.get("action_id") == "check:claims"]
+
+
+def statements(server: SlackServer) -> list[str]:
+    """Every SQL statement the app runs from now on: a driver that loops runs thousands."""
+    assert server.core is not None
+    seen: list[str] = []
+    event.listen(server.core.store.engine.sync_engine, "before_cursor_execute",
+                 lambda _conn, _cursor, sql, *_: seen.append(sql))
+    return seen
+
+
+@pytest.mark.parametrize("rounds", ["--rounds 1", ""], ids=["finished", "waiting"])
+async def test_a_check_nobody_can_pay_for_says_so_once_and_the_driver_goes_idle(
+        budgeted: tuple[Slack, SlackServer], fake: FakeSlack, llm: ScriptedLLM, rounds: str) -> None:
+    slack, server = budgeted
+    await slack.command(f"Should we adopt Rust? {rounds}")
+    await server.idle()
+    assert server.core is not None
+    [first, second, *_] = check_buttons(fake)
+    llm.cost_per_call = 0.06  # the first check spends the whole day's budget
+    await slack.click(first[0].ts, "check:claims", first[1]["value"], user="U0002")
+    await server.idle()
+    ran = statements(server)
+    status, _ = await slack.click(second[0].ts, "check:claims", second[1]["value"], user="U0002")
+    assert status == 200
+    # Never returns while a driver loops; the bound is only there so a loop fails the test instead of hanging it.
+    await asyncio.wait_for(server.idle(), 10)
+    said = [m for m in fake.messages if "did not check" in m.text]
+    assert len(said) == 1 and "daily budget" in said[0].text and said[0].thread_ts == second[0].thread_ts
+    assert len(ran) < 200, f"{len(ran)} statements after one click"
+    async with server.core.store.tx() as tx:
+        check = await tx.turn(factcheck.requested_key(second[1]["value"].split(":")[0], second[1]["value"]))
+    assert check is not None and check.status == TurnStatus.SKIPPED
+    before = len(ran)
+    await slack.click(second[0].ts, "check:claims", second[1]["value"], user="U0001")  # asking again changes nothing
+    await asyncio.wait_for(server.idle(), 10)
+    assert len([m for m in fake.messages if "did not check" in m.text]) == 1
+    assert "could not be checked" in " ".join(e["text"] for e in fake.ephemerals if e["user"] == "U0001")
+    assert len(ran) - before < 60
+
+
+async def test_one_person_asks_for_a_bounded_number_of_checks_per_discussion(
+        slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    await slack.command("Should we adopt Rust?")
+    await server.idle()
+    buttons = check_buttons(fake)
+    assert len(buttons) > factcheck.CHECKS_PER_PERSON
+    for message, button in buttons[:factcheck.CHECKS_PER_PERSON + 1]:
+        await slack.click(message.ts, "check:claims", button["value"], user="U0002")
+        await server.idle()
+    refused = [e["text"] for e in fake.ephemerals if e["user"] == "U0002" and "the most one person" in e["text"]]
+    assert len(refused) == 1
+    checks = [m for m in fake.messages if m.username == "Fact-checker"]
+    assert len(checks) == factcheck.CHECKS_PER_PERSON
+    message, button = buttons[factcheck.CHECKS_PER_PERSON]
+    await slack.click(message.ts, "check:claims", button["value"], user="U0003")  # someone else still may
+    await server.idle()
+    assert len([m for m in fake.messages if m.username == "Fact-checker"]) == factcheck.CHECKS_PER_PERSON + 1
