@@ -33,7 +33,7 @@ from core.models import (
 )
 from core.showing import formats
 from core.showing.document import enqueue_document
-from core.showing.posts import header_post, header_sig, poll_post, poll_result_post, turn_post
+from core.showing.posts import header_post, header_sig, poll_post, turn_post
 from core.storage.store import Tx
 
 
@@ -260,8 +260,8 @@ async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: 
             continue
         p.closed = True
         await tx.save_poll(p)
+        # One event, one message: the poll itself is edited to its closed tally (no second copy below it).
         await tx.enqueue(d.id, poll_post(p, ballots, offline, key=f"{p.key}:closed", replaces=p.key), now)
-        await tx.enqueue(d.id, poll_result_post(p, ballots, offline), now)
     if ranking:
         state = State(discussion=d, personas=await tx.personas(d.id), turns=await tx.turns(d.id))
         owners, _ = closings.owner_ballots(state)

@@ -261,6 +261,3 @@ def poll_post(poll: Poll, ballots: list[Ballot], offline: bool, *, key: str = ""
                 actions=actions, offline=offline)
 
 
-def poll_result_post(poll: Poll, ballots: list[Ballot], offline: bool) -> Post:
-    view = formats.poll_view(poll, ballots)
-    return Post(kind="notice", key=f"{poll.key}:result", text=formats.poll_text(view), poll=view, offline=offline)

@@ -67,8 +67,11 @@ async def test_votes_one_per_person_changeable_counted_in_place(
     choice = with_action(fake, d.thread_ref, '"next:synthesize"')[0]
     await slack.click(choice.ts, "next:synthesize", f"{d.id}|synthesize")
     await server.idle()
-    closing = [m for m in fake.thread("C0001", d.thread_ref) if m.text.startswith("[offline model] *Poll closed")]
-    assert closing and "personas:" in closing[-1].text and "2 votes (Dana, Lee)" in closing[-1].text
+    # One event, one message: the poll itself now reads as closed, and no copy of it is posted below.
+    closing = [m for m in fake.thread("C0001", d.thread_ref) if "Poll closed" in m.text]
+    assert [m.ts for m in closing] == [poll.ts]
+    assert "personas:" in closing[0].text and "2 votes (Dana, Lee)" in closing[0].text
+    assert not buttons(closing[0]), "a closed poll offers no vote"
 
 
 async def test_anonymous_hidden_polls_show_no_names_or_counts_until_closed(
@@ -83,7 +86,7 @@ async def test_anonymous_hidden_polls_show_no_names_or_counts_until_closed(
     await slack.click(choice.ts, "next:another_round", f"{d.id}|another_round")
     await server.idle()
     closing = [m for m in fake.thread("C0001", d.thread_ref) if "Poll closed" in m.text]
-    assert closing and "1 vote" in closing[-1].text and "Lee" not in closing[-1].text
+    assert [m.ts for m in closing] == [poll.ts] and "1 vote" in closing[0].text and "Lee" not in closing[0].text
 
 
 async def test_roster_confirmation_with_a_modify_modal(slack: Slack, server: SlackServer, fake: FakeSlack) -> None:

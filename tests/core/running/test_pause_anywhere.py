@@ -176,12 +176,12 @@ async def test_no_turn_is_posted_after_the_stop_notice_and_stop_closes_the_polls
     await app.service.handle(c.ChooseNextAction(**C1, discussion_id=did, action=c.NextAction.SYNTHESIZE, user_id="U1"))
     await settle(app)
     keys = chat.keys(did)
-    after_stop = [chat.by_key[k].post for k in keys[keys.index(f"{did}:stopped") + 1:]]
-    assert [p.key for p in after_stop] == [f"{did}:r1:s5:moderator:poll:result"]
-    assert after_stop[0].poll is not None and after_stop[0].poll.closed
+    assert keys[-1] == f"{did}:stopped", "nothing is posted after the stop notice: the poll is edited in place"
     async with app.store.tx() as tx:
         polls = await tx.polls(did)
     assert len(polls) == 1 and polls[0].closed, "no poll is opened by a synthesis written after the stop"
+    [poll] = [p for p in chat.posts(did) if p.poll is not None]
+    assert poll.key == f"{polls[0].key}:closed" and poll.poll is not None and poll.poll.closed
     assert f"{did}:final:r1" not in keys
 
 
@@ -199,7 +199,8 @@ async def test_a_stop_for_budget_closes_the_open_polls_with_their_tallies(
     async with app.store.tx() as tx:
         polls = await tx.polls(did)
     assert polls and all(p.closed for p in polls)
-    assert chat.keys(did)[-1] == f"{polls[0].key}:result"
+    shown = [p for p in chat.posts(did) if p.poll is not None]
+    assert [p.key for p in shown] == [f"{polls[0].key}:closed"], "the poll itself shows its tally, once"
 
 
 async def test_stop_cancels_the_model_calls_in_flight_and_nothing_of_them_is_posted(
