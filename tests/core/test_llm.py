@@ -82,6 +82,7 @@ async def test_complete_streams_text_with_usage_and_cost(fake: FakeAnthropic, ma
 
 
 async def test_tier_maps_to_the_configured_model_and_price(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    fake.serve("m-light", "m-medium", "m-heavy")
     llm = make_llm(
         models={"light": "m-light", "medium": "m-medium", "heavy": "m-heavy"},
         prices={m: ModelPrice(input_per_mtok=1, output_per_mtok=3) for m in ("m-light", "m-medium", "m-heavy")},
@@ -141,6 +142,33 @@ async def test_growing_transcript_reads_the_old_prefix_and_writes_the_new_part(
 
     assert second.usage.cache_read_tokens == first.usage.cache_write_tokens
     assert second.usage.cache_write_tokens == math.ceil(len("Ada: ship behind flags. " * 20) / 4)
+
+
+async def test_a_cache_entry_lapses_five_minutes_after_its_last_use(make_llm: MakeLLM) -> None:
+    now = [1000.0]
+    async with FakeAnthropic(clock=lambda: now[0]) as fake:
+        llm = make_llm(base_url=fake.base_url)
+        first = await llm.complete(prompt())
+        now[0] += 299  # read within the 5 minutes: a hit, which starts the 5 minutes again
+        kept = await llm.complete(prompt("Opening statement as Bram."))
+        now[0] += 299
+        again = await llm.complete(prompt("Opening statement as Cleo."))
+        now[0] += 301  # unused for more than 5 minutes: gone, written again at the write price
+        lapsed = await llm.complete(prompt("Opening statement as Dov."))
+
+    assert kept.usage.cache_read_tokens == again.usage.cache_read_tokens == first.usage.cache_write_tokens > 0
+    assert lapsed.usage.cache_read_tokens == 0
+    assert lapsed.usage.cache_write_tokens == first.usage.cache_write_tokens
+
+
+async def test_an_unknown_model_id_is_refused_as_the_api_does(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    llm = make_llm(models={"light": "claude-haiku-5-5", "medium": "claude-sonnet-9-9", "heavy": "claude-opus-5-5"},
+                   prices={"claude-haiku-5-5": ModelPrice(input_per_mtok=1, output_per_mtok=1),
+                           "claude-sonnet-9-9": ModelPrice(input_per_mtok=1, output_per_mtok=1),
+                           "claude-opus-5-5": ModelPrice(input_per_mtok=1, output_per_mtok=1)})
+    with pytest.raises(LLMUnavailable, match=r"^Anthropic API model not found \(404\)$"):
+        await llm.complete(prompt())
+    assert fake.completed_count == 0
 
 
 async def test_short_prefixes_are_not_cached(fake: FakeAnthropic, make_llm: MakeLLM) -> None:

@@ -8,7 +8,7 @@ import json
 import signal
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -29,6 +29,24 @@ ERROR_TYPES = {
     529: ("overloaded_error", "Overloaded"),
 }
 MAX_BREAKPOINTS = 4
+# The models this fake serves, with what their pages say of thinking: the thinking types each accepts (all think
+# adaptively when `thinking` is left out) and the effort each uses when none is sent.
+MODELS: dict[str, tuple[frozenset[str], str]] = {
+    "claude-haiku-5-5": (frozenset({"adaptive", "disabled"}), "medium"),
+    "claude-sonnet-5-5": (frozenset({"adaptive", "between_tools"}), "high"),
+    "claude-opus-5-5": (frozenset({"adaptive"}), "medium"),
+}
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+THINKING_SCALE = {"low": 1, "medium": 2, "high": 4, "xhigh": 6, "max": 8}  # thinking grows with the effort
+# What the API answers when web search is off for the organization (an admin turns it on in the Console).
+WEB_SEARCH_OFF = "Web search is not enabled for this organization. An administrator can enable it in the Console."
+FILLER = (
+    "The evidence so far points both ways, and the costs fall on different teams. ",
+    "A trial with a clear stopping rule would tell us more than another round of opinion. ",
+    "What matters most is who carries the risk if the change goes wrong, and how fast we would notice. ",
+    "Teams that tried this elsewhere report gains in the first quarter that faded without support. ",
+    "I would measure lead time, incidents and people's own account of their week, not one of them alone. ",
+)
 
 
 @dataclass
@@ -54,6 +72,10 @@ class FakeAnthropic:
         chunk_chars: int = 24,
         delta_gap_s: float = 0.0,
         reply: Callable[[dict[str, Any]], str] | None = None,
+        thinking_tokens: int = 0,
+        reply_chars: int = 0,
+        models: Iterable[str] = (),
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.host, self.port = host, port
         self.latency_s = latency_s
@@ -61,7 +83,15 @@ class FakeAnthropic:
         self.delta_gap_s = delta_gap_s  # pause between streamed deltas: a model writing slowly
         self.first_delta_at: dict[str, float] = {}  # reply text -> monotonic time its first delta was sent
         self.reply = reply or default_reply
-        self.cache = PromptCache(min_cacheable_tokens)
+        # A model that thinks as today's do: this many thinking tokens at low effort (more at higher efforts),
+        # written before the answer and counted against max_tokens. 0: a model that never thinks.
+        self.thinking_tokens = thinking_tokens
+        self.reply_chars = reply_chars  # default replies padded to about this length, as real turns are
+        self.models = dict(MODELS)
+        self.serve(*models)
+        self.clock = clock  # the prompt cache's time: entries lapse 5 minutes after their last use
+        self.cache = PromptCache(min_cacheable_tokens, clock=clock)
+        self.refuse_next = 0  # the next n messages stop with stop_reason "refusal" after a few words
         self.faults: deque[Fault] = deque()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -71,7 +101,9 @@ class FakeAnthropic:
         self._runner: web.AppRunner | None = None
         # The server-side web search tool: "results" answers with searches and cited text, "refuse" rejects the
         # tool with a 400 (a model or account without it), "unavailable" returns a web_search_tool_result error,
-        # "pause" stops with stop_reason pause_turn after the searches (a long turn the API paused).
+        # "pause" stops with stop_reason pause_turn after the searches (a long turn the API paused) and writes the
+        # answer when the paused turn is sent back; "pause_always" pauses every time; "off" answers the 400 of an
+        # organization whose admin has not turned web search on; "break" sends the searches, then a stream error.
         self.web_search = "results"
         self.search_answer: list[tuple[str, list[tuple[str, str]]]] | None = None  # (text, [(url, title)]) blocks
         self.searches_run = 0
@@ -85,6 +117,11 @@ class FakeAnthropic:
     def break_stream_next(self, n: int = 1, *, after_deltas: int = 2, status: int = 529) -> None:
         """The next n streaming requests send an SSE `error` event after `after_deltas` text deltas."""
         self.faults.extend(Fault(status, None, True, after_deltas) for _ in range(n))
+
+    def serve(self, *models: str) -> None:
+        """Serve these model ids too (others answer 404 not_found_error, as the API does for an unknown id)."""
+        for model in models:
+            self.models.setdefault(model, (frozenset({"adaptive"}), "high"))
 
     def stats(self) -> dict[str, int]:
         return {
@@ -155,17 +192,26 @@ class FakeAnthropic:
         problem = _validate(body)
         if problem:
             return _error(400, rid, problem)
+        if body["model"] not in self.models:
+            return _error(404, rid, f"model: {body['model']}")
+        problem = self._check_thinking(body)
+        if problem:
+            return _error(400, rid, problem)
         streaming = bool(body.get("stream"))
         fault = self._take_fault(streaming)
         if fault is not None and not fault.mid_stream:
             await asyncio.sleep(self.latency_s)
             return _error(fault.status, rid, retry_after_ms=fault.retry_after_ms)
         if any(str(tool.get("type", "")).startswith("web_search_") for tool in body.get("tools") or []):
-            return await self._searched(body, rid, streaming)
+            return await self._searched(request, body, rid, streaming, fault)
         text = self.reply(body)
-        stop_reason = "end_turn"
-        if tokens(text) > body["max_tokens"]:
-            text, stop_reason = text[: body["max_tokens"] * 4], "max_tokens"
+        if self.reply_chars and self.reply is default_reply:
+            text = padded(text, self.reply_chars)
+        content, stop_reason, output = self._written(body, text)
+        if self.refuse_next and stop_reason == "end_turn":
+            self.refuse_next -= 1
+            content = [b if b["type"] != "text" else {**b, "text": b["text"][:40]} for b in content]
+            stop_reason = "refusal"
         # Planned on arrival, committed after completion: parallel identical requests each write.
         plan = self.cache.plan(body["model"], body)
         await asyncio.sleep(self.latency_s)
@@ -174,15 +220,57 @@ class FakeAnthropic:
             "type": "message",
             "role": "assistant",
             "model": body["model"],
-            "content": [{"type": "text", "text": text}],
+            "content": content,
             "stop_reason": stop_reason,
             "stop_sequence": None,
-            "usage": _usage(plan, tokens(text)),
+            "usage": _usage(plan, output),
         }
+        if stop_reason == "refusal":
+            message["stop_details"] = {"type": "refusal", "category": None, "explanation": None}
         if streaming:
             return await self._stream(request, rid, message, plan, fault)
-        self._complete(plan, tokens(text))
+        self._complete(plan, output)
         return web.json_response(message, headers={"request-id": rid})
+
+    def _thinking(self, body: dict[str, Any]) -> int:
+        """The thinking tokens this request makes the model write: none when thinking is off, more at more effort."""
+        thinking = (body.get("thinking") or {}).get("type", "adaptive")
+        if not self.thinking_tokens or thinking != "adaptive":
+            return 0
+        effort = (body.get("output_config") or {}).get("effort") or self.models[body["model"]][1]
+        return self.thinking_tokens * THINKING_SCALE[effort]
+
+    def _written(self, body: dict[str, Any], text: str) -> tuple[list[dict[str, Any]], str, int]:
+        """The content blocks, stop reason and output tokens of a reply: thinking first, then the text, all of
+        it counted against max_tokens; a reply that does not fit is cut there (stop_reason max_tokens)."""
+        cap, thought = body["max_tokens"], self._thinking(body)
+        content: list[dict[str, Any]] = []
+        if thought:
+            content.append({"type": "thinking", "thinking": "", "signature": f"sig-{self.request_count}"})
+        if thought >= cap:
+            return content, "max_tokens", cap
+        room = cap - thought
+        if tokens(text) > room:
+            text = text[: room * 4]
+            content.append({"type": "text", "text": text})
+            return content, "max_tokens", cap
+        content.append({"type": "text", "text": text})
+        return content, "end_turn", thought + tokens(text)
+
+    def _check_thinking(self, body: dict[str, Any]) -> str:
+        """The thinking settings the model refuses with a 400, as its page says; '' when fine."""
+        accepted, _ = self.models[body["model"]]
+        thinking = (body.get("thinking") or {}).get("type", "adaptive")
+        effort = (body.get("output_config") or {}).get("effort")
+        if effort is not None and effort not in EFFORTS:
+            return f"output_config.effort: Input should be {', '.join(repr(e) for e in EFFORTS)}"
+        if thinking not in accepted:
+            hint = '"thinking.type.between_tools"' if "between_tools" in accepted else '"thinking.type.adaptive"'
+            return (f'"thinking.type.{thinking}" is not supported for this model. Use {hint} and '
+                    '"output_config.effort" to control thinking behavior.')
+        if thinking in ("between_tools", "disabled") and effort in ("xhigh", "max"):
+            return f'"thinking.type.{thinking}" is not supported with effort "{effort}"'
+        return ""
 
     async def _stream(
         self, request: web.Request, rid: str, message: dict[str, Any], plan: CachePlan, fault: Fault | None
@@ -197,54 +285,93 @@ class FakeAnthropic:
         self, request: web.Request, response: web.StreamResponse, message: dict[str, Any], plan: CachePlan,
         fault: Fault | None,
     ) -> web.StreamResponse:
+        """The message as the API streams it: each content block started, filled by small deltas, stopped."""
         await response.prepare(request)
 
         async def send(event: str, data: dict[str, Any]) -> None:
             await response.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
 
-        text, usage = message["content"][0]["text"], message["usage"]
+        usage = message["usage"]
         start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+        start.pop("stop_details", None)
         await send("message_start", {"type": "message_start", "message": start})
-        block = {"type": "text", "text": ""}
-        await send("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block})
         await send("ping", {"type": "ping"})
-        chunks = [text[i : i + self.chunk_chars] for i in range(0, len(text), self.chunk_chars)]
-        for n, chunk in enumerate(chunks):
-            if fault is not None and n == fault.after_deltas:
+        sent = 0  # text deltas sent, for a fault that breaks the stream after n of them
+        broken = False
+        for index, block in enumerate(message["content"]):
+            kind = block["type"]
+            first: dict[str, Any]
+            if kind == "text":
+                first = {"type": "text", "text": ""}
+            elif kind == "thinking":
+                first = {"type": "thinking", "thinking": "", "signature": ""}
+            elif kind == "server_tool_use":
+                first = {**block, "input": {}}
+            else:
+                first = block
+            await send("content_block_start", {"type": "content_block_start", "index": index, "content_block": first})
+            if kind == "thinking":
+                delta = {"type": "signature_delta", "signature": block["signature"]}
+                await send("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+            elif kind == "server_tool_use":
+                delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+                await send("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+            elif kind == "text":
+                for citation in block.get("citations") or []:
+                    delta = {"type": "citations_delta", "citation": citation}
+                    await send("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+                text = block["text"]
+                for i in range(0, len(text), self.chunk_chars):
+                    if fault is not None and sent == fault.after_deltas:
+                        broken = True
+                        break
+                    if sent == 0:
+                        self.first_delta_at.setdefault(text, time.monotonic())
+                    elif self.delta_gap_s:
+                        await asyncio.sleep(self.delta_gap_s)
+                    sent += 1
+                    delta = {"type": "text_delta", "text": text[i : i + self.chunk_chars]}
+                    await send("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+            if broken:
                 break
-            if n == 0:
-                self.first_delta_at.setdefault(text, time.monotonic())
-            elif self.delta_gap_s:
-                await asyncio.sleep(self.delta_gap_s)
-            delta = {"type": "text_delta", "text": chunk}
-            await send("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
+            await send("content_block_stop", {"type": "content_block_stop", "index": index})
         if fault is not None:
-            kind, text = ERROR_TYPES.get(fault.status, ("api_error", "Internal server error"))
-            await send("error", {"type": "error", "error": {"type": kind, "message": text}})
+            kind, words = ERROR_TYPES.get(fault.status, ("api_error", "Internal server error"))
+            await send("error", {"type": "error", "error": {"type": kind, "message": words}})
             await response.write_eof()
             return response
-        await send("content_block_stop", {"type": "content_block_stop", "index": 0})
-        delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
-        out = {"output_tokens": usage["output_tokens"]}
+        delta = {"stop_reason": message["stop_reason"], "stop_sequence": None,
+                 "stop_details": message.get("stop_details")}
+        out: dict[str, Any] = {"output_tokens": usage["output_tokens"]}
+        if "server_tool_use" in usage:
+            out["server_tool_use"] = usage["server_tool_use"]
         await send("message_delta", {"type": "message_delta", "delta": delta, "usage": out})
         await send("message_stop", {"type": "message_stop"})
         await response.write_eof()
         self._complete(plan, usage["output_tokens"])
         return response
 
-    async def _searched(self, body: dict[str, Any], rid: str, streaming: bool) -> web.Response:
+    async def _searched(self, request: web.Request, body: dict[str, Any], rid: str, streaming: bool,
+                        fault: Fault | None) -> web.StreamResponse:
         """A message written with the server-side web search tool: server_tool_use and web_search_tool_result
-        blocks for each search, then text blocks, some carrying web_search_result_location citations."""
+        blocks for each search, then text blocks, some carrying web_search_result_location citations. A paused
+        turn sent back (its last message the assistant's, ending in search results) is continued: the answer is
+        written from the searches already run, and none is run again."""
         tool = next(t for t in body["tools"] if str(t.get("type", "")).startswith("web_search_"))
         if self.web_search == "refuse":
             return _error(400, rid, f"tools.0: the tool type '{tool['type']}' is not available for this model")
-        if streaming:
-            return _error(400, rid, "the fake streams no server tools; ask without stream")
+        if self.web_search == "off":
+            return _error(400, rid, WEB_SEARCH_OFF)
         answer = self.search_answer if self.search_answer is not None else default_search_answer(body)
         urls = list(dict.fromkeys(url for _, cited in answer for url, _ in cited))
         titles = {url: title for _, cited in answer for url, title in cited}
-        searches = max(1, min(int(tool.get("max_uses") or 5), len(urls) or 1))
+        resumed = body["messages"][-1]["role"] == "assistant"
+        pause = self.web_search == "pause_always" or (self.web_search == "pause" and not resumed)
+        searches = 0 if resumed else max(1, min(int(tool.get("max_uses") or 5), len(urls) or 1))
         content: list[dict[str, Any]] = []
+        thought = self._thinking(body)
+        if thought:
+            content.append({"type": "thinking", "thinking": "", "signature": f"sig-{self.request_count}"})
         for n in range(searches):
             tool_id = f"srvtoolu_fake{self.request_count:04d}{n:02d}"
             content.append({"type": "server_tool_use", "id": tool_id, "name": "web_search",
@@ -256,22 +383,26 @@ class FakeAnthropic:
                 result = [{"type": "web_search_result", "url": u, "title": titles[u], "page_age": "April 2, 2025",
                            "encrypted_content": f"enc-{n}-{i}"} for i, u in enumerate(mine)]
             content.append({"type": "web_search_tool_result", "tool_use_id": tool_id, "content": result})
-        for text, cited in ([] if self.web_search == "pause" else answer):
+        written = [] if pause else answer
+        for text, cited in written:
             block: dict[str, Any] = {"type": "text", "text": text}
             if cited and self.web_search != "unavailable":
                 block["citations"] = [{"type": "web_search_result_location", "url": u, "title": t,
                                        "encrypted_index": f"idx-{i}", "cited_text": text[:150]}
                                       for i, (u, t) in enumerate(cited)]
             content.append(block)
-        out = sum(tokens(text) for text, _ in answer)
+        out = thought + sum(tokens(text) for text, _ in written)
         plan = self.cache.plan(body["model"], body)
         await asyncio.sleep(self.latency_s)
         usage = _usage(plan, out) | {"server_tool_use": {"web_search_requests": searches, "web_fetch_requests": 0}}
         message = {"id": f"msg_fake{self.request_count:06d}", "type": "message", "role": "assistant",
                    "model": body["model"], "content": content,
-                   "stop_reason": "pause_turn" if self.web_search == "pause" else "end_turn", "stop_sequence": None,
-                   "usage": usage}
-        self.searches_run += searches
+                   "stop_reason": "pause_turn" if pause else "end_turn", "stop_sequence": None, "usage": usage}
+        self.searches_run += searches  # run, and billed, whether or not the answer reaches the caller
+        if self.web_search == "break" and fault is None:
+            fault = Fault(529, None, True, 0)
+        if streaming:
+            return await self._stream(request, rid, message, plan, fault)
         self._complete(plan, out)
         return web.json_response(message, headers={"request-id": rid})
 
@@ -311,6 +442,18 @@ def default_reply(body: dict[str, Any]) -> str:
     return reply
 
 
+def padded(reply: str, chars: int) -> str:
+    """A reply grown to about `chars` characters, as a real turn is; a last `Stance:` line stays last."""
+    body, sep, stance = reply.rpartition("\n\nStance:")
+    if not sep:
+        body, stance = reply, ""
+    n = 0
+    while len(body) < chars - len(stance):
+        body += (" " if not body.endswith(" ") else "") + FILLER[n % len(FILLER)].strip()
+        n += 1
+    return f"{body}\n\nStance:{stance}" if sep else body
+
+
 def default_search_answer(body: dict[str, Any]) -> list[tuple[str, list[tuple[str, str]]]]:
     """A check of two claims: one supported with a citation, one false with a URL only written in the text."""
     return [
@@ -329,6 +472,12 @@ def _validate(body: dict[str, Any]) -> str:
         return "max_tokens: must be a positive integer"
     if not body["messages"]:
         return "messages: at least one message is required"
+    last = body["messages"][-1]
+    if last.get("role") == "assistant" and not (
+        isinstance(last.get("content"), list)
+        and any(b.get("type") == "web_search_tool_result" for b in last["content"])
+    ):  # only a paused turn may be sent back as the last message
+        return "This model does not support assistant message prefill. The conversation must end with a user message."
     if body.get("temperature", 1.0) != 1.0:
         return f"temperature is not supported by {body['model']}; only the default is allowed"
     count = breakpoints(body)

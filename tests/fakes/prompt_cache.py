@@ -5,10 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 LOOKBACK = 20  # block boundaries checked backwards from each breakpoint, as the real API does
+TTL_S = 300.0  # the default cache lifetime: an entry unread for 5 minutes is gone
 
 
 def tokens(text: str) -> int:
@@ -21,6 +24,7 @@ class CachePlan:
     cache_creation_input_tokens: int
     cache_read_input_tokens: int
     writes: list[str] = field(default_factory=list)  # prefix keys stored once the response completes
+    reads: list[str] = field(default_factory=list)  # prefix keys read: a read refreshes an entry's lifetime
 
 
 @dataclass
@@ -61,11 +65,18 @@ def _block(where: str, block: dict[str, Any]) -> _Block:
 
 
 class PromptCache:
-    """Prefixes cached at breakpoints; a hit is the longest cached prefix within the lookback window."""
+    """Prefixes cached at breakpoints; a hit is the longest cached prefix within the lookback window. An entry
+    lapses `ttl_s` after it was last written or read, on `clock` (injectable: tests move time, never sleep)."""
 
-    def __init__(self, min_tokens: int = 1024) -> None:
+    def __init__(self, min_tokens: int = 1024, *, clock: Callable[[], float] = time.monotonic,
+                 ttl_s: float = TTL_S) -> None:
         self.min_tokens = min_tokens
-        self._entries: set[str] = set()
+        self.clock, self.ttl_s = clock, ttl_s
+        self._entries: dict[str, float] = {}  # prefix key -> when it lapses
+
+    def _live(self, key: str) -> bool:
+        expires = self._entries.get(key)
+        return expires is not None and expires > self.clock()
 
     def plan(self, model: str, body: dict[str, Any]) -> CachePlan:
         request = blocks(body)
@@ -80,19 +91,23 @@ class PromptCache:
             ends.append(total)
         marks = [i for i, block in enumerate(request) if block.breakpoint]
         read = 0
+        reads: list[str] = []
         for mark in marks:
             for i in range(mark, max(-1, mark - LOOKBACK), -1):
-                if keys[i] in self._entries:
+                if self._live(keys[i]):
                     read = max(read, ends[i])
+                    reads.append(keys[i])
                     break
         if not marks or ends[marks[-1]] < self.min_tokens:
-            return CachePlan(total - read, 0, read)
+            return CachePlan(total - read, 0, read, reads=reads)
         write = ends[marks[-1]] - read
         writes = [keys[i] for i in marks if ends[i] >= self.min_tokens]
-        return CachePlan(total - read - write, write, read, writes)
+        return CachePlan(total - read - write, write, read, writes, reads)
 
     def commit(self, plan: CachePlan) -> None:
-        self._entries.update(plan.writes)
+        expires = self.clock() + self.ttl_s
+        for key in (*plan.writes, *plan.reads):
+            self._entries[key] = expires
 
     def clear(self) -> None:
         self._entries.clear()
