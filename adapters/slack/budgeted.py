@@ -11,17 +11,22 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from core.ports import RateLimited
-from core.running.budget import RateBudget
+from core.running.budget import Buckets, RateBudget
 
-# Calls a minute per app and workspace, by the tier Slack lists each method Council calls under (Tier 2: 20,
-# Tier 3: 50, Tier 4: 100). chat.postMessage has no tier: about one a second per channel (see PACED).
+# Calls a minute per app and workspace, by the tier Slack lists each method Council calls under (Tier 1: 1,
+# Tier 2: 20, Tier 3: 50, Tier 4: 100; auth.test is "special", thousands an hour). chat.postMessage has no tier:
+# about one a second per channel (see PACED). A method not named here is spent as Tier 3 (UNNAMED).
 PER_MINUTE = {
     "chat.update": 50, "chat.delete": 50, "conversations.history": 50, "conversations.replies": 50,
-    "conversations.info": 50, "conversations.join": 50, "usergroups.users.list": 20,
+    "conversations.info": 50, "conversations.join": 50, "users.conversations": 50, "usergroups.users.list": 20,
     "chat.postEphemeral": 100, "chat.getPermalink": 100, "users.info": 100, "views.open": 100, "views.update": 100,
     "views.publish": 100, "files.getUploadURLExternal": 100, "files.completeUploadExternal": 100,
+    "canvases.create": 20, "conversations.canvases.create": 20, "canvases.edit": 50, "canvases.access.set": 50,
+    "auth.test": 100, "apps.connections.open": 1,
 }
-# Apps outside the Slack Marketplace: thread and history reads are 1 call a minute (and 15 messages a page).
+UNNAMED = 50.0
+# Commercially distributed apps outside the Slack Marketplace: thread and history reads are 1 call a minute (and
+# 15 messages a page).
 UNLISTED_READS = {"conversations.history": 1, "conversations.replies": 1}
 PACED = {"chat.postMessage": "channel", "files.completeUploadExternal": "channel_id"}  # new messages in a channel
 MAX_WAITS = 5  # 429s answered for one call of work people must see before the caller is told to come back later
@@ -33,6 +38,11 @@ PRIORITY: contextvars.ContextVar[str] = contextvars.ContextVar("slack_call_prior
 
 def per_minute(marketplace: bool = False) -> dict[str, float]:
     return {**PER_MINUTE, **({} if marketplace else UNLISTED_READS)}
+
+
+def slack_budget(buckets: Buckets, *, marketplace: bool = False, scale: float = 1.0, **clock: Any) -> RateBudget:
+    """The budget of Slack's tiers, as the app spends it: every method has one (UNNAMED for the rest)."""
+    return RateBudget(buckets, per_minute(marketplace), default=UNNAMED, scale=scale, **clock)
 
 
 class Skipped(Exception):
@@ -93,4 +103,6 @@ class BudgetedClient(AsyncWebClient):
                     raise Skipped(api_method) from exc
                 if attempt == MAX_WAITS:
                     raise RateLimited(f"Slack asked to slow down ({api_method})", after / self.budget.scale) from exc
+                if not channel and self.budget.rate(api_method) is None:  # no bucket holds the pause: wait it here
+                    await self.budget.wait(after)
         raise AssertionError("unreachable")

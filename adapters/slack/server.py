@@ -22,7 +22,7 @@ from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStor
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.app import register
-from adapters.slack.budgeted import per_minute
+from adapters.slack.budgeted import slack_budget
 from adapters.slack.chat import ClientFor, SlackChat
 from adapters.slack.clients import Installations, SingleWorkspace, Tasks, Users, web_client
 from adapters.slack.handlers import Council
@@ -135,8 +135,9 @@ class SlackServer:
         self._http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
         base = web_client(cfg.api_url, cfg.bot_token or None, session=self._http)
         # One budget per workspace and method for every replica (in the database on PostgreSQL).
-        self.budget = RateBudget(buckets_for(core.store), per_minute(cfg.marketplace) if cfg.rate_budget else {},
-                                 scale=cfg.time_scale)
+        buckets = buckets_for(core.store)
+        self.budget = slack_budget(buckets, marketplace=cfg.marketplace, scale=cfg.time_scale) if cfg.rate_budget \
+            else RateBudget(buckets, {}, scale=cfg.time_scale)
         if cfg.client_id and cfg.client_secret:
             engine = core.store.engine
             sealed = SealedInstallations(sealer_for_oauth(cfg.encryption_key), client_id=cfg.client_id,

@@ -144,13 +144,14 @@ def buckets_for(store: Store) -> Buckets:
 
 
 class RateBudget:
-    """The calls a platform allows, spent by priority. `per_minute`: method -> calls a minute per workspace (a
-    method not named has no budget here); new posts are paced per channel with `pace`."""
+    """The calls a platform allows, spent by priority. `per_minute`: method -> calls a minute per workspace; a
+    method not named has `default` calls a minute (None: no budget here); new posts are paced per channel with
+    `pace`."""
 
-    def __init__(self, buckets: Buckets, per_minute: Mapping[str, float], *, scale: float = 1.0,
-                 wall: Callable[[], float] = time.time, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-                 ) -> None:
-        self.buckets, self.per_minute, self.scale = buckets, per_minute, scale
+    def __init__(self, buckets: Buckets, per_minute: Mapping[str, float], *, default: float | None = None,
+                 scale: float = 1.0, wall: Callable[[], float] = time.time,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        self.buckets, self.per_minute, self.default, self.scale = buckets, per_minute, default, scale
         self._wall, self._sleep = wall, sleep
         self.spent: Counter[tuple[str, str]] = Counter()  # (method, "final" | "live" | "skipped" | "refused")
 
@@ -158,7 +159,7 @@ class RateBudget:
         return self._wall() * self.scale
 
     def rate(self, method: str) -> Rate | None:
-        limit = self.per_minute.get(method)
+        limit = self.per_minute.get(method, self.default)
         if not limit:
             return None
         return Rate(per_s=SHARE * limit / 60, burst=max(1.0, BURST_SHARE * limit))

@@ -367,6 +367,9 @@ class FakeSlack(CanvasMethods):
         return {"ok": True, "url": "https://fake.slack.test/", "team": "Fake", "user": "council", "team_id": team,
                 "user_id": BOT_USER, "bot_id": BOT_ID, "is_enterprise_install": False}
 
+    def m_team_info(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        return {"ok": True, "team": {"id": team, "name": f"Team {team}", "domain": team.lower()}}
+
     def m_chat_postMessage(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         blocks = p.get("blocks") or []
         if not p.get("channel"):

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 import aiohttp
 import pytest
 
-from adapters.slack.budgeted import per_minute
+from adapters.slack.budgeted import slack_budget
 from adapters.slack.chat import SlackChat
 from adapters.slack.clients import SingleWorkspace, web_client
 from adapters.slack.server import BOT_SCOPES, SlackConfig, SlackServer
@@ -135,7 +135,7 @@ async def fake() -> AsyncIterator[FakeSlack]:
 
 def slack_chat(fake: FakeSlack, pace_s: float = 1.0, budget: RateBudget | None = None) -> SlackChat:
     """SlackChat on the real client as the app builds it: the workspace's rate budget, on TIME_SCALE."""
-    budget = budget or RateBudget(LocalBuckets(), per_minute(), scale=TIME_SCALE)
+    budget = budget or slack_budget(LocalBuckets(), scale=TIME_SCALE)
     return SlackChat(SingleWorkspace(web_client(fake.base_url, "xoxb-test"), budget, pace_s))
 
 

@@ -8,8 +8,10 @@ import pytest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.budgeted import PER_MINUTE
 from adapters.slack.views import loading_view
 from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_limits import METHOD_TIER, SPECIAL, TIER
 
 
 class Clock:
@@ -139,3 +141,15 @@ async def test_a_post_to_a_person_lands_in_the_apps_direct_message_with_them(
     posted = await client.chat_postMessage(channel="U0002", text="privately")
     assert posted["channel"] == slack.dm("U0002") and posted["channel"].startswith("D")
     assert slack.find(slack.dm("U0002"), posted["ts"]) is not None
+
+
+def test_every_method_the_fake_answers_has_the_rate_tier_slack_lists_it_under() -> None:
+    answered = {name.removeprefix("m_").replace("_", ".") for name in dir(FakeSlack) if name.startswith("m_")}
+    assert answered and answered <= set(METHOD_TIER), answered - set(METHOD_TIER)
+
+
+def test_every_method_the_app_calls_is_in_its_budget_at_the_fakes_tier() -> None:
+    """The app's own table and the platform's tiers agree (chat.postMessage is paced per channel instead)."""
+    for method, tier in METHOD_TIER.items():
+        if method not in ("chat.postMessage", "oauth.v2.access", "team.info"):
+            assert PER_MINUTE.get(method) == TIER[tier] or tier == SPECIAL, method
