@@ -22,6 +22,7 @@ from core.storage.store import Store
 
 log = logging.getLogger(__name__)
 THREAD_EXISTS = 160004
+TAG_REQUIRED = 40067  # a forum that requires a tag refused a post without one
 UNKNOWN_CHANNEL = 10003
 ARCHIVE_MINUTES: Literal[10080] = 10080  # a week: the longest Discord allows
 LIVE_GAP_S = 1.0  # live-text calls per channel at most this often, whatever the number of turns writing at once
@@ -93,6 +94,11 @@ class DiscordChat:
         except discord.NotFound as exc:
             if exc.code == UNKNOWN_CHANNEL:
                 raise CannotPost("the channel or thread was deleted") from exc
+            raise
+        except discord.HTTPException as exc:
+            if exc.code == TAG_REQUIRED:  # only someone changing the forum's tags can help: no retry will
+                raise CannotPost("the forum requires a tag on each post and has none I may apply (a tag anyone "
+                                 "may use, or Manage Threads for me, lets me post)") from exc
             raise
 
     async def _publish(self, discussion: Discussion, post: Post) -> str:
@@ -344,7 +350,19 @@ class DiscordChat:
             body = {"name": render.thread_name(post.title), "auto_archive_duration": ARCHIVE_MINUTES,
                     "message": message.payload()}
             route = Route("POST", "/channels/{channel_id}/threads", channel_id=d.channel)
-            return str((await self.http.request(route, json=body))["id"])  # the post's first message has its id
+            tags = await self.places.forum_tags(d.channel)
+            if tags.required and tags.usable:
+                body["applied_tags"] = tags.usable[:1]
+            try:
+                return str((await self.http.request(route, json=body))["id"])  # the post's first message has its id
+            except discord.HTTPException as exc:
+                if exc.code != TAG_REQUIRED or "applied_tags" in body:
+                    raise
+                tags = await self.places.forum_tags(d.channel, fresh=True)  # the cache missed the forum's change
+                if not tags.usable:
+                    raise
+            body["applied_tags"] = tags.usable[:1]
+            return str((await self.http.request(route, json=body))["id"])
         message_id = await self._send(d.channel, message, nonce(post.key, 0))
         await self._open_thread(d, message_id, post)
         return message_id  # a thread started on a message has that message's id

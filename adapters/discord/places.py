@@ -6,13 +6,23 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import discord
 
 log = logging.getLogger(__name__)
 WEBHOOK_NAME = "Council"
+REQUIRE_TAG = 1 << 4  # the forum channel flag: every post must carry one of the forum's tags
 RECHECK_WEBHOOKS_S = 600.0
+
+
+@dataclass(frozen=True)
+class Tags:
+    """A forum's tag rule as it concerns this bot: whether posts need a tag, and the tag ids it may apply."""
+
+    required: bool
+    usable: list[str]
 
 
 class Places:
@@ -83,3 +93,18 @@ class Places:
                 known = int((await self.http.get_channel(int(channel))).get("type", 0))
             self._kinds[channel] = known
         return known == discord.ChannelType.forum.value
+
+    async def forum_tags(self, channel: str, *, fresh: bool = False) -> Tags:
+        """Whether the forum requires a tag on each post, and the tags this bot may apply, in the forum's order:
+        from the gateway's cache, else (or `fresh`: the cache proved stale) asked of Discord."""
+        client = self._client()
+        cached = client.get_channel(int(channel)) if client and not fresh else None
+        if isinstance(cached, discord.ForumChannel):
+            me = cached.guild.me
+            manage = bool(me and cached.permissions_for(me).manage_threads)
+            return Tags(cached.flags.require_tag, [str(t.id) for t in cached.available_tags
+                                                   if manage or not t.moderated])
+        data: dict[str, Any] = dict(await self.http.get_channel(int(channel)))
+        # Without the cache the bot's Manage Threads here is unknown: moderated tags are left alone.
+        return Tags(bool(int(data.get("flags") or 0) & REQUIRE_TAG),
+                    [str(t["id"]) for t in data.get("available_tags") or [] if not t.get("moderated")])

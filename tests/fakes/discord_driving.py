@@ -92,13 +92,18 @@ class Driving:
         for bit in bits:
             o.allow, o.deny = o.allow | bit, o.deny & ~bit
 
-    async def add_channel(self, kind: int, name: str) -> str:
-        """A new guild channel of this type (text, announcement, forum, voice, stage), announced to the gateway."""
+    async def add_channel(self, kind: int, name: str, *, tags: tuple[str, ...] = (), moderated: tuple[str, ...] = (),
+                          require_tag: bool = False) -> str:
+        """A new guild channel of this type (text, announcement, forum, voice, stage), announced to the gateway; a
+        forum's `tags` in order (those also in `moderated` need Manage Threads) and its REQUIRE_TAG flag."""
         cid = p.snowflake()
         channel = p.text_channel(cid, self.guild_id, name) | {"type": kind}
         if kind == r.FORUM:
-            channel |= {"available_tags": [], "default_reaction_emoji": None, "default_sort_order": None,
-                        "default_forum_layout": 0, "default_thread_rate_limit_per_user": 0}
+            available = [{"id": p.snowflake(), "name": t, "moderated": t in moderated, "emoji_id": None,
+                          "emoji_name": None} for t in tags]
+            channel |= {"available_tags": available, "default_reaction_emoji": None, "default_sort_order": None,
+                        "default_forum_layout": 0, "default_thread_rate_limit_per_user": 0,
+                        "flags": r.REQUIRE_TAG if require_tag else 0}
         if kind in (r.VOICE, r.STAGE):
             channel |= {"bitrate": 64000, "user_limit": 0, "rtc_region": None}
         self.channels[cid] = channel

@@ -311,16 +311,33 @@ async def start_forum_post(fake: FakeDiscord, request: web.Request, m: Match, bo
         return invalid(fake, "name: Must be between 1 and 100 in length.")
     if not isinstance(first, dict):
         return invalid(fake, "message: a forum post starts with a message")
+    if (bad := tags_refused(fake, parent, body.get("applied_tags"))) is not None:
+        return bad
     if (bad := check_body(fake, first)) is not None or (bad := embeds_refused(fake, m["cid"], first)) is not None:
         return bad
     tid = p.snowflake()
     thread = p.thread_channel(tid, parent, fake.app_id, name, int(body.get("auto_archive_duration") or 4320))
+    thread["applied_tags"] = [str(t) for t in body.get("applied_tags") or []]
     fake.channels[tid] = thread
     fake.messages[tid] = []
     if fake.thread_events:
         await fake.dispatch("THREAD_CREATE", {**thread, "newly_created": True})
     msg = await store(fake, tid, p.message(tid, tid, fake.bot, first))
     return fake.ok({**thread, "message": msg}, 201)
+
+
+def tags_refused(fake: FakeDiscord, forum: dict[str, Any], applied: Any) -> web.Response | None:
+    """A forum post's `applied_tags`: ids of the forum's own tags, at most five; a moderated tag needs Manage
+    Threads; a forum flagged REQUIRE_TAG refuses a post without one (40067)."""
+    applied = [str(t) for t in applied or []]
+    tags = {str(t["id"]): t for t in forum.get("available_tags") or []}
+    if len(applied) > r.MAX_APPLIED_TAGS or any(t not in tags for t in applied):
+        return invalid(fake, "applied_tags: tags must be among the forum's available tags, at most five")
+    if any(tags[t]["moderated"] for t in applied) and not fake.permissions_in(forum["id"]) & r.MANAGE_THREADS:
+        return fake.error(403, 50013, "Missing Permissions")
+    if int(forum.get("flags") or 0) & r.REQUIRE_TAG and not applied:
+        return fake.error(400, r.TAG_REQUIRED, "A tag is required to create a forum post in this channel")
+    return None
 
 
 async def active_threads(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:

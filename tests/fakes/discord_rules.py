@@ -15,6 +15,7 @@ SEND_MESSAGES = 1 << 11
 EMBED_LINKS = 1 << 14
 ATTACH_FILES = 1 << 15
 READ_MESSAGE_HISTORY = 1 << 16
+MANAGE_THREADS = 1 << 34
 MANAGE_WEBHOOKS = 1 << 29
 CREATE_PUBLIC_THREADS = 1 << 35
 SEND_MESSAGES_IN_THREADS = 1 << 38
@@ -25,6 +26,9 @@ NAMES = {VIEW_CHANNEL: "View Channel", SEND_MESSAGES: "Send Messages", EMBED_LIN
 
 # Channel types.
 TEXT, DM, VOICE, ANNOUNCEMENT, ANNOUNCEMENT_THREAD, PUBLIC_THREAD, STAGE, FORUM = 0, 1, 2, 5, 10, 11, 13, 15
+REQUIRE_TAG = 1 << 4  # a forum's channel flag: a post must carry one of its tags (`applied_tags`)
+TAG_REQUIRED = 40067  # the JSON error code of a forum post refused for carrying no tag
+MAX_APPLIED_TAGS = 5
 THREADS = (ANNOUNCEMENT_THREAD, PUBLIC_THREAD, 12)
 MAX_WEBHOOKS = 15  # per channel
 INTERACTION_ACK_S = 3.0  # an interaction not answered by then is gone ("Unknown interaction")
