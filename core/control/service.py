@@ -206,7 +206,9 @@ class Service:
         return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}{warning}", discussion_id=d.id)
 
     async def set_defaults(self, cmd: c.SetDefaults) -> Reply:
-        """A channel's defaults for new discussions: every valid field applies, every bad one is named."""
+        """A channel's defaults for new discussions: every valid field applies, every bad one is named. The same
+        rule as its owners: they shape every discussion after them."""
+        check_configure(self.config.policy, cmd, cmd.channel)
         values, warnings = defaults.read(cmd.text)
         async with self.store.tx() as tx:
             await tx.set_channel_defaults(cmd.platform, cmd.workspace, cmd.channel, values, cmd.user_id,

@@ -49,3 +49,19 @@ async def test_a_member_seating_here_is_refused_and_an_admins_names_are_cleaned(
     async with server.core.store.tx() as tx:
         # The mention seats the person it names (issue 20), under their Slack name, as one mention rebuilt from the id.
         assert await tx.channel_owners("slack", "T0001", "C0001") == ["Dana: Billing", "Lee <@U0002>: Mobile"]
+
+
+async def test_a_member_cannot_set_the_channels_defaults_and_an_admin_can(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    _, body = await slack.command("config defaults flow=council tier=heavy rounds=5", user="U0001")
+    await server.idle()
+    assert "Only workspace admins can configure this channel" in body + " ".join(ephemerals_to(fake, "U0001"))
+    assert server.core is not None
+    async with server.core.store.tx() as tx:
+        assert await tx.channel_defaults("slack", "T0001", "C0001") == {}
+    await slack.command("config defaults flow=council tier=heavy rounds=5", user="U0003")
+    await server.idle()
+    async with server.core.store.tx() as tx:
+        assert await tx.channel_defaults("slack", "T0001", "C0001") == {"flow": "council", "tier": "heavy",
+                                                                        "rounds": 5}

@@ -13,7 +13,8 @@ from tests.core.conftest import discussion, start
 
 
 def set_defaults(text: str) -> c.SetDefaults:
-    return c.SetDefaults(platform="console", channel="C1", text=text, user_id="U1", user_name="Dana")
+    return c.SetDefaults(platform="console", channel="C1", in_channel="C1", text=text, user_id="U1",
+                         user_name="Dana", is_admin=True)
 
 
 async def test_a_channels_defaults_shape_every_start_that_does_not_say_otherwise(app: App) -> None:
