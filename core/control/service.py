@@ -382,6 +382,8 @@ class Service:
             poll, d = await self.guard.poll(tx, cmd.poll_id, ASKER.get())
             if not poll.closed:
                 await close_poll(tx, d, poll, self.clock.now(), self.driver.llm.offline)
+                if poll.final:
+                    await refresh_people(tx, d.id)  # a hidden poll's votes reach the decision record now
         return Reply(text="Poll closed.", discussion_id=d.id)
 
     # steering --------------------------------------------------------------------------------------

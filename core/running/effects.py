@@ -98,10 +98,11 @@ async def _open_poll(
 
 async def people_ballots(tx: Tx, discussion_id: str, round_: int) -> list[str]:
     """The options people chose in this round's polls (live ballots only); an earlier round's poll asked
-    another question, so it is not read as this round's vote."""
+    another question, so it is not read as this round's vote. A poll whose results are hidden counts for
+    nothing until it closes: whatever reads these (a synthesis, the verdict, the decision record) is shown."""
     chosen: list[str] = []
     for poll in await tx.polls(discussion_id):
-        if poll.round == round_:
+        if poll.round == round_ and not (poll.hide_results and not poll.closed):
             chosen += [poll.options[b.choice] for b in await tx.ballots(poll.id)
                        if not b.is_ai and not b.superseded and b.choice < len(poll.options)]
     return chosen

@@ -67,7 +67,13 @@ async def record_decision(tx: Tx, state: State, people: list[str], link: str, no
 
 
 async def refresh_people(tx: Tx, discussion_id: str) -> None:
-    """People vote on the final poll after the record is written: their vote in the record follows it."""
+    """People vote on the final poll after the record is written: their vote in the record follows it, and so
+    does the verdict that counts them (a hidden poll's votes arrive when it closes)."""
     d = await tx.discussion(discussion_id)
-    if d is not None:  # the final poll is the last round's
-        await tx.set_decision_people(discussion_id, people_counts(await people_ballots(tx, discussion_id, d.round)))
+    record = await tx.decision_of(discussion_id)
+    if d is None or record is None:
+        return
+    people = await people_ballots(tx, discussion_id, d.round)  # the final poll is the last round's
+    labels = [s.get("label", "") for s in record.stances]
+    await tx.set_decision_people(discussion_id, people_counts(people),
+                                 stances.verdict(labels, people) if labels else record.verdict)

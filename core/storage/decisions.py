@@ -37,9 +37,15 @@ class DecisionRepo(Repo):
         await self.conn.execute(self.insert(t.decisions).values(**values).on_conflict_do_nothing(
             index_elements=["discussion_id"]))
 
-    async def set_decision_people(self, discussion_id: str, people: dict[str, int]) -> None:
+    async def set_decision_people(self, discussion_id: str, people: dict[str, int], verdict: str) -> None:
         await self.conn.execute(update(t.decisions).where(t.decisions.c.discussion_id == discussion_id)
-                                .values(people=people))
+                                .values(people=people, verdict=verdict))
+
+    async def decision_of(self, discussion_id: str) -> Decision | None:
+        """The record a discussion left, if it has finished."""
+        row = (await self.conn.execute(select(t.decisions).where(t.decisions.c.discussion_id == discussion_id))
+               ).first()
+        return Decision.model_validate(_row(row)) if row is not None else None
 
     async def decision_places(self) -> list[tuple[str, str]]:
         """Every (platform, workspace) with records: the operator's search covers them all."""

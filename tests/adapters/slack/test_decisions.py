@@ -3,6 +3,8 @@ the "Earlier here" opening with its Revisit button, and the Home tab's recent de
 
 from __future__ import annotations
 
+import json
+
 from adapters.slack.server import SlackServer
 from core.models import Status
 from tests.adapters.slack.conftest import Slack
@@ -72,3 +74,37 @@ async def test_bad_memory_and_seat_options_are_explained(slack: Slack, server: S
     assert "`--seat` takes people" in said[1]
     assert "`/council decisions` lists them" in said[2]
     assert server.core is not None and await server.core.service.guard.discussions() == []
+
+
+async def test_a_hidden_final_polls_votes_stay_out_of_the_record_until_it_closes(
+        slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    await slack.command("Should we adopt OKRs? --rounds 1 --hidden")
+    await server.idle()
+    [did] = await finished(server)
+    assert server.core is not None
+    [d] = await server.core.service.guard.discussions()
+    final = [m for m in fake.thread("C0001", d.thread_ref) if '"vote:0"' in json.dumps(m.blocks)][-1]
+    poll_id = int(next(e for b in final.blocks if b["type"] == "actions" for e in b["elements"]
+                       if e["action_id"] == "vote:0")["value"].split("|")[0])
+    async with server.core.store.tx() as tx:
+        poll = next(p for p in await tx.polls(did) if p.id == poll_id)
+        [before] = await tx.decisions_found("slack", "T0001", None)
+    assert poll.final and poll.hide_results and not poll.closed
+    await slack.click(final.ts, "vote:0", f"{poll_id}|0", user="U0002")
+    await slack.click(final.ts, "vote:0", f"{poll_id}|0", user="U0001")
+    await server.idle()
+    async with server.core.store.tx() as tx:
+        [record] = await tx.decisions_found("slack", "T0001", None)
+    assert record.people == {} and record.verdict == before.verdict and "no votes" in record.verdict
+    await slack.command("decisions okrs", user="U0001")
+    await server.idle()
+    assert "People:" not in fake.ephemerals[-1]["text"] and "people: no votes" in fake.ephemerals[-1]["text"]
+
+    await slack.click(final.ts, "poll:close", str(poll_id), user="U0001")  # the starter closes it: now it shows
+    await server.idle()
+    async with server.core.store.tx() as tx:
+        [record] = await tx.decisions_found("slack", "T0001", None)
+    assert record.people == {poll.options[0]: 2} and "no votes" not in record.verdict
+    await slack.command("decisions okrs", user="U0001")
+    await server.idle()
+    assert f"People: {poll.options[0]} 2" in fake.ephemerals[-1]["text"]
