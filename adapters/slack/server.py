@@ -91,6 +91,16 @@ class SlackServer:
         async with self.core.store.tx() as tx:
             return await tx.last_sent_ref(discussion_id)
 
+    async def _keep_ref(self, key: str, ref: str) -> None:
+        assert self.core is not None
+        async with self.core.store.tx() as tx:
+            await tx.note_ref(key, ref)
+
+    async def _kept_ref(self, key: str) -> str:
+        assert self.core is not None
+        async with self.core.store.tx() as tx:
+            return await tx.noted_ref(key)
+
     async def _client_for(self, workspace: str) -> AsyncWebClient:
         if self._tokens is None:
             raise RuntimeError("the Slack app is not started")
@@ -119,6 +129,7 @@ class SlackServer:
         log.info("listening on %s:%s", cfg.host, self.port)
         self.core = await self.build({"slack": self.chat})  # migrates: /healthz answers 200 from here on
         self.chat.last_ref = self._last_ref
+        self.chat.canvases.keep, self.chat.canvases.kept = self._keep_ref, self._kept_ref
         self.bolt = await self._bolt(self.core)
         register(self.bolt, Council(self.core, Users(cfg.admin_groups), cfg.default_tz, self._client_for), self.tasks)
         if cfg.app_token:

@@ -389,6 +389,14 @@ class DiscussionRepo(Repo):
                                    o.key.startswith(key_prefix, autoescape=True))
         )
 
+    async def note_ref(self, key: str, ref: str) -> None:
+        """Keep what the platform made for a post before the rest of its sending: a retry goes on with it."""
+        await self.conn.execute(update(t.outbox).where(t.outbox.c.key == key).values(ref=ref))
+
+    async def noted_ref(self, key: str) -> str:
+        """The ref kept for a post, sent or not ("" when none)."""
+        return str((await self.conn.execute(select(t.outbox.c.ref).where(t.outbox.c.key == key))).scalar() or "")
+
     async def post_ref(self, key: str) -> str | None:
         query = select(t.outbox.c.ref).where(t.outbox.c.key == key, t.outbox.c.sent.is_(True))
         return (await self.conn.execute(query)).scalar()

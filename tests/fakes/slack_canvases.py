@@ -15,7 +15,9 @@ class Canvas:
     id: str
     title: str
     markdown: str
-    channel_id: str = ""  # a channel canvas (conversations.canvases.create): tabbed in this channel
+    channel_id: str = ""  # tabbed in this channel
+    team: str = ""
+    channel_canvas: bool = False  # the channel's own canvas (conversations.canvases.create)
     edits: int = 0
     access: dict[str, str] = field(default_factory=dict)  # channel id -> read / write
 
@@ -28,6 +30,17 @@ class CanvasMethods:
     @property
     def canvases(self) -> dict[str, Canvas]:
         return self.__dict__.setdefault("_canvases", {})
+
+    @property
+    def free_teams(self) -> set[str]:
+        """Workspaces on Slack's free plan: channel canvases only, one canvas tab per channel, no standalone
+        canvases (`fake.free_teams.add("T0001")`); the others are on a paid plan."""
+        return self.__dict__.setdefault("_free_teams", set())
+
+    @property
+    def unshareable(self) -> set[str]:
+        """Channels canvases.access.set answers ok for yet lists in failed_to_update_channel_ids."""
+        return self.__dict__.setdefault("_unshareable", set())
 
     @property
     def missing_scopes(self) -> set[str]:
@@ -50,39 +63,53 @@ class CanvasMethods:
             return None
         return str(content["markdown"])
 
-    def _new(self, title: str, markdown: str, channel_id: str = "") -> Canvas:
+    def _new(self, title: str, markdown: str, channel_id: str = "", team: str = "") -> Canvas:
         self._n += 1
-        canvas = Canvas(id=f"F{self._n:010d}", title=title, markdown=markdown, channel_id=channel_id)
+        canvas = Canvas(id=f"F{self._n:010d}", title=title, markdown=markdown, channel_id=channel_id, team=team)
         self.canvases[canvas.id] = canvas
         return canvas
 
     def m_canvases_create(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        """A standalone canvas (paid plans only), or with `channel_id` one tabbed in that channel (a free plan
+        allows one tab per channel)."""
         if refused := self._scope("canvases:write"):
             return refused
+        channel = str(p.get("channel_id") or "")
+        if team in self.free_teams and not channel:
+            return {"ok": False, "error": "free_teams_cannot_create_non_tabbed_canvases"}
+        if team in self.free_teams and self._tabbed(team, channel):
+            return {"ok": False, "error": "free_team_canvas_tab_already_exists"}
         markdown = self._content(p)
         if markdown is None:
             return {"ok": False, "error": "invalid_arguments"}
-        return {"ok": True, "canvas_id": self._new(str(p.get("title") or "Untitled"), markdown,
-                                                    str(p.get("channel_id") or "")).id}
+        return {"ok": True, "canvas_id": self._new(str(p.get("title") or "Untitled"), markdown, channel, team).id}
 
     def m_conversations_canvases_create(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        """The channel's own canvas: one per channel, on every plan."""
         if refused := self._scope("canvases:write"):
             return refused
         channel = str(p.get("channel_id") or "")
         if not channel:
             return {"ok": False, "error": "invalid_arguments"}
-        if any(c.channel_id == channel for c in self.canvases.values()):
+        if any(c.channel_id == channel and c.team == team and c.channel_canvas for c in self.canvases.values()):
             return {"ok": False, "error": "channel_canvas_already_exists"}
+        if team in self.free_teams and self._tabbed(team, channel):
+            return {"ok": False, "error": "free_team_canvas_tab_already_exists"}
         markdown = self._content(p)
         if markdown is None:
             return {"ok": False, "error": "invalid_arguments"}
-        return {"ok": True, "canvas_id": self._new(str(p.get("title") or "Channel canvas"), markdown, channel).id}
+        canvas = self._new(str(p.get("title") or "Channel canvas"), markdown, channel, team)
+        canvas.channel_canvas = True
+        return {"ok": True, "canvas_id": canvas.id}
+
+    def _tabbed(self, team: str, channel: str) -> bool:
+        return any(c.channel_id == channel and c.team == team for c in self.canvases.values())
 
     def m_canvases_edit(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         if refused := self._scope("canvases:write"):
             return refused
         canvas = self.canvases.get(str(p.get("canvas_id") or ""))
-        if canvas is None:
+        if canvas is None or canvas.team not in ("", team):  # another workspace's canvas is not found here
             return {"ok": False, "error": "canvas_not_found"}
         changes = p.get("changes")
         if not isinstance(changes, list) or not changes:
@@ -107,13 +134,15 @@ class CanvasMethods:
         if refused := self._scope("canvases:write"):
             return refused
         canvas = self.canvases.get(str(p.get("canvas_id") or ""))
-        if canvas is None:
+        if canvas is None or canvas.team not in ("", team):  # another workspace's canvas is not found here
             return {"ok": False, "error": "canvas_not_found"}
         # Lists travel as JSON arrays or, form-encoded, as comma-separated ids (what slack_sdk sends).
         channels, users = ([x for x in v.split(",") if x] if isinstance(v, str) else v
                            for v in (p.get("channel_ids"), p.get("user_ids")))
         if bool(channels) == bool(users) or p.get("access_level") not in ("read", "write", "owner"):
             return {"ok": False, "error": "invalid_arguments"}
+        failed = [str(c) for c in channels or [] if str(c) in self.unshareable]
         for channel in channels or []:
-            canvas.access[str(channel)] = str(p["access_level"])
-        return {"ok": True}
+            if str(channel) not in failed:
+                canvas.access[str(channel)] = str(p["access_level"])
+        return {"ok": True, **({"failed_to_update_channel_ids": failed} if failed else {})}

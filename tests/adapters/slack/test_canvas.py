@@ -3,8 +3,15 @@ canvases:write scope, the thread says how to add it and the discussion goes on."
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import aiohttp
+
 from adapters.slack.server import SlackServer
-from tests.adapters.slack.conftest import Slack
+from bot.wiring import build_app
+from tests.adapters.slack.conftest import Slack, config, settings
+from tests.fakes.clock import FakeClock
+from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
 
 
@@ -48,3 +55,73 @@ async def test_without_the_canvas_scope_council_says_how_to_add_it_and_everythin
     assert "OAuth &amp; Permissions" in help_ or "OAuth & Permissions" in help_
     assert said(fake, "Final synthesis")  # the synthesis itself is in the thread
     assert not any("kept in a canvas" in m.text for m in fake.messages)
+
+
+async def test_on_a_free_workspace_the_synthesis_becomes_the_channels_canvas(
+        slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    """A free plan has no standalone canvases (canvases.create without channel_id is refused there): the
+    synthesis becomes the channel's canvas, created once and edited by the later syntheses."""
+    fake.free_teams.add("T0001")
+    await slack.command("Should we adopt Rust? --rounds 2")
+    await server.idle()
+    assert server.core is not None
+    d = (await server.core.service.guard.discussions())[0]
+    assert d.status.value == "done"
+    [canvas] = fake.canvases.values()
+    assert canvas.channel_id == "C0001" and canvas.channel_canvas and canvas.edits == 2
+    assert canvas.markdown.startswith("# Should we adopt Rust?\n\n## Final synthesis")
+    assert len(fake.called("canvases.create")) <= 1, "the plan is learnt once, not at every synthesis"
+    [first] = said(fake, "kept in a canvas")
+    assert f"https://fake.slack.test/docs/T0001/{canvas.id}" in first
+    assert not said(fake, "paid Slack plan")
+
+
+async def test_a_failure_after_the_canvas_is_created_never_makes_a_second_one(
+        fake: FakeSlack, tmp_path: Path, llm: ScriptedLLM) -> None:
+    """canvases.create and canvases.access.set are two calls: when the second fails, the outbox's retry goes on
+    with the canvas the first made."""
+    clock = FakeClock()
+    s = settings(tmp_path)
+    server = SlackServer(config(fake), lambda chats: build_app(s, chats, llm=llm, clock=clock))
+    await server.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            slack = Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake)
+            fake.fail("canvases.access.set", "internal_error", times=1)
+            await slack.command("Should we adopt Rust? --rounds 1")
+            await server.idle()
+            assert server.core is not None
+            for _ in range(5):  # the refused post waits its backoff; the sweep then sends what is due
+                clock.advance(seconds=30)
+                await server.core.driver.sweep()
+                await server.idle()
+            d = (await server.core.service.guard.discussions())[0]
+            assert d.status.value == "done"
+    finally:
+        await server.stop()
+    [canvas] = fake.canvases.values()
+    assert len(fake.called("canvases.create")) == 1 and len(fake.called("canvases.access.set")) >= 2
+    assert canvas.access == {"C0001": "read"} and "## Final synthesis" in canvas.markdown
+    assert len(said(fake, "kept in a canvas")) == 1
+
+
+async def test_a_channel_slack_would_not_share_the_canvas_with_is_told_so(
+        slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    """canvases.access.set can answer ok and still list the channel in failed_to_update_channel_ids."""
+    fake.unshareable.add("C0001")
+    await slack.command("Should we adopt Rust? --rounds 1")
+    await server.idle()
+    [canvas] = fake.canvases.values()
+    assert canvas.access == {}
+    assert not said(fake, "kept in a canvas"), "no link the channel cannot open"
+    [told] = said(fake, "would not share")
+    assert "synthesis is in this thread" in told
+
+
+async def test_a_missing_canvas_scope_is_remembered_not_asked_again_at_every_synthesis(
+        slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    fake.missing_scopes.add("canvases:write")
+    await slack.command("Should we adopt Rust? --rounds 2")
+    await server.idle()
+    creates = [c for c in fake.calls if c.method in ("canvases.create", "conversations.canvases.create")]
+    assert len(creates) == 1, [c.method for c in creates]
