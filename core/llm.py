@@ -4,19 +4,37 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-import anthropic
-from anthropic.types import Message, MessageParam, TextBlockParam
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from core.models import Usage
-from core.ports import Block, CitedText, Completion, LLMUnavailable, Prompt, Searched, Source, T, TextSink, Tier
+from core.models import Phase, Usage
+from core.ports import (
+    Block,
+    CitedText,
+    Completion,
+    LLMRefused,
+    LLMUnavailable,
+    Prompt,
+    Searched,
+    Source,
+    T,
+    TextSink,
+    Tier,
+)
+
+if TYPE_CHECKING:  # the SDK takes ~2 s to import: only a process that builds the real client pays for it
+    from anthropic.types import Message, MessageParam, TextBlockParam, ThinkingConfigParam
 
 log = logging.getLogger(__name__)
 
 MAX_BREAKPOINTS = 4  # the API rejects requests with more cache_control blocks
+MAX_OUTPUT_TOKENS = 128_000  # the most any configured model writes in one message, thinking included
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+Effort = Literal["low", "medium", "high", "xhigh", "max"]
+# Adaptive thinking is the one setting every configured model takes: Opus 5.5 cannot turn thinking off, Sonnet 5.5
+# refuses "disabled" with a 400, and none takes a fixed budget. The effort says how much it thinks.
+THINKING: ThinkingConfigParam = {"type": "adaptive"}
 
 
 class ModelPrice(BaseModel):
@@ -40,6 +58,10 @@ def _default_prices() -> dict[str, ModelPrice]:
     }
 
 
+def _thinking_room() -> dict[Effort, int]:
+    return {"low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768, "max": 65536}
+
+
 class SearchConfig(BaseModel):
     """The server-side web search tool as fact checks use it: a cap per check, optional domain lists, and the
     price of one search (the API bills searches apart from tokens)."""
@@ -49,6 +71,7 @@ class SearchConfig(BaseModel):
     allowed_domains: list[str] = Field(default_factory=list)
     blocked_domains: list[str] = Field(default_factory=list)
     price_per_search_usd: float = Field(default=0.01, ge=0)
+    max_continuations: int = Field(default=3, ge=0)  # a turn the API paused (pause_turn) is sent back this often
 
     @model_validator(mode="after")
     def _one_domain_list(self) -> SearchConfig:
@@ -73,6 +96,14 @@ class LLMConfig(BaseModel):
     max_retries: int = 3  # the SDK's own retries of 408/409/429/5xx before any output
     turn_attempts: int = 2  # whole-turn attempts when a stream fails after it started
     turn_retry_delay_s: float = 1.0
+    # How hard the model thinks: short turns, bids, structured outputs and fact checks at `effort`, the syntheses
+    # (the phases in `deep_phases`) at `synthesis_effort`.
+    effort: Effort = "low"
+    synthesis_effort: Effort = "medium"
+    deep_phases: frozenset[Phase] = frozenset({Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS})
+    # Thinking counts against max_tokens: each call's cap is its visible answer's plus this room for its effort.
+    thinking_room: dict[Effort, int] = Field(default_factory=_thinking_room)
+    room_attempts: int = Field(default=3, ge=1)  # a call cut at max_tokens runs again with twice the room
     base_url: str | None = None
     api_key: str = Field(repr=False)
 
@@ -105,6 +136,9 @@ class AnthropicLLM:
     offline = False
 
     def __init__(self, config: LLMConfig) -> None:
+        import anthropic  # here, not at the top: see TYPE_CHECKING above
+
+        self._sdk = anthropic
         self._config = config
         self._client = anthropic.AsyncAnthropic(
             api_key=config.api_key,
@@ -119,13 +153,54 @@ class AnthropicLLM:
     async def aclose(self) -> None:
         await self._client.close()
 
+    def _effort(self, prompt: Prompt) -> Effort:
+        return self._config.synthesis_effort if prompt.purpose.phase in self._config.deep_phases else \
+            self._config.effort
+
+    def _request(self, prompt: Prompt, model: str) -> dict[str, Any]:
+        effort = self._effort(prompt)
+        cap = min(MAX_OUTPUT_TOKENS, prompt.max_tokens + self._config.thinking_room.get(effort, 0))
+        return _request(prompt, model) | {"max_tokens": cap, "thinking": THINKING, "output_config": {"effort": effort}}
+
+    def _more_room(self, request: dict[str, Any], model: str, paid: Usage, attempt: int) -> None:
+        """After a stop at max_tokens: twice the room for the next attempt, or the call fails (never cut)."""
+        cap = request["max_tokens"]
+        log.warning("LLM output cut at max_tokens %d (%s, attempt %d/%d)", cap, model, attempt,
+                    self._config.room_attempts)
+        if attempt == self._config.room_attempts or cap >= MAX_OUTPUT_TOKENS:
+            raise LLMUnavailable(f"the model's answer did not fit in {cap} tokens, even with room to think",
+                                 usage=self._priced(model, paid))
+        request["max_tokens"] = min(MAX_OUTPUT_TOKENS, cap * 2)
+
+    def _stopped(self, stop: str | None, model: str, paid: Usage) -> None:
+        """Raise for a stop reason that leaves no usable answer (its cost carried on the error)."""
+        if stop == "refusal":
+            log.warning("LLM refused (%s)", model)
+            raise LLMRefused("the model declined to write this", usage=self._priced(model, paid))
+        if stop == "model_context_window_exceeded":
+            raise LLMUnavailable("the discussion no longer fits the model's context window",
+                                 usage=self._priced(model, paid))
+
     async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         model = self._config.models[prompt.tier]
-        request = _request(prompt, model)
+        request = self._request(prompt, model)
+        paid = Usage()
+        for attempt in range(1, self._config.room_attempts + 1):
+            text, usage, stop = await self._turn(request, on_text, model)
+            paid = _plus(paid, usage)
+            if stop == "max_tokens":
+                self._more_room(request, model, paid, attempt)
+                continue
+            self._stopped(stop, model, paid)
+            return Completion(text=text, usage=self._priced(model, paid))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def _turn(self, request: dict[str, Any], on_text: TextSink | None, model: str) -> tuple[str, Usage, str]:
+        """One streamed answer, the whole turn retried when its stream breaks after it started."""
         attempts = max(1, self._config.turn_attempts)
         for attempt in range(1, attempts + 1):
             try:
-                text, usage = await self._stream(request, on_text)
+                return await self._stream(request, on_text)
             except _StreamBroke as broke:
                 # The SDK never retries an error that arrives inside a stream: retry the whole turn.
                 cause = broke.__cause__ or broke
@@ -134,21 +209,21 @@ class AnthropicLLM:
                 if attempt == attempts:
                     raise LLMUnavailable(reason) from cause
                 await asyncio.sleep(self._config.turn_retry_delay_s * attempt)
-            except anthropic.APIError as exc:
+            except self._sdk.APIError as exc:
                 raise self._unavailable(exc, model) from exc
-            else:
-                return Completion(text=text, usage=self._priced(model, usage))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    async def _stream(self, request: dict[str, Any], on_text: TextSink | None) -> tuple[str, Usage]:
-        """The text and token counts of one streamed message, read from the API's raw events.
+    async def _stream(self, request: dict[str, Any], on_text: TextSink | None) -> tuple[str, Usage, str]:
+        """The text, token counts and stop reason of one streamed message, read from the API's raw events.
 
         The SDK's stream helper rebuilds a whole message snapshot and a typed event for every delta; a turn
-        needs only the text and the usage, so the raw events are cheaper to read and say the same."""
+        needs only the text, the usage and why it stopped, so the raw events are cheaper to read and say the
+        same. Thinking blocks come first and carry no text to show."""
         # Opening the stream runs the SDK's own retries; an error raised there is final.
         stream = await self._client.messages.create(**request, stream=True)
         parts: list[str] = []
         counts: dict[str, int] = {}
+        stop = ""
         try:
             async with stream:
                 async for event in stream:
@@ -167,6 +242,8 @@ class AnthropicLLM:
                             value = getattr(raw, name, None)
                             if value is not None:
                                 counts[name] = value
+                        if event.type == "message_delta":
+                            stop = event.delta.stop_reason or ""
         except Exception as exc:  # a dropped connection surfaces as the HTTP library's own error
             raise _StreamBroke from exc
         usage = Usage(
@@ -175,81 +252,154 @@ class AnthropicLLM:
             cache_write_tokens=counts.get("cache_creation_input_tokens", 0),
             cache_read_tokens=counts.get("cache_read_input_tokens", 0),
         )
-        return "".join(parts), usage
+        return "".join(parts), usage, stop
 
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]:
+        """JSON in the schema's shape (structured outputs), read from the whole message: its stop reason says
+        whether the JSON is whole before anything parses it."""
         model = self._config.models[prompt.tier]
-        try:
-            message = await self._client.messages.parse(**_request(prompt, model), output_format=schema)
-        except (anthropic.APIError, ValidationError) as exc:
-            raise self._unavailable(exc, model) from exc
-        parsed = message.parsed_output
-        if parsed is None:
-            log.warning("LLM returned no structured output (%s, stop_reason %s)", model, message.stop_reason)
-            raise LLMUnavailable(f"Anthropic API returned no {schema.__name__} (stop: {message.stop_reason})")
-        return parsed, self._usage(model, message)
+        request = self._request(prompt, model)
+        fmt = {"type": "json_schema", "schema": self._sdk.transform_schema(schema)}
+        request["output_config"] = {**request["output_config"], "format": fmt}
+        paid = Usage()
+        for attempt in range(1, self._config.room_attempts + 1):
+            try:
+                message = await self._client.messages.create(**request)
+            except self._sdk.APIError as exc:
+                raise self._unavailable(exc, model, paid) from exc
+            paid = _plus(paid, _counts(message))
+            if message.stop_reason == "max_tokens":
+                self._more_room(request, model, paid, attempt)
+                continue
+            self._stopped(message.stop_reason, model, paid)
+            text = "".join(block.text for block in message.content if block.type == "text")
+            try:
+                return schema.model_validate_json(text), self._priced(model, paid)
+            except ValidationError as exc:
+                log.warning("LLM returned no %s (%s, stop_reason %s)", schema.__name__, model, message.stop_reason)
+                raise self._unavailable(exc, model, paid) from exc
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def search(self, prompt: Prompt) -> Searched:
-        """One message written with the web search tool. Sources are read from the citations the API attached to
-        the text, never from the text itself; no successful search means no check (`refused` says why)."""
+        """One message written with the web search tool, streamed. Sources are read from the citations the API
+        attached to the text, never from the text itself; no successful search means no check (`refused` says
+        why). A turn the API paused is sent back to be continued; searches are paid for as they run, so a call
+        that breaks off is charged for those it reported, and none is run again."""
         model = self._config.models[prompt.tier]
-        request = _request(prompt, model) | {"tools": [self._config.search.tool()]}
-        try:
-            message = await self._client.messages.create(**request)
-        except anthropic.BadRequestError as exc:
-            log.warning("the web search tool was refused (%s, %s)", _reason(exc), model)
-            return Searched(refused=f"the Anthropic API refused the web search tool ({_reason(exc)})")
-        except anthropic.APIError as exc:
-            return Searched(refused=str(self._unavailable(exc, model)))
+        request = self._request(prompt, model) | {"tools": [self._config.search.tool()]}
         blocks: list[CitedText] = []
         failures: list[str] = []
-        found = 0
-        for block in message.content:
-            if block.type == "text":
-                sources = [Source(url=c.url, title=c.title or "") for c in block.citations or []
-                           if c.type == "web_search_result_location"]
-                blocks.append(CitedText(text=block.text, sources=sources))
-            elif block.type == "web_search_tool_result":
-                if isinstance(block.content, list):
-                    found += 1
-                else:
-                    failures.append(block.content.error_code)
-        server = message.usage.server_tool_use
-        searches = server.web_search_requests if server is not None else 0
-        usage = self._usage(model, message)
-        # Searches are billed per search, apart from tokens: the budgets count them with the turn.
-        usage.cost_usd += searches * self._config.search.price_per_search_usd
+        found = searches = 0
+        paid = Usage()
         refused = ""
-        if message.stop_reason == "pause_turn":  # a long search the API paused: the verdicts were never written
-            refused = "the web search took too long and the API paused it before the check was written"
-        elif not found:
+        sent_back: list[Any] = []  # the paused turn so far, every leg's content in order
+        for leg in range(self._config.search.max_continuations + 1):
+            message, broke = await self._search_leg(request)
+            if message is None:  # refused before anything ran: nothing to pay
+                return Searched(refused=self._search_refused(broke, model), usage=self._priced(model, paid))
+            paid = _plus(paid, _counts(message))
+            ran = 0
+            for block in message.content:
+                if block.type == "text":
+                    sources = [Source(url=c.url, title=c.title or "") for c in block.citations or []
+                               if c.type == "web_search_result_location"]
+                    blocks.append(CitedText(text=block.text, sources=sources))
+                elif block.type == "web_search_tool_result":
+                    ran += 1
+                    if isinstance(block.content, list):
+                        found += 1
+                    else:
+                        failures.append(block.content.error_code)
+            server = message.usage.server_tool_use
+            # Searches are billed per search: as the usage counts them, or as the results a broken stream showed.
+            searches += max(ran, server.web_search_requests if server is not None else 0)
+            if broke is not None:
+                n = f"{searches} search{'es' if searches != 1 else ''}"
+                refused = (f"the web search broke off after {n} ({_reason(broke)}); they are charged and were not "
+                           "run again")
+                blocks = []
+                break
+            if message.stop_reason != "pause_turn":
+                self._check_stop(message.stop_reason, model)
+                break
+            if leg == self._config.search.max_continuations:
+                refused = (f"the web search was still running after the API paused it {leg + 1} times; its "
+                           f"{searches} searches are charged")
+                blocks = []
+                break
+            # Paused: the turn so far goes back as the assistant's, and the API carries on from it.
+            sent_back += [_param(b) for b in message.content]
+            turn: MessageParam = {"role": "assistant", "content": sent_back}
+            request = request | {"messages": [*request["messages"][:1], turn]}
+        usage = self._priced(model, paid)
+        usage.cost_usd += searches * self._config.search.price_per_search_usd
+        if not refused and not found:
             why = f"the search tool answered {', '.join(sorted(set(failures)))}" if failures else "no search ran"
             refused = f"the web search found nothing to check against ({why})"
         return Searched(blocks=blocks, searches=searches, usage=usage, refused=refused)
 
-    def _usage(self, model: str, message: Message) -> Usage:
-        u = message.usage
-        counts = Usage(
-            input_tokens=u.input_tokens,
-            output_tokens=u.output_tokens,
-            cache_write_tokens=u.cache_creation_input_tokens or 0,
-            cache_read_tokens=u.cache_read_input_tokens or 0,
-        )
-        return self._priced(model, counts)
+    async def _search_leg(self, request: dict[str, Any]) -> tuple[Message | None, BaseException | None]:
+        """One streamed search message; when its stream breaks, what had arrived, with the error."""
+        opened = False
+        try:
+            async with self._client.messages.stream(**request) as stream:
+                opened = True
+                return await stream.get_final_message(), None
+        except Exception as exc:
+            if not opened:
+                return None, exc
+            try:
+                return stream.current_message_snapshot, exc
+            except Exception:  # broke before the message started: nothing arrived
+                return None, exc
+
+    def _check_stop(self, stop: str | None, model: str) -> None:
+        if stop in ("max_tokens", "refusal"):
+            log.warning("the fact check stopped early (%s, %s)", stop, model)
+
+    def _search_refused(self, exc: BaseException | None, model: str) -> str:
+        if isinstance(exc, self._sdk.BadRequestError):
+            # The API's 400 for the tool: web search is off for the organization, or the model does not offer it.
+            log.warning("the web search tool was refused (%s, %s)", _reason(exc), model)
+            return ("the Anthropic API refused the web search tool: an admin must turn web search on for the "
+                    "organization in the Anthropic Console, and the model must offer it")
+        return str(self._unavailable(exc or RuntimeError(), model))
 
     def _priced(self, model: str, counts: Usage) -> Usage:
         return counts.model_copy(update={"model": model, "cost_usd": cost(counts, self._config.prices[model])})
 
-    @staticmethod
-    def _unavailable(exc: Exception, model: str) -> LLMUnavailable:
+    def _unavailable(self, exc: BaseException, model: str, paid: Usage | None = None) -> LLMUnavailable:
         reason = _reason(exc)
         log.warning("LLM call failed (%s, %s)", reason, model)
-        return LLMUnavailable(reason)
+        return LLMUnavailable(reason, usage=self._priced(model, paid) if paid is not None else None)
+
+
+def _counts(message: Message) -> Usage:
+    u = message.usage
+    return Usage(
+        input_tokens=u.input_tokens,
+        output_tokens=u.output_tokens,
+        cache_write_tokens=u.cache_creation_input_tokens or 0,
+        cache_read_tokens=u.cache_read_input_tokens or 0,
+    )
+
+
+def _plus(a: Usage, b: Usage) -> Usage:
+    return Usage(input_tokens=a.input_tokens + b.input_tokens, output_tokens=a.output_tokens + b.output_tokens,
+                 cache_write_tokens=a.cache_write_tokens + b.cache_write_tokens,
+                 cache_read_tokens=a.cache_read_tokens + b.cache_read_tokens)
+
+
+def _param(block: Any) -> Any:
+    """A content block of a paused turn as it goes back: as it came, less the SDK's own parse field."""
+    data = block.to_dict()
+    data.pop("parsed_output", None)
+    return data
 
 
 def _request(prompt: Prompt, model: str) -> dict[str, Any]:
     system = _blocks(prompt.system)
-    content = [*_blocks(prompt.shared), TextBlockParam(type="text", text=prompt.instruction)]
+    content: list[TextBlockParam] = [*_blocks(prompt.shared), {"type": "text", "text": prompt.instruction}]
     _keep_last_breakpoints(system, content)
     message: MessageParam = {"role": "user", "content": content}
     request: dict[str, Any] = {"model": model, "max_tokens": prompt.max_tokens, "messages": [message]}
@@ -262,7 +412,7 @@ def _blocks(blocks: list[Block]) -> list[TextBlockParam]:
     out: list[TextBlockParam] = []
     for block in blocks:
         if block.text.strip():
-            out.append(TextBlockParam(type="text", text=block.text))
+            out.append({"type": "text", "text": block.text})
         if block.cache and out:  # an empty block's breakpoint moves to the block before it
             out[-1]["cache_control"] = {"type": "ephemeral"}
     return out
@@ -292,6 +442,8 @@ _KINDS = {  # error.type -> (words for users, the status the API uses for it)
 
 def _reason(exc: BaseException) -> str:
     """A short, human-safe reason: status and kind only, never headers, keys or prompt text."""
+    import anthropic  # loaded already: only the real client's calls fail with its errors
+
     if isinstance(exc, anthropic.APITimeoutError):
         return "Anthropic API timed out"
     if isinstance(exc, anthropic.APIConnectionError):

@@ -74,7 +74,16 @@ class Searched(BaseModel):
 
 
 class LLMUnavailable(Exception):
-    """The call failed after the client's own retries; the message is safe to show users."""
+    """The call failed after the client's own retries; the message is safe to show users. `usage`: what the
+    failed attempts cost (tokens the model wrote before it stopped are billed), to be charged all the same."""
+
+    def __init__(self, message: str = "", usage: Usage | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+class LLMRefused(LLMUnavailable):
+    """The model declined to write this (stop_reason `refusal`): asking again the same way will not help."""
 
 
 class LLM(Protocol):

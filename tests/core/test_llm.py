@@ -15,9 +15,9 @@ import pytest
 from pydantic import ValidationError
 
 from core.deliberation.schemas import RosterSpec, RoundSynthesis
-from core.llm import AnthropicLLM, LLMConfig, ModelPrice, cost
+from core.llm import AnthropicLLM, LLMConfig, ModelPrice, SearchConfig, cost
 from core.models import Phase, Usage
-from core.ports import Block, LLMUnavailable, Prompt, Purpose
+from core.ports import Block, LLMRefused, LLMUnavailable, Prompt, Purpose
 from tests.fakes.anthropic_server import FakeAnthropic
 
 SECRET = "sk-ant-test-SECRET-0123456789-do-not-leak"
@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RULES = "You are taking part in a moderated council deliberation. Be concise and concrete. " * 6
 TRANSCRIPT = "Moderator: we weigh trunk-based development against long-lived branches. " * 70  # > 1024 tok
 
+STANCE_ASK = "End with one last line: Stance: <label>"
 MakeLLM = Callable[..., AnthropicLLM]
 
 
@@ -71,7 +72,7 @@ async def test_complete_streams_text_with_usage_and_cost(fake: FakeAnthropic, ma
     body = fake.requests[0]
     assert body["stream"] is True
     assert body["model"] == "claude-sonnet-5-5"
-    assert body["max_tokens"] == 1024
+    assert body["max_tokens"] == 1024 + LLMConfig(api_key=SECRET).thinking_room["low"]
     usage = completion.usage
     assert usage.model == "claude-sonnet-5-5"
     assert usage.output_tokens == fake.output_tokens == math.ceil(len(completion.text) / 4)
@@ -215,8 +216,10 @@ async def test_structured_roster(fake: FakeAnthropic, make_llm: MakeLLM) -> None
 
 
 async def test_structured_output_cut_off_by_max_tokens_is_unavailable(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
-    with pytest.raises(LLMUnavailable, match="expected shape"):
-        await make_llm().structured(prompt(max_tokens=8), RoundSynthesis)
+    llm = make_llm(thinking_room={"low": 0}, room_attempts=1)
+    with pytest.raises(LLMUnavailable, match="did not fit in 8 tokens") as raised:
+        await llm.structured(prompt(max_tokens=8), RoundSynthesis)
+    assert raised.value.usage is not None and raised.value.usage.output_tokens == 8
 
 
 async def test_no_temperature_is_ever_sent(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
@@ -346,3 +349,141 @@ async def test_fake_runs_as_a_process(make_llm: MakeLLM) -> None:
 async def _get_json(url: str) -> Any:
     async with aiohttp.ClientSession() as session, session.get(url) as response:
         return await response.json()
+
+
+# -- thinking, effort and stop reasons (today's models think by default; thinking counts against max_tokens) -------
+
+@pytest.fixture
+async def thinking() -> AsyncIterator[FakeAnthropic]:
+    """A model that thinks as today's do: 300 tokens at low effort, 1200 at the API's default (high) on Sonnet,
+    before a turn of realistic length (~1,500 characters)."""
+    async with FakeAnthropic(thinking_tokens=300, reply_chars=1500, chunk_chars=12) as server:
+        yield server
+
+
+def synthesis_prompt(**kw: Any) -> Prompt:
+    purpose = Purpose(phase=Phase.ROUND_SYNTHESIS, persona="Moderator", topic="trunk-based development")
+    return prompt("Synthesize the round.", purpose=purpose, **kw)
+
+
+async def test_every_call_states_its_thinking_and_effort_and_room_for_both(
+        fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    llm = make_llm()
+    await llm.complete(prompt(max_tokens=1500))
+    await llm.structured(prompt(max_tokens=4096), RosterSpec)
+    await llm.structured(synthesis_prompt(max_tokens=4096), RoundSynthesis)
+    await llm.search(prompt(max_tokens=2048))
+
+    assert [b.get("thinking") for b in fake.requests] == [{"type": "adaptive"}] * 4
+    assert [(b.get("output_config") or {}).get("effort") for b in fake.requests] == ["low", "low", "medium", "low"]
+    # The visible answer's cap plus room for the thinking its effort allows.
+    config = LLMConfig(api_key=SECRET)
+    room = config.thinking_room
+    assert [b["max_tokens"] for b in fake.requests] == [1500 + room["low"], 4096 + room["low"],
+                                                        4096 + room["medium"], 2048 + room["low"]]
+
+
+async def test_a_thinking_model_writes_the_whole_turn(thinking: FakeAnthropic, make_llm: MakeLLM) -> None:
+    completion = await make_llm(base_url=thinking.base_url).complete(
+        prompt(f"Opening statement.\n{STANCE_ASK}", max_tokens=1500))
+
+    assert len(completion.text) >= 1500
+    assert completion.text.endswith("Stance: undecided — it depends on what the trial shows")
+    assert thinking.requests[-1]["output_config"]["effort"] == "low"
+
+
+async def test_a_turn_cut_by_max_tokens_is_retried_with_room_and_both_attempts_are_paid(
+        thinking: FakeAnthropic, make_llm: MakeLLM) -> None:
+    shown: list[str] = []
+
+    async def show(text: str) -> None:
+        shown.append(text)
+
+    llm = make_llm(base_url=thinking.base_url, thinking_room={"low": 0, "medium": 0, "high": 0})
+    completion = await llm.complete(prompt(f"Opening statement.\n{STANCE_ASK}", max_tokens=400), on_text=show)
+
+    assert completion.text.endswith("Stance: undecided — it depends on what the trial shows")
+    assert [b["max_tokens"] for b in thinking.requests] == [400, 800]
+    assert completion.usage.output_tokens == thinking.output_tokens  # the cut attempt is paid for too
+    assert shown[-1] == completion.text
+
+
+async def test_a_turn_that_never_fits_is_unavailable_never_posted_cut(
+        thinking: FakeAnthropic, make_llm: MakeLLM) -> None:
+    llm = make_llm(base_url=thinking.base_url, thinking_room={"low": 0, "medium": 0, "high": 0}, room_attempts=2)
+    with pytest.raises(LLMUnavailable, match="did not fit") as raised:
+        await llm.complete(prompt(max_tokens=100))
+
+    assert [b["max_tokens"] for b in thinking.requests] == [100, 200]
+    assert raised.value.usage is not None and raised.value.usage.output_tokens == thinking.output_tokens > 0
+
+
+async def test_structured_output_cut_by_thinking_is_retried_with_room(
+        thinking: FakeAnthropic, make_llm: MakeLLM) -> None:
+    llm = make_llm(base_url=thinking.base_url, thinking_room={"low": 0, "medium": 0, "high": 0})
+    synthesis, usage = await llm.structured(synthesis_prompt(max_tokens=700), RoundSynthesis)
+
+    assert synthesis.summary
+    assert [b["max_tokens"] for b in thinking.requests] == [700, 1400]
+    assert usage.output_tokens == thinking.output_tokens
+
+
+async def test_a_refusal_is_unavailable_with_its_cost_and_says_the_model_declined(
+        fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    fake.refuse_next = 2
+    llm = make_llm()
+    for call in (lambda: llm.complete(prompt()), lambda: llm.structured(prompt(), RosterSpec)):
+        with pytest.raises(LLMRefused, match="declined") as raised:
+            await call()
+        assert raised.value.usage is not None and raised.value.usage.cost_usd > 0
+    assert fake.request_count == 2  # a refusal is not retried
+
+
+async def test_a_paused_search_is_continued_and_its_searches_kept(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    fake.web_search = "pause"
+    searched = await make_llm().search(prompt("Check the claims."))
+
+    assert not searched.refused
+    assert any(s.url == "https://research.example.org/survey-2025" for b in searched.blocks for s in b.sources)
+    first, again = fake.requests
+    assert again["messages"][0] == first["messages"][0]
+    assert again["messages"][1]["role"] == "assistant"  # the paused turn, sent back as it came
+    assert [b["type"] for b in again["messages"][1]["content"]].count("web_search_tool_result") == 1
+    assert searched.searches == fake.searches_run == 1  # paid once, not run again
+
+
+async def test_a_search_that_keeps_pausing_stops_at_the_limit_and_is_charged(
+        fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    fake.web_search = "pause_always"
+    searched = await make_llm(search=SearchConfig(max_continuations=2, price_per_search_usd=1.0)).search(prompt())
+
+    assert fake.request_count == 3  # the call and two continuations
+    assert "paused" in searched.refused
+    assert searched.searches == fake.searches_run == 3
+    assert searched.usage.cost_usd >= 3.0
+
+
+async def test_the_search_call_is_streamed(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    searched = await make_llm().search(prompt())
+
+    assert fake.requests[0]["stream"] is True
+    assert searched.blocks and not searched.refused
+
+
+async def test_a_search_broken_mid_stream_is_charged_for_its_searches_and_never_run_again(
+        fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    fake.web_search = "break"
+    searched = await make_llm(search=SearchConfig(price_per_search_usd=1.0)).search(prompt())
+
+    assert fake.request_count == 1 and fake.searches_run == 1  # no retry re-runs (and re-bills) the searches
+    assert searched.searches == 1 and searched.usage.cost_usd >= 1.0
+    assert "1 search" in searched.refused
+
+
+async def test_web_search_off_for_the_organization_says_an_admin_must_turn_it_on(
+        fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    fake.web_search = "off"
+    searched = await make_llm().search(prompt())
+
+    assert "admin" in searched.refused and "Anthropic Console" in searched.refused
+    assert "(400)" not in searched.refused

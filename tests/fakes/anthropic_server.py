@@ -91,6 +91,7 @@ class FakeAnthropic:
         self.serve(*models)
         self.clock = clock  # the prompt cache's time: entries lapse 5 minutes after their last use
         self.cache = PromptCache(min_cacheable_tokens, clock=clock)
+        self.written: list[str] = []  # every reply's whole text, before any cut: what a finished turn must say
         self.refuse_next = 0  # the next n messages stop with stop_reason "refusal" after a few words
         self.faults: deque[Fault] = deque()
         self.requests: list[dict[str, Any]] = []
@@ -205,8 +206,9 @@ class FakeAnthropic:
         if any(str(tool.get("type", "")).startswith("web_search_") for tool in body.get("tools") or []):
             return await self._searched(request, body, rid, streaming, fault)
         text = self.reply(body)
-        if self.reply_chars and self.reply is default_reply:
+        if self.reply_chars and self.reply is default_reply and not (body.get("output_config") or {}).get("format"):
             text = padded(text, self.reply_chars)
+        self.written.append(text)
         content, stop_reason, output = self._written(body, text)
         if self.refuse_next and stop_reason == "end_turn":
             self.refuse_next -= 1
@@ -292,7 +294,9 @@ class FakeAnthropic:
             await response.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
 
         usage = message["usage"]
-        start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+        # Searches are counted in the closing message_delta, not at the start.
+        first_usage = {k: v for k, v in usage.items() if k != "server_tool_use"} | {"output_tokens": 1}
+        start = {**message, "content": [], "stop_reason": None, "usage": first_usage}
         start.pop("stop_details", None)
         await send("message_start", {"type": "message_start", "message": start})
         await send("ping", {"type": "ping"})
@@ -367,7 +371,9 @@ class FakeAnthropic:
         titles = {url: title for _, cited in answer for url, title in cited}
         resumed = body["messages"][-1]["role"] == "assistant"
         pause = self.web_search == "pause_always" or (self.web_search == "pause" and not resumed)
-        searches = 0 if resumed else max(1, min(int(tool.get("max_uses") or 5), len(urls) or 1))
+        searches = max(1, min(int(tool.get("max_uses") or 5), len(urls) or 1))
+        if resumed and self.web_search != "pause_always":
+            searches = 0  # a continued turn writes from the searches it already ran
         content: list[dict[str, Any]] = []
         thought = self._thinking(body)
         if thought:

@@ -104,7 +104,7 @@ async def test_the_search_tool_refused_says_it_could_not_check_and_the_discussio
 
 
 @pytest.mark.parametrize(("mode", "why"), [("unavailable", "the search tool answered unavailable"),
-                                           ("pause", "the API paused it before the check was written")])
+                                           ("pause_always", "the API paused it 4 times")])
 async def test_searches_that_fail_or_pause_are_no_check(tmp_path: Path, fake: FakeAnthropic, mode: str,
                                                         why: str) -> None:
     fake.web_search = mode

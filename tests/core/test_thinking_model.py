@@ -1,0 +1,46 @@
+"""A whole discussion on a model that thinks as today's do (thinking counted against max_tokens), through the
+real anthropic SDK and the loopback Messages API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.settings import Settings
+from bot.wiring import build_app
+from core.control import commands as c
+from core.deliberation import flows
+from core.models import Status, TurnStatus
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.chat import RecordingChat
+
+
+async def test_five_rounds_on_a_thinking_model_post_every_turn_whole_with_every_stance(tmp_path: Path) -> None:
+    # 300 thinking tokens at low effort, 1200 at Sonnet's default (high), before turns of ~1,500 characters.
+    async with FakeAnthropic(thinking_tokens=300, reply_chars=1500) as fake:
+        settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
+                            anthropic_api_key="sk-test", anthropic_base_url=fake.base_url, council_budget_usd=50.0)
+        chat = RecordingChat()
+        app = await build_app(settings, {"console": chat})
+        try:
+            reply = await app.service.handle(c.StartDiscussion(topic="Should we adopt a four-day week?",
+                                                               flow="moderated", rounds=5, experts=3, user_id="U1"))
+            await app.driver.idle()
+            async with app.store.tx() as tx:
+                d = await tx.discussion(reply.discussion_id)
+                turns = await tx.turns(reply.discussion_id)
+                personas = {p.key: p for p in await tx.personas(reply.discussion_id)}
+        finally:
+            await app.close()
+
+    assert d is not None and d.status == Status.DONE, (d and d.status, d and d.blocked_reason)
+    assert d.round == 5
+    written = [w.strip() for w in fake.written]
+    spoken = [t for t in turns if t.text and t.status in (TurnStatus.DONE, TurnStatus.PUBLISHED)]
+    assert len(spoken) > 20
+    for t in spoken:  # a cut turn is the start of a reply the model was still writing
+        assert not any(w != t.text.strip() and w.startswith(t.text.strip()) for w in written), (t.phase, t.text)
+    flow = flows.get("moderated")
+    asked = [t for t in spoken if flow.stance(t.phase, personas[t.persona_key])]
+    assert len(asked) >= 5 * 4
+    assert all((t.data or {}).get("label") for t in asked), [(t.phase, t.text[-80:]) for t in asked]
+    assert all(t.status != TurnStatus.FAILED for t in turns)
