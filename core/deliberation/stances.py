@@ -81,10 +81,11 @@ def voters(personas: list[Persona]) -> list[Persona]:
     return [p for p in personas if p.role not in FACILITATORS and (not p.key.startswith("slot") or p.expertise)]
 
 
-def table(state: State, round_: int) -> list[Row]:
+def table(state: State, round_: int, *, carry: bool = False) -> list[Row]:
     """One row per seated persona: their stance in this round, or undecided when they recorded none (a turn
-    skipped, a stance line missing or unreadable)."""
-    now = {k: t for k, t in latest(state, round_).items() if t.round == round_}
+    skipped, a stance line missing or unreadable). `carry`: one who did not speak this round keeps their latest
+    stance (an open floor, where not everyone speaks every round)."""
+    now = {k: t for k, t in latest(state, round_).items() if carry or t.round == round_}
     before = latest(state, round_ - 1)
     rows = []
     for p in voters(state.personas):

@@ -111,7 +111,8 @@ async def people_ballots(tx: Tx, discussion_id: str, round_: int) -> list[str]:
 async def _stance_section(tx: Tx, state: State, round_: int, *, final: bool = False, with_verdict: bool = True) -> str:
     """The stance table and tally, and the claims the Fact-checker found false or stretched (the round's, or
     the whole discussion's for a final synthesis)."""
-    section = stances.text(stances.table(state, round_), round_,
+    carry = flows.get(state.discussion.flow).keeps_stances
+    section = stances.text(stances.table(state, round_, carry=carry), round_,
                            await people_ballots(tx, state.discussion.id, round_), with_verdict=with_verdict)
     fell = factcheck.fallen_section(state, None if final else round_)
     return (f"\n\n{section}" if section else "") + fell

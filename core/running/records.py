@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.deliberation import closings, stances, tally
+from core.deliberation import closings, flows, stances, tally
 from core.deliberation.flows.base import State
 from core.deliberation.schemas import CouncilVerdict, FinalSynthesis, MeetingRecommendation
 from core.models import Decision, Discussion, Phase
@@ -51,7 +51,7 @@ def people_counts(chosen: list[str]) -> dict[str, int]:
 
 def decision_of(state: State, people: list[str], link: str, now: datetime) -> Decision:
     d: Discussion = state.discussion
-    rows = stances.table(state, d.round)
+    rows = stances.table(state, d.round, carry=flows.get(d.flow).keeps_stances)
     return Decision(
         discussion_id=d.id, platform=d.platform, workspace=d.workspace, channel=d.channel, topic=d.topic,
         flow=d.flow, decided=decided(state),

@@ -114,6 +114,7 @@ class Flow(Protocol):
     nudges: int  # times a failed turn is retried with a visible nudge before it is skipped
     verbatim_rounds: int | None  # rounds a prompt reads verbatim; None: the COUNCIL_CONTEXT_ROUNDS setting
     transcript_chars: int | None  # the verbatim rounds' budget: older turns beyond it are condensed; None: none
+    keeps_stances: bool  # one who did not speak this round keeps their latest stance (else: undecided)
 
     def seats(self, d: Discussion) -> list[Persona]:
         """Who sits at the table when the discussion is created (before any generated roster)."""

@@ -80,6 +80,7 @@ class Council:
     rules = RULES
     verbatim_rounds: int | None = 5
     transcript_chars: int | None = None
+    keeps_stances = False  # everyone speaks every round: a missing stance is undecided
     nudges = 1  # a failed turn is tried once more (with a note) before the step blocks or skips it
     essential = frozenset({Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {

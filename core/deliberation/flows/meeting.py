@@ -125,6 +125,7 @@ class Meeting:
     rules = RULES
     verbatim_rounds: int | None = 5
     transcript_chars: int | None = None
+    keeps_stances = False  # everyone speaks every round: a missing stance is undecided
     nudges = 1
     essential = frozenset({Phase.ROSTER, Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {

@@ -91,7 +91,8 @@ def closed(state: State) -> bool:
 
 def winner(state: State, round_: int, step: int) -> Persona | None:
     """The highest bid of this bidding step; a person's reply naming a participant since the last speech raises its
-    bid; ties go to who has spoken least. Decided once: a speech already planned for the step keeps its speaker."""
+    bid; ties go to who has spoken least; the last speaker sits out while another has spoken fewer than two times.
+    Decided once: a speech already planned for the step keeps its speaker."""
     people = participants(state)
     planned = next((t for t in state.turns if t.phase == Phase.SPEECH and (t.round, t.step) == (round_, step + 1)),
                    None)
@@ -104,6 +105,10 @@ def winner(state: State, round_: int, step: int) -> Persona | None:
     named_by_people = {addressed(h.text, people) for h in state.humans
                        if (since is None or h.created_at > since) and (until is None or h.created_at <= until)}
     counts = {p.key: sum(1 for t in before if t.persona_key == p.key and t.text) for p in people}
+    last = next((t.persona_key for t in reversed(before) if t.text), None)
+    # Nobody speaks twice in a row while another has not yet had their two speeches: everyone is heard twice.
+    waiting = any(n < 2 for key, n in counts.items() if key != last)
+    people = [p for p in people if not (waiting and p.key == last)] or people
     best: tuple[float, int, int] | None = None
     chosen = None
     for i, p in enumerate(people):
@@ -128,6 +133,7 @@ class OpenFloor:
     # within a fixed budget, and a later speech (and the synthesis) sees round 1.
     verbatim_rounds: int | None = WHOLE_FLOOR
     transcript_chars: int | None = FLOOR_CHARS
+    keeps_stances = True  # not everyone speaks every round: one who did not keeps their latest stance
     nudges = 1  # a failed speech is tried once more (with a note) before it is skipped
     essential = frozenset({Phase.ROSTER, Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {Phase.PERSONA: "Persona", Phase.BID: "Bid", Phase.SPEECH: "Speech",

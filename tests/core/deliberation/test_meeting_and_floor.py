@@ -104,8 +104,14 @@ async def test_the_open_floor_seats_generated_personas_and_gives_the_floor_to_th
     bids = [p for p in llm.prompts if p.purpose.phase == Phase.BID]
     assert bids and {p.tier for p in bids} == {"light"}
     speeches = sorted((t for t in turns if t.phase == Phase.SPEECH), key=lambda t: (t.round, t.step))
-    for s in speeches:  # the speaker had the highest bid of the step before (ties: who had spoken less)
-        step_bids = [t for t in turns if t.phase == Phase.BID and (t.round, t.step) == (s.round, s.step - 1)]
+    for i, s in enumerate(speeches):  # the speaker had the highest bid of the step before (ties: who had spoken
+        # less) among those who may speak: the last speaker sits out while another has spoken fewer than twice
+        before = [t.persona_key for t in speeches[:i]]
+        last = before[-1] if before else None
+        waiting = any(before.count(p.key) < 2 for p in people if p.key != last)
+        step_bids = [t for t in turns if t.phase == Phase.BID and (t.round, t.step) == (s.round, s.step - 1)
+                     and not (waiting and t.persona_key == last)]
+        assert s.persona_key in {t.persona_key for t in step_bids}
         top = max(int((t.data or {})["urgency"]) for t in step_bids)
         assert int((next(t for t in step_bids if t.persona_key == s.persona_key).data or {})["urgency"]) == top
     counts = {p.key: sum(1 for s in speeches if s.persona_key == p.key) for p in people}
