@@ -132,14 +132,6 @@ def word_budget(phase: Phase, round_: int) -> int:
     return shrink(BUDGETS.get(phase, 200), round_)
 
 
-def suggestions(state: State) -> list[str]:
-    """The latest round synthesis's next-topic suggestions."""
-    for t in reversed(state.turns):
-        if t.phase == Phase.ROUND_SYNTHESIS and t.data:
-            return [str(s) for s in t.data.get("next_topic_suggestions", [])]
-    return []
-
-
 class Moderated:
     name = "moderated"
     summary = ("a moderator, topic experts, a contrarian and a cross-domain thinker debate in rounds, "
@@ -148,6 +140,7 @@ class Moderated:
     rules = RULES
     verbatim_rounds: int | None = None
     transcript_chars: int | None = None
+    keeps_stances = False  # everyone speaks every round: a missing stance is undecided
     nudges = 1  # a failed turn is tried once more (with a note) before the step blocks or skips it
     essential = frozenset({Phase.ROSTER, Phase.OPENING, Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS,
                            Phase.RESUME_SUMMARY})
@@ -177,8 +170,8 @@ class Moderated:
         d = state.discussion
         if d.auto_rounds is not None:
             if d.round < d.auto_rounds:
-                topic = (suggestions(state) or [d.round_topic or d.topic])[0]
-                return Transition(round=d.round + 1, round_topic=topic)
+                # Unattended, each round is "another round" on the same topic; a deep dive is people's choice.
+                return Transition(round=d.round + 1)
             return Transition(pending="final")
         return Transition(status=Status.WAITING, notice="next_action")
 

@@ -58,11 +58,11 @@ def test_after_a_round_it_waits_for_people_with_the_next_actions() -> None:
     assert notice is not None and "deeper" in notice.text
 
 
-def test_unattended_rounds_advance_then_ask_for_the_final_synthesis() -> None:
+def test_unattended_rounds_advance_on_the_same_topic_then_ask_for_the_final_synthesis() -> None:
     s = state(auto_rounds=2)
     run_round(s)
     step = engine.next_step(s)
-    assert isinstance(step, Transition) and step.round == 2 and step.round_topic == "deeper"
+    assert step == Transition(round=2), "another round on the same topic: a deep dive is people's choice"
     s.discussion.round = 2
     run_round(s)
     assert engine.next_step(s) == Transition(pending="final")
