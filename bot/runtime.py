@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -19,6 +19,9 @@ from core.models import Status
 from core.ports import ChatPort
 from core.storage.db import is_sqlite, make_engine, migrate, normalize_url
 from core.storage.store import Store
+
+if TYPE_CHECKING:
+    from adapters.slack.server import SlackConfig
 
 
 def settle_heap() -> None:
@@ -93,24 +96,31 @@ async def run_console(
         await app.close()
 
 
-async def run_slack(settings: Settings) -> int:
-    """Serve Slack until SIGINT/SIGTERM: HTTP on $PORT (or Socket Mode), migrating the database first."""
-    from adapters.slack.server import SlackConfig, SlackServer
+def slack_config(settings: Settings) -> SlackConfig:
+    """The Slack app's configuration, from the settings."""
+    from adapters.slack.server import SlackConfig
 
     def secret(name: str) -> str:
         value = getattr(settings, name)
         return value.get_secret_value() if value is not None else ""
 
-    config = SlackConfig(
+    return SlackConfig(
         signing_secret=secret("slack_signing_secret"), bot_token=secret("slack_bot_token"),
         app_token=secret("slack_app_token"), api_url=settings.slack_api_url, client_id=settings.slack_client_id or "",
         client_secret=secret("slack_client_secret"), port=settings.port,
         sweep_interval_s=settings.sweep_interval_s, default_tz=settings.council_default_tz,
         admin_groups=frozenset(i for i in settings.admins if i.startswith("S")),  # Slack user groups are S…
-        marketplace=settings.slack_marketplace, time_scale=settings.slack_time_scale,
+        read_limited=settings.slack_read_limited, time_scale=settings.slack_time_scale,
         rate_budget=settings.slack_rate_budget,
         encryption_key=settings.encryption_key,
     )
+
+
+async def run_slack(settings: Settings) -> int:
+    """Serve Slack until SIGINT/SIGTERM: HTTP on $PORT (or Socket Mode), migrating the database first."""
+    from adapters.slack.server import SlackServer
+
+    config = slack_config(settings)
     pages = web_pages(settings)
 
     async def build(chats: Mapping[str, ChatPort]) -> App:

@@ -42,7 +42,8 @@ class Settings(BaseSettings):
     slack_api_url: str = "https://slack.com/api/"
     slack_client_id: str | None = None
     slack_client_secret: SecretStr | None = None
-    slack_marketplace: bool = False  # listed in the Slack Marketplace: thread and history reads are Tier 3
+    # A commercially distributed app outside the Slack Marketplace: thread and history reads 1 a minute, 15 a page.
+    slack_read_limited: bool = False
     slack_time_scale: float = 1.0  # benches only: Slack's rate limits counted this many times faster
     slack_rate_budget: bool = True  # benches of the app itself only: false spends no per-method budget
 

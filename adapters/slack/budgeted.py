@@ -36,13 +36,13 @@ MAX_WAITS = 5  # 429s answered for one call of work people must see before the c
 PRIORITY: contextvars.ContextVar[str] = contextvars.ContextVar("slack_call_priority", default="final")
 
 
-def per_minute(marketplace: bool = False) -> dict[str, float]:
-    return {**PER_MINUTE, **({} if marketplace else UNLISTED_READS)}
+def per_minute(read_limited: bool = False) -> dict[str, float]:
+    return {**PER_MINUTE, **(UNLISTED_READS if read_limited else {})}
 
 
-def slack_budget(buckets: Buckets, *, marketplace: bool = False, scale: float = 1.0, **clock: Any) -> RateBudget:
+def slack_budget(buckets: Buckets, *, read_limited: bool = False, scale: float = 1.0, **clock: Any) -> RateBudget:
     """The budget of Slack's tiers, as the app spends it: every method has one (UNNAMED for the rest)."""
-    return RateBudget(buckets, per_minute(marketplace), default=UNNAMED, scale=scale, **clock)
+    return RateBudget(buckets, per_minute(read_limited), default=UNNAMED, scale=scale, **clock)
 
 
 class Skipped(Exception):

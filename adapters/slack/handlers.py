@@ -18,6 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack import extras, forms
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
+from adapters.slack.budgeted import PRIORITY, Skipped
 from adapters.slack.chat import ClientFor
 from adapters.slack.clients import Users, dismiss, ephemeral
 from adapters.slack.markup import escape
@@ -35,6 +36,8 @@ from core.showing import posts
 log = logging.getLogger(__name__)
 OOPS = "Sorry, something went wrong on our side; nothing was lost. Please try again in a moment."
 TOPIC_FROM_THREAD = 300
+# A thread read for context: Slack suggests pages of at most 200; ten of them keep a start from reading for long.
+THREAD_PAGE, THREAD_PAGES = 200, 10
 SETTLE_NOTES = {"roster:start": "started the discussion", "fail:retry": "chose *Retry*",
                 "fail:skip": "chose *Skip*", "fail:stop": "chose *Stop*"}
 
@@ -360,12 +363,28 @@ class Council:
             return await tx.first_sight(event_id, self.core.clock.now())
 
     async def _thread(self, client: AsyncWebClient, place: Place, thread_ts: str) -> list[dict[str, Any]]:
+        """The thread, oldest first, paged (cursor) to its newest message: that is the context that counts. Pages
+        after the first only from calls the workspace has to spare right now (an app Slack limits to a read a
+        minute keeps what it has rather than hold the start for minutes)."""
+        messages: list[dict[str, Any]] = []
+        cursor = ""
         try:
-            resp = await client.conversations_replies(channel=place.channel, ts=thread_ts, limit=50)
+            for page in range(THREAD_PAGES):
+                marked = PRIORITY.set("spare" if page else "final")
+                try:
+                    resp = await client.conversations_replies(channel=place.channel, ts=thread_ts,
+                                                              limit=THREAD_PAGE, cursor=cursor or None)
+                finally:
+                    PRIORITY.reset(marked)
+                messages += list(resp.get("messages") or [])
+                cursor = str((resp.get("response_metadata") or {}).get("next_cursor") or "")
+                if not cursor:
+                    break
+        except Skipped:
+            log.info("thread %s read in part: no read to spare now", thread_ts)
         except SlackApiError as exc:
             log.warning("could not read the thread for context: %s", exc.response.get("error"))
-            return []
-        return list(resp.get("messages") or [])
+        return messages
 
     async def _names(self, client: AsyncWebClient, team: str, messages: list[dict[str, Any]]) -> dict[str, str]:
         ids = {m.get("user", "") for m in messages if m.get("user")}

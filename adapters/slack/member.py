@@ -8,7 +8,9 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 log = logging.getLogger(__name__)
-MAX_PAGES = 5  # a thousand channels per page is plenty; a person in more sees their first five thousand
+# users.conversations takes "an integer with a max value of 999"; a person in more than five pages' worth sees the
+# first of them.
+PAGE, MAX_PAGES = 999, 5
 
 
 async def channels_of(client: AsyncWebClient, user: str) -> list[str]:
@@ -18,7 +20,7 @@ async def channels_of(client: AsyncWebClient, user: str) -> list[str]:
     try:
         pages = 0
         async for page in await client.users_conversations(user=user, types="public_channel,private_channel",
-                                                           exclude_archived=True, limit=1000):
+                                                           exclude_archived=True, limit=PAGE):
             out += [str(ch.get("id")) for ch in page.get("channels") or [] if ch.get("id")]
             pages += 1
             if pages >= MAX_PAGES:

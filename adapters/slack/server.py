@@ -61,7 +61,7 @@ class SlackConfig:
     default_tz: str = "UTC"
     pace_s: float = 1.0  # seconds between new messages in one channel (Slack's seconds)
     time_scale: float = 1.0  # Slack's rate limits run this much faster than the wall clock (tests and benches)
-    marketplace: bool = False  # listed in the Slack Marketplace: thread reads are Tier 3, not 1 a minute
+    read_limited: bool = False  # distributed outside the Slack Marketplace: thread reads 1 a minute, not Tier 3
     rate_budget: bool = True  # False (benches of the app itself): no per-method budget; posts are still paced
     scopes: list[str] = field(default_factory=lambda: list(BOT_SCOPES))
     admin_groups: frozenset[str] = frozenset()  # Slack user-group ids (S…) in COUNCIL_ADMINS
@@ -147,7 +147,7 @@ class SlackServer:
         base = web_client(cfg.api_url, cfg.bot_token or None, session=self._http)
         # One budget per workspace and method for every replica (in the database on PostgreSQL).
         buckets = buckets_for(core.store)
-        self.budget = slack_budget(buckets, marketplace=cfg.marketplace, scale=cfg.time_scale) if cfg.rate_budget \
+        self.budget = slack_budget(buckets, read_limited=cfg.read_limited, scale=cfg.time_scale) if cfg.rate_budget \
             else RateBudget(buckets, {}, scale=cfg.time_scale)
         if cfg.client_id and cfg.client_secret:
             engine = core.store.engine

@@ -93,15 +93,16 @@ class FakeSlack(CanvasMethods):
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, tokens: dict[str, str] | None = None,
                  scopes: dict[str, frozenset[str]] | None = None, clock: Callable[[], float] = time.monotonic,
-                 time_scale: float = 1.0, marketplace: bool = False) -> None:
+                 time_scale: float = 1.0, read_limited: bool = False, marketplace: bool = False) -> None:
         """`clock` (seconds) times trigger_ids; Slack's rate limits run on it sped up `time_scale` times, so a
         test or bench lives through minutes of limits in seconds (the app under test is given the same scale).
-        `marketplace` lifts the limits Slack puts on conversations.history/replies for apps outside it."""
+        `read_limited`: the app is commercially distributed outside the Marketplace, so Slack limits its
+        conversations.history/replies (`marketplace`: listed there, never limited; a single-workspace app neither)."""
         self.host, self.port = host, port
         self.tokens = tokens if tokens is not None else {"xoxb-test": TEAM}
         self.scopes = scopes if scopes is not None else {}  # token -> its scopes; a token not named has them all
         self.clock, self.time_scale = clock, time_scale
-        self.limits = Limits(now=lambda: self.clock() * self.time_scale, marketplace=marketplace)
+        self.limits = Limits(now=lambda: self.clock() * self.time_scale, read_limited=read_limited and not marketplace)
         self.triggers = Triggers(now=lambda: self.clock())
         self.dms: dict[str, str] = {}  # user -> the id of the app's direct message with them (D…)
         self.calls: list[Call] = []
@@ -484,7 +485,9 @@ class FakeSlack(CanvasMethods):
         kinds = [c for c in self.channels.values() if user in self.people_in[c["id"]] and (
             ("public_channel" in types and c["is_channel"] and not c["is_private"])
             or ("private_channel" in types and c["is_group"] and c["is_member"]))]
-        start, limit = int(p.get("cursor") or 0), min(int(p.get("limit") or 100), 1000)
+        start, limit = int(p.get("cursor") or 0), int(p.get("limit") or 100)
+        if not 0 < limit <= 999:  # "an integer with a max value of 999"
+            return {"ok": False, "error": "invalid_limit"}
         page = kinds[start:start + limit]
         more = start + limit < len(kinds)
         return {"ok": True, "channels": [dict(c) for c in page],

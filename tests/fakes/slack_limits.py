@@ -21,7 +21,7 @@ METHOD_TIER = {
     "canvases.create": 2, "conversations.canvases.create": 2, "canvases.edit": 3, "canvases.access.set": 3,
     "team.info": 3, "apps.connections.open": 1, "oauth.v2.access": 4,
 }
-# Commercially distributed apps outside the Marketplace: these two, 1 call a minute and 15 messages a page.
+# Commercially distributed apps outside the Marketplace (only they): these two, 1 call a minute and 15 messages a page.
 SCAN_METHODS = ("conversations.history", "conversations.replies")
 SCAN_PER_MINUTE, SCAN_PAGE = 1, 15
 POSTS_PER_S, POST_BURST = 1.0, 4  # chat.postMessage: about one a second per channel, short bursts allowed
@@ -46,19 +46,19 @@ class Limits:
     """Which calls Slack would refuse, measured on `now()` (seconds; a test or bench may run it faster)."""
 
     now: Callable[[], float]
-    marketplace: bool = False  # True: the Marketplace's limits on conversations.history/replies (Tier 3, 200/page)
+    read_limited: bool = False  # a commercially distributed app outside the Marketplace: reads 1 a minute, 15 a page
     enforce: bool = True
     _calls: dict[tuple[str, str], deque[float]] = field(default_factory=lambda: defaultdict(deque))
     _posts: dict[tuple[str, str], list[float]] = field(default_factory=dict)  # channel -> [tokens, at]
 
     def per_minute(self, method: str) -> int | None:
-        if method in SCAN_METHODS and not self.marketplace:
+        if method in SCAN_METHODS and self.read_limited:
             return SCAN_PER_MINUTE
         tier = METHOD_TIER.get(method)
         return TIER[tier] if tier else None
 
     def page(self, asked: int) -> int:
-        return min(asked, SCAN_PAGE) if not self.marketplace else min(asked, 999)
+        return min(asked, SCAN_PAGE) if self.read_limited else min(asked, 1000)
 
     def retry_after(self, team: str, method: str, channel: str = "") -> int:
         """0 when the call may go ahead (and is counted), else the whole seconds Slack's Retry-After would say."""

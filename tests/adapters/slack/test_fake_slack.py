@@ -80,9 +80,10 @@ async def test_posts_are_about_one_a_second_per_channel_with_short_bursts(
     await client.chat_postMessage(channel="C0001", text="a second later")
 
 
-async def test_thread_reads_outside_the_marketplace_are_one_a_minute_and_15_a_page(
+async def test_thread_reads_of_an_app_distributed_outside_the_marketplace_are_one_a_minute_and_15_a_page(
     slack: FakeSlack, client: AsyncWebClient, clock: Clock
 ) -> None:
+    slack.limits.read_limited = True  # commercially distributed, not in the Marketplace
     parent = await client.chat_postMessage(channel="C0001", text="thread")
     for i in range(30):
         slack.human("C0001", f"reply {i}", "U0001", parent["ts"])
@@ -90,7 +91,7 @@ async def test_thread_reads_outside_the_marketplace_are_one_a_minute_and_15_a_pa
     assert len(page["messages"]) == 15 and page["has_more"]
     assert (await error(client.conversations_replies(channel="C0001", ts=parent["ts"])))[:2] == ("ratelimited", 429)
     await client.conversations_history(channel="C0001")  # a method of its own: its own minute
-    slack.limits.marketplace = True  # listed in the Marketplace: Tier 3, 200 a page and more
+    slack.limits.read_limited = False  # listed in the Marketplace, or installed in its own workspace only
     assert len((await client.conversations_replies(channel="C0001", ts=parent["ts"], limit=200))["messages"]) == 31
 
 
