@@ -53,17 +53,17 @@ async def run(folder: Path, *, kills: int, latency_s: float = 0.5, rounds: int =
     base = f"http://127.0.0.1:{port}"
     db = folder / "council.db"
     out = Outcome()
-    # Relaxed on purpose: eight takeovers in half a minute each read the thread once (the dead driver's thinking
-    # placeholders), which Slack allows an app outside its Marketplace once a minute. What this isolates is how
-    # fast and how cleanly a restart resumes, so the app is listed here (Tier 3 reads), in the fake and the app.
-    async with FakeSlack(tokens={"xoxb-kills": "T0001"}, marketplace=True) as slack, \
+    # Eight takeovers in half a minute each read the thread once (the dead driver's thinking placeholders), which
+    # Slack allows a distributed app outside its Marketplace once a minute. What this isolates is how fast and how
+    # cleanly a restart resumes, so the app is a workspace's own here (Tier 3 reads), in the fake and the app.
+    async with FakeSlack(tokens={"xoxb-kills": "T0001"}) as slack, \
             FakeAnthropic(latency_s=latency_s) as model, aiohttp.ClientSession() as http:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("SLACK_", "COUNCIL_", "DATABASE_URL", "ANTHROPIC_"))}
         env |= {"PORT": str(port), "DATABASE_URL": f"sqlite:///{db}", "SLACK_API_URL": slack.base_url,
                 "SLACK_BOT_TOKEN": "xoxb-kills", "SLACK_SIGNING_SECRET": SECRET,
                 "ANTHROPIC_API_KEY": "sk-ant-kills-not-a-secret", "ANTHROPIC_BASE_URL": model.base_url,
-                "COUNCIL_LOG_LEVEL": "WARNING", "SLACK_MARKETPLACE": "true"}
+                "COUNCIL_LOG_LEVEL": "WARNING"}
         log_path = folder / "app.log"
 
         async def start() -> tuple[asyncio.subprocess.Process, float]:
