@@ -134,8 +134,9 @@ async def fake() -> AsyncIterator[FakeSlack]:
 
 
 def slack_chat(fake: FakeSlack, pace_s: float = 1.0, budget: RateBudget | None = None) -> SlackChat:
-    """SlackChat on the real client as the app builds it: the workspace's rate budget, on TIME_SCALE."""
-    budget = budget or slack_budget(LocalBuckets(), scale=TIME_SCALE)
+    """SlackChat on the real client as the app builds it: the workspace's rate budget, on TIME_SCALE (reads limited
+    as the fake limits them)."""
+    budget = budget or slack_budget(LocalBuckets(), read_limited=fake.limits.read_limited, scale=TIME_SCALE)
     return SlackChat(SingleWorkspace(web_client(fake.base_url, "xoxb-test"), budget, pace_s))
 
 

@@ -270,6 +270,7 @@ async def test_takeovers_look_for_placeholders_only_with_a_read_to_spare_never_w
 ) -> None:
     """A replica died driving two discussions: outside the Marketplace Slack allows one thread read a minute, so
     the second takeover posts its placeholder anew instead of waiting a minute for a read."""
+    fake.limits.read_limited = True  # an app distributed outside the Marketplace
     before = chat(fake)
     one = await discussion(before, "C0001")
     two = Discussion(id="d2", topic="Monorepo?", platform="slack", workspace="T0001", channel="C0002",
