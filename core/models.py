@@ -131,6 +131,7 @@ class Decision(BaseModel):
     people: dict[str, int] = Field(default_factory=dict)  # option -> how many people chose it
     link: str = ""  # the thread, where the platform gives a permalink
     decided_at: datetime
+    private: bool = False  # decided in a private channel: the record is shown in that channel alone
 
 
 class FlowOptions(BaseModel):
@@ -146,6 +147,7 @@ class FlowOptions(BaseModel):
     people: list[SeatHolder] = Field(default_factory=list)  # people given a seat with --seat
     memory: Literal["channel", "workspace", "off"] = "channel"  # where earlier decisions are looked up
     recalled: list[Decision] = Field(default_factory=list)  # earlier decisions the discussion opened with
+    private: bool = False  # its channel is private (the platform said so at the start): so is its record
 
 
 class Discussion(BaseModel):

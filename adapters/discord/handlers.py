@@ -36,6 +36,16 @@ def visible_channels(interaction: discord.Interaction[Any]) -> list[str]:
     return [str(ch.id) for ch in guild.text_channels if ch.permissions_for(member).view_channel]
 
 
+def private_channel(interaction: discord.Interaction[Any]) -> bool:
+    """Whether the channel (a thread's parent) is hidden from @everyone: its decision records then stay in it.
+    A channel the cache does not know counts as private."""
+    guild, channel = interaction.guild, interaction.channel
+    parent = getattr(channel, "parent", None) or channel
+    if guild is None or not isinstance(parent, discord.abc.GuildChannel):
+        return True
+    return not parent.permissions_for(guild.default_role).view_channel
+
+
 class Handlers:
     def __init__(self, service: Service, store: Store, chat: DiscordChat, default_tz: str = "UTC") -> None:
         self.service, self.store, self.chat, self.default_tz = service, store, chat, default_tz
@@ -81,6 +91,8 @@ class Handlers:
             except discord.HTTPException:
                 log.warning("could not open the %s form for %s", intent.kind, interaction.id, exc_info=True)
             return
+        if isinstance(intent, c.Revisit):
+            intent = intent.model_copy(update={"private": private_channel(interaction)})
         key = (interaction.guild_id, interaction.user.id, interaction.message.id if interaction.message else None)
         before, mine = self._clicks.get(key), asyncio.get_running_loop().create_future()
         self._clicks[key] = mine
@@ -178,6 +190,8 @@ class Handlers:
         if isinstance(intent, c.SearchDecisions) or (isinstance(intent, c.StartDiscussion) and
                                                      intent.memory == "workspace"):
             intent = intent.model_copy(update={"member_of": visible_channels(interaction)})
+        if isinstance(intent, c.StartDiscussion | c.Revisit):
+            intent = intent.model_copy(update={"private": private_channel(interaction)})
         if isinstance(intent, c.Stop):  # asks first, privately; only who may stop it is asked
             d = await self.service.guard.may_stop(intent)
             stop = posts.confirm_stop_post(d)

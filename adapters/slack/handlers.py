@@ -131,8 +131,13 @@ class Council:
             if isinstance(cmd, c.SearchDecisions) or (isinstance(cmd, c.StartDiscussion) and cmd.memory == "workspace"):
                 update["member_of"] = await channels_of(client, place.user)
             cmd = await named(self.users, client, place.team, cmd.model_copy(update=update))
-            if isinstance(cmd, c.StartDiscussion) or (isinstance(cmd, c.SetDigest) and cmd.cadence != "off"):
-                await ensure_member(client, cmd.channel)  # or a UserError saying how to invite Council
+            if isinstance(cmd, c.Revisit):  # a new discussion starts here: Council must hear its replies too
+                cmd = cmd.model_copy(update={"channel": cmd.channel or place.channel})
+            if isinstance(cmd, c.StartDiscussion | c.Revisit) or (isinstance(cmd, c.SetDigest)
+                                                                   and cmd.cadence != "off"):
+                private = await ensure_member(client, cmd.channel)  # or a UserError saying how to invite Council
+                if isinstance(cmd, c.StartDiscussion | c.Revisit):
+                    cmd = cmd.model_copy(update={"private": private})
             reply = await self.core.service.handle(cmd)
         if reply is None:
             return None

@@ -27,8 +27,9 @@ NEEDS_INVITE = {"method_not_supported_for_channel_type", "channel_not_found", "i
                 "not_in_channel", "restricted_action", "user_is_restricted"}
 
 
-async def ensure_member(client: AsyncWebClient, channel: str) -> None:
-    """Return once Council is a member of `channel` (joining it if it is public); UserError otherwise."""
+async def ensure_member(client: AsyncWebClient, channel: str) -> bool:
+    """Return once Council is a member of `channel` (joining it if it is public): whether the channel is private
+    (Council could join it: public); UserError otherwise."""
     try:
         info: dict[str, Any] = (await client.conversations_info(channel=channel))["channel"]
     except SlackApiError as exc:
@@ -41,11 +42,12 @@ async def ensure_member(client: AsyncWebClient, channel: str) -> None:
         info = {}
     if info.get("is_im") or info.get("is_mpim"):  # Council subscribes to no direct-message events
         raise UserError(IN_DM)
+    private = bool(info.get("is_private"))
     if info.get("is_member"):
-        return
+        return private
     if info.get("is_archived"):
         raise UserError(ARCHIVED)
-    if info.get("is_private"):
+    if private:
         raise UserError(INVITE)
     try:
         await client.conversations_join(channel=channel)
@@ -57,3 +59,4 @@ async def ensure_member(client: AsyncWebClient, channel: str) -> None:
             raise UserError(ARCHIVED) from exc
         raise
     log.info("joined %s to hear its discussions", channel)
+    return False  # only a public channel can be joined

@@ -57,6 +57,7 @@ class StartDiscussion(Command):
     seats: list[SeatHolder] = Field(default_factory=list)  # people who take a seat themselves (--seat @dana)
     revisits: int = 0  # a decision record this discussion revisits (its Revisit button), 0 for none
     member_of: list[str] = Field(default_factory=list)  # channels the platform says the starter is in (memory)
+    private: bool = False  # the platform says the channel is private: its record will stay in it
     clarify: bool = False  # typed by a person: a one-word topic gets one clarifying question before it starts
 
 
@@ -196,6 +197,7 @@ class Revisit(Command):
     decision_id: int
     channel: str = ""
     tz: str = "UTC"
+    private: bool = False  # the platform says the channel is private
 
 
 class TakeStance(Command):

@@ -1,5 +1,5 @@
 """Decision records on demand: search (scoped to what the asker may see), Revisit, and the memory a new discussion
-opens with. Held by the service."""
+opens with (scoped to what everyone in its channel may see). Held by the service."""
 
 from __future__ import annotations
 
@@ -24,6 +24,21 @@ def channels_of(policy: Policy, cmd: c.Command, member_of: list[str] | None = No
     return sorted({x for x in [cmd.in_channel, *(member_of or [])] if x})
 
 
+def private_in(policy: Policy, cmd: c.Command, member_of: list[str] | None = None) -> list[str] | None:
+    """Whose private channels' records an answer only the asker reads may show: a member sees only their own
+    channels' anyway (None: nothing more to rule out); an admin sees every public channel's, and a private
+    channel's only when they are in it: being an admin is no reason to read a private channel."""
+    if not is_admin(policy, cmd):
+        return None
+    return sorted({x for x in [cmd.in_channel, *(member_of or [])] if x})
+
+
+def shown_in(record: Decision, channel: str) -> bool:
+    """Whether a record may be shown in a channel's thread: everyone who reads a thread there could read a public
+    channel's record; a private channel's stays in that channel."""
+    return not record.private or record.channel == channel
+
+
 class Recall:
     def __init__(self, store: Store, policy: Policy, start: Callable[[c.StartDiscussion], Awaitable[Reply]]) -> None:
         self.store, self.policy, self.start = store, policy, start
@@ -31,14 +46,15 @@ class Recall:
     async def search(self, cmd: c.SearchDecisions) -> Reply:
         channels = channels_of(self.policy, cmd, cmd.member_of)
         async with self.store.tx() as tx:
-            found = await tx.decisions_found(cmd.platform, cmd.workspace, channels, cmd.words, limit=SEARCH_LIMIT)
+            found = await tx.decisions_found(cmd.platform, cmd.workspace, channels, cmd.words, limit=SEARCH_LIMIT,
+                                             private_in=private_in(self.policy, cmd, cmd.member_of))
         return Reply(text=decisions_text(found, cmd.words, everywhere=channels is None))
 
     async def recent(self, cmd: c.Command, member_of: list[str], limit: int = 10) -> list[Decision]:
         """The latest records of the asker's channels (App Home)."""
         async with self.store.tx() as tx:
             return await tx.decisions_found(cmd.platform, cmd.workspace, channels_of(self.policy, cmd, member_of),
-                                            limit=limit)
+                                            limit=limit, private_in=private_in(self.policy, cmd, member_of))
 
     async def recalled(self, tx: Tx, cmd: c.StartDiscussion) -> list[Decision]:
         """The earlier records a new discussion opens with: at most three, of its channel (or the workspace with
@@ -48,15 +64,17 @@ class Recall:
         out: list[Decision] = []
         if cmd.revisits:
             seed = await tx.decision(cmd.revisits)
-            if seed is not None:
+            if seed is not None and shown_in(seed, cmd.channel):
                 out.append(seed)
         if cmd.memory != "off":
             # Workspace-wide, a member's memory reaches the channels they are in (admins': every channel), so a
             # thread never shows records its starter could not search.
             channels = ([cmd.channel] if cmd.memory != "workspace" else
                         channels_of(self.policy, cmd, [cmd.channel, *cmd.member_of]))
+            # The thread is read by everyone in its channel, not only by its starter: a private channel's records
+            # never open a discussion elsewhere.
             for d in await tx.decisions_found(cmd.platform, cmd.workspace, channels, cmd.topic, match="any",
-                                              limit=MAX_RECALLED + 1):
+                                              limit=MAX_RECALLED + 1, private_in=[cmd.channel]):
                 if all(d.id != o.id for o in out):
                     out.append(d)
         return out[:MAX_RECALLED]
@@ -69,9 +87,13 @@ class Recall:
                 channels is not None and record.channel not in channels):
             raise UserError(f"I can't find a decision record {cmd.decision_id} you can see from here; "
                             "the decisions command lists them.")
+        channel = cmd.channel or cmd.in_channel or record.channel
+        if not shown_in(record, channel):
+            raise UserError(f"Decision record {cmd.decision_id} comes from a private channel, so it stays there: "
+                            "revisit it from that channel.")
         start = c.StartDiscussion(
             topic=record.topic, flow=record.flow if record.flow in c.FLOW_NAMES else "moderated",  # type: ignore[arg-type]
-            platform=cmd.platform, workspace=cmd.workspace, channel=cmd.channel or cmd.in_channel or record.channel,
+            platform=cmd.platform, workspace=cmd.workspace, channel=channel, private=cmd.private,
             tz=cmd.tz, revisits=record.id,
             **cmd.model_dump(include={"user_id", "user_name", "is_admin", "groups", "in_channel", "in_dm"}))
         return await self.start(start)

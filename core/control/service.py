@@ -160,6 +160,7 @@ class Service:
             raise UserError(str(exc)) from None
         options = FlowOptions(style=cmd.style, tier=cmd.tier, lang=cmd.lang, hints=cmd.hints,
                               max_speeches=self.config.open_max_speeches, memory=cmd.memory, people=cmd.seats,
+                              private=cmd.private,
                               check=self.config.fact_check if cmd.check is None else cmd.check)
         async with self.store.tx() as tx:
             if cmd.flow == "meeting":

@@ -57,7 +57,7 @@ def decision_of(state: State, people: list[str], link: str, now: datetime) -> De
         flow=d.flow, decided=decided(state),
         verdict=stances.verdict([r.label for r in rows], people) if rows else "",
         stances=[{"persona": r.persona, "label": r.label or "undecided", "stance": r.stance[:200]} for r in rows],
-        people=people_counts(people), link=link, decided_at=now,
+        people=people_counts(people), link=link, decided_at=now, private=d.options.private,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, Float, Integer, Select, and_, desc, select, text, update
+from sqlalchemy import ColumnElement, Float, Integer, Select, and_, desc, or_, select, text, update
 
 from core.models import Decision
 from core.storage import tables as t
@@ -58,13 +58,17 @@ class DecisionRepo(Repo):
         return Decision.model_validate(_row(row)) if row is not None else None
 
     async def decisions_found(self, platform: str, workspace: str, channels: list[str] | None, query: str = "",
-                              *, match: Literal["all", "any"] = "all", limit: int = 10) -> list[Decision]:
-        """The workspace's records (only those of `channels`, unless None), best match first for a query (every
-        word, or any significant one), newest first without one."""
+                              *, match: Literal["all", "any"] = "all", limit: int = 10,
+                              private_in: list[str] | None = None) -> list[Decision]:
+        """The workspace's records (only those of `channels`, unless None; a private channel's only when it is
+        one of `private_in`, unless None), best match first for a query (every word, or any significant one),
+        newest first without one."""
         c = t.decisions.c
         where: list[ColumnElement[bool]] = [c.platform == platform, c.workspace == workspace]
         if channels is not None:
             where.append(c.channel.in_(channels))
+        if private_in is not None:
+            where.append(or_(c.private.is_(False), c.channel.in_(private_in)))
         words = words_of(query, significant=match == "any")
         if not words:
             if query.strip():

@@ -331,6 +331,7 @@ decisions = Table(
     Column("people", JSON, nullable=False, default=dict),
     Column("link", Text, nullable=False, default=""),
     Column("decided_at", TS, nullable=False),
+    Column("private", Boolean, nullable=False, default=False, server_default=false()),
     Index("ix_decisions_place", "platform", "workspace", "channel", "decided_at"),
 )
 

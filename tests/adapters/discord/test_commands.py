@@ -200,8 +200,10 @@ async def test_config_owners_seats_this_channels_domain_owners_in_its_meetings(c
 
 async def test_config_defaults_shape_the_next_council_in_this_channel(council: Council) -> None:
     fake = council.fake
-    dana = fake.add_user("Dana")
+    dana, lee = fake.add_user("Dana", admin=True), fake.add_user("Lee")
     assert [o["name"] for o in command(fake, "council-config")["options"]] == ["owners", "defaults"]
+    refused = await answered(fake, await fake.slash(lee, "council-config", defaults="flow=council tier=heavy"))
+    assert "Only workspace admins can configure this channel" in refused  # the same rule as owners
     done = await answered(fake, await fake.slash(dana, "council-config", defaults="flow=council rounds=2 colour=red"))
     assert "start with flow=council rounds=2" in done and "`colour` is not a default I keep" in done
     await answered(fake, await fake.slash(dana, "council", topic="Billing or mobile first?"))

@@ -108,3 +108,64 @@ async def test_a_hidden_final_polls_votes_stay_out_of_the_record_until_it_closes
     await slack.command("decisions okrs", user="U0001")
     await server.idle()
     assert f"People: {poll.options[0]} 2" in fake.ephemerals[-1]["text"]
+
+
+async def test_a_private_channels_records_stay_in_it_for_admins_too(
+        slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    fake.add_channel("G0001", private=True, member=True, people=["U0001", "UBOT"])
+    fake.join("G0001", "U0001")
+    fake.join("C0001", "U0001", "U0002", "U0003")
+    await slack.command(f"{TOPIC} --rounds 1", channel="G0001")
+    await server.idle()
+    [secret] = await finished(server)
+    assert server.core is not None
+    async with server.core.store.tx() as tx:
+        [record] = await tx.decisions_found("slack", "T0001", None)
+    assert record.private and record.channel == "G0001"
+
+    # Dana is in both channels: workspace memory in #general reaches the public channels only.
+    await slack.command("Trunk-based development for the API? --rounds 1 --memory workspace", channel="C0001")
+    await server.idle()
+    public = next(d for d in await server.core.service.guard.discussions() if d.channel == "C0001")
+    assert all(TOPIC not in m.text for m in fake.thread("C0001", public.thread_ref))
+    assert not public.options.recalled
+    # An admin's Revisit from #general is refused, and starts nothing there.
+    _, said = await slack.command(f"revisit {record.id}", user="U0003", channel="C0001")
+    await server.idle()
+    assert "private channel" in said + " ".join(e["text"] for e in fake.ephemerals if e["user"] == "U0003")
+    assert len([d for d in await server.core.service.guard.discussions() if d.channel == "C0001"]) == 1
+    # An admin's search from a channel they are in finds the public record, not the private one.
+    await slack.command("decisions trunk", user="U0003", channel="C0001")
+    await server.idle()
+    assert TOPIC not in fake.ephemerals[-1]["text"] and "for the API?" in fake.ephemerals[-1]["text"]
+
+    # In the private channel itself the record is memory, and its Revisit works.
+    await slack.command("Trunk-based development, time to revisit? --rounds 1", channel="G0001")
+    await server.idle()
+    again = next(d for d in await server.core.service.guard.discussions()
+                 if d.channel == "G0001" and d.id != secret)
+    earlier = next(m for m in fake.thread("G0001", again.thread_ref) if "Earlier here" in m.text)
+    assert TOPIC in earlier.text and again.options.private
+
+
+async def test_a_revisit_in_a_channel_council_is_not_in_joins_it_first(
+        slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    await slack.command(f"{TOPIC} --rounds 1")
+    await server.idle()
+    await finished(server)
+    assert server.core is not None
+    async with server.core.store.tx() as tx:
+        [record] = await tx.decisions_found("slack", "T0001", None)
+    fake.add_channel("C0002")  # public, and Council is not in it
+    await slack.command(f"revisit {record.id}", user="U0003", channel="C0002")
+    await server.idle()
+    assert [c.params["channel"] for c in fake.called("conversations.join")][-1] == "C0002"
+    revisited = next(d for d in await server.core.service.guard.discussions() if d.channel == "C0002")
+    assert revisited.topic == TOPIC and not revisited.options.private
+    fake.add_channel("G0002", private=True)  # private, and Council was never invited
+    await slack.command(f"revisit {record.id}", user="U0003", channel="G0002",
+                        response_url=fake.base_url.replace("/api/", "/response/revisit"))
+    await server.idle()
+    [answer] = fake.responses
+    assert "/invite @Council" in answer["text"]
+    assert not [d for d in await server.core.service.guard.discussions() if d.channel == "G0002"]
