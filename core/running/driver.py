@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from core.deliberation import engine, factcheck, flows, prompts
 from core.deliberation.engine import RunTurns, State, Transition, TurnPlan
 from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
-from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMUnavailable, Prompt, RateLimited
+from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMRefused, LLMUnavailable, Prompt, RateLimited
 from core.running import seat_turns
 from core.running.admission import Admission
 from core.running.effects import close_polls, people_ballots, record_turn, save_discussion
@@ -97,6 +97,7 @@ class Driver:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._work: dict[str, asyncio.Task[None]] = {}  # the step loop of each driven discussion
         self._halted: set[str] = set()  # discussions whose step loop a Stop cancelled
+        self._refused: set[str] = set()  # turns the model declined (stop_reason refusal), until their step settles
         self._closing = False
         self._wake: set[str] = set()
         self._later: dict[str, float] = {}  # discussions to drive again after the platform's Retry-After
@@ -349,13 +350,14 @@ class Driver:
         if all(answered):
             return  # every turn was recorded done (or already finished): nothing failed, nothing to settle
         keys = {p.key for p in turns}
+        refused, self._refused = self._refused & keys, self._refused - keys
         async with self.fenced(d.id) as (tx, current):
             after = await load_state(tx, d.id, self.config.context_rounds, d=current)
             assert after is not None
             step_turns = [t for t in after.turns if t.key in keys]
             reason = engine.should_block(after, step_turns)
             failed = [t for t in step_turns if t.status == TurnStatus.FAILED]
-            await self._settle_failures(tx, after.discussion, failed, reason)
+            await self._settle_failures(tx, after.discussion, failed, reason, refused)
 
     async def run_turn(self, state: State, plan: TurnPlan) -> bool:
         """Run one turn and record it; False when the model failed (the turn is recorded failed)."""
@@ -389,7 +391,9 @@ class Driver:
                 completion = await self._complete_live(d, persona, plan.key, prompt)
                 text, usage = completion.text.strip(), completion.usage
         except LLMUnavailable as exc:
-            text, error = "", str(exc) or "the model did not answer"
+            text, error, usage = "", str(exc) or "the model did not answer", exc.usage  # a failed call is paid
+            if isinstance(exc, LLMRefused):  # asking again the same way will not help: skipped, never nudged
+                self._refused.add(plan.key)
         await self._record(d.id, functools.partial(record_turn, state=state, plan=plan, text=text, data=data,
                                                    usage=usage, error=error, offline=self.llm.offline))
         return not error
@@ -427,7 +431,8 @@ class Driver:
         finally:
             await live.close()
 
-    async def _settle_failures(self, tx: Tx, seen: Discussion, failed: list[Turn], reason: str) -> None:
+    async def _settle_failures(self, tx: Tx, seen: Discussion, failed: list[Turn], reason: str,
+                               refused: set[str] | frozenset[str] = frozenset()) -> None:
         now = self.clock.now()
         d = await tx.discussion(seen.id, for_update=True)
         if d is None:
@@ -444,7 +449,7 @@ class Driver:
         for t in failed:
             name = personas.get(t.persona_key, t.persona_key)
             quiet = t.phase in engine.SILENT  # a bid or a roster slot: nothing of it is shown, its retry neither
-            if t.attempts <= nudges and t.phase != Phase.ANSWER:  # a nudge first: the turn runs once more
+            if t.attempts <= nudges and t.phase != Phase.ANSWER and t.key not in refused:  # a nudge first: once more
                 if not quiet:
                     await tx.enqueue(d.id, posts.nudge_post(d, t, name), now)
                 continue

@@ -3,13 +3,16 @@ real anthropic SDK and the loopback Messages API."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from bot.settings import Settings
+import pytest
+
+from bot.settings import DEFAULT_PRICES, Settings
 from bot.wiring import build_app
 from core.control import commands as c
 from core.deliberation import flows
-from core.models import Status, TurnStatus
+from core.models import Phase, Status, TurnStatus
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.chat import RecordingChat
 
@@ -44,3 +47,41 @@ async def test_five_rounds_on_a_thinking_model_post_every_turn_whole_with_every_
     assert len(asked) >= 5 * 4
     assert all((t.data or {}).get("label") for t in asked), [(t.phase, t.text[-80:]) for t in asked]
     assert all(t.status != TurnStatus.FAILED for t in turns)
+
+
+def ledger_cost(fake: FakeAnthropic) -> float:
+    """What the fake billed, priced from the default price list (cache writes 1.25x, reads 0.1x of input)."""
+    total = 0.0
+    for row in fake.ledger:
+        price_in, price_out = DEFAULT_PRICES[row["model"]]
+        total += (row["input_tokens"] * price_in + row["cache_write_tokens"] * price_in * 1.25
+                  + row["cache_read_tokens"] * price_in * 0.1 + row["output_tokens"] * price_out) / 1_000_000
+    return total
+
+
+async def test_a_refused_turn_is_skipped_with_a_note_at_once_and_its_cost_charged(tmp_path: Path) -> None:
+    async with FakeAnthropic() as fake:
+        fake.refuse = lambda body: "Your turn (Counterpoint" in json.dumps(body["messages"][-1])
+        settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
+                            anthropic_api_key="sk-test", anthropic_base_url=fake.base_url)
+        chat = RecordingChat()
+        app = await build_app(settings, {"console": chat})
+        try:
+            reply = await app.service.handle(c.StartDiscussion(topic="Should we adopt a four-day week?",
+                                                               flow="moderated", rounds=1, experts=2, user_id="U1"))
+            await app.driver.idle()
+            async with app.store.tx() as tx:
+                d = await tx.discussion(reply.discussion_id)
+                turns = await tx.turns(reply.discussion_id)
+        finally:
+            await app.close()
+
+    assert d is not None and d.status == Status.DONE, (d and d.status, d and d.blocked_reason)
+    [counter] = [t for t in turns if t.phase == Phase.COUNTERPOINT]
+    assert counter.status == TurnStatus.SKIPPED and counter.attempts == 1  # asked once: a refusal is not nudged
+    asked = [r for r in fake.requests if "Your turn (Counterpoint" in json.dumps(r["messages"][-1])]
+    assert len(asked) == 1
+    notices = [p.text for p in chat.posts(d.id) if p.kind == "notice"]
+    assert any("could not respond (the model declined to write this)" in n for n in notices), notices
+    assert not any("nudging" in n for n in notices)
+    assert d.cost_usd == pytest.approx(ledger_cost(fake))  # the refused call's tokens are paid for too

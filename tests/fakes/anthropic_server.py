@@ -93,6 +93,8 @@ class FakeAnthropic:
         self.cache = PromptCache(min_cacheable_tokens, clock=clock)
         self.written: list[str] = []  # every reply's whole text, before any cut: what a finished turn must say
         self.refuse_next = 0  # the next n messages stop with stop_reason "refusal" after a few words
+        self.refuse: Callable[[dict[str, Any]], bool] = lambda body: False  # and every message this picks
+        self.ledger: list[dict[str, Any]] = []  # each completed message's model and token counts, as billed
         self.faults: deque[Fault] = deque()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -210,8 +212,8 @@ class FakeAnthropic:
             text = padded(text, self.reply_chars)
         self.written.append(text)
         content, stop_reason, output = self._written(body, text)
-        if self.refuse_next and stop_reason == "end_turn":
-            self.refuse_next -= 1
+        if (self.refuse_next or self.refuse(body)) and stop_reason == "end_turn":
+            self.refuse_next = max(0, self.refuse_next - 1)
             content = [b if b["type"] != "text" else {**b, "text": b["text"][:40]} for b in content]
             stop_reason = "refusal"
         # Planned on arrival, committed after completion: parallel identical requests each write.
@@ -231,7 +233,7 @@ class FakeAnthropic:
             message["stop_details"] = {"type": "refusal", "category": None, "explanation": None}
         if streaming:
             return await self._stream(request, rid, message, plan, fault)
-        self._complete(plan, output)
+        self._complete(plan, output, body["model"])
         return web.json_response(message, headers={"request-id": rid})
 
     def _thinking(self, body: dict[str, Any]) -> int:
@@ -352,7 +354,7 @@ class FakeAnthropic:
         await send("message_delta", {"type": "message_delta", "delta": delta, "usage": out})
         await send("message_stop", {"type": "message_stop"})
         await response.write_eof()
-        self._complete(plan, usage["output_tokens"])
+        self._complete(plan, usage["output_tokens"], message["model"])
         return response
 
     async def _searched(self, request: web.Request, body: dict[str, Any], rid: str, streaming: bool,
@@ -409,7 +411,7 @@ class FakeAnthropic:
             fault = Fault(529, None, True, 0)
         if streaming:
             return await self._stream(request, rid, message, plan, fault)
-        self._complete(plan, out)
+        self._complete(plan, out, body["model"])
         return web.json_response(message, headers={"request-id": rid})
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -422,7 +424,10 @@ class FakeAnthropic:
                 return fault
         return None
 
-    def _complete(self, plan: CachePlan, output: int) -> None:
+    def _complete(self, plan: CachePlan, output: int, model: str = "") -> None:
+        self.ledger.append({"model": model, "input_tokens": plan.input_tokens, "output_tokens": output,
+                            "cache_write_tokens": plan.cache_creation_input_tokens,
+                            "cache_read_tokens": plan.cache_read_input_tokens})
         self.cache.commit(plan)
         self.completed_count += 1
         self.input_tokens += plan.input_tokens
