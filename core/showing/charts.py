@@ -1,4 +1,5 @@
-"""PNG charts drawn with matplotlib's Agg canvas: the latest vote (personas beside people) and stances per round.
+"""PNG charts drawn with matplotlib's Agg canvas: the latest vote (personas beside people), stances per round, or
+where the personas stand in their own words.
 
 Each chart comes with alt text that says in words what it shows."""
 
@@ -12,7 +13,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from core.models import Ballot, Poll
+from core.deliberation import stances as stance_table
+from core.models import FINISHED_TURN, Ballot, Persona, Poll, Turn
 from core.storage.store import Tx
 
 AI_COLOUR, PEOPLE_COLOUR = "#5865F2", "#F0A030"
@@ -28,6 +30,21 @@ class ChartMaterial:
     # round -> persona name -> 1-based proposal they support, from the ballots they cast in their own turns
     stances: dict[int, dict[str, int]] = field(default_factory=dict)
     proposals: dict[int, list[str]] = field(default_factory=dict)  # round -> its proposals
+    # When no persona named a poll's option: the latest round with stances, and how many personas hold each label
+    # there (the stance table's labels, in the order they first appear).
+    positions_round: int = 0
+    positions: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class _Seats:
+    """What the stance table reads of a discussion: its personas and their finished turns, in step order."""
+
+    personas: list[Persona]
+    turns: list[Turn]
+
+    def done_turns(self) -> list[Turn]:
+        return sorted((t for t in self.turns if t.status in FINISHED_TURN), key=lambda t: (t.round, t.step))
 
 
 async def gather(tx: Tx, discussion_id: str) -> ChartMaterial:
@@ -44,6 +61,13 @@ async def gather(tx: Tx, discussion_id: str) -> ChartMaterial:
         if ai and not poll.key.endswith(":closed"):
             material.stances[poll.round] = {b.voter_name: b.choice + 1 for b in ai}
             material.proposals[poll.round] = list(poll.options)
+    if not material.stances:  # stances in the personas' own words (a model seldom names a proposal verbatim)
+        seats = _Seats(await tx.personas(discussion_id), await tx.turns(discussion_id))
+        rounds = [t.round for t in seats.done_turns() if stance_table.has_stance(t)]
+        if rounds:
+            material.positions_round = max(rounds)
+            for row in stance_table.table(seats, material.positions_round):
+                material.positions[row.label] = material.positions.get(row.label, 0) + 1
     return material
 
 
@@ -58,7 +82,27 @@ def draw(material: ChartMaterial) -> list[Any]:
     if material.stances:
         png, alt = stance_chart(material.stances)
         files.append(PostFile(name="stances.png", data=png, alt=alt, title="Stances per persona across rounds"))
+    elif material.positions:
+        png, alt = positions_chart(material.positions_round, material.positions)
+        files.append(PostFile(name="stances.png", data=png, alt=alt,
+                              title=f"Stances after round {material.positions_round}"))
     return files
+
+
+def positions_chart(round_: int, positions: dict[str, int]) -> tuple[bytes, str]:
+    """Horizontal bars, one per stance label: how many personas hold it after the round."""
+    labels = list(positions)
+    fig = Figure(figsize=(7.5, 1.2 + 0.5 * len(labels)))
+    ax = fig.add_subplot()
+    rows = list(range(len(labels)))[::-1]
+    ax.barh(rows, [positions[label] for label in labels], height=0.5, color=AI_COLOUR)
+    ax.set_yticks(rows, [_short(label) for label in labels])
+    ax.set_xlabel("personas")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(f"Where the council stands after round {round_}", loc="left")
+    ax.spines[["top", "right"]].set_visible(False)
+    words = "; ".join(f"{label}: {n} persona{'s' * (n != 1)}" for label, n in positions.items())
+    return _png(fig), f"Bar chart of the personas' stances after round {round_}. {words}."
 
 
 def _short(text: str) -> str:
