@@ -54,6 +54,19 @@ async def _for_good() -> AsyncIterator[None]:
         raise
 
 
+def as_app(args: dict[str, Any]) -> dict[str, Any]:
+    """A post under the app's own name and face (no chat:write.customize): the persona it speaks for is named at
+    its top instead."""
+    out = {k: v for k, v in args.items() if k not in ("username", "icon_emoji", "icon_url")}
+    name = args.get("username")
+    if name:
+        who = f"{args.get('icon_emoji') or ''} *{escape(str(name))}*".strip()
+        out["text"] = f"{escape(str(name))}: {args.get('text') or ''}"[:40000]
+        if out.get("blocks"):
+            out["blocks"] = [{"type": "context", "elements": [{"type": "mrkdwn", "text": who}]}, *out["blocks"]]
+    return out
+
+
 @dataclass
 class ThreadIndex:
     """What a thread already holds, read once from Slack (message metadata) when recovering."""
@@ -79,6 +92,7 @@ class SlackChat:
         self._links: dict[str, str] = {}
         self._live = ChannelBudget(LIVE_GAP_S / time_scale)
         self.canvases = Canvases(client_for, self.publish)
+        self._as_app: set[str] = set()  # bot tokens without chat:write.customize: posts go out under the app's name
 
     # ChatPort ---------------------------------------------------------------------------------------
     async def publish(self, discussion: Discussion, post: Post) -> str:
@@ -247,12 +261,18 @@ class SlackChat:
         args: dict[str, Any] = {"channel": channel, **message.args(), "unfurl_links": False, "unfurl_media": False}
         if thread:
             args["thread_ts"] = thread
+        if client.token in self._as_app:
+            args = as_app(args)
         async with _for_good():
             try:
                 resp = await client.chat_postMessage(**args)
             except SlackApiError as exc:
                 error = exc.response.get("error")
-                if error == "not_in_channel":
+                if error == "missing_scope" and exc.response.get("needed") == "chat:write.customize":
+                    log.warning("the app lacks chat:write.customize: personas post as the app, named in the message")
+                    self._as_app.add(client.token or "")
+                    args = as_app(args)
+                elif error == "not_in_channel":
                     await client.conversations_join(channel=channel)
                 elif error == "invalid_metadata_format":
                     log.warning("Slack refused the metadata; posting without it")

@@ -301,7 +301,7 @@ class FakeSlack(CanvasMethods):
             return web.json_response({"ok": False, "error": error})
         if method != "oauth.v2.access" and token not in self.tokens:
             return web.json_response({"ok": False, "error": "invalid_auth" if token else "not_authed"})
-        if refused := missing_scope(method, self.scopes.get(token, ALL_SCOPES)):
+        if refused := missing_scope(method, self.scopes.get(token, ALL_SCOPES), params):
             return web.json_response(refused)
         handler = getattr(self, "m_" + method.replace(".", "_"), None)
         if handler is None:

@@ -89,8 +89,17 @@ def _seconds(wait_s: float) -> int:
     return max(1, math.ceil(wait_s))  # Retry-After is whole seconds
 
 
-def missing_scope(method: str, scopes: frozenset[str]) -> dict[str, Any] | None:
+CUSTOMIZED = ("username", "icon_emoji", "icon_url")  # an app posting under another name and face
+
+
+def missing_scope(method: str, scopes: frozenset[str], params: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """Slack's answer to a call the token's scopes do not cover (None when they do); a post under another name or
+    face takes chat:write.customize besides chat:write."""
     needs = SCOPES.get(method)
+    customized = any((params or {}).get(k) for k in CUSTOMIZED)
+    if method in ("chat.postMessage", "files.completeUploadExternal") and customized \
+            and "chat:write.customize" not in scopes:
+        needs = ("chat:write.customize",)
     if not needs or any(s in scopes for s in needs):
         return None
     return {"ok": False, "error": "missing_scope", "needed": needs[0], "provided": ",".join(sorted(scopes))}

@@ -154,3 +154,15 @@ def test_every_method_the_app_calls_is_in_its_budget_at_the_fakes_tier() -> None
     for method, tier in METHOD_TIER.items():
         if method not in ("chat.postMessage", "oauth.v2.access", "team.info"):
             assert PER_MINUTE.get(method) == TIER[tier] or tier == SPECIAL, method
+
+
+async def test_a_post_under_another_name_or_face_takes_chat_write_customize(
+    slack: FakeSlack, client: AsyncWebClient, clock: Clock
+) -> None:
+    slack.scopes["xoxb-test"] = frozenset({"chat:write"})
+    await client.chat_postMessage(channel="C0001", text="as the app")
+    for identity in ({"username": "Ada"}, {"icon_emoji": ":gear:"}, {"icon_url": "https://example.com/a.png"}):
+        assert (await error(client.chat_postMessage(channel="C0001", text="as Ada", **identity)))[0] == "missing_scope"
+    slack.scopes["xoxb-test"] = frozenset({"chat:write", "chat:write.customize"})
+    clock.t += 5  # the channel's posts are paced, refused or not
+    await client.chat_postMessage(channel="C0001", text="as Ada", username="Ada", icon_emoji=":gear:")

@@ -108,3 +108,28 @@ async def test_a_method_outside_the_tokens_scopes_is_refused_and_explained(
     await server.idle()
     assert not fake.uploads
     assert "files:write" in fake.ephemerals[-1]["text"]
+
+
+async def test_without_chat_write_customize_personas_post_as_the_app_with_their_names_in_the_message(
+        fake: FakeSlack, tmp_path: Path) -> None:
+    """An install whose token lacks chat:write.customize (an older manifest): Slack refuses a post under a persona's
+    name; the discussion goes on with each post naming its persona, and the refusal is learnt once."""
+    fake.scopes["xoxb-test"] = frozenset(BOT_SCOPES) - {"chat:write.customize"}
+    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}")  # type: ignore[call-arg]
+    srv = SlackServer(config(fake), lambda chats: build_app(settings, chats, llm=ScriptedLLM()))
+    await srv.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            slack = Slack(f"http://127.0.0.1:{srv.port}/slack/events", session, fake)
+            await slack.command("Should we adopt trunk-based development? --rounds 1")
+            await srv.idle()
+        assert srv.core is not None
+        async with srv.core.store.tx() as tx:
+            [d] = await tx.discussions()
+        assert d.status == Status.DONE
+    finally:
+        await srv.stop()
+    refused = [c for c in fake.called("chat.postMessage") if c.params.get("username")]
+    assert len(refused) == 1, "learnt from the first refusal"
+    posts = [m for m in fake.messages if m.thread_ts == d.thread_ref and "Moderator" in json.dumps(m.blocks)]
+    assert posts and all(m.username is None for m in fake.messages)
