@@ -162,6 +162,19 @@ class AnthropicLLM:
         cap = min(MAX_OUTPUT_TOKENS, prompt.max_tokens + self._config.thinking_room.get(effort, 0))
         return _request(prompt, model) | {"max_tokens": cap, "thinking": THINKING, "output_config": {"effort": effort}}
 
+    def worst_case_usd(self, prompt: Prompt, *, search: bool = False) -> float:
+        """The most one call of `prompt` may cost: every token of the max_tokens its request asks for (thinking
+        room included) at the output price, and its input written to the cache at a token for every three
+        characters (more tokens than the models count in prose); with the web search tool, `max_uses` searches
+        too. A call cut at max_tokens and run again with more room is a further call."""
+        model = self._config.models[prompt.tier]
+        price = self._config.prices[model]
+        cap = self._request(prompt, model)["max_tokens"]
+        chars = sum(len(b.text) for b in [*prompt.system, *prompt.shared]) + len(prompt.instruction)
+        inputs = -(-chars // 3) * price.input_per_mtok * max(1.0, price.cache_write_mult)
+        searches = self._config.search.max_uses * self._config.search.price_per_search_usd if search else 0.0
+        return (inputs + cap * price.output_per_mtok) / 1_000_000 + searches
+
     def _more_room(self, request: dict[str, Any], model: str, paid: Usage, attempt: int) -> None:
         """After a stop at max_tokens: twice the room for the next attempt, or the call fails (never cut)."""
         cap = request["max_tokens"]

@@ -99,6 +99,11 @@ class LLM(Protocol):
         """An answer the model writes with the web search tool (its searches priced into the usage)."""
         ...
 
+    def worst_case_usd(self, prompt: Prompt, *, search: bool = False) -> float:
+        """The most one call of `prompt` may cost (with the web search tool: its searches too), reserved of the
+        budgets before it runs."""
+        ...
+
 
 class CannotPost(Exception):
     """The platform will never take posts for this discussion (channel archived, bot removed, thread gone);

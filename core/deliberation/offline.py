@@ -97,6 +97,9 @@ class OfflineLLM:
         value = schema.model_validate(self._structure(prompt, schema))
         return value, self._usage(prompt, value.model_dump_json())
 
+    def worst_case_usd(self, prompt: Prompt, *, search: bool = False) -> float:
+        return 0.0  # it charges nothing
+
     async def search(self, prompt: Prompt) -> Searched:
         """The offline model has no web search: it says so rather than inventing a check."""
         return Searched(usage=self._usage(prompt, ""), refused="the offline model cannot search the web")

@@ -231,7 +231,8 @@ class Driver:
                     if isinstance(step, RunTurns):
                         step, state, seated = await seat_turns.triage(tx, state, step, self.clock.now(),
                                                                       self.config.seat_wait_s)
-                    started = await self._start_step(tx, d, step) if isinstance(step, RunTurns) else ([], 0.0)
+                    started = (await self._start_step(tx, state, step) if isinstance(step, RunTurns)
+                               else ([], 0.0, {}))
             if queued or seated:  # publish first, then decide on the state as it is after publishing
                 if not await self.publish(discussion_id):
                     return  # refused (or sent elsewhere): no turns nobody sees; a sweep comes back when it is due
@@ -325,10 +326,16 @@ class Driver:
         return post.model_copy(update={"offline": self.llm.offline})
 
     # running turns ----------------------------------------------------------------------------------
-    async def _start_step(self, tx: Tx, d: Discussion, step: RunTurns) -> tuple[list[TurnPlan], float]:
+    async def _start_step(self, tx: Tx, state: State, step: RunTurns
+                          ) -> tuple[list[TurnPlan], float, dict[str, Prompt]]:
         """Start the step's turns that fit the budgets (the rest wait for the next step, which sees what these
-        cost), in the fenced transaction that decided on the step; and the workspace's spend today."""
-        fit, spent_today, estimate = await self._turns_within_budget(tx, d, step)
+        cost), in the fenced transaction that decided on the step; the workspace's spend today; and each turn's
+        prompt, built here to know its worst case and sent as it is."""
+        d = state.discussion
+        built = {plan.key: self._prompt(state, plan) for plan in step.turns}
+        worst = max((self.llm.worst_case_usd(p, search=p.purpose.phase == Phase.FACT_CHECK) for p in built.values()),
+                    default=0.0)
+        fit, spent_today, estimate = await self._turns_within_budget(tx, d, step, worst)
         turns = step.turns[:fit]
         now = self.clock.now()
         # Each holds its estimate in the workspace's spend while it runs, so parallel discussions see each other's
@@ -338,15 +345,20 @@ class Driver:
                  persona_key=plan.persona_key, reply_to=plan.reply_to, created_at=now)
             for plan in turns
         ], hold=(estimate, now))
-        return turns, spent_today
+        return turns, spent_today, built
 
-    async def run_step(self, state: State, step: RunTurns, turns: list[TurnPlan], spent_today: float) -> None:
+    @staticmethod
+    def _prompt(state: State, plan: TurnPlan) -> Prompt:
+        return factcheck.prompt(state, plan) if plan.phase == Phase.FACT_CHECK else prompts.build(state, plan)
+
+    async def run_step(self, state: State, step: RunTurns, turns: list[TurnPlan], spent_today: float,
+                       built: dict[str, Prompt] | None = None) -> None:
         """Run the turns `_start_step` started (none: no turn fits the budgets, and the thread says why)."""
         d = state.discussion
         if not turns:
             await self._out_of_budget(d, step, spent_today)
             return
-        answered = await asyncio.gather(*(self.run_turn(state, plan) for plan in turns))
+        answered = await asyncio.gather(*(self.run_turn(state, plan, (built or {}).get(plan.key)) for plan in turns))
         if all(answered):
             return  # every turn was recorded done (or already finished): nothing failed, nothing to settle
         keys = {p.key for p in turns}
@@ -359,8 +371,10 @@ class Driver:
             failed = [t for t in step_turns if t.status == TurnStatus.FAILED]
             await self._settle_failures(tx, after.discussion, failed, reason, refused)
 
-    async def run_turn(self, state: State, plan: TurnPlan) -> bool:
-        """Run one turn and record it; False when the model failed (the turn is recorded failed)."""
+    async def run_turn(self, state: State, plan: TurnPlan, prompt: Prompt | None = None) -> bool:
+        """Run one turn and record it (`prompt`: the one its reservation was sized on); False when the model
+        failed (the turn is recorded failed)."""
+        prompt = prompt or self._prompt(state, plan)
         d = state.discussion
         persona = state.persona(plan.persona_key)
         chat = self.chats[d.platform]
@@ -375,12 +389,11 @@ class Driver:
         error = ""
         if plan.phase == Phase.FACT_CHECK:
             # Never fails: without the search tool the check says it could not check, and the discussion goes on.
-            searched = await self.llm.search(factcheck.prompt(state, plan))
+            searched = await self.llm.search(prompt)
             (text, data), usage = factcheck.record(searched, state, plan), searched.usage
             await self._record(d.id, functools.partial(record_turn, state=state, plan=plan, text=text, data=data,
                                                        usage=usage, error="", offline=self.llm.offline))
             return True
-        prompt = prompts.build(state, plan)
         try:
             schema = flows.get(d.flow).schema(plan.phase, persona) if persona is not None else None
             if schema is not None:
@@ -460,12 +473,13 @@ class Driver:
                 await tx.mark_answered(t.reply_to)  # a skipped answer is not retried on every wake-up
             await tx.enqueue(d.id, posts.skipped_post(d, t, name), now)
 
-    async def _turns_within_budget(self, tx: Tx, d: Discussion, step: RunTurns) -> tuple[int, float, float]:
+    async def _turns_within_budget(self, tx: Tx, d: Discussion, step: RunTurns, worst: float = 0.0
+                                   ) -> tuple[int, float, float]:
         """How many of the step's turns may start, the workspace's spend today (reservations of running turns
-        included) and what each turn reserves: the estimated cost of one turn, against what is left of the
-        discussion's budget and of the workspace's budget for the day (0 = no limit)."""
+        included) and what each turn reserves: the worst case of the step's costliest turn (`worst`), against
+        what is left of the discussion's budget and of the workspace's budget for the day (0 = no limit)."""
         limits, now = self.config.limits, self.clock.now()
-        estimate = turn_estimate(limits, d.costliest_call_usd)  # `d` was read in this transaction
+        estimate = turn_estimate(limits, d.costliest_call_usd, worst)  # `d` was read in this transaction
         spent_today = 0.0
         if limits.workspace_usd_per_day > 0:
             # One reader at a time per workspace: the spend read and the reservation written are one step.

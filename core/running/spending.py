@@ -17,10 +17,12 @@ class Limits:
     turn_estimate_usd: float = 0.05  # what a turn reserves before its discussion has a cost of its own
 
 
-def turn_estimate(limits: Limits, costliest_so_far: float) -> float:
-    """What each turn of a step reserves: the discussion's costliest model call so far, or before it has one,
-    the configured estimate (so the first turns of parallel discussions reserve something too)."""
-    return costliest_so_far if costliest_so_far > 0 else limits.turn_estimate_usd
+def turn_estimate(limits: Limits, costliest_so_far: float, worst_usd: float = 0.0) -> float:
+    """What each turn of a step reserves: the worst case of its costliest call (the model's price for its whole
+    max_tokens and input), or the discussion's costliest call so far when that was more; when neither is known
+    (a model that charges nothing), the configured estimate, so parallel discussions still reserve something."""
+    known = max(worst_usd, costliest_so_far)
+    return known if known > 0 else limits.turn_estimate_usd
 
 
 def day_window(now: datetime, tz: str) -> tuple[datetime, datetime]:

@@ -487,3 +487,21 @@ async def test_web_search_off_for_the_organization_says_an_admin_must_turn_it_on
 
     assert "admin" in searched.refused and "Anthropic Console" in searched.refused
     assert "(400)" not in searched.refused
+
+
+async def test_a_calls_worst_case_is_its_whole_cap_and_input_and_a_checks_searches(fake: FakeAnthropic) -> None:
+    llm = AnthropicLLM(LLMConfig(api_key="sk-test", base_url=fake.base_url,
+                                 search=SearchConfig(max_uses=4, price_per_search_usd=0.01)))
+    try:
+        short, long = prompt(max_tokens=1000, tier="heavy"), prompt(max_tokens=3000, tier="heavy")
+        opus = llm._config.prices["claude-opus-5-5"]
+        # 2,000 more tokens of output room cost 2,000 tokens at the output price, whatever the thinking room adds.
+        assert llm.worst_case_usd(long) - llm.worst_case_usd(short) == pytest.approx(2000 * opus.output_per_mtok / 1e6)
+        assert llm.worst_case_usd(short, search=True) - llm.worst_case_usd(short) == pytest.approx(0.04)
+        # Never less than what the call is allowed to write, nor than its input at the input price.
+        chars = len(RULES) + len(TRANSCRIPT) + len(short.instruction)
+        assert llm.worst_case_usd(short) > (1000 * opus.output_per_mtok + chars / 4 * opus.input_per_mtok) / 1e6
+        answer = await llm.complete(short)
+        assert answer.usage.cost_usd <= llm.worst_case_usd(short)
+    finally:
+        await llm.aclose()

@@ -81,6 +81,9 @@ class ScriptedLLM:
             value = edit(value)
         return value, self._charge(usage)
 
+    def worst_case_usd(self, prompt: Prompt, *, search: bool = False) -> float:
+        return self.cost_per_call  # every call costs exactly this
+
     async def search(self, prompt: Prompt) -> Searched:
         self.prompts.append(prompt)
         await self._hook(prompt)

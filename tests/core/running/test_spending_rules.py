@@ -59,6 +59,14 @@ def test_a_turn_reserves_the_costliest_call_so_far_or_the_configured_estimate() 
     assert Limits().turn_estimate_usd == 0.05
 
 
+def test_a_turn_reserves_its_worst_case_when_that_is_more_than_any_call_so_far() -> None:
+    limits = Limits(turn_estimate_usd=0.07)
+    assert turn_estimate(limits, 0.0, 0.2) == 0.2  # known before any call: the configured guess is not needed
+    assert turn_estimate(limits, 0.02, 0.2) == 0.2
+    assert turn_estimate(limits, 0.5, 0.2) == 0.5  # a call cut at max_tokens and run again cost more
+    assert turn_estimate(limits, 0.0, 0.0) == 0.07
+
+
 @pytest.mark.parametrize("n,remaining,estimate,fit", [
     (4, 1.0, 0.0, 4),  # nothing known: no reservation
     (4, 1.0, -1.0, 4),
