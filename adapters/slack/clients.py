@@ -145,13 +145,9 @@ async def ephemeral(client: AsyncWebClient, channel: str, user: str, text: str, 
     `replace`, the answer takes the place of the private message whose button was pressed (a confirm step).
     `text` is plain words, escaped here, unless `markup` says it is mrkdwn the adapter built (and escaped)."""
     text = times(text if markup else escape(text))  # the core's time markers, shown in the reader's own zone
-    if replace and response_url:
-        try:
-            await AsyncWebhookClient(response_url).send(text=text, blocks=blocks or [], response_type="ephemeral",
-                                                        replace_original=True)
-            return
-        except Exception:
-            log.warning("could not replace the private message; answering beside it", exc_info=True)
+    if replace and response_url and await respond(response_url, text=text, blocks=blocks or [],
+                                                  response_type="ephemeral", replace_original=True):
+        return
     try:
         args: dict[str, Any] = {"channel": channel, "user": user, "text": text}
         if thread_ts:
@@ -161,29 +157,37 @@ async def ephemeral(client: AsyncWebClient, channel: str, user: str, text: str, 
         await client.chat_postEphemeral(**args)
         return
     except SlackApiError as exc:
-        if not response_url:  # a channel Council is not in (a form sent from there): its direct message instead
-            log.info("no ephemeral for %s in %s (%s); sending a direct message", user, channel,
-                     exc.response.get("error"))
-            try:
-                await client.chat_postMessage(channel=user, text=text, blocks=blocks)
-            except SlackApiError as dm_exc:
-                log.warning("could not tell %s privately: %s", user, dm_exc.response.get("error"))
-            return
+        error = exc.response.get("error")
+    if response_url and await respond(response_url, text=text, blocks=blocks, response_type="ephemeral",
+                                      replace_original=False):
+        return
+    # A channel Council is not in (a form sent from there), or a response_url Slack no longer takes: the person's
+    # direct message with the app instead.
+    log.info("no ephemeral for %s in %s (%s); sending a direct message", user, channel, error)
     try:
-        await AsyncWebhookClient(response_url).send(text=text, blocks=blocks, response_type="ephemeral",
-                                                    replace_original=False)
+        await client.chat_postMessage(channel=user, text=text, blocks=blocks)
+    except SlackApiError as dm_exc:
+        log.warning("could not tell %s privately: %s", user, dm_exc.response.get("error"))
+
+
+async def respond(response_url: str, **body: Any) -> bool:
+    """Post to an interaction's response_url; False (logged) when Slack refuses it: it takes five posts within 30
+    minutes, then answers used_url or expired_url."""
+    try:
+        resp = await AsyncWebhookClient(response_url).send(**body)
     except Exception:
         log.warning("could not answer through response_url", exc_info=True)
+        return False
+    if resp.status_code != 200:
+        log.warning("Slack refused the response_url (%s): %s", resp.status_code, resp.body[:200])
+        return False
+    return True
 
 
 async def dismiss(response_url: str | None) -> None:
     """Remove the private message whose button was pressed (a confirm step cancelled)."""
-    if not response_url:
-        return
-    try:
-        await AsyncWebhookClient(response_url).send(delete_original=True)
-    except Exception:
-        log.warning("could not remove the private message", exc_info=True)
+    if response_url:
+        await respond(response_url, delete_original=True)
 
 
 class Tasks:

@@ -18,6 +18,7 @@ from tests.fakes.slack_limits import ALL_SCOPES, Limits, Triggers, missing_scope
 
 BOT_USER, BOT_ID, TEAM = "UBOT", "BBOT", "T0001"
 # block_text: Slack answers msg_blocks_too_long from ~13k characters of text in blocks; the fake is stricter.
+RESPONSE_URL_USES, RESPONSE_URL_TTL_S = 5, 30 * 60  # "up to five times within 30 minutes"
 LIMITS = {"blocks": 50, "section": 3000, "button": 75, "header": 150, "text": 40000, "block_text": 11000}
 
 
@@ -109,6 +110,8 @@ class FakeSlack(CanvasMethods):
         self.messages: list[Msg] = []
         self.ephemerals: list[dict[str, Any]] = []
         self.responses: list[dict[str, Any]] = []  # posts to response_url
+        self.response_issued: dict[str, float] = {}  # response_url key -> when its interaction happened (clock)
+        self.response_uses: dict[str, int] = defaultdict(int)
         self.views: list[dict[str, Any]] = []
         self.homes: dict[str, dict[str, Any]] = {}  # user -> the Home tab published for them
         self.pending_files: dict[str, dict[str, Any]] = {}  # file id -> what getUploadURLExternal announced
@@ -261,7 +264,16 @@ class FakeSlack(CanvasMethods):
         raise TimeoutError(f"no acknowledgement of {envelope_id}")
 
     async def _response_url(self, request: web.Request) -> web.Response:
-        self.responses.append({"key": request.match_info["key"], **(await request.json())})
+        """A response_url is good for RESPONSE_URL_USES posts within RESPONSE_URL_TTL_S of its interaction (from
+        `response_issued`, else its first use)."""
+        key, now = request.match_info["key"], self.clock()
+        issued = self.response_issued.setdefault(key, now)
+        self.response_uses[key] += 1
+        if now - issued > RESPONSE_URL_TTL_S:
+            return web.json_response({"ok": False, "error": "expired_url"}, status=404)
+        if self.response_uses[key] > RESPONSE_URL_USES:
+            return web.json_response({"ok": False, "error": "used_url"}, status=404)
+        self.responses.append({"key": key, **(await request.json())})
         return web.Response(text="ok")
 
     async def _params(self, request: web.Request) -> dict[str, Any]:

@@ -116,3 +116,20 @@ async def test_stop_and_synthesize_buttons_carry_block_kit_confirms(
     assert controls["ctl:stop"]["confirm"]["style"] == "danger"
     [choice] = [m for m in fake.thread("C0001", d.thread_ref) if '"next:synthesize"' in json.dumps(m.blocks)]
     assert "confirm" in buttons(choice.blocks)["next:synthesize"]
+
+
+async def test_a_confirm_pressed_after_its_response_url_expired_still_answers_privately(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    """Slack takes a response_url for 30 minutes (and five posts): a Confirm pressed later still stops the
+    discussion, and the answer reaches the person another way rather than being lost."""
+    did = await started(slack, server)
+    await slack.command(f"stop {did}")
+    await server.idle()
+    fake.response_issued["late"] = fake.clock() - 31 * 60  # the question was asked over half an hour ago
+    before = len(fake.ephemerals)
+    await press(slack, fake, "ctl:stop", did, key="late")
+    await server.idle()
+    assert (await only(server)).status == Status.STOPPED
+    assert not [r for r in fake.responses if r["key"] == "late"]
+    assert any("Stopped" in e["text"] and e["user"] == "U0001" for e in fake.ephemerals[before:])

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.slack.budgeted import PER_MINUTE
 from adapters.slack.views import loading_view
@@ -166,3 +167,14 @@ async def test_a_post_under_another_name_or_face_takes_chat_write_customize(
     slack.scopes["xoxb-test"] = frozenset({"chat:write", "chat:write.customize"})
     clock.t += 5  # the channel's posts are paced, refused or not
     await client.chat_postMessage(channel="C0001", text="as Ada", username="Ada", icon_emoji=":gear:")
+
+
+async def test_a_response_url_is_good_for_five_posts_within_30_minutes(slack: FakeSlack, clock: Clock) -> None:
+    async def send(key: str) -> int:
+        return (await AsyncWebhookClient(slack.base_url.replace("/api/", f"/response/{key}")).send(text="x")).status_code
+
+    assert [await send("five") for _ in range(6)] == [200] * 5 + [404]
+    assert await send("late") == 200
+    clock.t += 30 * 60 + 1
+    assert await send("late") == 404
+    assert len(slack.responses) == 6
