@@ -17,7 +17,7 @@ from core.control.scheduling import Scheduler, SchedulerConfig
 from core.control.service import Service, ServiceConfig
 from core.deliberation.offline import OfflineLLM
 from core.llm import AnthropicLLM, LLMConfig, ModelPrice, SearchConfig
-from core.ports import LLM, ChatPort, Clock, SystemClock
+from core.ports import LLM, ChatPort, Clock, ShowsPlaceholders, SystemClock
 from core.running.driver import SEND_LANDS_S, Driver, DriverConfig
 from core.running.spending import Limits
 from core.showing.pages import PageLinks
@@ -124,6 +124,9 @@ async def build_app(
                                                            send_lands_s=0.0 if sole else SEND_LANDS_S,
                                                            # benches run Slack's clock faster: live text with it
                                                            live_interval_s=1.0 / settings.slack_time_scale))
+    for chat in chats.values():
+        if isinstance(chat, ShowsPlaceholders):
+            chat.placeholders = driver.placeholder_shown
     service = Service(store, driver, clock, new_discussion_id, ServiceConfig(
         budget_usd=settings.council_budget_usd, open_max_speeches=settings.council_open_max_speeches, limits=limits,
         fact_check=settings.council_fact_check,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Literal, Protocol, TypeVar
+from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -119,6 +119,18 @@ class RateLimited(Exception):
         self.retry_after = retry_after
 
 
+# A chat reports each message it shows for a turn being written (discussion, turn key, message ref), so the
+# process that takes over after a crash can remove it (ChatPort.retract).
+PlaceholderShown = Callable[[Discussion, str, str], Awaitable[None]]
+
+
+@runtime_checkable
+class ShowsPlaceholders(Protocol):
+    """A chat whose turns show messages while they are written; the wiring hands it the driver's record."""
+
+    placeholders: PlaceholderShown | None
+
+
 class ChatPort(Protocol):
     """A chat platform as the core sees it: posts in a discussion's thread, found again by key."""
 
@@ -139,6 +151,11 @@ class ChatPort(Protocol):
     async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
         """Show the words of the turn with this key written so far (at most about once a second per turn);
         the finished post replaces them."""
+        ...
+
+    async def retract(self, discussion: Discussion, ref: str) -> None:
+        """Remove a message a turn showed while it was written (a placeholder, live text) that the process which
+        showed it never settled (it died): the turn is written again. A message already gone is no error."""
         ...
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:

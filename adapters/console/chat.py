@@ -51,6 +51,9 @@ class ConsoleChat:
     async def find(self, discussion: Discussion, key: str) -> str | None:
         return f"console:{key}" if self._printed(key) else None
 
+    async def retract(self, discussion: Discussion, ref: str) -> None:
+        """A terminal keeps no message a turn showed while it was written: nothing to remove."""
+
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
         self.console.print(f"[dim]{persona.icon} {persona.name} is thinking…[/]")
 

@@ -16,7 +16,7 @@ from adapters.discord import document, render
 from adapters.discord.indicator import Typing
 from adapters.discord.places import Places
 from core.models import Discussion, Persona, Post, PostFile
-from core.ports import CannotPost
+from core.ports import CannotPost, PlaceholderShown
 from core.running.live import ChannelBudget
 from core.storage.store import Store
 
@@ -74,6 +74,7 @@ class DiscordChat:
         self._typing = Typing(lambda: self.http)
         self._live: dict[str, tuple[str, str, str]] = {}  # turn key -> (channel, message id, webhook id)
         self._budget = ChannelBudget(LIVE_GAP_S)
+        self.placeholders: PlaceholderShown | None = None  # records each live message (the wiring sets it)
 
     def attach(self, client: discord.Client, store: Store | None = None, *, reply_button: bool = False) -> None:
         self.client, self.reply_button = client, reply_button
@@ -252,9 +253,31 @@ class DiscordChat:
         held = self._live.get(key)
         if held is None:
             target = d.thread_ref or d.channel
-            self._live[key] = (target, await self._via_webhook(d, target, hook, persona, message), hook[0])
+            self._live[key] = held = (target, await self._via_webhook(d, target, hook, persona, message), hook[0])
+            await self._report_live(d, key, held)
         else:
             await self._edit_live(d, held, message)
+
+    async def _report_live(self, d: Discussion, key: str, held: tuple[str, str, str]) -> None:
+        """Recorded at once, so a process taking over after a crash removes it rather than leave it "writing…"."""
+        if self.placeholders is None:
+            return
+        try:
+            await self.placeholders(d, key, str(Ref(held[0], (held[1],), held[2])))
+        except Exception:  # the words still show; only a crash before the post would leave this one behind
+            log.warning("could not record the live message of %s", key, exc_info=True)
+
+    async def retract(self, discussion: Discussion, ref: str) -> None:
+        """Delete a live message a dead process left (through the webhook that sent it, in its thread)."""
+        where = Ref.parse(ref, discussion)
+        for key in [k for k, held in self._live.items() if held[1] in where.ids]:
+            self._live.pop(key, None)
+        hook = await self.places.hook_by_id(discussion.channel, where.webhook)
+        for message_id in where.ids:
+            route = Route("DELETE", "/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}",
+                          webhook_id=hook[0], webhook_token=hook[1], message_id=message_id)
+            with contextlib.suppress(discord.NotFound):  # already gone: nothing is left to remove
+                await self.http.request(route, params=self._thread_param(discussion, where.channel))
 
     async def _edit_live(self, d: Discussion, held: tuple[str, str, str], message: render.Message) -> bool:
         channel, message_id, webhook_id = held

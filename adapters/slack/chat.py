@@ -20,7 +20,7 @@ from adapters.slack.canvas import Canvases
 from adapters.slack.markup import escape
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
 from core.models import Discussion, Persona, Post, Status
-from core.ports import CannotPost
+from core.ports import CannotPost, PlaceholderShown
 from core.running.live import ChannelBudget
 
 log = logging.getLogger(__name__)
@@ -91,6 +91,7 @@ class SlackChat:
         self._prepaid: set[str] = set()  # placeholders whose edit into their post was paid for when they were posted
         self._links: dict[str, str] = {}
         self._live = ChannelBudget(LIVE_GAP_S / time_scale)
+        self.placeholders: PlaceholderShown | None = None  # records each placeholder posted (the wiring sets it)
         self.canvases = Canvases(client_for, self.publish)
         self._as_app: set[str] = set()  # bot tokens without chat:write.customize: posts go out under the app's name
 
@@ -186,6 +187,15 @@ class SlackChat:
             log.debug("live text of %s skipped: no chat.update left in the budget", key)
         finally:
             PRIORITY.reset(marked)
+
+    async def retract(self, discussion: Discussion, ref: str) -> None:
+        """Delete a placeholder a dead process left (chat.delete: the app's own message)."""
+        client = await self.client_for(discussion.workspace)
+        try:
+            await client.chat_delete(channel=discussion.channel, ts=ref)
+        except SlackApiError as exc:
+            if exc.response.get("error") not in GONE:
+                raise
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         """One new top-level message carrying the key in its metadata; an overflow goes into its thread."""
@@ -327,10 +337,20 @@ class SlackChat:
                 return None
             ts = await self._post(client, discussion.channel, discussion.thread_ref or None, thinking(persona, key))
             self._prepaid.add(ts)
+            await self._report(discussion, key, ts)
             return ts
         except Exception:
             log.warning("could not show that %s is thinking", persona.name, exc_info=True)
             return None
+
+    async def _report(self, discussion: Discussion, key: str, ts: str) -> None:
+        """Recorded at once, so a process taking over after a crash removes it rather than leave it "thinking"."""
+        if self.placeholders is None:
+            return
+        try:
+            await self.placeholders(discussion, key, ts)
+        except Exception:  # the placeholder still serves; only a crash before the post would leave it behind
+            log.warning("could not record the placeholder of %s", key, exc_info=True)
 
     async def _take_placeholder(self, discussion: Discussion, post: Post) -> str | None:
         """The placeholder this post replaces: its turn's, or the one of a turn it reports as failed."""

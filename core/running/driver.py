@@ -50,6 +50,8 @@ EVENT_IDS_KEPT = timedelta(days=1)  # platforms retry a delivery for minutes, no
 MAX_POST_ATTEMPTS = 6  # refusals of one post (about a minute of backoff) before the discussion is blocked
 FIRST_RETRY_S, MAX_RETRY_S = 2.0, 600.0
 SEND_LANDS_S = 3.0  # a post another process began sending (its lease lapsed mid-send) lands within this, or never
+FAILURE_KINDS = ("notice", "error")  # posts that may report a turn's failure, under a key that starts with the turn's
+SETTLING_KINDS = (*FAILURE_KINDS, "header")  # posts that may settle a placeholder of a turn they are not
 Queued = tuple[Unsent, bool]  # unsent posts in order, and whether the first is claimed here
 
 
@@ -216,6 +218,7 @@ class Driver:
             work.cancel()
 
     async def _steps(self, discussion_id: str) -> None:
+        await self._retract_left(discussion_id)
         while True:
             await self.admission.turn()
             # One fenced transaction reads the state and, when the next step runs turns, starts them.
@@ -246,6 +249,32 @@ class Driver:
                 self._wake.discard(discussion_id)
             else:
                 return
+
+    async def placeholder_shown(self, d: Discussion, key: str, ref: str) -> None:
+        """A chat showed a message for the turn `key` while it is written: kept with this process's name until
+        the turn's post settles it, so a process taking over after a crash here can remove it."""
+        async with self.store.tx() as tx:
+            await tx.placeholder_shown(d.id, key, ref, self.config.owner, self.clock.now())
+
+    async def _retract_left(self, discussion_id: str) -> None:
+        """Remove the messages another process showed for turns it never finished (it died mid-step, or stopped):
+        those turns run again here, and their first copy must not stay "writing…" beside the second."""
+        async with self.store.tx() as tx:
+            left = await tx.placeholders_left(discussion_id, self.config.owner)
+            d = await tx.discussion(discussion_id) if left else None
+        if d is None:
+            return
+        gone = []
+        for key, ref in left:
+            try:
+                await self.chats[d.platform].retract(d, ref)
+            except Exception:  # kept: the next takeover tries again
+                log.warning("could not remove the placeholder of %s left by another process", key, exc_info=True)
+                continue
+            gone.append(key)
+        log.info("removed %d placeholder(s) of %s left by another process", len(gone), discussion_id)
+        async with self.store.tx() as tx:
+            await tx.forget_placeholders(discussion_id, gone)
 
     def _renew_soon(self) -> None:
         """Make sure the process's one heartbeat runs while it drives anything."""
@@ -621,6 +650,8 @@ class Driver:
                 return False
             async with self.store.tx() as tx:  # not fenced: the platform has the post, so its ref must be kept
                 await tx.mark_sent(outbox_id, ref, self.clock.now(), turn_key)
+                if turn_key or post.kind in SETTLING_KINDS:  # its turn's placeholder became it, or says why not
+                    await self._settle_placeholders(tx, d.id, post)
                 if post.kind == "header" and not d.thread_ref:
                     d.thread_ref = ref
                     fresh = await tx.discussion(d.id)
@@ -643,6 +674,16 @@ class Driver:
         outbox_id, _, _, attempts = queued
         return await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now(), discussion_id,
                                    fenced=fenced)
+
+    @staticmethod
+    async def _settle_placeholders(tx: Tx, discussion_id: str, post: Post) -> None:
+        """A turn's post settles its placeholder, as do the notice that its turn failed (keyed under the turn's
+        key) and the header a roster turn drew (its key ends with the turn's): the chat turned the placeholder into
+        the post or a note, and no takeover may remove it."""
+        keys = await tx.placeholder_keys(discussion_id)
+        await tx.forget_placeholders(discussion_id, [
+            k for k in keys if k == post.key or (post.kind in FAILURE_KINDS and post.key.startswith(k + ":"))
+            or (post.kind == "header" and post.key.endswith(":" + k))])
 
     def _come_back(self, discussion_id: str, after_s: float) -> None:
         """Drive the discussion again once the wait the platform asked for is over, not a whole sweep later."""

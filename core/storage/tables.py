@@ -139,6 +139,18 @@ outbox = Table(
     Index("ix_outbox_pending", "discussion_id", "sent", "id"),
 )
 
+# A turn's message shown while it is written (a placeholder, live text): kept so the process that takes over
+# after a crash can remove one its predecessor left half-written instead of leaving it beside the turn's post.
+placeholders = Table(
+    "placeholders",
+    metadata,
+    Column("discussion_id", String(32), ForeignKey("discussions.id"), primary_key=True),
+    Column("key", String(160), primary_key=True),  # the turn's key
+    Column("ref", String(200), nullable=False),
+    Column("owner", String(128), nullable=False),  # the process that showed it
+    Column("created_at", TS, nullable=False),
+)
+
 human_messages = Table(
     "human_messages",
     metadata,

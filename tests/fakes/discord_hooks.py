@@ -155,3 +155,17 @@ async def open_dm(fake: FakeDiscord, request: web.Request, m: Match, body: Any) 
                  "recipients": [p.user(uid, f"user{uid[-4:]}")]}
         fake.channels[found["id"]] = found
     return fake.ok(found)
+
+
+async def delete_webhook_message(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
+    """A message the webhook sent, deleted with the webhook's token (`thread_id` when it is in a thread): 204."""
+    hook = fake.webhooks.get(m["wid"])
+    if hook is None or hook["token"] != m["token"]:
+        return fake.error(404, 10015, "Unknown Webhook")
+    cid = request.query.get("thread_id") or hook["channel_id"]
+    msg = find_message(fake, cid, m["mid"])
+    if msg is None or msg.get("webhook_id") != m["wid"]:
+        return fake.error(404, 10008, "Unknown Message")
+    fake.messages[cid].remove(msg)
+    await fake.dispatch("MESSAGE_DELETE", {"id": msg["id"], "channel_id": cid, "guild_id": fake.guild_id})
+    return fake.ok(None, 204)

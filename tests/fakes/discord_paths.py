@@ -5,6 +5,7 @@ from __future__ import annotations
 from tests.fakes.discord_hooks import (
     callback,
     create_webhook,
+    delete_webhook_message,
     edit_webhook_message,
     execute_webhook,
     list_webhooks,
@@ -51,5 +52,6 @@ ROUTES = [
     ("POST", rf"/webhooks/(?P<wid>{SNOW})/(?P<token>[^/]+)", execute_webhook),
     ("PATCH", rf"/webhooks/(?P<wid>{SNOW})/(?P<token>[^/]+)/messages/(?P<mid>{SNOW}|@original)",
      edit_webhook_message),
+    ("DELETE", rf"/webhooks/(?P<wid>{SNOW})/(?P<token>[^/]+)/messages/(?P<mid>{SNOW})", delete_webhook_message),
     ("POST", rf"/interactions/(?P<iid>{SNOW})/(?P<token>[^/]+)/callback", callback),
 ]

@@ -415,6 +415,15 @@ class FakeSlack(CanvasMethods):
         m.metadata = p.get("metadata", m.metadata)
         return {"ok": True, "channel": m.channel, "ts": m.ts, "text": m.text}
 
+    def m_chat_delete(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        m = self.find(p.get("channel", ""), p.get("ts", ""))
+        if m is None:
+            return {"ok": False, "error": "message_not_found"}
+        if m.user != BOT_USER:  # a bot token deletes only the app's own messages
+            return {"ok": False, "error": "cant_delete_message"}
+        self.messages.remove(m)
+        return {"ok": True, "channel": m.channel, "ts": m.ts}
+
     def m_chat_postEphemeral(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         conv = self.conversation(p.get("channel", ""))
         if conv.get("is_private") and not conv.get("is_member"):

@@ -67,7 +67,7 @@ def settings_for(fake: FakeDiscord, tmp_path: Path, **overrides: Any) -> Setting
 
 @contextlib.asynccontextmanager
 async def running(fake: FakeDiscord, tmp_path: Path, **kw: Any) -> AsyncIterator[Council]:
-    llm = RecordingLLM()
+    llm = kw.pop("llm", None) or RecordingLLM()
     chat = DiscordChat()
     app = await build_app(settings_for(fake, tmp_path, **kw.pop("settings", {})), {"discord": chat}, llm=llm,
                           owner="test-owner", clock=kw.pop("clock", None))

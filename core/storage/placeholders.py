@@ -1,0 +1,36 @@
+"""The messages turns show while they are written, by the process that showed them: what a takeover removes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import delete, insert, select
+
+from core.storage import tables as t
+from core.storage.rows import Repo
+
+_p = t.placeholders.c
+
+
+class PlaceholderRepo(Repo):
+    async def placeholder_shown(self, discussion_id: str, key: str, ref: str, owner: str, now: datetime) -> None:
+        """The message showing the turn `key` while it is written (one per turn: a newer one replaces it)."""
+        await self.conn.execute(delete(t.placeholders).where(_p.discussion_id == discussion_id, _p.key == key))
+        await self.conn.execute(insert(t.placeholders).values(discussion_id=discussion_id, key=key, ref=ref,
+                                                              owner=owner, created_at=now))
+
+    async def placeholders_left(self, discussion_id: str, owner: str) -> list[tuple[str, str]]:
+        """(turn key, message ref) of placeholders another process showed and never settled."""
+        query = (select(_p.key, _p.ref).where(_p.discussion_id == discussion_id, _p.owner != owner)
+                 .order_by(_p.created_at))
+        return [(str(k), str(r)) for k, r in (await self.conn.execute(query)).all()]
+
+    async def placeholder_keys(self, discussion_id: str) -> list[str]:
+        query = select(_p.key).where(_p.discussion_id == discussion_id)
+        return [str(k) for k in (await self.conn.execute(query)).scalars()]
+
+    async def forget_placeholders(self, discussion_id: str, keys: list[str]) -> None:
+        """These placeholders became their posts, or are gone: nothing is left to remove."""
+        if keys:
+            await self.conn.execute(delete(t.placeholders).where(_p.discussion_id == discussion_id,
+                                                                 _p.key.in_(keys)))

@@ -1,0 +1,67 @@
+"""A restart mid-step on Slack: the "is thinking…" placeholders a dead process left are removed by the process that
+takes over, even when it cannot read the thread to find them, so no turn shows twice."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import aiohttp
+
+from adapters.slack.server import SlackServer
+from bot.wiring import App, build_app
+from core.ports import ChatPort
+from tests.adapters.slack.conftest import Slack, config, settings, slack_chat
+from tests.fakes.clock import FakeClock
+from tests.fakes.cluster import until
+from tests.fakes.llm import ScriptedLLM
+from tests.fakes.slack_api import FakeSlack
+
+TTL_S = 60.0
+
+
+def half_written(fake: FakeSlack, thread: str) -> list:
+    return [m for m in fake.thread("C0001", thread)[1:] if m.text.endswith(("is thinking…", "is writing…"))]
+
+
+async def test_a_takeover_removes_the_placeholders_a_dead_process_left(fake: FakeSlack, tmp_path: Path) -> None:
+    clock, stalled = FakeClock(), ScriptedLLM()
+    gate = stalled.hold()  # the first process's model never answers: it dies while its turns are written
+    s = settings(tmp_path).model_copy(update={"council_lease_ttl_s": TTL_S})
+
+    async def first_app(chats: Mapping[str, ChatPort]) -> App:
+        return await build_app(s, chats, llm=stalled, clock=clock, owner="the-first-process")
+
+    server = SlackServer(config(fake), first_app)
+    await server.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            slack = Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake)
+            status, _ = await slack.command("Should we move to trunk-based development? --rounds 1")
+            assert status == 200
+        assert server.core is not None
+        await until(lambda: [m for m in fake.messages if m.text.endswith("is thinking…")], 10, "a placeholder")
+        [d] = await server.core.service.guard.discussions()
+        left = half_written(fake, d.thread_ref)
+        assert left, "a turn is being written when the process dies"
+
+        # Its lease runs out; a new process, with nothing in memory and no thread read to spend, takes over.
+        clock.advance(seconds=TTL_S + 1)
+        fake.disabled.add("conversations.replies")
+        second = await build_app(s, {"slack": slack_chat(fake)}, llm=ScriptedLLM(), clock=clock,
+                                 owner="the-next-process")
+        try:
+            assert await second.driver.sweep() == [d.id]
+            await second.driver.idle()
+            [done] = await second.service.guard.discussions()
+        finally:
+            gate.set()  # the first process's turns end: its lease is gone, so they record and post nothing
+            await second.close(0)
+        assert done.status.value == "done", done.blocked_reason
+        assert not half_written(fake, d.thread_ref), "no placeholder of the dead process is left"
+        assert {m.ts for m in left}.isdisjoint(m.ts for m in fake.thread("C0001", d.thread_ref))
+        shown = [(m.metadata["event_payload"]["key"], m.metadata["event_payload"].get("part", 0))
+                 for m in fake.thread("C0001", d.thread_ref) if (m.metadata or {}).get("event_type") == "council_post"]
+        assert len(shown) == len(set(shown)), "no post shows twice"
+    finally:
+        await server.stop()
