@@ -171,7 +171,8 @@ async def test_a_post_under_another_name_or_face_takes_chat_write_customize(
 
 async def test_a_response_url_is_good_for_five_posts_within_30_minutes(slack: FakeSlack, clock: Clock) -> None:
     async def send(key: str) -> int:
-        return (await AsyncWebhookClient(slack.base_url.replace("/api/", f"/response/{key}")).send(text="x")).status_code
+        url = slack.base_url.replace("/api/", f"/response/{key}")
+        return (await AsyncWebhookClient(url).send(text="x")).status_code
 
     assert [await send("five") for _ in range(6)] == [200] * 5 + [404]
     assert await send("late") == 200
