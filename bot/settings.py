@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from typing import Literal, get_args
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_PRICES = {
@@ -28,6 +29,7 @@ def unknown_variables(environ: Mapping[str, str]) -> list[tuple[str, str]]:
 
 
 MIN_WEB_SECRET_BYTES = 32
+Effort = Literal["low", "medium", "high", "xhigh", "max"]  # the API's output_config.effort levels
 
 
 class Settings(BaseSettings):
@@ -72,6 +74,10 @@ class Settings(BaseSettings):
     council_seat_wait_min: float = Field(default=30.0, gt=0)  # a person's turn waits this long, then a stand-in
     council_open_max_speeches: int = Field(default=16, ge=2, le=200)  # the open floor closes by then at the latest
     council_llm_timeout_s: float = 120.0
+    # How much the models think (output_config.effort): they think by default, and thinking counts toward each
+    # call's max_tokens, which gets room for it. Turns, bids, structured outputs and fact checks; syntheses.
+    council_effort: Effort = "low"
+    council_synthesis_effort: Effort = "medium"
     council_fact_check: bool = False  # "on": discussions check their claims unless started with --no-check
     council_search_max_uses: int = Field(default=5, ge=1, le=50)  # web searches per fact check at most
     council_search_allowed_domains: str = ""  # comma-separated: search only these (not with blocked domains)
@@ -106,6 +112,15 @@ class Settings(BaseSettings):
         def split(raw: str) -> list[str]:
             return [x.strip() for x in raw.split(",") if x.strip()]
         return split(self.council_search_allowed_domains), split(self.council_search_blocked_domains)
+
+    @field_validator("council_effort", "council_synthesis_effort", mode="before")
+    @classmethod
+    def _an_effort(cls, value: object, info: ValidationInfo) -> object:
+        """Name the variable and its choices: the bare Literal error names neither."""
+        levels = get_args(Effort)
+        if value not in levels:
+            raise ValueError(f"{str(info.field_name).upper()} must be one of {', '.join(levels)} (got {value!r})")
+        return value
 
     @field_validator("council_web_secret")
     @classmethod

@@ -7,11 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
+import typer
 
+from bot.__main__ import _settings
 from bot.settings import DEFAULT_PRICES, Settings
 from bot.wiring import build_app
 from core.control import commands as c
 from core.deliberation import flows
+from core.deliberation.schemas import RoundSynthesis
 from core.models import Phase, Status, TurnStatus
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.chat import RecordingChat
@@ -85,3 +88,35 @@ async def test_a_refused_turn_is_skipped_with_a_note_at_once_and_its_cost_charge
     assert any("could not respond (the model declined to write this)" in n for n in notices), notices
     assert not any("nudging" in n for n in notices)
     assert d.cost_usd == pytest.approx(ledger_cost(fake))  # the refused call's tokens are paid for too
+
+
+async def test_the_effort_settings_reach_every_call(tmp_path: Path) -> None:
+    async with FakeAnthropic() as fake:
+        settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
+                            anthropic_api_key="sk-test", anthropic_base_url=fake.base_url,
+                            council_effort="medium", council_synthesis_effort="high")
+        app = await build_app(settings, {"console": RecordingChat()})
+        try:
+            await app.service.handle(c.StartDiscussion(topic="Should we adopt a four-day week?", flow="moderated",
+                                                       rounds=1, experts=2, user_id="U1"))
+            await app.driver.idle()
+        finally:
+            await app.close()
+
+    turns = [b["output_config"]["effort"] for b in fake.requests if b.get("stream")]
+    syntheses = [b["output_config"]["effort"] for b in fake.requests
+                 if set(((b["output_config"].get("format") or {}).get("schema") or {}).get("properties") or {})
+                 == set(RoundSynthesis.model_fields)]
+    assert turns and set(turns) == {"medium"}
+    assert syntheses and set(syntheses) == {"high"}
+    assert all(b["thinking"] == {"type": "adaptive"} for b in fake.requests)
+
+
+def test_a_wrong_effort_is_refused_at_start_naming_the_variable(monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COUNCIL_SYNTHESIS_EFFORT", "extreme")
+    with pytest.raises(typer.Exit):
+        _settings(quiet=True)
+    err = capsys.readouterr().err
+    assert "COUNCIL_SYNTHESIS_EFFORT must be one of low, medium, high, xhigh, max (got 'extreme')" in " ".join(
+        err.split())

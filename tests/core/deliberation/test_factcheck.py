@@ -103,6 +103,35 @@ async def test_the_search_tool_refused_says_it_could_not_check_and_the_discussio
         await app.close()
 
 
+async def test_web_search_off_for_the_organization_tells_the_thread_an_admin_must_turn_it_on(
+        tmp_path: Path, fake: FakeAnthropic) -> None:
+    fake.web_search = "off"
+    chat = RecordingChat()
+    app = await make_app(tmp_path, fake, chat)
+    try:
+        d = await run(app, rounds=1, check=True)
+        assert d.status == Status.DONE
+        [check] = check_posts(chat, d)
+        assert "an admin must turn web search on for the organization in the Anthropic Console" in check
+        assert "(400)" not in check and "supported" not in check
+    finally:
+        await app.close()
+
+
+async def test_a_paused_search_is_continued_and_the_check_posted(tmp_path: Path, fake: FakeAnthropic) -> None:
+    fake.web_search = "pause"
+    chat = RecordingChat()
+    app = await make_app(tmp_path, fake, chat)
+    try:
+        d = await run(app, rounds=1, check=True)
+        [check] = check_posts(chat, d)
+        assert "❌ **false**" in check and "could not check" not in check
+        assert "[Survey 2025](https://research.example.org/survey-2025)" in check
+        assert fake.searches_run == 2  # run once, in the paused leg; the continuation searched nothing again
+    finally:
+        await app.close()
+
+
 @pytest.mark.parametrize(("mode", "why"), [("unavailable", "the search tool answered unavailable"),
                                            ("pause_always", "the API paused it 4 times")])
 async def test_searches_that_fail_or_pause_are_no_check(tmp_path: Path, fake: FakeAnthropic, mode: str,
