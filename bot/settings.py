@@ -76,7 +76,7 @@ class Settings(BaseSettings):
     council_llm_timeout_s: float = 120.0
     # How much the models think (output_config.effort): they think by default, and thinking counts toward each
     # call's max_tokens, which gets room for it. Turns, bids, structured outputs and fact checks; syntheses.
-    council_effort: Effort = "low"
+    council_turn_effort: Effort = "low"
     council_synthesis_effort: Effort = "medium"
     council_fact_check: bool = False  # "on": discussions check their claims unless started with --no-check
     council_search_max_uses: int = Field(default=5, ge=1, le=50)  # web searches per fact check at most
@@ -113,7 +113,7 @@ class Settings(BaseSettings):
             return [x.strip() for x in raw.split(",") if x.strip()]
         return split(self.council_search_allowed_domains), split(self.council_search_blocked_domains)
 
-    @field_validator("council_effort", "council_synthesis_effort", mode="before")
+    @field_validator("council_turn_effort", "council_synthesis_effort", mode="before")
     @classmethod
     def _an_effort(cls, value: object, info: ValidationInfo) -> object:
         """Name the variable and its choices: the bare Literal error names neither."""

@@ -83,7 +83,7 @@ def build_llm(settings: Settings) -> LLM:
                 m: ModelPrice(input_per_mtok=i, output_per_mtok=o) for m, (i, o) in settings.council_prices.items()
             },
             timeout_s=settings.council_llm_timeout_s,
-            effort=settings.council_effort,
+            effort=settings.council_turn_effort,
             synthesis_effort=settings.council_synthesis_effort,
             max_retries=settings.council_llm_max_retries,
             base_url=settings.anthropic_base_url,

@@ -94,7 +94,7 @@ async def test_the_effort_settings_reach_every_call(tmp_path: Path) -> None:
     async with FakeAnthropic() as fake:
         settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
                             anthropic_api_key="sk-test", anthropic_base_url=fake.base_url,
-                            council_effort="medium", council_synthesis_effort="high")
+                            council_turn_effort="medium", council_synthesis_effort="high")
         app = await build_app(settings, {"console": RecordingChat()})
         try:
             await app.service.handle(c.StartDiscussion(topic="Should we adopt a four-day week?", flow="moderated",
