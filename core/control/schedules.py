@@ -17,6 +17,7 @@ from core.models import Discussion, NextAction, Post, PostFile, Schedule, Status
 from core.ports import Clock
 from core.running.driver import Driver, load_state
 from core.running.effects import save_discussion
+from core.running.spending import day_window, workspace_exhausted, workspace_message
 from core.showing import digest
 from core.showing.moments import mark
 from core.storage.store import Store, Tx
@@ -270,6 +271,20 @@ class Schedules:
             await tx.mark_digest_sent(row["id"], ref, self.clock.now())
         return 1
 
+    async def _day_allows(self, material: digest.Material) -> bool:
+        """Whether the workspace's budget for the day has room for the digest's model call at its worst case."""
+        limits, s = self.driver.config.limits, material.schedule
+        if limits.workspace_usd_per_day <= 0:
+            return True
+        async with self.store.tx() as tx:
+            spent = await tx.workspace_spend(s.platform, s.workspace, day_window(self.clock.now(), limits.tz)[0])
+        worst = self.driver.llm.worst_case_usd(digest.prompt(material.covered))
+        if workspace_exhausted(limits, spent + worst):
+            log.info("digest %s written without the model: %s", s.id,
+                     workspace_message(limits, spent, self.clock.now()))
+            return False
+        return True
+
     async def _written(self, row: dict[str, Any], material: digest.Material, key: str) -> Post:
         """The digest's words: those kept from an earlier attempt, else written now (the model condenses the
         period) and kept, with the model's cost, before anything is sent; a retry never writes it anew."""
@@ -279,7 +294,10 @@ class Schedules:
         await digest.links(chat, material.covered + material.waiting)
         for item in material.covered + material.waiting:
             item.page = self.driver.config.pages.url(item.discussion.id, self.clock.now())
-        summary, usage = await digest.condense(self.driver.llm, material.covered)
+        if await self._day_allows(material):
+            summary, usage = await digest.condense(self.driver.llm, material.covered)
+        else:  # the day's budget is spent: the digest goes out from the stored syntheses, as when the model fails
+            summary, usage = digest.fallback_summary(material.covered), None
         post = digest.render(material, summary, key, self.driver.llm.offline)
         async with self.store.tx() as tx:
             await tx.set_digest_post(row["id"], post.model_dump(mode="json", exclude={"files"}))

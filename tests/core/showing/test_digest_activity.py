@@ -4,14 +4,17 @@ waiting on people with how long they have waited; on an injected clock."""
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
-from bot.wiring import App
+from bot.settings import Settings
+from bot.wiring import App, build_app
 from core.control import commands as c
-from core.models import Post
+from core.models import Phase, Post
 from tests.core.conftest import C1, settle, start
 from tests.core.control.test_schedules import BERLIN, app, clock, digest_schedule, fire, waiting
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
+from tests.fakes.llm import ScriptedLLM
 
 __all__ = ["app", "clock"]  # the schedule tests' fixtures: the real app on a FakeClock
 
@@ -97,3 +100,24 @@ async def test_a_digest_shows_no_counts_or_voters_of_an_open_poll_whose_results_
     prompt = "".join(b.text for p in app.llm.prompts if p.purpose.phase.value == "digest" for b in p.shared)  # type: ignore[attr-defined]
     assert "Which CI provider?" in prompt, "the digest's model call read the discussion"
     assert "Voter U5" not in prompt and f"{poll.options[0]} 2" not in prompt
+
+
+async def test_a_digest_on_a_spent_day_is_written_from_the_syntheses_without_a_model_call(
+    tmp_path: Path, chat: RecordingChat, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}",  # type: ignore[call-arg]
+                        council_workspace_budget_usd_per_day=0.05)
+    spent = await build_app(settings, {"console": chat}, llm=llm, clock=clock)
+    try:
+        await set_daily(spent)
+        await spent.service.handle(start(topic="Which CI provider?", rounds=1))  # free: its syntheses are ready
+        await settle(spent)
+        llm.cost_per_call = 0.06  # one turn of the next discussion spends the whole day
+        await spent.service.handle(start(topic="Which issue tracker?", rounds=1))
+        await settle(spent)
+        asked = len(llm.prompts)
+        post = await digest_at(spent, chat, clock, datetime(2026, 3, 2, 9, 0, 0, 300_000, tzinfo=BERLIN))
+        assert "Which CI provider?" in post.text, "the digest still goes out"
+        assert not [p for p in llm.prompts[asked:] if p.purpose.phase == Phase.DIGEST]
+    finally:
+        await spent.close()
