@@ -343,7 +343,9 @@ class AnthropicLLM:
             # Paused: the turn so far goes back as the assistant's, and the API carries on from it.
             sent_back += [_param(b) for b in message.content]
             turn: MessageParam = {"role": "assistant", "content": sent_back}
-            request = request | {"messages": [*request["messages"][:1], turn]}
+            # max_uses caps one request: the continuation may run only what the cap leaves (the tool needs one).
+            tool = self._config.search.tool() | {"max_uses": max(1, self._config.search.max_uses - searches)}
+            request = request | {"messages": [*request["messages"][:1], turn], "tools": [tool]}
         usage = self._priced(model, paid)
         usage.cost_usd += searches * self._config.search.price_per_search_usd
         if not refused and not found:

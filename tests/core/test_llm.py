@@ -458,6 +458,8 @@ async def test_a_search_that_keeps_pausing_stops_at_the_limit_and_is_charged(
     searched = await make_llm(search=SearchConfig(max_continuations=2, price_per_search_usd=1.0)).search(prompt())
 
     assert fake.request_count == 3  # the call and two continuations
+    # The searches of a paused turn count against its cap: each continuation may run only what is left of it.
+    assert [b["tools"][0]["max_uses"] for b in fake.requests] == [5, 4, 3]
     assert "paused" in searched.refused
     assert searched.searches == fake.searches_run == 3
     assert searched.usage.cost_usd >= 3.0
