@@ -25,8 +25,9 @@ err = Console(stderr=True)
 def _settings(*, quiet: bool = False) -> Settings:
     """Every command starts here: settings from the environment, logging to stderr with secrets masked.
 
-    `quiet` (the console without --verbose): only warnings, so library chatter never interleaves with the
-    discussion on the terminal, unless COUNCIL_LOG_LEVEL asks for more."""
+    `quiet` (the console without --verbose, and the operator's commands that print a result): only warnings, so
+    library chatter (alembic's INFO lines) never mixes with what the command prints, unless COUNCIL_LOG_LEVEL
+    asks for more."""
     try:
         settings = Settings()
     except ValidationError as exc:  # a setting that cannot work: one clear line per problem, no traceback
@@ -52,6 +53,17 @@ def _settings(*, quiet: bool = False) -> Settings:
     return settings
 
 
+def _login_name() -> str:
+    """Who is at the terminal, as the system names them: the personas address a person by name, and "You" read
+    as one ("Thanks, You")."""
+    import getpass
+
+    try:
+        return getpass.getuser() or "Operator"
+    except (KeyError, OSError):  # no user name for this uid (a bare container)
+        return "Operator"
+
+
 def _fail(message: str) -> None:
     err.print(f"[bold red]error:[/] {message}")
     raise typer.Exit(2)
@@ -67,7 +79,7 @@ def console(
     resume: Annotated[str | None, typer.Option("--resume", help="Continue a paused or crashed discussion")] = None,
     exports: Annotated[Path, typer.Option(help="Folder for synthesis.md, open-questions.md, transcript.json")] = Path(
         "exports"),
-    name: Annotated[str, typer.Option(help="Your name in the discussion")] = "You",
+    name: Annotated[str, typer.Option(help="Your name in the discussion (default: your login name)")] = "",
     flow: Annotated[str, typer.Option(help="moderated, council, meeting or open")] = "moderated",
     style: Annotated[str, typer.Option(help="Council: parallel, sequential or debate")] = "parallel",
     tier: Annotated[str, typer.Option(help="Council and meeting: light, medium or heavy (default: the flow's)")] = "",
@@ -96,6 +108,7 @@ def console(
             _fail(str(exc))
     if rounds is not None and not 1 <= rounds <= 10:
         _fail("--rounds must be between 1 and 10.")
+    name = name.strip() or _login_name()
     if seat.strip() and no_input:
         _fail("--seat makes you take part in person; it needs the terminal, so drop --no-input.")
     try:
@@ -213,7 +226,7 @@ def list_(
 
     if format not in ("text", "json"):
         _fail("--format must be text or json.")
-    settings = _settings()
+    settings = _settings(quiet=True)
 
     async def go() -> list[dict[str, object]]:
         store = await open_store(settings)
@@ -245,7 +258,7 @@ def decisions(
 
     if format not in ("text", "json"):
         _fail("--format must be text or json.")
-    settings = _settings()
+    settings = _settings(quiet=True)
 
     async def go() -> list[dict[str, object]]:
         store = await open_store(settings)
@@ -287,7 +300,7 @@ def export(
         _fail("--format must be json, md or html.")
     if not discussion_id and not latest:
         _fail("give a discussion id or --latest.")
-    settings = _settings()
+    settings = _settings(quiet=True)
 
     async def go() -> dict[str, object] | None:
         store = await open_store(settings)

@@ -65,6 +65,9 @@ async def run_console(
     resume: str | None, exports: Path, user_name: str, flow_options: dict[str, Any] | None = None,
 ) -> int:
     out = Console(highlight=False)
+    # The person at the terminal is the operator, spending their own key: the per-person start limit guards a
+    # shared workspace from one member, not the operator from themselves.
+    settings = settings.model_copy(update={"council_starts_per_user_per_hour": 0})
     chat = ConsoleChat(out, journal=_journal(settings), voting=not no_input, exports=exports)
     app = await build_app(settings, {"console": chat})
     session = ConsoleSession(app.service, app.driver, app.store, out, user_name)

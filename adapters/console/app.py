@@ -15,7 +15,8 @@ from rich.console import Console
 from adapters.console.translate import FACTS, parse_choice, parse_control
 from core.control import commands as c
 from core.control.service import Service, UserError
-from core.models import NextAction, Status
+from core.deliberation import closings
+from core.models import Discussion, NextAction, Status
 from core.running.driver import Driver
 from core.showing.export import artifacts, export
 from core.showing.moments import plain
@@ -99,8 +100,8 @@ class ConsoleSession:
             async with self.store.tx() as tx:
                 d = await tx.discussion(discussion_id)
             assert d is not None
-            if d.status == Status.DONE and lines is not None and d.auto_rounds is None:
-                await self._final_votes(d.id, lines)  # the person chose the end: they vote before it ends
+            if d.status == Status.DONE and lines is not None:
+                await self._final_votes(d, lines)  # the person at the terminal votes before it ends
             if d.status in (Status.DONE, Status.STOPPED, Status.PAUSED):
                 return d.status
             if lines is None:
@@ -130,20 +131,32 @@ class ConsoleSession:
             if cmd is None:
                 self.console.print("[yellow]I didn't understand that.[/] " + CHOICES_HINT)
                 continue
+            if isinstance(cmd, c.ChooseNextAction) and cmd.action == NextAction.DIFFERENT_TOPIC:
+                self.console.print("[bold cyan]> Type the topic for the next round, or press Enter for the "
+                                   "council's suggestion.[/]")
+                topic = await lines.get()
+                cmd = cmd.model_copy(update={"topic": (topic or "").strip()})
             await self._do(cmd)
 
-    async def _final_votes(self, discussion_id: str, lines: Lines) -> None:
-        """The final synthesis offers a poll: it is votable here, before the program ends."""
+    async def _final_votes(self, d: Discussion, lines: Lines) -> None:
+        """The polls the ending offers, votable here before the program ends: the final poll when the person chose
+        the end (after unattended rounds it only shows the council's positions), and a meeting's ranking, place
+        by place, closed once every place has the person's pick so their ranking shows beside the owners'."""
         while True:
             async with self.store.tx() as tx:
-                polls = [p for p in await tx.polls(discussion_id) if p.final and not p.closed]
+                polls = [p for p in await tx.polls(d.id) if p.final and not p.closed
+                         and (d.auto_rounds is None or closings.ranking_of(p.key))]
                 voted = {b.poll_id for p in polls for b in await tx.ballots(p.id) if b.voter_id == FACTS["user_id"]}
             todo = [p for p in polls if p.id not in voted]
             if not todo:
+                ranked = [p for p in polls if closings.ranking_of(p.key)]
+                if ranked:
+                    await self._do(c.ClosePoll(poll_id=ranked[0].id, **FACTS, user_name=self.user))
+                    await self.driver.idle()
                 return
             poll = todo[0]
-            self.console.print(f"[bold cyan]> Vote on “{poll.question}”: type a number 1-{len(poll.options)}, "
-                               "or press Enter to finish without voting.[/]")
+            self.console.print(f"[bold cyan]> Vote on “{poll.question}” (poll {poll.id}): type a number "
+                               f"1-{len(poll.options)}, or press Enter to finish without voting.[/]")
             line = await lines.get()
             if line is None or not line.strip():
                 return
@@ -187,7 +200,9 @@ class ConsoleSession:
         except UserError as exc:
             self.console.print(f"[yellow]{exc}[/]")
             return
-        if reply.text and not isinstance(cmd, c.PostHumanMessage | c.ChooseNextAction):
+        # A message typed gets its "Noted" at once (its answer, if one is owed, comes with the next turn); a choice
+        # is shown by the discussion itself ("You chose …").
+        if reply.text and not isinstance(cmd, c.ChooseNextAction | c.ClosePoll):
             self.console.print(f"[dim]{plain(reply.text)}[/]")
 
     async def write_exports(self, discussion_id: str, folder: Path) -> Path:

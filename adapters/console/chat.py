@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console, Group
+from rich.emoji import Emoji
 from rich.live import Live
 from rich.text import Text
 
@@ -25,9 +26,14 @@ class ConsoleChat:
         self._count = 0
         self._writing: dict[str, tuple[str, str]] = {}  # turn key -> (who, text so far)
         self._live: Live | None = None
+        self._rosters: dict[str, list[tuple[str, str, str, str]]] = {}  # discussion -> the roster last shown
+        self._states: dict[str, str] = {}  # discussion -> the header's state line last shown
 
     async def publish(self, discussion: Discussion, post: Post) -> str:
         self._done_writing(post.key)
+        if post.kind == "header":
+            self._rosters[discussion.id] = [(p.key, p.icon, p.name, p.title) for p in post.roster]
+            self._states[discussion.id] = post.state
         self.console.print(render(post, voting=self._votable(discussion, post)))
         self._extras(discussion, post)
         self._count += 1
@@ -36,17 +42,34 @@ class ConsoleChat:
         return ref
 
     async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
-        # A terminal cannot edit what it printed: it shows the new version (a roster, a poll's counts); of a
-        # header redrawn for a change of state, only the line that changed.
-        if post.kind == "header" and ":header:edit:" in post.key:
-            self.console.print(Text(plain(post.state), style="dim"), soft_wrap=True)
-            return
+        # A terminal cannot edit what it printed: it shows the new version (a poll's counts), and of a header
+        # only what changed: the panel once when the council is first seated, then a line per seat filled or
+        # changed (an open floor fills its slots one by one), or the state line.
+        if post.kind == "header":
+            return self._header_changed(discussion, post)
         self.console.print(render(post, voting=self._votable(discussion, post)))
+
+    def _header_changed(self, discussion: Discussion, post: Post) -> None:
+        before = self._rosters.get(discussion.id, [])
+        now = [(p.key, p.icon, p.name, p.title) for p in post.roster]
+        self._rosters[discussion.id] = now if now else before
+        if now and not before:
+            self.console.print(render(post, voting=self.voting))
+            return
+        changed = [p for p in post.roster if (p.key, p.icon, p.name, p.title) not in before] if now else []
+        for p in changed:
+            self.console.print(Text.assemble(f"{Emoji.replace(p.icon)} ", (p.name, "bold"), f" — {p.title}",
+                                             style="dim"), soft_wrap=True)
+        if post.state != self._states.get(discussion.id):
+            self.console.print(Text(plain(post.state), style="dim"), soft_wrap=True)
+        self._states[discussion.id] = post.state
 
     def _votable(self, d: Discussion, post: Post) -> bool:
         """A final poll is votable only when the person chose the end (the session then asks for the vote before
-        it finishes); after unattended rounds the program ends with the synthesis, so it only shows positions."""
-        return self.voting and not (post.poll is not None and post.poll.final and d.auto_rounds is not None)
+        it finishes); after unattended rounds the program ends with the synthesis, so it only shows positions.
+        A meeting's ranking is for people to fill in, however its rounds ran: its places are always votable."""
+        place = any(a.id.startswith("pick:") for a in post.actions)
+        return self.voting and (place or not (post.poll is not None and post.poll.final and d.auto_rounds is not None))
 
     async def find(self, discussion: Discussion, key: str) -> str | None:
         return f"console:{key}" if self._printed(key) else None

@@ -21,7 +21,7 @@ from adapters.slack import translate as tr
 from adapters.slack.budgeted import PRIORITY, Skipped
 from adapters.slack.chat import ClientFor
 from adapters.slack.clients import Users, dismiss, ephemeral
-from adapters.slack.markup import escape
+from adapters.slack.markup import escape, mrkdwn
 from adapters.slack.member import channels_of
 from adapters.slack.membership import ensure_member
 from adapters.slack.people import named
@@ -145,8 +145,8 @@ class Council:
         if announce and reply.text and not isinstance(cmd, c.StartDiscussion | c.PostHumanMessage):
             if isinstance(cmd, c.SetDigest):
                 await self._tell_anyway(client, place, digest_reply(reply.text, cmd.channel), markup=True)
-            else:
-                await self._tell_anyway(client, place, reply.text)
+            else:  # the core's answers are written in its light Markdown: Slack shows them in its own
+                await self._tell_anyway(client, place, mrkdwn(reply.text), markup=True)
         return reply
 
     # buttons and modals ---------------------------------------------------------------------------
@@ -335,7 +335,7 @@ class Council:
         try:
             yield
         except UserError as exc:
-            await self._tell_anyway(client, place, str(exc))
+            await self._tell_anyway(client, place, mrkdwn(str(exc)), markup=True)
         except Exception as exc:
             # The request's body is not logged: it carries tokens and what people wrote.
             log.exception("%s from %s in %s failed: %s", what, place.user, place.channel, type(exc).__name__)

@@ -321,6 +321,9 @@ class Service:
                              needs_answer=owed and not paced, created_at=now)
             )
         heard = d.status in (Status.RUNNING, Status.WAITING)
+        if heard and d.pending == "final":
+            return Reply(text="Noted: the council is closing; this is answered before the closing, or listed among "
+                              "its open questions.", discussion_id=d.id)
         if paced:
             return Reply(text="Noted: the council answered you a moment ago, so this one is heard in the next "
                               "answer or the next round.")
@@ -363,7 +366,7 @@ class Service:
             if poll.final:
                 await refresh_people(tx, d.id)  # the decision record's people's vote follows the final poll
         self.driver.kick(d.id)
-        return Reply(text=f"Your vote: {poll.options[cmd.choice]}. Click another option to change it.")
+        return Reply(text=f"Your vote: {poll.options[cmd.choice]}. Vote again to change it.")
 
     async def _queue_tally(self, tx: Tx, d: Discussion, poll: Poll, now: datetime) -> None:
         """The poll's new counts go out through the outbox, in order with everything else in the thread: an
@@ -417,11 +420,14 @@ class Service:
                 d.round_topic = topic.strip() or (ideas[0] if ideas else d.round_topic)
             elif action == NextAction.DIFFERENT_TOPIC:
                 d.round_topic = topic.strip() or (ideas[1] if len(ideas) > 1 else d.topic)
-            await close_polls(tx, d, now, before_round=d.round, offline=self.driver.llm.offline)
-        await save_discussion(tx, d, now)
+        # The choice first, then what it sets off (the round's polls closed, the header's "Running"), so the
+        # thread reads in the order things happened.
         detail = f": {d.round_topic}" if action in (NextAction.DEEP_DIVE, NextAction.DIFFERENT_TOPIC) else ""
         await self._notice(tx, d, f"{d.id}:r{chosen_round}:chose:{d.resume_count}",
                            f"➡️ {user_name or 'Someone'} chose **{label}**{detail}.")
+        if d.round > chosen_round:
+            await close_polls(tx, d, now, before_round=d.round, offline=self.driver.llm.offline)
+        await save_discussion(tx, d, now)
         return label
 
     async def synthesize(self, cmd: c.Synthesize) -> Reply:

@@ -81,8 +81,8 @@ def recommendation(topic: str, state: State, rec: MeetingRecommendation, people:
         lines.append("- None — the owners agree" if consensus else
                      "- None voiced, but the owners' first choices differ")
     if not consensus and len(ranked) > 1:
-        lines += ["", f"**The owners are split** after {state.discussion.round} rounds: people decide. Rank the "
-                      "options in the polls below."]
+        # The record says who decides; where people rank is the poll's to say (an export has no polls below).
+        lines += ["", f"**The owners are split** after {state.discussion.round} rounds: people decide."]
     lines += ["", "**Suggested Next Steps**", *[f"- {s}" for s in rec.next_steps],
               "", "_A recommendation only: nothing is executed automatically._"]
     return "\n".join(lines), [t.item for t in ranked[:5]]

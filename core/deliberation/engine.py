@@ -106,7 +106,9 @@ def next_step(state: State) -> Step:
         # A finished roster always seats people; never re-run it (that would loop on a bad answer).
         return RunTurns(turns=[plan]) if plan and not state.finished(plan.key) else Idle()
 
-    if d.pending in ("", "final"):  # a person who wrote is answered at the next step, before the closing too
+    if d.pending == "" or (d.pending == "final" and not closing_begun(state)):
+        # A person who wrote is answered at the next step, before the closing too; once the closing is being
+        # written, it reads what came in and lists what it leaves open: no answer may land after it.
         todo = answers(state)
         if todo:
             return RunTurns(turns=todo)
@@ -134,6 +136,12 @@ def next_step(state: State) -> Step:
         if todo:
             return RunTurns(turns=todo)
     return flow.after_round(state)
+
+
+def closing_begun(state: State) -> bool:
+    """Whether the final synthesis has been started (or written)."""
+    plan = _single(state, Phase.FINAL_SYNTHESIS)
+    return plan is not None and state.turn(plan.key) is not None
 
 
 def said_anything(state: State) -> bool:

@@ -41,6 +41,7 @@ behind it, but the claim goes further than the sources), [false] (the sources co
 _MARK = re.compile(r"\[\s*(" + "|".join(VERDICTS) + r")\s*\]", re.I)
 _MD_LINK = re.compile(r"\[([^\[\]\n]*)\]\([^)\s]*\)")
 _SLACK_LINK = re.compile(r"<(?:https?://|www\.)[^|>\s]*\|([^>]*)>")
+_URL_ASIDE = re.compile(r"[ \t]*\((?=[^()]*?(?:https?://|www\.))[^()]*\)", re.I)
 _URL = re.compile(r"<?\b(?:https?://|www\.)[^\s<>)\]]+>?", re.I)
 
 
@@ -146,7 +147,12 @@ def without_links(text: str) -> str:
     """The model's words with every link and URL it wrote taken out: only cited sources are ever shown."""
     text = _MD_LINK.sub(r"\1", text)
     text = _SLACK_LINK.sub(r"\1", text)
-    return re.sub(r"[ \t]{2,}", " ", _URL.sub("", text)).strip()
+    # A parenthesis that held a bare URL only pointed to it ("(full figures at …)"): it goes with the URL.
+    text = _URL_ASIDE.sub("", text)
+    text = _URL.sub("", text)
+    text = re.sub(r"\(\s*\)|\[\s*\]", "", text)  # brackets the URL was all of
+    text = re.sub(r"[ \t]+([.,;:!?])", r"\1", text)
+    return re.sub(r"[ \t]{2,}", " ", text).strip()
 
 
 def claims(searched: Searched) -> list[Claim]:
@@ -178,8 +184,8 @@ def _link(source: Source) -> str:
 def text(searched: Searched, found: list[Claim], what: str) -> str:
     """The post: each claim marked with its verdict and its cited sources, or why nothing could be checked."""
     if searched.refused:
-        return (f"🔎 I could not check {what}: {searched.refused}. Nothing here was verified, so read its figures "
-                "and studies as unchecked.")
+        return (f"🔎 I could not check the claims in {what}: {searched.refused}. Nothing here was verified, so read "
+                "its figures and studies as unchecked.")
     if not found:
         return f"🔎 I found no checkable factual claims in {what}."
     lines = [f"🔎 I checked {len(found)} claim{'s' if len(found) != 1 else ''} in {what} "
@@ -198,7 +204,7 @@ def what_is_checked(state: State, plan: TurnPlan) -> str:
     if REQUESTED in plan.key:
         turns = claims_to_check(state, plan)
         return f"{_name(state, turns[0])}'s post" if turns else "that post"
-    return f"round {plan.round}'s claims"
+    return f"round {plan.round}"
 
 
 def record(searched: Searched, state: State, plan: TurnPlan) -> tuple[str, dict[str, object]]:

@@ -111,7 +111,8 @@ class OfflineLLM:
         angle = self._pick(prompt, ["cost", "risk", "speed of learning", "reversibility", "who carries the load"])
         texts = {
             Phase.OPENING: (
-                f"Round {p.round}: **{topic}**. Let's look at it through three angles: {angle}, the "
+                f"Round {p.round}: **{topic}**{'' if topic.rstrip().endswith(('.', '?', '!')) else '.'} "
+                f"Let's look at it through three angles: {angle}, the "
                 f"evidence we actually have, and what would make us change course. {other}, where "
                 "would you start?"
             ),

@@ -20,6 +20,8 @@ NOT_PERSONAL = frozenset({Phase.ROSTER, Phase.PERSONA, Phase.BID, Phase.ANSWER})
 SEAT_ROLE = {"moderated": Role.EXPERT, "council": Role.ADVISOR, "meeting": Role.OWNER, "open": Role.EXPERT}
 DEFAULT_STANCES = ["for", "against", "undecided"]
 _ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*(?P<item>.+?)\s*$")
+OPTION = re.compile(r"\s*<option>(.*?)</option>", re.S)  # an option as the prompt quotes it (quoting.quote)
+IN_PERSON = "Takes part in person"  # the title of a seat given without one
 
 
 def holder_of(state: State, plan: TurnPlan) -> Persona | None:
@@ -43,7 +45,7 @@ def people_seats(d: Discussion, taken: list[Persona]) -> list[Persona]:
             key += "_p"
         keys.add(key)
         out.append(Persona(key=key, name=person.name[:80], role=SEAT_ROLE.get(d.flow, Role.EXPERT),
-                           title=person.title or "Takes part in person", icon=PERSON_ICON, held_by=person.user_id,
+                           title=person.title or IN_PERSON, icon=PERSON_ICON, held_by=person.user_id,
                            expertise=["their own experience"]))
     return out
 
@@ -62,14 +64,17 @@ def stance_choices(state: State) -> list[str]:
     return [*seen[:4], "undecided"] if seen else DEFAULT_STANCES
 
 
-def ask_text(task: str, persona: Persona, label: str, wait_min: int, *, ranked: bool = False) -> str:
-    """The turn's task as the person reads it: what the persona would be asked, without the prompt's quoting."""
-    plain = unescape(task).replace("&quot;", '"')
-    return (f"**{persona.name}, it is your turn** ({label}, as {persona.title or persona.name}). {plain}\n\n"
-            f"Reply in this thread: your next message is your turn"
+def ask_text(task: str, persona: Persona, label: str, wait: str, *, ranked: bool = False) -> str:
+    """The turn's task as the person reads it: what the persona would be asked, without the prompt's quoting (the
+    options it quotes are listed one a line); `wait` is how long it waits, in words ("30 minutes")."""
+    listed = OPTION.sub(lambda m: f"\n- {m.group(1).strip()}", task)
+    plain = unescape(listed).replace("&quot;", '"')
+    seat = f", as {persona.title}" if persona.title and persona.title != IN_PERSON else ""
+    return (f"**{persona.name}, it is your turn** ({label}{seat}). {plain}\n\n"
+            f"Your next message here is your turn"
             + (" (your ranking: one item per line, or separated by semicolons)." if ranked else ".")
             + " You may end it with `Stance: <label> — "
-            f"<one line>`, or pick your stance below. If you don't answer within {wait_min} minutes, an AI "
+            f"<one line>`, or pick your stance below. If you don't answer within {wait}, an AI "
             "stand-in speaks for you this time; write here any time to take your seat back.")
 
 

@@ -108,14 +108,23 @@ async def people_ballots(tx: Tx, discussion_id: str, round_: int) -> list[str]:
     return chosen
 
 
-async def _stance_section(tx: Tx, state: State, round_: int, *, final: bool = False, with_verdict: bool = True) -> str:
+async def _stance_section(tx: Tx, state: State, round_: int, *, final: bool = False,
+                          with_verdict: bool = True) -> tuple[str, str]:
     """The stance table and tally, and the claims the Fact-checker found false or stretched (the round's, or
-    the whole discussion's for a final synthesis)."""
+    the whole discussion's for a final synthesis): as kept on the record, and as the thread shows it. A closing
+    written right after its round's synthesis would repeat the table the thread just showed: there it points to
+    it and gives the verdict (which people's votes since may have changed)."""
     carry = flows.get(state.discussion.flow).keeps_stances
-    section = stances.text(stances.table(state, round_, carry=carry), round_,
-                           await people_ballots(tx, state.discussion.id, round_), with_verdict=with_verdict)
+    rows = stances.table(state, round_, carry=carry)
+    people = await people_ballots(tx, state.discussion.id, round_)
+    section = stances.text(rows, round_, people, with_verdict=with_verdict)
     fell = factcheck.fallen_section(state, None if final else round_)
-    return (f"\n\n{section}" if section else "") + fell
+    full = (f"\n\n{section}" if section else "") + fell
+    if not (final and rows and any(t.round == round_ for t in state.done_turns(Phase.ROUND_SYNTHESIS))):
+        return full, full
+    pointer = f"_Stances as after round {round_}, above._" + (
+        f"\n\n**Verdict:** {stances.verdict([r.label for r in rows], people)}" if with_verdict else "")
+    return full, f"\n\n{pointer}" + fell
 
 
 def _people_questions(state: State, phase: Phase) -> str:
@@ -160,6 +169,7 @@ async def record_turn(
         return
     kind = "turn"
     polls: list[tuple[str, str, list[str], bool]] = []
+    in_thread: str | None = None  # the post's text, where it differs from the record's
     persona = state.persona(plan.persona_key)
     if data is not None and "stance" in data and "text" in data:  # a structured turn with its stance
         text = str(data["text"]).strip()
@@ -196,7 +206,7 @@ async def record_turn(
     if plan.phase == Phase.ROUND_SYNTHESIS:
         rs = RoundSynthesis.model_validate(data)
         text, kind = formats.round_synthesis_text(rs, plan.round), "synthesis"
-        text += await _stance_section(tx, state, plan.round)
+        text += (await _stance_section(tx, state, plan.round))[0]
         await tx.add_synthesis(plan.key, d.id, plan.round, "round", data, text, now)
         if rs.proposals:
             polls.append((f"{plan.key}:poll", "Which proposal should the team pursue?", rs.proposals, False))
@@ -204,17 +214,20 @@ async def record_turn(
         text, items = closings.recommendation(d.topic, state, MeetingRecommendation.model_validate(data),
                                               await people_ballots(tx, d.id, plan.round))
         # The recommendation gives the verdict (over every owner's first choice): the table adds no second one.
-        text, kind = text + await _stance_section(tx, state, plan.round, final=True, with_verdict=False), "synthesis"
+        full, shown = await _stance_section(tx, state, plan.round, final=True, with_verdict=False)
+        text, in_thread, kind = text + full, text + shown, "synthesis"
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
         polls += closings.place_polls(plan.key, items)
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "council":
         text, kind = formats.verdict_text(CouncilVerdict.model_validate(data)), "synthesis"
-        text += await _stance_section(tx, state, plan.round, final=True)
+        full, shown = await _stance_section(tx, state, plan.round, final=True)
+        text, in_thread = text + full, text + shown
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
     elif plan.phase == Phase.FINAL_SYNTHESIS:
         fs = FinalSynthesis.model_validate(data)
         text, kind = formats.final_synthesis_text(fs), "synthesis"
-        text += await _stance_section(tx, state, plan.round, final=True)
+        full, shown = await _stance_section(tx, state, plan.round, final=True)
+        text, in_thread = text + full, text + shown
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
         if fs.recommendations:
             polls.append((f"{plan.key}:poll", "Which recommendation should the team act on first?",
@@ -225,12 +238,15 @@ async def record_turn(
     elif plan.phase == Phase.ANSWER and plan.reply_to is not None:
         await tx.mark_answered(plan.reply_to)
     # A reference nobody gave the council (no tools: it cannot look one up) is labelled where it stands.
-    text = evidence.mark_unverified(text, "\n".join([d.topic, d.context, *(m.text for m in state.humans)]))
+    given = "\n".join([d.topic, d.context, *(m.text for m in state.humans)])
+    text = evidence.mark_unverified(text, given)
+    in_thread = text if in_thread is None else evidence.mark_unverified(in_thread, given)
     if plan.phase in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS):
-        text += _people_questions(state, plan.phase)
+        asked = _people_questions(state, plan.phase)
+        text, in_thread = text + asked, in_thread + asked
     turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now
     await tx.save_turn(turn)
-    await tx.enqueue(d.id, turn_post(d, turn, state.persona(plan.persona_key), text, kind, offline), now,
+    await tx.enqueue(d.id, turn_post(d, turn, state.persona(plan.persona_key), in_thread, kind, offline), now,
                      turn_key=plan.key)
     for key, question, options, final in polls:
         await _open_poll(tx, state, key, question, options, final, now, offline)

@@ -12,12 +12,11 @@ from core.models import Action, Discussion, Persona, Phase, Post, Turn
 from core.running.effects import record_turn
 from core.storage.seat_waits import SeatWait
 from core.storage.store import Tx
+from core.when.spoken import duration
 
 STANCE_ACTION = "seat:stance"  # each button's id adds its place: ids are unique within a message's block
 
 
-def _minutes(wait_s: float) -> int:
-    return max(1, round(wait_s / 60))
 
 
 def stand_in(p: Persona) -> Persona:
@@ -37,7 +36,7 @@ def ask_post(state: State, plan: TurnPlan, holder: Persona, wait_s: float) -> Po
     actions = [Action(id=f"{STANCE_ACTION}{i}", label=f"Stance: {choice}", value=f"{d.id}|{plan.key}|{choice[:30]}")
                for i, choice in enumerate(seats.stance_choices(state))] if stance_turn else []
     return Post(kind="notice", key=f"{plan.key}:ask", title=f"Your turn, {holder.name}",
-                text=seats.ask_text(task, holder, label(state, plan.phase), _minutes(wait_s),
+                text=seats.ask_text(task, holder, label(state, plan.phase), duration(wait_s),
                                     ranked=plan.phase == Phase.RANKED_VOTE),
                 mentions=[holder.held_by], actions=actions)
 
@@ -69,8 +68,8 @@ async def triage(tx: Tx, state: State, step: RunTurns, now: datetime, wait_s: fl
             if await tx.add_seat_wait(w):
                 if away:
                     await tx.enqueue(d.id, Post(kind="notice", key=f"{plan.key}:away", text=(
-                        f"🤖 {holder.name} is away: their AI stand-in takes this turn. {holder.name}, write in "
-                        "this thread any time to take your seat back.")), now)
+                        f"🤖 {holder.name} is away: their AI stand-in takes this turn. {holder.name}, write "
+                        "here any time to take your seat back.")), now)
                 else:
                     await tx.enqueue(d.id, ask_post(state, plan, holder, wait_s), now)
             waits.append(w)
@@ -87,18 +86,18 @@ async def triage(tx: Tx, state: State, step: RunTurns, now: datetime, wait_s: fl
             w.state, w.nudge_at = "stand_in", None
             await tx.save_seat_wait(w)
             await tx.enqueue(d.id, Post(kind="notice", key=f"{plan.key}:timeout", text=(
-                f"⌛ {holder.name} did not answer within {_minutes(wait_s)} minutes: their AI stand-in speaks this "
-                f"turn. {holder.name}, write in this thread any time to take your seat back.")), now)
+                f"⌛ {holder.name} did not answer within {duration(wait_s)}: their AI stand-in speaks this "
+                f"turn. {holder.name}, write here any time to take your seat back.")), now)
             runnable.append(plan)
             standing.add(holder.key)
             moved = True
         elif w.state == "waiting" and w.nudge_at is not None and now >= w.nudge_at:
             w.nudge_at = None
             await tx.save_seat_wait(w)
-            left = max(1, round((w.deadline - now).total_seconds() / 60))
+            left = duration((w.deadline - now).total_seconds())
             await tx.enqueue(d.id, Post(kind="notice", key=f"{plan.key}:nudge", mentions=[holder.held_by], text=(
-                f"⏳ {holder.name}, the council is waiting for your turn ({label(state, plan.phase)}): reply in "
-                f"this thread within {left} minutes, or your AI stand-in speaks for you.")), now)
+                f"⏳ {holder.name}, the council is waiting for your turn ({label(state, plan.phase)}): reply "
+                f"here within {left}, or your AI stand-in speaks for you.")), now)
             moved = True
     if standing:
         state = State(discussion=d, turns=state.turns, humans=state.humans, context_rounds=state.context_rounds,

@@ -103,7 +103,7 @@ def people_questions(asked: list[tuple[str, str]], limit: int = 10) -> str:
         return ""
     lines = [f"- {who}: {' '.join(text.split())[:300]}" for who, text in asked[-limit:]]
     more = f"\n- …and {len(asked) - limit} earlier" if len(asked) > limit else ""
-    return "\n\n**Open questions from people** (not answered in the thread)\n" + "\n".join(lines) + more
+    return "\n\n**Open questions from people** (left unanswered)\n" + "\n".join(lines) + more
 
 
 def roster_text(personas: list[Persona]) -> str:

@@ -96,7 +96,7 @@ def header_state(d: Discussion, next_round: datetime | None = None) -> str:
     if d.status == Status.BLOCKED:
         return f"⚠️ Blocked: {d.blocked_reason or 'a turn failed'} · {where}. Waiting for Retry (or Stop)."
     if d.status == Status.WAITING:
-        return f"⏳ Waiting for the next step to be chosen (in the thread) · {where}{scheduled}"
+        return f"⏳ Waiting for the next step to be chosen · {where}{scheduled}"
     if d.status == Status.PAUSED:
         return f"⏸️ Paused · {where}. Waiting for Resume{scheduled}."
     if d.status == Status.DONE:
@@ -150,7 +150,7 @@ def next_action_post(d: Discussion, suggestions: list[str]) -> Post:
         f"**Round {d.round} is complete.** What next?",
         f"• *Deep dive*: {deep}",
         "• *Different topic*, *Another round*, *Synthesize* (final synthesis), or *Pause* (resume later)",
-        "Reply in the thread at any time: the council hears you on its next turn.",
+        "Write a message at any time: the council hears you on its next turn.",
         f"_Spent so far: ${d.cost_usd:.2f}" + (f" of its ${d.budget_usd:.2f} budget._" if d.budget_usd > 0 else "._"),
     ]
     actions = [
@@ -216,7 +216,7 @@ def cannot_post_post(d: Discussion) -> Post:
         key=f"{d.id}:cannot-post",
         title=d.topic,
         text=f"⚠️ Your council “{d.topic}” (id `{d.id}`) is blocked: {d.blocked_reason}. If the channel was "
-             "archived or I was removed from it, unarchive it or `/invite @Council` there, then press Retry.",
+             "archived or I was removed from it, unarchive it or add me back to it, then press Retry.",
         actions=[
             Action(id="fail:retry", label="Retry", value=d.id, style="primary"),
             Action(id="fail:stop", label="Stop", value=d.id, style="danger", confirm=CONFIRM_STOP),

@@ -18,7 +18,8 @@ from tests.adapters.console.test_session import Typist, parts  # noqa: F401  (th
 async def test_the_terminals_person_holds_a_meeting_seat(parts: tuple[App, int, int]) -> None:  # noqa: F811
     app, r, w = parts
     screen = Typist(w, {"(Proposal, as Billing)": "Billing first: invoices break weekly. Stance: billing — fix it",
-                        "(Final vote, as Billing)": "Billing fixes; Mobile app; Platform"})
+                        "(Final vote, as Billing)": "Billing fixes; Mobile app; Platform",
+                        "Vote on “Your #1 priority”": ""})  # the people's ranking: Enter leaves it to others
     console = Console(file=screen, width=120)
     app.driver.chats["console"].console = console  # type: ignore[attr-defined]
     session = ConsoleSession(app.service, app.driver, app.store, console, "Dana", stdin_fd=r)

@@ -116,6 +116,7 @@ async def test_retry_and_stop_work_from_the_blocked_direct_message(tmp_path: Pat
         [dm] = [cid for cid, ch in fake.channels.items() if ch["type"] == r.DM]
         [notice] = fake.messages[dm]
         assert "blocked" in notice["content"]
+        assert "/invite" not in notice["content"], "Slack's command, told to someone on Discord"
 
         fake.allow(fake.channel_id, r.SEND_MESSAGES_IN_THREADS)
         before = len(fake.thread_messages(thread))

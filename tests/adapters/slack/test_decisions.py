@@ -33,6 +33,7 @@ async def test_decisions_are_searched_where_people_are_and_reopen_new_discussion
     await server.idle()
     found = fake.ephemerals[-1]
     assert TOPIC in found["text"] and "<!date^" in found["text"]  # dated in the reader's zone
+    assert "**" not in found["text"] and f"*{TOPIC}*" in found["text"], "Slack's bold, not Markdown's"
     await slack.command("decisions trunk", user="U0002", channel="C0002")  # not in C0001
     await server.idle()
     assert "No decisions matching “trunk”" in fake.ephemerals[-1]["text"]

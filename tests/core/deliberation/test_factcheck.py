@@ -88,6 +88,26 @@ async def test_a_checked_round_posts_the_cited_sources_as_links_and_never_a_made
         await app.close()
 
 
+async def test_a_check_reads_right_where_links_were_taken_out(tmp_path: Path, fake: FakeAnthropic) -> None:
+    fake.search_answer = [
+        ("[supported] Ada: most teams merge daily — the survey found 71% merge daily ", [CITED]),
+        ("(full figures at https://made-up.example.com/figures).", []),
+        ("\n[false] Contrarian: incidents double — no rise was found (see https://invented.example.com/x ).",
+         [("https://stats.example.net/incidents", "Incident statistics")]),
+    ]
+    chat = RecordingChat()
+    app = await make_app(tmp_path, fake, chat)
+    try:
+        d = await run(app, rounds=1, check=True)
+        [check] = check_posts(chat, d)
+        assert check.startswith("🔎 I checked 2 claims in round 1 ("), check.splitlines()[0]
+        assert "made-up.example.com" not in check and "invented.example.com" not in check
+        assert "( )" not in check and "()" not in check and " at )" not in check and "(see )" not in check, check
+        assert "71% merge daily." in check and "no rise was found." in check
+    finally:
+        await app.close()
+
+
 async def test_the_search_tool_refused_says_it_could_not_check_and_the_discussion_goes_on(
         tmp_path: Path, fake: FakeAnthropic) -> None:
     fake.web_search = "refuse"
@@ -97,7 +117,8 @@ async def test_the_search_tool_refused_says_it_could_not_check_and_the_discussio
         d = await run(app, rounds=1, check=True)
         assert d.status == Status.DONE
         [check] = check_posts(chat, d)
-        assert check.startswith("🔎 I could not check round 1's claims: the Anthropic API refused the web search tool")
+        assert check.startswith("🔎 I could not check the claims in round 1: the Anthropic API refused the web "
+                                "search tool")
         assert "supported" not in check and "http" not in check
     finally:
         await app.close()

@@ -69,3 +69,31 @@ async def test_a_message_nobody_could_answer_is_listed_as_an_open_question(app: 
     assert d.status == Status.DONE
     verdict = next(p.text for p in chat.posts(d.id) if p.kind == "synthesis")
     assert "**Open questions from people**" in verdict and "Rosa: Who signs off the budget?" in verdict
+
+
+@pytest.mark.parametrize("flow", ["moderated", "council", "meeting", "open"])
+async def test_a_message_written_during_the_closing_gets_no_answer_after_it(
+    app: App, chat: RecordingChat, llm: ScriptedLLM, flow: str
+) -> None:
+    started: list[str] = []
+    noted: list[str] = []
+
+    async def write() -> None:
+        reply = await app.service.handle(c.PostHumanMessage(
+            **C1, discussion_id=started[0], text="Who signs off the budget?", event_id="Ev3", user_id="U7",
+            user_name="Rosa"))
+        noted.append(reply.text)
+
+    llm.on_phase[Phase.FINAL_SYNTHESIS] = write
+    started.append((await app.service.handle(start(topic="Should we rewrite billing?", flow=flow,
+                                                   rounds=2 if flow == "meeting" else 1, experts=2))).discussion_id)
+    await settle(app)
+    d = await discussion(app, started[0])
+    assert d.status == Status.DONE
+    turns = await _turns(app, d.id)
+    assert not [t for t in turns if t.phase == Phase.ANSWER], "an answer came after the closing"
+    final = next(t for t in turns if t.phase == Phase.FINAL_SYNTHESIS)
+    keys = chat.keys(d.id)
+    after = [chat.by_key[k].post for k in keys[keys.index(final.key) + 1:]]
+    assert not [p for p in after if p.persona is not None], "a persona spoke after the closing"
+    assert noted and "open questions" in noted[0], "the person is told what becomes of their message"

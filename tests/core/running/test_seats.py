@@ -15,6 +15,7 @@ from bot.wiring import App, build_app
 from core.control import commands as c
 from core.control.replies import UserError
 from core.deliberation import closings
+from core.deliberation.flows import meeting
 from core.models import NextAction, Phase, Post, SeatHolder, Status, TurnStatus
 from core.running.driver import load_state
 from tests.fakes.chat import RecordingChat
@@ -218,3 +219,34 @@ async def test_a_seat_in_the_other_flows_is_asked_and_answered(world: World, flo
         assert len(mine) == 1  # her opening position
     else:  # on the open floor her stand-in bids for the floor; she speaks when her seat wins it
         assert [t for t in state.turns if t.phase == Phase.BID and t.persona_key == dana.key]
+
+
+async def test_a_seated_persons_ask_reads_as_plain_words(db_url: str) -> None:
+    """The options to rank are listed one a line (not as the prompt quotes them), a seat without a title is not
+    called "Takes part in person", and a short wait is told in minutes and seconds, singular where one."""
+    settings = Settings(_env_file=None, database_url=db_url, council_seat_wait_min=1.5)  # type: ignore[call-arg]
+    chat, clock, llm = RecordingChat(), FakeClock(), ScriptedLLM()
+    w = World(await build_app(settings, {"console": chat}, llm=llm, clock=clock), chat, clock, llm, settings)
+    try:
+        did = await meeting_with_dana(w)
+        [ask] = [p for p in w.posts(did) if p.key.endswith(":ask")]
+        assert "within 1 minute 30 seconds" in ask.text and "minutes" not in ask.text
+        await say(w, did, "Billing first.\nStance: billing first — fix invoices")
+        ranking = [p for p in w.posts(did) if p.key.endswith(":ask")][-1]
+        assert "<option>" not in ranking.text and "</option>" not in ranking.text
+        state = await state_of(w, did)
+        options = [line.removeprefix("- ") for line in ranking.text.splitlines() if line.startswith("- ")]
+        assert options and options == meeting.fixed_options(state), "the options the moderator fixed, one a line"
+        assert "as Billing" in ranking.text
+        # A seat given to a person without a title: named, never "as Takes part in person".
+        reply = await w.app.service.handle(c.StartDiscussion(
+            topic="Should we move to trunk-based development?", channel="C1",
+            seats=[{"user_id": "U1", "name": "Dana"}], **DANA))  # type: ignore[list-item]
+        await w.settle()
+        [ask] = [p for p in w.posts(reply.discussion_id) if p.key.endswith(":ask")]
+        assert "Takes part in person" not in ask.text and "Dana, it is your turn" in ask.text
+        await w.later(seconds=45)
+        [nudge] = [p for p in w.posts(reply.discussion_id) if p.key.endswith(":nudge")]
+        assert "within 45 seconds" in nudge.text
+    finally:
+        await w.app.close()

@@ -1,0 +1,114 @@
+"""The console as a person meets it: each flow typed into on a pseudo-terminal, the screen read as shown."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+pytestmark = pytest.mark.e2e
+TOPIC = "Should we move to trunk-based development?"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
+
+
+def environment(folder: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "COUNCIL_", "DATABASE_URL"))}
+    return env | {"DATABASE_URL": f"sqlite:///{folder / 'council.db'}", "COLUMNS": "110", "TERM": "xterm",
+                  "USER": "dana", "LOGNAME": "dana"}
+
+
+class Terminal:
+    """One `python -m bot console …` on a pseudo-terminal: type lines, wait for words, read the whole screen."""
+
+    def __init__(self, folder: Path, *args: str) -> None:
+        self.child = pexpect.spawn(sys.executable, ["-m", "bot", "console", TOPIC, *args], cwd=str(folder),
+                                   env=environment(folder), encoding="utf-8", timeout=60, dimensions=(60, 110))
+        self.seen = ""
+
+    def wait(self, pattern: str) -> None:
+        self.child.expect(pattern)
+        self.seen += (self.child.before or "") + str(self.child.after)
+
+    def type(self, line: str) -> None:
+        self.child.sendline(line)
+
+    def finish(self) -> str:
+        self.child.expect(pexpect.EOF, timeout=120)
+        self.seen += self.child.before or ""
+        self.child.close()
+        assert self.child.exitstatus == 0, self.screen[-3000:]
+        return self.screen
+
+    @property
+    def screen(self) -> str:
+        return ANSI.sub("", self.seen)
+
+
+def test_a_moderated_session_speaks_like_a_terminal_program(tmp_path: Path) -> None:
+    term = Terminal(tmp_path)
+    term.wait("is thinking")
+    term.type("What about the release cadence?")
+    term.type("And who reviews the merges?")  # within the answer interval: paced, and told so
+    term.wait(r"Type 1-5 to choose")
+    term.type("2")  # Different topic: the console asks for it
+    term.wait("Type the topic for the next round")
+    term.type("Who pays for the pipeline?")
+    term.wait(r"Type 1-5 to choose")
+    term.type("4")
+    term.wait("Vote on")
+    term.type("1")
+    screen = term.finish()
+    assert "Done." in screen
+    # Markdown is rendered: no asterisks shown, a bold heading on a line of its own.
+    assert "**" not in screen and "Round 1 is complete." in screen
+    assert f"Round 1: {TOPIC} Let's look" in screen, "the topic's own question mark ends it: no '?.'"
+    # The terminal's own words, and the person's own name.
+    for foreign in ("Click", "in the thread", "You:", "Thanks, You"):
+        assert foreign not in screen, foreign
+    assert "Noted: the council answered you a moment ago" in screen, "the second message got no visible word"
+    # The topic typed is the next round's; the choice is told before the round it starts.
+    chose = screen.index("dana chose Different topic: Who pays for the pipeline?")
+    assert chose < screen.index("Running · Round 2")
+    # Each poll closes once, in place: two rounds, two polls closed (the final one stays open for the vote).
+    assert screen.count("Poll closed: Which proposal should the team pursue?") == 2
+    assert "Your vote: Run a four-week reversible trial" in screen
+
+
+def test_operator_commands_print_their_result_without_library_logs(tmp_path: Path) -> None:
+    env = environment(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "bot", "console", TOPIC, "--rounds", "1", "--no-input"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = subprocess.run([sys.executable, "-m", "bot", "decisions", "trunk"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert found.returncode == 0 and TOPIC in found.stdout
+    assert "INFO" not in found.stderr and "alembic" not in found.stderr, found.stderr
+    asked = subprocess.run([sys.executable, "-m", "bot", "decisions", "trunk"], cwd=tmp_path,
+                           env=env | {"COUNCIL_LOG_LEVEL": "INFO"}, capture_output=True, text=True, timeout=60)
+    assert "INFO" in asked.stderr, "asked for, the logs are there"
+
+
+def test_a_meeting_is_ranked_at_the_terminal(tmp_path: Path) -> None:
+    term = Terminal(tmp_path, "--flow", "meeting", "--rounds", "2")
+    for place in (1, 2, 3):
+        term.wait(f"Vote on “Your #{place} priority”")
+        term.type(str(place))
+    screen = term.finish()
+    assert "Done." in screen
+    assert "polls below" not in screen
+    assert "the council's positions" not in screen, "the ranking offered no vote"
+    after = screen[screen.index("Your #3 priority"):]
+    assert "people" in after and "Poll closed: Your #1 priority" in after, "the ranking was not closed with it"
+
+
+def test_an_open_floor_draws_its_header_once_and_its_closing_points_to_the_table(tmp_path: Path) -> None:
+    term = Terminal(tmp_path, "--flow", "open", "--rounds", "1", "--no-input")
+    screen = term.finish()
+    assert "Done." in screen
+    assert screen.count(f"Council: {TOPIC}") == 2, "the header: a line while seating, then its panel, once"
+    assert screen.count("Flow: open floor") == 1
