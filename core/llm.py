@@ -458,8 +458,9 @@ _KINDS = {  # error.type -> (words for users, the status the API uses for it)
 def _reason(exc: BaseException) -> str:
     """A short, human-safe reason: status and kind only, never headers, keys or prompt text."""
     import anthropic  # loaded already: only the real client's calls fail with its errors
+    import httpx2  # the SDK's HTTP library: a read that times out inside an open stream is its error, not the SDK's
 
-    if isinstance(exc, anthropic.APITimeoutError):
+    if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
         return "Anthropic API timed out"
     if isinstance(exc, anthropic.APIConnectionError):
         return "Anthropic API unreachable"

@@ -482,6 +482,17 @@ async def test_a_search_broken_mid_stream_is_charged_for_its_searches_and_never_
     assert "1 search" in searched.refused
 
 
+async def test_a_search_that_times_out_mid_stream_is_charged_for_its_searches_and_never_run_again(
+        fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    fake.web_search = "stall"  # the searches arrive, then nothing: the read times out
+    llm = make_llm(timeout_s=0.1, max_retries=2, search=SearchConfig(price_per_search_usd=1.0))
+    searched = await llm.search(prompt())
+
+    assert fake.request_count == 1 and fake.searches_run == 1  # the SDK's retries never re-ran the searches
+    assert searched.searches == 1 and searched.usage.cost_usd >= 1.0
+    assert "1 search" in searched.refused and "timed out" in searched.refused
+
+
 async def test_web_search_off_for_the_organization_says_an_admin_must_turn_it_on(
         fake: FakeAnthropic, make_llm: MakeLLM) -> None:
     fake.web_search = "off"

@@ -106,10 +106,12 @@ class FakeAnthropic:
         # tool with a 400 (a model or account without it), "unavailable" returns a web_search_tool_result error,
         # "pause" stops with stop_reason pause_turn after the searches (a long turn the API paused) and writes the
         # answer when the paused turn is sent back; "pause_always" pauses every time; "off" answers the 400 of an
-        # organization whose admin has not turned web search on; "break" sends the searches, then a stream error.
+        # organization whose admin has not turned web search on; "break" sends the searches, then a stream error;
+        # "stall" sends the searches, then nothing more (no pings) until the fake stops.
         self.web_search = "results"
         self.search_answer: list[tuple[str, list[tuple[str, str]]]] | None = None  # (text, [(url, title)]) blocks
         self.searches_run = 0
+        self._unstall = asyncio.Event()  # "stall" mode: the stream waits for this (set at stop) after its searches
 
     # -- control ---------------------------------------------------------------------------------
 
@@ -159,6 +161,7 @@ class FakeAnthropic:
         return self
 
     async def stop(self) -> None:
+        self._unstall.set()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -341,6 +344,9 @@ class FakeAnthropic:
             if broken:
                 break
             await send("content_block_stop", {"type": "content_block_stop", "index": index})
+            if kind == "web_search_tool_result" and self.web_search == "stall":
+                await self._unstall.wait()
+                return response
         if fault is not None:
             kind, words = ERROR_TYPES.get(fault.status, ("api_error", "Internal server error"))
             await send("error", {"type": "error", "error": {"type": kind, "message": words}})
