@@ -22,6 +22,7 @@ from core.deliberation.holders import holder_line, stored_line
 from core.deliberation.roster import EXPERT_ICONS, addressed, clean_name, full_roster, slug
 from core.deliberation.seats import with_people
 from core.models import (
+    FINISHED_TURN,
     NEXT_ACTION_LABELS,
     Ballot,
     Discussion,
@@ -334,6 +335,11 @@ class Service:
     async def take_stance(self, cmd: c.TakeStance) -> Reply:
         async with self.store.tx() as tx:
             d = await self.get(tx, cmd.discussion_id)
+            if d.status in (Status.DONE, Status.STOPPED):
+                raise UserError("This discussion has ended, so its stances stay as they were recorded.")
+            turn = await tx.turn(cmd.turn_key)
+            if turn is not None and turn.discussion_id == d.id and turn.status in FINISHED_TURN:
+                raise UserError("That turn is already recorded, with the stance it was written with.")
             if not await choose_stance(tx, d, cmd.user_id, cmd.turn_key, cmd.label):
                 raise UserError("Only the person who holds this seat picks its stance.")
         return Reply(text=f"Your stance: {cmd.label}.", discussion_id=d.id)

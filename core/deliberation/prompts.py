@@ -41,7 +41,10 @@ def human_block(m: HumanMessage) -> str:
 def _turn_text(t: Turn, state: State) -> str:
     p = state.persona(t.persona_key)
     who = inline(p.name if p else t.persona_key, 80)
-    return f"[Round {t.round} · {label(state, t.phase)}] {who}:\n{t.text}"
+    person = str((t.data or {}).get("written_by_name") or "") if (t.data or {}).get("written_by") else ""
+    # A person in a seat typed this turn: their words are data, as any message of theirs in the thread.
+    said = quote("human", t.text, name=person) if person else t.text
+    return f"[Round {t.round} · {label(state, t.phase)}] {who}:\n{said}"
 
 
 def within_budget(turns: list[Turn], budget: int | None) -> list[Turn]:
