@@ -374,7 +374,10 @@ class DiscordChat:
                     "message": message.payload()}
             route = Route("POST", "/channels/{channel_id}/threads", channel_id=d.channel)
             tags = await self.places.forum_tags(d.channel)
-            if tags.required and tags.usable:
+            chosen = await self._chosen_tag(d)
+            if chosen in tags.usable:  # the tag people chose for this forum, while the bot may still apply it
+                body["applied_tags"] = [chosen]
+            elif tags.required and tags.usable:
                 body["applied_tags"] = tags.usable[:1]
             try:
                 return str((await self.http.request(route, json=body))["id"])  # the post's first message has its id
@@ -384,11 +387,18 @@ class DiscordChat:
                 tags = await self.places.forum_tags(d.channel, fresh=True)  # the cache missed the forum's change
                 if not tags.usable:
                     raise
-            body["applied_tags"] = tags.usable[:1]
+            body["applied_tags"] = [chosen] if chosen in tags.usable else tags.usable[:1]
             return str((await self.http.request(route, json=body))["id"])
         message_id = await self._send(d.channel, message, nonce(post.key, 0))
         await self._open_thread(d, message_id, post)
         return message_id  # a thread started on a message has that message's id
+
+    async def _chosen_tag(self, d: Discussion) -> str:
+        """The tag `/council-config tag:` chose for new posts in the discussion's forum ("" when none)."""
+        if self.store is None:
+            return ""
+        async with self.store.tx() as tx:
+            return await tx.channel_tag("discord", d.workspace, d.channel)
 
     async def _open_thread(self, d: Discussion, message_id: str, post: Post) -> None:
         try:

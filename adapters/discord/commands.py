@@ -10,6 +10,7 @@ import discord
 from discord import app_commands
 from discord.app_commands import Choice, Range
 
+from adapters.discord import tags
 from adapters.discord import translate as t
 
 Topic = Range[str, 1, 4000]
@@ -146,12 +147,19 @@ async def council_digest(interaction: discord.Interaction[Any], cadence: Cadence
     await _handler(interaction).command(interaction, "council-digest", {"cadence": cadence, "cron": cron, "tz": tz})
 
 
+async def _tags(interaction: discord.Interaction[Any], current: str) -> list[Choice[str]]:
+    return tags.choices(interaction.channel, current)
+
+
 @_guild_command(name="council-config", description="Set this channel's meeting owners or its discussions' defaults")
 @app_commands.describe(owners='"Dana: Billing; Eli: Mobile app" (2 to 8), or off to generate them for each topic',
-                       defaults="flow=meeting rounds=3 tier=medium lang=German, or off: what new discussions here use")
+                       defaults="flow=meeting rounds=3 tier=medium lang=German, or off: what new discussions here use",
+                       tag="Forums: the tag each new post here carries (off: the first tag I may apply)")
+@app_commands.autocomplete(tag=_tags)
 async def council_config(interaction: discord.Interaction[Any], owners: Range[str, 2, 1000] | None = None,
-                         defaults: Range[str, 2, 500] | None = None) -> None:
-    await _handler(interaction).command(interaction, "council-config", {"owners": owners, "defaults": defaults})
+                         defaults: Range[str, 2, 500] | None = None, tag: Range[str, 1, 100] | None = None) -> None:
+    await _handler(interaction).command(interaction, "council-config",
+                                        {"owners": owners, "defaults": defaults, "tag": tag})
 
 
 VERBS = [("status", "Show a council's status"), ("pause", "Pause a council"), ("resume", "Resume a council"),

@@ -10,12 +10,13 @@ from typing import Any
 import discord
 from discord.app_commands import Choice
 
-from adapters.discord import access
+from adapters.discord import access, tags
 from adapters.discord import translate as t
 from adapters.discord.chat import DiscordChat
 from adapters.discord.render import times
 from adapters.discord.views import confirm_view, modify_modal, reply_modal, settled_view, settles
 from core.control import commands as c
+from core.control.permissions import check_configure
 from core.control.service import Service, UserError, list_text
 from core.showing import posts
 from core.showing.posts import CANCELLED
@@ -172,6 +173,10 @@ class Handlers:
         where, who = self._where(interaction), self._who(interaction)
         if not where.guild_id:
             raise t.NotUnderstood("Councils run in server channels; try `/council` there.")
+        if name == "council-config" and opts.get("tag"):
+            if opts.get("owners") or opts.get("defaults"):
+                raise t.NotUnderstood("Set the owners, the defaults or the tag, one at a time.")
+            return await self._set_tag(interaction, str(opts["tag"]), where, who)
         note = ""
         try:
             access.place(getattr(interaction.channel, "type", None), name)
@@ -200,6 +205,21 @@ class Handlers:
             return ""
         text = await self._perform(intent, who)
         return f"{text}\n{note}" if note and text else text
+
+    async def _set_tag(self, interaction: discord.Interaction[Any], value: str, where: t.Where, who: t.Who) -> str:
+        """`/council-config tag:` in a forum: the tag each new post there carries (configuring, so for whom the
+        workspace's policy lets configure this channel)."""
+        check_configure(self.service.config.policy, c.Command(**who.fields()), where.channel_id)
+        try:
+            tag = tags.pick(interaction.channel, value)
+        except ValueError as exc:
+            raise t.NotUnderstood(str(exc)) from exc
+        async with self.store.tx() as tx:
+            await tx.set_channel_tag("discord", where.guild_id, where.channel_id, str(tag.id) if tag else "",
+                                     who.user_id, self.service.clock.now())
+        if tag is None:
+            return "New posts in this forum carry no chosen tag (where the forum requires one: the first I may apply)."
+        return f"New posts in this forum will carry the tag “{tag.name}”."
 
     async def discussion_choices(self, interaction: discord.Interaction[Any], current: str) -> list[Choice[str]]:
         """Autocomplete for `id`: this channel's discussions (the thread's own first), never another channel's."""

@@ -37,7 +37,8 @@ web sources).
 • `/council-schedule id when [every] [tz]` runs the next round later; `when:off` cancels.
 • `/council-digest cadence [cron] [tz]` posts a digest of this channel's decisions on a schedule.
 • `/council-config owners:"Dana: Billing; Eli: Mobile app"` sets the domain owners a meeting in this channel \
-seats (`owners:off` has them generated for each topic).
+seats (`owners:off` has them generated for each topic); in a forum, `/council-config tag:` picks the tag each new \
+post carries.
 • A new council opens with up to three earlier decisions of this channel on its topic (`memory`: `workspace` \
 looks server-wide, `off` not at all); `/council-decisions words` searches them. `seat:@dana` gives Dana a seat \
 of her own: she is asked in the thread when it is her turn.""".replace(

@@ -1,5 +1,5 @@
-"""Per-channel configuration people set with `/council config`: the meeting's domain owners, and the defaults
-of new discussions."""
+"""Per-channel configuration people set with `/council config`: the meeting's domain owners, the defaults
+of new discussions, and a forum's tag for new posts."""
 
 from __future__ import annotations
 
@@ -45,3 +45,19 @@ class ChannelSettingsRepo(Repo):
             await self.conn.execute(insert(t.channel_defaults).values(
                 platform=platform, workspace=workspace, channel=channel, defaults=values, updated_by=by,
                 updated_at=now))
+
+    async def channel_tag(self, platform: str, workspace: str, channel: str) -> str:
+        """The tag chosen for new posts in this forum ("" when none was)."""
+        c = t.channel_tags.c
+        query = select(c.tag).where(c.platform == platform, c.workspace == workspace, c.channel == channel)
+        return str((await self.conn.execute(query)).scalar() or "")
+
+    async def set_channel_tag(self, platform: str, workspace: str, channel: str, tag: str, by: str,
+                              now: datetime) -> None:
+        """Choose the tag of new posts in this forum ("" clears it): one row per channel."""
+        c = t.channel_tags.c
+        await self.conn.execute(delete(t.channel_tags).where(
+            c.platform == platform, c.workspace == workspace, c.channel == channel))
+        if tag:
+            await self.conn.execute(insert(t.channel_tags).values(
+                platform=platform, workspace=workspace, channel=channel, tag=tag, updated_by=by, updated_at=now))

@@ -301,6 +301,18 @@ channel_defaults = Table(
     Column("updated_at", TS, nullable=False),
 )
 
+# The tag each new post in a forum carries, chosen with `/council-config tag:` (Discord forums).
+channel_tags = Table(
+    "channel_tags",
+    metadata,
+    Column("platform", String(16), primary_key=True),
+    Column("workspace", String(64), primary_key=True),
+    Column("channel", String(64), primary_key=True),
+    Column("tag", String(64), nullable=False),
+    Column("updated_by", String(64), nullable=False, default=""),
+    Column("updated_at", TS, nullable=False),
+)
+
 # What people configured for a channel with `/council config` (the meeting's domain owners).
 channel_settings = Table(
     "channel_settings",

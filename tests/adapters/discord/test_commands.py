@@ -201,7 +201,7 @@ async def test_config_owners_seats_this_channels_domain_owners_in_its_meetings(c
 async def test_config_defaults_shape_the_next_council_in_this_channel(council: Council) -> None:
     fake = council.fake
     dana, lee = fake.add_user("Dana", admin=True), fake.add_user("Lee")
-    assert [o["name"] for o in command(fake, "council-config")["options"]] == ["owners", "defaults"]
+    assert [o["name"] for o in command(fake, "council-config")["options"]] == ["owners", "defaults", "tag"]
     refused = await answered(fake, await fake.slash(lee, "council-config", defaults="flow=council tier=heavy"))
     assert "Only workspace admins can configure this channel" in refused  # the same rule as owners
     done = await answered(fake, await fake.slash(dana, "council-config", defaults="flow=council rounds=2 colour=red"))

@@ -94,3 +94,47 @@ async def test_a_forum_that_came_to_require_a_tag_it_has_gets_one_on_the_second_
     assert d.status.value == "done", d.blocked_reason
     assert fake.channels[d.thread_ref]["applied_tags"] == [tag_id(council, forum, "Proposal")]
     assert len(fake.calls_to("POST", rf"^/channels/{forum}/threads$")) == 2, "refused once, then tagged"
+
+
+async def test_a_forums_tag_chosen_with_council_config_goes_on_each_new_post(council: Council) -> None:
+    fake = council.fake
+    forum = await fake.add_channel(r.FORUM, "decisions", tags=("Announcement", "Proposal", "Question"),
+                                   moderated=("Announcement",), require_tag=True)
+    ines = fake.add_user("Ines", admin=True)
+    chose = await fake.slash(ines, "council-config", channel_id=forum, tag=tag_id(council, forum, "Question"))
+    await fake.wait_for(lambda: chose.followups)
+    assert "Question" in chose.followups[-1]["content"], chose.followups[-1]["content"]
+    i = await fake.slash(fake.add_user("Dana"), "council", channel_id=forum, topic="Kanban or Scrum?", rounds=1)
+    await fake.wait_for(lambda: i.followups)
+    await council.settle()
+    d = await council.discussion()
+    assert fake.channels[d.thread_ref]["applied_tags"] == [tag_id(council, forum, "Question")]
+
+
+async def test_council_config_tag_refuses_what_a_post_could_not_carry(council: Council) -> None:
+    fake = council.fake
+    forum = await fake.add_channel(r.FORUM, "decisions", tags=("Announcement", "Proposal"),
+                                   moderated=("Announcement",), require_tag=True)
+    ines, dana = fake.add_user("Ines", admin=True), fake.add_user("Dana")
+    said = []
+    for who, where, tag in ((ines, forum, tag_id(council, forum, "Announcement")), (ines, forum, "Roadmap"),
+                            (ines, fake.channel_id, "Proposal"), (dana, forum, "Proposal")):
+        asked = await fake.slash(who, "council-config", channel_id=where, tag=tag)
+        await fake.wait_for(lambda asked=asked: asked.followups)
+        said.append(asked.followups[-1]["content"])
+    moderated, unknown, not_forum, not_admin = said
+    assert "Manage Threads" in moderated and "no tag “Roadmap”" in unknown and "forum" in not_forum, said
+    assert "admins" in not_admin, not_admin
+    async with council.app.store.tx() as tx:
+        assert await tx.channel_tag("discord", fake.guild_id, forum) == "", "nothing refused was kept"
+
+
+async def test_council_config_tag_suggests_the_forums_tags_the_bot_may_apply(council: Council) -> None:
+    fake = council.fake
+    forum = await fake.add_channel(r.FORUM, "decisions", tags=("Announcement", "Proposal", "Question"),
+                                   moderated=("Announcement",))
+    typed = await fake.autocomplete(fake.add_user("Ines", admin=True), "council-config", "tag", "",
+                                    channel_id=forum)
+    await fake.wait_for(lambda: typed.callbacks)
+    offered = [c["name"] for c in typed.callbacks[-1]["data"]["choices"]]
+    assert offered[:2] == ["Proposal", "Question"] and offered[-1].startswith("off"), offered
