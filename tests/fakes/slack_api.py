@@ -148,17 +148,20 @@ class FakeSlack(CanvasMethods):
         answers 500 internal_error, or with `drop` hangs up (the client's connection-error retry calls again)."""
         self.lost[method].extend([drop] * times)
 
-    def add_user(self, user_id: str, name: str, *, admin: bool = False, tz: str = "Europe/Berlin") -> None:
-        self.users[user_id] = {"id": user_id, "team_id": TEAM, "name": name.lower(), "real_name": name, "tz": tz,
+    def add_user(self, user_id: str, name: str, *, admin: bool = False, tz: str = "Europe/Berlin",
+                 team: str = TEAM) -> None:
+        self.users[user_id] = {"id": user_id, "team_id": team, "name": name.lower(), "real_name": name, "tz": tz,
                                "is_admin": admin, "is_owner": False, "profile": {"display_name": name,
                                                                                  "real_name": name}}
 
     def add_channel(self, channel: str, *, private: bool = False, member: bool = False, archived: bool = False,
-                    mpim: bool = False, people: list[str] | None = None) -> dict[str, Any]:
-        """`people`: the people in it (None: everyone the fake knows)."""
+                    mpim: bool = False, people: list[str] | None = None, team: str = TEAM) -> dict[str, Any]:
+        """`people`: the people in it (None: everyone the fake knows). `team`: the workspace it is in; another
+        workspace's token never finds it."""
         self.channels[channel] = {"id": channel, "name": channel.lower(), "is_channel": not private,
                                   "is_group": private and not mpim, "is_private": private or mpim, "is_im": False,
-                                  "is_mpim": mpim, "is_archived": archived, "is_member": member, "people": people}
+                                  "is_mpim": mpim, "is_archived": archived, "is_member": member, "people": people,
+                                  "context_team_id": team}
         return self.channels[channel]
 
     def join(self, channel: str, *users: str) -> None:
@@ -315,6 +318,8 @@ class FakeSlack(CanvasMethods):
             return web.json_response({"ok": False, "error": "invalid_auth" if token else "not_authed"})
         if refused := missing_scope(method, self.scopes.get(token, ALL_SCOPES), params):
             return web.json_response(refused)
+        if error := self._elsewhere(self.tokens.get(token, TEAM), params):
+            return web.json_response({"ok": False, "error": error})
         handler = getattr(self, "m_" + method.replace(".", "_"), None)
         if handler is None:
             return web.json_response({"ok": False, "error": "unknown_method"})
@@ -326,6 +331,21 @@ class FakeSlack(CanvasMethods):
                 return web.Response(status=500)  # never reaches the client
             return web.json_response({"ok": False, "error": "internal_error"}, status=500)
         return web.json_response(body)
+
+    def _elsewhere(self, team: str, p: dict[str, Any]) -> str:
+        """Workspaces are apart: a token finds only its own workspace's channels and people (a channel first named
+        by a workspace is that workspace's)."""
+        for name in ("channel", "channel_id"):
+            channel = str(p.get(name) or "")
+            if channel[:1] in ("C", "G"):
+                conv = self.channels.get(channel) or self.add_channel(channel, team=team)
+                if conv.get("context_team_id", team) != team:
+                    return "channel_not_found"
+        for name in ("user", "user_id"):
+            person = self.users.get(str(p.get(name) or ""))
+            if person is not None and person["team_id"] != team:
+                return "user_not_found"
+        return ""
 
     def _limited(self, method: str, retry_after: int) -> web.Response:
         self.answered_429[method] += 1

@@ -179,3 +179,22 @@ async def test_a_response_url_is_good_for_five_posts_within_30_minutes(slack: Fa
     clock.t += 30 * 60 + 1
     assert await send("late") == 404
     assert len(slack.responses) == 6
+
+
+async def test_workspaces_are_apart_each_token_finds_only_its_own(slack: FakeSlack, clock: Clock) -> None:
+    slack.tokens["xoxb-other"] = "T0002"
+    slack.add_user("U0900", "Noor", team="T0002")
+    slack.add_channel("C0900", member=True, team="T0002")
+    ours = AsyncWebClient(token="xoxb-test", base_url=slack.base_url, retry_handlers=[])
+    theirs = AsyncWebClient(token="xoxb-other", base_url=slack.base_url, retry_handlers=[])
+    posted = await ours.chat_postMessage(channel="C0001", text="ours")
+    assert (await error(theirs.chat_postMessage(channel="C0001", text="x")))[0] == "channel_not_found"
+    assert (await error(theirs.chat_update(channel="C0001", ts=posted["ts"], text="x")))[0] == "channel_not_found"
+    assert (await error(theirs.conversations_replies(channel="C0001", ts=posted["ts"])))[0] == "channel_not_found"
+    assert (await error(theirs.users_info(user="U0001")))[0] == "user_not_found"
+    assert (await error(ours.users_info(user="U0900")))[0] == "user_not_found"
+    canvas = await ours.canvases_create(title="t", document_content={"type": "markdown", "markdown": "x"})
+    assert (await error(theirs.canvases_edit(canvas_id=canvas["canvas_id"], changes=[
+        {"operation": "replace", "document_content": {"type": "markdown", "markdown": "y"}}])))[0] == "canvas_not_found"
+    await theirs.chat_postMessage(channel="C0900", text="theirs")  # their own channel: found
+    assert (await theirs.users_info(user="U0900"))["user"]["team_id"] == "T0002"
