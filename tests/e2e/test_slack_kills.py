@@ -19,5 +19,6 @@ async def test_eight_kills_mid_step_each_resume_within_seconds(tmp_path: Path) -
     assert out.status == "done" and out.unsent == 0, out.log_tail
     assert len(out.turns) == TURNS and all(status == "published" for _, status in out.turns), out.turns
     assert out.duplicates == [], "posted twice"
+    assert out.half_written == [], "a placeholder a killed process left is never left standing"
     assert "Traceback" not in out.log_tail
     assert out.lease_after_term is None and out.term_s < 5.0, "SIGTERM mid-step gave the lease back at once"

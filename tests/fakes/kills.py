@@ -35,6 +35,7 @@ class Outcome:
     unsent: int = -1
     turns: list[tuple[str, str]] = field(default_factory=list)  # (key, status)
     duplicates: list[str] = field(default_factory=list)  # post keys delivered as more than one message
+    half_written: list[str] = field(default_factory=list)  # texts of messages left "thinking…" or "writing…"
     log_tail: str = ""
     term_s: float = -1.0  # SIGTERM mid-step until the process exited (stop_once)
     lease_after_term: str | None = "not stopped"  # the discussion's lease owner once it exited
@@ -151,5 +152,6 @@ async def run(folder: Path, *, kills: int, latency_s: float = 0.5, rounds: int =
             json.dumps(msg.metadata, sort_keys=True) for msg in slack.messages if msg.metadata
         )
         out.duplicates = [k for k, n in keys.items() if n > 1]
+        out.half_written = [m.text for m in slack.messages if m.text.endswith(("is thinking…", "is writing…"))]
         out.log_tail = log_path.read_text(errors="replace")[-3000:]
     return out
