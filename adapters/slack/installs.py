@@ -14,7 +14,7 @@ from slack_sdk.oauth.installation_store.sqlalchemy import AsyncSQLAlchemyInstall
 from sqlalchemy import MetaData, Table, Text, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from core.storage.sealing import KEY_VARIABLE, NEW_KEY_HINT, BadKey, Sealer
+from core.storage.sealing import KEY_VARIABLE, NEW_KEY_HINT, BadKey, Sealer, looks_sealed
 
 # What an installation holds that lets someone act as the app (or a person) in a workspace.
 INSTALLATION_SECRETS = ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token", "incoming_webhook_url")
@@ -85,7 +85,8 @@ class SealedInstallations(AsyncSQLAlchemyInstallationStore):
         return None if found is None else self._apply(found, INSTALLATION_SECRETS, self._unseal_stored)
 
     def _unseal_stored(self, value: str) -> str:
-        return self.sealer.unseal(value) if self.sealer.sealed(value) else value
+        """A token in clear (stored by an older release) as it is; ciphertext decrypted, or BadKey: never sent."""
+        return self.sealer.unseal(value) if looks_sealed(value) else value
 
 
 class ExpiringInstallations(AsyncCacheableInstallationStore):
@@ -165,7 +166,10 @@ async def reseal(engine: AsyncEngine, sealer: Sealer) -> int:
             table = meta.tables[table_name]
             for row in (await conn.execute(select(table.c.id, *(table.c[c] for c in columns)))).all():
                 values = {c: v for c, v in zip(columns, row[1:], strict=True) if v}
-                new = {c: sealer.reseal(v) if sealer.sealed(v) else sealer.seal(v) for c, v in values.items()}
+                # Ciphertext no key here reads stops the reseal (its transaction is rolled back): sealed again as
+                # if it were clear text, it would be lost for good under two layers.
+                new = {c: sealer.reseal(v, f"{table_name}.{c} of row {row[0]}") if looks_sealed(v) else sealer.seal(v)
+                       for c, v in values.items()}
                 if new:
                     await conn.execute(update(table).where(table.c.id == row[0]).values(**new))
                     changed += 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from dataclasses import dataclass
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
@@ -13,6 +15,26 @@ NEW_KEY_HINT = ("generate one with: python -c 'from cryptography.fernet import F
 
 class BadKey(ValueError):
     """The key setting is missing, malformed, or cannot read what is stored; the message says which."""
+
+
+FERNET_VERSION = 0x80
+FERNET_MIN_BYTES = 73  # version, timestamp, IV, one cipher block and the HMAC
+
+
+def looks_sealed(value: str) -> bool:
+    """Whether `value` has the form of a Fernet token, under whatever key: never a credential in clear (Slack's
+    start with `xox`), so one that no key given can read is missing its key, not stored in clear."""
+    try:
+        raw = base64.urlsafe_b64decode(value.encode())
+    except (binascii.Error, ValueError):
+        return False
+    return len(raw) >= FERNET_MIN_BYTES and raw[0] == FERNET_VERSION
+
+
+def missing_key(where: str) -> BadKey:
+    return BadKey(f"{where} is not sealed under any key in {KEY_VARIABLE}: the key it was sealed with (the old one) "
+                  "is missing; give both, the new first (\"new,old\"), and run the reseal again. Nothing was "
+                  "written.")
 
 
 @dataclass(frozen=True)
@@ -51,6 +73,9 @@ class Sealer:
             return False
         return True
 
-    def reseal(self, sealed: str) -> str:
-        """The same secret encrypted under the first key."""
-        return self.fernet.rotate(sealed.encode()).decode()
+    def reseal(self, sealed: str, where: str = "a stored credential") -> str:
+        """The same secret encrypted under the first key; BadKey naming `where` when no key given reads it."""
+        try:
+            return self.fernet.rotate(sealed.encode()).decode()
+        except InvalidToken:
+            raise missing_key(where) from None

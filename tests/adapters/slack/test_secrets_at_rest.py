@@ -4,6 +4,7 @@ no install runs without a key."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,7 +21,7 @@ from adapters.slack.installs import MissingKey, SealedInstallations, reseal
 from adapters.slack.server import SlackServer
 from bot.wiring import build_app
 from core.storage.db import make_engine, migrate
-from core.storage.sealing import Sealer
+from core.storage.sealing import BadKey, Sealer
 from tests.adapters.slack.conftest import Slack, config, fixture, settings
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
@@ -132,3 +133,55 @@ def _upgrade_to(connection, revision: str) -> None:  # type: ignore[no-untyped-d
     from core.storage.db import _alembic_config
 
     command.upgrade(_alembic_config(connection), revision)
+
+
+def test_a_reseal_without_the_old_key_refuses_to_write_and_says_which_key_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from bot import __main__ as cli
+
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    old, new = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+
+    async def stored(setup: bool) -> list[tuple[object, ...]]:
+        engine = make_engine(url)
+        try:
+            if setup:
+                await migrate(engine)
+                store = SealedInstallations(Sealer.from_keys(old), client_id=CLIENT, engine=engine)
+                await store.create_tables()
+                await store.async_save_bot(bot("xoxb-rotate-me"))
+            async with engine.connect() as conn:
+                return [tuple(r) for r in await conn.execute(text("SELECT id, bot_token FROM slack_bots"))]
+        finally:
+            await engine.dispose()
+
+    before = asyncio.run(stored(True))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DATABASE_URL", url)
+    monkeypatch.setenv("COUNCIL_ENCRYPTION_KEY", new)  # the old key forgotten
+    result = CliRunner().invoke(cli.cli, ["reseal"])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2, (result.exit_code, result.exception, said)
+    assert "slack_bots" in said and "not sealed under any key in COUNCIL_ENCRYPTION_KEY" in said
+    assert '"new,old"' in said and "now encrypted" not in said
+    assert asyncio.run(stored(False)) == before, "nothing was written"
+
+
+async def test_a_token_that_cannot_be_decrypted_is_never_used(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'c.db'}")
+    await migrate(engine)
+    old, new = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+    store = SealedInstallations(Sealer.from_keys(old), client_id=CLIENT, engine=engine)
+    await store.create_tables()
+    await store.async_save(Installation(app_id="A1", team_id="T0009", user_id="U1", bot_token="xoxb-secret",
+                                        bot_id="B1", bot_user_id="UB", bot_scopes="chat:write",
+                                        installed_at=1_700_000_000.0))
+    only_new = SealedInstallations(Sealer.from_keys(new), client_id=CLIENT, engine=engine)
+    with pytest.raises(BadKey, match="COUNCIL_ENCRYPTION_KEY"):
+        await only_new.async_find_installation(enterprise_id=None, team_id="T0009")
+    with pytest.raises(BadKey, match="COUNCIL_ENCRYPTION_KEY"):
+        await only_new.async_find_bot(enterprise_id=None, team_id="T0009")
+    await engine.dispose()
