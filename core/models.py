@@ -183,6 +183,15 @@ class Discussion(BaseModel):
     updated_at: datetime
 
 
+class Author(StrEnum):
+    """Whose words a turn holds: recorded with the turn, never read back from its text or its speaker's name."""
+
+    PERSONA = "persona"  # the persona's model
+    STAND_IN = "stand_in"  # the model, standing in for the person who holds the seat
+    PERSON = "person"  # the person who holds the seat, in their own words
+    BOT = "bot"  # Council itself (the roster it seated)
+
+
 class Turn(BaseModel):
     key: str  # deterministic: a re-run after a crash finds it instead of duplicating it
     discussion_id: str
@@ -196,6 +205,7 @@ class Turn(BaseModel):
     error: str = ""
     attempts: int = 0
     reply_to: int | None = None  # human message answered by this turn
+    author: Author = Author.PERSONA
     created_at: datetime
     finished_at: datetime | None = None
 

@@ -91,10 +91,8 @@ def rounds(doc: dict[str, Any]) -> list[Round]:
         if not (t.get("text") or "").strip() or t["kind"] == "roster":
             continue
         label = KIND_LABELS.get(t["kind"], t["kind"].replace("_", " ").capitalize())
-        if t.get("written_by"):
+        if t.get("written_by"):  # a stand-in's turn is labelled by its author's name, "AI stand-in for Dana"
             label += f" · written by {t['written_by']} in person"
-        elif t.get("stand_in_for"):
-            label += f" · AI stand-in for {t['stand_in_for']}"
         items.append((t["created_at"], t["round"], Entry(t["author"], icons.get(t["author_key"], "💬"), label,
                                                          t["text"], _time(t["created_at"]))))
     for m in doc["human_messages"]:

@@ -8,6 +8,7 @@ import re
 from core.deliberation import stances, tally
 from core.deliberation.flows.base import State
 from core.deliberation.flows.meeting import fixed_options
+from core.deliberation.holders import credited
 from core.deliberation.schemas import MeetingRecommendation, RankedVote
 from core.models import Ballot, Phase, Poll, Role
 
@@ -17,7 +18,7 @@ RANK_POLL = re.compile(r":rank(\d+)$")  # the key of a place poll ends with its 
 
 def owner_ballots(state: State) -> tuple[dict[str, list[str]], dict[str, str]]:
     """Each owner's final ranking (name -> items, each meaning once, a free-text item mapped to the option it
-    names) and the first reason given for each item."""
+    names) and the first reason given for each item; a ranking an AI stand-in cast is credited to the stand-in."""
     ballots: dict[str, list[str]] = {}
     reasons: dict[str, str] = {}
     options = fixed_options(state)
@@ -27,15 +28,17 @@ def owner_ballots(state: State) -> tuple[dict[str, list[str]], dict[str, str]]:
             continue
         vote = RankedVote.model_validate(t.data)
         items = [tally.match(r.item, options) or r.item.strip() for r in vote.ranking]
-        ballots[persona.name] = tally.dedupe(items)
+        name = credited(persona, t)
+        ballots[name] = tally.dedupe(items)
         for r, item in zip(vote.ranking, items, strict=True):
-            reasons.setdefault(tally.key(item), f"{r.why} ({persona.name})")
+            reasons.setdefault(tally.key(item), f"{r.why} ({name})")
     return ballots, reasons
 
 
 def seated_first_choices(state: State, ballots: dict[str, list[str]]) -> list[str]:
     """Every owner's first choice; an owner who cast no ranking (skipped, failed) is undecided."""
-    return [(ballots.get(p.name) or [""])[0] for p in state.personas if p.role == Role.OWNER]
+    cast = {t.persona_key: t for t in state.done_turns(Phase.RANKED_VOTE)}
+    return [(ballots.get(credited(p, cast.get(p.key))) or [""])[0] for p in state.personas if p.role == Role.OWNER]
 
 
 def ranking_text(vote: RankedVote, options: list[str] | None = None) -> str:

@@ -1,11 +1,12 @@
-"""People named in a channel's owner lines (pure): `Dana <@U123>: Billing` seats the real Dana."""
+"""People in seats (pure): `Dana <@U123>: Billing` in a channel's owner lines seats the real Dana, and what her seat
+says is credited to whoever wrote it (Dana, or her AI stand-in)."""
 
 from __future__ import annotations
 
 import re
 
 from core.deliberation.roster import owner_line
-from core.models import Persona
+from core.models import Author, Persona, Turn
 
 PERSON_ICON = ":bust_in_silhouette:"
 _HOLDER = re.compile(r"<@!?([A-Za-z0-9]+)(?:\|([^>]*))?>")
@@ -48,3 +49,18 @@ def seated(lines: list[str], owners: list[Persona]) -> list[Persona]:
             holders[clean.partition(":")[0].strip()[:80]] = user_id
     return [p.model_copy(update={"held_by": holders[p.name], "icon": PERSON_ICON}) if p.name in holders else p
             for p in owners]
+
+
+def stand_in(p: Persona) -> Persona:
+    """The seat as its AI stand-in speaks and is shown: named so nobody reads its words as the person's."""
+    return p.model_copy(update={"name": f"AI stand-in for {p.name}"})
+
+
+def credited(p: Persona, turn: Turn | None) -> str:
+    """Who a turn of this seat is credited to, from the turn's recorded author: the stand-in is never the person."""
+    return stand_in(p).name if turn is not None and turn.author == Author.STAND_IN else p.name
+
+
+def author_of(p: Persona | None) -> Author:
+    """Who writes a turn the model runs for this seat: its persona, or the stand-in of the person who holds it."""
+    return Author.STAND_IN if p is not None and p.held_by else Author.PERSONA

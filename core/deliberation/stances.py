@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from core.deliberation import tally
+from core.deliberation.holders import credited
 from core.models import Persona, Role, Turn
 
 
@@ -93,7 +94,7 @@ def table(state: State, round_: int, *, carry: bool = False) -> list[Row]:
         prev = before.get(p.key)
         label = label_of(t) if t is not None else ""
         stance = str((t.data or {}).get("stance", "")).strip() if t is not None else "no stance recorded this round"
-        rows.append(Row(persona=p.name, label=label if tally.key(label) not in UNDECIDED else "undecided",
+        rows.append(Row(persona=credited(p, t), label=label if tally.key(label) not in UNDECIDED else "undecided",
                         stance=stance, before=label_of(prev) if prev is not None else None))
     return rows
 

@@ -6,7 +6,7 @@ import zlib
 from datetime import datetime
 from typing import Any
 
-from core.deliberation import closings, context, evidence, factcheck, flows, seating, seats, stances, tally
+from core.deliberation import closings, context, evidence, factcheck, flows, holders, seating, seats, stances, tally
 from core.deliberation.engine import State, TurnPlan
 from core.deliberation.flows import meeting
 from core.deliberation.schemas import (
@@ -21,6 +21,7 @@ from core.deliberation.schemas import (
 )
 from core.models import (
     FINISHED_TURN,
+    Author,
     Ballot,
     Discussion,
     Persona,
@@ -90,7 +91,8 @@ async def _open_poll(
         named = tally.match(stances.label_of(turn), poll.options) if turn is not None and turn.round == d.round \
             else None
         if named is not None:
-            ai.append(Ballot(poll_id=poll.id, voter_id=f"persona:{persona.key}", voter_name=persona.name,
+            ai.append(Ballot(poll_id=poll.id, voter_id=f"persona:{persona.key}",
+                             voter_name=holders.credited(persona, turn),
                              choice=poll.options.index(named), is_ai=True, created_at=now))
     await tx.add_ballots(ai)  # a new poll has no earlier ballots to supersede
     await tx.enqueue(d.id, poll_post(poll, await tx.ballots(poll.id), offline), now)
@@ -138,10 +140,11 @@ def _people_questions(state: State, phase: Phase) -> str:
 
 async def record_turn(
     tx: Tx, state: State, plan: TurnPlan, text: str, data: dict[str, Any] | None, usage: Usage | None,
-    error: str, now: datetime, offline: bool, *, current: Discussion | None = None,
+    error: str, now: datetime, offline: bool, *, current: Discussion | None = None, author: Author | None = None,
 ) -> None:
     """Record a finished (or failed) turn and all it changes. `current`: the discussion as read under its lock in
-    this transaction, when the caller has it (the fence reads it); otherwise it is read here."""
+    this transaction, when the caller has it (the fence reads it); otherwise it is read here. `author`: who wrote
+    it, when not the model (a seat's person); the model's turn for a held seat is their AI stand-in's."""
     d = state.discussion
     # Locked: of two writers racing on one turn, the second sees it finished, so its personas, synthesis,
     # polls and posts are written once.
@@ -156,6 +159,8 @@ async def record_turn(
     await tx.settle_turn(d.id, plan.key, held, usage if paid else None, now, saved=turn.status not in FINISHED_TURN)
     if turn.status in FINISHED_TURN:
         return  # another driver finished it first, or Stop set it aside
+    persona = state.persona(plan.persona_key)
+    turn.author = author or (Author.BOT if plan.phase == Phase.ROSTER else holders.author_of(persona))
     if current is None:
         current = await tx.discussion(d.id, for_update=True)
     if current is not None and current.status == Status.STOPPED:
@@ -170,7 +175,14 @@ async def record_turn(
     kind = "turn"
     polls: list[tuple[str, str, list[str], bool]] = []
     in_thread: str | None = None  # the post's text, where it differs from the record's
-    persona = state.persona(plan.persona_key)
+    # A reference nobody gave the council (no tools: it cannot look one up) is labelled where the model cited it;
+    # never in what people wrote, nor in what Council composes around the model's words (tallies, tables).
+    known = "\n".join([d.topic, d.context, *(m.text for m in state.humans)])
+    model = turn.author in (Author.PERSONA, Author.STAND_IN)
+
+    def mark(words: str) -> str:
+        return evidence.mark_unverified(words, known) if model else words
+
     if data is not None and "stance" in data and "text" in data:  # a structured turn with its stance
         text = str(data["text"]).strip()
     elif persona is not None and flows.get(d.flow).stance(plan.phase, persona):
@@ -205,27 +217,29 @@ async def record_turn(
         text = closings.ranking_text(RankedVote.model_validate(data), meeting.fixed_options(state))
     if plan.phase == Phase.ROUND_SYNTHESIS:
         rs = RoundSynthesis.model_validate(data)
-        text, kind = formats.round_synthesis_text(rs, plan.round), "synthesis"
+        text, kind = mark(formats.round_synthesis_text(rs, plan.round)), "synthesis"
         text += (await _stance_section(tx, state, plan.round))[0]
         await tx.add_synthesis(plan.key, d.id, plan.round, "round", data, text, now)
         if rs.proposals:
             polls.append((f"{plan.key}:poll", "Which proposal should the team pursue?", rs.proposals, False))
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "meeting":
-        text, items = closings.recommendation(d.topic, state, MeetingRecommendation.model_validate(data),
-                                              await people_ballots(tx, d.id, plan.round))
+        rec = MeetingRecommendation.model_validate(data)  # the moderator's words, marked; the tally is Council's
+        rec = rec.model_copy(update={name: [mark(x) for x in getattr(rec, name)]
+                                     for name in ("key_arguments", "dissents", "next_steps")})
+        text, items = closings.recommendation(d.topic, state, rec, await people_ballots(tx, d.id, plan.round))
         # The recommendation gives the verdict (over every owner's first choice): the table adds no second one.
         full, shown = await _stance_section(tx, state, plan.round, final=True, with_verdict=False)
         text, in_thread, kind = text + full, text + shown, "synthesis"
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
         polls += closings.place_polls(plan.key, items)
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "council":
-        text, kind = formats.verdict_text(CouncilVerdict.model_validate(data)), "synthesis"
+        text, kind = mark(formats.verdict_text(CouncilVerdict.model_validate(data))), "synthesis"
         full, shown = await _stance_section(tx, state, plan.round, final=True)
         text, in_thread = text + full, text + shown
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
     elif plan.phase == Phase.FINAL_SYNTHESIS:
         fs = FinalSynthesis.model_validate(data)
-        text, kind = formats.final_synthesis_text(fs), "synthesis"
+        text, kind = mark(formats.final_synthesis_text(fs)), "synthesis"
         full, shown = await _stance_section(tx, state, plan.round, final=True)
         text, in_thread = text + full, text + shown
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
@@ -233,14 +247,13 @@ async def record_turn(
             polls.append((f"{plan.key}:poll", "Which recommendation should the team act on first?",
                           fs.recommendations, True))
     elif plan.phase == Phase.RESUME_SUMMARY:
-        kind = "synthesis"
+        text, kind = mark(text), "synthesis"
         await tx.add_synthesis(plan.key, d.id, plan.round, "resume", None, text, now)
-    elif plan.phase == Phase.ANSWER and plan.reply_to is not None:
-        await tx.mark_answered(plan.reply_to)
-    # A reference nobody gave the council (no tools: it cannot look one up) is labelled where it stands.
-    given = "\n".join([d.topic, d.context, *(m.text for m in state.humans)])
-    text = evidence.mark_unverified(text, given)
-    in_thread = text if in_thread is None else evidence.mark_unverified(in_thread, given)
+    else:
+        text = mark(text)  # a turn in the speaker's own words (or ballot): all of it theirs
+        if plan.phase == Phase.ANSWER and plan.reply_to is not None:
+            await tx.mark_answered(plan.reply_to)
+    in_thread = text if in_thread is None else in_thread
     if plan.phase in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS):
         asked = _people_questions(state, plan.phase)
         text, in_thread = text + asked, in_thread + asked

@@ -7,8 +7,9 @@ from datetime import datetime, timedelta
 
 from core.deliberation import flows, seats
 from core.deliberation.engine import Idle, RunTurns, State, Step, TurnPlan
+from core.deliberation.holders import stand_in
 from core.deliberation.prompts import label
-from core.models import Action, Discussion, Persona, Phase, Post, Turn
+from core.models import Action, Author, Discussion, Persona, Phase, Post, Turn
 from core.running.effects import record_turn
 from core.storage.seat_waits import SeatWait
 from core.storage.store import Tx
@@ -17,10 +18,6 @@ from core.when.spoken import duration
 STANCE_ACTION = "seat:stance"  # each button's id adds its place: ids are unique within a message's block
 
 
-
-
-def stand_in(p: Persona) -> Persona:
-    return p.model_copy(update={"name": f"AI stand-in for {p.name}"})
 
 
 def _away(waits: list[SeatWait], persona_key: str) -> bool:
@@ -47,11 +44,12 @@ async def triage(tx: Tx, state: State, step: RunTurns, now: datetime, wait_s: fl
     none), the state they run on (stand-ins labelled), and whether anything was written."""
     d = state.discussion
     if not any(seats.holder_of(state, plan) for plan in step.turns):
-        return step, state, False  # nobody's own turn in this step: no query, nothing to wait for
+        # Nobody's own turn in this step: no query, nothing to wait for. A held seat's answer or bid that runs here
+        # is the stand-in's, and shown as theirs.
+        return step, _standing(state, step.turns), False
     waits = await tx.seat_waits(d.id)
     by_key = {w.turn_key: w for w in waits}
     runnable: list[TurnPlan] = []
-    standing: set[str] = set()
     moved = False
     for plan in step.turns:
         holder = seats.holder_of(state, plan)
@@ -81,7 +79,6 @@ async def triage(tx: Tx, state: State, step: RunTurns, now: datetime, wait_s: fl
             moved = True
         elif w.state in ("stand_in", "back"):  # "back": taken back while the stand-in had this turn
             runnable.append(plan)
-            standing.add(holder.key)
         elif w.state == "waiting" and now >= w.deadline:
             w.state, w.nudge_at = "stand_in", None
             await tx.save_seat_wait(w)
@@ -89,7 +86,6 @@ async def triage(tx: Tx, state: State, step: RunTurns, now: datetime, wait_s: fl
                 f"⌛ {holder.name} did not answer within {duration(wait_s)}: their AI stand-in speaks this "
                 f"turn. {holder.name}, write here any time to take your seat back.")), now)
             runnable.append(plan)
-            standing.add(holder.key)
             moved = True
         elif w.state == "waiting" and w.nudge_at is not None and now >= w.nudge_at:
             w.nudge_at = None
@@ -99,10 +95,18 @@ async def triage(tx: Tx, state: State, step: RunTurns, now: datetime, wait_s: fl
                 f"⏳ {holder.name}, the council is waiting for your turn ({label(state, plan.phase)}): reply "
                 f"here within {left}, or your AI stand-in speaks for you.")), now)
             moved = True
-    if standing:
-        state = State(discussion=d, turns=state.turns, humans=state.humans, context_rounds=state.context_rounds,
-                      personas=[stand_in(p) if p.key in standing else p for p in state.personas])
-    return (RunTurns(turns=runnable) if runnable else Idle()), state, moved
+    return (RunTurns(turns=runnable) if runnable else Idle()), _standing(state, runnable), moved
+
+
+def _standing(state: State, runnable: list[TurnPlan]) -> State:
+    """The state the model's turns run on: a held seat whose turn the model writes is its AI stand-in (in the
+    prompt, the live text and the post), never the person."""
+    held = {plan.persona_key for plan in runnable if (p := state.persona(plan.persona_key)) and p.held_by}
+    if not held:
+        return state
+    return State(discussion=state.discussion, turns=state.turns, humans=state.humans,
+                 context_rounds=state.context_rounds,
+                 personas=[stand_in(p) if p.key in held else p for p in state.personas])
 
 
 async def record_answer(tx: Tx, state: State, plan: TurnPlan, holder: Persona, w: SeatWait, now: datetime) -> None:
@@ -112,7 +116,8 @@ async def record_answer(tx: Tx, state: State, plan: TurnPlan, holder: Persona, w
     await tx.start_turns([Turn(key=plan.key, discussion_id=d.id, round=plan.round, step=plan.step, phase=plan.phase,
                                persona_key=plan.persona_key, created_at=now)])
     data = seats.answer_data(plan.phase, w.answer, w.stance, holder, flows.get(d.flow).stance(plan.phase, holder))
-    await record_turn(tx, state, plan, str(data.get("text", w.answer)), data, None, "", now, False)
+    await record_turn(tx, state, plan, str(data.get("text", w.answer)), data, None, "", now, False,
+                      author=Author.PERSON)
     await tx.drop_post(d.id, plan.key)
     w.state = "done"
     await tx.save_seat_wait(w)

@@ -7,9 +7,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.deliberation import stances
+from core.deliberation.holders import credited
 from core.deliberation.roster import VISITORS
 from core.deliberation.schemas import FinalSynthesis, RoundSynthesis
-from core.models import Ballot, Poll
+from core.models import Author, Ballot, Poll
 from core.showing import formats
 from core.storage.store import Store
 
@@ -27,8 +28,8 @@ async def export(store: Store, discussion_id: str, *, operator: bool = False) ->
         polls = [(p, await tx.ballots(p.id, include_superseded=True)) for p in await tx.polls(d.id)]
         syntheses = await tx.syntheses(d.id)
         usage = await tx.usage_total([d.id])
-        stood_in = {w.turn_key for w in await tx.seat_waits(d.id) if w.state in ("stand_in", "back")}
-    names = {key: p.name for key, p in VISITORS.items()} | {p.key: p.name for p in personas}
+    seats = {**VISITORS, **{p.key: p for p in personas}}
+    names = {key: p.name for key, p in seats.items()}
     return {
         "discussion": {
             **d.model_dump(mode="json", include={
@@ -41,12 +42,13 @@ async def export(store: Store, discussion_id: str, *, operator: bool = False) ->
         "turns": [
             {
                 "key": t.key, "round": t.round, "step": t.step, "kind": t.phase.value,
-                "author": names.get(t.persona_key, t.persona_key), "author_key": t.persona_key,
+                "author": credited(seats[t.persona_key], t) if t.persona_key in seats else t.persona_key,
+                "author_key": t.persona_key, "authorship": t.author.value,
                 "status": t.status.value, "text": t.text, "data": t.data, "error": t.error,
                 "reply_to": t.reply_to,
                 # A seat held by a person: the turns they wrote, and those their AI stand-in wrote for them.
-                "written_by": (t.data or {}).get("written_by_name") or None,
-                "stand_in_for": names.get(t.persona_key) if t.key in stood_in else None,
+                "written_by": names.get(t.persona_key) if t.author == Author.PERSON else None,
+                "stand_in_for": names.get(t.persona_key) if t.author == Author.STAND_IN else None,
                 "stance": ({"label": stances.label_of(t), "text": str((t.data or {}).get("stance", ""))}
                            if stances.has_stance(t) else None),
                 "created_at": t.created_at.isoformat(),

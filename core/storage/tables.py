@@ -109,6 +109,7 @@ turns = Table(
     Column("error", Text, nullable=False, default=""),
     Column("attempts", Integer, nullable=False, default=0),
     Column("reply_to", Integer, nullable=True),
+    Column("author", String(16), nullable=False, default="persona", server_default="persona"),  # models.Author
     Column("created_at", TS, nullable=False),
     Column("finished_at", TS, nullable=True),
     # The estimated cost this turn holds in its workspace's spend while it runs, and the quarter hour it is held
