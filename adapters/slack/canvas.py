@@ -64,6 +64,7 @@ class Canvases:
         self._no_scope: dict[str, tuple[float, str]] = {}  # workspace -> (when found missing, the scope needed)
         self._tab_taken: set[tuple[str, str]] = set()  # (workspace, channel) whose one canvas is someone else's
         self._unshared: set[str] = set()  # canvases Slack would not share with their channel
+        self.linked: set[str] = set()  # canvases whose link is in their thread already (found after a lost answer)
 
     async def publish(self, d: Discussion, post: Post, *, told: bool = False, key: str = "") -> str:
         """`told`: the thread already says why there is no canvas; a refusal is not repeated. `key`: the outbox row
@@ -85,7 +86,9 @@ class Canvases:
                 raise
             self._remember(d, error, str(exc.response.get("needed") or ""))
             return await self._refused(d, post, error, str(exc.response.get("needed") or ""), told=told)
-        if shared:
+        if shared and canvas_id in self.linked:
+            log.info("canvas %s of %s is linked in the thread already", canvas_id, d.id)
+        elif shared:
             await self._link(client, d, canvas_id, post.key, "📄 The synthesis, the stance table and the open "
                              "questions are kept in a canvas: [{title}]({url}). It is updated when a later round "
                              "revisits the discussion.", post.title)

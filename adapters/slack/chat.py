@@ -16,7 +16,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from adapters.slack.announce import announcement
 from adapters.slack.budgeted import PRIORITY, Skipped, prepay
-from adapters.slack.canvas import Canvases
+from adapters.slack.canvas import Canvases, is_canvas
 from adapters.slack.markup import escape
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
 from core.models import Discussion, Persona, Post, Status
@@ -139,6 +139,9 @@ class SlackChat:
 
     async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
         if post.kind == "document":
+            if not post.replaces and is_canvas(ref):  # the document itself, sent again: its canvas (find) goes on
+                await self.canvases.publish(discussion, post)
+                return
             return await self.canvases.update(discussion, ref, post)
         client = await self.client_for(discussion.workspace)
         messages = render(post, discussion.topic)
@@ -156,10 +159,17 @@ class SlackChat:
                 await self._post(client, discussion.channel, discussion.thread_ref or None, message)
 
     async def find(self, discussion: Discussion, key: str) -> str | None:
-        """Called only for a post whose fate is unknown: one page read from Slack, never a whole thread."""
+        """Called only for a post whose fate is unknown: one page read from Slack, never a whole thread. A document
+        whose canvas was made is that canvas (its link, carrying the document's key, is then in the page or not)."""
         index = await self._read_thread(discussion)
         parts = index.posts.get(key)
-        return parts.get(0) if parts else None
+        found = parts.get(0) if parts else None
+        kept = await self.canvases.kept(key) if self.canvases.kept is not None else ""
+        if is_canvas(kept):
+            if found:
+                self.canvases.linked.add(kept)
+            return kept
+        return found
 
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
         held = self._thinking.get(discussion.id, {}).get(key)

@@ -127,6 +127,7 @@ class FakeSlack(CanvasMethods):
         self.failures: dict[str, deque[str]] = defaultdict(deque)
         self.unreachable: set[str] = set()  # methods whose calls are hung up on without an answer
         self.lost: dict[str, deque[bool]] = defaultdict(deque)  # method -> answers lost after the call took effect
+        self.lost_when: dict[str, list[Callable[[dict[str, Any]], bool]]] = defaultdict(list)
         self.disabled: set[str] = set()
         self.socket: web.WebSocketResponse | None = None  # Socket Mode: the app's connection
         self.socket_replies: list[dict[str, Any]] = []
@@ -147,6 +148,10 @@ class FakeSlack(CanvasMethods):
         """The next `times` calls of `method` take effect (a message is stored) but their answer is lost: Slack
         answers 500 internal_error, or with `drop` hangs up (the client's connection-error retry calls again)."""
         self.lost[method].extend([drop] * times)
+
+    def lose_answer_when(self, method: str, matches: Callable[[dict[str, Any]], bool]) -> None:
+        """The first call of `method` whose parameters `matches` takes effect, but its answer is lost (500)."""
+        self.lost_when[method].append(matches)
 
     def add_user(self, user_id: str, name: str, *, admin: bool = False, tz: str = "Europe/Berlin",
                  team: str = TEAM) -> None:
@@ -324,6 +329,9 @@ class FakeSlack(CanvasMethods):
         if handler is None:
             return web.json_response({"ok": False, "error": "unknown_method"})
         body = handler(params, self.tokens.get(token, TEAM))
+        if hit := next((m for m in self.lost_when[method] if m(params)), None):
+            self.lost_when[method].remove(hit)
+            return web.json_response({"ok": False, "error": "internal_error"}, status=500)
         if self.lost[method]:  # done, but the caller never hears so
             if self.lost[method].popleft():
                 if request.transport is not None:

@@ -125,3 +125,31 @@ async def test_a_missing_canvas_scope_is_remembered_not_asked_again_at_every_syn
     await server.idle()
     creates = [c for c in fake.calls if c.method in ("canvases.create", "conversations.canvases.create")]
     assert len(creates) == 1, [c.method for c in creates]
+
+
+async def test_a_lost_answer_to_the_canvas_link_neither_repeats_the_link_nor_makes_a_second_canvas(
+        fake: FakeSlack, tmp_path: Path, llm: ScriptedLLM) -> None:
+    """The link to a new canvas is posted but Slack's answer is lost: the outbox tries the document again, finds
+    its canvas and its link, and later syntheses edit that canvas."""
+    clock = FakeClock()
+    s = settings(tmp_path)
+    server = SlackServer(config(fake), lambda chats: build_app(s, chats, llm=llm, clock=clock))
+    await server.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            slack = Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake)
+            fake.lose_answer_when("chat.postMessage", lambda p: "kept in a canvas" in str(p.get("text")))
+            await slack.command("Should we adopt Rust? --rounds 2")
+            await server.idle()
+            assert server.core is not None
+            for _ in range(5):  # the post waits its backoff; the sweep then sends what is due
+                clock.advance(seconds=30)
+                await server.core.driver.sweep()
+                await server.idle()
+            d = (await server.core.service.guard.discussions())[0]
+            assert d.status.value == "done"
+    finally:
+        await server.stop()
+    [canvas] = fake.canvases.values()
+    assert canvas.edits == 2 and "## Final synthesis" in canvas.markdown
+    assert len(said(fake, "kept in a canvas")) == 1
