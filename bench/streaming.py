@@ -18,7 +18,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from adapters.slack.budgeted import per_minute  # noqa: E402
+from adapters.slack.budgeted import slack_budget  # noqa: E402
 from adapters.slack.chat import SlackChat  # noqa: E402
 from adapters.slack.clients import SingleWorkspace, web_client  # noqa: E402
 from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
@@ -26,7 +26,7 @@ from bot.settings import Settings  # noqa: E402
 from bot.wiring import build_app  # noqa: E402
 from core.control import commands as c  # noqa: E402
 from core.models import Status  # noqa: E402
-from core.running.budget import LocalBuckets, RateBudget  # noqa: E402
+from core.running.budget import LocalBuckets  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic, default_reply  # noqa: E402
 from tests.fakes.slack_api import FakeSlack  # noqa: E402
 
@@ -55,7 +55,7 @@ async def main(first_token_s: float, gap_s: float, chars: int, targets: dict[str
         with tempfile.TemporaryDirectory() as tmp:
             settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}",  # type: ignore[call-arg]
                                 anthropic_api_key="bench-key", anthropic_base_url=model.base_url)
-            budget = RateBudget(LocalBuckets(), per_minute())  # Slack's limits, as the app spends them
+            budget = slack_budget(LocalBuckets())  # Slack's limits, as the app spends them
             chat = SlackChat(SingleWorkspace(web_client(slack.base_url, "xoxb-test"), budget))
             app = await build_app(settings, {"slack": chat})
             try:
