@@ -269,7 +269,8 @@ class AnthropicLLM:
 
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]:
         """JSON in the schema's shape (structured outputs), read from the whole message: its stop reason says
-        whether the JSON is whole before anything parses it."""
+        whether the JSON is whole before anything parses it. Streamed: a model that thinks long keeps the
+        connection busy, where an unstreamed call would time out (and the SDK's retry bill it again)."""
         model = self._config.models[prompt.tier]
         request = self._request(prompt, model)
         fmt = {"type": "json_schema", "schema": self._sdk.transform_schema(schema)}
@@ -277,7 +278,7 @@ class AnthropicLLM:
         paid = Usage()
         for attempt in range(1, self._config.room_attempts + 1):
             try:
-                message = await self._client.messages.create(**request)
+                message = await self._whole(request, model)
             except self._sdk.APIError as exc:
                 raise self._unavailable(exc, model, paid) from exc
             paid = _plus(paid, _counts(message))
@@ -291,6 +292,25 @@ class AnthropicLLM:
             except ValidationError as exc:
                 log.warning("LLM returned no %s (%s, stop_reason %s)", schema.__name__, model, message.stop_reason)
                 raise self._unavailable(exc, model, paid) from exc
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def _whole(self, request: dict[str, Any], model: str) -> Message:
+        """One whole message, streamed; the call runs again when its stream breaks after it opened (the SDK
+        retries only before). An error opening it is the SDK's own, raised as it is."""
+        attempts = max(1, self._config.turn_attempts)
+        for attempt in range(1, attempts + 1):
+            opened = False
+            try:
+                async with self._client.messages.stream(**request) as stream:
+                    opened = True
+                    return await stream.get_final_message()
+            except Exception as exc:
+                if not opened:
+                    raise
+                log.warning("LLM stream broke (%s, %s, attempt %d/%d)", _reason(exc), model, attempt, attempts)
+                if attempt == attempts:
+                    raise LLMUnavailable(_reason(exc)) from exc
+                await asyncio.sleep(self._config.turn_retry_delay_s * attempt)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def search(self, prompt: Prompt) -> Searched:

@@ -103,7 +103,7 @@ async def test_the_effort_settings_reach_every_call(tmp_path: Path) -> None:
         finally:
             await app.close()
 
-    turns = [b["output_config"]["effort"] for b in fake.requests if b.get("stream")]
+    turns = [b["output_config"]["effort"] for b in fake.requests if "format" not in b["output_config"]]
     syntheses = [b["output_config"]["effort"] for b in fake.requests
                  if set(((b["output_config"].get("format") or {}).get("schema") or {}).get("properties") or {})
                  == set(RoundSynthesis.model_fields)]

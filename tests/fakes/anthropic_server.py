@@ -236,6 +236,9 @@ class FakeAnthropic:
             message["stop_details"] = {"type": "refusal", "category": None, "explanation": None}
         if streaming:
             return await self._stream(request, rid, message, plan, fault)
+        if self.delta_gap_s:  # unstreamed, the whole answer arrives when the model has written all of it
+            text = "".join(b.get("text", "") for b in content)
+            await asyncio.sleep(self.delta_gap_s * max(0, -(-len(text) // self.chunk_chars) - 1))
         self._complete(plan, output, body["model"])
         return web.json_response(message, headers={"request-id": rid})
 
