@@ -50,6 +50,19 @@ def _value(name: str, raw: str) -> Any:
     return int(raw)
 
 
+def still_valid(saved: dict[str, Any]) -> dict[str, Any]:
+    """Stored defaults read again field by field (a value of several words stays one value); one that is no
+    longer valid (a flow since removed) is left out."""
+    values: dict[str, Any] = {}
+    for name, raw in saved.items():
+        if name in FIELDS:
+            try:
+                values[name] = _value(name, str(raw))
+            except (flows.BadFlow, ValueError):
+                continue
+    return values
+
+
 def read(text: str) -> tuple[dict[str, Any], list[str]]:
     """What `/council config defaults …` sets (`off` clears them); a UserError when nothing in it is valid."""
     if text.strip().lower() in ("off", "none", "clear"):

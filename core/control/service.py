@@ -34,6 +34,7 @@ from core.models import (
     Poll,
     Post,
     Role,
+    SeatHolder,
     Status,
     TurnStatus,
 )
@@ -60,6 +61,12 @@ class ServiceConfig:
     fact_check: bool = False  # COUNCIL_FACT_CHECK: discussions check their claims unless started with --no-check
     policy: Policy = field(default_factory=Policy)  # who may do what
     limits: Limits = field(default_factory=Limits)  # daily workspace budget, starts per person
+
+
+def seat_holder(s: SeatHolder) -> SeatHolder:
+    """A person given a seat, their name and title cleaned of markup and invisible characters as any seat's (the
+    name a platform gives is one its owner chose); their id when nothing is left of the name."""
+    return s.model_copy(update={"name": clean_name(s.name) or s.user_id, "title": clean_name(s.title)})
 
 
 def owner_shown(line: str) -> str:
@@ -154,13 +161,14 @@ class Service:
         if cmd.channel:
             async with self.store.tx() as tx:
                 saved = await tx.channel_defaults(cmd.platform, cmd.workspace, cmd.channel)
-            cmd = defaults.apply(cmd, defaults.parse(" ".join(f"{k}={v}" for k, v in saved.items()))[0])
+            cmd = defaults.apply(cmd, defaults.still_valid(saved))
         try:
             rounds = flows.planned_rounds(cmd.flow, cmd.rounds, cmd.style)
         except flows.BadFlow as exc:
             raise UserError(str(exc)) from None
         options = FlowOptions(style=cmd.style, tier=cmd.tier, lang=cmd.lang, hints=cmd.hints,
-                              max_speeches=self.config.open_max_speeches, memory=cmd.memory, people=cmd.seats,
+                              max_speeches=self.config.open_max_speeches, memory=cmd.memory,
+                              people=[seat_holder(s) for s in cmd.seats],
                               private=cmd.private,
                               check=self.config.fact_check if cmd.check is None else cmd.check)
         async with self.store.tx() as tx:

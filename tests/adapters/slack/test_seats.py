@@ -178,3 +178,16 @@ async def test_the_stance_menu_does_nothing_once_the_turn_is_recorded(
     assert "has ended" in fake.ephemerals[-1]["text"] and fake.ephemerals[-1]["user"] == "U0001"
     async with server.core.store.tx() as tx:
         assert [(t.key, t.data) for t in await tx.turns(did)] == before
+
+
+async def test_seat_names_are_cleaned_of_markup_and_invisible_characters(
+        slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    fake.add_user("U0004", "*Mo*\u202e <!here> _the~boss_\u200b")  # a display name its owner chose
+    await slack.command("Billing fixes or the mobile app first? --flow meeting --rounds 2 --experts 2 "
+                        "--seat <@U0004|mo>")
+    await server.idle()
+    assert server.core is not None
+    d = (await server.core.service.guard.discussions())[0]
+    async with server.core.store.tx() as tx:
+        seated = [(p.name, p.held_by) for p in await tx.personas(d.id) if p.held_by]
+    assert seated == [("Mo the boss", "U0004")] and d.options.people[0].name == "Mo the boss"

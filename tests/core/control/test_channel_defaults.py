@@ -44,3 +44,9 @@ def test_parsing_keeps_what_is_valid() -> None:
     values, warnings = defaults.parse("flow=open-floor experts=3 style=debate lang='Brazilian Portuguese' junk")
     assert values == {"flow": "open", "experts": 3, "style": "debate", "lang": "Brazilian Portuguese"}
     assert warnings == ["`junk` is not `field=value` (for example `flow=meeting rounds=3 tier=medium lang=German`)"]
+
+
+async def test_a_saved_language_of_two_words_stays_two_words(app: App) -> None:
+    await app.service.handle(set_defaults('lang="Brazilian Portuguese" rounds=2'))
+    d = await discussion(app, (await app.service.handle(start())).discussion_id)
+    assert (d.options.lang, d.auto_rounds) == ("Brazilian Portuguese", 2)
