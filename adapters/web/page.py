@@ -7,7 +7,7 @@ import logging
 from aiohttp import web
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from adapters.web.view import links, page
+from adapters.web.view import markdown, page
 from core.ports import Clock
 from core.showing.export import export
 from core.showing.pages import PageLinks
@@ -31,7 +31,7 @@ REFUSED = ("<!doctype html><meta charset=utf-8><title>Council</title>"
 def environment() -> Environment:
     env = Environment(loader=PackageLoader("adapters.web", "templates"),
                       autoescape=select_autoescape(default=True, default_for_string=True))
-    env.filters["links"] = links
+    env.filters["markdown"] = markdown
     return env
 
 

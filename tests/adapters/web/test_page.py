@@ -86,7 +86,8 @@ async def test_the_header_and_the_final_synthesis_link_to_a_page_that_shows_it_a
     assert html.count('class="bar"') == sum(len(p.options) for p in polls) > 0
     assert "<script" not in html and "<img" not in html, "people's and the model's text is never markup"
     assert "&lt;script&gt;alert(&#34;topic&#34;)&lt;/script&gt; &amp; &#34;quotes&#34;" in html
-    assert "&lt;img src=x onerror=alert(&#39;reply&#39;)&gt;" in html and "&lt;/article&gt;" in html
+    assert "&lt;img src=x onerror=alert(" in html and "&lt;/article&gt;" in html
+    assert "**" not in html, "the posts' Markdown is rendered, not shown"
 
 
 async def test_a_changed_missing_or_expired_signature_shows_nothing(site: Site) -> None:
