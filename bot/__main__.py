@@ -285,19 +285,21 @@ def decisions(
 def export(
     discussion_id: Annotated[str | None, typer.Argument(help="Discussion id")] = None,
     latest: Annotated[bool, typer.Option("--latest", help="The most recently created discussion")] = False,
-    format: Annotated[str, typer.Option("--format", help="json, md or html")] = "json",
+    format: Annotated[str, typer.Option("--format", help="json, md, html, or dir (a folder: manifest.json, "
+                                                          "personas/, rounds/, artifacts/)")] = "json",
     out: Annotated[Path | None, typer.Option(help="Also write transcript.json, synthesis.md, open-questions.md here "
-                                                  "(and discussion.html with --format html)")]
+                                                  "(and discussion.html with --format html); with --format dir, the "
+                                                  "folder (default: exports/ID)")]
     = None,
 ) -> None:
     """Print a discussion's full record (JSON), its synthesis (Markdown) or its page as one offline HTML file."""
     from adapters.web.page import render
     from bot.runtime import open_store
-    from core.showing.export import artifacts
+    from core.showing.export import artifacts, layout
     from core.showing.export import export as build
 
-    if format not in ("json", "md", "html"):
-        _fail("--format must be json, md or html.")
+    if format not in ("json", "md", "html", "dir"):
+        _fail("--format must be json, md, html or dir.")
     if not discussion_id and not latest:
         _fail("give a discussion id or --latest.")
     settings = _settings(quiet=True)
@@ -319,6 +321,13 @@ def export(
         _fail("no discussion found" + (f" with id {discussion_id!r}" if discussion_id else "") + ".")
         return
     files = artifacts(doc)
+    if format == "dir":
+        folder = out if out is not None else Path("exports") / str(doc["discussion"]["id"])  # type: ignore[index]
+        for relative, text in layout(doc).items():
+            (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+            (folder / relative).write_text(text, encoding="utf-8")
+        print(f"Exported to {folder}/ (manifest.json, personas/, rounds/, artifacts/)")
+        return
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "transcript.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False))

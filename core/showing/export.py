@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import ValidationError
 
-from core.deliberation import stances
+from core.deliberation import context, flows, stances
+from core.deliberation.flows.base import State
 from core.deliberation.holders import credited
 from core.deliberation.roster import VISITORS
 from core.deliberation.schemas import FinalSynthesis, RoundSynthesis
@@ -68,6 +70,34 @@ async def export(store: Store, discussion_id: str, *, operator: bool = False) ->
             for s in syntheses
         ],
         "usage": usage.model_dump(exclude={"model"}),
+        "closing": _closing(State(discussion=d, personas=personas, turns=turns, humans=humans), polls, syntheses),
+    }
+
+
+def _closing(state: State, polls: list[tuple[Poll, list[Ballot]]], syntheses: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a team files: the last round's stance table and verdict (personas and people, as the thread showed it),
+    the questions left open (the closing's own, the referee's tensions, the debates left unresolved) and the people's
+    messages nobody answered."""
+    d = state.discussion
+    rows = stances.table(state, d.round, carry=flows.get(d.flow).keeps_stances)
+    shown = [(p, ballots) for p, ballots in polls if p.round == d.round and not (p.hide_results and not p.closed)]
+    people = [p.options[b.choice] for p, ballots in shown
+              for b in ballots if not b.is_ai and not b.superseded and b.choice < len(p.options)]
+    data = next((s["data"] or {} for s in reversed(syntheses) if s["kind"] == "final"), None)
+    if data is None:
+        data = next((s["data"] or {} for s in reversed(syntheses) if s["kind"] == "round"), {})
+    questions = [str(q) for q in data.get("open_questions") or []]
+    questions += [f"Unresolved: {x.get('topic', '')}" for x in data.get("unresolved_debates") or []
+                  if isinstance(x, dict)]
+    questions += [f"Tension: {t}" for t in data.get("tensions") or []]
+    questions += [f"Dissent: {t}" for t in data.get("dissents") or []]
+    return {
+        "round": d.round,
+        "verdict": stances.verdict([r.label for r in rows], people) if rows else "",
+        "stances": [{"persona": r.persona, "label": r.label or "undecided", "change": r.change, "stance": r.stance}
+                    for r in rows],
+        "open_questions": questions,
+        "people_unanswered": [{"author": m.author_name, "text": m.text} for m in context.unanswered(state)],
     }
 
 
@@ -103,7 +133,36 @@ def artifacts(doc: dict[str, Any]) -> dict[str, str]:
             formats.round_synthesis_text(rounds[-1], len(rounds)) + "\n"
     else:
         synthesis = f"# Synthesis: {topic}\n\n_No synthesis yet._\n"
-    return {"synthesis.md": synthesis, "open-questions.md": formats.open_questions_markdown(topic, rounds, final)}
+    closing = doc.get("closing") or {}
+    if closing.get("stances"):
+        synthesis = synthesis.rstrip("\n") + "\n\n" + _stance_markdown(closing) + "\n"
+    return {"synthesis.md": synthesis, "open-questions.md": _open_questions(topic, closing, rounds)}
+
+
+def _stance_markdown(closing: dict[str, Any]) -> str:
+    rows = [f"| {r['persona']} | {r['label']} | {r['change']} | {r['stance']} |".replace("\n", " ")
+            for r in closing["stances"]]
+    return "\n".join([f"## Stances after round {closing['round']}", "", "| persona | stance | change | why |",
+                      "| --- | --- | --- | --- |", *rows, "", f"**Verdict:** {closing['verdict']}"])
+
+
+def _open_questions(topic: str, closing: dict[str, Any], rounds: list[RoundSynthesis]) -> str:
+    """The questions the closing left open (its own, the referee's tensions, the dissents) and the people's
+    messages nobody answered."""
+    lines = [f"# Open questions: {topic}", ""]
+    asked = closing.get("open_questions") or []
+    people = closing.get("people_unanswered") or []
+    if asked:
+        lines += ["## From the council", "", *[f"- {q}" for q in asked], ""]
+    if people:
+        lines += ["## From people, unanswered", "",
+                  *[f"- {p['author']}: {' '.join(str(p['text']).split())}" for p in people], ""]
+    for n, r in enumerate(rounds, 1):
+        if r.open_questions:
+            lines += [f"## Round {n}", "", *[f"- {q}" for q in r.open_questions], ""]
+    if len(lines) == 2:
+        lines += ["_None left open._", ""]
+    return "\n".join(lines)
 
 
 def _final(data: dict[str, Any] | None) -> FinalSynthesis | None:
@@ -111,3 +170,44 @@ def _final(data: dict[str, Any] | None) -> FinalSynthesis | None:
         return FinalSynthesis.model_validate(data)
     except ValidationError:
         return None
+
+
+def layout(doc: dict[str, Any]) -> dict[str, str]:
+    """The discussion as a folder a team can file (relative path -> text): manifest.json, personas/<key>.json,
+    rounds/NNN.json (each round's turns, people's messages and synthesis), artifacts/synthesis.json, synthesis.md and
+    open-questions.md."""
+    d = doc["discussion"]
+    files = {"manifest.json": _json({
+        "id": d["id"], "title": d["topic"], "flow": d["flow"], "created": d["created_at"], "status": d["status"],
+        "currentRound": d["round"], "personas": [{"id": p["key"], "name": p["name"], "role": p["role"]}
+                                                 for p in doc["personas"]]})}
+    for p in doc["personas"]:
+        files[f"personas/{p['key']}.json"] = _json(p)
+    rounds = sorted({t["round"] for t in doc["turns"]} | {s["round"] for s in doc["syntheses"]})
+    for n in rounds:
+        turns = [t for t in doc["turns"] if t["round"] == n and t["kind"] not in ("roster", "bid") and t["text"]]
+        start = min((t["created_at"] for t in doc["turns"] if t["round"] == n), default="")
+        later = [t["created_at"] for t in doc["turns"] if t["round"] > n]
+        end = min(later) if later else None
+        said = [m for m in doc["human_messages"] if m["created_at"] >= start and (end is None or m["created_at"] < end)]
+        messages = sorted([{"from": t["author"], "kind": t["kind"], "text": t["text"], "stance": t["stance"],
+                            "written_by": t["written_by"], "timestamp": t["finished_at"] or t["created_at"]}
+                           for t in turns] +
+                          [{"from": m["author"], "kind": "person", "text": m["text"], "stance": None,
+                            "written_by": m["author"], "timestamp": m["created_at"]} for m in said],
+                          key=lambda x: x["timestamp"] or "")
+        synthesis = next((s["data"] for s in doc["syntheses"] if s["round"] == n and s["kind"] == "round"), None)
+        files[f"rounds/{n:03d}.json"] = _json({
+            "roundId": n, "topic": d["topic"],
+            "timestamp": start, "messages": messages, "synthesis": synthesis,
+            "metadata": {"messageCount": len(messages), "participants": sorted({m["from"] for m in messages})}})
+    finals = [s for s in doc["syntheses"] if s["kind"] == "final"]
+    files["artifacts/synthesis.json"] = _json({"flow": d["flow"], "final": finals[-1]["data"] if finals else None,
+                                               "closing": doc.get("closing")})
+    for name, text in artifacts(doc).items():
+        files[f"artifacts/{name}"] = text
+    return files
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"

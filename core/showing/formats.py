@@ -84,19 +84,6 @@ def synthesis_markdown(topic: str, s: FinalSynthesis) -> str:
     return "\n".join(lines) + "\n"
 
 
-def open_questions_markdown(topic: str, rounds: list[RoundSynthesis], final: FinalSynthesis | None) -> str:
-    lines = [f"# Open questions: {topic}", ""]
-    if final is not None:
-        lines += ["## From the final synthesis", "", *[f"- {q}" for q in final.open_questions], ""]
-        for d in final.unresolved_debates:
-            lines.append(f"- Unresolved: {d.topic}")
-        lines.append("")
-    for n, r in enumerate(rounds, 1):
-        if r.open_questions:
-            lines += [f"## Round {n}", "", *[f"- {q}" for q in r.open_questions], ""]
-    return "\n".join(lines)
-
-
 def people_questions(asked: list[tuple[str, str]], limit: int = 10) -> str:
     """People's messages nobody answered, as the synthesis's open questions from people ("" when none)."""
     if not asked:

@@ -49,6 +49,14 @@ def test_a_full_round_then_list_and_export_as_machines_read_them(tmp_path: Path)
     assert md.stdout.startswith("# Synthesis:")
     for name in ("synthesis.md", "open-questions.md", "transcript.json"):
         assert (tmp_path / "exports" / row["id"] / name).exists()
+    folder = tmp_path / "filed"
+    filed = run(tmp_path, "export", row["id"], "--format", "dir", "--out", str(folder))
+    assert filed.returncode == 0, filed.stderr
+    assert json.loads((folder / "manifest.json").read_text())["id"] == row["id"]
+    assert len(list((folder / "personas").glob("*.json"))) == len(doc["personas"])
+    assert json.loads((folder / "rounds" / "001.json").read_text())["roundId"] == 1
+    for name in ("synthesis.json", "synthesis.md", "open-questions.md"):
+        assert (folder / "artifacts" / name).exists()
 
 
 def test_export_html_is_the_page_as_one_file_that_reads_offline(tmp_path: Path) -> None:
@@ -67,7 +75,7 @@ def test_export_html_is_the_page_as_one_file_that_reads_offline(tmp_path: Path) 
     assert "<script" not in html and "<link" not in html and not re.search(r"src=[\"']?https?:", html)
     assert "url(" not in html
     bad = run(tmp_path, "export", row["id"], "--format", "pdf")
-    assert bad.returncode != 0 and "json, md or html" in bad.stderr
+    assert bad.returncode != 0 and "json, md, html or dir" in bad.stderr
 
 
 def test_a_decision_is_found_and_opens_the_next_console_discussion(tmp_path: Path) -> None:
