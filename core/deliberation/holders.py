@@ -51,9 +51,13 @@ def seated(lines: list[str], owners: list[Persona]) -> list[Persona]:
             for p in owners]
 
 
+STAND_IN = "AI stand-in for "
+
+
 def stand_in(p: Persona) -> Persona:
-    """The seat as its AI stand-in speaks and is shown: named so nobody reads its words as the person's."""
-    return p.model_copy(update={"name": f"AI stand-in for {p.name}"})
+    """The seat as its AI stand-in speaks and is shown: named so nobody reads its words as the person's (once: the
+    state a stand-in's turn runs on already names its seat so)."""
+    return p if p.name.startswith(STAND_IN) else p.model_copy(update={"name": f"{STAND_IN}{p.name}"})
 
 
 def credited(p: Persona, turn: Turn | None) -> str:

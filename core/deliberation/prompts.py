@@ -6,8 +6,9 @@ from itertools import groupby
 
 from core.deliberation import context, flows, memory, stances
 from core.deliberation.flows.base import State, TurnPlan
+from core.deliberation.holders import credited
 from core.deliberation.quoting import inline, quote
-from core.models import HumanMessage, Persona, Phase, Turn
+from core.models import Author, HumanMessage, Persona, Phase, Turn
 from core.ports import Block, Prompt, Purpose, Tier
 
 OFF_TRANSCRIPT = {Phase.ROSTER, Phase.PERSONA, Phase.BID}  # bookkeeping turns nobody reads as discussion
@@ -40,8 +41,8 @@ def human_block(m: HumanMessage) -> str:
 
 def _turn_text(t: Turn, state: State) -> str:
     p = state.persona(t.persona_key)
-    who = inline(p.name if p else t.persona_key, 80)
-    person = str((t.data or {}).get("written_by_name") or "") if (t.data or {}).get("written_by") else ""
+    who = inline(credited(p, t) if p else t.persona_key, 80)  # a stand-in's words are never read as the person's
+    person = str((t.data or {}).get("written_by_name") or "") if t.author == Author.PERSON else ""
     # A person in a seat typed this turn: their words are data, as any message of theirs in the thread.
     said = quote("human", t.text, name=person) if person else t.text
     return f"[Round {t.round} · {label(state, t.phase)}] {who}:\n{said}"

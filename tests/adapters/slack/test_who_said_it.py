@@ -142,6 +142,12 @@ async def test_a_stand_ins_poll_position_is_the_stand_ins(fake: FakeSlack, tmp_p
         finally:
             await server.stop()
     assert d.status == Status.DONE, d.blocked_reason
+    [asked] = [json.dumps(b["messages"], ensure_ascii=False) for b in anthropic.requests
+               if "proposals" in json.dumps((b.get("output_config") or {}).get("format") or {})]
+    assert f"Initial statement] {STAND_IN}:" in asked, "the moderator reads whose words they were"
+    assert "Initial statement] Dana:" not in asked
+    twice = STAND_IN.replace("Dana", STAND_IN)  # the stand-in's own later turn reads its statement named once
+    assert not [b for b in anthropic.requests if twice in json.dumps(b["messages"], ensure_ascii=False)]
     [poll] = [p for p in (doc or {})["polls"] if p["options"] == PROPOSALS]
     voters = {b["user"] for b in poll["ballots"] if b["is_ai"]}
     assert STAND_IN in voters and "Dana" not in voters, voters
