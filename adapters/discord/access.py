@@ -50,6 +50,14 @@ def place(channel_type: discord.ChannelType | None, command: str = "council") ->
         raise PermissionError(NO_FORUM_DIGEST)
 
 
+def starts_in(channel: object) -> object:
+    """Where a discussion started here posts its header: a thread's (a forum post's) parent channel, else the
+    channel itself."""
+    if isinstance(channel, discord.Thread) and channel.parent is not None:
+        return channel.parent
+    return channel
+
+
 def tagging(channel: object) -> None:
     """Raises PermissionError where a forum requires a tag on each post and has none this bot may apply."""
     if not isinstance(channel, discord.ForumChannel) or not channel.flags.require_tag:

@@ -184,10 +184,10 @@ class Handlers:
             raise t.NotUnderstood(str(exc)) from exc
         if name == "council":
             try:  # never start a discussion whose replies Council cannot hear, or that it could never post
-                forum = isinstance(interaction.channel, discord.ForumChannel)
+                place = access.starts_in(interaction.channel)
                 note = access.hearing(interaction.app_permissions, message_content=not self.chat.reply_button,
-                                      forum=forum)
-                access.tagging(interaction.channel)
+                                      forum=isinstance(place, discord.ForumChannel))
+                access.tagging(place)
             except PermissionError as exc:
                 raise t.NotUnderstood(str(exc)) from exc
         current = await self._current(where)

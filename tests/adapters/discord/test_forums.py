@@ -138,3 +138,24 @@ async def test_council_config_tag_suggests_the_forums_tags_the_bot_may_apply(cou
     await fake.wait_for(lambda: typed.callbacks)
     offered = [c["name"] for c in typed.callbacks[-1]["data"]["choices"]]
     assert offered[:2] == ["Proposal", "Question"] and offered[-1].startswith("off"), offered
+
+
+async def test_council_typed_inside_a_forum_post_is_checked_against_its_forum(council: Council) -> None:
+    """A discussion started from inside a forum post runs in a new post of that forum: the forum's tag rule and
+    its permissions apply, not a text channel's."""
+    fake = council.fake
+    forum = await fake.add_channel(r.FORUM, "decisions", tags=("Proposal",))
+    dana = fake.add_user("Dana")
+    first = await fake.slash(dana, "council", channel_id=forum, topic="Kanban or Scrum?", rounds=1)
+    await fake.wait_for(lambda: first.followups)
+    await council.settle()
+    post = (await council.discussion()).thread_ref
+    fake.deny(forum, r.CREATE_PUBLIC_THREADS)  # a forum post never needs it
+    fake.channels[forum]["available_tags"][0]["moderated"] = True  # now no tag the bot may apply...
+    fake.channels[forum]["flags"] = r.REQUIRE_TAG  # ...and one is required
+    await fake.dispatch("CHANNEL_UPDATE", fake.channels[forum])
+    i = await fake.slash(dana, "council", channel_id=post, topic="And the release cadence?", rounds=1)
+    await fake.wait_for(lambda: i.followups)
+    said = i.followups[-1]["content"]
+    assert "requires a tag" in said and "Create Public Threads" not in said, said
+    assert len(await council.app.service.guard.discussions()) == 1, "nothing new was started"
