@@ -539,3 +539,14 @@ async def test_a_calls_worst_case_is_its_whole_cap_and_input_and_a_checks_search
         assert answer.usage.cost_usd <= llm.worst_case_usd(short)
     finally:
         await llm.aclose()
+
+
+async def test_the_sdk_is_imported_only_when_the_real_client_is_built() -> None:
+    # Importing anthropic takes seconds: the CLI, the offline model and every command that never calls the API
+    # start without it.
+    code = ("import sys, bot.__main__, bot.wiring, core.llm; assert 'anthropic' not in sys.modules; "
+            "core.llm.AnthropicLLM(core.llm.LLMConfig(api_key='k')); assert 'anthropic' in sys.modules")
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", code, cwd=ROOT,
+                                                stderr=asyncio.subprocess.PIPE)
+    _, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()
