@@ -272,6 +272,8 @@ class Driver:
                 log.warning("could not remove the placeholder of %s left by another process", key, exc_info=True)
                 continue
             gone.append(key)
+        if not gone:
+            return
         log.info("removed %d placeholder(s) of %s left by another process", len(gone), discussion_id)
         async with self.store.tx() as tx:
             await tx.forget_placeholders(discussion_id, gone)
