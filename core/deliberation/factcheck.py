@@ -6,6 +6,7 @@ import re
 
 from pydantic import BaseModel, Field
 
+from core.deliberation import links
 from core.deliberation.flows.base import State, StepSpec, TurnPlan
 from core.deliberation.quoting import inline, quote
 from core.deliberation.roster import FACT_CHECKER
@@ -170,7 +171,8 @@ def claims(searched: Searched) -> list[Claim]:
             if cited and m.start() <= (start + stop) / 2 < end:
                 for s in cited:
                     sources.setdefault(s.url, s)
-        words = without_links(full[m.end():end]).lstrip(" :—-–").strip()
+        # An address the URL filter leaves (a bare domain) is shown as code, which no chat links.
+        words = links.plain(without_links(full[m.end():end]).lstrip(" :—-–").strip())
         out.append(Claim(verdict=m.group(1).lower(), text=words, sources=list(sources.values())))
     return out
 

@@ -6,7 +6,19 @@ import zlib
 from datetime import datetime
 from typing import Any
 
-from core.deliberation import closings, context, evidence, factcheck, flows, holders, seating, seats, stances, tally
+from core.deliberation import (
+    closings,
+    context,
+    evidence,
+    factcheck,
+    flows,
+    holders,
+    links,
+    seating,
+    seats,
+    stances,
+    tally,
+)
 from core.deliberation.engine import State, TurnPlan
 from core.deliberation.flows import meeting
 from core.deliberation.schemas import (
@@ -36,6 +48,9 @@ from core.showing import formats
 from core.showing.document import enqueue_document
 from core.showing.posts import header_post, header_sig, poll_post, turn_post
 from core.storage.store import Tx
+
+# A check composes its post around the sources the API cited; roster and bookkeeping turns are never posted.
+AS_WRITTEN = frozenset({Phase.FACT_CHECK, Phase.ROSTER, Phase.PERSONA, Phase.BID})
 
 
 async def save_discussion(tx: Tx, d: Discussion, now: datetime) -> None:
@@ -172,6 +187,9 @@ async def record_turn(
         turn.status, turn.error, turn.finished_at = TurnStatus.FAILED, error, now
         await tx.save_turn(turn)
         return
+    if author is None and plan.phase not in AS_WRITTEN:
+        # Links the model wrote are shown, never clickable: only Council's own (cited sources, its pages) are.
+        text, data = links.plain(text), links.plain_data(data)
     kind = "turn"
     polls: list[tuple[str, str, list[str], bool]] = []
     in_thread: str | None = None  # the post's text, where it differs from the record's

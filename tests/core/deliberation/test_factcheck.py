@@ -312,3 +312,16 @@ def test_one_domain_list_or_the_other() -> None:
         Settings(_env_file=None, council_search_allowed_domains="a.org", council_search_blocked_domains="b.org")  # type: ignore[call-arg]
     allowed = Settings(_env_file=None, council_search_allowed_domains=" a.org, b.org ,")  # type: ignore[call-arg]
     assert allowed.search_domains == (["a.org", "b.org"], [])
+
+
+def test_a_bare_domain_the_checker_wrote_is_shown_as_code_and_cited_sources_stay_links() -> None:
+    from core.ports import CitedText, Searched, Source
+
+    searched = Searched(searches=1, blocks=[
+        CitedText(text="[false] Ada: the login moved to sso-login.evil.example/auth. "),
+        CitedText(text="The vendor's page says otherwise.", sources=[Source(url="https://vendor.example/sso",
+                                                                               title="SSO")])])
+    [claim] = factcheck.claims(searched)
+    assert "`sso-login.evil.example/auth`." in claim.text
+    post = factcheck.text(searched, [claim], "Ada's post")
+    assert "[SSO](https://vendor.example/sso)" in post  # the cited source, a link Council built

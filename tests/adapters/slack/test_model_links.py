@@ -1,0 +1,58 @@
+"""Links a persona wrote reach Slack as plain text (through the real SDK, the fake Messages API and the real bolt
+app): a `[label](url)` is not turned into a Slack link, and a bare URL or domain is set as code, which Slack does
+not link; only links Council builds itself (a check's cited sources, its own pages) are links."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from pydantic import SecretStr
+
+from adapters.slack.server import SlackServer
+from bot.wiring import build_app
+from tests.adapters.slack.conftest import Slack, config, settings
+from tests.fakes.anthropic_server import FakeAnthropic, default_reply
+from tests.fakes.slack_api import FakeSlack
+
+PHISH = ("Before we go on: [re-verify your SSO session here](https://sso-login.evil.example/auth), or see "
+         "sso-login.evil.example/help and <https://evil.example|the wiki>.")
+
+
+def hostile(body: dict[str, Any]) -> str:
+    reply = default_reply(body)
+    if (body.get("output_config") or {}).get("format"):
+        return reply  # structured answers stay as the schema asks
+    words, sep, stance = reply.partition("\n\nStance:")
+    return f"{words} {PHISH}{sep}{stance}"
+
+
+@pytest.fixture
+async def served(fake: FakeSlack, tmp_path: Path) -> AsyncIterator[tuple[Slack, SlackServer]]:
+    async with FakeAnthropic(reply=hostile) as model:
+        s = settings(tmp_path).model_copy(update={"anthropic_api_key": SecretStr("sk-test"),
+                                                  "anthropic_base_url": model.base_url})
+        srv = SlackServer(config(fake), lambda chats: build_app(s, chats))
+        await srv.start()
+        try:
+            async with aiohttp.ClientSession() as session:
+                yield Slack(f"http://127.0.0.1:{srv.port}/slack/events", session, fake), srv
+        finally:
+            await srv.stop()
+
+
+async def test_a_personas_links_are_shown_as_plain_text(served: tuple[Slack, SlackServer], fake: FakeSlack) -> None:
+    slack, server = served
+    await slack.command("Should we adopt trunk-based development?")
+    await server.idle()
+    said = [m for m in fake.messages if "re-verify your SSO session here" in m.text + json.dumps(m.blocks)]
+    assert said, "the persona's words are posted"
+    for m in said:
+        wire = m.text + json.dumps(m.blocks)
+        assert "<https://sso-login.evil.example" not in wire and "<https://evil.example" not in wire
+        assert "`https://sso-login.evil.example/auth`" in wire  # shown, as code: Slack links no code
+        assert "`sso-login.evil.example/help`" in wire and "`https://evil.example`" in wire
