@@ -353,7 +353,9 @@ class AnthropicLLM:
                 blocks = []
                 break
             if message.stop_reason != "pause_turn":
-                self._check_stop(message.stop_reason, model)
+                refused = self._stopped_check(message.stop_reason, model, searches)
+                if refused:
+                    blocks = []  # never a half-written verdict; asking again would run (and bill) the searches again
                 break
             if leg == self._config.search.max_continuations:
                 refused = (f"the web search was still running after the API paused it {leg + 1} times; its "
@@ -388,9 +390,17 @@ class AnthropicLLM:
             except Exception:  # broke before the message started: nothing arrived
                 return None, exc
 
-    def _check_stop(self, stop: str | None, model: str) -> None:
-        if stop in ("max_tokens", "refusal"):
-            log.warning("the fact check stopped early (%s, %s)", stop, model)
+    @staticmethod
+    def _stopped_check(stop: str | None, model: str, searches: int) -> str:
+        """Why a fact check that stopped early is no check ('' when it finished)."""
+        n = "its 1 search is charged" if searches == 1 else f"its {searches} searches are charged"
+        if stop == "refusal":
+            log.warning("the fact check was refused (%s)", model)
+            return f"the model declined to check these claims; {n}"
+        if stop in ("max_tokens", "model_context_window_exceeded"):
+            log.warning("the fact check was cut off (%s, %s)", stop, model)
+            return f"the check was cut off before its verdicts were written; {n}"
+        return ""
 
     def _search_refused(self, exc: BaseException | None, model: str) -> str:
         if isinstance(exc, self._sdk.BadRequestError):

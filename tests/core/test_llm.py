@@ -514,6 +514,19 @@ async def test_a_search_that_times_out_mid_stream_is_charged_for_its_searches_an
     assert "1 search" in searched.refused and "timed out" in searched.refused
 
 
+@pytest.mark.parametrize(("stop", "why"), [("refusal", "declined"), ("max_tokens", "cut off")])
+async def test_a_check_refused_or_cut_is_no_check_and_its_searches_are_charged(
+        fake: FakeAnthropic, make_llm: MakeLLM, stop: str, why: str) -> None:
+    if stop == "refusal":
+        fake.refuse_next = 1
+    llm = make_llm(thinking_room={"low": 0}, search=SearchConfig(price_per_search_usd=1.0))
+    searched = await llm.search(prompt(max_tokens=2048 if stop == "refusal" else 12))
+
+    assert why in searched.refused and not searched.blocks  # never a half-written verdict
+    assert searched.searches == fake.searches_run == 1 and searched.usage.cost_usd >= 1.0
+    assert fake.request_count == 1  # not asked again: the searches would run (and bill) again
+
+
 async def test_web_search_off_for_the_organization_says_an_admin_must_turn_it_on(
         fake: FakeAnthropic, make_llm: MakeLLM) -> None:
     fake.web_search = "off"

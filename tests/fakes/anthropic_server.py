@@ -409,12 +409,24 @@ class FakeAnthropic:
                                       for i, (u, t) in enumerate(cited)]
             content.append(block)
         out = thought + sum(tokens(text) for text, _ in written)
+        stop = "pause_turn" if pause else "end_turn"
+        if out > body["max_tokens"]:  # thinking and verdicts past the cap: the text stops where the cap is
+            room, cut = (body["max_tokens"] - thought) * 4, []
+            for block in content:
+                if block["type"] == "text":
+                    block = {**block, "text": block["text"][:max(0, room)]}
+                    room -= len(block["text"])
+                cut.append(block)
+            content, out, stop = [b for b in cut if b["type"] != "text" or b["text"]], body["max_tokens"], "max_tokens"
+        elif written and (self.refuse_next or self.refuse(body)):
+            self.refuse_next = max(0, self.refuse_next - 1)
+            stop = "refusal"
         plan = self.cache.plan(body["model"], body)
         await asyncio.sleep(self.latency_s)
         usage = _usage(plan, out) | {"server_tool_use": {"web_search_requests": searches, "web_fetch_requests": 0}}
         message = {"id": f"msg_fake{self.request_count:06d}", "type": "message", "role": "assistant",
                    "model": body["model"], "content": content,
-                   "stop_reason": "pause_turn" if pause else "end_turn", "stop_sequence": None, "usage": usage}
+                   "stop_reason": stop, "stop_sequence": None, "usage": usage}
         self.searches_run += searches  # run, and billed, whether or not the answer reaches the caller
         if self.web_search == "break" and fault is None:
             fault = Fault(529, None, True, 0)
