@@ -231,6 +231,7 @@ class Poll(BaseModel):
     round: int
     question: str
     options: list[str]
+    option_ids: list[str] = Field(default_factory=list)  # the id of each option (or for / against): what a vote means
     anonymous: bool = False
     hide_results: bool = False
     closed: bool = False

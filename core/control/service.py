@@ -40,8 +40,7 @@ from core.models import (
 )
 from core.ports import Clock
 from core.running.driver import Driver, load_state
-from core.running.effects import close_poll, close_polls, redraw_header, save_discussion
-from core.running.records import refresh_people
+from core.running.effects import close_poll, close_polls, redraw_header, refresh_verdict, save_discussion
 from core.running.seat_turns import choose_stance, claim_reply
 from core.running.spending import Limits
 from core.showing.memory import earlier_post
@@ -377,8 +376,8 @@ class Service:
             await tx.cast(Ballot(poll_id=poll.id, voter_id=cmd.user_id, voter_name=cmd.user_name or cmd.user_id,
                                  choice=cmd.choice, created_at=now))
             await self._queue_tally(tx, d, poll, now)
-            if poll.final:
-                await refresh_people(tx, d.id)  # the decision record's people's vote follows the final poll
+            # The verdict under the synthesis, and the decision record's, follow the people's side.
+            await refresh_verdict(tx, d, poll, now, self.driver.llm.offline)
         self.driver.kick(d.id)
         return Reply(text=f"Your vote: {poll.options[cmd.choice]}. Vote again to change it.")
 
@@ -399,9 +398,8 @@ class Service:
         async with self.store.tx() as tx:
             poll, d = await self.guard.poll(tx, cmd.poll_id, ASKER.get())
             if not poll.closed:
+                # Its verdict, and the decision record's, follow (a hidden poll's votes count from now).
                 await close_poll(tx, d, poll, self.clock.now(), self.driver.llm.offline)
-                if poll.final:
-                    await refresh_people(tx, d.id)  # a hidden poll's votes reach the decision record now
         return Reply(text="Poll closed.", discussion_id=d.id)
 
     # steering --------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
+import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -49,7 +50,7 @@ BIASES = [
 
 # A persona's own stance: often the proposal it backs, in the words the syntheses' proposals use, so its ballot is
 # its own (nobody fills it in for it).
-LABELS = ["four-week reversible trial", "four-week reversible trial", "gather evidence first", "against", "undecided"]
+LABELS = ["for", "for", "against", "undecided"]
 PROPOSALS = ["Run a four-week reversible trial", "Gather evidence first, decide next month"]
 
 
@@ -69,6 +70,14 @@ class OfflineLLM:
         digest = hashlib.sha256(f"{prompt.purpose.persona}|{prompt.purpose.round}|{prompt.purpose.phase}".encode())
         return options[digest.digest()[0] % len(options)]
 
+    def _labels(self, prompt: Prompt) -> list[str]:
+        """The stance labels a persona picks from: a new proposal when asked for one, else the ids on the table
+        (the first one more often, so the council can agree), else for / against / undecided."""
+        if "`new: <your proposal" in prompt.instruction:
+            return [f"new: {o}" for o in offline_flows.OPTIONS]
+        ids = re.findall(r"^- (O\d+): ", prompt.instruction, re.M)
+        return [ids[0], ids[0], ids[-1], "against", "undecided"] if ids else LABELS
+
     def _usage(self, prompt: Prompt, out: str) -> Usage:
         text = "".join(b.text for b in prompt.system + prompt.shared) + prompt.instruction
         return Usage(model="offline", input_tokens=_tokens(text), output_tokens=_tokens(out))
@@ -76,8 +85,7 @@ class OfflineLLM:
     async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         text = self._text(prompt)
         if "Stance: <label>" in prompt.instruction:  # asked to end with a stance line
-            choices = offline_flows.OPTIONS if "names the option you support" in prompt.instruction else LABELS
-            label = self._pick(prompt, choices)
+            label = self._pick(prompt, self._labels(prompt))
             basis = self._pick(prompt, ["cost", "risk", "evidence"])
             text += f"\n\nStance: {label} — a small, reversible trial first, judged on {basis}"
         if on_text is not None and self.delay:  # with a pretend latency, pretend to write, too
@@ -186,8 +194,7 @@ class OfflineLLM:
             ).model_dump()
         people = [n for n in p.others if n]
         if schema is Speech:
-            choices = offline_flows.OPTIONS if "names the option you support" in prompt.instruction else LABELS
-            label = self._pick(prompt, choices)
+            label = self._pick(prompt, self._labels(prompt))
             return Speech(text=self._text(prompt), label=label,
                           stance=f"{label.capitalize()}: a small, reversible trial first, judged on "
                                  f"{self._pick(prompt, ['cost', 'risk', 'evidence'])}").model_dump()

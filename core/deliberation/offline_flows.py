@@ -72,10 +72,11 @@ def structure(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any] | None:
             proposes_synthesis=later, open_question="" if later else "What would change your mind?",
         ).model_dump()
     if schema is RankedVote:
-        offered = re.findall(r"<option>\s*(.+?)\s*</option>", text, re.S) or OPTIONS
+        offered = list(dict.fromkeys(re.findall(r"^(O\d+): ", text, re.M))) or OPTIONS
         shift = _n(prompt) % len(offered)
         order = offered[shift:] + offered[:shift] if _n(prompt, "agree") % 3 else offered
-        items = [RankedItem(item=o, why=f"{p.persona}: it unblocks the most work") for o in order[:5]]
+        items = [RankedItem(item=o, why=f"{p.persona}: it unblocks the most work", domain=p.persona)
+                 for o in order[:5]]
         return RankedVote(ranking=items, stance=f"{items[0].item} first", label=items[0].item).model_dump()
     if schema is MeetingOptions:
         argued = re.findall(r"<option>\s*(.+?)\s*</option>", text, re.S)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from core.deliberation import context, flows, memory, stances
+from core.deliberation import choices, context, flows, memory, stances
 from core.deliberation.flows.base import State, TurnPlan
 from core.deliberation.holders import credited
 from core.deliberation.quoting import inline, quote
@@ -114,6 +114,15 @@ def language(state: State) -> str:
     return "Write in the language the topic is written in."
 
 
+def options_note(state: State) -> str:
+    """The options on the table with their ids, which a stance names (none listed yet: for, against, undecided)."""
+    listed = choices.catalogue(state.done_turns())
+    if not listed:
+        return "\nNo options are on the table yet: your stance label is for, against or undecided (or `new: …`)."
+    return "\nThe options on the table (name the one you support by its id):\n" + "\n".join(
+        f"- {o.id}: {quote('option', o.label)}" for o in listed)
+
+
 def _humans(state: State, plan: TurnPlan) -> list[str]:
     """The people in the discussion; for an answer, the person answered comes last."""
     names = sorted({h.author_name for h in state.humans})
@@ -129,6 +138,9 @@ def build(state: State, plan: TurnPlan) -> Prompt:
                    f"{language(state)}")
     if flow.stance(plan.phase, p):
         instruction += f"\n{stances.LINE_INSTRUCTION}"
+    schema = flow.schema(plan.phase, p)
+    if flow.stance(plan.phase, p) or (schema is not None and "label" in schema.model_fields):
+        instruction += options_note(state)
     max_tokens = 4096 if flow.schema(plan.phase, p) is not None else 1500
     tier = flow.tier(state, plan, p)
     system, shared = system_blocks(state), transcript_blocks(state, final=plan.phase == Phase.FINAL_SYNTHESIS)

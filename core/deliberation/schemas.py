@@ -81,7 +81,8 @@ class Speech(BaseModel):
 
     text: str = Field(description="What you say in the thread, within your word budget")
     stance: str = Field(description="Your position right now, in one line of at most 20 words")
-    label: str = Field(description="At most five words: for, against, undecided, or the option you support")
+    label: str = Field(description="Exactly one of: the id of the option you support (such as O2), "
+                                   "`new: <a new option in at most five words>`, for, against, undecided")
 
 
 class AdvisorPerspective(BaseModel):
@@ -100,8 +101,9 @@ class CouncilVerdict(BaseModel):
 
 
 class RankedItem(BaseModel):
-    item: str = Field(description="The initiative or option, in a few words (reuse the exact wording on the table)")
+    item: str = Field(description="The option's id from the list on the table, such as O2")
     why: str = Field(description="One line on why it sits at this place")
+    domain: str = Field(default="", description="The domain this item affects most")
 
 
 class RankedVote(BaseModel):
@@ -109,7 +111,7 @@ class RankedVote(BaseModel):
 
     ranking: list[RankedItem] = Field(description="3 to 5 items, most important first")
     stance: str = Field(description="Your position in one line")
-    label: str = Field(description="Your first choice, in the same few words as ranking[0].item")
+    label: str = Field(description="Your first choice: the same id as ranking[0].item")
 
 
 class MeetingOptions(BaseModel):
@@ -148,7 +150,8 @@ class Bid(BaseModel):
 class FloorSpeech(BaseModel):
     text: str = Field(description="What you say, within your word budget")
     stance: str = Field(description="Your position right now, in one line of at most 20 words")
-    label: str = Field(description="At most five words: for, against, undecided, or the option you support")
+    label: str = Field(description="Exactly one of: the id of the option you support (such as O2), "
+                                   "`new: <a new option in at most five words>`, for, against, undecided")
     builds_on_earlier: bool = Field(description="True if you build on or answer positions already stated")
     proposes_synthesis: bool = Field(description="True if you explicitly propose a synthesis or convergence point")
     open_question: str = Field(default="", description="A question you put to someone that awaits an answer, or empty")

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.deliberation import stances
+from core.deliberation import choices, stances
+from core.deliberation.choices import Option
 from core.deliberation.flows.base import State, TurnPlan
 from core.deliberation.holders import PERSON_ICON
 from core.deliberation.quoting import unescape
@@ -20,7 +21,8 @@ NOT_PERSONAL = frozenset({Phase.ROSTER, Phase.PERSONA, Phase.BID, Phase.ANSWER})
 SEAT_ROLE = {"moderated": Role.EXPERT, "council": Role.ADVISOR, "meeting": Role.OWNER, "open": Role.EXPERT}
 DEFAULT_STANCES = ["for", "against", "undecided"]
 _ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*(?P<item>.+?)\s*$")
-OPTION = re.compile(r"\s*<option>(.*?)</option>", re.S)  # an option as the prompt quotes it (quoting.quote)
+# An option as the prompt quotes it (quoting.quote), after its id when it has one ("O2: <option>…</option>").
+OPTION = re.compile(r"\s*(?:(O\d+): )?<option>(.*?)</option>", re.S)
 IN_PERSON = "Takes part in person"  # the title of a seat given without one
 
 
@@ -54,20 +56,20 @@ def with_people(d: Discussion, personas: list[Persona]) -> list[Persona]:
     return [*personas, *people_seats(d, personas)]
 
 
-def stance_choices(state: State) -> list[str]:
-    """What a person may pick as their stance: the options on the table, else for / against / undecided."""
-    seen: list[str] = []
-    for t in stances.latest(state, state.discussion.round).values():
-        label = stances.label_of(t)
-        if label and label not in stances.UNDECIDED and label not in seen:
-            seen.append(label)
-    return [*seen[:4], "undecided"] if seen else DEFAULT_STANCES
+def stance_choices(state: State) -> list[Option]:
+    """What a person may pick as their stance (an id and how it reads): the options on the table, else for /
+    against / undecided."""
+    listed = choices.catalogue(state.done_turns())
+    undecided = Option(choices.UNDECIDED, choices.UNDECIDED)
+    if not listed:
+        return [Option(x, x) for x in DEFAULT_STANCES]
+    return [*(Option(o.id, choices.show(o.id, {o.id: o.label})) for o in listed[-4:]), undecided]
 
 
 def ask_text(task: str, persona: Persona, label: str, wait: str, *, ranked: bool = False) -> str:
     """The turn's task as the person reads it: what the persona would be asked, without the prompt's quoting (the
     options it quotes are listed one a line); `wait` is how long it waits, in words ("30 minutes")."""
-    listed = OPTION.sub(lambda m: f"\n- {m.group(1).strip()}", task)
+    listed = OPTION.sub(lambda m: f"\n- {m.group(1) + ': ' if m.group(1) else ''}{m.group(2).strip()}", task)
     plain = unescape(listed).replace("&quot;", '"')
     seat = f", as {persona.title}" if persona.title and persona.title != IN_PERSON else ""
     return (f"**{persona.name}, it is your turn** ({label}{seat}). {plain}\n\n"

@@ -1,5 +1,5 @@
-"""Stances: each persona's recorded position per round, the table syntheses show, and the verdict the
-ballots support — consensus only when they all agree (pure)."""
+"""Stances: each persona's recorded choice per round, the table syntheses show, and the verdict the choices
+support — consensus only when every counted persona chose the same id (pure)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from core.deliberation import tally
+from core.deliberation import choices
+from core.deliberation.choices import UNDECIDED, UNREADABLE, Option
 from core.deliberation.holders import credited
 from core.models import Persona, Role, Turn
 
@@ -20,16 +21,18 @@ class State(Protocol):
 
     def done_turns(self) -> list[Turn]: ...
 
-UNDECIDED = {"undecided", "unsure", "mixed", "neutral", "abstain", ""}
 # One label rule for every prompt and every structured answer (the stance rule, the stance line, the schemas).
-LABEL_LENGTH = "at most five words: for, against, undecided, or the option you support in its own wording"
+LABEL_LENGTH = ("exactly one of: the id of an option on the table (such as O2), `new: <a new option in at most "
+                "five words>`, for, against, or undecided; anything else is recorded as undecided (unreadable)")
 LINE_INSTRUCTION = (
     "End your turn with one last line in exactly this form (it is recorded as your stance):\n"
     "Stance: <label> — <your position right now, in one line>\n"
     f"where <label> is {LABEL_LENGTH}."
 )
-# The line the model writes last; tolerant of markdown emphasis and of -, – or | instead of the em dash.
-_LINE = re.compile(r"^[\s*_>]*stance[\s*_]*:[\s*_]*(?P<label>[^—–|\n]+?)[\s*_]*(?:—|–|\||\s-\s)\s*"
+# The line the model writes last, in the discussion's language; tolerant of markdown emphasis and of -, – or |
+# instead of the em dash.
+_KEYWORD = r"(?:stance|haltung|standpunkt|position|posición|postura|posizione|standpunt|positie)"
+_LINE = re.compile(rf"^[\s*_>]*{_KEYWORD}[\s*_]*:[\s*_]*(?P<label>[^—–|\n]+?)[\s*_]*(?:—|–|\||\s-\s)\s*"
                    r"(?P<stance>.+?)[\s*_]*$", re.IGNORECASE)
 
 
@@ -39,21 +42,47 @@ def parse(text: str) -> dict[str, Any] | None:
     m = _LINE.match(lines[-1]) if lines else None
     if m is None:
         return None
-    return {"label": " ".join(m.group("label").split()).lower()[:40], "stance": m.group("stance").strip()[:200]}
+    return {"label": " ".join(m.group("label").split())[:100], "stance": m.group("stance").strip()[:200]}
+
+
+def record(data: dict[str, Any], known: list[Option]) -> dict[str, Any]:
+    """A turn's stance as data: its label read strictly into a `choice` (an option id, for, against, undecided
+    or unreadable); a `new: …` label puts a new option on the table (`listed`) and chooses it."""
+    label = str(data.get("label", ""))
+    new = choices.proposed(label)
+    shown = {o.id: o.label for o in known}
+    if new:
+        (option,) = choices.extend(known, [new])
+        return data | {"choice": option.id, "listed": choices.records([option]),
+                       "shown": choices.show(option.id, shown | {option.id: option.label})}
+    choice = choices.read(label, known)
+    return data | {"choice": choice, "shown": choices.show(choice, shown)}
 
 
 @dataclass
 class Row:
     persona: str
-    label: str
+    choice: str  # an option id, for, against, undecided or unreadable
     stance: str
-    before: str | None  # the label at the end of the previous round; None if they had none
+    before: str | None  # the choice at the end of the previous round; None if they had none
+    counted: bool = True  # the Contrarian's stance is shown, not counted
+    label: str = ""  # the choice as people read it
 
     @property
     def change(self) -> str:
         if self.before is None:
             return "new"
-        return "unchanged" if tally.key(self.before) == tally.key(self.label) else f"was {self.before or 'undecided'}"
+        return "unchanged" if self.before == self.choice else f"was {self.before_shown or self.before or 'undecided'}"
+
+    before_shown: str = ""
+
+
+def choice_of(turn: Turn, known: list[Option] | None = None) -> str:
+    """The choice a turn recorded; a turn recorded before choices were kept is read strictly from its label."""
+    data = turn.data or {}
+    if "choice" in data:
+        return str(data["choice"])
+    return choices.read(str(data.get("label", "")), known or [])
 
 
 def label_of(turn: Turn) -> str:
@@ -82,84 +111,111 @@ def voters(personas: list[Persona]) -> list[Persona]:
     return [p for p in personas if p.role not in FACILITATORS and (not p.key.startswith("slot") or p.expertise)]
 
 
+def counted(persona: Persona) -> bool:
+    """Whose stance makes or blocks a consensus: everyone who deliberates but the Contrarian, whose role is to
+    oppose (its stance is shown beside the count)."""
+    return persona.role != Role.CONTRARIAN
+
+
+def names(state: State) -> dict[str, str]:
+    """Option id -> label, for every option the discussion put on the table."""
+    return {o.id: o.label for o in choices.catalogue(state.done_turns())}
+
+
 def table(state: State, round_: int, *, carry: bool = False) -> list[Row]:
-    """One row per seated persona: their stance in this round, or undecided when they recorded none (a turn
-    skipped, a stance line missing or unreadable). `carry`: one who did not speak this round keeps their latest
-    stance (an open floor, where not everyone speaks every round)."""
+    """One row per seated persona: their choice in this round, or undecided when they recorded none (a turn
+    skipped, a stance line missing). `carry`: one who did not speak this round keeps their latest stance (an
+    open floor, where not everyone speaks every round)."""
     now = {k: t for k, t in latest(state, round_).items() if carry or t.round == round_}
     before = latest(state, round_ - 1)
+    known = choices.catalogue(state.done_turns())
+    shown = {o.id: o.label for o in known}
     rows = []
     for p in voters(state.personas):
         t = now.get(p.key)
         prev = before.get(p.key)
-        label = label_of(t) if t is not None else ""
+        choice = choice_of(t, known) if t is not None else UNDECIDED
         stance = str((t.data or {}).get("stance", "")).strip() if t is not None else "no stance recorded this round"
-        rows.append(Row(persona=credited(p, t), label=label if tally.key(label) not in UNDECIDED else "undecided",
-                        stance=stance, before=label_of(prev) if prev is not None else None))
+        was = choice_of(prev, known) if prev is not None else None
+        rows.append(Row(persona=credited(p, t), choice=choice, stance=stance, before=was, counted=counted(p),
+                        label=choices.show(choice, shown),
+                        before_shown=choices.show(was, shown) if was is not None else ""))
     return rows
 
 
-def _counts(labels: list[str], terms: list[str]) -> tuple[Counter[str], dict[str, str]]:
-    """Labels counted by meaning, each shown in the first of `terms` it names (else in its own first wording)."""
-    counts: Counter[str] = Counter()
-    shown: dict[str, str] = {}
-    for raw in labels:
-        k = tally.key(raw)
-        if k in UNDECIDED:
-            k, raw = "undecided", "undecided"
-        else:
-            named = tally.match(raw, terms)
-            if named is not None:
-                k, raw = tally.key(named), named
-        counts[k] += 1
-        shown.setdefault(k, " ".join(raw.split()).lower())
-    return counts, shown
+def _bucket(choice: str) -> str:
+    return UNDECIDED if choice in ("", UNDECIDED, UNREADABLE) else choice
 
 
 def _side(name: str, counts: Counter[str], shown: dict[str, str], empty: str) -> str:
     total = sum(counts.values())
     if not total:
         return f"{name}: {empty}"
-    return f"{name}: " + " · ".join(f"{shown[k]} {n}" for k, n in counts.most_common()) + f" of {total}"
+    return f"{name}: " + " · ".join(f"{choices.show(k, shown)} {n}" for k, n in counts.most_common()) + \
+        f" of {total}"
 
 
-def verdict(persona_labels: list[str], people: list[str] | None = None) -> str:
-    """The verdict of one round, over every seated persona (an empty or unreadable label is undecided) and the
-    people who voted in it (mapped to the positions the personas name, when they name one).
+@dataclass(frozen=True)
+class Verdict:
+    kind: str  # CONSENSUS, LEANING, SPLIT or NO VERDICT
+    choice: str  # the id (or for / against) it names; "" for none
+    text: str
 
-    CONSENSUS only when every persona names one position and most people who voted did not choose otherwise;
-    LEANING when one position holds a strict majority of the personas; else SPLIT. Always with both sides'
-    counts, in the same terms."""
-    if not persona_labels:
-        return "NO VERDICT: no stances recorded"
-    if all(tally.key(x) in UNDECIDED for x in persona_labels):
-        theirs, words = _counts(people or [], [])
-        return (f"NO VERDICT: no persona took a position — personas: undecided {len(persona_labels)} of "
-                f"{len(persona_labels)}; " + _side("people", theirs, words, "no votes"))
-    mine, shown = _counts(persona_labels, [x for x in persona_labels if tally.key(x) not in UNDECIDED])
-    theirs, their_words = _counts(people or [], [shown[k] for k in mine if k != "undecided"])
-    sides = (_side("personas", mine, shown, "none") + "; "
-             + _side("people", theirs, their_words, "no votes"))
-    top, n = mine.most_common(1)[0]
+    def __str__(self) -> str:
+        return self.text
+
+
+def judge(personas: list[str], people: list[str] | None = None, shown: dict[str, str] | None = None,
+          aside: list[str] | None = None) -> Verdict:
+    """The verdict of one round over the counted personas' choices (ids compared exactly; "", undecided and
+    unreadable are undecided) and the people who voted (their choices, ids too).
+
+    CONSENSUS only when at least two counted personas all chose one id and most people who voted did not
+    choose otherwise; LEANING when one choice holds a strict majority of the counted personas; else SPLIT.
+    `aside`: the Contrarian's choices, shown and not counted."""
+    shown = shown or {}
+    theirs = Counter(_bucket(x) for x in people or [])
+    mine = Counter(_bucket(x) for x in personas)
+    sides = (_side("personas", mine, shown, "none") + "; " + _side("people", theirs, shown, "no votes")
+             + "".join(f"; the Contrarian (not counted): {choices.show(x or UNDECIDED, shown)}" for x in aside or []))
+    if not personas:
+        return Verdict("NO VERDICT", "", "NO VERDICT: no stances recorded"
+                       + ("" if not people and not aside else f" — {sides}"))
+    if set(mine) == {UNDECIDED}:
+        return Verdict("NO VERDICT", "", f"NO VERDICT: no persona took a position — {sides}")
+    top, n = max(mine.items(), key=lambda kv: (kv[0] != UNDECIDED, kv[1]))
     voted = sum(theirs.values())
     otherwise = voted - theirs.get(top, 0)
-    if len(mine) == 1 and top != "undecided" and len(persona_labels) >= 2:
+    if len(mine) == 1 and len(personas) >= 2:
         if otherwise * 2 < voted or not voted:
-            return f"CONSENSUS: {shown[top]} — {sides}"
-        return f"SPLIT: the personas agree on {shown[top]}, but most people who voted chose otherwise — {sides}"
-    if top != "undecided" and n * 2 > len(persona_labels):
-        return f"LEANING {shown[top]} — {sides}"
-    return f"SPLIT — {sides}"
+            return Verdict("CONSENSUS", top, f"CONSENSUS: {choices.show(top, shown)} — {sides}")
+        return Verdict("SPLIT", "", f"SPLIT: the personas agree on {choices.show(top, shown)}, but most people who "
+                                    f"voted chose otherwise — {sides}")
+    if top != UNDECIDED and n * 2 > len(personas) and list(mine.values()).count(n) == 1:
+        return Verdict("LEANING", top, f"LEANING {choices.show(top, shown)} — {sides}")
+    return Verdict("SPLIT", "", f"SPLIT — {sides}")
 
 
-def text(rows: list[Row], round_: int, people: list[str] | None = None, *, with_verdict: bool = True) -> str:
+def verdict(personas: list[str], people: list[str] | None = None, shown: dict[str, str] | None = None,
+            aside: list[str] | None = None) -> str:
+    return judge(personas, people, shown, aside).text
+
+
+def of_rows(rows: list[Row], people: list[str] | None = None, shown: dict[str, str] | None = None) -> Verdict:
+    """The verdict of a stance table: its counted rows decide, the Contrarian's is shown beside them."""
+    return judge([r.choice for r in rows if r.counted], people, shown, [r.choice for r in rows if not r.counted])
+
+
+def text(rows: list[Row], round_: int, people: list[str] | None = None, *, with_verdict: bool = True,
+         shown: dict[str, str] | None = None) -> str:
     """The stance table as chat text (no markdown table: chat clients do not render them) and, unless the post
     gives its verdict elsewhere, the verdict (one verdict per post)."""
     if not rows:
         return ""
     lines = [f"**Stances after round {round_}**"]
     for r in rows:
-        lines.append(f"- {r.persona}: **{r.label or 'undecided'}** ({r.change}) — {r.stance}")
+        aside = "" if r.counted else " _(the Contrarian: shown, not counted)_"
+        lines.append(f"- {r.persona}: **{r.label or 'undecided'}** ({r.change}) — {r.stance}{aside}")
     if with_verdict:
-        lines.append(f"\n**Verdict:** {verdict([r.label for r in rows], people or [])}")
+        lines.append(f"\n**Verdict:** {of_rows(rows, people or [], shown)}")
     return "\n".join(lines)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import zlib
+from collections import Counter
 from datetime import datetime
 from typing import Any
 
 from core.deliberation import (
+    choices,
     closings,
     context,
     evidence,
@@ -17,8 +19,9 @@ from core.deliberation import (
     seating,
     seats,
     stances,
-    tally,
+    verdicts,
 )
+from core.deliberation.choices import Option
 from core.deliberation.engine import State, TurnPlan
 from core.deliberation.flows import meeting
 from core.deliberation.schemas import (
@@ -87,60 +90,103 @@ def seated_header(current: Discussion, personas: list[Persona], turn_key: str) -
 
 
 async def _open_poll(
-    tx: Tx, state: State, key: str, question: str, options: list[str], final: bool, now: datetime, offline: bool,
+    tx: Tx, state: State, key: str, question: str, options: list[Option], final: bool, now: datetime, offline: bool,
 ) -> None:
-    """Open a poll; a persona has a ballot on it only when its own stance this round names one of the options
-    (nobody fills in another persona's ballot)."""
+    """Open a poll on option records; a persona has a ballot on it only when its own choice this round is one
+    of the options' ids (nobody fills in another persona's ballot, and no wording is matched)."""
     d = state.discussion
     poll = await tx.add_poll(
-        Poll(key=key, final=final, discussion_id=d.id, round=d.round, question=question, options=options[:5],
+        Poll(key=key, final=final, discussion_id=d.id, round=d.round, question=question,
+             options=[o.label for o in options[:5]], option_ids=[o.id for o in options[:5]],
              anonymous=d.poll_anonymous, hide_results=d.poll_hidden, created_at=now)
     )
     if poll is None:
         return
     mine = stances.latest(state, d.round)
+    known = choices.catalogue(state.done_turns())
     ai = []
     # A place in a meeting's ranking is for people: the owners' own rankings stand beside theirs when it closes.
     for persona in stances.voters(state.personas) if not closings.ranking_of(key) else []:
         turn = mine.get(persona.key)
-        named = tally.match(stances.label_of(turn), poll.options) if turn is not None and turn.round == d.round \
-            else None
-        if named is not None:
+        choice = stances.choice_of(turn, known) if turn is not None and turn.round == d.round else ""
+        if choice in poll.option_ids:
             ai.append(Ballot(poll_id=poll.id, voter_id=f"persona:{persona.key}",
                              voter_name=holders.credited(persona, turn),
-                             choice=poll.options.index(named), is_ai=True, created_at=now))
+                             choice=poll.option_ids.index(choice), is_ai=True, created_at=now))
     await tx.add_ballots(ai)  # a new poll has no earlier ballots to supersede
     await tx.enqueue(d.id, poll_post(poll, await tx.ballots(poll.id), offline), now)
 
 
 async def people_ballots(tx: Tx, discussion_id: str, round_: int) -> list[str]:
-    """The options people chose in this round's polls (live ballots only); an earlier round's poll asked
-    another question, so it is not read as this round's vote. A poll whose results are hidden counts for
-    nothing until it closes: whatever reads these (a synthesis, the verdict, the decision record) is shown."""
+    """What people chose in this round's polls (live ballots only), as option ids; in a ranking, only each
+    person's first choice. An earlier round's poll asked another question, so it is not read as this round's.
+    A poll whose results are hidden counts for nothing until it closes: whatever reads these (a synthesis, the
+    verdict, the decision record) is shown."""
     chosen: list[str] = []
     for poll in await tx.polls(discussion_id):
-        if poll.round == round_ and not (poll.hide_results and not poll.closed):
-            chosen += [poll.options[b.choice] for b in await tx.ballots(poll.id)
-                       if not b.is_ai and not b.superseded and b.choice < len(poll.options)]
+        place = closings.RANK_POLL.search(poll.key)
+        hidden = poll.hide_results and not poll.closed
+        if poll.round == round_ and not hidden and (place is None or place.group(1) == "1"):
+            chosen += [closings.chosen(poll, b) for b in await tx.ballots(poll.id)
+                       if not b.is_ai and not b.superseded and closings.chosen(poll, b)]
     return chosen
 
 
+def people_counts(chosen: list[str], shown: dict[str, str] | None = None) -> dict[str, int]:
+    """The people's choices counted, each shown as people read it (an option's label with its id)."""
+    return dict(Counter(choices.show(c, shown or {}) for c in chosen).most_common())
+
+
+async def refresh_verdict(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: bool) -> None:
+    """A ballot cast or a poll closed may change the people's side: the synthesis that opened the poll shows
+    its one verdict anew, edited in place, and what the page, the export and the decision record read follows
+    it in the same transaction."""
+    key = closings.ranking_of(poll.key) or poll.key.removesuffix(":poll")
+    turns = await tx.turns(d.id)
+    turn = next((t for t in turns if t.key == key), None)
+    if turn is None or turn.data is None or not verdicts.carries(turn):
+        return
+    state = State(discussion=d, personas=await tx.personas(d.id), turns=turns)
+    people = await people_ballots(tx, d.id, turn.round)
+    new = verdicts.of_round(state, turn.round, people)
+    old = str(turn.data["verdict"])
+    if poll.final:
+        await tx.set_decision_people(d.id, people_counts(people, stances.names(state)), new.text)
+    if new.text == old:
+        return
+    turn.text, turn.data = verdicts.refreshed(turn.text, old, new), {**turn.data, "verdict": new.text}
+    kept = next((x for x in await tx.syntheses(d.id) if x["turn_key"] == turn.key), None)
+    if kept is not None:
+        await tx.set_synthesis(turn.key, {**(kept["data"] or {}), "verdict": new.text},
+                               verdicts.refreshed(str(kept["text"]), old, new))
+    prefix = f"{turn.key}:verdict:"
+    await tx.drop_unsent(d.id, prefix)  # one edit for a burst of votes
+    posted = verdicts.refreshed(str(turn.data.get("posted", turn.text)), old, new)  # the thread's own wording
+    if "posted" in turn.data:
+        turn.data = {**turn.data, "posted": posted}
+    await tx.save_turn(turn)
+    post = turn_post(d, turn, state.persona(turn.persona_key), posted, "synthesis", offline)
+    digest = zlib.crc32(new.text.encode())
+    await tx.enqueue(d.id, post.model_copy(update={"key": f"{prefix}{digest:08x}", "replaces": turn.key}), now)
+
+
 async def _stance_section(tx: Tx, state: State, round_: int, *, final: bool = False,
-                          with_verdict: bool = True) -> tuple[str, str]:
-    """The stance table and tally, and the claims the Fact-checker found false or stretched (the round's, or
-    the whole discussion's for a final synthesis): as kept on the record, and as the thread shows it. A closing
-    written right after its round's synthesis would repeat the table the thread just showed: there it points to
-    it and gives the verdict (which people's votes since may have changed)."""
+                          verdict: stances.Verdict | None = None) -> tuple[str, str]:
+    """The stance table and, unless the post gives it elsewhere, the round's one verdict; then the claims the
+    Fact-checker found false or stretched (the round's, or the whole discussion's for a final synthesis): as
+    kept on the record, and as the thread shows it. A closing written right after its round's synthesis would
+    repeat the table the thread just showed: there it points to it and gives the verdict."""
     carry = flows.get(state.discussion.flow).keeps_stances
     rows = stances.table(state, round_, carry=carry)
-    people = await people_ballots(tx, state.discussion.id, round_)
-    section = stances.text(rows, round_, people, with_verdict=with_verdict)
+    section = stances.text(rows, round_, with_verdict=False)
+    said = f"\n\n{verdicts.LINE}{verdict.text}" if verdict is not None else ""
+    if section:
+        section += said
     fell = factcheck.fallen_section(state, None if final else round_)
     full = (f"\n\n{section}" if section else "") + fell
     if not (final and rows and any(t.round == round_ for t in state.done_turns(Phase.ROUND_SYNTHESIS))):
         return full, full
-    pointer = f"_Stances as after round {round_}, above._" + (
-        f"\n\n**Verdict:** {stances.verdict([r.label for r in rows], people)}" if with_verdict else "")
+    pointer = f"_Stances as after round {round_}, above._" + said
     return full, f"\n\n{pointer}" + fell
 
 
@@ -191,7 +237,7 @@ async def record_turn(
         # Links the model wrote are shown, never clickable: only Council's own (cited sources, its pages) are.
         text, data = links.plain(text), links.plain_data(data)
     kind = "turn"
-    polls: list[tuple[str, str, list[str], bool]] = []
+    polls: list[tuple[str, str, list[Option], bool]] = []
     in_thread: str | None = None  # the post's text, where it differs from the record's
     # A reference nobody gave the council (no tools: it cannot look one up) is labelled where the model cited it;
     # never in what people wrote, nor in what Council composes around the model's words (tallies, tables).
@@ -201,10 +247,13 @@ async def record_turn(
     def mark(words: str) -> str:
         return evidence.mark_unverified(words, known) if model else words
 
+    on_table = choices.catalogue(state.done_turns())
     if data is not None and "stance" in data and "text" in data:  # a structured turn with its stance
         text = str(data["text"]).strip()
+        data = stances.record(data, on_table)
     elif persona is not None and flows.get(d.flow).stance(plan.phase, persona):
         data = stances.parse(text)  # the stance line the turn ends with, kept in the text people read
+        data = stances.record(data, on_table) if data is not None else None
     if plan.phase == Phase.ROSTER:
         personas = seats.with_people(d, seating.roster(d, state.personas, data))
         await tx.set_personas(d.id, personas)
@@ -228,42 +277,64 @@ async def record_turn(
         await tx.save_turn(turn)
         return
     elif plan.phase == Phase.OPTIONS:
-        options = tally.dedupe(MeetingOptions.model_validate(data).options)
-        data = {"options": options}
-        text = meeting.options_text(options)
+        fixed = choices.extend(on_table, MeetingOptions.model_validate(data).options)
+        data = {"options": [o.label for o in fixed], "listed": choices.records(fixed)}
+        text = meeting.options_text(fixed)
     elif plan.phase == Phase.RANKED_VOTE:
-        text = closings.ranking_text(RankedVote.model_validate(data), meeting.fixed_options(state))
+        vote = RankedVote.model_validate(data)
+        fixed = meeting.fixed_options(state)
+        text = closings.ranking_text(vote, fixed)
+        first = next((c for c in (choices.named(r.item, fixed) for r in vote.ranking) if c), choices.UNDECIDED)
+        data = (data or {}) | {"choice": first}
     if plan.phase == Phase.ROUND_SYNTHESIS:
         rs = RoundSynthesis.model_validate(data)
-        text, kind = mark(formats.round_synthesis_text(rs, plan.round)), "synthesis"
-        text += (await _stance_section(tx, state, plan.round))[0]
+        proposals = choices.extend(on_table, rs.proposals)
+        data = (data or {}) | {"listed": choices.records(proposals)}
+        with_ids = rs.model_copy(update={"proposals": [o.label for o in proposals]})
+        text = mark(formats.round_synthesis_text(with_ids, plan.round, [o.id for o in proposals]))
+        kind = "synthesis"
+        verdict = verdicts.of_round(state, plan.round, await people_ballots(tx, d.id, plan.round))
+        text += (await _stance_section(tx, state, plan.round, verdict=verdict))[0]
+        data |= {"verdict": verdict.text}
         await tx.add_synthesis(plan.key, d.id, plan.round, "round", data, text, now)
         if rs.proposals:
-            polls.append((f"{plan.key}:poll", "Which proposal should the team pursue?", rs.proposals, False))
+            polls.append((f"{plan.key}:poll", "Which proposal should the team pursue?", proposals, False))
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "meeting":
         rec = MeetingRecommendation.model_validate(data)  # the moderator's words, marked; the tally is Council's
         rec = rec.model_copy(update={name: [mark(x) for x in getattr(rec, name)]
                                      for name in ("key_arguments", "dissents", "next_steps")})
-        text, items = closings.recommendation(d.topic, state, rec, await people_ballots(tx, d.id, plan.round))
+        verdict = verdicts.of_round(state, plan.round, await people_ballots(tx, d.id, plan.round))
+        text, items = closings.recommendation(d.topic, state, rec, verdict)
+        data = (data or {}) | {"verdict": verdict.text}
         # The recommendation gives the verdict (over every owner's first choice): the table adds no second one.
-        full, shown = await _stance_section(tx, state, plan.round, final=True, with_verdict=False)
+        full, shown = await _stance_section(tx, state, plan.round, final=True)
         text, in_thread, kind = text + full, text + shown, "synthesis"
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
-        polls += closings.place_polls(plan.key, items)
+        by_id = {o.id: o for o in meeting.fixed_options(state)}
+        polls += closings.place_polls(plan.key, [by_id[i] for i in items if i in by_id])
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "council":
+        # People vote on the same ids the advisors chose from: the options on the table, else for / against.
+        council_choices = on_table[:5] if len(on_table) >= 2 else choices.SIDES
+        verdict = verdicts.of_round(state, plan.round, await people_ballots(tx, d.id, plan.round))
         text, kind = mark(formats.verdict_text(CouncilVerdict.model_validate(data))), "synthesis"
-        full, shown = await _stance_section(tx, state, plan.round, final=True)
+        full, shown = await _stance_section(tx, state, plan.round, final=True, verdict=verdict)
         text, in_thread = text + full, text + shown
+        data = (data or {}) | {"verdict": verdict.text}
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
+        polls.append((f"{plan.key}:poll", "Where do you stand on the council's question?", council_choices, True))
     elif plan.phase == Phase.FINAL_SYNTHESIS:
         fs = FinalSynthesis.model_validate(data)
+        recommended = choices.extend(on_table, fs.recommendations)
+        data = (data or {}) | {"listed": choices.records(recommended)}
         text, kind = mark(formats.final_synthesis_text(fs)), "synthesis"
-        full, shown = await _stance_section(tx, state, plan.round, final=True)
+        verdict = verdicts.of_round(state, plan.round, await people_ballots(tx, d.id, plan.round))
+        full, shown = await _stance_section(tx, state, plan.round, final=True, verdict=verdict)
         text, in_thread = text + full, text + shown
+        data |= {"verdict": verdict.text}
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
         if fs.recommendations:
             polls.append((f"{plan.key}:poll", "Which recommendation should the team act on first?",
-                          fs.recommendations, True))
+                          recommended, True))
     elif plan.phase == Phase.RESUME_SUMMARY:
         text, kind = mark(text), "synthesis"
         await tx.add_synthesis(plan.key, d.id, plan.round, "resume", None, text, now)
@@ -275,6 +346,8 @@ async def record_turn(
     if plan.phase in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS):
         asked = _people_questions(state, plan.phase)
         text, in_thread = text + asked, in_thread + asked
+    if in_thread != text and data is not None and "verdict" in data:
+        data = data | {"posted": in_thread}  # the thread's wording, which a refreshed verdict edits in place
     turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now
     await tx.save_turn(turn)
     await tx.enqueue(d.id, turn_post(d, turn, state.persona(plan.persona_key), in_thread, kind, offline), now,
@@ -313,8 +386,10 @@ async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: 
         await tx.enqueue(d.id, poll_post(p, ballots, offline, key=f"{p.key}:closed", replaces=p.key), now)
     if ranking:
         state = State(discussion=d, personas=await tx.personas(d.id), turns=await tx.turns(d.id))
-        owners, _ = closings.owner_ballots(state)
+        owners = meeting.owner_ballots(state)[0]
         firsts = closings.seated_first_choices(state, owners)
+        shown = {o.id: o.label for o in meeting.fixed_options(state)}
         await tx.enqueue(d.id, Post(kind="notice", key=f"{ranking}:people", offline=offline,
                                     text=closings.people_beside_owners(owners, closings.people_ballots(places),
-                                                                       firsts)), now)
+                                                                       shown, firsts)), now)
+    await refresh_verdict(tx, d, poll, now, offline)

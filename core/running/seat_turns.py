@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from core.deliberation import flows, seats
+from core.deliberation import choices, flows, seats, stances
 from core.deliberation.engine import Idle, RunTurns, State, Step, TurnPlan
 from core.deliberation.holders import stand_in
 from core.deliberation.prompts import label
@@ -30,8 +30,8 @@ def ask_post(state: State, plan: TurnPlan, holder: Persona, wait_s: float) -> Po
     d = state.discussion
     task = flows.get(d.flow).task(state, plan, holder)
     stance_turn = flows.get(d.flow).stance(plan.phase, holder)
-    actions = [Action(id=f"{STANCE_ACTION}{i}", label=f"Stance: {choice}", value=f"{d.id}|{plan.key}|{choice[:30]}")
-               for i, choice in enumerate(seats.stance_choices(state))] if stance_turn else []
+    actions = [Action(id=f"{STANCE_ACTION}{i}", label=f"Stance: {o.label}"[:75], value=f"{d.id}|{plan.key}|{o.id}")
+               for i, o in enumerate(seats.stance_choices(state))] if stance_turn else []
     return Post(kind="notice", key=f"{plan.key}:ask", title=f"Your turn, {holder.name}",
                 text=seats.ask_text(task, holder, label(state, plan.phase), duration(wait_s),
                                     ranked=plan.phase == Phase.RANKED_VOTE),
@@ -159,6 +159,8 @@ async def choose_stance(tx: Tx, d: Discussion, user_id: str, turn_key: str, chos
     await tx.save_seat_wait(w)
     turn = await tx.turn(turn_key, for_update=True)
     if turn is not None and turn.data is not None and (turn.data.get("written_by") == user_id):
-        turn.data = {**turn.data, "label": w.stance}
+        # The choice is read again from the id the menu sent: what the turn means follows the menu.
+        known = choices.catalogue(t for t in await tx.turns(d.id) if t.key != turn_key)
+        turn.data = stances.record({**turn.data, "label": w.stance}, known)
         await tx.save_turn(turn)
     return True

@@ -10,7 +10,7 @@ def _bullets(items: list[str]) -> str:
     return "\n".join(f"- {i}" for i in items) if items else "- (none)"
 
 
-def round_synthesis_text(s: RoundSynthesis, round_: int) -> str:
+def round_synthesis_text(s: RoundSynthesis, round_: int, ids: list[str] | None = None) -> str:
     parts = [
         f"**Round {round_} synthesis.** {s.summary}",
         f"**Agreements**\n{_bullets(s.agreements)}",
@@ -20,7 +20,8 @@ def round_synthesis_text(s: RoundSynthesis, round_: int) -> str:
         f"**Suggested next topics**\n{_bullets(s.next_topic_suggestions)}",
     ]
     if s.proposals:
-        parts.append("**Proposals to vote on**\n" + "\n".join(f"{i}. {p}" for i, p in enumerate(s.proposals, 1)))
+        named = [f"{p} [{ids[i - 1]}]" if ids and i <= len(ids) else p for i, p in enumerate(s.proposals, 1)]
+        parts.append("**Proposals to vote on**\n" + "\n".join(f"{i}. {p}" for i, p in enumerate(named, 1)))
     return "\n\n".join(parts)
 
 
@@ -53,7 +54,7 @@ def verdict_text(v: CouncilVerdict) -> str:
     perspectives = [f"**{p.advisor}**: {p.position} _Evolution:_ {p.evolution}" for p in v.perspectives]
     return "\n\n".join(
         [
-            f"**Referee's verdict.** {v.verdict}",
+            f"**Referee's reading.** {v.verdict}",
             f"**Perspectives**\n{_bullets(perspectives)}",
             f"**Agreements**\n{_bullets(v.agreements)}",
             f"**Tensions**\n{_bullets(v.tensions)}",

@@ -130,6 +130,11 @@ class ActivityRepo(Repo):
             .on_conflict_do_nothing(index_elements=["turn_key"])
         )
 
+    async def set_synthesis(self, turn_key: str, data: dict[str, Any] | None, text: str) -> None:
+        """A synthesis whose verdict people's votes changed: the page and the export read it as posted."""
+        await self.conn.execute(update(t.syntheses).where(t.syntheses.c.turn_key == turn_key)
+                                .values(data=data, text=text))
+
     async def syntheses(
         self, discussion_id: str | None = None, *, since: datetime | None = None
     ) -> list[dict[str, Any]]:

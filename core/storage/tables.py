@@ -185,6 +185,7 @@ polls = Table(
     Column("round", Integer, nullable=False),
     Column("question", Text, nullable=False),
     Column("options", JSON, nullable=False),
+    Column("option_ids", JSON, nullable=False, default=list),  # what each option means: an id, for or against
     Column("anonymous", Boolean, nullable=False, default=False),
     Column("hide_results", Boolean, nullable=False, default=False),
     Column("closed", Boolean, nullable=False, default=False),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from core.deliberation import stances
 from core.deliberation.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan
 from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task
 from core.deliberation.quoting import inline, named
@@ -151,6 +152,8 @@ class Council:
                     f"({names}) state their final position and how it evolved across the rounds (what moved "
                     "them, or that it held). Then the agreements, the tensions that remain (naming who holds "
                     "which side), your verdict in two to four sentences, the recommendation in two or three, "
-                    "and two or three next steps. Do not call it a consensus: the tally of the advisors' "
-                    "recorded stances is added beside your verdict.")
+                    "and two or three next steps. The tally of the advisors' recorded stances is the verdict "
+                    "and is shown with yours; your reading must agree with it in kind (never call a split or a "
+                    "leaning a consensus). The tally: "
+                    + stances.of_rows(stances.table(state, plan.round), [], stances.names(state)).text)
         return f"Speak to the topic through your lens ({lens}). 150-250 words."

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from core.deliberation import holders, stances, tally
+from core.deliberation import choices, holders, stances, tally
+from core.deliberation.choices import Option
 from core.deliberation.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan
 from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task
 from core.deliberation.quoting import named, quote
@@ -44,7 +45,9 @@ Rules for every persona
 """ + STANCE_RULE + "\n" + HUMANS_RULE
 
 
-LABEL_RULE = "Your stance label names the option you support (reuse the wording already on the table)."
+LABEL_RULE = ("Your stance label is the id of the option you support (such as O2), or `new: <your option in at most "
+              "five words>` to put one on the table that is not there yet.")
+PROPOSAL_RULE = "Your stance label puts your proposal on the table: `new: <your proposal in at most five words>`."
 # Seed-true models: owners think on the strongest model, the moderator runs the meeting on the default one.
 # `--tier` overrides: light runs everyone on the default, medium gives the moderator the strong one, heavy everyone.
 TIERS: dict[str, tuple[Tier, Tier]] = {"": ("heavy", "medium"), "light": ("medium", "medium"),
@@ -61,21 +64,16 @@ def rounds(d: Discussion) -> int:
 
 
 def converged(state: State, round_: int) -> bool:
-    """Most owners (a strict majority of those seated, at least two) name the same option in their latest stance,
-    matched by meaning ("stabilise core" is "Stabilise the core"), an owner without a stance counting as
-    undecided."""
+    """Most owners (a strict majority of those seated, at least two) chose the same option id in their latest
+    stance; an owner without a stance, or with a position that names no option, does not add to anyone's count."""
     owners = state.by_role(Role.OWNER)
     latest = stances.latest(state, round_)
-    labels = [stances.label_of(latest[o.key]) if o.key in latest else "" for o in owners]
-    terms: list[str] = []
+    known = choices.catalogue(state.done_turns())
+    picked = [stances.choice_of(latest[o.key], known) for o in owners if o.key in latest]
     counts: dict[str, int] = {}
-    for label in labels:
-        if tally.key(label) in stances.UNDECIDED:
-            continue
-        named = tally.match(label, terms) or label
-        if named not in terms:
-            terms.append(named)
-        counts[tally.key(named)] = counts.get(tally.key(named), 0) + 1
+    for choice in picked:
+        if choices.ID.match(choice):
+            counts[choice] = counts.get(choice, 0) + 1
     top = max(counts.values(), default=0)
     return top >= 2 and top * 2 > len(owners)
 
@@ -96,26 +94,79 @@ def addressed(state: State, round_: int) -> list[Persona]:
     return [p for p in owners if p.key in keys]
 
 
-def options_on_table(state: State) -> list[str]:
-    """What the owners have been arguing for: their latest stance labels, first wording kept."""
-    seen: dict[str, str] = {}
-    for t in stances.latest(state, state.discussion.round).values():
-        label = stances.label_of(t)
-        if label and label not in stances.UNDECIDED:
-            seen.setdefault(label, label)
-    return list(seen.values())
+def options_on_table(state: State) -> list[Option]:
+    """The options the owners have been arguing for: those their latest stances chose, in the order they were
+    put on the table."""
+    known = choices.catalogue(state.done_turns())
+    chosen = {stances.choice_of(t, known) for t in stances.latest(state, state.discussion.round).values()}
+    return [o for o in known if o.id in chosen]
 
 
-def fixed_options(state: State) -> list[str]:
-    """The options the moderator fixed before the final vote, each meaning once (empty before they are fixed)."""
+def fixed_options(state: State) -> list[Option]:
+    """The options the moderator fixed before the final vote, each with its id (empty before they are fixed)."""
     for t in reversed(state.done_turns(Phase.OPTIONS)):
-        if t.data:
-            return tally.dedupe([str(o) for o in t.data.get("options", [])])
+        if t.data and t.data.get("listed"):
+            return [Option(id=str(o["id"]), label=str(o["label"])) for o in t.data["listed"]]
     return []
 
 
-def options_text(options: list[str]) -> str:
-    return "**Options for the final vote**\n" + "\n".join(f"{i}. {o}" for i, o in enumerate(options, 1))
+def positions(state: State, round_: int) -> str:
+    """Each owner's position at the end of a round, as the moderator states it when the next round opens."""
+    shown = stances.names(state)
+    rows = [r for r in stances.table(state, round_) if r.counted or r.choice]
+    lines = [f"- {r.persona}: {choices.show(r.choice, shown)} — {r.stance}" for r in rows]
+    return f"The moderator states the positions from round {round_}:\n" + "\n".join(lines) if lines else ""
+
+
+def owner_ballots(state: State) -> tuple[dict[str, list[str]], dict[str, str], dict[str, list[str]]]:
+    """Each owner's final ranking (name -> option ids, each once), the reason for each id from the owners who
+    ranked it highest, and each owner's items that name no option exactly (kept apart, shown as unmatched)."""
+    ballots: dict[str, list[str]] = {}
+    best: dict[str, tuple[int, list[str]]] = {}
+    unmatched: dict[str, list[str]] = {}
+    options = fixed_options(state)
+    for t in state.done_turns(Phase.RANKED_VOTE):
+        persona = state.persona(t.persona_key)
+        if persona is None or not t.data:
+            continue
+        vote = RankedVote.model_validate(t.data)
+        name = holders.credited(persona, t)  # a ranking an AI stand-in cast is credited to the stand-in
+        ids: list[str] = []
+        for r in vote.ranking:
+            named = choices.named(r.item, options)
+            if named is None:
+                unmatched.setdefault(name, []).append(r.item.strip())
+            elif named not in ids:
+                ids.append(named)
+                why = f"{r.why} ({name})" if r.why else f"({name})"
+                place, whys = best.get(named, (99, []))
+                if len(ids) < place:
+                    best[named] = (len(ids), [why])
+                elif len(ids) == place:
+                    whys.append(why)
+        ballots[name] = ids
+    return ballots, {k: "; ".join(whys) for k, (_, whys) in best.items()}, unmatched
+
+
+def tally_summary(state: State) -> str:
+    """The owners' tally as the moderator reads it before writing the dissents: each option's average rank and
+    first places, and each owner's ranking."""
+    ballots, _, unmatched = owner_ballots(state)
+    shown = {o.id: o.label for o in fixed_options(state)}
+    lines = [f"{i}. {choices.show(t.item, shown)}: average rank {t.average:.1f}, {t.firsts}× #1"
+             for i, t in enumerate(tally.tally(ballots), 1)]
+    lines += [f"- {name} ranked: " + ", ".join(choices.show(x, shown) for x in ids) for name, ids in ballots.items()]
+    lines += [f"- {name} also named, matching no option: " + "; ".join(items) for name, items in unmatched.items()]
+    return "\n".join(lines)
+
+
+def options_text(options: list[Option]) -> str:
+    return "**Options for the final vote**\n" + "\n".join(f"{i}. {o.label} [{o.id}]" for i, o in enumerate(options, 1))
+
+
+def on_table(options: list[Option]) -> str:
+    """The options as a prompt lists them: id, then the label in quotes (owners' words are material)."""
+    return "\n".join(f"{o.id}: {quote('option', o.label)}" for o in options)
 
 
 class Meeting:
@@ -203,12 +254,14 @@ class Meeting:
         if plan.phase == Phase.PROPOSAL:
             return (f"Round 1 of {n}: your opening proposal. Assess the topic from your domain's point of view and "
                     "write a proposal of three to five sentences: what the team should prioritise and why, with "
-                    f"evidence. {LABEL_RULE}")
+                    f"evidence. {PROPOSAL_RULE}")
         if plan.phase in (Phase.DELIBERATION, Phase.STEELMAN):
             head = f"Round {plan.round} of {n}: deliberation. "
             if plan.phase == Phase.STEELMAN:
                 head = (f"Round {plan.round} of {n}: steelman. The owners converged quickly, so argue the strongest "
                         "case AGAINST the emerging choice, then say whether it changes your position. ")
+            stated = positions(state, plan.round - 1)
+            head += f"{stated}\n" if stated else ""
             return (head + "Challenge proposals you disagree with and say why from your domain; defend yours if "
                     "challenged, with evidence; revise your position if an argument is compelling. To ask another "
                     f"owner ({others}) directly, address them by name: they answer you this round. 120-200 words. "
@@ -218,22 +271,22 @@ class Meeting:
                     f"60-120 words: concede, counter, or propose a middle way. {LABEL_RULE}")
         if plan.phase == Phase.OPTIONS:
             table = options_on_table(state)
-            listed = ("\nThe owners' latest positions:\n" + "\n".join(quote("option", o) for o in table)
-                      if table else "")
+            listed = f"\nThe options the owners chose last:\n{on_table(table)}" if table else ""
             return (f"Round {plan.round} of {n}: before the final vote, fix the list of options the owners will rank: "
                     "three to six distinct options from what was proposed and argued, each in a few words, merging "
                     f"wordings that mean the same thing. Add nothing nobody argued for.{listed}")
         if plan.phase == Phase.RANKED_VOTE:
             fixed = fixed_options(state) or options_on_table(state)
-            listed = ("\nRank from these options only, in their exact wording, each at most once:\n"
-                      + "\n".join(quote("option", o) for o in fixed)) if fixed else ""
-            return (f"Round {plan.round} of {n}: final vote. Submit your final priority ordering, top three to five, "
-                    "most important first, each with one line on why it sits there and which domain it affects "
-                    f"most. This is your last word.{listed}")
+            listed = ("\nRank from these options only, each by its id (such as O2), each at most once:\n"
+                      + on_table(fixed)) if fixed else ""
+            return (f"Round {plan.round} of {n}: final vote. {positions(state, plan.round - 1)}\nSubmit your final "
+                    "priority ordering, top three to five, most important first, each with one line on why it sits "
+                    f"there and which domain it affects most. This is your last word.{listed}")
         if plan.phase == Phase.FINAL_SYNTHESIS:
             return ("Write the council's recommendation. The ranking itself is tallied from the owners' votes and "
                     "added for you; give the two or three strongest arguments made (attributed), the notable "
                     "dissents (naming who holds them; leave the list empty if there were none), and two or three "
                     "actionable next steps for people to take. Recommend only: nothing is executed automatically. "
-                    "Do not call it a consensus: the tally decides that.")
+                    "Do not call it a consensus: the tally decides that. The owners' tally, which your dissents "
+                    f"must agree with:\n{tally_summary(state)}")
         return "Speak from your domain. 100-150 words."

@@ -9,7 +9,7 @@ from adapters.console.app import ConsoleSession
 from adapters.console.translate import USER_ID
 from bot.wiring import App
 from core.control import commands as c
-from core.deliberation import closings
+from core.deliberation.flows import meeting
 from core.models import SeatHolder, Status
 from core.running.driver import load_state
 from tests.adapters.console.test_session import Typist, parts  # noqa: F401  (the fixture)
@@ -33,6 +33,8 @@ async def test_the_terminals_person_holds_a_meeting_seat(parts: tuple[App, int, 
     async with app.store.tx() as tx:
         state = await load_state(tx, did)
     assert state is not None
-    ballots = closings.owner_ballots(state)[0]
-    assert ballots["Dana"] == ["Billing fixes", "Mobile app", "Platform"] and len(ballots) == 3
+    # Her items name none of the moderator's options exactly: each stays unmatched, none counts as an option.
+    ballots, _, unmatched = meeting.owner_ballots(state)
+    assert ballots["Dana"] == [] and unmatched["Dana"] == ["Billing fixes", "Mobile app", "Platform"]
+    assert len(ballots) == 3
     assert "Council Recommendation" in shown

@@ -137,7 +137,7 @@ async def test_buttons_survive_a_restart(fake: FakeDiscord, tmp_path: Path) -> N
 async def test_each_flow_chosen_with_the_flow_option_runs_to_its_end(council: Council) -> None:
     fake = council.fake
     dana = fake.add_user("Dana")
-    closing = {"council": "Referee's verdict", "meeting": "Council Recommendation", "open": "Stances after round"}
+    closing = {"council": "Referee's reading", "meeting": "Council Recommendation", "open": "Stances after round"}
     for flow, extra in (("council", {"rounds": 2}), ("meeting", {"rounds": 3}), ("open", {})):
         i = await fake.slash(dana, "council", topic=f"Which way for {flow}?", flow=flow, **extra)
         await fake.wait_for(lambda i=i: i.followups)

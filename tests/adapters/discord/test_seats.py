@@ -3,7 +3,10 @@ is pinged with her turn, picks her stance from the buttons, and her thread messa
 
 from __future__ import annotations
 
-from core.deliberation import closings
+import json
+import re
+
+from core.deliberation.flows import meeting
 from core.running.driver import load_state
 from tests.adapters.discord.conftest import Council, eventually
 
@@ -34,8 +37,13 @@ async def test_a_meeting_with_dana_seated_runs_to_its_recommendation(council: Co
     await fake.say(dana, d.thread_ref, "Invoices break every week, so billing goes first.")
     await eventually(lambda: _has(fake, d.thread_ref, "Dana wrote their turn (Proposal) in person"))
     await council.settle()
-    await eventually(lambda: _has(fake, d.thread_ref, "Final vote"))
-    await fake.say(dana, d.thread_ref, "1. Billing fixes — weekly breakage\n2. Mobile app\n3. Platform")
+    await eventually(lambda: _has(fake, d.thread_ref, "it is your turn** (Final vote"))
+    # She ranks from the options she is shown: one by its id, one by its whole label; a line naming no option
+    # is kept apart as unmatched.
+    rank = [json.dumps(m, ensure_ascii=False) for m in fake.thread_messages(d.thread_ref)
+            if "Final vote" in json.dumps(m) and "it is your turn" in json.dumps(m)][-1]
+    (first_id, _), (second_id, second) = re.findall(r"(O\d+): (.+?)(?:\\n|\")", rank)[:2]
+    await fake.say(dana, d.thread_ref, f"1. {first_id} — weekly breakage\n2. {second}\n3. Platform")
 
     async def done() -> bool:
         return (await council.discussion()).status.value == "done"
@@ -48,7 +56,8 @@ async def test_a_meeting_with_dana_seated_runs_to_its_recommendation(council: Co
     proposal = next(t for t in state.turns if t.persona_key == next(p.key for p in owners if p.held_by)
                     and t.phase.value == "proposal")
     assert proposal.data is not None and proposal.data["label"] == "against"  # the button she pressed
-    assert closings.owner_ballots(state)[0]["Dana"] == ["Billing fixes", "Mobile app", "Platform"]
+    ballots, _, unmatched = meeting.owner_ballots(state)
+    assert ballots["Dana"] == [first_id, second_id] and unmatched["Dana"] == ["Platform"]
     assert any("Council Recommendation" in m["content"] for m in fake.thread_messages(d.thread_ref))
 
 

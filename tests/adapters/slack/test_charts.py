@@ -55,7 +55,8 @@ async def test_a_one_round_discussion_on_the_real_path_brings_its_charts_into_th
 
 async def test_the_final_synthesis_brings_its_charts_into_the_thread(slack: Slack, server: SlackServer,
                                                                      fake: FakeSlack) -> None:
-    await slack.command("Should we adopt Rust? --rounds 1")
+    # Two rounds: in the second the personas name round 1's proposals by id, so the final poll has their votes.
+    await slack.command("Should we adopt Rust? --rounds 2")
     await server.idle()
     assert server.core is not None
     d = (await server.core.service.guard.discussions())[0]

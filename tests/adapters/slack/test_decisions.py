@@ -105,10 +105,11 @@ async def test_a_hidden_final_polls_votes_stay_out_of_the_record_until_it_closes
     await server.idle()
     async with server.core.store.tx() as tx:
         [record] = await tx.decisions_found("slack", "T0001", None)
-    assert record.people == {poll.options[0]: 2} and "no votes" not in record.verdict
+    shown = f"{poll.options[0]} [{poll.option_ids[0]}]"  # the option with its id: what the votes mean
+    assert record.people == {shown: 2} and "no votes" not in record.verdict
     await slack.command("decisions okrs", user="U0001")
     await server.idle()
-    assert f"People: {poll.options[0]} 2" in fake.ephemerals[-1]["text"]
+    assert f"People: {shown} 2" in fake.ephemerals[-1]["text"]
 
 
 async def test_a_private_channels_records_stay_in_it_for_admins_too(

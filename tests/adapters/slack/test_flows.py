@@ -26,7 +26,7 @@ async def test_a_council_with_two_rounds_ends_in_the_referees_verdict(
     flow, texts = await run(slack, server, fake, "Should we rewrite billing in Rust? --flow council --rounds 2")
     assert flow == "council"
     assert "council (advisors' positions" in texts[0]  # the header names the flow
-    verdict = next(t for t in texts if "Referee's verdict" in t)
+    verdict = next(t for t in texts if "Referee's reading" in t)
     assert "Stances after round 2" in verdict and "Verdict:" in verdict
     assert sum("Stance: " in t for t in texts) == 6  # three advisors x two rounds, each with its stance
 
@@ -39,8 +39,9 @@ async def test_a_meeting_ranks_and_people_get_a_poll_per_place(slack: Slack, ser
     assert flow == "meeting"
     assert any("Dana" in t and "Billing" in t for t in texts[:1])  # the configured owners sit at the table
     recommendation = next(t for t in texts if "Council Recommendation" in t)
-    for section in ("Consensus Ranking", "Key Arguments", "Dissents", "Suggested Next Steps", "Stances after round"):
+    for section in ("Key Arguments", "Dissents", "Suggested Next Steps", "Stances after round"):
         assert section in recommendation
+    assert ("Consensus Ranking" in recommendation) == ("CONSENSUS" in recommendation)  # the heading is the verdict's
     assert any("Your #1 priority" in t for t in texts)
 
     d = (await server.core.service.guard.discussions())[0]  # type: ignore[union-attr]

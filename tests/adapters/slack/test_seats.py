@@ -5,6 +5,7 @@ her thread replies are her turns, her ranking her ballot, to the recommendation.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 from adapters.slack.server import SlackServer
 from bot.wiring import build_app
-from core.deliberation import closings
+from core.deliberation.flows import meeting
 from core.models import Status
 from core.running.driver import load_state
 from tests.adapters.slack.conftest import Slack, config, fixture, settings
@@ -63,15 +64,20 @@ async def dana_holds_a_seat(slack: Slack, server: SlackServer, fake: FakeSlack, 
     assert any("Dana wrote their turn (Proposal) in person. Stance: *against*" in m.text for m in thread)
     rank = [m for m in thread if "it is your turn" in m.text][-1]
     assert "Final vote" in rank.text
-    await slack.reply(d.thread_ref, "1. Billing fixes — weekly breakage\n2. Mobile app\n3. Platform")
+    # She ranks from the options she is shown: one by its id, one by its whole label; a line naming no option
+    # is kept apart as unmatched.
+    shown = "\n".join(b["text"]["text"] for b in rank.blocks if b.get("type") == "section")
+    (first_id, _), (second_id, second) = re.findall(r"(O\d+): ([^\n]+)", shown)[:2]
+    await slack.reply(d.thread_ref, f"1. {first_id} — weekly breakage\n2. {second}\n3. Platform")
     await server.idle()
     async with server.core.store.tx() as tx:
         state = await load_state(tx, d.id)
     assert state is not None and state.discussion.status == Status.DONE, state and state.discussion.blocked_reason
-    assert closings.owner_ballots(state)[0]["Dana"] == ["Billing fixes", "Mobile app", "Platform"]
+    ballots, _, unmatched = meeting.owner_ballots(state)
+    assert ballots["Dana"] == [first_id, second_id] and unmatched["Dana"] == ["Platform"]
     recommendation = next(m for m in fake.thread("C0001", d.thread_ref) if "Council Recommendation" in m.text
                           or "Council Recommendation" in json.dumps(m.blocks))
-    assert "Billing fixes" in recommendation.text + json.dumps(recommendation.blocks)
+    assert f"[{first_id}]" in recommendation.text + json.dumps(recommendation.blocks)
     return d.id
 
 

@@ -102,10 +102,12 @@ async def test_one_ballot_per_person_changeable_with_counts_edited_in_place(app:
 
 
 async def test_hidden_results_and_anonymous_ballots(app: App, chat: RecordingChat) -> None:
-    reply = await app.service.handle(start(anonymous=True, hide_results=True))
+    # Two rounds: a persona votes on the final poll when its own round-2 stance names one of its options by id
+    # (in round 1 no option had an id yet); the final poll stays open after the end.
+    reply = await app.service.handle(start(anonymous=True, hide_results=True, rounds=2))
     await settle(app)
     async with app.store.tx() as tx:
-        (poll,) = await tx.polls(reply.discussion_id)
+        poll = next(p for p in await tx.polls(reply.discussion_id) if p.final)
     await app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=0, user_id="U2", user_name="Sam"))
     await settle(app)
     open_view = chat.by_ref[poll.message_ref].updates[-1].poll
@@ -113,7 +115,8 @@ async def test_hidden_results_and_anonymous_ballots(app: App, chat: RecordingCha
     await app.service.handle(c.ClosePoll(**C1, poll_id=poll.id, user_id="U1"))
     await settle(app)
     closed = chat.by_ref[poll.message_ref].updates[-1].poll
-    assert closed is not None and closed.closed and closed.counts == [1, 0] and closed.voters is None
+    assert closed is not None and closed.closed and closed.counts is not None and closed.counts[0] >= 1
+    assert closed.voters is None
     assert any(closed.ai_positions), "the closing post shows the personas' own positions"
 
 

@@ -68,7 +68,8 @@ async def test_a_march_decision_is_found_and_opens_the_june_discussion(world: Wo
     assert f"⟦t:{int(MARCH.timestamp())}:" in found.text  # dated March (each platform shows it in its reader's zone)
     async with world.app.store.tx() as tx:
         [record] = await tx.decisions_found("console", "T1", None)
-    assert record.discussion_id == march and record.flow == "meeting" and record.decided.startswith("Ranking: 1.")
+    # The fake API's rankings name no option's id or label: nothing is matched from them, so no votes count.
+    assert record.discussion_id == march and record.flow == "meeting" and record.decided.startswith("Ranking: ")
     assert record.stances and record.link == f"https://chat.invalid/console/{march}"
 
     world.clock.set(JUNE)
@@ -136,6 +137,12 @@ async def test_the_record_follows_the_peoples_vote_on_the_final_poll(world: Worl
                                                     in_channel="C1", **WHERE))
     async with world.app.store.tx() as tx:
         [record] = await tx.decisions_found("console", "T1", None)
-    assert record.people == {final.options[0]: 3}
+    shown = f"{final.options[0]} [{final.option_ids[0]}]"
+    assert record.people == {shown: 3}
+    # The record's verdict is the one the final synthesis shows now, with the people's three votes in it.
+    async with world.app.store.tx() as tx:
+        [synthesis] = [t for t in await tx.turns(did) if t.key == final.key.removesuffix(":poll")]
+    assert synthesis.data is not None and record.verdict == synthesis.data["verdict"]
+    assert f"people: {shown} 3 of 3" in record.verdict and f"**Verdict:** {record.verdict}" in synthesis.text
     found = await world.app.service.handle(c.SearchDecisions(words="trunk", in_channel="C1", user_id="U2", **WHERE))
-    assert f"People: {final.options[0]} 3." in found.text
+    assert f"People: {shown} 3." in found.text

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.wiring import App
-from core.deliberation import stances, tally
+from core.deliberation import stances
 from core.deliberation.schemas import PersonaPosition, RoundSynthesis
 from core.models import Phase, Role
 from core.ports import Completion, Prompt, T, TextSink, Usage
@@ -15,16 +15,17 @@ from tests.fakes.llm import ScriptedLLM
 
 
 class ModeratorPlacesEveryone(ScriptedLLM):
-    """Every persona says only for/against/undecided, except Amara, whose rebuttal names the first proposal; the
-    moderator's synthesis claims a position for everyone anyway."""
+    """Every persona says only for/against/undecided, except Amara, whose round-2 rebuttal names the first
+    proposal by its id; the moderator's synthesis claims a position for everyone anyway."""
 
     async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         done = await super().complete(prompt, on_text)
         if "\nStance: " not in done.text:
             return done
         body = done.text.rsplit("\n", 1)[0]
-        amara = prompt.purpose.persona == "Amara Okafor" and prompt.purpose.phase == Phase.REBUTTAL
-        line = "Stance: four-week reversible trial — run it" if amara else "Stance: for — broadly"
+        amara = prompt.purpose.persona == "Amara Okafor" and prompt.purpose.phase == Phase.REBUTTAL and \
+            prompt.purpose.round == 2
+        line = "Stance: O1 — run it" if amara else "Stance: for — broadly"
         return done.model_copy(update={"text": f"{body}\n{line}"})
 
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]:
@@ -41,10 +42,10 @@ def llm() -> ScriptedLLM:
 
 
 async def test_only_a_persona_whose_own_stance_names_an_option_has_a_ballot(app: App, llm: ScriptedLLM) -> None:
-    reply = await app.service.handle(start(rounds=1))
+    reply = await app.service.handle(start(rounds=2))
     await settle(app)
     async with app.store.tx() as tx:
-        round_poll = next(p for p in await tx.polls(reply.discussion_id) if not p.final)
+        round_poll = next(p for p in await tx.polls(reply.discussion_id) if not p.final and p.round == 2)
         ai = [b for b in await tx.ballots(round_poll.id) if b.is_ai]
     assert [(b.voter_name, round_poll.options[b.choice]) for b in ai] == [
         ("Amara Okafor", "Run a four-week reversible trial")]
@@ -65,7 +66,7 @@ async def test_every_persona_ballot_is_that_personas_own_stance(app: App) -> Non
         key = b.voter_id.removeprefix("persona:")
         assert personas[key].role not in (Role.MODERATOR, Role.HISTORIAN)
         own = [t for t in turns if t.persona_key == key and t.round == poll.round and stances.has_stance(t)]
-        assert own and tally.match(stances.label_of(own[-1]), poll.options) == poll.options[b.choice]
+        assert own and own[-1].data is not None and own[-1].data["choice"] == poll.option_ids[b.choice]
 
 
 async def test_the_places_of_a_meetings_ranking_carry_no_persona_ballots(app: App) -> None:

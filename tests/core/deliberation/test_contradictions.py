@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from core.deliberation import closings, flows, prompts, stances
+from core.deliberation import closings, flows, prompts, stances, verdicts
 from core.deliberation.flows.base import State, TurnPlan
 from core.deliberation.flows.meeting import MODERATOR
 from core.deliberation.roster import FIXED
@@ -27,7 +27,8 @@ def test_a_meeting_without_votes_says_so_and_never_calls_it_split() -> None:
     owners = [Persona(key=k, name=k.upper(), role=Role.OWNER) for k in "abc"]
     state = State(discussion=discussion("meeting", round=3), personas=[MODERATOR, *owners], turns=[])
     text, items = closings.recommendation("t", state, MeetingRecommendation(key_arguments=[], dissents=[],
-                                                                             next_steps=[]), [])
+                                                                             next_steps=[]),
+                                          verdicts.of_round(state, 3, []))
     assert "no votes were cast" in text and items == []
     assert "split" not in text.lower(), text
     assert stances.verdict(["", "undecided"]).startswith("NO VERDICT")

@@ -30,8 +30,10 @@ async def test_a_two_round_council_gives_positions_then_final_positions_then_the
     assert all(t.status == TurnStatus.PUBLISHED for t in turns)
     # No roster call and no moderator: three advisors x two rounds, then one verdict.
     assert [p.purpose.phase for p in llm.prompts].count(Phase.FINAL_SYNTHESIS) == 1 and len(llm.prompts) == 7
-    verdict = chat.posts(d.id)[-1]
-    assert verdict.kind == "synthesis" and verdict.text.startswith("**Referee's verdict.**")
+    verdict = next(p for p in chat.posts(d.id) if p.kind == "synthesis")
+    poll = chat.posts(d.id)[-1]  # people vote in a council too, on the same ids the advisors chose from
+    assert poll.kind == "poll" and poll.poll is not None and poll.poll.options == ["For", "Against"]
+    assert verdict.kind == "synthesis" and verdict.text.startswith("**Referee's reading.**")
     assert "**Stances after round 2**" in verdict.text and "**Verdict:**" in verdict.text
     for name in ("Pragmatist", "Visionary", "Skeptic"):
         assert f"- {name}: **" in verdict.text
@@ -44,7 +46,7 @@ async def test_a_two_round_council_gives_positions_then_final_positions_then_the
     assert doc is not None and doc["discussion"]["flow"] == "council"
     advisor_turns = [t for t in doc["turns"] if t["kind"].startswith("advisor_")]
     assert advisor_turns and all(t["stance"] and t["stance"]["label"] for t in advisor_turns)
-    assert "Referee's verdict" in artifacts(doc)["synthesis.md"]
+    assert "Referee's reading" in artifacts(doc)["synthesis.md"]
 
 
 async def test_sequential_advisors_see_the_ones_before_them_and_parallel_ones_do_not(

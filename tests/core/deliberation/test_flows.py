@@ -21,32 +21,36 @@ def turn(key: str, who: str, phase: Phase, round_: int, step: int, data: dict, a
 def test_owners_who_agree_after_round_one_get_a_steelman_round_once() -> None:
     owners = [Persona(key=k, name=k.upper(), role=Role.OWNER) for k in ("a", "b", "c")]
     d = Discussion(id="d", topic="t", flow="meeting", auto_rounds=4, round=2, created_at=T0, updated_at=T0)
-    agree = [turn(f"p{k}", k, Phase.PROPOSAL, 1, 0, {"label": "ship it", "stance": "s"}) for k in "abc"]
+    agree = [turn(f"p{k}", k, Phase.PROPOSAL, 1, 0, {"label": "O1", "stance": "s", "choice": "O1"}) for k in "abc"]
     s = State(discussion=d, personas=[meeting.MODERATOR, *owners], turns=agree)
     assert meeting.Meeting().steps(s)[0].phase == Phase.STEELMAN
-    s.turns[0] = turn("pa", "a", Phase.PROPOSAL, 1, 0, {"label": "wait", "stance": "s"})
-    s.turns[1] = turn("pb", "b", Phase.PROPOSAL, 1, 0, {"label": "later", "stance": "s"})
+    s.turns[0] = turn("pa", "a", Phase.PROPOSAL, 1, 0, {"label": "O2", "stance": "s", "choice": "O2"})
+    s.turns[1] = turn("pb", "b", Phase.PROPOSAL, 1, 0, {"label": "for", "stance": "s", "choice": "for"})
     assert meeting.Meeting().steps(s)[0].phase == Phase.DELIBERATION
     d.round = 4
     assert [x.phase for x in meeting.Meeting().steps(s)] == [Phase.OPTIONS, Phase.RANKED_VOTE]
 
 
-def test_three_of_four_owners_converging_in_other_words_get_the_steelman() -> None:
+def test_three_of_four_owners_choosing_one_id_get_the_steelman() -> None:
     owners = [Persona(key=k, name=k.upper(), role=Role.OWNER) for k in "abcd"]
     d = Discussion(id="d", topic="t", flow="meeting", auto_rounds=3, round=2, created_at=T0, updated_at=T0)
-    labels = {"a": "stabilise core", "b": "Stabilise the core", "c": "stabilise-core.", "d": "ship the fix"}
+    listed = turn("o", "a", Phase.PROPOSAL, 1, 0, {"listed": [{"id": "O1", "label": "Stabilise the core"},
+                                                            {"id": "O2", "label": "Ship the fix"}]})
+    labels = {"a": "O1", "b": "Stabilise the core", "c": "o1", "d": "O2"}  # an id, or the option's whole label
     s = State(discussion=d, personas=[meeting.MODERATOR, *owners],
-              turns=[turn(f"p{k}", k, Phase.PROPOSAL, 1, 0, {"label": v, "stance": "s"}) for k, v in labels.items()])
+              turns=[listed, *(turn(f"p{k}", k, Phase.PROPOSAL, 1, 0, {"label": v, "stance": "s"})
+                               for k, v in labels.items())])
     assert meeting.Meeting().steps(s)[0].phase == Phase.STEELMAN
-    s.turns[2] = turn("pc", "c", Phase.PROPOSAL, 1, 0, {"label": "cut scope", "stance": "s"})  # 2 of 4: no majority
+    # 2 of 4 is no majority; "stabilise core" is not the option's label and names nothing
+    s.turns[3] = turn("pc", "c", Phase.PROPOSAL, 1, 0, {"label": "stabilise core", "stance": "s"})
     assert meeting.Meeting().steps(s)[0].phase == Phase.DELIBERATION
 
 
 def test_the_tally_is_by_average_rank_with_first_places() -> None:
-    ranked = tally.tally({"A": ["Billing", "Mobile", "Search"], "B": ["mobile", "Billing"], "C": ["Billing"]})
+    ranked = tally.tally({"A": ["O1", "O2", "O3"], "B": ["O2", "O1"], "C": ["O1"]})
     assert [(t.item, round(t.average, 2), t.firsts) for t in ranked] == [
-        ("Billing", 1.33, 2), ("Mobile", 3.0, 1), ("Search", 5.0, 0)]
-    assert tally.first_choices({"A": ["X"], "B": []}) == ["x"]
+        ("O1", 1.33, 2), ("O2", 3.0, 1), ("O3", 5.0, 0)]
+    assert tally.first_choices({"A": ["O4"], "B": []}) == ["O4"]
 
 
 def floor(bids: dict[str, int], spoken: tuple[str, ...] = (), humans: list[str] | None = None) -> State:

@@ -15,7 +15,7 @@ from core.models import Status
 from tests.fakes.anthropic_server import FakeAnthropic, default_reply
 from tests.fakes.chat import RecordingChat
 
-CLOSING = {"moderated": "**Final synthesis.**", "council": "**Referee's verdict.**",
+CLOSING = {"moderated": "**Final synthesis.**", "council": "**Referee's reading.**",
            "meeting": "**Council Recommendation**", "open": "**Final synthesis.**"}
 
 
@@ -93,7 +93,7 @@ async def test_a_missing_stance_counts_as_undecided_on_the_messages_api(tmp_path
             reply = await app.service.handle(c.StartDiscussion(topic="Should we adopt a four-day week?",
                                                                flow="council", rounds=1, user_id="U1"))
             await app.driver.idle()
-            closing = next(p.text for p in chat.posts(reply.discussion_id) if "**Referee's verdict.**" in p.text)
+            closing = next(p.text for p in chat.posts(reply.discussion_id) if "**Referee's reading.**" in p.text)
             assert "**Verdict:** LEANING for — personas: for 2 · undecided 1 of 3" in closing
             assert "- Skeptic: **undecided**" in closing and "CONSENSUS" not in closing
         finally:

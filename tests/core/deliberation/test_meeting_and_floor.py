@@ -38,9 +38,13 @@ async def test_a_meeting_proposes_deliberates_ranks_and_recommends(
                                           and t.persona_key != o.key)}
     assert {t.persona_key for t in exchanges} == named and all(t.round == 2 for t in exchanges)
     recommendation = chat.posts(d.id)[-1 - len(polls)]
-    for section in ("**Council Recommendation**", "**Consensus Ranking**", "**Key Arguments**", "**Dissents**",
+    for section in ("**Council Recommendation**", "**Key Arguments**", "**Dissents**",
                     "**Suggested Next Steps**", "**Stances after round 3**", "owners ranked this #1"):
         assert section in recommendation.text, section
+    # The heading says what the verdict says: "Consensus Ranking" heads a consensus only.
+    consensus = "**Verdict:** CONSENSUS" in recommendation.text
+    assert ("**Consensus Ranking**" in recommendation.text) == consensus
+    assert consensus or "**Owners' Ranking" in recommendation.text
     assert "nothing is executed automatically" in recommendation.text
     # People rank too: a poll per place, still open after the meeting ends.
     assert 2 <= len(polls) <= 3 and [p.question for p in polls] == [f"Your #{i} priority" for i in
@@ -151,8 +155,8 @@ async def test_closing_the_ranking_shows_the_peoples_tally_beside_the_owners(
     [table] = [p.text for p in chat.posts(did) if "people's ranking beside the owners'" in p.text]
     assert "_2 people ranked, 4 owners._" in table
     # Sam: #1 options[1], #2 options[0]; Lee: #1 options[1]. Left out counts as rank 6: (2 + 6) / 2 = 4.0.
-    assert f"**{options[1]}** — owners: average rank" in table
-    assert f"**{options[1]}** — " in table and "people: average rank 1.0, 2× #1" in table
+    assert f"**{options[1]} [{first.option_ids[1]}]** — owners: average rank" in table
+    assert "people: average rank 1.0, 2× #1" in table
     assert "people: average rank 4.0, 0× #1" in table
     await app.service.handle(c.ClosePoll(**C1, poll_id=first.id, user_id="U1", user_name="Dana"))
     await settle(app)

@@ -34,16 +34,16 @@ def test_consensus_needs_every_ballot_personas_and_people_alike() -> None:
     assert stances.verdict(["for", "for", "for"]) == "CONSENSUS: for — personas: for 3 of 3; people: no votes"
     assert stances.verdict(["for", "for", "undecided"]).startswith("LEANING for")
     assert stances.verdict(["for", "against"]) == "SPLIT — personas: for 1 · against 1 of 2; people: no votes"
-    assert stances.verdict(["for", "for"], ["Trial", "Wait"]).startswith("SPLIT: the personas agree on for")
-    assert stances.verdict(["for", "for"], ["For", "Wait", "for"]).startswith("CONSENSUS")
+    assert stances.verdict(["for", "for"], ["O1", "O2"]).startswith("SPLIT: the personas agree on for")
+    assert stances.verdict(["for", "for"], ["for", "O2", "for"]).startswith("CONSENSUS")
     assert stances.verdict(["for"]).startswith("LEANING")  # one voice is not a consensus
     assert stances.verdict([]) == "NO VERDICT: no stances recorded"
 
 
 def test_the_stance_line_a_turn_ends_with_is_read_as_data() -> None:
-    assert stances.parse("My view...\n\nStance: For — a trial first") == {"label": "for", "stance": "a trial first"}
+    assert stances.parse("My view...\n\nStance: For — a trial first") == {"label": "For", "stance": "a trial first"}
     assert stances.parse("x\n**Stance:** *against* - too risky now**") == {"label": "against",
                                                                              "stance": "too risky now"}
-    assert stances.parse("x\nStance: Option B | cheaper to undo") == {"label": "option b", "stance": "cheaper to undo"}
+    assert stances.parse("x\nStance: Option B | cheaper to undo") == {"label": "Option B", "stance": "cheaper to undo"}
     assert stances.parse("Stance: for — early\n\nThen I kept talking.") is None  # only the last line counts
     assert stances.parse("") is None

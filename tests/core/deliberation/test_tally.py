@@ -1,13 +1,16 @@
-"""The meeting's tally (pure): average rank with a missing item ranked sixth, then first places, then voters."""
+"""The meeting's tally (pure): average rank with a missing item ranked sixth, then first places, then voters;
+items are option ids compared exactly."""
 
 from __future__ import annotations
 
-from core.deliberation.tally import MISSING_RANK, Tallied, first_choices, key, tally
+from core.deliberation.tally import MISSING_RANK, Tallied, dedupe, first_choices, tally
 
 
-def test_items_match_whatever_their_case_spacing_and_emphasis() -> None:
-    assert key("  **Ship   the Billing rewrite.** ") == "ship billing rewrite"  # articles do not count
-    assert key("_Mobile_") == "mobile" and key("") == ""
+def test_items_are_ids_never_merged_by_their_words() -> None:
+    """"Option A" is not "Option B", "A" is not "a", and no article is dropped: ids are compared exactly."""
+    assert dedupe(["A", "B", "C", "A", ""]) == ["A", "B", "C"]
+    assert [t.item for t in tally({"ana": ["A", "B"], "ben": ["A"]})] == ["A", "B"]
+    assert first_choices({"ana": ["A"], "ben": ["a"]}) == ["A", "a"]
 
 
 def test_the_average_counts_an_item_a_voter_left_out_as_ranked_sixth() -> None:
@@ -29,11 +32,11 @@ def test_ties_go_to_first_places_then_to_voters_then_by_name() -> None:
     assert {t.item: (t.average, t.firsts, t.voters) for t in more_voters}["Q"] == ((2 + 1 + 6) / 3, 1, 2)
 
 
-def test_only_a_voters_first_five_items_count_once_each_and_the_first_wording_is_kept() -> None:
+def test_only_a_voters_first_five_items_count_once_each() -> None:
     """A repeat takes no place of its own (an item listed twice never ranks itself lower): five items count."""
-    result = tally({"ana": ["apex", "Apex ", "b", "c", "d", "e", "f"], "ben": ["Apex", "", "  "]})
+    result = tally({"ana": ["apex", "apex", "b", "c", "d", "e", "f"], "ben": ["apex", ""]})
     assert result[0].item == "apex"
-    assert {t.item for t in result} == {"apex", "b", "c", "d", "e"}  # "Apex " repeats apex; f is the sixth item
+    assert {t.item for t in result} == {"apex", "b", "c", "d", "e"}  # f is the sixth item
     first = result[0]
     assert (first.average, first.firsts, first.voters) == (1.0, 2, 2)
     assert {t.item: t.average for t in result}["b"] == (2 + 6) / 2  # b is ana's second item
@@ -43,7 +46,7 @@ def test_only_a_voters_first_five_items_count_once_each_and_the_first_wording_is
 
 def test_no_ballots_no_tally_and_first_choices_skip_empty_ballots() -> None:
     assert tally({}) == []
-    assert first_choices({"ana": ["  **Mobile** ", "x"], "ben": [], "cy": ["billing"]}) == ["mobile", "billing"]
+    assert first_choices({"ana": ["O2", "x"], "ben": [], "cy": ["O1"]}) == ["O2", "O1"]
 
 
 def test_an_equal_average_goes_to_more_first_places() -> None:

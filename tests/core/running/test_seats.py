@@ -4,6 +4,7 @@ ballot. The real app on SQLite, the offline model, an injected clock: no sleepin
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -14,7 +15,6 @@ from bot.settings import Settings
 from bot.wiring import App, build_app
 from core.control import commands as c
 from core.control.replies import UserError
-from core.deliberation import closings
 from core.deliberation.flows import meeting
 from core.models import NextAction, Phase, Post, SeatHolder, Status, TurnStatus
 from core.running.driver import load_state
@@ -110,14 +110,18 @@ async def test_a_seated_persons_meeting_ranking_is_the_owners_ballot(world: Worl
     await say(world, did, "Billing first.\nStance: billing first — fix invoices")
     ranking_ask = [p for p in world.posts(did) if p.key.endswith(":ask")][-1]
     assert "Final vote" in ranking_ask.text and not ranking_ask.actions  # a ranking, not a stance
-    await say(world, did, "1. Billing fixes — weekly breakage\n2. Mobile app — users wait\n3. Platform")
+    fixed = meeting.fixed_options(await state_of(world, did))
+    assert f"{fixed[1].id}: {fixed[1].label}" in ranking_ask.text, "the options she ranks, with their ids"
+    # One line by id, one by the option's whole label, one naming no option: it stays unmatched.
+    await say(world, did, f"1. {fixed[1].id} — weekly breakage\n2. {fixed[0].label.upper()} — users wait\n"
+                          "3. Not the platform — later")
     state = await state_of(world, did)
     assert state.discussion.status == Status.DONE
-    ballots, _ = closings.owner_ballots(state)
-    assert ballots["Dana"] == ["Billing fixes", "Mobile app", "Platform"]
+    ballots, _, unmatched = meeting.owner_ballots(state)
+    assert ballots["Dana"] == [fixed[1].id, fixed[0].id] and unmatched["Dana"] == ["Not the platform"]
     assert set(ballots) == {"Dana", "Eli", "Fay"}
     recommendation = next(p.text for p in world.posts(did) if "**Council Recommendation**" in p.text)
-    assert "Billing fixes" in recommendation
+    assert f"{fixed[1].label} [{fixed[1].id}]" in recommendation
 
 
 async def test_silent_then_nudged_then_a_labelled_stand_in_then_the_seat_taken_back(world: World) -> None:
@@ -235,8 +239,9 @@ async def test_a_seated_persons_ask_reads_as_plain_words(db_url: str) -> None:
         ranking = [p for p in w.posts(did) if p.key.endswith(":ask")][-1]
         assert "<option>" not in ranking.text and "</option>" not in ranking.text
         state = await state_of(w, did)
-        options = [line.removeprefix("- ") for line in ranking.text.splitlines() if line.startswith("- ")]
-        assert options and options == meeting.fixed_options(state), "the options the moderator fixed, one a line"
+        options = re.findall(r"^- (O\d+): (.+)$", ranking.text, re.M)
+        fixed = [(o.id, o.label) for o in meeting.fixed_options(state)]
+        assert options and options == fixed, "the options the moderator fixed, one a line, each with its id"
         assert "as Billing" in ranking.text
         # A seat given to a person without a title: named, never "as Takes part in person".
         reply = await w.app.service.handle(c.StartDiscussion(

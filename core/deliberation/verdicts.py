@@ -1,0 +1,34 @@
+"""The one verdict of a synthesis, computed the same way for its post, its refresh, the decision record, the page
+and the export (pure)."""
+
+from __future__ import annotations
+
+from core.deliberation import closings, flows, stances
+from core.deliberation.flows.base import State
+from core.deliberation.flows.meeting import fixed_options, owner_ballots
+from core.deliberation.stances import Verdict
+from core.models import Phase, Turn
+
+LINE = "**Verdict:** "  # how a post shows its one verdict, so a refresh rewrites that line and no other
+
+
+def of_round(state: State, round_: int, people: list[str]) -> Verdict:
+    """A round's verdict: a meeting's final round over every owner's first choice, any other round over its
+    stance table; beside the people's choices in that round's polls (`people`, option ids)."""
+    if state.discussion.flow == "meeting" and any(t.round == round_ for t in state.done_turns(Phase.RANKED_VOTE)):
+        ballots = owner_ballots(state)[0]
+        shown = {o.id: o.label for o in fixed_options(state)}
+        return stances.judge(closings.seated_first_choices(state, ballots), people, shown)
+    carry = flows.get(state.discussion.flow).keeps_stances  # an open floor: who did not speak keeps their stance
+    return stances.of_rows(stances.table(state, round_, carry=carry), people, stances.names(state))
+
+
+def refreshed(text: str, old: str, new: Verdict) -> str:
+    """A synthesis's text with its verdict line brought up to date (the text is the bot's own, so the line it
+    wrote is found exactly)."""
+    return text.replace(f"{LINE}{old}", f"{LINE}{new.text}", 1)
+
+
+def carries(turn: Turn) -> bool:
+    """Whether a finished turn's post carries a verdict that people's votes can change."""
+    return turn.phase in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS) and bool((turn.data or {}).get("verdict"))
