@@ -1,0 +1,54 @@
+"""The mutation tool is honest: a mutant not run counts as not killed, a module not run fails the table, and a
+mutant that changes only a message's wording is told apart from one that changes logic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests import mutation
+
+MUTATED = '''
+def x_limit__mutmut_orig(n):
+    if n > 3:
+        raise ValueError(f"at most 3, not {n}")
+    return n
+
+def x_limit__mutmut_1(n):
+    if n > 3:
+        raise ValueError(f"XXat most 3, not {n}XX")
+    return n
+
+def x_limit__mutmut_2(n):
+    if n >= 3:
+        raise ValueError(f"at most 3, not {n}")
+    return n
+
+def x_limit__mutmut_3(n):
+    if n > 3:
+        raise ValueError(None)
+    return n
+'''
+
+
+def test_a_mutant_that_was_not_run_is_not_killed() -> None:
+    assert mutation.score({"a": "killed", "b": "timeout", "c": "skipped", "d": "not checked", "e": "no tests",
+                           "f": "survived"}) == (2, 6)
+
+
+def test_string_only_mutants_are_told_apart_from_logic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mutation, "SCRATCH", tmp_path)
+    module = "core/limits.py"
+    mutated = tmp_path / mutation.slug(module) / "mutants" / module
+    mutated.parent.mkdir(parents=True)
+    mutated.write_text(MUTATED)
+    # The message's words changed: strings only. The comparison, or a message replaced by None: logic.
+    assert mutation.string_only(module) == {"x_limit__mutmut_1"}
+
+
+def test_a_module_that_was_not_run_fails_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(mutation, "SCRATCH", tmp_path)
+    assert mutation.report(modules=["core/running/spending.py"]) == 1
+    assert "NOT RUN" in capsys.readouterr().out
