@@ -90,9 +90,9 @@ def header_state(d: Discussion, next_round: datetime | None = None) -> str:
     where = f"Round {d.round}{of} · {spent}"
     scheduled = f"; next round {mark(next_round, d.tz, relative=True)}" if next_round is not None else ""
     if d.status == Status.AWAITING_CONFIRMATION and d.pending.startswith("clarify"):
-        return f"❓ Waiting for one answer about the topic (reply in the thread, or say go) · {spent}"
+        return f"❓ Waiting for one answer about the topic (answer it, or say go) · {spent}"
     if d.status == Status.AWAITING_CONFIRMATION:
-        return f"🧾 Waiting for the roster to be confirmed (Start or Modify roster, below) · {spent}"
+        return f"🧾 Waiting for the roster to be confirmed · {spent}"  # the post below says how, in its words
     if d.status == Status.BLOCKED:
         return f"⚠️ Blocked: {d.blocked_reason or 'a turn failed'} · {where}. Waiting for Retry (or Stop)."
     if d.status == Status.WAITING:

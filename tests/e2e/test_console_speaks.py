@@ -50,7 +50,9 @@ class Terminal:
 
 
 def test_a_moderated_session_speaks_like_a_terminal_program(tmp_path: Path) -> None:
-    term = Terminal(tmp_path)
+    term = Terminal(tmp_path, "--confirm")
+    term.wait("Press Enter to start with this council")
+    term.type("")
     term.wait("is thinking")
     term.type("What about the release cadence?")
     term.type("And who reviews the merges?")  # within the answer interval: paced, and told so
@@ -68,7 +70,7 @@ def test_a_moderated_session_speaks_like_a_terminal_program(tmp_path: Path) -> N
     assert "**" not in screen and "Round 1 is complete." in screen
     assert f"Round 1: {TOPIC} Let's look" in screen, "the topic's own question mark ends it: no '?.'"
     # The terminal's own words, and the person's own name.
-    for foreign in ("Click", "in the thread", "You:", "Thanks, You"):
+    for foreign in ("Click", "in the thread", "You:", "Thanks, You", "Start or Modify roster"):
         assert foreign not in screen, foreign
     assert "Noted: the council answered you a moment ago" in screen, "the second message got no visible word"
     # The topic typed is the next round's; the choice is told before the round it starts.
