@@ -1,10 +1,11 @@
-"""Shared fixtures: a database URL per backend (SQLite file; a fresh PostgreSQL database when configured)."""
+"""Shared fixtures: a database URL per backend, each a copy of one migrated template (SQLite file; a PostgreSQL
+database created from a template database when configured)."""
 
 from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,17 +13,19 @@ from sqlalchemy import make_url, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from core.storage.db import normalize_url
+from tests.databases import blocking, migrated, migrated_sqlite_url
 
 PG = os.environ.get("TEST_DATABASE_URL", "")
 
 
-async def fresh_pg_database() -> str:
-    """A new, empty PostgreSQL database on the test server, so parallel runs never share tables."""
+async def fresh_pg_database(template: str | None = None) -> str:
+    """A new PostgreSQL database on the test server (empty, or a copy of `template`), so parallel runs never share
+    tables."""
     admin_url = normalize_url(PG)
     name = f"council_{secrets.token_hex(6)}"
     admin = create_async_engine(admin_url, isolation_level="AUTOCOMMIT")
     async with admin.connect() as conn:
-        await conn.execute(text(f'CREATE DATABASE "{name}"'))
+        await conn.execute(text(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else "")))
     await admin.dispose()
     return make_url(admin_url).set(database=name).render_as_string(hide_password=False)
 
@@ -40,18 +43,50 @@ def _no_postgres() -> None:
     pytest.skip("TEST_DATABASE_URL is not set (CI always sets it)")
 
 
-@pytest.fixture
-async def pg_url() -> AsyncIterator[str]:
+@pytest.fixture(scope="session")
+def pg_template() -> Iterator[str]:
+    """One migrated PostgreSQL database per test process, named uniquely so that concurrent runs and xdist
+    workers never copy from, or drop, each other's; dropped when the session ends."""
     if not PG:
         _no_postgres()
-    url = await fresh_pg_database()
+    url = blocking(fresh_pg_database())
+    try:
+        blocking(migrated(url))
+        yield str(make_url(url).database)
+    finally:
+        blocking(drop_pg_database(url))
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    """A migrated SQLite database of this test's own: `council.db` in its temporary folder."""
+    return migrated_sqlite_url(tmp_path)
+
+
+@pytest.fixture
+async def pg_url(pg_template: str) -> AsyncIterator[str]:
+    """A migrated PostgreSQL database of this test's own, dropped after it."""
+    url = await fresh_pg_database(pg_template)
     yield url
     await drop_pg_database(url)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    """Each store test runs on both backends."""
+async def db_url(request: pytest.FixtureRequest) -> AsyncIterator[str]:
+    """Each store test runs on both backends, on a migrated database of its own."""
+    if request.param == "sqlite":
+        yield request.getfixturevalue("sqlite_url")
+        return
+    if not PG:
+        _no_postgres()
+    url = await fresh_pg_database(request.getfixturevalue("pg_template"))
+    yield url
+    await drop_pg_database(url)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """An empty database of this test's own on each backend, for tests that migrate it themselves."""
     if request.param == "sqlite":
         yield f"sqlite+aiosqlite:///{tmp_path / 'council.db'}"
         return

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -26,8 +25,8 @@ def llm() -> ScriptedLLM:
 
 
 @pytest.fixture
-async def app(tmp_path: Path, chat: RecordingChat, llm: ScriptedLLM) -> AsyncIterator[App]:
-    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}")  # type: ignore[call-arg]
+async def app(sqlite_url: str, chat: RecordingChat, llm: ScriptedLLM) -> AsyncIterator[App]:
+    settings = Settings(_env_file=None, database_url=sqlite_url)  # type: ignore[call-arg]
     application = await build_app(settings, {"console": chat}, llm=llm)
     yield application
     await application.close()

@@ -18,6 +18,7 @@ from bot.wiring import App, build_app
 from core.deliberation.offline import OfflineLLM
 from core.models import Discussion, Usage
 from core.ports import Completion, Prompt, T, TextSink
+from tests.databases import migrated_sqlite_url
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_api import FakeDiscord, Interaction
 
@@ -61,7 +62,7 @@ class Council:
 
 
 def settings_for(fake: FakeDiscord, tmp_path: Path, **overrides: Any) -> Settings:
-    return Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}",  # type: ignore[call-arg]
+    return Settings(_env_file=None, database_url=migrated_sqlite_url(tmp_path),  # type: ignore[call-arg]
                     discord_token=TOKEN, discord_api_url=fake.api_url, anthropic_api_key=None, **overrides)
 
 

@@ -19,6 +19,7 @@ from adapters.slack.server import BOT_SCOPES, SlackConfig, SlackServer
 from bot.settings import Settings
 from bot.wiring import build_app
 from core.running.budget import LocalBuckets, RateBudget
+from tests.databases import migrated_sqlite_url
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_signing import sign as signature
@@ -146,7 +147,7 @@ def config(fake: FakeSlack, **kw: Any) -> SlackConfig:
 
 
 def settings(tmp_path: Path) -> Settings:
-    return Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}")  # type: ignore[call-arg]
+    return Settings(_env_file=None, database_url=migrated_sqlite_url(tmp_path))  # type: ignore[call-arg]
 
 
 @pytest.fixture

@@ -279,13 +279,13 @@ async def test_quarter_hours_older_than_the_cutoff_are_forgotten(store: Store) -
     assert (forgotten, left) == (1, pytest.approx(0.25))
 
 
-async def test_migrating_fills_the_spend_and_the_costliest_call_of_usage_recorded_before(db_url: str) -> None:
+async def test_migrating_fills_the_spend_and_the_costliest_call_of_usage_recorded_before(empty_db_url: str) -> None:
     from alembic import command
 
     from core.storage.db import _alembic_config
 
     now = datetime.now(UTC)  # the migration fills the last 31 days
-    engine = make_engine(db_url)
+    engine = make_engine(empty_db_url)
     try:
         async with engine.begin() as conn:
             await conn.run_sync(lambda c: command.upgrade(_alembic_config(c), "0006"))
