@@ -127,9 +127,9 @@ class Guard:
         started = await tx.starts_since(cmd.platform, cmd.workspace, cmd.user_id, since)
         if started >= limits.starts_per_user_per_hour:
             raise UserError(
-                f"You have started {started} discussions in the last hour, the limit per person "
-                f"(COUNCIL_STARTS_PER_USER_PER_HOUR = {limits.starts_per_user_per_hour}); please try again "
-                "later, or continue one of them.")
+                f"You have started {started} discussion{'s' if started != 1 else ''} in the last hour, the limit "
+                f"per person (COUNCIL_STARTS_PER_USER_PER_HOUR = {limits.starts_per_user_per_hour}); please try "
+                f"again later, or continue {'one of them' if started != 1 else 'it'}.")
 
     async def answered_lately(self, tx: Tx, discussion_id: str, user_id: str, now: datetime) -> bool:
         """Paid answers between rounds are paced: at most one per person per COUNCIL_ANSWER_INTERVAL_S."""
@@ -186,6 +186,7 @@ class Guard:
         lines = [f"*Council usage in this workspace*: ${spent_today:.2f} today{cap}; ${spent_30:.2f} in the last "
                  f"30 days."]
         if limits.starts_per_user_per_hour > 0:
-            lines.append(f"Each person may start {limits.starts_per_user_per_hour} discussions an hour.")
+            n = limits.starts_per_user_per_hour
+            lines.append(f"Each person may start {n} discussion{'s' if n != 1 else ''} an hour.")
         lines += [f"• `{d.id}` {d.topic[:60]} — ${d.cost_usd:.2f}, {d.status.value}" for d in top if d.cost_usd]
         return "\n".join(lines)

@@ -187,10 +187,10 @@ async def test_a_limit_of_one_start_an_hour_is_a_limit(tmp_path: Path, chat: Rec
         with pytest.raises(UserError) as refused:
             await waiting(app)
         usage = await app.service.guard.usage_text(c.Command(user_id="A1", is_admin=True, **HERE))
-        assert "Each person may start 1 discussions an hour." in usage
-        assert str(refused.value) == ("You have started 1 discussions in the last hour, the limit per person "
+        assert "Each person may start 1 discussion an hour." in usage  # singular where one
+        assert str(refused.value) == ("You have started 1 discussion in the last hour, the limit per person "
                                       "(COUNCIL_STARTS_PER_USER_PER_HOUR = 1); please try again later, or continue "
-                                      "one of them.")
+                                      "it.")
         await waiting(app, user="")  # a start nobody can be counted for (the operator's console) is not limited
     finally:
         await app.close()
