@@ -40,9 +40,9 @@ def meeting(body: dict[str, Any]) -> str:
     if fields == {"options"}:
         return json.dumps({"options": OPTIONS})
     if {"ranking", "stance", "label"} <= fields:
-        order = OPTIONS[3:] if who == STAND_IN else OPTIONS[:3]
+        order = ["O4", "O5", "O6"] if who == STAND_IN else ["O1", "O2", "O3"]  # ids of the options fixed above
         return json.dumps({"ranking": [{"item": x, "why": f"{x} matters"} for x in order],
-                           "stance": f"{order[0]} first", "label": order[0].lower()})
+                           "stance": f"{order[0]} first", "label": order[0]})
     reply = default_reply(body)
     return reply.replace("Here is my view", "Ticket #4521 shows it. Here is my view") if who == "Eli" else reply
 
@@ -92,8 +92,8 @@ async def test_dana_in_person_and_her_stand_in_are_told_apart_everywhere(
 
     recommendation = next(t for t in thread if "Council Recommendation" in t)
     assert "ranked this #1" in recommendation and "#1 (unverified)" not in recommendation, "the bot's words"
-    assert f"{STAND_IN} left Billing fixes out of their top three" in recommendation
-    assert f"• {STAND_IN}: *search*" in recommendation, "the stance table (Slack shows bullets and single stars)"
+    assert re.search(f"{STAND_IN} left Billing fixes.* out of their top three", recommendation)
+    assert f"• {STAND_IN}: *Search" in recommendation, "the stance table (Slack shows bullets and single stars)"
     for credited in (r"(?<!AI stand-in for )Dana left", r"\(Dana\)", r"[-•] Dana: \*"):
         assert not re.search(credited, recommendation), credited
 
@@ -104,7 +104,7 @@ async def test_dana_in_person_and_her_stand_in_are_told_apart_everywhere(
     assert by_key[hers.key]["authorship"] == "person"
     page = render(doc or {})
     assert page.count(STAND_IN) >= 1 and "written by Dana in person" in page
-    assert {"persona": STAND_IN, "label": "search", "stance": "Search first"} in record.stances, record.stances
+    assert [s["stance"] for s in record.stances if s["persona"] == STAND_IN] == ["O4 first"], record.stances
     assert not [s for s in record.stances if s["persona"] == "Dana"]
 
 
@@ -112,13 +112,13 @@ PROPOSALS = ["Adopt Rust", "Stay on Go"]
 
 
 def moderated(body: dict[str, Any]) -> str:
-    """The synthesis proposes Adopt Rust or Stay on Go; every stance line names Adopt Rust."""
+    """The synthesis proposes Adopt Rust or Stay on Go; every stance line puts Adopt Rust on the table."""
     fmt = (body.get("output_config") or {}).get("format") or {}
     if "proposals" in set((fmt.get("schema") or {}).get("properties", {})):
         data = json.loads(default_reply(body))
         return json.dumps({**data, "proposals": PROPOSALS})
     reply = default_reply(body)
-    return reply.replace("Stance: undecided — it depends on what the trial shows", "Stance: adopt rust — it pays")
+    return reply.replace("Stance: undecided — it depends on what the trial shows", "Stance: new: Adopt Rust — it pays")
 
 
 async def test_a_stand_ins_poll_position_is_the_stand_ins(fake: FakeSlack, tmp_path: Path) -> None:
