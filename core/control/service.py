@@ -435,8 +435,9 @@ class Service:
         # The choice first, then what it sets off (the round's polls closed, the header's "Running"), so the
         # thread reads in the order things happened.
         detail = f": {d.round_topic}" if action in (NextAction.DEEP_DIVE, NextAction.DIFFERENT_TOPIC) else ""
+        end = "" if detail.rstrip().endswith((".", "?", "!")) else "."  # a topic that is a question ends itself
         await self._notice(tx, d, f"{d.id}:r{chosen_round}:chose:{d.resume_count}",
-                           f"➡️ {user_name or 'Someone'} chose **{label}**{detail}.")
+                           f"➡️ {user_name or 'Someone'} chose **{label}**{detail}{end}")
         if d.round > chosen_round:
             await close_polls(tx, d, now, before_round=d.round, offline=self.driver.llm.offline)
         await save_discussion(tx, d, now)

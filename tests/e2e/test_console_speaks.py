@@ -75,6 +75,7 @@ def test_a_moderated_session_speaks_like_a_terminal_program(tmp_path: Path) -> N
     assert "Noted: the council answered you a moment ago" in screen, "the second message got no visible word"
     # The topic typed is the next round's; the choice is told before the round it starts.
     chose = screen.index("dana chose Different topic: Who pays for the pipeline?")
+    assert "pipeline?." not in screen, "the question mark ends the notice"
     assert chose < screen.index("Running · Round 2")
     # Each poll closes once, in place: two rounds, two polls closed (the final one stays open for the vote).
     assert screen.count("Poll closed: Which proposal should the team pursue?") == 2
