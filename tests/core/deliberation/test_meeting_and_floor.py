@@ -158,6 +158,11 @@ async def test_closing_the_ranking_shows_the_peoples_tally_beside_the_owners(
     assert f"**{options[1]} [{first.option_ids[1]}]** — owners: average rank" in table
     assert "people: average rank 1.0, 2× #1" in table
     assert "people: average rank 4.0, 0× #1" in table
+    # The recommendation's verdict was edited in place: the people's side counts each person's first choice only
+    # (Sam's #2 is not a vote), the same as the table's.
+    picked = f"{options[1]} [{first.option_ids[1]}]"
+    recommendation = next(p.text for p in chat.posts(did) if "**Council Recommendation**" in p.text)
+    assert f"people: {picked} 2 of 2" in recommendation and f"people: {picked} 2 of 2" in table
     await app.service.handle(c.ClosePoll(**C1, poll_id=first.id, user_id="U1", user_name="Dana"))
     await settle(app)
     assert sum("people's ranking beside the owners'" in p.text for p in chat.posts(did)) == 1, "shown once"

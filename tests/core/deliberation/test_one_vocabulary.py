@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from core.deliberation import choices, closings, stances, tally
 from core.deliberation.choices import Option
 from core.deliberation.flows import meeting
-from core.deliberation.flows.base import State
+from core.deliberation.flows.base import State, TurnPlan
+from core.deliberation.schemas import RankedItem, RankedVote
 from core.models import Discussion, Persona, Phase, Role, Turn, TurnStatus
 
 T0 = datetime(2026, 11, 2, tzinfo=UTC)
@@ -198,6 +199,21 @@ def test_the_moderator_sees_the_tally_before_writing_dissents_and_the_vote_asks_
     summary = meeting.tally_summary(s)
     assert "1. Mobile app [O2]: average rank" in summary or "1. Billing fixes [O1]: average rank" in summary
     assert "Dana ranked: Mobile app [O2], Billing fixes [O1]" in summary
+    plan = TurnPlan(key="d:r3:final", round=3, step=2, phase=Phase.FINAL_SYNTHESIS, persona_key="moderator")
+    assert summary in meeting.Meeting().task(s, plan, meeting.MODERATOR)  # before it writes the dissents
+    vote = RankedVote(ranking=[RankedItem(item="O2", why="users wait", domain="Mobile")], stance="s", label="O2")
+    assert "**Mobile app** [O2] _(affects Mobile)_ — users wait" in closings.ranking_text(vote, fixed)
+
+
+def test_a_middle_round_opens_with_the_positions_of_the_round_before() -> None:
+    known = opts("Billing fixes", "Mobile app")
+    s = state([meeting.MODERATOR, *OWNERS], [listed(known), said("dana", "O1", known), said("eli", "O2", known)],
+              flow="meeting")
+    s.discussion.round, s.discussion.auto_rounds = 2, 3
+    plan = TurnPlan(key="d:r2:fay", round=2, step=0, phase=Phase.DELIBERATION, persona_key="fay")
+    task = meeting.Meeting().task(s, plan, OWNERS[2])
+    assert "The moderator states the positions from round 1:" in task
+    assert "- Dana: Billing fixes [O1] — my reason" in task and "- Eli: Mobile app [O2] — my reason" in task
 
 
 # Properties over adversarial label pairs -------------------------------------------------------------------
@@ -250,3 +266,16 @@ def test_no_verdict_names_an_option_nobody_chose_and_consensus_means_one_id(
     if verdict.kind == "CONSENSUS":
         assert len(meant) >= 2 and set(meant) == {verdict.choice}
         assert verdict.choice not in ("undecided", "unreadable")
+
+
+def test_a_split_meeting_is_never_headed_consensus_ranking() -> None:
+    from core.deliberation import verdicts
+    from core.deliberation.schemas import MeetingRecommendation
+    fixed = opts("Billing fixes", "Mobile app")
+    s = state([meeting.MODERATOR, *OWNERS], [options_turn(fixed), ranked("dana", [("O1", "a"), ("O2", "b")]),
+                                              ranked("eli", [("O2", "c"), ("O1", "d")])], flow="meeting")
+    verdict = verdicts.of_round(s, 3, [])
+    text, _ = closings.recommendation("t", s, MeetingRecommendation(key_arguments=[], dissents=[], next_steps=[]),
+                                      verdict)
+    assert verdict.kind == "SPLIT" and "**Owners' Ranking (split: no consensus)**" in text
+    assert "Consensus Ranking" not in text
