@@ -92,8 +92,9 @@ def seated_header(current: Discussion, personas: list[Persona], turn_key: str) -
 async def _open_poll(
     tx: Tx, state: State, key: str, question: str, options: list[Option], final: bool, now: datetime, offline: bool,
 ) -> None:
-    """Open a poll on option records; a persona has a ballot on it only when its own choice this round is one
-    of the options' ids (nobody fills in another persona's ballot, and no wording is matched)."""
+    """Open a poll on option records; a persona has a ballot on it only when its own choice this round (an open
+    floor: its latest) is one of the options' ids (nobody fills in another persona's ballot, and no wording is
+    matched)."""
     d = state.discussion
     poll = await tx.add_poll(
         Poll(key=key, final=final, discussion_id=d.id, round=d.round, question=question,
@@ -104,11 +105,12 @@ async def _open_poll(
         return
     mine = stances.latest(state, d.round)
     known = choices.catalogue(state.done_turns())
+    carry = flows.get(d.flow).keeps_stances  # an open floor: the latest choice, as its stance table shows
     ai = []
     # A place in a meeting's ranking is for people: the owners' own rankings stand beside theirs when it closes.
     for persona in stances.voters(state.personas) if not closings.ranking_of(key) else []:
         turn = mine.get(persona.key)
-        choice = stances.choice_of(turn, known) if turn is not None and turn.round == d.round else ""
+        choice = stances.choice_of(turn, known) if turn is not None and (carry or turn.round == d.round) else ""
         if choice in poll.option_ids:
             ai.append(Ballot(poll_id=poll.id, voter_id=f"persona:{persona.key}",
                              voter_name=holders.credited(persona, turn),

@@ -43,6 +43,7 @@ class Floor:
         self.urgency, self.labels = urgency, labels
         self.names = iter(["Ada", "Ben", "Cy"])
         self.bids: Counter[str] = Counter()
+        self.recommendations: list[str] = []
 
     def __call__(self, body: dict[str, Any]) -> str:
         fields = schema_of(body)
@@ -53,6 +54,8 @@ class Floor:
         if {"urgency", "point"} <= fields:
             n, self.bids[who] = self.bids[who], self.bids[who] + 1
             return json.dumps({"urgency": self.urgency(who, n), "point": "a point", "answers": ""})
+        if {"executive_summary", "recommendations"} <= fields and self.recommendations:  # the floor's synthesis
+            return json.dumps({**json.loads(default_reply(body)), "recommendations": self.recommendations})
         if {"builds_on_earlier", "proposes_synthesis"} <= fields:
             label = self.labels.get(who, "undecided")
             return json.dumps({"text": f"{who} speaks.", "stance": f"{who} holds {label}", "label": label,
@@ -152,3 +155,22 @@ async def test_a_deep_dive_stays_a_choice_people_make(anthropic: FakeAnthropic, 
         await app.close()
     deeper = (synthesis.data or {})["next_topic_suggestions"][0]
     assert openings(anthropic) == {1: "Should we adopt Rust for billing?", 2: deeper}
+
+
+async def test_a_participant_who_did_not_speak_this_round_keeps_their_ballot_on_the_final_poll(
+        tmp_path: Path) -> None:
+    # Round 1 puts two options on the table; Cy backs the second and is silent in round 2, like the table shows.
+    script = Floor(lambda who, n: {"Ada": 9, "Ben": 5}.get(who, 10 if n == 0 else 1),
+                   {"Ada": "new: Ban cars", "Ben": "new: Ban cars", "Cy": "new: Keep cars"})
+    script.recommendations = ["Ban cars", "Keep cars"]
+    async with FakeAnthropic(reply=script) as fake:
+        app, _, did = await floor(tmp_path, fake, rounds=2)
+        try:
+            order = await speakers(app, did)
+            async with app.store.tx() as tx:
+                [poll] = await tx.polls(did)
+                ballots = {b.voter_name: poll.options[b.choice] for b in await tx.ballots(poll.id) if b.is_ai}
+        finally:
+            await app.close()
+    assert "Cy" in order[:3] and "Cy" not in order[3:], order
+    assert ballots == {"Ada": "Ban cars", "Ben": "Ban cars", "Cy": "Keep cars"}, "Cy's ballot is where Cy stands"
