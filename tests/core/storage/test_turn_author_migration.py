@@ -19,13 +19,13 @@ WAIT = ("INSERT INTO seat_waits (turn_key, discussion_id, persona_key, user_id, 
         "stance) VALUES (:k, 'a1', 'dana', 'U1', :t, :t, :state, '', '')")
 
 
-async def test_migrating_records_who_wrote_the_turns_stored_before(db_url: str) -> None:
+async def test_migrating_records_who_wrote_the_turns_stored_before(empty_db_url: str) -> None:
     from alembic import command
 
     from core.storage.db import _alembic_config
 
     now = datetime.now(UTC)
-    engine = make_engine(db_url)
+    engine = make_engine(empty_db_url)
     try:
         async with engine.begin() as conn:
             await conn.run_sync(lambda c: command.upgrade(_alembic_config(c), "0017"))
