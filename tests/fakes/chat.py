@@ -29,7 +29,8 @@ class RecordingChat:
 
     `fail_next(n)` makes the next n publish() calls raise ChatDown *before* anything is recorded;
     `fail_next(n, after_post=True)` records the post and then raises (a crash between "posted" and
-    "stored"), which is what find() exists for: it returns the ref of any key this chat has accepted.
+    "stored"), which is what find() exists for: it returns the ref of a key this chat accepted among the
+    discussion's `find_page` most recent messages.
     `fail_next_announce(n, after_post=...)` does the same for announce() (find_announcement finds what was
     recorded), and `recover()` cancels every failure still pending: the platform is back.
     """
@@ -53,6 +54,7 @@ class RecordingChat:
         self._announce_fail_after = 0
         self._counter = 0
         self.gone = ""  # set: every post is refused for good with this reason (channel archived, bot removed)
+        self.find_page = 15  # messages find() reads: one page, the most Slack gives an app outside its Marketplace
 
     # -- control -----------------------------------------------------------------------------------
 
@@ -117,9 +119,11 @@ class RecordingChat:
         self.by_key.setdefault(post.key, sent)
 
     async def find(self, discussion: Discussion, key: str) -> str | None:
+        """As Slack's look-up does: one page of the discussion's most recent messages, never its whole history."""
         self.find_calls += 1
         sent = self.by_key.get(key)
-        return sent.ref if sent is not None and sent.discussion_id == discussion.id else None
+        page = [s for s in self.sent if s.discussion_id == discussion.id][-self.find_page:]
+        return sent.ref if sent is not None and any(s is sent for s in page) else None
 
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
         self.thinking_calls.append((discussion.id, persona.key, key))

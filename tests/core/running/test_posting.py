@@ -12,7 +12,7 @@ import pytest
 from bot.settings import Settings
 from bot.wiring import App, build_app
 from core.control import commands as c
-from core.models import Phase, Status
+from core.models import Discussion, Phase, Post, Status
 from tests.core.conftest import C1, discussion, settle, start
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
@@ -116,3 +116,17 @@ async def test_a_post_accepted_before_a_crash_is_found_not_reposted(
     assert keys.count(f"{reply.discussion_id}:header") == 1 and len(keys) == len(set(keys))
     assert chat.find_calls == 1, "recovery looks the post up once instead of posting it again"
     assert (await discussion(app, reply.discussion_id)).status == Status.DONE
+
+
+async def test_the_recording_chat_finds_a_post_only_in_one_page_of_recent_messages_as_slack_does(
+    chat: RecordingChat,
+) -> None:
+    """The fake must not recall what the platform cannot: a post older than one page is not found."""
+    now = datetime(2026, 3, 2, tzinfo=UTC)
+    d = Discussion(id="d1", topic="Monorepo or polyrepo?", channel="C1", created_at=now, updated_at=now)
+    refs = [await chat.publish(d, Post(kind="notice", key=f"d1:n{i}", text="")) for i in range(16)]
+    other = d.model_copy(update={"id": "d2"})
+    await chat.publish(other, Post(kind="notice", key="d2:n0", text=""))  # another thread's message takes no room
+    assert await chat.find(d, "d1:n0") is None
+    assert await chat.find(d, "d1:n1") == refs[1] and await chat.find(d, "d1:n15") == refs[15]
+    assert await chat.find(other, "d1:n15") is None, "only the discussion's own thread is read"
