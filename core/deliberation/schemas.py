@@ -18,6 +18,9 @@ class ExpertSpec(BaseModel):
 
 class RosterSpec(BaseModel):
     experts: list[ExpertSpec]
+    options: list[str] = Field(default_factory=list, description=(
+        "When the topic is a question with a few answers to choose between (such as 'A or B?'), those answers, "
+        "each in a few words; otherwise empty"))
 
 
 class PersonaPosition(BaseModel):

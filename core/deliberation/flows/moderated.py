@@ -223,7 +223,8 @@ class Moderated:
                 "different disciplines and career paths, different thinking styles and biases, at least "
                 "one who is likely to disagree with the others. Give each a realistic full name, each "
                 "from a different name culture, a short title, 2-4 areas of expertise, a thinking style, "
-                "a natural bias and a reply tendency."
+                "a natural bias and a reply tendency. If the topic is a question with a few answers to choose "
+                "between, list those answers as its options; otherwise leave the options empty."
                 + (" Include these perspectives the team asked for:\n" + "\n".join(quote("role", r) for r in d.roles)
                    if d.roles else "")
                 + (" It is a debate: balance the experts between pro and con." if d.mode == "debate" else "")
