@@ -15,6 +15,7 @@ from bot.wiring import App, build_app
 from core.control import commands as c
 from core.control.replies import UserError
 from core.models import Status
+from core.showing.export import export
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
@@ -144,5 +145,13 @@ async def test_the_record_follows_the_peoples_vote_on_the_final_poll(world: Worl
         [synthesis] = [t for t in await tx.turns(did) if t.key == final.key.removesuffix(":poll")]
     assert synthesis.data is not None and record.verdict == synthesis.data["verdict"]
     assert f"people: {shown} 3 of 3" in record.verdict and f"**Verdict:** {record.verdict}" in synthesis.text
+    doc = await export(world.app.store, did)  # what the page and the exports read: the same verdict
+    assert doc is not None
+    [kept] = [x for x in doc["syntheses"] if x["kind"] == "final"]
+    assert f"**Verdict:** {record.verdict}" in kept["text"] and kept["data"]["verdict"] == record.verdict
+    await world.app.driver.idle()  # the outbox sends the edit
+    sent = world.chat.by_key[synthesis.key]  # the thread's post, edited in place
+    posted = sent.updates[-1] if sent.updates else sent.post
+    assert f"**Verdict:** {record.verdict}" in posted.text
     found = await world.app.service.handle(c.SearchDecisions(words="trunk", in_channel="C1", user_id="U2", **WHERE))
     assert f"People: {shown} 3." in found.text

@@ -279,3 +279,14 @@ def test_a_split_meeting_is_never_headed_consensus_ranking() -> None:
                                       verdict)
     assert verdict.kind == "SPLIT" and "**Owners' Ranking (split: no consensus)**" in text
     assert "Consensus Ranking" not in text
+
+
+def test_the_referee_reads_the_computed_verdict_before_writing_its_own() -> None:
+    from core.deliberation.flows import council
+    advisors = council.DEFAULT_ADVISORS
+    s = state([*advisors, council.REFEREE], [said("pragmatist", "for", []), said("visionary", "against", []),
+                                             said("skeptic", "against", [])], flow="council")
+    plan = TurnPlan(key="d:r1:final", round=1, step=9, phase=Phase.FINAL_SYNTHESIS, persona_key="referee")
+    task = council.Council().task(s, plan, council.REFEREE)
+    computed = stances.of_rows(stances.table(s, 1))
+    assert computed.kind == "LEANING" and computed.text in task and "must agree with it in kind" in task
