@@ -122,6 +122,7 @@ async def test_a_seated_persons_meeting_ranking_is_the_owners_ballot(world: Worl
     assert set(ballots) == {"Dana", "Eli", "Fay"}
     recommendation = next(p.text for p in world.posts(did) if "**Council Recommendation**" in p.text)
     assert f"{fixed[1].label} [{fixed[1].id}]" in recommendation
+    assert "Not counted (names no option on the list): Dana: Not the platform" in recommendation
 
 
 async def test_silent_then_nudged_then_a_labelled_stand_in_then_the_seat_taken_back(world: World) -> None:
