@@ -45,7 +45,7 @@ def recommendation(topic: str, state: State, rec: MeetingRecommendation,
                    verdict: stances.Verdict) -> tuple[str, list[str]]:
     """The recommendation's text and the option ids people are asked to rank. One verdict (`verdict`: over
     every owner's first choice, see `verdicts.of_round`); the heading says what the verdict says."""
-    ballots, reasons, _ = owner_ballots(state)
+    ballots, reasons, unmatched = owner_ballots(state)
     shown = {o.id: o.label for o in fixed_options(state)}
     ranked = tally.tally(ballots)
     heading = {"CONSENSUS": "Consensus Ranking", "LEANING": "Owners' Ranking (leaning, not a consensus)",
@@ -57,6 +57,8 @@ def recommendation(topic: str, state: State, rec: MeetingRecommendation,
                      f"{t.firsts} owner{'s' if t.firsts != 1 else ''} ranked this #1)")
     if not ranked:
         lines.append("- (no votes were cast)")
+    for name, items in unmatched.items():  # read, never guessed: an item that names no option counts for none
+        lines.append(f"_Not counted (names no option on the list): {name}: {'; '.join(items)}_")
     lines += ["", f"**Verdict:** {verdict.text}", "", "**Key Arguments**", *[f"- {a}" for a in rec.key_arguments]]
     dissents = list(rec.dissents)
     if ranked:  # an owner who left the winner out of their top three dissents strongly, whatever the prose says

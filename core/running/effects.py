@@ -260,6 +260,9 @@ async def record_turn(
         personas = seats.with_people(d, seating.roster(d, state.personas, data))
         await tx.set_personas(d.id, personas)
         text = formats.roster_text(personas)
+        opening = [str(o) for o in (data or {}).get("options") or []]
+        if len(opening) >= 2:  # the topic is a question with answers: they are the first options, with ids
+            data = (data or {}) | {"listed": choices.records(choices.extend(on_table, opening))}
         turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now
         await tx.save_turn(turn)
         await tx.enqueue(d.id, seated_header(current or d, personas, turn.key), now, turn_key=turn.key)
