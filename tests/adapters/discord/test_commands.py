@@ -140,7 +140,8 @@ async def test_live_words_grow_in_one_webhook_message_that_becomes_the_post(coun
 
 async def test_the_final_synthesis_brings_its_charts_as_attachments(council: Council) -> None:
     fake = council.fake
-    await answered(fake, await fake.slash(fake.add_user("Dana"), "council", topic="Adopt Rust?", rounds=1))
+    # Two rounds: in the second the personas name round 1's proposals by id, so the final poll has their votes.
+    await answered(fake, await fake.slash(fake.add_user("Dana"), "council", topic="Adopt Rust?", rounds=2))
     await council.settle()
     d = await council.discussion()
     with_files = [m for m in fake.thread_messages(d.thread_ref)
