@@ -41,6 +41,8 @@ class Council:
         fmt = (body.get("output_config") or {}).get("format") or {}
         if fmt.get("type") == "json_schema":
             value = json.loads(default_reply(body))
+            if "experts" in value:  # the topic asks no question with answers: no opening options
+                value |= {"options": []}
             if "proposals" in value:
                 value |= {"proposals": [ADOPT, DO_NOT], "positions": []}
             if "recommendations" in value:
