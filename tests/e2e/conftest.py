@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
+E2E_TIMEOUT_S = 600  # a whole discussion with restarts: minutes on a busy machine, still bounded
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if HERE in item.path.parents:
             item.add_marker(pytest.mark.e2e)
+            item.add_marker(pytest.mark.timeout(E2E_TIMEOUT_S))
