@@ -105,7 +105,7 @@ async def test_the_migration_encrypts_tokens_an_older_release_stored_in_clear(
     url = f"sqlite:///{tmp_path / 'c.db'}"
     engine = make_engine(url)
     async with engine.begin() as conn:  # the schema as the release before this one left it
-        await conn.run_sync(lambda sync: _upgrade_to(sync, "0007"))
+        await conn.run_sync(lambda sync: _upgrade_to(sync, "0006"))
     plain = AsyncSQLAlchemyInstallationStore(client_id=CLIENT, engine=engine)
     await plain.create_tables()
     await plain.async_save(Installation(app_id="A1", enterprise_id=None, team_id="T0009", user_id="U1",

@@ -288,7 +288,7 @@ async def test_migrating_fills_the_spend_and_the_costliest_call_of_usage_recorde
     engine = make_engine(empty_db_url)
     try:
         async with engine.begin() as conn:
-            await conn.run_sync(lambda c: command.upgrade(_alembic_config(c), "0006"))
+            await conn.run_sync(lambda c: command.upgrade(_alembic_config(c), "0005"))
         store = Store(engine)
         async with store.tx() as tx:
             d = discussion("a1", platform="slack", workspace="T1")  # as the app wrote it then: no costliest call

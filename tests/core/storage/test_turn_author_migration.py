@@ -28,7 +28,7 @@ async def test_migrating_records_who_wrote_the_turns_stored_before(empty_db_url:
     engine = make_engine(empty_db_url)
     try:
         async with engine.begin() as conn:
-            await conn.run_sync(lambda c: command.upgrade(_alembic_config(c), "0017"))
+            await conn.run_sync(lambda c: command.upgrade(_alembic_config(c), "0015"))
         store = Store(engine)
         async with store.tx() as tx:
             d = discussion("a1")

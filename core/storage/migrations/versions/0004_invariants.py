@@ -1,7 +1,7 @@
 """database-enforced invariants: one live ballot per voter and poll, processed events prunable by age
 
 Revision ID: 0004
-Revises: 0005
+Revises: 0003
 """
 
 from alembic import op
@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 
 revision = '0004'
-down_revision = '0005'
+down_revision = '0003'
 branch_labels = None
 depends_on = None
 

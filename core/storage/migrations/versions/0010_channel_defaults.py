@@ -1,7 +1,7 @@
 """a channel's defaults for new discussions (flow, rounds, style, tier, lang, experts)
 
 Revision ID: 0010
-Revises: 0007
+Revises: 0009
 """
 
 from alembic import op
@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 
 revision = '0010'
-down_revision = '0013'
+down_revision = '0009'
 branch_labels = None
 depends_on = None
 

@@ -3,7 +3,7 @@ encrypted with COUNCIL_ENCRYPTION_KEY and their columns widened for the cipherte
 reservation of its workspace's daily budget
 
 Revision ID: 0011
-Revises: 0007
+Revises: 0010
 """
 
 import os

@@ -1,15 +1,15 @@
 """a decision record says whether its channel was private: such a record is shown in that channel alone
 
-Revision ID: 0015
-Revises: 0014
+Revision ID: 0013
+Revises: 0012
 """
 
 from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0015'
-down_revision = '0014'
+revision = '0013'
+down_revision = '0012'
 branch_labels = None
 depends_on = None
 

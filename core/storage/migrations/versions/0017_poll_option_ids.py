@@ -1,15 +1,15 @@
 """each poll keeps the id of each option, so a vote means an option, never a wording
 
-Revision ID: 0019
-Revises: 0018
+Revision ID: 0017
+Revises: 0016
 """
 
 from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0019'
-down_revision = '0018'
+revision = '0017'
+down_revision = '0016'
 branch_labels = None
 depends_on = None
 

@@ -1,15 +1,15 @@
 """the tag each new post in a forum carries, chosen per channel (Discord forums that require a tag)
 
-Revision ID: 0017
-Revises: 0016
+Revision ID: 0015
+Revises: 0014
 """
 
 from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0017'
-down_revision = '0016'
+revision = '0015'
+down_revision = '0014'
 branch_labels = None
 depends_on = None
 

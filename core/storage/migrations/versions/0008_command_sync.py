@@ -1,7 +1,7 @@
 """the hash of the slash commands last synced (sync only when they change); a digest's post kept as written
 before it is sent (a retry sends it again rather than asking the model anew)
 
-Revision ID: 0009
+Revision ID: 0008
 Revises: 0007
 """
 
@@ -9,8 +9,8 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0009'
-down_revision = '0008'
+revision = '0008'
+down_revision = '0007'
 branch_labels = None
 depends_on = None
 

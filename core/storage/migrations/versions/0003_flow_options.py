@@ -1,6 +1,6 @@
 """flow options (style, tier, language, hints of a discussion's protocol) and channel settings (owners)
 
-Revision ID: 0005
+Revision ID: 0003
 Revises: 0002
 """
 
@@ -8,7 +8,7 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0005'
+revision = '0003'
 down_revision = '0002'
 branch_labels = None
 depends_on = None

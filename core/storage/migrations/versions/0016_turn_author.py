@@ -1,16 +1,16 @@
 """who wrote each turn (the persona's model, the AI stand-in for a seat's person, the person, Council itself), kept
 on the turn: labels and the "(unverified)" marker read it instead of guessing from names or text
 
-Revision ID: 0018
-Revises: 0017
+Revision ID: 0016
+Revises: 0015
 """
 
 from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0018'
-down_revision = '0017'
+revision = '0016'
+down_revision = '0015'
 branch_labels = None
 depends_on = None
 

@@ -1,8 +1,8 @@
 """the messages turns show while they are written (placeholders, live text), so a process taking over after a
 crash can remove the ones its predecessor left half-written
 
-Revision ID: 0016
-Revises: 0015
+Revision ID: 0014
+Revises: 0013
 """
 
 from alembic import op
@@ -10,8 +10,8 @@ import sqlalchemy as sa
 
 
 
-revision = '0016'
-down_revision = '0015'
+revision = '0014'
+down_revision = '0013'
 branch_labels = None
 depends_on = None
 

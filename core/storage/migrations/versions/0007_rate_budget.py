@@ -1,15 +1,15 @@
 """rate budgets shared by every replica: a token bucket per workspace and method, or per channel
 
-Revision ID: 0008
-Revises: 0007
+Revision ID: 0007
+Revises: 0006
 """
 
 from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0008'
-down_revision = '0007'
+revision = '0007'
+down_revision = '0006'
 branch_labels = None
 depends_on = None
 

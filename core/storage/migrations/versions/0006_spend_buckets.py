@@ -1,8 +1,8 @@
 """each workspace's spend per quarter hour, so the daily budget is read in constant time; filled from the
 usage of the last 31 days
 
-Revision ID: 0007
-Revises: 0006
+Revision ID: 0006
+Revises: 0005
 """
 
 from collections import defaultdict
@@ -12,8 +12,8 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0007'
-down_revision = '0006'
+revision = '0006'
+down_revision = '0005'
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """each discussion's costliest model call so far, kept on its row: a step reads it with the discussion instead of
 a maximum over the discussion's usage
 
-Revision ID: 0014
+Revision ID: 0012
 Revises: 0011
 """
 
@@ -9,7 +9,7 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0014'
+revision = '0012'
 down_revision = '0011'
 branch_labels = None
 depends_on = None

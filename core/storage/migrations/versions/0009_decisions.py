@@ -1,16 +1,16 @@
 """decision records searched with the database's own full-text index (SQLite FTS5, PostgreSQL tsvector + GIN),
 and the stored deadlines of seats held by people
 
-Revision ID: 0013
-Revises: 0007
+Revision ID: 0009
+Revises: 0008
 """
 
 from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0013'
-down_revision = '0009'
+revision = '0009'
+down_revision = '0008'
 branch_labels = None
 depends_on = None
 

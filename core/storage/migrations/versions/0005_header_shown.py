@@ -1,6 +1,6 @@
 """the state a discussion's header message last showed, so it is redrawn once per change of state
 
-Revision ID: 0006
+Revision ID: 0005
 Revises: 0004
 """
 
@@ -8,7 +8,7 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0006'
+revision = '0005'
 down_revision = '0004'
 branch_labels = None
 depends_on = None
