@@ -57,7 +57,8 @@ async def test_a_failed_speech_is_retried_and_a_round_never_ends_empty(app: App,
         turns = await tx.turns(d.id)
     spoken = [t for t in turns if t.phase == Phase.SPEECH and t.status == TurnStatus.PUBLISHED]
     assert d.status == Status.DONE and len(spoken) == 2, "each failed speech was tried again and given"
-    assert any("nudging them once more" in p.text or "trying" in p.text for p in chat.posts(d.id))
+    nudged = {p.key.split(":nudge:")[0] for p in chat.posts(d.id) if p.kind == "notice" and ":nudge:" in p.key}
+    assert nudged == {t.key for t in spoken}, "each failed speech is noted in the thread before it is tried again"
 
 
 async def test_a_floor_where_nobody_can_speak_blocks_instead_of_synthesising_nothing(
