@@ -80,6 +80,9 @@ class FixedLatencyLLM:
         await asyncio.sleep(self.latency)
         return await self.inner.structured(prompt, schema)
 
+    def worst_case_usd(self, prompt: Prompt, *, search: bool = False) -> float:
+        return self.inner.worst_case_usd(prompt, search=search)
+
     async def search(self, prompt: Prompt) -> Searched:
         self._note(prompt)
         await asyncio.sleep(self.latency)

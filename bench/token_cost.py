@@ -166,6 +166,9 @@ class Recorder:
         self.calls.append((prompt.purpose.phase.value, prompt.purpose.round, usage))
         return value, usage
 
+    def worst_case_usd(self, prompt: Prompt, *, search: bool = False) -> float:
+        return self.inner.worst_case_usd(prompt, search=search)
+
     async def search(self, prompt: Prompt) -> Searched:
         return await self.inner.search(prompt)
 

@@ -28,7 +28,11 @@ def test_counting_sql_lists_the_statements_and_leaves_the_verdict_to_the_run() -
     out = done.stdout
     assert "finished round 1: 2 of 2" in out, out + done.stderr
     listed = out.split("SQL a model call:")[1].split("Slack calls a model call")[0].splitlines()[1:]
-    assert len(listed) == 8 and any("INSERT INTO usage" in line for line in listed), out
+    # The eight statements run most, each with how often a model call runs it, most first.
+    counts = [re.fullmatch(r"\s+(\d+\.\d\d)  (SELECT|INSERT|UPDATE|DELETE) .+", line) for line in listed]
+    assert len(listed) == 8 and all(counts), out
+    per_call = [float(m.group(1)) for m in counts if m]
+    assert per_call == sorted(per_call, reverse=True) and per_call[0] > 0, out
     assert done.returncode == 0, out  # every figure meets its (loose) target, and the run worked
     # The machine's busy time holds the app's own: the cores' total is read, not the idle time or one process.
     shares = re.search(r"the app used (\d+)% of a core.*cores were busy (\d+)% of a core in all", out)
