@@ -29,6 +29,31 @@ def x_limit__mutmut_3(n):
     if n > 3:
         raise ValueError(None)
     return n
+
+def x_word__mutmut_orig(w):
+    if w in ("today", "tonight"):
+        return {"when": w.removeprefix("at ")}["when"]
+    return "nothing"
+
+def x_word__mutmut_1(w):
+    if w in ("today", "XXtonightXX"):
+        return {"when": w.removeprefix("at ")}["when"]
+    return "nothing"
+
+def x_word__mutmut_2(w):
+    if w in ("today", "tonight"):
+        return {"when": w.removeprefix("XXat XX")}["when"]
+    return "nothing"
+
+def x_word__mutmut_3(w):
+    if w in ("today", "tonight"):
+        return {"XXwhenXX": w.removeprefix("at ")}["when"]
+    return "nothing"
+
+def x_word__mutmut_4(w):
+    if w in ("today", "tonight"):
+        return {"when": w.removeprefix("at ")}["when"]
+    return "XXnothingXX"
 '''
 
 
@@ -43,8 +68,9 @@ def test_string_only_mutants_are_told_apart_from_logic(tmp_path: Path, monkeypat
     mutated = tmp_path / mutation.slug(module) / "mutants" / module
     mutated.parent.mkdir(parents=True)
     mutated.write_text(MUTATED)
-    # The message's words changed: strings only. The comparison, or a message replaced by None: logic.
-    assert mutation.string_only(module) == {"x_limit__mutmut_1"}
+    # The message's words changed: strings only. The comparison, or a message replaced by None: logic. So is a
+    # word the code compares, parses with or looks up (mutants 1–3 of x_word); a returned text is wording.
+    assert mutation.string_only(module) == {"x_limit__mutmut_1", "x_word__mutmut_4"}
 
 
 def test_a_module_that_was_not_run_fails_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -210,3 +210,106 @@ def test_numeric_days_of_week_are_standard_cron_sunday_zero_or_seven() -> None:
     for expr in ("0 9 * * 0", "0 9 * * 7", "0 9 * * sun"):
         assert cron.next_time(cron.parse(expr), ZoneInfo("UTC"), after) == sunday
     assert cron.next_time(cron.parse("0 9 * * 1"), ZoneInfo("UTC"), after) == datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+# The edges of each rule, one case each: a clock's hours and minutes, half-day words, the past and the year ahead.
+THURSDAY = berlin(2026, 3, 5, 7, 0)  # 07:00 on Thursday 5 March in Berlin
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        ("noon", berlin(2026, 3, 5, 12, 0)),
+        ("at noon", berlin(2026, 3, 5, 12, 0)),
+        ("at 14:30", berlin(2026, 3, 5, 14, 30)),
+        ("1am", berlin(2026, 3, 6, 1, 0)),
+        ("9am", berlin(2026, 3, 5, 9, 0)),
+        ("9pm", berlin(2026, 3, 5, 21, 0)),
+        ("12pm", berlin(2026, 3, 5, 12, 0)),  # noon
+        ("12am", berlin(2026, 3, 6, 0, 0)),  # midnight
+        ("23:00", berlin(2026, 3, 5, 23, 0)),
+        ("10:59", berlin(2026, 3, 5, 10, 59)),
+        ("today", berlin(2026, 3, 5, 9, 0)),  # a day without a time means its morning
+        ("tonight", berlin(2026, 3, 5, 18, 0)),
+        ("tonight 20:00", berlin(2026, 3, 5, 20, 0)),
+        ("tuesday", berlin(2026, 3, 10, 9, 0)),  # said on a Thursday: five days on
+        ("wed", berlin(2026, 3, 11, 9, 0)),
+        ("in half hour", THURSDAY + timedelta(minutes=30)),
+        ("in one day", THURSDAY + timedelta(days=1)),
+        ("now", THURSDAY),
+        ("right now", THURSDAY),
+        ("in 366 days", THURSDAY + timedelta(days=366)),  # the last day within a year
+        ("2026-03-05T08:00:00Z", datetime(2026, 3, 5, 8, 0, tzinfo=UTC)),
+    ],
+)
+def test_the_edges_of_each_time_word(words: str, expected: datetime) -> None:
+    assert parse_when(words, THURSDAY, BERLIN) == expected
+
+
+@pytest.mark.parametrize("words", ["13pm", "0am", "24:00", "10:60", "9", "mo", "in 367 days"])
+def test_words_just_past_an_edge_are_refused(words: str) -> None:
+    with pytest.raises(TimeParseError):
+        parse_when(words, THURSDAY, BERLIN)
+
+
+def test_a_clock_time_said_at_that_very_minute_means_tomorrow() -> None:
+    nine = berlin(2026, 3, 5, 9, 0)
+    assert parse_when("09:00", nine, BERLIN) == berlin(2026, 3, 6, 9, 0)
+
+
+def test_a_moment_up_to_a_second_ago_is_now_and_older_is_the_past() -> None:
+    assert parse_when("2026-03-05T05:59:59+00:00", THURSDAY, BERLIN) == THURSDAY - timedelta(seconds=1)
+    with pytest.raises(TimeParseError, match="is in the past"):
+        parse_when("2026-03-05T05:59:58.500+00:00", THURSDAY, BERLIN)
+
+
+def test_no_zone_means_utc() -> None:
+    assert parse_when("tomorrow 09:00", THURSDAY) == datetime(2026, 3, 6, 9, 0, tzinfo=UTC)
+    assert parse_when("tomorrow 09:00", THURSDAY, " ") == datetime(2026, 3, 6, 9, 0, tzinfo=UTC)
+    assert local_text(datetime(2026, 3, 6, 9, 0, tzinfo=UTC), "") == "Fri 6 Mar 09:00 (UTC)"
+
+
+def test_the_servers_own_time_zone_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every instant comes back in UTC, whatever zone the machine running Council is set to."""
+    import time as system_time
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    system_time.tzset()
+    try:
+        moments = [parse_when("tomorrow 09:00", THURSDAY, BERLIN), parse_when("2026-03-06T10:00+01:00", THURSDAY),
+                   first_slot("at:2026-03-06T10:00:00+01:00", BERLIN, THURSDAY)]
+    finally:
+        monkeypatch.undo()
+        system_time.tzset()
+    assert moments == [berlin(2026, 3, 6, 9, 0), datetime(2026, 3, 6, 9, 0, tzinfo=UTC),
+                       datetime(2026, 3, 6, 9, 0, tzinfo=UTC)]
+    assert all(m is not None and m.utcoffset() == timedelta(0) for m in moments)
+
+
+def test_cadence_edges_and_their_messages() -> None:
+    assert parse_every("1m") == 60 and parse_every("366d") == 366 * 86400
+    with pytest.raises(TimeParseError, match="is not a cadence"):
+        parse_every("often")
+    with pytest.raises(TimeParseError, match="between one minute and one year"):
+        parse_every("367d")
+
+
+def test_every_few_days_keeps_its_wall_clock_after_a_long_gap() -> None:
+    slot = berlin(2026, 3, 2, 9, 0)
+    assert next_slot("every:172800", BERLIN, slot, slot + timedelta(days=3)) == berlin(2026, 3, 6, 9, 0)
+
+
+@pytest.mark.parametrize(
+    ("trigger", "tz", "text"),
+    [
+        ("every:604800", "UTC", "every week"),
+        ("every:1209600", "UTC", "every 2 weeks"),
+        ("every:3600", "UTC", "every hour"),
+        ("every:120", "UTC", "every 2 minutes"),
+        ("every:172800", "UTC", "every 2 days"),
+        ("at:2026-03-03T08:00:00+00:00", BERLIN, "once, Tue 3 Mar 09:00 (Europe/Berlin)"),
+        ("cron:0 9 * * 1", "", "cron `0 9 * * 1` (UTC)"),
+    ],
+)
+def test_every_description_people_read(trigger: str, tz: str, text: str) -> None:
+    assert describe(trigger, tz) == text
