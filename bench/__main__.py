@@ -19,12 +19,15 @@ HERE = Path(__file__).resolve().parent
 SCRIPTS = ["token_cost", "library_floor", "long_discussion", "round_critical_path", "streaming", "slack_ack",
            "crash_recovery", "replicas", "load"]
 NEEDS_POSTGRES = {"replicas"}
+# --quick: tiny sizes, enough to see a bench run and judge its figures (the tests' way), not to measure anything.
+QUICK = {"long_discussion": ["--rounds", "4"], "library_floor": ["--calls", "13", "--repeats", "1"],
+         "load": ["-n", "2", "--latency", "0.05"]}
 
 
-def run(name: str, results: Path) -> tuple[int, list[dict[str, object]]]:
+def run(name: str, results: Path, args: list[str] | None = None) -> tuple[int, list[dict[str, object]]]:
     results.write_text("")
-    done = subprocess.run([sys.executable, str(HERE / f"{name}.py")], env={**os.environ, RESULTS_ENV: str(results)},
-                          cwd=HERE.parent)
+    done = subprocess.run([sys.executable, str(HERE / f"{name}.py"), *(args or [])],
+                          env={**os.environ, RESULTS_ENV: str(results)}, cwd=HERE.parent)
     return done.returncode, [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
 
 
@@ -39,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--only", default="", help="comma-separated bench names (default: all)")
     parser.add_argument("--skip", default="", help="comma-separated bench names to leave out")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes where a bench has them: a run, no measure")
+    parser.add_argument("bench_args", nargs="*", metavar="-- ARG",
+                        help="given to each chosen bench, e.g. -- --target prompt_ratio=1.2")
     args = parser.parse_args(argv)
     chosen = [s for s in SCRIPTS if (not args.only or s in args.only.split(",")) and s not in args.skip.split(",")]
     rows: list[tuple[str, str, str, str, str]] = []
@@ -49,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append((name, "-", "-", "-", "skipped: set TEST_DATABASE_URL"))
                 continue
             print(f"== {name}", flush=True)
-            code, figures = run(name, Path(folder) / f"{name}.jsonl")
+            extra = (QUICK.get(name, []) if args.quick else []) + args.bench_args
+            code, figures = run(name, Path(folder) / f"{name}.jsonl", extra)
             for f in figures:
                 unit = f" {f['unit']}" if f["unit"] else ""
                 sign = "<=" if f["at_most"] else ">="

@@ -50,12 +50,14 @@ def test_a_real_bench_with_an_impossible_target_exits_non_zero(tmp_path: Path) -
     assert not next(f for f in figures if f["name"] == "prompt_ratio")["meets"]
 
 
-def test_python_m_bench_prints_one_table_and_fails_on_a_miss(tmp_path: Path) -> None:
-    """The runner over one quick bench: its table, and its exit code follows the bench's."""
-    done = subprocess.run([sys.executable, "-m", "bench", "--only", "long_discussion"], cwd=ROOT,
-                          env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=600)
+def test_python_m_bench_prints_one_table_and_fails_on_a_miss() -> None:
+    """The runner over one bench in its quick mode: its table, and a figure past its target fails the run."""
+    done = subprocess.run([sys.executable, "-m", "bench", "--quick", "--only", "long_discussion", "--",
+                           "--target", "prompt_ratio=0"], cwd=ROOT, env={"PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=300)
     lines = done.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("bench "))
-    rows = lines[header + 2:]
-    assert {r.split()[1] for r in rows} == {"prompt_ratio", "input_ratio"}, done.stdout
-    assert done.returncode == (0 if all(r.endswith("meets") for r in rows) else 1)
+    rows = {r.split()[1]: r for r in lines[header + 2:]}
+    assert set(rows) == {"prompt_ratio", "input_ratio"}, done.stdout
+    assert rows["prompt_ratio"].endswith("MISSES") and rows["input_ratio"].endswith("meets"), done.stdout
+    assert done.returncode == 1, done.stdout + done.stderr
