@@ -6,10 +6,20 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+# One finished console discussion is shared by the tests here (a whole discussion in a process of its own costs
+# seconds): they run on one worker, each on a copy of its database.
+pytestmark = pytest.mark.xdist_group("console_db")
+
+TOPIC = "Should we adopt trunk-based development?"
 
 def run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "COUNCIL_", "DATABASE_URL"))}
@@ -18,23 +28,45 @@ def run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           timeout=120)
 
 
-def test_a_full_round_then_list_and_export_as_machines_read_them(tmp_path: Path) -> None:
-    done = run(tmp_path, "console", "Should we adopt trunk-based development?", "--no-input")
+@dataclass(frozen=True)
+class Finished:
+    folder: Path  # where the console ran: its database, and the files it wrote when the discussion ended
+    stdout: str
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Finished:
+    """One console discussion run to its end with claims checked, as an operator runs it."""
+    folder = tmp_path_factory.mktemp("console")
+    done = run(folder, "console", TOPIC, "--no-input", "--check")
     assert done.returncode == 0, done.stderr
-    assert "offline model" in done.stdout
-    listed = run(tmp_path, "list", "--format", "json")
+    return Finished(folder, done.stdout)
+
+
+@pytest.fixture
+def workdir(finished: Finished, tmp_path: Path) -> Path:
+    """The finished discussion's database, copied whole (its write-ahead log included) into this test's folder."""
+    with closing(sqlite3.connect(finished.folder / "council.db")) as src, \
+            closing(sqlite3.connect(tmp_path / "council.db")) as dst:
+        src.backup(dst)
+    return tmp_path
+
+
+def test_a_full_round_then_list_and_export_as_machines_read_them(finished: Finished, workdir: Path) -> None:
+    assert "offline model" in finished.stdout
+    listed = run(workdir, "list", "--format", "json")
     (row,) = json.loads(listed.stdout)
     assert row["status"] == "done"
-    exported = run(tmp_path, "export", "--latest", "--format", "json")
+    exported = run(workdir, "export", "--latest", "--format", "json")
     doc = json.loads(exported.stdout)  # the JSON document alone on stdout
     assert doc["discussion"]["id"] == row["id"] and len(doc["personas"]) >= 7
     assert doc["usage"]["input_tokens"] > 0
-    md = run(tmp_path, "export", row["id"], "--format", "md")
+    md = run(workdir, "export", row["id"], "--format", "md")
     assert md.stdout.startswith("# Synthesis:")
     for name in ("synthesis.md", "open-questions.md", "transcript.json"):
-        assert (tmp_path / "exports" / row["id"] / name).exists()
-    folder = tmp_path / "filed"
-    filed = run(tmp_path, "export", row["id"], "--format", "dir", "--out", str(folder))
+        assert (finished.folder / "exports" / row["id"] / name).exists()  # the console's own, as it ended
+    folder = workdir / "filed"
+    filed = run(workdir, "export", row["id"], "--format", "dir", "--out", str(folder))
     assert filed.returncode == 0, filed.stderr
     assert json.loads((folder / "manifest.json").read_text())["id"] == row["id"]
     assert len(list((folder / "personas").glob("*.json"))) == len(doc["personas"])
@@ -43,34 +75,30 @@ def test_a_full_round_then_list_and_export_as_machines_read_them(tmp_path: Path)
         assert (folder / "artifacts" / name).exists()
 
 
-def test_export_html_is_the_page_as_one_file_that_reads_offline(tmp_path: Path) -> None:
-    done = run(tmp_path, "console", "Should we adopt trunk-based development?", "--no-input", "--check")
-    assert done.returncode == 0, done.stderr
-    assert "could not check" in done.stdout  # the offline model has no web search, and says so
-    (row,) = json.loads(run(tmp_path, "list", "--format", "json").stdout)
-    out = tmp_path / "saved"
-    page = run(tmp_path, "export", row["id"], "--format", "html", "--out", str(out))
+def test_export_html_is_the_page_as_one_file_that_reads_offline(finished: Finished, workdir: Path) -> None:
+    assert "could not check" in finished.stdout  # the offline model has no web search, and says so
+    (row,) = json.loads(run(workdir, "list", "--format", "json").stdout)
+    out = workdir / "saved"
+    page = run(workdir, "export", row["id"], "--format", "html", "--out", str(out))
     assert page.returncode == 0, page.stderr
     html = (out / "discussion.html").read_text(encoding="utf-8")
     assert html == page.stdout and html.lstrip().lower().startswith("<!doctype html>")
-    assert "Should we adopt trunk-based development?" in html and "Final synthesis" in html
+    assert TOPIC in html and "Final synthesis" in html
     assert "Fact-checker" in html and "<style" in html
     # Nothing to fetch: no scripts, no stylesheets or images by URL; links only to the sources people click.
     assert "<script" not in html and "<link" not in html and not re.search(r"src=[\"']?https?:", html)
     assert "url(" not in html
-    bad = run(tmp_path, "export", row["id"], "--format", "pdf")
+    bad = run(workdir, "export", row["id"], "--format", "pdf")
     assert bad.returncode != 0 and "json, md, html or dir" in bad.stderr
 
 
-def test_a_decision_is_found_and_opens_the_next_console_discussion(tmp_path: Path) -> None:
-    first = run(tmp_path, "console", "Should we adopt trunk-based development?", "--no-input")
-    assert first.returncode == 0, first.stderr
-    found = run(tmp_path, "decisions", "trunk", "--format", "json")
+def test_a_decision_is_found_and_opens_the_next_console_discussion(workdir: Path) -> None:
+    found = run(workdir, "decisions", "trunk", "--format", "json")
     (record,) = json.loads(found.stdout)
-    assert record["topic"] == "Should we adopt trunk-based development?" and record["flow"] == "moderated"
-    assert "No decisions matching 'kubernetes'" in run(tmp_path, "decisions", "kubernetes").stdout
-    again = run(tmp_path, "console", "Trunk-based development: time to revisit?", "--no-input")
+    assert record["topic"] == TOPIC and record["flow"] == "moderated"
+    assert "No decisions matching 'kubernetes'" in run(workdir, "decisions", "kubernetes").stdout
+    again = run(workdir, "console", "Trunk-based development: time to revisit?", "--no-input")
     assert again.returncode == 0 and "Earlier here" in again.stdout
-    assert "Should we adopt trunk-based development?" in again.stdout
-    off = run(tmp_path, "console", "Trunk-based development, third time?", "--no-input", "--no-memory")
+    assert TOPIC in again.stdout
+    off = run(workdir, "console", "Trunk-based development, third time?", "--no-input", "--no-memory")
     assert off.returncode == 0 and "Earlier here" not in off.stdout
