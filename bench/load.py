@@ -53,6 +53,7 @@ SECRET = "load-signing-secret"
 TICKS = os.sysconf("SC_CLK_TCK")
 MARK = "Round 1 synthesis"
 TOP_STATEMENTS = 8  # --count-sql: the statements run most a model call, listed under the totals
+TIME_SCALE = 1.0  # --time-scale: Slack's limits and the app's pacing counted this many times faster (quick runs)
 
 
 class TimedSlack(FakeSlack):
@@ -210,7 +211,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
     channels = [f"C{i:04d}" for i in range(n)]
     team_of = {c: f"T{i // per_workspace:05d}" for i, c in enumerate(channels)} | {"CLONE": "TLONE"}
     base_of = {c: bases[i % replicas] for i, c in enumerate(channels)} | {"CLONE": bases[0]}
-    async with TimedSlack() as slack, FakeAnthropic(latency_s=latency_s) as model, \
+    async with TimedSlack(time_scale=TIME_SCALE) as slack, FakeAnthropic(latency_s=latency_s) as model, \
             aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http, \
             aiohttp.ClientSession() as prober_http:  # the probe's own connection, as a load balancer's health check
         with tempfile.TemporaryDirectory() as folder:
@@ -221,7 +222,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                     "COUNCIL_ENCRYPTION_KEY": Fernet.generate_key().decode(),
                     "SLACK_SIGNING_SECRET": SECRET, "ANTHROPIC_API_KEY": "sk-ant-load-not-a-secret",
                     "ANTHROPIC_BASE_URL": model.base_url, "COUNCIL_LOG_LEVEL": "WARNING",
-                    "COUNCIL_BUDGET_USD": "1000"}
+                    "COUNCIL_BUDGET_USD": "1000", "SLACK_TIME_SCALE": str(TIME_SCALE)}
             logs = [(Path(folder) / f"app-{r}.log").open("wb") for r in range(replicas)]
             counted = [Path(folder) / f"sql-{r}.jsonl" for r in range(replicas)]
 
@@ -405,8 +406,11 @@ if __name__ == "__main__":
     parser.add_argument("--count-sql", action="store_true",
                         help="count the app's SQL statements and transactions during the load, and list the statements "
                         "run most (bench/sql_count.py)")
+    parser.add_argument("--time-scale", type=float, default=TIME_SCALE,
+                        help="Slack's limits and the app's pacing this many times faster: a quick run, not a measure")
     add_target_flag(parser)
     args = parser.parse_args()
+    TIME_SCALE = args.time_scale
     profile = os.path.abspath(args.profile) if args.profile else ""
     raise SystemExit(asyncio.run(main(args.n, args.per_workspace, args.replicas, args.latency, args.within, profile,
                                       overrides(args.target), args.count_sql)))

@@ -1,5 +1,5 @@
-"""bench/load.py --count-sql, run for real on two discussions: the statements it lists, and a verdict that still
-judges the run it made."""
+"""bench/load.py --count-sql, run for real on two discussions with Slack's clock sped up: the statements it lists,
+and a verdict that still judges the run it made (a figure past its target fails it)."""
 
 from __future__ import annotations
 
@@ -17,12 +17,13 @@ from sqlalchemy.pool import NullPool
 from bench.load import cpu_s, postgres_s
 
 ROOT = Path(__file__).resolve().parents[2]
-LOOSE = ["slowest_round_ratio=100", "healthz_p99=10000", "cpu_per_call=1000", "peak_rss=10000"]  # not timed here
+LOOSE = ["slowest_round_ratio=100", "healthz_p99=10000", "cpu_per_call=1000"]  # not timed here
+MISSED = "peak_rss=1"  # no Python process runs in a megabyte: the one figure past its target
 
 
 def test_counting_sql_lists_the_statements_and_leaves_the_verdict_to_the_run() -> None:
-    cmd = [sys.executable, "bench/load.py", "-n", "2", "--latency", "0.05", "--count-sql"]
-    for target in LOOSE:
+    cmd = [sys.executable, "bench/load.py", "-n", "2", "--latency", "0.05", "--time-scale", "4", "--count-sql"]
+    for target in [*LOOSE, MISSED]:
         cmd += ["--target", target]
     done = subprocess.run(cmd, cwd=ROOT, env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=300)
     out = done.stdout
@@ -33,7 +34,8 @@ def test_counting_sql_lists_the_statements_and_leaves_the_verdict_to_the_run() -
     assert len(listed) == 8 and all(counts), out
     per_call = [float(m.group(1)) for m in counts if m]
     assert per_call == sorted(per_call, reverse=True) and per_call[0] > 0, out
-    assert done.returncode == 0, out  # every figure meets its (loose) target, and the run worked
+    # The run worked and every other figure meets its (loose) target: only the missed one fails it.
+    assert "verdict: MISSES peak_rss\n" in out and done.returncode == 1, out + done.stderr
     # The machine's busy time holds the app's own: the cores' total is read, not the idle time or one process.
     shares = re.search(r"the app used (\d+)% of a core.*cores were busy (\d+)% of a core in all", out)
     assert shares is not None, out
