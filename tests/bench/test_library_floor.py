@@ -1,4 +1,5 @@
-"""bench/library_floor.py, run for real on a few calls: each library's part is timed and the verdict is its sum."""
+"""bench/library_floor.py, run for real on a few calls: each library's part is timed and the verdict is its sum
+(one run, with a target no machine meets: most of its time is the interpreter's imports, not the calls)."""
 
 from __future__ import annotations
 
@@ -19,13 +20,12 @@ def floor(target: str) -> tuple[int, str]:
 
 
 def test_the_floor_is_the_sum_of_the_three_libraries_parts_and_judged_against_its_target() -> None:
-    code, out = floor("library_floor=1000")
+    code, out = floor("library_floor=0.001")  # no machine runs the three libraries in a microsecond
     parts = {name: float(re.search(rf"^{name}: ([\d.]+) ms a model call", out, re.M).group(1))  # type: ignore[union-attr]
              for name in PARTS}
     assert all(ms > 0 for ms in parts.values()), out
     total = float(re.search(r"^library_floor: ([\d.]+) ms", out, re.M).group(1))  # type: ignore[union-attr]
     assert abs(total - sum(parts.values())) < 0.02, out
     assert "7 reads, 7 updates, 5 inserts in 4 transactions" in out, out  # SQLite without DATABASE_URL
-    assert code == 0, out
-    code, out = floor("library_floor=0.001")  # no machine runs the three libraries in a microsecond
-    assert code == 1 and "MISSES library_floor" in out, out
+    assert f"library_floor: {total:.3f} ms (target <= 0.001 ms) MISSES" in out, out  # the sum is what is judged
+    assert "verdict: MISSES library_floor\n" in out and code == 1, out  # the run worked; only the figure missed
