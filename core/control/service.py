@@ -525,9 +525,10 @@ class Service:
                 raise UserError(f"This discussion is already {d.status.value}.")
             d.status, d.pending = Status.STOPPED, ""
             now = self.clock.now()
-            await save_discussion(tx, d, now)
+            # The stop, then what it closes, then the header's "Stopped": nothing lands after the ending.
             await self._notice(tx, d, f"{d.id}:stopped", f"⏹️ {cmd.user_name or 'Someone'} stopped the discussion.")
             await close_polls(tx, d, now, before_round=d.round + 1, offline=self.driver.llm.offline)
+            await save_discussion(tx, d, now)
             # Stop is final: turns being written are set aside now, so none of them is posted after the notice.
             unfinished = [t.key for t in await tx.turns(d.id) if t.status in (TurnStatus.PLANNED, TurnStatus.RUNNING)]
             await tx.set_turn_status(unfinished, TurnStatus.SKIPPED)

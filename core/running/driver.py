@@ -336,13 +336,15 @@ class Driver:
                 value = getattr(step, name)
                 if value is not None:
                     setattr(d, name, value)
+            # The polls it leaves behind close before the header says where the discussion is ("✅ Finished"):
+            # nothing lands after the ending.
+            if d.status in (Status.DONE, Status.STOPPED) or step.round is not None:
+                await close_polls(tx, d, now, before_round=d.round, offline=self.llm.offline)
             await save_discussion(tx, d, now)
             if step.status == Status.BLOCKED:
                 await tx.enqueue(d.id, posts.blocked_post(d, [], now.isoformat()), now)
             if notice is not None:
                 await tx.enqueue(d.id, self._label(notice), now)
-            if d.status in (Status.DONE, Status.STOPPED) or step.round is not None:
-                await close_polls(tx, d, now, before_round=d.round, offline=self.llm.offline)
 
     async def _link(self, d: Discussion) -> str:
         """The thread's link for the decision record (its page's when the platform gives none)."""
@@ -561,11 +563,11 @@ class Driver:
                 await tx.enqueue(d.id, posts.blocked_post(d, [], now.isoformat()), now)
                 return
             d.status = Status.STOPPED
-            await save_discussion(tx, d, now)
             await tx.enqueue(
                 d.id, Post(kind="error", key=f"{d.id}:budget", text=f"The discussion stopped: its {reason}."), now,
             )
             await close_polls(tx, d, now, before_round=d.round + 1, offline=self.llm.offline)
+            await save_discussion(tx, d, now)  # the header's "Stopped" last: nothing lands after the ending
 
     # the outbox -------------------------------------------------------------------------------------
     async def publish(self, discussion_id: str) -> bool:

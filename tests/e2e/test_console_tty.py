@@ -57,3 +57,7 @@ def test_the_first_command_returns_to_the_shell_by_itself_with_no_log_lines_in_t
     assert "💡" in shown or "🏛" in shown, "the roster's icons show as emoji"
     assert ":bulb:" not in shown
     assert "vote: /vote 2" not in shown, "no vote is offered on the final poll of an unattended ending"
+    # The ending is the last word: the round's poll closes before it, and only the export line follows.
+    after = shown[shown.index("✅ Finished"):]
+    assert "closed" not in after and "╭" not in after, after
+    assert "Poll closed: Which proposal should the team pursue?" in shown

@@ -63,3 +63,18 @@ async def test_a_person_who_chose_the_final_synthesis_votes_on_its_poll_before_t
     assert [b.choice for b in ballots] == [1]
     shown = screen.getvalue()
     assert "vote: /vote" in shown and "Your vote" in shown
+
+
+async def test_a_stop_closes_the_round_poll_before_the_header_says_stopped(parts: tuple[App, int, int]) -> None:
+    app, r, w = parts
+    screen = Typist(w, {"Type 1-5": "/stop"})
+    console = Console(file=screen, width=100)
+    app.driver.chats["console"].console = console  # type: ignore[attr-defined]
+    session = ConsoleSession(app.service, app.driver, app.store, console, "Dana", stdin_fd=r)
+    did = await session.start(c.StartDiscussion(topic="Should we adopt trunk-based development?",
+                                                platform="console", channel="console", user_id="console-user"))
+    assert await session.run(did, interactive=True) == Status.STOPPED
+    shown = screen.getvalue()
+    stopped = shown.index("Dana stopped the discussion")
+    assert stopped < shown.index("Poll closed") < shown.index("Stopped in round 1"), shown[stopped - 200:]
+    assert "Poll closed" not in shown[shown.index("Stopped in round 1"):], "nothing lands after the ending"
