@@ -74,6 +74,8 @@ class DriverConfig:
     # is looked up only after this, so the lookup sees it (0: no other live process uses this database, as the
     # sole process of an SQLite file knows).
     send_lands_s: float = SEND_LANDS_S
+    # The heartbeat's wait between renewals (tests step it one beat at a time instead of waiting real time).
+    beat_wait: Callable[[float], Awaitable[None]] = asyncio.sleep
 
 
 async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2, *, d: Discussion | None = None
@@ -289,7 +291,7 @@ class Driver:
         lease is gone or can no longer be renewed before it runs out (a database error is retried until then)."""
         interval = self.config.lease_ttl / 3
         while True:
-            await asyncio.sleep(interval)
+            await self.config.beat_wait(interval)
             held = {d: w for d, w in self._work.items() if not w.done()}
             if not held:
                 return  # the next driver starts it again

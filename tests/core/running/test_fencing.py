@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 from collections import Counter
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import pytest
@@ -22,7 +23,7 @@ from core.running.driver import SEND_LANDS_S
 from core.storage import tables as t
 from core.storage.rows import aware
 from tests.fakes.chat import RecordingChat
-from tests.fakes.clock import FakeClock
+from tests.fakes.clock import Beats, FakeClock
 from tests.fakes.cluster import until
 from tests.fakes.llm import ScriptedLLM
 
@@ -93,6 +94,20 @@ async def quick_pair(db_url: str) -> AsyncIterator[tuple[Replica, Replica]]:
     """A heartbeats every 0.1 s (real time; its lease lifetime, on its own clock, is 0.3 s)."""
     async with two(db_url, a_ttl=0.3) as both:
         yield both
+
+
+def stepped(r: Replica) -> Beats:
+    """The replica's heartbeat, stepped by the test one beat at a time instead of every 0.1 s of real time."""
+    beats = Beats()
+    r.app.driver.config = replace(r.app.driver.config, beat_wait=beats)
+    return beats
+
+
+async def beat(r: Replica, beats: Beats, times: int) -> None:
+    """`times` heartbeats, each a third of A's lease lifetime (0.1 s) later on A's own clock."""
+    for _ in range(times):
+        r.clock.advance(seconds=0.1)
+        await beats.tick()
 
 
 async def start_on(a: Replica, rounds: int | None = 1) -> str:
@@ -221,6 +236,7 @@ async def test_one_heartbeat_renews_every_lease_the_process_holds_in_one_stateme
     """A process driving many discussions renews their leases together: a statement per discussion every few
     seconds was a transaction per discussion, and hundreds of them were the database's busiest work."""
     a, _ = quick_pair
+    beats = stepped(a)
     a.llm.hold()
     renewals: list[str] = []
 
@@ -236,11 +252,10 @@ async def test_one_heartbeat_renews_every_lease_the_process_holds_in_one_stateme
                                                          user_name="Dana", rounds=1))
         await until(lambda: a.llm.waiting == 3, 5, "A is inside a model call in each discussion")
         renewals.clear()
-        a.clock.advance(timedelta(seconds=0.1))
-        await asyncio.sleep(0.45)  # about four heartbeats (every 0.1 s)
+        await beat(a, beats, 4)
     finally:  # the listener is on every engine of the test run: never left behind
         event.remove(Engine, "before_cursor_execute", count)
-    assert 2 <= len(renewals) <= 6, renewals
+    assert len(renewals) == 4, renewals  # a statement a beat, whatever the number of discussions
     assert a.llm.cancelled == 0, "every lease was renewed in time"
     async with a.app.store.tx() as tx:
         owners = {await tx.lease_owner(d.id) for d in await tx.discussions()}
@@ -254,6 +269,7 @@ async def test_a_heartbeat_renews_in_time_while_every_pooled_connection_is_busy(
     9.6 s for one with 100 discussions on a 10 s lease; the leases lapsed, turns ran again and a post went out
     twice). The renewal must not queue behind that work."""
     a, _ = quick_pair
+    beats = stepped(a)
     a.llm.hold()
     did = await start_on(a)
     await until(lambda: a.llm.waiting == 1, 5, "A is inside its first model call")
@@ -264,9 +280,7 @@ async def test_a_heartbeat_renews_in_time_while_every_pooled_connection_is_busy(
                 busy.append(await asyncio.wait_for(a.app.store.engine.connect(), 0.5))
             except TimeoutError:
                 break
-        for _ in range(3):  # three heartbeats (0.1 s each) on A's own clock, which moves 0.1 s per beat
-            a.clock.advance(seconds=0.1)
-            await asyncio.sleep(0.12)
+        await beat(a, beats, 3)  # each beat must end (renewed) with every pooled connection still busy
         owner, expires = await lease_of(a, did)
     finally:
         for conn in busy:
@@ -332,12 +346,11 @@ async def test_a_heartbeat_that_renews_keeps_a_long_model_call_alive_and_the_lea
     quick_pair: tuple[Replica, Replica]
 ) -> None:
     a, _ = quick_pair
+    beats = stepped(a)
     gate = a.llm.hold()
     did = await start_on(a)
     await until(lambda: a.llm.waiting == 1, 5, "A is inside its first model call")
-    for _ in range(3):  # three heartbeats (0.1 s each) on A's own clock, which moves 0.1 s per beat
-        a.clock.advance(seconds=0.1)
-        await asyncio.sleep(0.12)
+    await beat(a, beats, 3)  # three lifetimes' thirds: without a renewal the 0.3 s lease would have run out
     async with a.app.store.tx() as tx:
         owner, expires = await tx.lease_owner(did)
     assert a.llm.cancelled == 0 and owner == "replica-a"
