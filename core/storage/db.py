@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from alembic import command
@@ -42,10 +43,11 @@ def normalize_url(url: str) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
-def make_engine(url: str, *, ping_idle_s: float = PING_IDLE_S) -> AsyncEngine:
+def make_engine(url: str, *, ping_idle_s: float = PING_IDLE_S,
+                idle_clock: Callable[[], float] = time.monotonic) -> AsyncEngine:
     url = normalize_url(url)
     if not is_sqlite(url):
-        return _ping_when_idle(create_async_engine(url, pool_size=10, max_overflow=10), ping_idle_s)
+        return _ping_when_idle(create_async_engine(url, pool_size=10, max_overflow=10), ping_idle_s, idle_clock)
     database = make_url(url).database
     if database and database != ":memory:":
         Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -74,7 +76,8 @@ def side_engine(url: str | URL) -> AsyncEngine:
     return _ping_when_idle(create_async_engine(url, pool_size=1, max_overflow=0), PING_IDLE_S)
 
 
-def _ping_when_idle(engine: AsyncEngine, idle_s: float) -> AsyncEngine:
+def _ping_when_idle(engine: AsyncEngine, idle_s: float,
+                    clock: Callable[[], float] = time.monotonic) -> AsyncEngine:
     """Ping a pooled connection before use only when it sat unused for `idle_s`; a dead one is replaced (the pool
     retries the checkout on DisconnectionError). A connection the server ended while in steady use fails its
     statement instead, and that invalidates the whole pool, so the next transactions connect afresh."""
@@ -82,12 +85,12 @@ def _ping_when_idle(engine: AsyncEngine, idle_s: float) -> AsyncEngine:
 
     @event.listens_for(pool, "checkin")
     def _back(_dbapi_connection: object, record: ConnectionPoolEntry) -> None:
-        record.info["idle_since"] = time.monotonic()
+        record.info["idle_since"] = clock()
 
     @event.listens_for(pool, "checkout")
     def _out(dbapi_connection: object, record: ConnectionPoolEntry, _proxy: object) -> None:
         since = record.info.pop("idle_since", None)
-        if since is None or time.monotonic() - since < idle_s:
+        if since is None or clock() - since < idle_s:
             return  # new, or in steady use
         try:
             engine.dialect.do_ping(dbapi_connection)  # type: ignore[arg-type]

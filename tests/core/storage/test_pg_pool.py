@@ -3,7 +3,6 @@ in steady use is not, since a check is three round trips on every transaction.""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -13,9 +12,24 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from core.storage.db import make_engine
 
 
+class Idle:
+    """The pool's idle clock, moved by the test: a connection sits idle without anyone waiting."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
 @pytest.fixture
-async def engine(pg_url: str) -> AsyncIterator[AsyncEngine]:
-    e = make_engine(pg_url, ping_idle_s=0.2)
+def idle() -> Idle:
+    return Idle()
+
+
+@pytest.fixture
+async def engine(pg_url: str, idle: Idle) -> AsyncIterator[AsyncEngine]:
+    e = make_engine(pg_url, ping_idle_s=0.2, idle_clock=idle)
     yield e
     await e.dispose()
 
@@ -26,7 +40,7 @@ async def backend_pid(engine: AsyncEngine) -> int:
 
 
 async def test_a_connection_the_server_dropped_while_it_sat_idle_is_replaced_before_use(
-        engine: AsyncEngine, pg_url: str) -> None:
+        engine: AsyncEngine, pg_url: str, idle: Idle) -> None:
     victim = await backend_pid(engine)  # the pool's one connection, back in the pool
     admin = make_engine(pg_url)
     try:
@@ -34,11 +48,11 @@ async def test_a_connection_the_server_dropped_while_it_sat_idle_is_replaced_bef
             await conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": victim})
     finally:
         await admin.dispose()
-    await asyncio.sleep(0.3)  # longer than ping_idle_s: the next checkout checks it first
+    idle.t += 0.3  # longer than ping_idle_s: the next checkout checks it first
     assert await backend_pid(engine) != victim  # replaced, and the transaction ran
 
 
-async def test_a_connection_in_steady_use_is_not_pinged(engine: AsyncEngine) -> None:
+async def test_a_connection_in_steady_use_is_not_pinged(engine: AsyncEngine, idle: Idle) -> None:
     pings = 0
     ping = engine.dialect.do_ping
 
@@ -49,8 +63,9 @@ async def test_a_connection_in_steady_use_is_not_pinged(engine: AsyncEngine) -> 
 
     engine.dialect.do_ping = counted  # type: ignore[method-assign]
     for _ in range(20):
+        idle.t += 0.15  # each use within ping_idle_s of the last
         await backend_pid(engine)
     assert pings == 0
-    await asyncio.sleep(0.3)
+    idle.t += 0.3
     await backend_pid(engine)
     assert pings == 1
