@@ -11,6 +11,7 @@ import pytest
 from bot.wiring import App
 from core.control import commands as c
 from core.models import Phase, Status, TurnStatus
+from core.showing.export import artifacts, export
 from tests.core.conftest import C1, discussion, settle, start
 from tests.fakes.chat import RecordingChat
 from tests.fakes.llm import ScriptedLLM
@@ -97,3 +98,7 @@ async def test_a_message_written_during_the_closing_gets_no_answer_after_it(
     after = [chat.by_key[k].post for k in keys[keys.index(final.key) + 1:]]
     assert not [p for p in after if p.persona is not None], "a persona spoke after the closing"
     assert noted and "open questions" in noted[0], "the person is told what becomes of their message"
+    # ... and it is: the closing's open questions, as filed, list it under the person's name.
+    doc = await export(app.store, d.id, operator=True)
+    assert doc is not None
+    assert "- Rosa: Who signs off the budget?" in artifacts(doc)["open-questions.md"]
