@@ -9,7 +9,7 @@ from rich.emoji import Emoji
 from rich.live import Live
 from rich.text import Text
 
-from adapters.console.render import render
+from adapters.console.render import markdown, render
 from core.models import Discussion, Persona, Post
 from core.showing.moments import plain
 
@@ -28,6 +28,7 @@ class ConsoleChat:
         self._live: Live | None = None
         self._rosters: dict[str, list[tuple[str, str, str, str]]] = {}  # discussion -> the roster last shown
         self._states: dict[str, str] = {}  # discussion -> the header's state line last shown
+        self._shown: dict[str, str] = {}  # ref -> the text a post was last printed with (an edit shows what changed)
 
     async def publish(self, discussion: Discussion, post: Post) -> str:
         self._done_writing(post.key)
@@ -38,6 +39,7 @@ class ConsoleChat:
         self._extras(discussion, post)
         self._count += 1
         ref = f"console:{post.key}"
+        self._shown[ref] = post.text
         self._remember(post.key)
         return ref
 
@@ -47,7 +49,22 @@ class ConsoleChat:
         # changed (an open floor fills its slots one by one), or the state line.
         if post.kind == "header":
             return self._header_changed(discussion, post)
+        before, self._shown[ref] = self._shown.get(ref), post.text
+        if post.persona is not None and before is not None:
+            return self._edited(post, before)
         self.console.print(render(post, voting=self._votable(discussion, post)))
+
+    def _edited(self, post: Post, before: str) -> None:
+        """A persona's post edited (a vote changed its verdict): the lines that changed, under whose post it is;
+        printing it whole would repeat, stance table and all, what the terminal showed a moment ago."""
+        old = set(before.splitlines())
+        changed = [line for line in post.text.splitlines() if line.strip() and line not in old]
+        if not changed:
+            return
+        assert post.persona is not None
+        who = f"{Emoji.replace(post.persona.icon)} {post.persona.name} · {post.title}"
+        self.console.print(Text.assemble(("✏️ Updated: ", "bold dim"), (who, "dim")), soft_wrap=True)
+        self.console.print(markdown(plain("\n".join(changed)), style="dim"))
 
     def _header_changed(self, discussion: Discussion, post: Post) -> None:
         before = self._rosters.get(discussion.id, [])

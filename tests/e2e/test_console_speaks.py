@@ -108,6 +108,11 @@ def test_a_meeting_is_ranked_at_the_terminal(tmp_path: Path) -> None:
     assert "Done." in screen
     assert "polls below" not in screen
     assert "the council's positions" not in screen, "the ranking offered no vote"
+    # A vote changes the recommendation's verdict: the terminal shows the changed line, not the whole post again
+    # (its stance table included) right below the poll.
+    assert screen.count("Council Recommendation") == 1, "the recommendation printed again after a vote"
+    voted = screen[screen.index("Your vote:"):screen.index("Vote on “Your #2 priority”")]
+    assert "Verdict:" in voted and "people: " in voted and "1 of 1" in voted, voted
     after = screen[screen.index("Your #3 priority"):]
     assert "people" in after and "Poll closed: Your #1 priority" in after, "the ranking was not closed with it"
 
