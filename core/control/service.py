@@ -328,7 +328,12 @@ class Service:
                              addressed_to=addressed(text, personas),
                              needs_answer=owed and not paced, created_at=now)
             )
+            closed = d.pending == "final" and any(t.phase == Phase.FINAL_SYNTHESIS and t.status in FINISHED_TURN
+                                                  for t in await tx.turns(d.id))
         heard = d.status in (Status.RUNNING, Status.WAITING)
+        if heard and closed:  # the closing is written: nothing answers after it, the export files the message
+            return Reply(text="Noted: the council has closed; this is filed with its open questions "
+                              "(open-questions.md in the export).", discussion_id=d.id)
         if heard and d.pending == "final":
             return Reply(text="Noted: the council is closing; this is answered before the closing, or listed among "
                               "its open questions.", discussion_id=d.id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import zlib
 from collections import Counter
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -349,7 +350,9 @@ async def record_turn(
             await tx.mark_answered(plan.reply_to)
     in_thread = text if in_thread is None else in_thread
     if plan.phase in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS):
-        asked = _people_questions(state, plan.phase)
+        # Read now, not when the synthesis was asked for: a message written while it was being written is one
+        # nobody can answer any more (no answer comes after a closing), so the synthesis lists it.
+        asked = _people_questions(replace(state, humans=await tx.human_messages(d.id)), plan.phase)
         text, in_thread = text + asked, in_thread + asked
     if in_thread != text and data is not None and "verdict" in data:
         data = data | {"posted": in_thread}  # the thread's wording, which a refreshed verdict edits in place

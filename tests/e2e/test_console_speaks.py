@@ -123,3 +123,23 @@ def test_an_open_floor_draws_its_header_once_and_its_closing_points_to_the_table
     assert "Done." in screen
     assert screen.count(f"Council: {TOPIC}") == 2, "the header: a line while seating, then its panel, once"
     assert screen.count("Flow: open floor") == 1
+
+
+def test_a_council_hears_the_person_before_its_verdict_and_ends_with_it(tmp_path: Path) -> None:
+    term = Terminal(tmp_path, "--flow", "council", "--rounds", "1")
+    term.wait("is thinking")
+    term.type("What does this cost us?")
+    screen = term.finish()
+    assert "Done." in screen and "**" not in screen
+    assert "Noted" in screen, "the message got no visible word"
+    verdict = screen.index("Referee's verdict")
+    # Answered by name before the verdict, or (typed while it was written, or after) among its open questions.
+    answered = "dana" in screen[screen.index("Noted"):verdict]
+    folder = re.search(r"Exported to (\S+)/", screen)
+    assert folder is not None
+    filed = "- dana: What does this cost us?" in (tmp_path / folder.group(1) / "open-questions.md").read_text()
+    assert answered != filed, screen[verdict - 1500:]
+    assert screen.count("Flow: council") == 1, "the header panel is drawn once"
+    assert screen.count("Stances after round 1") == 1, "the stance table shown once"
+    ending = screen[screen.index("✅ Finished"):].strip().splitlines()
+    assert len(ending) == 2 and ending[1].startswith("Done. Exported to"), "nothing after the ending"

@@ -98,7 +98,38 @@ async def test_a_message_written_during_the_closing_gets_no_answer_after_it(
     after = [chat.by_key[k].post for k in keys[keys.index(final.key) + 1:]]
     assert not [p for p in after if p.persona is not None], "a persona spoke after the closing"
     assert noted and "open questions" in noted[0], "the person is told what becomes of their message"
+    closing = chat.by_key[final.key].post.text
+    assert "**Open questions from people**" in closing and "Rosa: Who signs off the budget?" in closing, closing
     # ... and it is: the closing's open questions, as filed, list it under the person's name.
     doc = await export(app.store, d.id, operator=True)
     assert doc is not None
     assert "- Rosa: Who signs off the budget?" in artifacts(doc)["open-questions.md"]
+
+
+async def test_a_message_written_once_the_closing_is_written_is_told_it_is_filed_with_the_open_questions(
+    app: App, chat: RecordingChat
+) -> None:
+    """The closing already written (it shows as the message is typed), the person is not promised an answer
+    before it: the message is filed with the open questions the export keeps."""
+    started: list[str] = []
+    noted: list[str] = []
+    shown = chat.publish
+
+    async def publish(d: Any, post: Any) -> str:
+        ref = await shown(d, post)
+        if post.kind == "synthesis" and not noted:
+            reply = await app.service.handle(c.PostHumanMessage(
+                **C1, discussion_id=started[0], text="Who signs off the budget?", event_id="Ev4", user_id="U7",
+                user_name="Rosa"))
+            noted.append(reply.text)
+        return ref
+
+    chat.publish = publish  # type: ignore[method-assign]
+    started.append((await app.service.handle(start(topic="Should we rewrite billing?", flow="council",
+                                                   rounds=1))).discussion_id)
+    await settle(app)
+    d = await discussion(app, started[0])
+    assert d.status == Status.DONE
+    assert noted and "before the closing" not in noted[0] and "open questions" in noted[0], noted
+    doc = await export(app.store, d.id, operator=True)
+    assert doc is not None and "- Rosa: Who signs off the budget?" in artifacts(doc)["open-questions.md"]
