@@ -7,7 +7,7 @@ import asyncio
 import json
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,9 +94,12 @@ class FakeSlack(CanvasMethods):
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, tokens: dict[str, str] | None = None,
                  scopes: dict[str, frozenset[str]] | None = None, clock: Callable[[], float] = time.monotonic,
-                 time_scale: float = 1.0, read_limited: bool = False, marketplace: bool = False) -> None:
+                 time_scale: float = 1.0, read_limited: bool = False, marketplace: bool = False,
+                 trigger_clock: Callable[[], float] | None = None) -> None:
         """`clock` (seconds) times trigger_ids; Slack's rate limits run on it sped up `time_scale` times, so a
         test or bench lives through minutes of limits in seconds (the app under test is given the same scale).
+        `trigger_clock`, when given, times trigger_ids instead: a test's own, so that a busy machine never expires
+        a modal's trigger between the click and views.open (the 3-second rule holds on it).
         `read_limited`: the app is commercially distributed outside the Marketplace, so Slack limits its
         conversations.history/replies (`marketplace`: listed there, never limited; a single-workspace app neither)."""
         self.host, self.port = host, port
@@ -104,7 +107,7 @@ class FakeSlack(CanvasMethods):
         self.scopes = scopes if scopes is not None else {}  # token -> its scopes; a token not named has them all
         self.clock, self.time_scale = clock, time_scale
         self.limits = Limits(now=lambda: self.clock() * self.time_scale, read_limited=read_limited and not marketplace)
-        self.triggers = Triggers(now=lambda: self.clock())
+        self.triggers = Triggers(now=trigger_clock or (lambda: self.clock()))
         self.dms: dict[str, str] = {}  # user -> the id of the app's direct message with them (D…)
         self.calls: list[Call] = []
         self.messages: list[Msg] = []
@@ -123,7 +126,8 @@ class FakeSlack(CanvasMethods):
         self.channels: dict[str, dict[str, Any]] = {}
         self.people_in: dict[str, set[str]] = defaultdict(set)  # channel -> the people who are members
         self.limited: dict[str, deque[int]] = defaultdict(deque)  # method -> Retry-After values to answer with
-        self.latency: dict[str, deque[float]] = defaultdict(deque)  # method -> seconds each next call takes
+        # method -> how long each next call takes: seconds, or a wait of the test's own
+        self.latency: dict[str, deque[float | Callable[[], Awaitable[None]]]] = defaultdict(deque)
         self.failures: dict[str, deque[str]] = defaultdict(deque)
         self.unreachable: set[str] = set()  # methods whose calls are hung up on without an answer
         self.lost: dict[str, deque[bool]] = defaultdict(deque)  # method -> answers lost after the call took effect
@@ -302,7 +306,8 @@ class FakeSlack(CanvasMethods):
         call = Call(method, params, token, self.clock())
         self.calls.append(call)
         if self.latency[method]:  # Web API calls take as long as they take: a later call may answer first
-            await asyncio.sleep(self.latency[method].popleft())
+            delay = self.latency[method].popleft()
+            await (delay() if callable(delay) else asyncio.sleep(delay))
         if self.limited[method]:
             call.limited = True
             return self._limited(method, self.limited[method].popleft())

@@ -124,14 +124,32 @@ class Slack:
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
+def trigger_time() -> Seconds:
+    """The clock the fake Slack's trigger_ids expire on: it moves only when a test moves it (three seconds of a busy
+    shared machine between a click and its views.open failed modal tests that never waited)."""
+    return Seconds()
+
+
+@pytest.fixture
+async def fake(trigger_time: Seconds) -> AsyncIterator[FakeSlack]:
     # The token holds the scopes the app asks for at install (the manifest's), and no more: a call outside them
     # answers missing_scope as Slack would.
-    async with FakeSlack(time_scale=TIME_SCALE, scopes={"xoxb-test": frozenset(BOT_SCOPES)}) as f:
+    async with FakeSlack(time_scale=TIME_SCALE, scopes={"xoxb-test": frozenset(BOT_SCOPES)},
+                         trigger_clock=trigger_time) as f:
         f.add_user("U0001", "Dana")
         f.add_user("U0002", "Lee")
         f.add_user("U0003", "Ines", admin=True)
         yield f
+
+
+class Seconds:
+    """A clock in seconds that moves only when a test adds to `t`."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
 
 
 def slack_chat(fake: FakeSlack, pace_s: float = 1.0, budget: RateBudget | None = None) -> SlackChat:
