@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import pytest
 
 from bot.wiring import App
 from core.control import commands as c
 from core.control.replies import UserError
-from core.models import Phase, Role, Status, TurnStatus
+from core.models import Phase, Role, Status, Turn, TurnStatus
 from core.showing.export import export
 from tests.core.conftest import C1, discussion, settle, start
 from tests.fakes.chat import RecordingChat
@@ -31,7 +32,13 @@ async def test_a_meeting_proposes_deliberates_ranks_and_recommends(
     skip = (Phase.FINAL_SYNTHESIS, Phase.ROSTER)
     phases = {r: sorted({t.phase for t in turns if t.round == r and t.phase not in skip}) for r in (1, 2, 3)}
     assert phases[1] == [Phase.PROPOSAL] and phases[3] == [Phase.OPTIONS, Phase.RANKED_VOTE]
-    assert Phase.DELIBERATION in phases[2] or Phase.STEELMAN in phases[2]
+    # Round 1's owners converged (a majority chose one option, by the choice ids their proposals recorded), so the
+    # middle round steelmans instead of deliberating: the offline run is deterministic, so this is the phase.
+    firsts = Counter(str((t.data or {}).get("choice")) for t in turns
+                     if t.round == 1 and t.phase == Phase.PROPOSAL and t.persona_key in {o.key for o in owners})
+    top = max(firsts.values())
+    assert top >= 2 and top * 2 > len(owners), firsts
+    assert phases[2] == [Phase.EXCHANGE, Phase.STEELMAN]
     # An owner named in a deliberation answers in the same round.
     exchanges = [t for t in turns if t.phase == Phase.EXCHANGE]
     named = {o.key for o in owners if any(o.name in t.text for t in turns if t.round == 2 and t.step == 0
@@ -118,11 +125,21 @@ async def test_the_open_floor_seats_generated_personas_and_gives_the_floor_to_th
         assert s.persona_key in {t.persona_key for t in step_bids}
         top = max(int((t.data or {})["urgency"]) for t in step_bids)
         assert int((next(t for t in step_bids if t.persona_key == s.persona_key).data or {})["urgency"]) == top
-    counts = {p.key: sum(1 for s in speeches if s.persona_key == p.key) for p in people}
-    ended_by_policy = len(speeches) < d.options.max_speeches
-    assert ended_by_policy or len(speeches) == d.options.max_speeches
-    if ended_by_policy:
-        assert min(counts.values()) >= 2
+
+    def policy_met(so_far: list[Turn]) -> bool:
+        """The floor's closing rule, read from the speeches' recorded fields: everyone spoke twice, each one's
+        latest speech builds on earlier ones, someone proposed a synthesis, the last leaves no question open."""
+        said = [t for t in so_far if t.data]
+        if not said or any(sum(1 for t in so_far if t.persona_key == p.key) < 2 for p in people):
+            return False
+        latest = {t.persona_key: t for t in said}
+        return (all((t.data or {}).get("builds_on_earlier") for t in latest.values())
+                and any((t.data or {}).get("proposes_synthesis") for t in said)
+                and not str((said[-1].data or {}).get("open_question", "")).strip())
+
+    # The floor closes at the first speech that meets the rule, or at the cap: neither sooner nor later.
+    met_at = next((n for n in range(1, len(speeches) + 1) if policy_met(speeches[:n])), None)
+    assert len(speeches) == min(met_at or d.options.max_speeches, d.options.max_speeches), (met_at, len(speeches))
     bid_keys = {t.key for t in turns if t.phase == Phase.BID}
     assert not bid_keys & set(chat.keys(d.id)), "bids are never posted"
     final = chat.posts(d.id)[-2]
