@@ -200,6 +200,9 @@ class OfflineLLM:
                                  f"{self._pick(prompt, ['cost', 'risk', 'evidence'])}").model_dump()
         if schema is CouncilVerdict:
             advisors = [n for n in people if n not in ("Referee",)]
+            given = re.search(r"Computed verdict: (CONSENSUS|LEANING|SPLIT|NO VERDICT) (\S+)", prompt.instruction)
+            kind: Any = given.group(1) if given else "NO VERDICT"
+            chosen = given.group(2) if given else "none"
             return CouncilVerdict(
                 verdict=f"On {p.topic}, the council favours a reversible first step over a full commitment.",
                 perspectives=[AdvisorPerspective(advisor=n, position="Start with a bounded trial.",
@@ -208,6 +211,7 @@ class OfflineLLM:
                 agreements=["A reversible first step"], tensions=["How far to commit after the trial"],
                 recommendation="Run a four-week trial with written exit criteria, then decide.",
                 next_steps=["Write the exit criteria", "Pick the team for the trial"],
+                reads=kind, recommends=chosen,  # the verdict it was given: an offline referee agrees with it
             ).model_dump()
         if schema is RoundSynthesis:
             return RoundSynthesis(

@@ -101,6 +101,12 @@ class CouncilVerdict(BaseModel):
     tensions: list[str] = Field(description="Where the advisors still disagree, naming them")
     recommendation: str = Field(description="What to do, in two or three sentences")
     next_steps: list[str]
+    reads: Literal["CONSENSUS", "LEANING", "SPLIT", "NO VERDICT"] = Field(
+        default="NO VERDICT", description="The kind of the computed verdict you were given, which your reading "
+                                          "agrees with")
+    recommends: str = Field(default="none", description=(
+        "The id of the option you recommend, exactly as listed (such as O2, or for / against where no list "
+        "exists), or none"))
 
 
 class RankedItem(BaseModel):

@@ -3,7 +3,10 @@ and the export (pure)."""
 
 from __future__ import annotations
 
-from core.deliberation import closings, flows, stances
+from dataclasses import dataclass
+
+from core.deliberation import choices, closings, flows, stances
+from core.deliberation.choices import Option
 from core.deliberation.flows.base import State
 from core.deliberation.flows.meeting import fixed_options, owner_ballots
 from core.deliberation.stances import Verdict
@@ -32,3 +35,21 @@ def refreshed(text: str, old: str, new: Verdict) -> str:
 def carries(turn: Turn) -> bool:
     """Whether a finished turn's post carries a verdict that people's votes can change."""
     return turn.phase in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS) and bool((turn.data or {}).get("verdict"))
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A referee's reading as data, beside the computed verdict."""
+
+    recommends: str  # the id it recommends, one of the options it was given; "" for none (or none readable)
+    agrees: bool  # the same kind as the verdict, and no other option than the one the verdict names
+
+
+def reading(verdict: Verdict, reads: str, recommends: str, options: list[Option]) -> Reading:
+    """Compare what a referee says it reads (a verdict's kind) and the option it recommends (an id) with the
+    computed verdict: ids and kinds only, never its prose. A recommendation in a split is the referee's own;
+    one against the option a consensus or a leaning names disagrees."""
+    choice = choices.read(recommends, options)
+    rec = choice if choice in {o.id for o in options} else ""
+    agrees = reads == verdict.kind and (not verdict.choice or rec in ("", verdict.choice))
+    return Reading(recommends=rec, agrees=agrees)

@@ -24,7 +24,7 @@ from core.deliberation import (
 )
 from core.deliberation.choices import Option
 from core.deliberation.engine import State, TurnPlan
-from core.deliberation.flows import meeting
+from core.deliberation.flows import council, meeting
 from core.deliberation.schemas import (
     Bid,
     CouncilVerdict,
@@ -320,12 +320,16 @@ async def record_turn(
         polls += closings.place_polls(plan.key, [by_id[i] for i in items if i in by_id])
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "council":
         # People vote on the same ids the advisors chose from: the options on the table, else for / against.
-        council_choices = on_table[:5] if len(on_table) >= 2 else choices.SIDES
+        council_choices = council.choosable(state)
         verdict = verdicts.of_round(state, plan.round, await people_ballots(tx, d.id, plan.round))
-        text, kind = mark(formats.verdict_text(CouncilVerdict.model_validate(data))), "synthesis"
+        cv = CouncilVerdict.model_validate(data)
+        # The referee's kind and option, as data, against the computed verdict: one verdict per post.
+        read = verdicts.reading(verdict, cv.reads, cv.recommends, council_choices)
+        named = choices.show(read.recommends, stances.names(state)) if read.recommends else "none"
+        text, kind = mark(formats.verdict_text(cv, named, agrees=read.agrees)), "synthesis"
         full, shown = await _stance_section(tx, state, plan.round, final=True, verdict=verdict)
         text, in_thread = text + full, text + shown
-        data = (data or {}) | {"verdict": verdict.text}
+        data = (data or {}) | {"verdict": verdict.text, "recommends": read.recommends, "withheld": not read.agrees}
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
         polls.append((f"{plan.key}:poll", "Where do you stand on the council's question?", council_choices, True))
     elif plan.phase == Phase.FINAL_SYNTHESIS:

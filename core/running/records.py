@@ -35,8 +35,9 @@ def decided(state: State) -> str:
             ranking = "; ".join(f"{i}. {shown.get(t.item, t.item)}" for i, t in enumerate(ranked[:3], 1))
             return _cut(f"Ranking: {ranking or 'no votes'}." + (f" Next: {'; '.join(steps[:2])}." if steps else ""))
         if state.discussion.flow == "council" and data:
-            verdict = CouncilVerdict.model_validate(data)
-            return _cut(f"{verdict.recommendation} {verdict.verdict}")
+            verdict = CouncilVerdict.model_validate(data)  # its `verdict` is the computed one, kept in its place
+            withheld = bool(data.get("withheld"))  # a reading that disagreed with the verdict is not recorded
+            return _cut(verdict.verdict if withheld else f"{verdict.recommendation} {verdict.verdict}")
         if data:
             fs = FinalSynthesis.model_validate(data)
             recs = "; ".join(fs.recommendations[:3])

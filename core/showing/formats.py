@@ -50,15 +50,24 @@ def final_synthesis_text(s: FinalSynthesis) -> str:
     )
 
 
-def verdict_text(v: CouncilVerdict) -> str:
+WITHHELD = ("_Withheld: the referee's reading disagreed in kind with the advisors' recorded stances, so it is not "
+            "shown; the verdict is the advisors' recorded stances' (below)._")
+
+
+def verdict_text(v: CouncilVerdict, recommends: str = "none", *, agrees: bool = True) -> str:
+    """The referee's post. Its one verdict is the computed one, given below it; the referee's reading and its
+    recommendation (`recommends`: the option it named, as people read it) are shown only when they agree with
+    that verdict in kind, and the recommendation is labelled as the referee's."""
     perspectives = [f"**{p.advisor}**: {p.position} _Evolution:_ {p.evolution}" for p in v.perspectives]
+    recommendation = (f"**Referee's recommendation** (the referee's, not the verdict): {recommends} — "
+                      f"{v.recommendation}") if agrees else "**Referee's recommendation** withheld, as its reading."
     return "\n\n".join(
         [
-            f"**Referee's reading.** {v.verdict}",
+            f"**Referee's reading.** {v.verdict if agrees else WITHHELD}",
             f"**Perspectives**\n{_bullets(perspectives)}",
             f"**Agreements**\n{_bullets(v.agreements)}",
             f"**Tensions**\n{_bullets(v.tensions)}",
-            f"**Recommendation**\n{v.recommendation}",
+            recommendation,
             "**Next steps**\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(v.next_steps, 1)),
         ]
     )

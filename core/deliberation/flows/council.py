@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from core.deliberation import stances
+from core.deliberation import choices, stances
+from core.deliberation.choices import Option
 from core.deliberation.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan
 from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task
 from core.deliberation.quoting import inline, named
@@ -65,6 +66,12 @@ def advisors_from_roles(roles: list[str]) -> list[Persona]:
 
 def rounds(d: Discussion) -> int:
     return d.auto_rounds or 1
+
+
+def choosable(state: State) -> list[Option]:
+    """What advisors, the referee and people choose from: the options on the table, else for / against."""
+    on_table = choices.catalogue(state.done_turns())
+    return on_table[:5] if len(on_table) >= 2 else choices.SIDES
 
 
 def phase_of(d: Discussion, round_: int) -> Phase:
@@ -147,13 +154,17 @@ class Council:
             return ("Final position. Say what changed for you during the council, what held firm, and give your "
                     f"final recommendation in two or three sentences. {words} words.")
         if plan.phase == Phase.FINAL_SYNTHESIS:
+            verdict = stances.of_rows(stances.table(state, plan.round), [], stances.names(state))
             names = ", ".join(named(a.name) for a in state.by_role(Role.ADVISOR))
             return ("Give the referee's verdict on the whole council, read round by round. For each advisor "
                     f"({names}) state their final position and how it evolved across the rounds (what moved "
                     "them, or that it held). Then the agreements, the tensions that remain (naming who holds "
                     "which side), your verdict in two to four sentences, the recommendation in two or three, "
                     "and two or three next steps. The tally of the advisors' recorded stances is the verdict "
-                    "and is shown with yours; your reading must agree with it in kind (never call a split or a "
-                    "leaning a consensus). The tally: "
-                    + stances.of_rows(stances.table(state, plan.round), [], stances.names(state)).text)
+                    "and is shown below yours; your reading must agree with it in kind (never call a split or a "
+                    "leaning a consensus). Set `reads` to its kind and `recommends` to the id of the option you "
+                    "recommend, one of:\n" + choices.listing(choosable(state)) + "\nor none; where the verdict "
+                    "names an option, recommend that one or none. A reading whose kind or option disagrees with "
+                    "the verdict is withheld from the thread. The tally: " + verdict.text
+                    + f"\nComputed verdict: {verdict.kind} {verdict.choice or 'none'}")
         return f"Speak to the topic through your lens ({lens}). 150-250 words."

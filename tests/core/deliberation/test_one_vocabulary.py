@@ -290,3 +290,18 @@ def test_the_referee_reads_the_computed_verdict_before_writing_its_own() -> None
     task = council.Council().task(s, plan, council.REFEREE)
     computed = stances.of_rows(stances.table(s, 1))
     assert computed.kind == "LEANING" and computed.text in task and "must agree with it in kind" in task
+
+
+@pytest.mark.parametrize("reads,recommends,agrees,rec", [
+    ("LEANING", "O1", True, "O1"), ("LEANING", "none", True, ""), ("LEANING", "O2", False, "O2"),
+    ("CONSENSUS", "O1", False, "O1"), ("SPLIT", "O1", False, "O1"), ("LEANING", "Adopt it", True, ""),
+    ("LEANING", "o1", True, "O1"),
+])
+def test_the_referees_reading_is_compared_by_kind_and_id_never_by_prose(reads: str, recommends: str, agrees: bool,
+                                                                       rec: str) -> None:
+    from core.deliberation import verdicts
+    on_table = opts(ADOPT, DO_NOT)
+    leaning = stances.judge(["O1", "O1", "O2"], shown={o.id: o.label for o in on_table})
+    assert verdicts.reading(leaning, reads, recommends, on_table) == verdicts.Reading(rec, agrees)
+    split = stances.judge(["O1", "O2"])
+    assert verdicts.reading(split, "SPLIT", "O2", on_table).agrees  # in a split, the referee's own choice

@@ -1,0 +1,84 @@
+"""One verdict per post, on the real Anthropic client through the loopback Messages API: the referee names the
+option it recommends by id and the kind it reads, and the code compares those (never its prose) with the verdict
+the advisors' recorded stances give."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bot.settings import Settings
+from bot.wiring import build_app
+from core.control import commands as c
+from core.models import Phase, Status
+from tests.fakes.anthropic_server import FakeAnthropic, default_reply
+from tests.fakes.chat import RecordingChat
+
+SPLIT_STANCES = {"Pragmatist": "for — it pays back", "Visionary": "against — too early",
+                 "Skeptic": "undecided — no data yet"}
+
+
+def council(referee: dict[str, Any]) -> Callable[[dict[str, Any]], str]:
+    """Advisors split (for, against, undecided); the referee answers `referee` over the default shape."""
+    def reply(body: dict[str, Any]) -> str:
+        fmt = (body.get("output_config") or {}).get("format") or {}
+        if "perspectives" in json.dumps(fmt.get("schema", {})):
+            return json.dumps(json.loads(default_reply(body)) | referee)
+        text = default_reply(body)
+        last = json.dumps(body["messages"][-1])
+        for name, stance in SPLIT_STANCES.items():
+            if f'and only as them:\\n<persona name=\\"{name}\\"' in last:  # its own brief
+                return text.rsplit("\n\nStance:", 1)[0] + f"\n\nStance: {stance}"
+        return text
+    return reply
+
+
+async def run_council(tmp_path: Path, reply: Callable[[dict[str, Any]], str]) -> tuple[str, FakeAnthropic]:
+    async with FakeAnthropic(reply=reply) as fake:
+        settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
+                            anthropic_api_key="sk-test", anthropic_base_url=fake.base_url)
+        chat = RecordingChat()
+        app = await build_app(settings, {"console": chat})
+        try:
+            started = await app.service.handle(c.StartDiscussion(topic="Should we adopt a four-day week?",
+                                                                 flow="council", rounds=1, user_id="U1"))
+            await app.driver.idle()
+            async with app.store.tx() as tx:
+                d = await tx.discussion(started.discussion_id)
+                final = next(t for t in await tx.turns(started.discussion_id) if t.phase == Phase.FINAL_SYNTHESIS)
+            assert d is not None and d.status == Status.DONE, (d and d.blocked_reason)
+            closing = next(p.text for p in chat.posts(d.id) if "**Referee's reading.**" in p.text)
+            assert final.data is not None and final.data["verdict"] in closing
+            return closing, fake
+        finally:
+            await app.close()
+
+
+async def test_a_referee_claiming_consensus_over_split_stances_is_never_shown_as_a_second_verdict(
+        tmp_path: Path) -> None:
+    referee = {"verdict": "The council reached a clear CONSENSUS: adopt it now.", "reads": "CONSENSUS",
+               "recommends": "for", "recommendation": "Everyone agrees: adopt the four-day week."}
+    closing, fake = await run_council(tmp_path, council(referee))
+    assert "**Verdict:** SPLIT" in closing
+    assert "CONSENSUS" not in closing and "clear" not in closing and "Everyone agrees" not in closing
+    assert "withheld" in closing and "the verdict is the advisors' recorded stances'" in closing
+    asked = next(r for r in fake.requests if "perspectives" in json.dumps(r.get("output_config") or {}))
+    assert "SPLIT" in json.dumps(asked["messages"][-1])  # the referee was given the computed verdict
+
+
+async def test_a_referee_recommending_another_option_than_the_advisors_lean_to_is_labelled_not_a_verdict(
+        tmp_path: Path) -> None:
+    referee = {"verdict": "Two of three advisors lean against.", "reads": "SPLIT", "recommends": "for",
+               "recommendation": "Run a trial first."}
+    closing, _ = await run_council(tmp_path, council(referee))
+    assert "**Verdict:** SPLIT" in closing and "Two of three advisors lean against." in closing
+    assert "**Referee's recommendation** (the referee's, not the verdict): for — Run a trial first." in closing
+
+
+async def test_a_referee_naming_no_option_on_the_table_recommends_none(tmp_path: Path) -> None:
+    referee = {"verdict": "Split.", "reads": "SPLIT", "recommends": "adopt it, obviously",
+               "recommendation": "Talk again next month."}
+    closing, _ = await run_council(tmp_path, council(referee))
+    assert "**Referee's recommendation** (the referee's, not the verdict): none — Talk again next month." in closing
