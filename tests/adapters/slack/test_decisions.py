@@ -171,3 +171,25 @@ async def test_a_revisit_in_a_channel_council_is_not_in_joins_it_first(
     [answer] = fake.responses
     assert "/invite @Council" in answer["text"]
     assert not [d for d in await server.core.service.guard.discussions() if d.channel == "G0002"]
+
+
+async def test_every_private_answer_is_in_slacks_own_formatting(
+        slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    """Each answer a person gets privately, whatever the command: Slack's *bold* and <url|links>, never the
+    core's **bold** or [text](url)."""
+    fake.join("C0001", "U0001")
+    await slack.command(f"{TOPIC} --rounds 1")
+    await server.idle()
+    [did] = await finished(server)
+    for text, user in [("help", "U0001"), ("list", "U0001"), (f"status {did}", "U0001"), ("usage", "U0003"),
+                       ("decisions trunk", "U0001"), ("config defaults rounds=2", "U0003"),
+                       ('config owners "Dana: Billing; Eli: Mobile app"', "U0003"), ("digest daily", "U0003"),
+                       (f"stop {did}", "U0001"), ("nonsense --flag", "U0001")]:
+        before = len(fake.ephemerals)
+        _, body = await slack.command(text, user=user)
+        await server.idle()
+        acked = [json.loads(body)["text"]] if body.strip().startswith("{") and "text" in json.loads(body) else []
+        answers = acked + [e["text"] for e in fake.ephemerals[before:]]
+        assert answers, text
+        for answer in answers:
+            assert "**" not in answer and "](http" not in answer, (text, answer)
