@@ -35,11 +35,13 @@ def _settings(*, quiet: bool = False) -> Settings:
             err.print(f"[bold red]error:[/] {str(problem['msg']).removeprefix('Value error, ')}")
         raise typer.Exit(2) from None
     level = settings.council_log_level.upper()
-    if quiet and "council_log_level" not in settings.model_fields_set:
+    plain = quiet and "council_log_level" not in settings.model_fields_set
+    if plain:
         level = "WARNING"
     logging.basicConfig(
         level=level, stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        # Quiet, a warning is a line said to the person at the terminal; asked for, a log record with its time.
+        format="%(levelname)s: %(message)s" if plain else "%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     redact_settings(settings)  # on the root's handlers: every record, from every library, passes through them
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # a line per job run; our timer logs firings
