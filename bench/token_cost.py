@@ -26,7 +26,6 @@ from core.deliberation.schemas import (  # noqa: E402
     ExpertSpec,
     FinalSynthesis,
     Insight,
-    PersonaPosition,
     RosterSpec,
     RoundSynthesis,
     Stance,
@@ -128,7 +127,6 @@ def reply(body: dict[str, Any]) -> str:
             ])],
             open_questions=[SENTENCES[9], SENTENCES[14]],
             recommendations=[SENTENCES[11], SENTENCES[3], SENTENCES[15]],
-            positions=[PersonaPosition(persona=n, proposal=1 + i % 3) for i, n in enumerate(people)],
         ).model_dump_json()
     if "proposals" in props:
         people = _names(instruction)
@@ -140,7 +138,6 @@ def reply(body: dict[str, Any]) -> str:
             open_questions=[SENTENCES[9], SENTENCES[18]],
             next_topic_suggestions=["Exit criteria for a trunk-based pilot", "Flag debt and who pays it"],
             proposals=[SENTENCES[11], SENTENCES[3], SENTENCES[16]],
-            positions=[PersonaPosition(persona=n, proposal=1 + i % 3) for i, n in enumerate(people)],
         ).model_dump_json()
     text = _prose(seed, _words(instruction))
     PROSE_WORDS.append(len(text.split()))

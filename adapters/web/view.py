@@ -133,19 +133,9 @@ def polls(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def stances(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per synthesis with positions: who backed which proposal."""
-    out = []
-    for s in doc["syntheses"]:
-        data = s.get("data") or {}
-        proposals = list(data.get("proposals") or data.get("recommendations") or [])
-        rows = []
-        for pos in data.get("positions") or []:
-            n = int(pos.get("proposal", 0))
-            rows.append({"persona": pos.get("persona", ""), "proposal": n,
-                         "text": proposals[n - 1] if 0 < n <= len(proposals) else ""})
-        if rows:
-            out.append({"round": s["round"], "kind": s["kind"], "rows": rows})
-    return out
+    """Who backed which option, round by round: the choices each persona recorded (ids, as the export keeps
+    them), never the names a synthesis wrote beside a proposal."""
+    return [s for s in doc.get("stances") or [] if s.get("rows")]
 
 
 def page(doc: dict[str, Any]) -> dict[str, Any]:

@@ -104,6 +104,20 @@ def chosen(poll: Poll, ballot: Ballot) -> str:
     return poll.option_ids[ballot.choice] if ballot.choice < len(poll.option_ids) else poll.options[ballot.choice]
 
 
+
+def people_choices(polls: list[tuple[Poll, list[Ballot]]], round_: int) -> list[str]:
+    """What people chose in this round's polls (live ballots only), as option ids; in a ranking, only each
+    person's first choice. An earlier round's poll asked another question, so it is not read as this round's.
+    A poll whose results are hidden counts for nothing until it closes."""
+    out: list[str] = []
+    for poll, ballots in polls:
+        place = RANK_POLL.search(poll.key)
+        hidden = poll.hide_results and not poll.closed
+        if poll.round == round_ and not hidden and (place is None or place.group(1) == "1"):
+            out += [chosen(poll, b) for b in ballots if not b.is_ai and not b.superseded and chosen(poll, b)]
+    return out
+
+
 def people_ballots(places: list[tuple[Poll, list[Ballot]]]) -> dict[str, list[str]]:
     """Each person's ranking (voter -> option ids, best first) from their live ballot in each place's poll; an
     option a person already placed higher is not counted again."""

@@ -20,7 +20,6 @@ from core.deliberation.schemas import (
     ExpertSpec,
     FinalSynthesis,
     Insight,
-    PersonaPosition,
     RosterSpec,
     RoundSynthesis,
     Speech,
@@ -224,7 +223,6 @@ class OfflineLLM:
                 next_topic_suggestions=[f"Exit criteria for {p.topic.removeprefix('Exit criteria for ')}",
                                         "Who carries the cost"],
                 proposals=PROPOSALS,
-                positions=[PersonaPosition(persona=n, proposal=1 + i % 2) for i, n in enumerate(people)],
             ).model_dump()
         if schema is FinalSynthesis:
             return FinalSynthesis(
@@ -243,7 +241,6 @@ class OfflineLLM:
                 ],
                 open_questions=["Who carries the cost?"],
                 recommendations=[*PROPOSALS, "Review with affected teams"],
-                positions=[PersonaPosition(persona=n, proposal=1 + i % 3) for i, n in enumerate(people)],
             ).model_dump()
         if schema is DigestSummary:
             return DigestSummary(decided=["A reversible trial"], dissent=["Evidence threshold"],

@@ -23,11 +23,6 @@ class RosterSpec(BaseModel):
         "each in a few words; otherwise empty"))
 
 
-class PersonaPosition(BaseModel):
-    persona: str = Field(description="Persona name exactly as in the roster")
-    proposal: int = Field(description="1-based index of the proposal this persona supports")
-
-
 class RoundSynthesis(BaseModel):
     summary: str
     agreements: list[str]
@@ -35,8 +30,8 @@ class RoundSynthesis(BaseModel):
     insights: list[str]
     open_questions: list[str]
     next_topic_suggestions: list[str]
+    # Who backs which proposal is each persona's own recorded stance (an id), never the synthesis's to say.
     proposals: list[str] = Field(description="2-4 concrete proposals the group could vote on")
-    positions: list[PersonaPosition] = Field(default_factory=list)
 
 
 class Insight(BaseModel):
@@ -70,7 +65,6 @@ class FinalSynthesis(BaseModel):
     unresolved_debates: list[Debate]
     open_questions: list[str]
     recommendations: list[str]
-    positions: list[PersonaPosition] = Field(default_factory=list)
 
 
 class DigestSummary(BaseModel):

@@ -121,18 +121,10 @@ async def _open_poll(
 
 
 async def people_ballots(tx: Tx, discussion_id: str, round_: int) -> list[str]:
-    """What people chose in this round's polls (live ballots only), as option ids; in a ranking, only each
-    person's first choice. An earlier round's poll asked another question, so it is not read as this round's.
-    A poll whose results are hidden counts for nothing until it closes: whatever reads these (a synthesis, the
-    verdict, the decision record) is shown."""
-    chosen: list[str] = []
-    for poll in await tx.polls(discussion_id):
-        place = closings.RANK_POLL.search(poll.key)
-        hidden = poll.hide_results and not poll.closed
-        if poll.round == round_ and not hidden and (place is None or place.group(1) == "1"):
-            chosen += [closings.chosen(poll, b) for b in await tx.ballots(poll.id)
-                       if not b.is_ai and not b.superseded and closings.chosen(poll, b)]
-    return chosen
+    """What people chose in this round's polls, as option ids (see `closings.people_choices`): whatever reads
+    these (a synthesis, the verdict, the decision record) is shown."""
+    polls = [(p, await tx.ballots(p.id)) for p in await tx.polls(discussion_id) if p.round == round_]
+    return closings.people_choices(polls, round_)
 
 
 def people_counts(chosen: list[str], shown: dict[str, str] | None = None) -> dict[str, int]:

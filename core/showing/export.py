@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.deliberation import context, flows, stances
+from core.deliberation import closings, context, flows, stances, verdicts
 from core.deliberation.flows.base import State
 from core.deliberation.holders import credited
 from core.deliberation.roster import VISITORS
@@ -32,6 +32,7 @@ async def export(store: Store, discussion_id: str, *, operator: bool = False) ->
         usage = await tx.usage_total([d.id])
     seats = {**VISITORS, **{p.key: p for p in personas}}
     names = {key: p.name for key, p in seats.items()}
+    state = State(discussion=d, personas=personas, turns=turns, humans=humans)
     return {
         "discussion": {
             **d.model_dump(mode="json", include={
@@ -70,7 +71,8 @@ async def export(store: Store, discussion_id: str, *, operator: bool = False) ->
             for s in syntheses
         ],
         "usage": usage.model_dump(exclude={"model"}),
-        "closing": _closing(State(discussion=d, personas=personas, turns=turns, humans=humans), polls, syntheses),
+        "closing": _closing(state, polls, syntheses),
+        "stances": _backed(state),
     }
 
 
@@ -80,9 +82,7 @@ def _closing(state: State, polls: list[tuple[Poll, list[Ballot]]], syntheses: li
     messages nobody answered."""
     d = state.discussion
     rows = stances.table(state, d.round, carry=flows.get(d.flow).keeps_stances)
-    shown = [(p, ballots) for p, ballots in polls if p.round == d.round and not (p.hide_results and not p.closed)]
-    people = [p.options[b.choice] for p, ballots in shown
-              for b in ballots if not b.is_ai and not b.superseded and b.choice < len(p.options)]
+    people = closings.people_choices(polls, d.round)  # ids, as the post and the decision record count them
     data = next((s["data"] or {} for s in reversed(syntheses) if s["kind"] == "final"), None)
     if data is None:
         data = next((s["data"] or {} for s in reversed(syntheses) if s["kind"] == "round"), {})
@@ -93,12 +93,24 @@ def _closing(state: State, polls: list[tuple[Poll, list[Ballot]]], syntheses: li
     questions += [f"Dissent: {t}" for t in data.get("dissents") or []]
     return {
         "round": d.round,
-        "verdict": stances.verdict([r.label for r in rows], people) if rows else "",
-        "stances": [{"persona": r.persona, "label": r.label or "undecided", "change": r.change, "stance": r.stance}
-                    for r in rows],
+        "verdict": verdicts.of_round(state, d.round, people).text if rows else "",
+        "stances": [_row(r) for r in rows],
         "open_questions": questions,
         "people_unanswered": [{"author": m.author_name, "text": m.text} for m in context.unanswered(state)],
     }
+
+
+def _row(r: stances.Row) -> dict[str, Any]:
+    return {"persona": r.persona, "choice": r.choice, "label": r.label or "undecided", "counted": r.counted,
+            "change": r.change, "stance": r.stance}
+
+
+def _backed(state: State) -> list[dict[str, Any]]:
+    """Who backed which option, round by round: each persona's recorded choice (an id), never a name a
+    synthesis wrote beside a proposal."""
+    carry = flows.get(state.discussion.flow).keeps_stances
+    rounds = sorted({t.round for t in state.done_turns() if stances.has_stance(t)})
+    return [{"round": r, "rows": [_row(x) for x in stances.table(state, r, carry=carry)]} for r in rounds]
 
 
 def _poll(p: Poll, ballots: list[Ballot], operator: bool) -> dict[str, Any]:

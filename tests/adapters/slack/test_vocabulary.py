@@ -15,8 +15,11 @@ import aiohttp
 import pytest
 
 from adapters.slack.server import SlackServer
+from adapters.web.page import render
+from adapters.web.view import page
 from bot.settings import Settings
 from bot.wiring import build_app
+from core.showing.export import export
 from tests.adapters.slack.conftest import Slack, config
 from tests.fakes.anthropic_server import FakeAnthropic, default_reply
 from tests.fakes.slack_api import FakeSlack
@@ -43,10 +46,12 @@ class Council:
             value = json.loads(default_reply(body))
             if "experts" in value:  # the topic asks no question with answers: no opening options
                 value |= {"options": []}
+            # The moderator writes who backs what in prose fields: everyone behind proposal 2. Nothing reads it.
+            backs_two = [{"persona": name, "proposal": 2} for name in self.experts]
             if "proposals" in value:
-                value |= {"proposals": [ADOPT, DO_NOT], "positions": []}
+                value |= {"proposals": [ADOPT, DO_NOT], "positions": backs_two}
             if "recommendations" in value:
-                value |= {"recommendations": [ADOPT, DO_NOT], "positions": []}
+                value |= {"recommendations": [ADOPT, DO_NOT], "positions": backs_two}
             return json.dumps(value)
         text = _last_text(body)
         if "Stance: <label>" not in text:
@@ -116,5 +121,13 @@ async def test_a_vote_in_slack_refreshes_the_verdict_and_do_not_adopt_never_coun
             [record] = await tx.decisions_found("slack", "T0001", None)
         assert f"people: {DO_NOT} [O2] 1 of 1" in record.verdict
         assert record.verdict.split(" — ")[0] in after  # the post and the record give the same verdict
+        # The page and the export: the same verdict, and who backed which option from the recorded choices.
+        doc = await export(server.core.store, d.id)
+        assert doc is not None and doc["closing"]["verdict"] == record.verdict
+        html = render(doc)
+        backed = [s for s in page(doc)["stances"] if s["round"] == 2]
+        assert [sorted(r["choice"] for r in s["rows"] if r["counted"]) for s in backed] == [["O1", *["O2"] * (n - 1)]]
+        assert f"<td>{council.experts[0]}</td><td>{ADOPT} [O1]</td>" in html
+        assert f"<td>{council.experts[0]}</td><td>{DO_NOT}" not in html
     finally:
         await server.stop()

@@ -7,7 +7,7 @@ import pytest
 
 from bot.wiring import App
 from core.deliberation import stances
-from core.deliberation.schemas import PersonaPosition, RoundSynthesis
+from core.deliberation.schemas import RoundSynthesis
 from core.models import Phase, Role
 from core.ports import Completion, Prompt, T, TextSink, Usage
 from tests.core.conftest import settle, start
@@ -32,7 +32,7 @@ class ModeratorPlacesEveryone(ScriptedLLM):
         value, usage = await super().structured(prompt, schema)
         if isinstance(value, RoundSynthesis):
             value = value.model_copy(update={"positions": [  # type: ignore[assignment]
-                PersonaPosition(persona=n, proposal=2) for n in prompt.purpose.others]})
+                {"persona": n, "proposal": 2} for n in prompt.purpose.others]})
         return value, usage
 
 
