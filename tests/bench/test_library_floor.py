@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 PARTS = ("anthropic SDK", "slack_sdk", "SQLAlchemy")
 
@@ -19,6 +21,7 @@ def floor(target: str) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 def test_the_floor_is_the_sum_of_the_three_libraries_parts_and_judged_against_its_target() -> None:
     code, out = floor("library_floor=0.001")  # no machine runs the three libraries in a microsecond
     parts = {name: float(re.search(rf"^{name}: ([\d.]+) ms a model call", out, re.M).group(1))  # type: ignore[union-attr]

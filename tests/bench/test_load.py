@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
@@ -21,6 +22,7 @@ LOOSE = ["slowest_round_ratio=100", "healthz_p99=10000", "cpu_per_call=1000"]  #
 MISSED = "peak_rss=1"  # no Python process runs in a megabyte: the one figure past its target
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 def test_counting_sql_lists_the_statements_and_leaves_the_verdict_to_the_run() -> None:
     cmd = [sys.executable, "bench/load.py", "-n", "2", "--latency", "0.05", "--time-scale", "4", "--count-sql"]
     for target in [*LOOSE, MISSED]:

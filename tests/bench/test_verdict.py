@@ -36,6 +36,7 @@ def test_a_target_can_be_overridden_but_only_for_a_figure_that_exists() -> None:
         overrides(["ratio"])
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 def test_a_real_bench_with_an_impossible_target_exits_non_zero(tmp_path: Path) -> None:
     """long_discussion counts tokens through the caching fake (no timing): a correctness run, kept short."""
     results = tmp_path / "figures.jsonl"
@@ -50,6 +51,7 @@ def test_a_real_bench_with_an_impossible_target_exits_non_zero(tmp_path: Path) -
     assert not next(f for f in figures if f["name"] == "prompt_ratio")["meets"]
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 def test_python_m_bench_prints_one_table_and_fails_on_a_miss() -> None:
     """The runner over one bench in its quick mode: its table, and a figure past its target fails the run."""
     done = subprocess.run([sys.executable, "-m", "bench", "--quick", "--only", "long_discussion", "--",

@@ -554,6 +554,7 @@ async def test_a_calls_worst_case_is_its_whole_cap_and_input_and_a_checks_search
         await llm.aclose()
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 async def test_the_sdk_is_imported_only_when_the_real_client_is_built() -> None:
     # Importing anthropic takes seconds: the CLI, the offline model and every command that never calls the API
     # start without it.

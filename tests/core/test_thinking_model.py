@@ -20,6 +20,7 @@ from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.chat import RecordingChat
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 async def test_five_rounds_on_a_thinking_model_post_every_turn_whole_with_every_stance(tmp_path: Path) -> None:
     # 300 thinking tokens at low effort, 1200 at Sonnet's default (high), before turns of ~1,500 characters.
     async with FakeAnthropic(thinking_tokens=300, reply_chars=1500) as fake:

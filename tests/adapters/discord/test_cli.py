@@ -8,10 +8,13 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.adapters.discord.conftest import TOKEN, by_webhook
 from tests.fakes.discord_api import FakeDiscord
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 async def test_the_discord_entry_point_serves_council(fake: FakeDiscord, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "DISCORD_", "DATABASE_"))}
     env.update(DISCORD_TOKEN=TOKEN, DISCORD_API_URL=fake.api_url, DATABASE_URL=f"sqlite:///{tmp_path / 'c.db'}",

@@ -34,6 +34,7 @@ async def production(fake: FakeSlack, tmp_path: Path) -> AsyncIterator[tuple[Sla
             await server.stop()
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 async def test_a_one_round_discussion_on_the_real_path_brings_its_charts_into_the_thread(
         production: tuple[Slack, SlackServer], fake: FakeSlack) -> None:
     slack, server = production

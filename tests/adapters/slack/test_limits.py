@@ -35,6 +35,7 @@ async def streaming(fake: FakeSlack, tmp_path: Path) -> AsyncIterator[SlackServe
     await srv.stop()
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 async def test_streaming_discussions_stay_within_chat_updates_tier(streaming: SlackServer, fake: FakeSlack) -> None:
     async with aiohttp.ClientSession() as session:
         slack = Slack(f"http://127.0.0.1:{streaming.port}/slack/events", session, fake)
@@ -56,6 +57,7 @@ def _event_type(call: Call) -> str:
     return str((json.loads(meta) if isinstance(meta, str) else meta).get("event_type", ""))
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 async def test_a_placeholder_takes_the_call_for_its_edit_when_it_is_posted_so_posts_never_queue_for_edits(
     streaming: SlackServer, fake: FakeSlack
 ) -> None:

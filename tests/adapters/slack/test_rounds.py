@@ -25,6 +25,7 @@ async def anthropic() -> AsyncIterator[FakeAnthropic]:
         yield server
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 async def test_rounds_n_runs_another_round_on_the_same_topic_in_slack(
         fake: FakeSlack, anthropic: FakeAnthropic, tmp_path: Path) -> None:
     settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]

@@ -128,6 +128,7 @@ async def test_no_secret_means_no_links_and_no_pages(site: Site) -> None:
         assert (await client.get(signed)).status == 403
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 async def test_a_headless_browser_lays_the_page_out_on_a_phone(site: Site, tmp_path: Path) -> None:
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:

@@ -111,6 +111,7 @@ async def test_every_malformed_link_answers_403(hidden: tuple, query: str) -> No
     assert "Four-day" not in await resp.text()
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 def test_a_short_web_secret_is_refused_at_start_with_a_clear_message() -> None:
     with pytest.raises(ValidationError, match="COUNCIL_WEB_SECRET must be at least 32 bytes"):
         Settings(_env_file=None, council_web_secret="too-short")  # type: ignore[call-arg]

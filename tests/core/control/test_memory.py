@@ -84,6 +84,7 @@ async def test_a_march_decision_is_found_and_opens_the_june_discussion(world: Wo
     assert all("<decision" not in json.dumps(b["system"]) for b in world.fake.requests[before:])  # data, not rules
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 async def test_no_memory_and_unrelated_topics_open_without_it(world: World) -> None:
     await run(world, "Should we move to trunk-based development?", rounds=1)
     before = len(world.fake.requests)
@@ -93,6 +94,7 @@ async def test_no_memory_and_unrelated_topics_open_without_it(world: World) -> N
     assert all("<decision" not in p for p in prompts_of(world.fake, before))
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 async def test_records_of_other_channels_only_for_admins_or_with_memory_workspace(world: World) -> None:
     await run(world, "Should we move to trunk-based development?", channel="C1", rounds=1)
     member = await world.app.service.handle(c.SearchDecisions(words="trunk", in_channel="C2", user_id="U2",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import pytest
+
 from bot.wiring import App
 from core.deliberation import context
 from core.models import Phase, Status
@@ -19,6 +21,7 @@ def size(p: Prompt) -> int:
     return sum(len(b.text) for b in (*p.system, *p.shared)) + len(p.instruction)
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 async def test_thirty_rounds_keep_every_prompt_within_bounds(app: App, llm: ScriptedLLM) -> None:
     reply = await app.service.handle(start(rounds=ROUNDS, experts=2))  # fewer turns per round: a faster test
     await settle(app)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -88,6 +89,7 @@ def test_the_verdict_counts_every_persona(personas: list[str]) -> None:
     assert f"of {len(personas)}" in stances.verdict(personas)
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 @given(st.dictionaries(st.text(min_size=1, max_size=3), st.lists(CHOICES, max_size=6), max_size=6))
 def test_the_tally_lists_each_id_once_with_sane_ranks(ballots: dict[str, list[str]]) -> None:
     ranked = tally.tally(ballots)

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
 from sqlalchemy import event
 
 from bot.wiring import App, build_app
@@ -83,6 +84,7 @@ async def test_a_stretch_cancelled_while_it_waits_takes_no_room_and_holds_nobody
     assert waiting[0].cancelled()
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 async def test_answers_that_arrive_together_are_recorded_and_followed_a_few_per_pass(
     app: App, llm: ScriptedLLM, chat: RecordingChat
 ) -> None:

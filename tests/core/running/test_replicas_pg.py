@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.fakes.cluster import run
 
 
@@ -12,6 +14,7 @@ def replica_logs(folder: Path) -> str:
     return "\n".join(p.read_text()[-3000:] for p in folder.glob("replica-*.log"))
 
 
+@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 async def test_two_replicas_fire_each_slot_once_and_survive_a_kill(pg_url: str, tmp_path: Path) -> None:
     outcome = await run(pg_url, tmp_path, schedules=50, window_s=6.0, lease_ttl=3.0)
     logs = replica_logs(tmp_path)
