@@ -1,10 +1,12 @@
-"""FakeClock and Beats: an injected clock and a periodic wait that move only when a test says so (no real waiting)."""
+"""FakeClock, Beats and VirtualTime: injected time that moves only when a test (or its own waits) moves it: no
+real waiting."""
 
 from __future__ import annotations
 
 import asyncio
+import heapq
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
 
@@ -53,3 +55,39 @@ class Beats:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"timed out waiting for {what}")
             await asyncio.sleep(0.005)
+
+
+class VirtualTime:
+    """Seconds that pass only while every task the test runs waits on them: `sleep` queues a wake-up, and
+    `run` wakes the earliest one whenever all the tasks still running are asleep (one at a time, each then left to
+    do its work, network calls included, until it sleeps again or ends). Rates and paces hold exactly, with no real
+    waiting and nothing a busy machine can reorder."""
+
+    def __init__(self, start: float = 1_000_000.0) -> None:
+        self.t = start
+        self._queue: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._n = 0
+
+    def __call__(self) -> float:
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
+        self._n += 1
+        wake = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._queue, (self.t + max(0.0, seconds), self._n, wake))
+        await wake
+
+    async def run(self, *work: Awaitable[object], within_s: float = 10.0) -> list[object]:
+        """Run `work` to its end on this time; their results, in order."""
+        tasks = [asyncio.ensure_future(w) for w in work]
+        deadline = time.monotonic() + within_s
+        while not all(t.done() for t in tasks):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the work neither ended nor slept")
+            running = sum(not t.done() for t in tasks)
+            if self._queue and len(self._queue) >= running:  # everyone still running is asleep: time moves on
+                at, _, wake = heapq.heappop(self._queue)
+                self.t = max(self.t, at)
+                wake.set_result(None)
+            await asyncio.sleep(0.001)
+        return [t.result() for t in tasks]

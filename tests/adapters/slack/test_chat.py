@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -18,6 +17,7 @@ from core.models import Discussion, Persona, Post, Role, Status
 from core.ports import CannotPost
 from core.running.budget import LocalBuckets, RateBudget
 from tests.adapters.slack.conftest import TIME_SCALE, slack_chat
+from tests.fakes.clock import VirtualTime
 from tests.fakes.slack_api import FakeSlack
 
 NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
@@ -59,20 +59,20 @@ async def test_personas_post_under_their_own_name_and_a_429_never_loses_a_post(f
 
 
 async def test_pacing_holds_each_channel_to_one_post_per_interval(fake: FakeSlack) -> None:
-    # Timed as the fake receives each post, on a machine that may be busy: Slack's second is 250 ms here, so a post
-    # that reaches the fake 25 ms late still lands within the 10 % allowed below.
-    fake.time_scale = 4.0
-    c = SlackChat(SingleWorkspace(web_client(fake.base_url, "xoxb-test"), RateBudget(LocalBuckets(), per_minute(),
-                                                                                    scale=fake.time_scale)))
+    # On virtual time, the fake's and the budget's alike: Slack's seconds pass only while every post waits for its
+    # slot, so the spacing is exact and a busy machine cannot squeeze two posts together.
+    time = VirtualTime()
+    fake.clock, fake.time_scale = time, 1.0
+    c = SlackChat(SingleWorkspace(web_client(fake.base_url, "xoxb-test"),
+                                  RateBudget(LocalBuckets(), per_minute(), wall=time, sleep=time.sleep)))
     one, two = await discussion(c, "C0001"), await discussion(c, "C0002")
     # Queued channel by channel: all of C0001's posts first, then C0002's.
-    await asyncio.gather(*(c.publish(d, turn(f"{d.channel}:{i}")) for d in (one, two) for i in range(4)))
+    await time.run(*(c.publish(d, turn(f"{d.channel}:{i}")) for d in (one, two) for i in range(4)))
     posts = fake.called("chat.postMessage")
     for channel in ("C0001", "C0002"):
-        times = [x.at * fake.time_scale for x in posts if x.params["channel"] == channel]  # in Slack's seconds
+        times = [x.at for x in posts if x.params["channel"] == channel]  # in Slack's seconds
         assert len(times) == 5
-        assert (times[-1] - times[0]) / (len(times) - 1) >= 0.98  # one a second on average...
-        assert min(b - a for a, b in itertools.pairwise(times)) >= 0.9  # ...spaced by their slots (network jitter)
+        assert [b - a for a, b in itertools.pairwise(times)] == [1.0] * 4, times  # one a second, each in its slot
     assert not fake.answered_429  # the fake allows short bursts; the app never needs them
     # Paced side by side, not one after the other: C0002 posts while C0001 still waits out its intervals.
     turns = [x.params["channel"] for x in posts[2:]]  # after the two headers
