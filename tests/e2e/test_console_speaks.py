@@ -57,6 +57,9 @@ def test_a_moderated_session_speaks_like_a_terminal_program(tmp_path: Path) -> N
     term.type("What about the release cadence?")
     term.type("And who reviews the merges?")  # within the answer interval: paced, and told so
     term.wait(r"Type 1-5 to choose")
+    term.type("/vote 1 2")  # the round's poll, as its panel says
+    term.wait("Your vote: ")
+    term.wait(r"Type 1-5 to choose")
     term.type("2")  # Different topic: the console asks for it
     term.wait("Type the topic for the next round")
     term.type("Who pays for the pipeline?")
@@ -79,6 +82,8 @@ def test_a_moderated_session_speaks_like_a_terminal_program(tmp_path: Path) -> N
     assert chose < screen.index("Running · Round 2")
     # Each poll closes once, in place: two rounds, two polls closed (the final one stays open for the vote).
     assert screen.count("Poll closed: Which proposal should the team pursue?") == 2
+    first = screen[screen.index("Poll closed: Which proposal should the team pursue?"):]
+    assert "2 Gather evidence first, decide next month — 1 vote (dana)" in first[:first.index("╰")]
     assert "Your vote: Run a four-week reversible trial" in screen
 
 
