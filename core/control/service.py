@@ -340,6 +340,8 @@ class Service:
         if paced:
             return Reply(text="Noted: the council answered you a moment ago, so this one is heard in the next "
                               "answer or the next round.")
+        if d.status == Status.AWAITING_CONFIRMATION:  # not started yet: nothing "resumes"
+            return Reply(text="Noted: the council will hear this once it starts.")
         return Reply(text="Noted: the council will hear this on its next turn." if heard else
                      "Noted: the council will hear this when the discussion resumes.",
                      discussion_id=d.id if heard else "")

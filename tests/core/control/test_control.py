@@ -173,6 +173,10 @@ async def test_confirm_shows_the_roster_which_can_be_modified_before_starting(ap
     did = reply.discussion_id
     d = await discussion(app, did)
     assert d.status == Status.AWAITING_CONFIRMATION
+    # A message before the start is heard once it starts: it has not started, so nothing "resumes".
+    noted = await app.service.handle(c.PostHumanMessage(**C1, discussion_id=did, text="Keep it short, please.",
+                                                        event_id="Ev9", user_id="U7", user_name="Rosa"))
+    assert noted.text == "Noted: the council will hear this once it starts.", noted.text
     confirm = chat.posts(did)[-1]
     assert [a.id for a in confirm.actions] == ["roster:start", "roster:modify"] and len(confirm.roster) == 7
     expert = confirm.roster[1]
