@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from core.deliberation import engine, factcheck, flows, prompts
 from core.deliberation.engine import RunTurns, State, Transition, TurnPlan
-from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
+from core.models import FINISHED_TURN, Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
 from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMRefused, LLMUnavailable, Prompt, RateLimited
 from core.running import seat_turns
 from core.running.admission import Admission
@@ -78,16 +78,40 @@ class DriverConfig:
     beat_wait: Callable[[float], Awaitable[None]] = asyncio.sleep
 
 
-async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2, *, d: Discussion | None = None
-                     ) -> State | None:
-    """The discussion's state; `d` when the caller has just read the discussion in this transaction."""
+class KeptTurns:
+    """A discussion's turns as its driver last read them under its lease. Each step rereads only the turns that
+    can have changed: those of the rounds from the last one read on (a transition edits the round it leaves), the
+    unfinished ones and the ones last seen unfinished (a Stop or a Retry elsewhere). Earlier rounds are settled:
+    their polls closed when the round moved on. A step late in a discussion so reads what one early on does."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, Turn] | None = None  # None: nothing read yet under this lease
+        self.round = 0  # the discussion's round at the last read
+
+    async def read(self, tx: Tx, d: Discussion) -> list[Turn]:
+        if self.by_key is None:
+            fresh = await tx.turns(d.id)
+            self.by_key = {}
+        else:
+            open_keys = sorted(k for k, t in self.by_key.items() if t.status not in FINISHED_TURN)
+            fresh = await tx.turns_changing(d.id, min(self.round, d.round), open_keys)
+        for turn in fresh:
+            self.by_key[turn.key] = turn
+        self.round = d.round
+        return sorted(self.by_key.values(), key=lambda t: (t.created_at, t.key))
+
+
+async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2, *, d: Discussion | None = None,
+                     kept: KeptTurns | None = None) -> State | None:
+    """The discussion's state; `d` when the caller has just read the discussion in this transaction; `kept`: the
+    turns this driver has read so far under its lease (only those that can have changed are read again)."""
     d = d if d is not None else await tx.discussion(discussion_id)
     if d is None:
         return None
     return State(
         discussion=d,
         personas=await tx.personas(d.id),
-        turns=await tx.turns(d.id),
+        turns=await kept.read(tx, d) if kept is not None else await tx.turns(d.id),
         humans=await tx.human_messages(d.id),
         context_rounds=context_rounds,
     )
@@ -221,6 +245,7 @@ class Driver:
 
     async def _steps(self, discussion_id: str) -> None:
         await self._retract_left(discussion_id)
+        kept = KeptTurns()  # this lease's reads of the turns: a takeover starts from the database, whole
         while True:
             await self.admission.turn()
             # One fenced transaction reads the state and, when the next step runs turns, starts them.
@@ -228,7 +253,7 @@ class Driver:
                 # Posts still queued go out before anything is decided: the state is not read for nothing.
                 queued = bool(await tx.pending_posts(discussion_id))
                 if not queued:
-                    loaded = await load_state(tx, discussion_id, self.config.context_rounds, d=d)
+                    loaded = await load_state(tx, discussion_id, self.config.context_rounds, d=d, kept=kept)
                     assert loaded is not None
                     state = loaded
                     step = engine.next_step(state)

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
 
 from core.models import (
+    FINISHED_TURN,
     Discussion,
     Persona,
     Phase,
@@ -259,6 +260,14 @@ class DiscussionRepo(Repo):
     # turns ---------------------------------------------------------------------------------------
     async def turns(self, discussion_id: str) -> list[Turn]:
         return [Turn.model_validate(_row(r)) for r in (await self.conn.execute(_TURNS, {"id": discussion_id})).all()]
+
+    async def turns_changing(self, discussion_id: str, since_round: int, keys: list[str]) -> list[Turn]:
+        """The discussion's turns that may have changed since a driver read them: those of `since_round` and later,
+        those not finished (any round), and `keys` (the ones the driver last saw unfinished)."""
+        query = select(t.turns).where(_t.discussion_id == discussion_id, or_(
+            _t.round >= since_round, _t.status.not_in([s.value for s in FINISHED_TURN]),
+            *([_t.key.in_(keys)] if keys else [])))
+        return [Turn.model_validate(_row(r)) for r in (await self.conn.execute(query)).all()]
 
     async def turn(self, key: str, *, for_update: bool = False) -> Turn | None:
         """`for_update` locks the row (PostgreSQL): a second writer waits, then reads what the first committed."""
