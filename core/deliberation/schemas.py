@@ -79,7 +79,8 @@ class Speech(BaseModel):
     text: str = Field(description="What you say in the thread, within your word budget")
     stance: str = Field(description="Your position right now, in one line of at most 20 words")
     label: str = Field(description="Exactly one of: the id of the option you support (such as O2), "
-                                   "`new: <a new option in at most five words>`, for, against, undecided")
+                                   "`new: <a new option in at most five words>`, for, against, undecided; "
+                                   "in English whatever language you write in")
 
 
 class AdvisorPerspective(BaseModel):
@@ -154,7 +155,8 @@ class FloorSpeech(BaseModel):
     text: str = Field(description="What you say, within your word budget")
     stance: str = Field(description="Your position right now, in one line of at most 20 words")
     label: str = Field(description="Exactly one of: the id of the option you support (such as O2), "
-                                   "`new: <a new option in at most five words>`, for, against, undecided")
+                                   "`new: <a new option in at most five words>`, for, against, undecided; "
+                                   "in English whatever language you write in")
     builds_on_earlier: bool = Field(description="True if you build on or answer positions already stated")
     proposes_synthesis: bool = Field(description="True if you explicitly propose a synthesis or convergence point")
     open_question: str = Field(default="", description="A question you put to someone that awaits an answer, or empty")

@@ -24,15 +24,20 @@ class State(Protocol):
 # One label rule for every prompt and every structured answer (the stance rule, the stance line, the schemas).
 LABEL_LENGTH = ("exactly one of: the id of an option on the table (such as O2), `new: <a new option in at most "
                 "five words>`, for, against, or undecided; anything else is recorded as undecided (unreadable)")
+# One form in every language: the keyword and the label are read as data, so they are never translated; only
+# the reason after the dash is in the discussion's language.
 LINE_INSTRUCTION = (
-    "End your turn with one last line in exactly this form (it is recorded as your stance):\n"
+    "End your turn with one last line in exactly this form (it is recorded as your stance), whatever language "
+    "you write in: the word `Stance:`, the label and the dash stay exactly as shown, in English; only your "
+    "position after the dash is in the discussion's language:\n"
     "Stance: <label> — <your position right now, in one line>\n"
     f"where <label> is {LABEL_LENGTH}."
 )
-# The line the model writes last, in the discussion's language; tolerant of markdown emphasis and of -, – or |
+# The line the model writes last. Asked for in English in every language; still read when a model translates
+# the keyword into one of these languages, and tolerant of markdown emphasis, a full-width colon and of -, – or |
 # instead of the em dash.
 _KEYWORD = r"(?:stance|haltung|standpunkt|position|posición|postura|posizione|standpunt|positie)"
-_LINE = re.compile(rf"^[\s*_>]*{_KEYWORD}[\s*_]*:[\s*_]*(?P<label>[^—–|\n]+?)[\s*_]*(?:—|–|\||\s-\s)\s*"
+_LINE = re.compile(rf"^[\s*_>]*{_KEYWORD}[\s*_]*[:：][\s*_]*(?P<label>[^—–|\n]+?)[\s*_]*(?:—|–|\||\s-\s)\s*"
                    r"(?P<stance>.+?)[\s*_]*$", re.IGNORECASE)
 
 

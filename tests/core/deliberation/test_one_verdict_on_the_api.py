@@ -82,3 +82,48 @@ async def test_a_referee_naming_no_option_on_the_table_recommends_none(tmp_path:
                "recommendation": "Talk again next month."}
     closing, _ = await run_council(tmp_path, council(referee))
     assert "**Referee's recommendation** (the referee's, not the verdict): none — Talk again next month." in closing
+
+
+LANGUAGE_FREE = "whatever language you write in"  # what the stance instruction says of its form
+
+
+def polish_council(body: dict[str, Any]) -> str:
+    """A council told to write in Polish. The model writes the stance line's keyword and label as the prompt
+    says: left in English where the form is said to be the same in every language, else translated (a model
+    writing Polish writes `Stanowisko: za`, which no keyword list of six languages reads)."""
+    text = default_reply(body)
+    last = json.dumps(body["messages"][-1], ensure_ascii=False)
+    if "Stance: <label>" not in last:
+        return text
+    assert "Write in Polish" in last
+    english = LANGUAGE_FREE in last
+    body_text = "Moim zdaniem czterodniowy tydzień pracy się opłaca."
+    for name, (label, polish, reason) in {"Pragmatist": ("for", "za", "zwraca się w pół roku"),
+                                          "Visionary": ("for", "za", "ludzie zostaną dłużej"),
+                                          "Skeptic": ("against", "przeciw", "za wcześnie, brak danych")}.items():
+        if f'and only as them:\\n<persona name=\\"{name}\\"' in last:
+            line = f"Stance: {label} — {reason}" if english else f"Stanowisko: {polish} — {reason}"
+            return f"{body_text}\n\n{line}"
+    return text
+
+
+async def test_a_polish_discussions_stances_are_recorded_in_the_language_independent_form(tmp_path: Path) -> None:
+    async with FakeAnthropic(reply=polish_council) as fake:
+        settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
+                            anthropic_api_key="sk-test", anthropic_base_url=fake.base_url)
+        chat = RecordingChat()
+        app = await build_app(settings, {"console": chat})
+        try:
+            started = await app.service.handle(c.StartDiscussion(topic="Czy wprowadzić czterodniowy tydzień pracy?",
+                                                                 flow="council", rounds=1, lang="Polish",
+                                                                 user_id="U1"))
+            await app.driver.idle()
+            async with app.store.tx() as tx:
+                turns = await tx.turns(started.discussion_id)
+            recorded = sorted((t.data or {}).get("choice", "none") for t in turns if t.phase == Phase.ADVISOR_OPENING)
+            assert recorded == ["against", "for", "for"]
+            closing = next(p.text for p in chat.posts(started.discussion_id) if "**Referee's reading.**" in p.text)
+            assert "- Skeptic: **against** (new) — za wcześnie, brak danych" in closing
+            assert "**Verdict:** LEANING for" in closing
+        finally:
+            await app.close()

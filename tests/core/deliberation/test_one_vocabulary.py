@@ -109,6 +109,8 @@ def test_a_hedge_is_undecided_and_never_makes_a_consensus(label: str) -> None:
     ("Haltung: dafür — weil es billiger ist", "for"), ("Standpunkt: dagegen — zu riskant", "against"),
     ("Stance: O1 — the trial", "O1"), ("**Position:** contre — trop tôt", "against"),
     ("Postura: a favor — es barato", "for"), ("Stance: o1 — lower case id", "O1"),
+    ("Stance: O1 — 試験運用の方が安い", "O1"), ("Stance：against — 時期尚早", "against"),
+    ("Stance: undecided — zależy od danych", "undecided"),
 ])
 def test_the_stance_line_reads_in_the_discussions_language(line: str, choice: str) -> None:
     data = stances.parse(f"Text.\n{line}")
