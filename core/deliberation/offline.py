@@ -225,12 +225,14 @@ class OfflineLLM:
                 proposals=PROPOSALS,
             ).model_dump()
         if schema is FinalSynthesis:
+            dissenter = "Contrarian" if "Contrarian" in people else people[-1] if people else "One voice"
             return FinalSynthesis(
                 executive_summary=f"After deliberating {p.topic}, the council recommends a reversible trial.",
                 insights=[
                     Insight(title="Reversibility first", description="Cheap exits lower the stakes.",
-                            confidence="medium", supporting_evidence=["Experts' statements"],
-                            dissenting_views=["Contrarian: easy cases bias the trial"])
+                            confidence="medium", supporting_evidence=["The statements in the thread"],
+                            # Someone on this roster: an open floor has no Contrarian to name.
+                            dissenting_views=[f"{dissenter}: easy cases bias the trial"])
                 ],
                 agreements=[Agreement(point="Start small", supporters=people[:3])],
                 unresolved_debates=[

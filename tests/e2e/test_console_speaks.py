@@ -128,6 +128,7 @@ def test_an_open_floor_draws_its_header_once_and_its_closing_points_to_the_table
     assert "Done." in screen
     assert screen.count(f"Council: {TOPIC}") == 2, "the header: a line while seating, then its panel, once"
     assert screen.count("Flow: open floor") == 1
+    assert "Contrarian" not in screen and "Experts'" not in screen, "the floor has no contrarian and no experts"
 
 
 def test_a_council_hears_the_person_before_its_verdict_and_ends_with_it(tmp_path: Path) -> None:
