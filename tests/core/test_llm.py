@@ -182,7 +182,8 @@ async def test_short_prefixes_are_not_cached(fake: FakeAnthropic, make_llm: Make
 
 
 async def test_parallel_identical_requests_each_write_the_cache(make_llm: MakeLLM) -> None:
-    async with FakeAnthropic(latency_s=0.3) as slow:  # long enough that the two requests overlap
+    async with FakeAnthropic() as slow:
+        slow.answer_together = 2  # the two requests overlap: neither is answered before both arrived
         llm = make_llm(base_url=slow.base_url)
         a, b = await asyncio.gather(llm.complete(prompt()), llm.complete(prompt()))
         after = await llm.complete(prompt())

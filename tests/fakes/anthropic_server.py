@@ -79,6 +79,8 @@ class FakeAnthropic:
     ) -> None:
         self.host, self.port = host, port
         self.latency_s = latency_s
+        # Requests overlap for sure: no answer leaves before this many have arrived and been planned.
+        self.answer_together, self.planned, self._together = 0, 0, asyncio.Event()
         self.chunk_chars = chunk_chars
         self.delta_gap_s = delta_gap_s  # pause between streamed deltas: a model writing slowly
         self.first_delta_at: dict[str, float] = {}  # reply text -> monotonic time its first delta was sent
@@ -221,6 +223,10 @@ class FakeAnthropic:
             stop_reason = "refusal"
         # Planned on arrival, committed after completion: parallel identical requests each write.
         plan = self.cache.plan(body["model"], body)
+        self.planned += 1
+        if self.planned >= self.answer_together:
+            self._together.set()
+        await self._together.wait()
         await asyncio.sleep(self.latency_s)
         message = {
             "id": f"msg_fake{self.request_count:06d}",
