@@ -20,8 +20,10 @@ def chat() -> RecordingChat:
 
 
 @pytest.fixture
-def llm() -> ScriptedLLM:
-    return ScriptedLLM()
+def llm(request: pytest.FixtureRequest) -> ScriptedLLM:
+    """The offline model; `@pytest.mark.parametrize("llm", [seconds], indirect=True)` gives it that pretend latency
+    (a fresh one for each test, never one built at import and shared)."""
+    return ScriptedLLM(delay=getattr(request, "param", 0.0))
 
 
 @pytest.fixture

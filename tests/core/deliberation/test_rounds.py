@@ -152,8 +152,7 @@ async def test_unknown_ids_get_a_friendly_error(app: App) -> None:
         await app.service.handle(c.Pause(**C1, discussion_id="nope", user_id="U1"))
 
 
-@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
-@pytest.mark.parametrize("llm", [ScriptedLLM(delay=0.3)])
+@pytest.mark.parametrize("llm", [0.05], indirect=True)  # it writes for a while: live text shows meanwhile
 async def test_persona_words_show_while_the_model_writes(app: App, chat: RecordingChat) -> None:
     reply = await app.service.handle(start(rounds=1, experts=2))
     await settle(app)
