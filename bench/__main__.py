@@ -21,7 +21,7 @@ SCRIPTS = ["token_cost", "library_floor", "long_discussion", "round_critical_pat
 NEEDS_POSTGRES = {"replicas"}
 # --quick: tiny sizes, enough to see a bench run and judge its figures (the tests' way), not to measure anything.
 QUICK = {"long_discussion": ["--rounds", "4"], "library_floor": ["--calls", "13", "--repeats", "1"],
-         "load": ["-n", "2", "--latency", "0.05"]}
+         "load": ["-n", "2", "--latency", "0.05", "--time-scale", "4"]}
 
 
 def run(name: str, results: Path, args: list[str] | None = None) -> tuple[int, list[dict[str, object]]]:
