@@ -197,8 +197,7 @@ async def test_structured_round_synthesis(fake: FakeAnthropic, make_llm: MakeLLM
     synthesis, usage = await make_llm().structured(prompt("Synthesize the round."), RoundSynthesis)
 
     assert isinstance(synthesis, RoundSynthesis)
-    assert synthesis.summary and synthesis.proposals and synthesis.positions
-    assert isinstance(synthesis.positions[0].proposal, int)
+    assert synthesis.summary and synthesis.proposals
     body = fake.requests[0]
     assert body["stream"] is True
     fmt = body["output_config"]["format"]
@@ -443,10 +442,10 @@ async def test_a_turn_that_never_fits_is_unavailable_never_posted_cut(
 async def test_structured_output_cut_by_thinking_is_retried_with_room(
         thinking: FakeAnthropic, make_llm: MakeLLM) -> None:
     llm = make_llm(base_url=thinking.base_url, thinking_room={"low": 0, "medium": 0, "high": 0})
-    synthesis, usage = await llm.structured(synthesis_prompt(max_tokens=700), RoundSynthesis)
+    synthesis, usage = await llm.structured(synthesis_prompt(max_tokens=500), RoundSynthesis)
 
     assert synthesis.summary
-    assert [b["max_tokens"] for b in thinking.requests] == [700, 1400]
+    assert [b["max_tokens"] for b in thinking.requests] == [500, 1000]
     assert usage.output_tokens == thinking.output_tokens
 
 
