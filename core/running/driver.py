@@ -134,6 +134,9 @@ class Driver:
         self._publish_asked: dict[str, int] = {}
         self._publish_served: dict[str, int] = {}
         self._expires: dict[str, float] = {}  # when each lease held here runs out, as last renewed (timestamp)
+        # The turn keys whose placeholders may still be stored, per discussion driven here: read once as its lease
+        # is taken, then kept as this process shows and settles them (a turn's post reads none of them again).
+        self._shown: dict[str, set[str]] = {}
         self._renewer: asyncio.Task[None] | None = None
         self.admission = Admission(config.admit_per_pass)
 
@@ -219,6 +222,7 @@ class Driver:
                 await work
             self._work.pop(discussion_id, None)
             self._expires.pop(discussion_id, None)
+            self._shown.pop(discussion_id, None)
             self._halted.discard(discussion_id)
             async with self.store.tx() as tx:
                 await tx.release_lease(discussion_id, self.config.owner)
@@ -282,13 +286,19 @@ class Driver:
         the turn's post settles it, so a process taking over after a crash here can remove it."""
         async with self.store.tx() as tx:
             await tx.placeholder_shown(d.id, key, ref, self.config.owner, self.clock.now())
+        known = self._shown.get(d.id)
+        if known is not None:
+            known.add(key)
 
     async def _retract_left(self, discussion_id: str) -> None:
         """Remove the messages another process showed for turns it never finished (it died mid-step, or stopped):
-        those turns run again here, and their first copy must not stay "writing…" beside the second."""
+        those turns run again here, and their first copy must not stay "writing…" beside the second. Every
+        placeholder stored is read here, once a lease: the driver keeps them from then on."""
         async with self.store.tx() as tx:
-            left = await tx.placeholders_left(discussion_id, self.config.owner)
+            stored = await tx.placeholders(discussion_id)
+            left = [(key, ref) for key, ref, owner in stored if owner != self.config.owner]
             d = await tx.discussion(discussion_id) if left else None
+        self._shown[discussion_id] = {key for key, _, _ in stored}
         if d is None:
             return
         gone = []
@@ -304,6 +314,7 @@ class Driver:
         log.info("removed %d placeholder(s) of %s left by another process", len(gone), discussion_id)
         async with self.store.tx() as tx:
             await tx.forget_placeholders(discussion_id, gone)
+        self._shown[discussion_id] -= set(gone)
 
     def _renew_soon(self) -> None:
         """Make sure the process's one heartbeat runs while it drives anything."""
@@ -679,10 +690,11 @@ class Driver:
                     await self._block_for_posting(
                         d.id, f"the chat platform keeps refusing posts ({type(exc).__name__}); still trying")
                 return False
+            settled: list[str] = []
             async with self.store.tx() as tx:  # not fenced: the platform has the post, so its ref must be kept
                 await tx.mark_sent(outbox_id, ref, self.clock.now(), turn_key)
                 if turn_key or post.kind in SETTLING_KINDS:  # its turn's placeholder became it, or says why not
-                    await self._settle_placeholders(tx, d.id, post)
+                    settled = await self._settle_placeholders(tx, d.id, post)
                 if post.kind == "header" and not d.thread_ref:
                     d.thread_ref = ref
                     fresh = await tx.discussion(d.id)
@@ -696,6 +708,7 @@ class Driver:
                         await tx.save_poll(poll)
                 if i + 1 < len(pending):
                     claimed = await self._claim(tx, d.id, pending[i + 1])
+            self._shown.get(d.id, set()).difference_update(settled)
         return True
 
     async def _claim(self, tx: Tx, discussion_id: str, queued: tuple[int, Post, str | None, int], *,
@@ -706,15 +719,18 @@ class Driver:
         return await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now(), discussion_id,
                                    fenced=fenced)
 
-    @staticmethod
-    async def _settle_placeholders(tx: Tx, discussion_id: str, post: Post) -> None:
+    async def _settle_placeholders(self, tx: Tx, discussion_id: str, post: Post) -> list[str]:
         """A turn's post settles its placeholder, as do the notice that its turn failed (keyed under the turn's
         key) and the header a roster turn drew (its key ends with the turn's): the chat turned the placeholder into
-        the post or a note, and no takeover may remove it."""
-        keys = await tx.placeholder_keys(discussion_id)
-        await tx.forget_placeholders(discussion_id, [
-            k for k in keys if k == post.key or (post.kind in FAILURE_KINDS and post.key.startswith(k + ":"))
-            or (post.kind == "header" and post.key.endswith(":" + k))])
+        the post or a note, and no takeover may remove it. The keys stored are the ones this lease keeps; the
+        caller forgets the ones settled (returned) once the transaction has committed."""
+        known = self._shown.get(discussion_id)
+        keys = known if known is not None else set(await tx.placeholder_keys(discussion_id))
+        settled = [k for k in keys if k == post.key or (post.kind in FAILURE_KINDS and post.key.startswith(k + ":"))
+                   or (post.kind == "header" and post.key.endswith(":" + k))]
+        if settled:
+            await tx.forget_placeholders(discussion_id, settled)
+        return settled
 
     def _come_back(self, discussion_id: str, after_s: float) -> None:
         """Drive the discussion again once the wait the platform asked for is over, not a whole sweep later."""

@@ -4,26 +4,28 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, select
 
 from core.storage import tables as t
-from core.storage.rows import Repo
+from core.storage.rows import Repo, insert_in
 
 _p = t.placeholders.c
 
 
 class PlaceholderRepo(Repo):
     async def placeholder_shown(self, discussion_id: str, key: str, ref: str, owner: str, now: datetime) -> None:
-        """The message showing the turn `key` while it is written (one per turn: a newer one replaces it)."""
-        await self.conn.execute(delete(t.placeholders).where(_p.discussion_id == discussion_id, _p.key == key))
-        await self.conn.execute(insert(t.placeholders).values(discussion_id=discussion_id, key=key, ref=ref,
-                                                              owner=owner, created_at=now))
+        """The message showing the turn `key` while it is written (one per turn: a newer one replaces it, in the
+        same statement)."""
+        stmt = insert_in(self.conn.dialect.name, t.placeholders).values(
+            discussion_id=discussion_id, key=key, ref=ref, owner=owner, created_at=now)
+        await self.conn.execute(stmt.on_conflict_do_update(
+            index_elements=["discussion_id", "key"],
+            set_={"ref": stmt.excluded.ref, "owner": stmt.excluded.owner, "created_at": stmt.excluded.created_at}))
 
-    async def placeholders_left(self, discussion_id: str, owner: str) -> list[tuple[str, str]]:
-        """(turn key, message ref) of placeholders another process showed and never settled."""
-        query = (select(_p.key, _p.ref).where(_p.discussion_id == discussion_id, _p.owner != owner)
-                 .order_by(_p.created_at))
-        return [(str(k), str(r)) for k, r in (await self.conn.execute(query)).all()]
+    async def placeholders(self, discussion_id: str) -> list[tuple[str, str, str]]:
+        """(turn key, message ref, the process that showed it) of every placeholder not settled yet, oldest first."""
+        query = (select(_p.key, _p.ref, _p.owner).where(_p.discussion_id == discussion_id).order_by(_p.created_at))
+        return [(str(k), str(r), str(o)) for k, r, o in (await self.conn.execute(query)).all()]
 
     async def placeholder_keys(self, discussion_id: str) -> list[str]:
         query = select(_p.key).where(_p.discussion_id == discussion_id)
