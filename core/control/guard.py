@@ -22,7 +22,7 @@ from core.storage.store import Store, Tx
 ASKER: ContextVar[c.Command | None] = ContextVar("council_asker", default=None)
 
 
-NO_POLL = "I can't find that poll; vote with the buttons in the discussion's thread."
+NO_POLL = "I can't find that poll: its number is not one of a discussion you can see."
 
 
 def not_found(discussion_id: str) -> UserError:

@@ -377,7 +377,7 @@ class Service:
             # below is always ahead of the closed poll in the thread's queue.
             poll, d = await self.guard.poll(tx, cmd.poll_id, ASKER.get(), for_update=True)
             if poll.closed:
-                raise UserError("This poll is closed; its results are in the thread.")
+                raise UserError("This poll is closed; it shows its final counts.")
             if not 0 <= cmd.choice < len(poll.options):
                 raise UserError("That option is not on this poll.")
             await tx.cast(Ballot(poll_id=poll.id, voter_id=cmd.user_id, voter_name=cmd.user_name or cmd.user_id,

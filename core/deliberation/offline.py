@@ -131,7 +131,7 @@ class OfflineLLM:
             Phase.COUNTERPOINT: (
                 f"Is that really true? Every statement so far assumes the trial is cheap to undo. "
                 f"What if {angle} dominates only because we are looking at the easy cases? "
-                "The overlooked risk: the people who carry the cost are not in this thread."
+                "The overlooked risk: the people who carry the cost are not in this discussion."
             ),
             Phase.REBUTTAL: (
                 f"Fair challenge. I concede the point about {angle}, but a trial with a written exit "
@@ -230,7 +230,7 @@ class OfflineLLM:
                 executive_summary=f"After deliberating {p.topic}, the council recommends a reversible trial.",
                 insights=[
                     Insight(title="Reversibility first", description="Cheap exits lower the stakes.",
-                            confidence="medium", supporting_evidence=["The statements in the thread"],
+                            confidence="medium", supporting_evidence=["What was said in this discussion"],
                             # Someone on this roster: an open floor has no Contrarian to name.
                             dissenting_views=[f"{dissenter}: easy cases bias the trial"])
                 ],

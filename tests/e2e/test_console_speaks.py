@@ -64,6 +64,12 @@ def test_a_moderated_session_speaks_like_a_terminal_program(tmp_path: Path) -> N
     term.wait("Type the topic for the next round")
     term.type("Who pays for the pipeline?")
     term.wait(r"Type 1-5 to choose")
+    term.type("/vote 1 1")  # round 1's poll closed when round 2 began
+    term.wait("This poll is closed")
+    term.wait(r"Type 1-5 to choose")
+    term.type("/vote 9 1")  # no such poll
+    term.wait("find that poll")
+    term.wait(r"Type 1-5 to choose")
     term.type("4")
     term.wait("Vote on")
     term.type("1")
@@ -73,7 +79,7 @@ def test_a_moderated_session_speaks_like_a_terminal_program(tmp_path: Path) -> N
     assert "**" not in screen and "Round 1 is complete." in screen
     assert f"Round 1: {TOPIC} Let's look" in screen, "the topic's own question mark ends it: no '?.'"
     # The terminal's own words, and the person's own name.
-    for foreign in ("Click", "in the thread", "You:", "Thanks, You", "Start or Modify roster"):
+    for foreign in ("Click", "thread", "button", "You:", "Thanks, You", "Start or Modify roster"):
         assert foreign not in screen, foreign
     assert "Noted: the council answered you a moment ago" in screen, "the second message got no visible word"
     # The topic typed is the next round's; the choice is told before the round it starts.
