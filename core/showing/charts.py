@@ -80,7 +80,7 @@ def draw(material: ChartMaterial) -> list[Any]:
         png, alt = vote_chart(material.poll, material.ballots)
         files.append(PostFile(name="vote.png", data=png, alt=alt, title=f"Vote: {material.poll.question}"[:200]))
     if material.stances:
-        png, alt = stance_chart(material.stances)
+        png, alt = stance_chart(material.stances, material.proposals)
         files.append(PostFile(name="stances.png", data=png, alt=alt, title="Stances per persona across rounds"))
     elif material.positions:
         png, alt = positions_chart(material.positions_round, material.positions)
@@ -150,8 +150,10 @@ def vote_figure(poll: Poll, ballots: list[Ballot]) -> tuple[Figure, str]:
     return fig, f"Bar chart of the vote “{poll.question}”. {words}."
 
 
-def stance_chart(stances: dict[int, dict[str, int]]) -> tuple[bytes, str]:
-    """A grid: one row per persona, one column per round, each cell the proposal that persona backed."""
+def stance_chart(stances: dict[int, dict[str, int]],
+                 proposals: dict[int, list[str]] | None = None) -> tuple[bytes, str]:
+    """A grid: one row per persona, one column per round, each cell the proposal that persona backed; its words
+    name each option by its label where the round's poll gives it (a council's For / Against is no "proposal 2")."""
     rounds = sorted(stances)
     names = sorted({name for by in stances.values() for name in by})
     fig = Figure(figsize=(1.8 + 1.0 * len(rounds), 0.9 + 0.45 * len(names)))
@@ -171,7 +173,11 @@ def stance_chart(stances: dict[int, dict[str, int]]) -> tuple[bytes, str]:
     ax.set_title("Which proposal each persona backed", loc="left")
     ax.spines[:].set_visible(False)
     ax.tick_params(length=0)
-    words = "; ".join(f"{name}: " + ", ".join(f"round {r} proposal {stances[r][name]}" for r in rounds
+    def named(r: int, choice: int) -> str:
+        labels = (proposals or {}).get(r, [])
+        return f"“{labels[choice - 1]}”" if 0 < choice <= len(labels) else f"proposal {choice}"
+
+    words = "; ".join(f"{name}: " + ", ".join(f"round {r} {named(r, stances[r][name])}" for r in rounds
                                               if name in stances[r]) for name in names)
     return _png(fig), f"Grid of stances per persona across rounds. {words}."
 

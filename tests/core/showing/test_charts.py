@@ -40,3 +40,12 @@ def test_charts_are_png_files_with_alt_text() -> None:
         assert f.data.startswith(b"\x89PNG\r\n\x1a\n") and len(f.data) > 2000 and f.alt
     assert "Ada: round 1 proposal 1, round 2 proposal 2" in files[1].alt
     assert charts.draw(charts.ChartMaterial(topic="t")) == []
+
+
+def test_the_stance_grid_says_each_persona_s_option_by_its_label() -> None:
+    """A council's advisors choose for or against: the grid's words name the side, not a 'proposal 2'."""
+    material = charts.ChartMaterial(topic="t", stances={1: {"Pragmatist": 2, "Visionary": 1}},
+                                    proposals={1: ["For", "Against"]})
+    [grid] = charts.draw(material)
+    assert "Pragmatist: round 1 “Against”; Visionary: round 1 “For”" in grid.alt, grid.alt
+    assert "proposal" not in grid.alt.split(".", 1)[1]
