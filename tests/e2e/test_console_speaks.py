@@ -91,6 +91,9 @@ def test_a_moderated_session_speaks_like_a_terminal_program(tmp_path: Path) -> N
     first = screen[screen.index("Poll closed: Which proposal should the team pursue?"):]
     assert "2 Gather evidence first, decide next month — 1 vote (dana)" in first[:first.index("╰")]
     assert "Your vote: Run a four-week reversible trial" in screen
+    # The closing right after round 2's synthesis points to its table; the vote edits one line, not the post.
+    assert screen.count("Stances after round 2") == 1 and "Stances as after round 2, above." in screen
+    assert screen.count("Final synthesis. After deliberating") == 1, "the closing printed again after the vote"
 
 
 def test_operator_commands_print_their_result_without_library_logs(tmp_path: Path) -> None:
