@@ -2,12 +2,14 @@
 the floor under its CPU figure on this machine.
 
 A model call of the load (counted by `bench/load.py --count-sql`) brings, at the least:
-- one request to the Messages API through the anthropic SDK, as the app sends it (11 of 13 streamed, 2 not), with
-  a prompt of the load's size, its answer read to the end;
+- one request to the Messages API through the anthropic SDK, as the app sends it, with a prompt of the load's size:
+  11 of 13 turns streamed as text of about 1,500 characters in 12-character deltas (the load's), read event by
+  event; 2 structured answers streamed whole (`messages.stream`, the final message, its JSON validated by pydantic);
 - about 2.3 calls to the Slack Web API through slack_sdk's AsyncWebClient on one aiohttp session (chat.postMessage
   1.2, chat.update 1.1), with blocks already built, of the load's sizes;
-- its SQL statements through SQLAlchemy Core on a database of the app's schema, each the cheapest of its kind: a row
-  read by its key, a row updated by its key, a small row inserted, all prebuilt. On SQLite (the default) 19 in 4
+- its SQL statements through SQLAlchemy Core on a database of the app's schema, of the app's shapes: a discussion
+  row and a turn row with its text and JSON read by their keys (half of the reads each), a row updated by its key,
+  a small row inserted, all prebuilt. On SQLite (the default) 19 in 4
   transactions on a file with the app's settings, through the sync engine: cheaper than the async one the app must
   use. With DATABASE_URL=postgresql://… 25 in 7 transactions on a fresh database there, through asyncpg.
 
@@ -39,7 +41,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.load import SPEEDOMETER  # noqa: E402
+from bench.load import DELTA_CHARS, REPLY_CHARS, SPEEDOMETER  # noqa: E402
 from bench.platform_limits import drop_database, fresh_database  # noqa: E402
 from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
 
@@ -59,7 +61,8 @@ async def _serve() -> None:
 
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    async with FakeSlack(time_scale=1e6) as slack, FakeAnthropic() as model:
+    async with FakeSlack(time_scale=1e6) as slack, FakeAnthropic(reply_chars=REPLY_CHARS,
+                                                                  chunk_chars=DELTA_CHARS) as model:
         print(slack.base_url, model.base_url, flush=True)
         await stop.wait()
 
@@ -105,8 +108,17 @@ def _message(i: int, *, edit: bool) -> dict[str, Any]:
 
 
 def model_ms(base_url: str, calls: int, lanes: int) -> float:
-    """Anthropic SDK CPU per model call: streamed requests read event by event, the rest answered whole."""
+    """Anthropic SDK CPU per model call: streamed turns read event by event, structured answers as the app reads
+    them (streamed whole, then validated)."""
     import anthropic
+    from pydantic import BaseModel
+
+    class Bid(BaseModel):  # a structured answer of the app's size: a few fields
+        urgency: int
+        point: str
+        answers: str
+
+    fmt = {"type": "json_schema", "schema": anthropic.transform_schema(Bid)}
 
     async def run() -> float:
         client = anthropic.AsyncAnthropic(api_key="sk-ant-floor-not-a-secret", base_url=base_url,
@@ -118,7 +130,9 @@ def model_ms(base_url: str, calls: int, lanes: int) -> float:
                 async for _ in stream:
                     pass
             else:
-                await client.messages.create(**_prompt(i))
+                async with client.messages.stream(**_prompt(i), output_config={"format": fmt}) as whole:
+                    message = await whole.get_final_message()
+                Bid.model_validate_json("".join(b.text for b in message.content if b.type == "text"))
 
         async with client:
             await client.messages.create(**_prompt(0))  # untimed: first-use caches
@@ -165,33 +179,46 @@ SQLITE = Mix(selects=7, updates=7, inserts=5, transactions=4, target_ms=5.0)  # 
 POSTGRES = Mix(selects=9, updates=9, inserts=7, transactions=7, target_ms=7.0)  # 24.7 statements, 7.4 transactions
 
 
-def _statements(mix: Mix, calls: int) -> tuple[Any, Any, Any, list[list[tuple[str, dict[str, Any]]]]]:
-    """The three statements, prebuilt with bind parameters as the app's hot ones are, and each model call's
-    transactions: the statements spread over them, by key over 50 discussions."""
+def _statements(mix: Mix, calls: int) -> tuple[dict[str, Any], list[list[tuple[str, dict[str, Any]]]]]:
+    """The statements, prebuilt with bind parameters as the app's hot ones are, and each model call's
+    transactions: the statements spread over them, by key over 50 discussions. Half the reads are of a turn row with
+    its text and JSON, as the app reads its turns."""
     from sqlalchemy import bindparam, insert, select, update
 
     from core.storage import tables as t
 
-    d, now = t.discussions.c, datetime.now(UTC)
-    read = select(t.discussions).where(d.id == bindparam("id"))
-    write = update(t.discussions).where(d.id == bindparam("b_id")).values(updated_at=bindparam("b_now"))
-    note = insert(t.usage)
-    kinds = ["read"] * mix.selects + ["write"] * mix.updates + ["note"] * mix.inserts
+    d, turns, now = t.discussions.c, t.turns.c, datetime.now(UTC)
+    statements = {"read": select(t.discussions).where(d.id == bindparam("id")),
+                  "turn": select(t.turns).where(turns.key == bindparam("key")),
+                  "write": update(t.discussions).where(d.id == bindparam("b_id")).values(updated_at=bindparam("b_now")),
+                  "note": insert(t.usage)}
+    kinds = (["read", "turn"] * mix.selects)[:mix.selects] + ["write"] * mix.updates + ["note"] * mix.inserts
     plan = []
     for i in range(calls):
         key = f"d{i % 50}"
-        params: dict[str, dict[str, Any]] = {"read": {"id": key}, "write": {"b_id": key, "b_now": now},
+        params: dict[str, dict[str, Any]] = {"read": {"id": key}, "turn": {"key": f"{key}:t{i % 20}"},
+                  "write": {"b_id": key, "b_now": now},
                   "note": {"discussion_id": key, "turn_key": f"{key}:t{i}", "model": "m", "input_tokens": 1,
                            "output_tokens": 1, "cache_write_tokens": 0, "cache_read_tokens": 0, "cost_usd": 0.0,
                            "created_at": now}}
         plan += [[(kind, params[kind]) for kind in kinds[part::mix.transactions]] for part in range(mix.transactions)]
-    return read, write, note, plan
+    return statements, plan
 
 
 def _seed(now: datetime) -> list[dict[str, Any]]:
     return [{"id": f"d{i}", "platform": "slack", "workspace": "T1", "channel": f"C{i}", "topic": "Trunk?",
              "flow": "moderated", "status": "running", "created_by": "U1", "budget_usd": 1.0, "created_at": now,
              "updated_at": now} for i in range(50)]
+
+
+def _seed_turns(now: datetime) -> list[dict[str, Any]]:
+    """20 finished turns a discussion, each with a turn's text and the JSON the app keeps beside it."""
+    text = ("A considered view on the question before the council, with its reasons and doubts. " * 20)[:REPLY_CHARS]
+    data = {"stance": "for", "label": "for", "summary": text[:300], "builds_on_earlier": True,
+            "open_question": "Who pays for it?", "listed": [{"id": f"O{k}", "label": f"Option {k}"} for k in range(4)]}
+    return [{"key": f"d{i}:t{k}", "discussion_id": f"d{i}", "round": 1, "step": k, "phase": "statement",
+             "persona_key": f"p{k % 4}", "status": "published", "text": text, "data": data, "created_at": now}
+            for i in range(50) for k in range(20)]
 
 
 def sqlite_ms(calls: int) -> float:
@@ -212,14 +239,14 @@ def sqlite_ms(calls: int) -> float:
         t.metadata.create_all(engine)
         with engine.begin() as conn:
             conn.execute(insert(t.discussions), _seed(datetime.now(UTC)))
-        read, write, note, plan = _statements(SQLITE, calls)
-        statement = {"read": read, "write": write, "note": note}
+            conn.execute(insert(t.turns), _seed_turns(datetime.now(UTC)))
+        statement, plan = _statements(SQLITE, calls)
         began = time.process_time()
         for transaction in plan:
             with engine.begin() as conn:
                 for kind, params in transaction:
                     result = conn.execute(statement[kind], params)
-                    if kind == "read":
+                    if kind in ("read", "turn"):
                         result.first()
         used = time.process_time() - began
         engine.dispose()
@@ -241,14 +268,14 @@ def postgres_ms(url: str, calls: int, lanes: int) -> float:
             async with engine.begin() as conn:
                 await conn.run_sync(t.metadata.create_all)
                 await conn.execute(insert(t.discussions), _seed(datetime.now(UTC)))
-            read, write, note, plan = _statements(POSTGRES, calls)
-            statement = {"read": read, "write": write, "note": note}
+                await conn.execute(insert(t.turns), _seed_turns(datetime.now(UTC)))
+            statement, plan = _statements(POSTGRES, calls)
 
             async def transaction(i: int) -> None:
                 async with engine.begin() as conn:
                     for kind, params in plan[i]:
                         result = await conn.execute(statement[kind], params)
-                        if kind == "read":
+                        if kind in ("read", "turn"):
                             result.first()
 
             return await _lanes(len(plan), lanes, transaction)

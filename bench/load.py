@@ -15,7 +15,8 @@ what the ratio target leaves to spend: a CPU-bound load meets the ratio only if 
 `--replicas R` runs R processes on one PostgreSQL database (DATABASE_URL: a fresh database is made on that server
 and dropped afterwards), the starts spread over them in turn. Set
 DATABASE_URL to run it on PostgreSQL instead of a fresh SQLite file. `--count-sql` also prints the SQL statements
-and transactions the app ran a model call during the load, and the statements it ran most."""
+and transactions the app ran a model call during the load, and the statements it ran most, and judges the first
+two (≤ 12 statements, ≤ 4 transactions). The model's turns are about 1,500 characters in 12-character deltas."""
 
 from __future__ import annotations
 
@@ -53,6 +54,12 @@ SECRET = "load-signing-secret"
 TICKS = os.sysconf("SC_CLK_TCK")
 MARK = "Round 1 synthesis"
 TOP_STATEMENTS = 8  # --count-sql: the statements run most a model call, listed under the totals
+# A model's turn as real ones are: about 1,500 characters, streamed in deltas of about 12 (the fake's default 250 in
+# 24 made the SDK's share of a call a quarter of what it is).
+REPLY_CHARS, DELTA_CHARS = 1500, 12
+# The database work a model call may cost (--count-sql): statements are round trips, transactions a BEGIN, a COMMIT
+# and a lease check each; neither changes with the machine's speed.
+MAX_STATEMENTS, MAX_TRANSACTIONS = 12.0, 4.0
 TIME_SCALE = 1.0  # --time-scale: Slack's limits and the app's pacing counted this many times faster (quick runs)
 
 
@@ -211,7 +218,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
     channels = [f"C{i:04d}" for i in range(n)]
     team_of = {c: f"T{i // per_workspace:05d}" for i, c in enumerate(channels)} | {"CLONE": "TLONE"}
     base_of = {c: bases[i % replicas] for i, c in enumerate(channels)} | {"CLONE": bases[0]}
-    async with TimedSlack(time_scale=TIME_SCALE) as slack, FakeAnthropic(latency_s=latency_s) as model, \
+    async with TimedSlack(time_scale=TIME_SCALE) as slack, FakeAnthropic(
+            latency_s=latency_s, reply_chars=REPLY_CHARS, chunk_chars=DELTA_CHARS) as model, \
             aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http, \
             aiohttp.ClientSession() as prober_http:  # the probe's own connection, as a load balancer's health check
         with tempfile.TemporaryDirectory() as folder:
@@ -365,10 +373,10 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
           f"{cores} cores were busy {busy / load_s:.0%} of a core in all (the rest: "
           f"{max(0.0, busy - cpu_used - fakes_cpu - postgres_cpu) / load_s:.0%}), and its host took "
           f"{stolen / load_s:.0%} of a core for others")
+    statements, transactions = sql["statements"] / max(calls, 1), sql["transactions"] / max(calls, 1)
     if count_sql:
-        print(f"SQL a model call: {sql['statements'] / max(calls, 1):.2f} statements, "
-              f"{sql['transactions'] / max(calls, 1):.2f} transactions (each autocommit statement's connection "
-              "counts as one)")
+        print(f"SQL a model call: {statements:.2f} statements, {transactions:.2f} transactions (each autocommit "
+              "statement's connection counts as one)")
         shapes = Counter({k.removeprefix(SHAPE): v for k, v in sql.items() if k.startswith(SHAPE)})
         for shape, runs in shapes.most_common(TOP_STATEMENTS):
             print(f"  {runs / max(calls, 1):5.2f}  {shape}")
@@ -391,7 +399,9 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                *([Figure("cpu_per_call", per_call_ms, 5.0 if sqlite else 7.0, "ms")]
                  if replicas == 1 else []),
                Figure("slack_429s", refused, 0), Figure("posts_twice", twice, 0),
-               Figure("turns_twice", extra_calls, 0)]
+               Figure("turns_twice", extra_calls, 0),
+               *([Figure("sql_statements_per_call", statements, MAX_STATEMENTS),
+                  Figure("sql_transactions_per_call", transactions, MAX_TRANSACTIONS)] if count_sql else [])]
     return report(figures, targets, ok=len(durations) == n)
 
 

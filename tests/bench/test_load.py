@@ -18,7 +18,9 @@ from sqlalchemy.pool import NullPool
 from bench.load import cpu_s, postgres_s
 
 ROOT = Path(__file__).resolve().parents[2]
-LOOSE = ["slowest_round_ratio=100", "healthz_p99=10000", "cpu_per_call=1000"]  # not timed here
+# Not timed here; the statements' counts are judged on a real load, not on two discussions' set-up.
+LOOSE = ["slowest_round_ratio=100", "healthz_p99=10000", "cpu_per_call=1000", "sql_statements_per_call=1000",
+         "sql_transactions_per_call=1000"]
 MISSED = "peak_rss=1"  # no Python process runs in a megabyte: the one figure past its target
 
 
