@@ -32,26 +32,37 @@ def x_limit__mutmut_3(n):
 
 def x_word__mutmut_orig(w):
     if w in ("today", "tonight"):
+        log.warning("%s is a day word", w, exc_info=True)
         return {"when": w.removeprefix("at ")}["when"]
     return "nothing"
 
 def x_word__mutmut_1(w):
     if w in ("today", "XXtonightXX"):
+        log.warning("%s is a day word", w, exc_info=True)
         return {"when": w.removeprefix("at ")}["when"]
     return "nothing"
 
 def x_word__mutmut_2(w):
     if w in ("today", "tonight"):
+        log.warning("%s is a day word", w, exc_info=True)
         return {"when": w.removeprefix("XXat XX")}["when"]
     return "nothing"
 
 def x_word__mutmut_3(w):
     if w in ("today", "tonight"):
+        log.warning("%s is a day word", w, exc_info=True)
         return {"XXwhenXX": w.removeprefix("at ")}["when"]
+    return "nothing"
+
+def x_word__mutmut_5(w):
+    if w in ("today", "tonight"):
+        log.warning(None, w, exc_info=False)
+        return {"when": w.removeprefix("at ")}["when"]
     return "nothing"
 
 def x_word__mutmut_4(w):
     if w in ("today", "tonight"):
+        log.warning("%s is a day word", w, exc_info=True)
         return {"when": w.removeprefix("at ")}["when"]
     return "XXnothingXX"
 '''
@@ -69,8 +80,9 @@ def test_string_only_mutants_are_told_apart_from_logic(tmp_path: Path, monkeypat
     mutated.parent.mkdir(parents=True)
     mutated.write_text(MUTATED)
     # The message's words changed: strings only. The comparison, or a message replaced by None: logic. So is a
-    # word the code compares, parses with or looks up (mutants 1–3 of x_word); a returned text is wording.
-    assert mutation.string_only(module) == {"x_limit__mutmut_1", "x_word__mutmut_4"}
+    # word the code compares, parses with or looks up (mutants 1–3 of x_word); a returned text is wording, and so
+    # is all of a log line (mutant 5).
+    assert mutation.string_only(module) == {"x_limit__mutmut_1", "x_word__mutmut_4", "x_word__mutmut_5"}
 
 
 def test_a_module_that_was_not_run_fails_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
