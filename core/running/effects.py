@@ -242,7 +242,10 @@ async def record_turn(
     def mark(words: str) -> str:
         return evidence.mark_unverified(words, known) if model else words
 
-    on_table = choices.catalogue(state.done_turns())
+    # This round's turns read under the discussion's lock, not only the step's snapshot: turns of one step finish
+    # one after another, and each `new:` option takes the next id after those its siblings already put on the table.
+    latest = {t.key: t for t in [*state.turns, *await tx.turns_changing(d.id, plan.round, [])]}
+    on_table = choices.catalogue(State(discussion=d, personas=state.personas, turns=list(latest.values())).done_turns())
     if data is not None and "stance" in data and "text" in data:  # a structured turn with its stance
         text = str(data["text"]).strip()
         data = stances.record(data, on_table)

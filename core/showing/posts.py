@@ -6,6 +6,7 @@ from datetime import datetime
 
 from core.deliberation import closings, factcheck, flows
 from core.deliberation.engine import suggestions
+from core.deliberation.flows import meeting
 from core.deliberation.flows.base import Notice, State
 from core.models import (
     NEXT_ACTION_LABELS,
@@ -188,6 +189,10 @@ def transition_notice(kind: Notice, state: State) -> Post | None:
         return next_action_post(d, suggestions(state))
     if kind == "roster":
         return roster_post(d, state.personas)
+    if kind == "positions":  # a meeting's next round opens with the positions the last one recorded
+        moderator = next((p for p in state.personas if p.role == Role.MODERATOR), None)
+        return Post(kind="notice", key=f"{d.id}:r{d.round + 1}:positions", persona=moderator,
+                    text=meeting.positions_post(state))
     if kind == "nothing_said":
         return Post(kind="notice", key=f"{d.id}:nothing-said:{d.resume_count}",
                     text="The discussion ends without a synthesis: nobody had said anything yet, so there was "

@@ -13,7 +13,7 @@ from core.ports import Tier
 
 __all__ = ["Tier"]
 # The posts a transition asks for; core.showing.posts builds them.
-Notice = Literal["", "next_action", "roster", "nothing_said"]
+Notice = Literal["", "next_action", "roster", "nothing_said", "positions"]
 
 
 @dataclass

@@ -110,12 +110,25 @@ def fixed_options(state: State) -> list[Option]:
     return []
 
 
-def positions(state: State, round_: int) -> str:
-    """Each owner's position at the end of a round, as the moderator states it when the next round opens."""
+def _position_lines(state: State, round_: int) -> list[str]:
+    """Each owner's recorded choice at the end of a round (an id, shown with its label) and its reason."""
     shown = stances.names(state)
     rows = [r for r in stances.table(state, round_) if r.counted or r.choice]
-    lines = [f"- {r.persona}: {choices.show(r.choice, shown)} — {r.stance}" for r in rows]
+    return [f"- {r.persona}: {choices.show(r.choice, shown)} — {r.stance}" for r in rows]
+
+
+def positions(state: State, round_: int) -> str:
+    """Each owner's position at the end of a round, as the moderator states it when the next round opens."""
+    lines = _position_lines(state, round_)
     return f"The moderator states the positions from round {round_}:\n" + "\n".join(lines) if lines else ""
+
+
+def positions_post(state: State) -> str:
+    """The post that opens the next round (seed 004): the positions the round just ended recorded."""
+    d = state.discussion
+    lines = _position_lines(state, d.round) or ["- (no owner recorded a position)"]
+    return (f"**Round {d.round + 1} of {rounds(d)}** — the moderator states the positions from round {d.round}:\n"
+            + "\n".join(lines))
 
 
 def owner_ballots(state: State) -> tuple[dict[str, list[str]], dict[str, str], dict[str, list[str]]]:
@@ -212,8 +225,8 @@ class Meeting:
 
     def after_round(self, state: State) -> Step:
         d = state.discussion
-        if d.round < rounds(d):
-            return Transition(round=d.round + 1)
+        if d.round < rounds(d):  # the next round opens with the positions this one recorded, posted as data
+            return Transition(round=d.round + 1, notice="positions")
         return Transition(pending="final")
 
     def schema(self, phase: Phase, persona: Persona) -> type[BaseModel] | None:
