@@ -226,7 +226,10 @@ class OfflineLLM:
             ).model_dump()
         if schema is FinalSynthesis:
             dissenter = "Contrarian" if "Contrarian" in people else people[-1] if people else "One voice"
+            given = re.search(r"Computed verdict: (CONSENSUS|LEANING|SPLIT|NO VERDICT) ", prompt.instruction)
+            reads: Any = given.group(1) if given else "NO VERDICT"  # the verdict it was given: it agrees
             return FinalSynthesis(
+                reads=reads,
                 executive_summary=f"After deliberating {p.topic}, the council recommends a reversible trial.",
                 insights=[
                     Insight(title="Reversibility first", description="Cheap exits lower the stakes.",

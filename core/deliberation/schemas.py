@@ -65,6 +65,9 @@ class FinalSynthesis(BaseModel):
     unresolved_debates: list[Debate]
     open_questions: list[str]
     recommendations: list[str]
+    reads: Literal["CONSENSUS", "LEANING", "SPLIT", "NO VERDICT"] = Field(
+        default="NO VERDICT", description="The kind of the computed verdict you were given, which your summary "
+                                          "agrees with")
 
 
 class DigestSummary(BaseModel):

@@ -319,7 +319,7 @@ async def record_turn(
         verdict = verdicts.of_round(state, plan.round, await people_ballots(tx, d.id, plan.round))
         cv = CouncilVerdict.model_validate(data)
         # The referee's kind and option, as data, against the computed verdict: one verdict per post.
-        read = verdicts.reading(verdict, cv.reads, cv.recommends, council_choices)
+        read = verdicts.reading(verdicts.of_round(state, plan.round, []), cv.reads, cv.recommends, council_choices)
         named = choices.show(read.recommends, stances.names(state)) if read.recommends else "none"
         text, kind = mark(formats.verdict_text(cv, named, agrees=read.agrees)), "synthesis"
         full, shown = await _stance_section(tx, state, plan.round, final=True, verdict=verdict)
@@ -331,6 +331,10 @@ async def record_turn(
         fs = FinalSynthesis.model_validate(data)
         recommended = choices.extend(on_table, fs.recommendations)
         data = (data or {}) | {"listed": choices.records(recommended)}
+        # The kind its summary reads, as data, against the verdict it was given: one verdict per post.
+        if not verdicts.reading(verdicts.of_round(state, plan.round, []), fs.reads, "none", []).agrees:
+            fs = fs.model_copy(update={"executive_summary": formats.WITHHELD_SUMMARY})
+            data |= {"executive_summary": fs.executive_summary, "withheld": True}
         text, kind = mark(formats.final_synthesis_text(fs)), "synthesis"
         verdict = verdicts.of_round(state, plan.round, await people_ballots(tx, d.id, plan.round))
         full, shown = await _stance_section(tx, state, plan.round, final=True, verdict=verdict)

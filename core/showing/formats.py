@@ -50,6 +50,8 @@ def final_synthesis_text(s: FinalSynthesis) -> str:
     )
 
 
+WITHHELD_SUMMARY = ("_Withheld: the summary's reading disagreed in kind with the recorded stances, so it is not "
+                    "shown; the verdict is the recorded stances' (below)._")
 WITHHELD = ("_Withheld: the referee's reading disagreed in kind with the advisors' recorded stances, so it is not "
             "shown; the verdict is the advisors' recorded stances' (below)._")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.deliberation import stances
 from core.deliberation.flows.base import State, TurnPlan
 from core.deliberation.quoting import named
 from core.deliberation.stances import LABEL_LENGTH
@@ -72,3 +73,11 @@ def shared_task(state: State, plan: TurnPlan) -> str | None:
             f"Stay under {shrink(180, plan.round)} words."
         )
     return None
+
+
+def verdict_note(state: State, round_: int, *, carry: bool = False) -> str:
+    """What a closing is given of the computed verdict, and asked to answer as data (its kind in `reads`)."""
+    verdict = stances.of_rows(stances.table(state, round_, carry=carry), [], stances.names(state))
+    return (" Set `reads` to the kind of the computed verdict; a summary of another kind is withheld from the "
+            f"thread. The tally of the recorded stances: {verdict.text}\nComputed verdict: {verdict.kind} "
+            f"{verdict.choice or 'none'}")

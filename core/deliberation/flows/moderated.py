@@ -7,7 +7,14 @@ from collections.abc import Callable
 from pydantic import BaseModel
 
 from core.deliberation.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan
-from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task, shrink
+from core.deliberation.flows.common import (
+    HUMANS_RULE,
+    SHARED_LABELS,
+    STANCE_RULE,
+    shared_task,
+    shrink,
+    verdict_note,
+)
 from core.deliberation.quoting import named, quote
 from core.deliberation.roster import FIXED
 from core.deliberation.schemas import FinalSynthesis, RosterSpec, RoundSynthesis
@@ -215,7 +222,7 @@ class Moderated:
                 "agreements with their supporters; unresolved debates with each position, its advocates "
                 "and arguments; open questions; and three to five recommended actions. Attribute by persona "
                 "name. Do not declare a consensus, and do not vote for anyone: the tally of everyone's own "
-                "recorded stances is added beside your synthesis."
+                "recorded stances is added beside your synthesis." + verdict_note(state, plan.round)
             )
         if plan.phase == Phase.ROSTER:
             return (

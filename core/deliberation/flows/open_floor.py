@@ -6,7 +6,14 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from core.deliberation.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan, turn_key
-from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task, shrink
+from core.deliberation.flows.common import (
+    HUMANS_RULE,
+    SHARED_LABELS,
+    STANCE_RULE,
+    shared_task,
+    shrink,
+    verdict_note,
+)
 from core.deliberation.quoting import named, quote
 from core.deliberation.roster import addressed
 from core.deliberation.schemas import Bid, ExpertSpec, FinalSynthesis, FloorPlan, FloorSpeech
@@ -239,5 +246,6 @@ class OpenFloor:
                     "500 characters; insights with confidence, supporting evidence and dissenting views; agreements "
                     "with their supporters; unresolved debates with each position and its advocates; open questions; "
                     "and three to five recommended actions. Do not declare a consensus and do not vote for anyone: "
-                    "the tally of the participants' own recorded stances is added.")
+                    "the tally of the participants' own recorded stances is added."
+                    + verdict_note(state, plan.round, carry=True))
         return "Speak briefly, in character."

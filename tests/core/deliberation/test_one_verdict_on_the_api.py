@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.settings import Settings
 from bot.wiring import build_app
 from core.control import commands as c
@@ -125,5 +127,35 @@ async def test_a_polish_discussions_stances_are_recorded_in_the_language_indepen
             closing = next(p.text for p in chat.posts(started.discussion_id) if "**Referee's reading.**" in p.text)
             assert "- Skeptic: **against** (new) — za wcześnie, brak danych" in closing
             assert "**Verdict:** LEANING for" in closing
+        finally:
+            await app.close()
+
+
+def final_claims_consensus(body: dict[str, Any]) -> str:
+    """Every persona ends undecided (the fake's default stance line); the final synthesis reads a consensus."""
+    fmt = (body.get("output_config") or {}).get("format") or {}
+    if "executive_summary" in json.dumps(fmt.get("schema", {})):
+        return json.dumps(json.loads(default_reply(body)) | {"executive_summary": "Everyone agreed: adopt it now.",
+                                                             "reads": "CONSENSUS"})
+    return default_reply(body)
+
+
+@pytest.mark.parametrize("flow", ["moderated", "open"])
+async def test_a_final_synthesis_reading_another_kind_than_the_verdict_is_withheld(tmp_path: Path,
+                                                                                   flow: str) -> None:
+    async with FakeAnthropic(reply=final_claims_consensus) as fake:
+        settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
+                            anthropic_api_key="sk-test", anthropic_base_url=fake.base_url)
+        chat = RecordingChat()
+        app = await build_app(settings, {"console": chat})
+        try:
+            started = await app.service.handle(c.StartDiscussion(topic="Should we adopt a four-day week?", flow=flow,
+                                                                 rounds=1, experts=2, user_id="U1"))
+            await app.driver.idle()
+            closing = next(p.text for p in chat.posts(started.discussion_id) if "**Final synthesis.**" in p.text)
+            assert "Everyone agreed" not in closing and "withheld" in closing.lower()
+            assert "**Verdict:** NO VERDICT" in closing or "**Verdict:** SPLIT" in closing, closing
+            asked = next(r for r in fake.requests if "executive_summary" in json.dumps(r.get("output_config") or {}))
+            assert "Computed verdict:" in json.dumps(asked["messages"][-1])
         finally:
             await app.close()

@@ -307,3 +307,21 @@ def test_the_referees_reading_is_compared_by_kind_and_id_never_by_prose(reads: s
     assert verdicts.reading(leaning, reads, recommends, on_table) == verdicts.Reading(rec, agrees)
     split = stances.judge(["O1", "O2"])
     assert verdicts.reading(split, "SPLIT", "O2", on_table).agrees  # in a split, the referee's own choice
+
+
+KINDS = ["CONSENSUS", "LEANING", "SPLIT", "NO VERDICT"]
+
+
+@given(st.lists(st.sampled_from(["O1", "O2", "for", "undecided", "unreadable"]), max_size=5),
+       st.sampled_from(KINDS), st.sampled_from(["O1", "O2", "O3", "for", "against", "none", "Adopt trunk-based "
+                                                "development", "not O1", ""]))
+def test_a_referee_shown_beside_the_verdict_never_disagrees_with_it_in_kind(personas: list[str], reads: str,
+                                                                            recommends: str) -> None:
+    from core.deliberation import verdicts
+    on_table = opts(ADOPT, DO_NOT)
+    verdict = stances.judge(personas, shown={o.id: o.label for o in on_table})
+    read = verdicts.reading(verdict, reads, recommends, on_table)
+    assert read.recommends in ("", "O1", "O2")  # only an option it was given, never one read from prose
+    if read.agrees:
+        assert reads == verdict.kind
+        assert not verdict.choice or read.recommends in ("", verdict.choice)
