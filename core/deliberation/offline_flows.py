@@ -75,7 +75,7 @@ def structure(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any] | None:
         offered = list(dict.fromkeys(re.findall(r"^(O\d+): ", text, re.M))) or OPTIONS
         shift = _n(prompt) % len(offered)
         order = offered[shift:] + offered[:shift] if _n(prompt, "agree") % 3 else offered
-        items = [RankedItem(item=o, why=f"{p.persona}: it unblocks the most work", domain=p.persona)
+        items = [RankedItem(item=o, why="it unblocks the most work", domain=p.persona)
                  for o in order[:5]]
         return RankedVote(ranking=items, stance=f"{items[0].item} first", label=items[0].item).model_dump()
     if schema is MeetingOptions:

@@ -120,6 +120,8 @@ def test_a_meeting_is_ranked_at_the_terminal(tmp_path: Path) -> None:
     screen = term.finish()
     assert "Done." in screen
     assert "polls below" not in screen
+    doubled = re.search(r"(\w+ \w+): [^()\n│]*\(\1\)", screen)
+    assert doubled is None, f"an owner named twice in one item: {doubled and doubled.group(0)}"
     assert "the council's positions" not in screen, "the ranking offered no vote"
     # A vote changes the recommendation's verdict: the terminal shows the changed line, not the whole post again
     # (its stance table included) right below the poll.
