@@ -41,7 +41,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.load import DELTA_CHARS, REPLY_CHARS, SPEEDOMETER  # noqa: E402
+from bench.load import DELTA_CHARS, REPLY_CHARS, SPEEDOMETER, pinned  # noqa: E402
 from bench.platform_limits import drop_database, fresh_database  # noqa: E402
 from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
 
@@ -286,11 +286,16 @@ def postgres_ms(url: str, calls: int, lanes: int) -> float:
     return _on_the_apps_loop(run()) * 1000 / calls
 
 
-def main(calls: int, repeats: int, lanes: int, targets: dict[str, float]) -> int:
+def main(calls: int, repeats: int, lanes: int, targets: dict[str, float], pin: bool = False) -> int:
     database = os.environ.get("DATABASE_URL", "")
     postgres = database.startswith("postgres")
     mix = POSTGRES if postgres else SQLITE
-    child = subprocess.Popen([sys.executable, __file__, "--serve"], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    # --pin: the libraries' client on core 0, the fakes on core 1, as bench/load.py pins the app and its fakes.
+    fakes_core = pinned(1) if pin else []
+    if fakes_core:
+        os.sched_setaffinity(0, {0})
+    child = subprocess.Popen([*fakes_core, sys.executable, __file__, "--serve"], stdout=subprocess.PIPE, text=True,
+                             cwd=ROOT)
     speedometer = subprocess.Popen([sys.executable, "-c", SPEEDOMETER], stdout=subprocess.PIPE, text=True)
     runs: dict[str, list[float]] = {"anthropic SDK": [], "slack_sdk": [], "SQLAlchemy": []}
     try:
@@ -326,6 +331,7 @@ if __name__ == "__main__":
     parser.add_argument("--calls", type=int, default=200, help="model calls timed in each run")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each part; the median counts")
     parser.add_argument("--lanes", type=int, default=LANES, help="calls at a time (SQLite's statements run one by one)")
+    parser.add_argument("--pin", action="store_true", help="run on core 0 and the fakes on core 1 (taskset)")
     add_target_flag(parser)
     args = parser.parse_args()
-    raise SystemExit(main(args.calls, args.repeats, args.lanes, overrides(args.target)))
+    raise SystemExit(main(args.calls, args.repeats, args.lanes, overrides(args.target), args.pin))

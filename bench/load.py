@@ -16,7 +16,10 @@ what the ratio target leaves to spend: a CPU-bound load meets the ratio only if 
 and dropped afterwards), the starts spread over them in turn. Set
 DATABASE_URL to run it on PostgreSQL instead of a fresh SQLite file. `--count-sql` also prints the SQL statements
 and transactions the app ran a model call during the load, and the statements it ran most, and judges the first
-two (≤ 12 statements, ≤ 4 transactions). The model's turns are about 1,500 characters in 12-character deltas."""
+two (≤ 12 statements, ≤ 4 transactions). The model's turns are about 1,500 characters in 12-character deltas.
+The libraries' floor (bench/library_floor.py) runs `--floor-runs` times before the load and as many after, and the
+app's CPU a model call is judged as a multiple of their median (≤ 1.5×); with one replica and taskset the app and
+the floor's client run on core 0, the fakes on core 1."""
 
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ import gc
 import json
 import os
 import re
+import shutil
 import signal
 import statistics
 import sys
@@ -60,7 +64,17 @@ REPLY_CHARS, DELTA_CHARS = 1500, 12
 # The database work a model call may cost (--count-sql): statements are round trips, transactions a BEGIN, a COMMIT
 # and a lease check each; neither changes with the machine's speed.
 MAX_STATEMENTS, MAX_TRANSACTIONS = 12.0, 4.0
+FLOOR = ROOT / "bench" / "library_floor.py"
+MAX_FLOOR_RATIO = 1.5  # the app's CPU a model call against the libraries' floor measured in the same run
 TIME_SCALE = 1.0  # --time-scale: Slack's limits and the app's pacing counted this many times faster (quick runs)
+
+
+def pinned(core: int) -> list[str]:
+    """`taskset -c core` where the machine has that core and taskset: the command it prefixes runs on it alone."""
+    cores = os.cpu_count() or 1
+    if shutil.which("taskset") is None or cores < 2 or core >= cores:
+        return []
+    return ["taskset", "-c", str(core)]
 
 
 class TimedSlack(FakeSlack):
@@ -196,8 +210,23 @@ async def install(http: aiohttp.ClientSession, base: str, team: str) -> None:
         assert resp.status == 200, page
 
 
+async def floor_ms(runs: int, database: str) -> list[float]:
+    """The libraries' floor a model call (bench/library_floor.py, one run each), pinned as the app is."""
+    found = []
+    for _ in range(runs):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, str(FLOOR), "--repeats", "1", "--pin", "--target", "library_floor=1e9", cwd=ROOT,
+            env={**os.environ, "DATABASE_URL": database} if database else
+            {k: v for k, v in os.environ.items() if k != "DATABASE_URL"},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        out = (await proc.communicate())[0].decode()
+        got = re.search(r"^libraries alone: ([\d.]+) ms", out, re.M)
+        found.append(float(got.group(1)) if got else float("nan"))
+    return found
+
+
 async def main(n: int, per_workspace: int, replicas: int, latency_s: float, within_s: float, profile: str = "",
-               targets: dict[str, float] | None = None, count_sql: bool = False) -> int:
+               targets: dict[str, float] | None = None, count_sql: bool = False, floor_runs: int = 3) -> int:
     database = os.environ.get("DATABASE_URL", "")
     if replicas > 1 and not database.startswith("postgres"):
         print("--replicas needs DATABASE_URL=postgresql://… (the replicas share one database)", file=sys.stderr)
@@ -205,14 +234,21 @@ async def main(n: int, per_workspace: int, replicas: int, latency_s: float, with
     made = await fresh_database(database) if database.startswith("postgres") else None
     try:
         return await measure(n, per_workspace, replicas, latency_s, within_s, profile, targets,
-                             made[0] if made else "", count_sql)
+                             made[0] if made else "", count_sql, floor_runs)
     finally:
         if made is not None:
             await drop_database(database, made[1])
 
 
 async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, within_s: float, profile: str,
-                  targets: dict[str, float] | None, database: str, count_sql: bool = False) -> int:
+                  targets: dict[str, float] | None, database: str, count_sql: bool = False, floor_runs: int = 3
+                  ) -> int:
+    # The app on core 0 and this process (the fakes, the probes) on core 1, as the floor pins its client and fakes:
+    # the two figures are then comparable. Only one app can have a core of its own.
+    app_core = pinned(0) if replicas == 1 else []
+    if app_core:
+        os.sched_setaffinity(0, {1})
+    floors = await floor_ms(floor_runs, database)  # before the load, and again after it: the machine's speed drifts
     ports = [free_port() for _ in range(replicas)]
     bases = [f"http://127.0.0.1:{port}" for port in ports]
     channels = [f"C{i:04d}" for i in range(n)]
@@ -235,9 +271,10 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
             counted = [Path(folder) / f"sql-{r}.jsonl" for r in range(replicas)]
 
             def command(r: int) -> list[str]:
-                cmd = [sys.executable, "-m", "bot", "slack"]
+                cmd = [*app_core, sys.executable, "-m", "bot", "slack"]
                 if count_sql:  # the app counts its statements, and writes the counts so far when signalled
-                    cmd = [sys.executable, str(ROOT / "bench" / "sql_count.py"), str(counted[r]), "bot", "slack"]
+                    cmd = [*app_core, sys.executable, str(ROOT / "bench" / "sql_count.py"), str(counted[r]), "bot",
+                           "slack"]
                 if profile:  # py-spy starts the app as its child and samples it; figures are for that child
                     cmd = ["py-spy", "record", "--nonblocking", "-r", "200", "-f", "speedscope", "-o", profile, "--",
                            *cmd]
@@ -346,6 +383,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 await asyncio.gather(*(proc.wait() for proc in procs))
                 for log in logs:
                     log.close()
+        floors += await floor_ms(floor_runs, database)
         refused, twice = sum(slack.answered_429.values()), duplicates(slack)
         methods = Counter(c.method for c in slack.calls[slack_before:])
     sqlite = "sqlite" in env["DATABASE_URL"]
@@ -373,6 +411,12 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
           f"{cores} cores were busy {busy / load_s:.0%} of a core in all (the rest: "
           f"{max(0.0, busy - cpu_used - fakes_cpu - postgres_cpu) / load_s:.0%}), and its host took "
           f"{stolen / load_s:.0%} of a core for others")
+    floor = statistics.median(floors) if floors else float("nan")
+    if floors:
+        print(f"the libraries' floor (bench/library_floor.py, {floor_runs} runs before the load and {floor_runs} "
+              f"after{', pinned to core 0 as the app' if app_core else ', not pinned'}): {floor:.2f} ms a model call "
+              f"(median; runs {', '.join(f'{f:.2f}' for f in floors)}); the app's CPU a model call is "
+              f"{per_call_ms / floor:.2f}x it")
     statements, transactions = sql["statements"] / max(calls, 1), sql["transactions"] / max(calls, 1)
     if count_sql:
         print(f"SQL a model call: {statements:.2f} statements, {transactions:.2f} transactions (each autocommit "
@@ -400,6 +444,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                  if replicas == 1 else []),
                Figure("slack_429s", refused, 0), Figure("posts_twice", twice, 0),
                Figure("turns_twice", extra_calls, 0),
+               *([Figure("floor_ratio", per_call_ms / floor, MAX_FLOOR_RATIO)] if floors and replicas == 1 else []),
                *([Figure("sql_statements_per_call", statements, MAX_STATEMENTS),
                   Figure("sql_transactions_per_call", transactions, MAX_TRANSACTIONS)] if count_sql else [])]
     return report(figures, targets, ok=len(durations) == n)
@@ -418,9 +463,11 @@ if __name__ == "__main__":
                         "run most (bench/sql_count.py)")
     parser.add_argument("--time-scale", type=float, default=TIME_SCALE,
                         help="Slack's limits and the app's pacing this many times faster: a quick run, not a measure")
+    parser.add_argument("--floor-runs", type=int, default=3,
+                        help="runs of bench/library_floor.py before the load and as many after (0: none, no ratio)")
     add_target_flag(parser)
     args = parser.parse_args()
     TIME_SCALE = args.time_scale
     profile = os.path.abspath(args.profile) if args.profile else ""
     raise SystemExit(asyncio.run(main(args.n, args.per_workspace, args.replicas, args.latency, args.within, profile,
-                                      overrides(args.target), args.count_sql)))
+                                      overrides(args.target), args.count_sql, args.floor_runs)))
