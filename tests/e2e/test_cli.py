@@ -3,6 +3,7 @@ refusals are tested in process: tests/test_cli_errors.py)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -15,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-# One finished console discussion is shared by the tests here (a whole discussion in a process of its own costs
-# seconds): they run on one worker, each on a copy of its database.
-pytestmark = pytest.mark.xdist_group("console_db")
+# One finished console discussion is shared by the tests here, each on a copy of its database: a whole discussion in
+# a process of its own costs seconds. Under xdist the workers share it through the run's temporary folder (made once,
+# under a lock), since xdist_group does not keep them on one worker with this pytest.
 
 TOPIC = "Should we adopt trunk-based development?"
 
@@ -35,9 +36,21 @@ class Finished:
 
 
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory: pytest.TempPathFactory) -> Finished:
+def finished(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Finished:
     """One console discussion run to its end with claims checked, as an operator runs it."""
-    folder = tmp_path_factory.mktemp("console")
+    if worker_id == "master":  # not under xdist: this process is the only one
+        return console(tmp_path_factory.mktemp("console"))
+    folder = tmp_path_factory.getbasetemp().parent / "console"  # the run's folder, above each worker's
+    folder.mkdir(exist_ok=True)
+    with (folder.parent / "console.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        said = folder / "stdout.txt"
+        if not said.exists():
+            said.write_text(console(folder).stdout)
+        return Finished(folder, said.read_text())
+
+
+def console(folder: Path) -> Finished:
     done = run(folder, "console", TOPIC, "--no-input", "--check")
     assert done.returncode == 0, done.stderr
     return Finished(folder, done.stdout)
