@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-import pytest
 from sqlalchemy import Engine, event
 
 from core.storage import tables as t
@@ -38,7 +37,6 @@ async def one_beat(r: Replica, beats: Beats) -> None:
     await beats.tick()
 
 
-@pytest.mark.xdist_group("engine-events")  # the listener is on every engine of the worker while it runs
 async def test_a_refused_renewal_keeps_the_work_until_its_lease_would_lapse_before_the_next_beat(db_url: str) -> None:
     a = await replica(db_url, "replica-a", RecordingChat("console"), ttl=LIFETIME)
     beats = Beats()
