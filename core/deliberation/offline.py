@@ -213,7 +213,9 @@ class OfflineLLM:
                 reads=kind, recommends=chosen,  # the verdict it was given: an offline referee agrees with it
             ).model_dump()
         if schema is RoundSynthesis:
+            given = re.search(r"Computed verdict: (CONSENSUS|LEANING|SPLIT|NO VERDICT) ", prompt.instruction)
             return RoundSynthesis(
+                reads=given.group(1) if given else "NO VERDICT",  # type: ignore[arg-type]  # the verdict it was given
                 summary=f"The council leans toward a reversible trial on {p.topic}, with open doubts on cost.",
                 agreements=["Start small and reversible"],
                 disagreements=["How much evidence is enough before scaling"],

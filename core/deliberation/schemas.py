@@ -30,6 +30,9 @@ class RoundSynthesis(BaseModel):
     insights: list[str]
     open_questions: list[str]
     next_topic_suggestions: list[str]
+    reads: Literal["CONSENSUS", "LEANING", "SPLIT", "NO VERDICT"] = Field(
+        default="NO VERDICT", description="The kind of the computed verdict you were given, which your summary "
+                                          "agrees with")
     # Who backs which proposal is each persona's own recorded stance (an id), never the synthesis's to say.
     proposals: list[str] = Field(description="2-4 concrete proposals the group could vote on")
 

@@ -291,6 +291,10 @@ async def record_turn(
         rs = RoundSynthesis.model_validate(data)
         proposals = choices.extend(on_table, rs.proposals)
         data = (data or {}) | {"listed": choices.records(proposals)}
+        # The kind its summary reads, as data, against the verdict it was given: one verdict per post.
+        if not verdicts.reading(verdicts.of_round(state, plan.round, []), rs.reads, "none", []).agrees:
+            rs = rs.model_copy(update={"summary": formats.WITHHELD_SUMMARY})
+            data |= {"summary": rs.summary, "withheld": True}
         with_ids = rs.model_copy(update={"proposals": [o.label for o in proposals]})
         text = mark(formats.round_synthesis_text(with_ids, plan.round, [o.id for o in proposals]))
         kind = "synthesis"

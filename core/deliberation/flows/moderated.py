@@ -213,7 +213,7 @@ class Moderated:
                 "next topics; and two to four concrete proposals the team could vote on, each in a few words "
                 f"that the personas ({names}) can name as their stance. Do not declare a consensus, and do "
                 "not say which proposal anyone supports: the tally of everyone's own recorded stances is "
-                "added beside your synthesis."
+                "added beside your synthesis." + verdict_note(state, plan.round)
             )
         if plan.phase == Phase.FINAL_SYNTHESIS:
             return (

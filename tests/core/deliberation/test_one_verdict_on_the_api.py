@@ -159,3 +159,33 @@ async def test_a_final_synthesis_reading_another_kind_than_the_verdict_is_withhe
             assert "Computed verdict:" in json.dumps(asked["messages"][-1])
         finally:
             await app.close()
+
+
+def round_claims_consensus(body: dict[str, Any]) -> str:
+    """Every expert ends undecided (the fake's default stance line); the round synthesis reads a consensus."""
+    fmt = (body.get("output_config") or {}).get("format") or {}
+    if "next_topic_suggestions" in json.dumps(fmt.get("schema", {})):
+        return json.dumps(json.loads(default_reply(body)) | {"summary": "Everyone agreed on the trial.",
+                                                             "reads": "CONSENSUS"})
+    return default_reply(body)
+
+
+async def test_a_round_synthesis_reading_another_kind_than_the_verdict_is_withheld(tmp_path: Path) -> None:
+    async with FakeAnthropic(reply=round_claims_consensus) as fake:
+        settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
+                            anthropic_api_key="sk-test", anthropic_base_url=fake.base_url)
+        chat = RecordingChat()
+        app = await build_app(settings, {"console": chat})
+        try:
+            started = await app.service.handle(c.StartDiscussion(topic="Should we adopt a four-day week?",
+                                                                 rounds=1, experts=2, user_id="U1"))
+            await app.driver.idle()
+            synthesis = next(p.text for p in chat.posts(started.discussion_id)
+                             if p.text.startswith("**Round 1 synthesis.**"))
+            assert "Everyone agreed" not in synthesis and "Withheld" in synthesis
+            assert "**Verdict:** NO VERDICT" in synthesis, synthesis
+            asked = next(r for r in fake.requests if "next_topic_suggestions" in json.dumps(r.get("output_config")
+                                                                                              or {}))
+            assert "Computed verdict: NO VERDICT" in json.dumps(asked["messages"][-1])
+        finally:
+            await app.close()
