@@ -17,6 +17,9 @@ and dropped afterwards), the starts spread over them in turn. Set
 DATABASE_URL to run it on PostgreSQL instead of a fresh SQLite file. `--count-sql` also prints the SQL statements
 and transactions the app ran a model call during the load, and the statements it ran most, and judges the first
 two (≤ 12 statements, ≤ 4 transactions). The model's turns are about 1,500 characters in 12-character deltas.
+The load's discussions run `--rounds` rounds (3): round 1 is timed against the lone round as before, and a model
+call of the last round (from every discussion finishing the round before it until every one finishing it) is judged
+against one of round 1 (≤ 1.15×, CPU and statements); a request the model is sent twice counts as a turn run twice.
 The libraries' floor (bench/library_floor.py) runs `--floor-runs` times before the load and as many after, and the
 app's CPU a model call is judged as a multiple of their median (≤ 1.5×); with one replica and taskset the app and
 the floor's client run on core 0, the fakes on core 1."""
@@ -57,6 +60,9 @@ from tests.fakes.slack_signing import free_port, sign  # noqa: E402
 SECRET = "load-signing-secret"
 TICKS = os.sysconf("SC_CLK_TCK")
 MARK = "Round 1 synthesis"
+ROUND_MARK = re.compile(r"Round (\d+) synthesis")
+ROUNDS = 3  # --rounds: each discussion runs this many rounds; round 1 is timed, the last compared with it
+MAX_GROWTH = 1.15  # a model call in the last round against one in round 1 (CPU, and statements with --count-sql)
 TOP_STATEMENTS = 8  # --count-sql: the statements run most a model call, listed under the totals
 # A model's turn as real ones are: about 1,500 characters, streamed in deltas of about 12 (the fake's default 250 in
 # 24 made the SDK's share of a call a quarter of what it is).
@@ -82,12 +88,18 @@ class TimedSlack(FakeSlack):
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
-        self.round_done: dict[str, float] = {}
+        self.round_done: dict[str, float] = {}  # round 1's
+        self.rounds_done: dict[tuple[str, int], float] = {}  # (channel, round) -> when its synthesis showed
         self.noted = asyncio.Event()
 
     def _note(self, p: dict[str, Any]) -> None:
         channel = p.get("channel", "")
-        if channel not in self.round_done and MARK in f"{p.get('text', '')}{p.get('blocks', '')}":
+        shown = f"{p.get('text', '')}{p.get('blocks', '')}"
+        for found in ROUND_MARK.finditer(shown):
+            if (channel, int(found.group(1))) not in self.rounds_done:
+                self.rounds_done[channel, int(found.group(1))] = time.monotonic()
+                self.noted.set()
+        if channel not in self.round_done and MARK in shown:
             self.round_done[channel] = time.monotonic()
             self.noted.set()
 
@@ -292,8 +304,10 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                     await install(http, bases[0], team)
 
                 async def start(channel: str) -> float:
+                    # The lone discussion runs round 1 alone, the reference; the load's run ROUNDS rounds.
+                    more = f" --rounds {ROUNDS}" if ROUNDS > 1 and channel != "CLONE" else ""
                     body = urlencode({"command": "/council", "text": f"Should team {channel} adopt trunk-based "
-                                      "development?", "team_id": team_of[channel], "channel_id": channel,
+                                      f"development?{more}", "team_id": team_of[channel], "channel_id": channel,
                                       "user_id": f"U{channel}", "user_name": f"user-{channel}",
                                       "trigger_id": slack.trigger(), "response_url": "http://127.0.0.1:9/unused"})
                     headers = {**sign(body, SECRET), "Content-Type": "application/x-www-form-urlencoded"}
@@ -314,6 +328,20 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                             await asyncio.wait_for(slack.noted.wait(), max(0.0, deadline - time.monotonic()))
                         except TimeoutError:
                             return
+
+                async def until_round(channels: list[str], r: int) -> bool:
+                    deadline = time.monotonic() + within_s
+                    while not all((c, r) in slack.rounds_done for c in channels):
+                        slack.noted.clear()
+                        try:
+                            await asyncio.wait_for(slack.noted.wait(), max(0.0, deadline - time.monotonic()))
+                        except TimeoutError:
+                            return False
+                    return True
+
+                async def snapshot() -> tuple[float, int, Counter[str]]:
+                    return (sum(cpu_s(pid) for pid in pids), model.request_count,
+                            await sql_counts(pids, counted) if count_sql else Counter())
 
                 lone_began = {"CLONE": await start("CLONE")}
                 await rounds(["CLONE"], lone_began)
@@ -371,6 +399,20 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 rss = max(peak_rss_mb(pid) for pid in pids)
                 speedometer.terminate()
                 speeds = [float(line) for line in (await speedometer.communicate())[0].split()]
+                # The last round against round 1 (the window from the load's start until every discussion finished
+                # round 1): the window from every discussion finishing the round before it until every one
+                # finishing it. A call that costs more as the discussion grows shows here.
+                last: tuple[float, int, Counter[str]] | None = None
+                made: Counter[str] = Counter()  # each request the load's discussions made, as sent
+                if ROUNDS > 1:
+                    if await until_round(channels, ROUNDS - 1):
+                        first = await snapshot()
+                        if await until_round(channels, ROUNDS):
+                            end = await snapshot()
+                            last = (end[0] - first[0], end[1] - first[1], end[2] - first[2])
+                    await asyncio.sleep(1.0)  # a turn run twice would be asking the model now
+                    # A turn asked twice sends the model the same request twice: the same prompt, the same persona.
+                    made.update(json.dumps(body, sort_keys=True) for body in model.requests[calls_before:])
             finally:
                 if speedometer is not None and speedometer.returncode is None:
                     speedometer.kill()
@@ -390,6 +432,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
     p99 = statistics.quantiles(health, n=100)[98] if len(health) >= 2 else float("nan")
     slowest = max(durations) if durations else float("nan")
     extra_calls = calls - n * lone_calls  # each discussion's round 1 asks the model as often as the lone one's
+    if ROUNDS > 1:  # whole discussions, at different points when measured: requests made more than once instead
+        extra_calls = sum(k - 1 for k in made.values())
     print(f"N {n}, {replicas} replica(s), {per_workspace} per workspace, model latency {latency_s:g} s, Slack's "
           f"limits and the app's rate budget on, database {'SQLite' if sqlite else 'PG'}")
     print(f"lone round 1: {lone:.2f} s")
@@ -425,8 +469,24 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
         for shape, runs in shapes.most_common(TOP_STATEMENTS):
             print(f"  {runs / max(calls, 1):5.2f}  {shape}")
     print("Slack calls a model call: " + ", ".join(f"{m} {k / max(calls, 1):.2f}" for m, k in methods.most_common()))
-    print(f"Slack answered 429 {refused} times ({dict(slack.answered_429)}); posts held twice: {twice}; model calls "
-          f"beyond {lone_calls} a discussion: {extra_calls}")
+    asked = f"model requests made twice: {extra_calls}" if ROUNDS > 1 else \
+        f"model calls beyond {lone_calls} a discussion: {extra_calls}"
+    print(f"Slack answered 429 {refused} times ({dict(slack.answered_429)}); posts held twice: {twice}; {asked}")
+    growth: list[Figure] = []
+    if ROUNDS > 1:
+        if last is None:
+            print(f"round {ROUNDS}: not every discussion finished it", file=sys.stderr)
+            growth = [Figure("last_round_cpu_ratio", float("nan"), MAX_GROWTH)]
+        else:
+            late_ms = last[0] * 1000 / max(last[1], 1)
+            print(f"round {ROUNDS} (from every discussion finishing round {ROUNDS - 1} until every one finished it): "
+                  f"{late_ms:.1f} ms of CPU a model call ({last[1]} calls), {late_ms / per_call_ms:.2f}x round 1's")
+            growth = [Figure("last_round_cpu_ratio", late_ms / per_call_ms, MAX_GROWTH)]
+            if count_sql:
+                late = last[2]["statements"] / max(last[1], 1)
+                print(f"  and {late:.2f} statements, {last[2]['transactions'] / max(last[1], 1):.2f} transactions a "
+                      f"model call, {late / max(statements, 1e-9):.2f}x round 1's statements")
+                growth.append(Figure("last_round_statements_ratio", late / max(statements, 1e-9), MAX_GROWTH))
     # The targets: ≤ 1.3× up to 100 discussions in one process and ≤ 1.5× beyond; ≤ 1.3× across replicas (they
     # share the load); ≤ 5 ms of CPU a model call on SQLite, ≤ 7 ms on PostgreSQL (its statements are round trips
     # through the driver), for one process.
@@ -443,7 +503,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                *([Figure("cpu_per_call", per_call_ms, 5.0 if sqlite else 7.0, "ms")]
                  if replicas == 1 else []),
                Figure("slack_429s", refused, 0), Figure("posts_twice", twice, 0),
-               Figure("turns_twice", extra_calls, 0),
+               Figure("turns_twice", extra_calls, 0), *growth,
                *([Figure("floor_ratio", per_call_ms / floor, MAX_FLOOR_RATIO)] if floors and replicas == 1 else []),
                *([Figure("sql_statements_per_call", statements, MAX_STATEMENTS),
                   Figure("sql_transactions_per_call", transactions, MAX_TRANSACTIONS)] if count_sql else [])]
@@ -463,11 +523,14 @@ if __name__ == "__main__":
                         "run most (bench/sql_count.py)")
     parser.add_argument("--time-scale", type=float, default=TIME_SCALE,
                         help="Slack's limits and the app's pacing this many times faster: a quick run, not a measure")
+    parser.add_argument("--rounds", type=int, default=ROUNDS,
+                        help="rounds each discussion of the load runs (round 1 is timed; the last is compared with it)")
     parser.add_argument("--floor-runs", type=int, default=3,
                         help="runs of bench/library_floor.py before the load and as many after (0: none, no ratio)")
     add_target_flag(parser)
     args = parser.parse_args()
     TIME_SCALE = args.time_scale
+    ROUNDS = args.rounds
     profile = os.path.abspath(args.profile) if args.profile else ""
     raise SystemExit(asyncio.run(main(args.n, args.per_workspace, args.replicas, args.latency, args.within, profile,
                                       overrides(args.target), args.count_sql, args.floor_runs)))

@@ -20,14 +20,14 @@ from bench.load import cpu_s, postgres_s
 ROOT = Path(__file__).resolve().parents[2]
 # Not timed here; the statements' counts are judged on a real load, not on two discussions' set-up.
 LOOSE = ["slowest_round_ratio=100", "healthz_p99=10000", "cpu_per_call=1000", "sql_statements_per_call=1000",
-         "sql_transactions_per_call=1000"]
+         "sql_transactions_per_call=1000", "last_round_cpu_ratio=100", "last_round_statements_ratio=100"]
 MISSED = "peak_rss=1"  # no Python process runs in a megabyte: the one figure past its target
 
 
 @pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 def test_counting_sql_lists_the_statements_and_leaves_the_verdict_to_the_run() -> None:
     cmd = [sys.executable, "bench/load.py", "-n", "2", "--latency", "0.05", "--time-scale", "4", "--count-sql",
-           "--floor-runs", "0"]
+           "--floor-runs", "0", "--rounds", "2"]
     for target in [*LOOSE, MISSED]:
         cmd += ["--target", target]
     done = subprocess.run(cmd, cwd=ROOT, env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=300)
@@ -41,6 +41,9 @@ def test_counting_sql_lists_the_statements_and_leaves_the_verdict_to_the_run() -
     assert per_call == sorted(per_call, reverse=True) and per_call[0] > 0, out
     # The run worked and every other figure meets its (loose) target: only the missed one fails it.
     assert "verdict: MISSES peak_rss\n" in out and done.returncode == 1, out + done.stderr
+    # Whole discussions: the last round's calls are measured and set beside round 1's.
+    assert re.search(r"^round 2 \(from every discussion finishing round 1 until every one finished it\): [\d.]+ ms "
+                     r"of CPU a model call \(\d+ calls\), [\d.]+x round 1's", out, re.M), out
     # The machine's busy time holds the app's own: the cores' total is read, not the idle time or one process.
     shares = re.search(r"the app used (\d+)% of a core.*cores were busy (\d+)% of a core in all", out)
     assert shares is not None, out
