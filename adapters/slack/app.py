@@ -34,6 +34,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
 
     @bolt.command("/council")
     async def slash(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        tasks.hold_current()
         place = Place(team=_team(body), channel=body.get("channel_id", ""), user=body.get("user_id", ""),
                       user_name=body.get("user_name", ""), response_url=body.get("response_url"),
                       trigger_id=body.get("trigger_id"))
@@ -54,6 +55,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
 
     @bolt.action(ACTIONS)
     async def button(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        tasks.hold_current()
         await ack()
         client = await council.client(_team(body), client)
         action = (body.get("actions") or [{}])[0]
@@ -66,12 +68,14 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
 
     @bolt.event("app_home_opened")
     async def home_opened(body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient) -> None:
+        tasks.hold_current()
         client = await council.client(_team(body), client)
         if event.get("tab", "home") == "home" and event.get("user"):
             tasks.spawn(council.home(_team(body), event["user"], client), "slack:home")
 
     @bolt.action(re.compile("^home:"))
     async def home_button(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        tasks.hold_current()
         await ack()
         client = await council.client(_team(body), client)
         if ((body.get("actions") or [{}])[0]).get("action_id") == NEW_ACTION:  # the start form, at once
@@ -83,6 +87,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
     @bolt.view(ix.START_VIEW)
     async def start_submitted(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any],
                               client: AsyncWebClient) -> None:
+        tasks.hold_current()
         user = body.get("user") or {}
         who = tr.Who(user.get("id", ""), user.get("name", ""))
         try:
@@ -100,6 +105,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
     @bolt.view(ix.TOPIC_VIEW)
     async def topic_submitted(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any],
                               client: AsyncWebClient) -> None:
+        tasks.hold_current()
         user = body.get("user") or {}
         try:
             cmd = ix.next_from_view(view["state"]["values"], view.get("private_metadata", ""),
@@ -117,6 +123,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
     @bolt.view(ix.ROSTER_VIEW)
     async def roster_submitted(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any],
                                client: AsyncWebClient) -> None:
+        tasks.hold_current()
         await ack()
         client = await council.client(_team(body), client)
         user = body.get("user") or {}
@@ -125,6 +132,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
 
     @bolt.shortcut(ix.SHORTCUT)
     async def shortcut(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        tasks.hold_current()
         await ack()
         client = await council.client(_team(body), client)
         message = body.get("message") or {}
@@ -140,12 +148,14 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
 
     @bolt.event("app_uninstalled")
     async def uninstalled(body: dict[str, Any], context: AsyncBoltContext) -> None:
+        tasks.hold_current()
         if revocations is not None:
             await revocations.handle_app_uninstalled_events(context)
         tasks.spawn(council.left(_team(body)), "slack:uninstalled")
 
     @bolt.event("tokens_revoked")
     async def revoked(body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext) -> None:
+        tasks.hold_current()
         if revocations is not None:
             await revocations.handle_tokens_revoked_events(event, context)
         if (event.get("tokens") or {}).get("bot"):  # without its bot token the app can post nothing there
@@ -156,6 +166,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
     @bolt.event("app_mention")
     async def mention(body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient,
                       context: AsyncBoltContext) -> None:
+        tasks.hold_current()
         client = await council.client(_team(body), client)
         key = f"slack:{event.get('channel', '')}:{event.get('ts', '')}"
         tasks.spawn(council.mention(event, key, _team(body), context.bot_user_id or "", client), "slack:mention")
@@ -163,6 +174,7 @@ def register(bolt: AsyncApp, council: Council, tasks: Tasks) -> None:
     @bolt.event("message")
     async def message(body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient,
                       context: AsyncBoltContext) -> None:
+        tasks.hold_current()
         client = await council.client(_team(body), client)
         bot = context.bot_user_id or ""
         if tr.is_human_reply(event) or not event.get("thread_ts"):

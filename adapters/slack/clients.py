@@ -197,6 +197,14 @@ class Tasks:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._last: dict[Hashable, asyncio.Task[Any]] = {}  # per key, the latest work spawned in order
 
+    def hold_current(self) -> None:
+        """Count the running listener as work in flight until it returns: Bolt runs it on after ack(), so a
+        server must not call itself idle (nor stop) while it is still opening a form or spawning its work."""
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str = "slack") -> None:
         task = asyncio.create_task(self._logged(coro), name=name)
         self._tasks.add(task)

@@ -3,6 +3,7 @@ one view), and the work behind it (database reads, the same person's earlier cli
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 
 from adapters.slack.server import SlackServer
@@ -54,3 +55,24 @@ async def test_a_form_with_nothing_left_to_ask_says_so_instead_of_loading_foreve
     await server.idle()
     [opened] = fake.views
     assert "already chosen" in str(opened["view"]["blocks"]) and opened["view"]["close"]["text"] == "OK"
+
+
+async def test_the_server_is_idle_only_once_every_listener_acknowledged_has_finished(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    """A listener goes on after its ack() (opening the form, then spawning the work): a server that called itself
+    idle meanwhile let tests read the thread too early, and a shutdown drop a click it had acknowledged."""
+    await slack.command("Should we sunset the legacy mobile app?")
+    await server.idle()
+    d = await only(server)
+    [choice] = with_action(fake, d.thread_ref, '"next:deep_dive"')
+    opening = asyncio.Event()
+    fake.latency["views.open"].append(opening.wait)  # Slack takes its time to open the form
+    await slack.click(choice.ts, "next:deep_dive", f"{d.id}|deep_dive")  # acknowledged at once
+    idle = asyncio.create_task(server.idle())
+    await asyncio.sleep(0.05)
+    assert not idle.done(), "idle while the click's listener was still opening its form"
+    opening.set()
+    await idle
+    [opened] = fake.views
+    assert opened["view"]["callback_id"] == "council_next_topic"
