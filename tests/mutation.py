@@ -57,7 +57,8 @@ MODULES: dict[str, list[str]] = {
                                "tests/core/running/test_heartbeat_faults.py",
                                "tests/core/test_rules_that_broke.py"],
     # seats
-    "core/deliberation/seats.py": ["tests/core/running/test_seats.py", "tests/core/deliberation/test_holders.py"],
+    "core/deliberation/seats.py": ["tests/core/running/test_seats.py", "tests/core/deliberation/test_holders.py",
+                                   "tests/core/deliberation/test_seat_rules.py"],
     "core/deliberation/seating.py": ["tests/core/running/test_seats.py", "tests/core/deliberation/test_council.py"],
     "core/deliberation/holders.py": ["tests/core/deliberation/test_holders.py", "tests/core/running/test_seats.py"],
     "core/running/seat_turns.py": ["tests/core/running/test_seats.py"],

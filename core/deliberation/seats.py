@@ -87,8 +87,8 @@ def ranking(text: str) -> RankedVote:
     for line in text.splitlines():
         m = _ITEM.match(line)
         if m and not line.lower().lstrip("*_ ").startswith("stance"):
-            item, _, why = m.group("item").strip("*_ ").partition(" — ")
-            items.append(RankedItem(item=item.strip()[:200], why=why.strip()[:200]))
+            item, _, why = m.group("item").partition(" — ")  # markup is cut from each part: "**X** — why" is X
+            items.append(RankedItem(item=item.strip("*_ ")[:200], why=why.strip("*_ ")[:200]))
     if not items:  # one line: `Billing fixes; Mobile app; Platform`
         parts = [x.strip(" .*_") for x in re.split(r";|\s>\s", stances_free(text)) if x.strip(" .*_")]
         items = [RankedItem(item=x[:200], why="") for x in parts] or [RankedItem(item="undecided", why="")]
