@@ -99,7 +99,10 @@ MODULES: dict[str, list[str]] = {
     "core/control/defaults.py": ["tests/core/control/test_channel_defaults.py", "tests/adapters/slack/test_abuse.py"],
     # Discord's permission refusals
     "adapters/discord/access.py": ["tests/adapters/discord/test_access.py",
-                                   "tests/adapters/discord/test_permissions.py"],
+                                   "tests/adapters/discord/test_permissions.py",
+                                   "tests/adapters/discord/test_access_rules.py",
+                                   "tests/adapters/discord/test_forums.py",
+                                   "tests/adapters/discord/test_platform_rules.py"],
 }
 # The driver's fences: the functions of driver.py that check or hold the lease (mutmut's names for them).
 ONLY_FUNCTIONS = {"core/running/driver.py": ["fenced", "_drain", "_claim", "_heartbeat", "_renew_soon"]}
