@@ -119,6 +119,9 @@ def prepare(module: str) -> Path:
     work.mkdir(parents=True)
     for name in ("core", "bot", "adapters", "tests", "bench"):
         shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in ("README.md", "app-manifest.yml"):  # some tests read what the project tells its users
+        if (ROOT / name).exists():
+            shutil.copy2(ROOT / name, work / name)
     tests = [t for t in MODULES[module] if (ROOT / t).exists()]
     pyproject = (ROOT / "pyproject.toml").read_text()
     pyproject += "\n[tool.mutmut]\n" + "\n".join([
