@@ -61,7 +61,8 @@ MODULES: dict[str, list[str]] = {
                                    "tests/core/deliberation/test_seat_rules.py"],
     "core/deliberation/seating.py": ["tests/core/running/test_seats.py", "tests/core/deliberation/test_council.py",
                                      "tests/core/deliberation/test_seating_rules.py"],
-    "core/deliberation/holders.py": ["tests/core/deliberation/test_holders.py", "tests/core/running/test_seats.py"],
+    "core/deliberation/holders.py": ["tests/core/deliberation/test_holders.py", "tests/core/running/test_seats.py",
+                                     "tests/core/deliberation/test_holder_rules.py"],
     "core/running/seat_turns.py": ["tests/core/running/test_seats.py"],
     "core/storage/seat_waits.py": ["tests/core/running/test_seats.py"],
     # decision visibility
