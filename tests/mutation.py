@@ -120,13 +120,15 @@ def prepare(module: str) -> Path:
     work.mkdir(parents=True)
     for name in ("core", "bot", "adapters", "tests", "bench"):
         shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    for name in ("README.md", "app-manifest.yml"):  # some tests read what the project tells its users
-        if (ROOT / name).exists():
-            shutil.copy2(ROOT / name, work / name)
+    # Some tests read what the project tells its users: copied beside the tree and into mutmut's own copy.
+    read_by_tests = [name for name in ("README.md", "app-manifest.yml") if (ROOT / name).exists()]
+    for name in read_by_tests:
+        shutil.copy2(ROOT / name, work / name)
     tests = [t for t in MODULES[module] if (ROOT / t).exists()]
     pyproject = (ROOT / "pyproject.toml").read_text()
     pyproject += "\n[tool.mutmut]\n" + "\n".join([
         'source_paths = ["core", "bot", "adapters"]',
+        f"also_copy = {json.dumps(read_by_tests)}",
         f"only_mutate = [{json.dumps(module)}]",
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q"]',
