@@ -95,3 +95,10 @@ async def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncI
     url = await fresh_pg_database()
     yield url
     await drop_pg_database(url)
+
+
+@pytest.hookimpl(trylast=True)  # after tests/e2e marks its own
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that take seconds first, each group in its own order: with two workers, a long test started last
+    would leave one worker running it alone at the end of the run."""
+    items.sort(key=lambda item: not (item.get_closest_marker("e2e") or item.get_closest_marker("slow")))
