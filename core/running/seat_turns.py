@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from core.deliberation import choices, flows, seats, stances
+from core.deliberation import flows, seats
 from core.deliberation.engine import Idle, RunTurns, State, Step, TurnPlan
 from core.deliberation.holders import stand_in
 from core.deliberation.prompts import label
@@ -150,17 +150,11 @@ async def claim_reply(tx: Tx, d: Discussion, author_id: str, text: str, now: dat
 
 
 async def choose_stance(tx: Tx, d: Discussion, user_id: str, turn_key: str, chosen: str) -> bool:
-    """The stance menu under a person's turn: kept with the wait, and set on the turn if it is already in.
-    False when this is not the person's turn to pick."""
+    """The stance menu under a person's turn, kept with the wait for the reply that records it (a turn already
+    recorded keeps the stance it was written with). False when this is not the person's turn to pick."""
     w = next((x for x in await tx.seat_waits(d.id) if x.turn_key == turn_key), None)
     if w is None or w.user_id != user_id:
         return False
     w.stance = " ".join(chosen.lower().split())[:40]
     await tx.save_seat_wait(w)
-    turn = await tx.turn(turn_key, for_update=True)
-    if turn is not None and turn.data is not None and (turn.data.get("written_by") == user_id):
-        # The choice is read again from the id the menu sent: what the turn means follows the menu.
-        known = choices.catalogue(t for t in await tx.turns(d.id) if t.key != turn_key)
-        turn.data = stances.record({**turn.data, "label": w.stance}, known)
-        await tx.save_turn(turn)
     return True

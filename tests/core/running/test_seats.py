@@ -256,3 +256,35 @@ async def test_a_seated_persons_ask_reads_as_plain_words(db_url: str) -> None:
         assert "within 45 seconds" in nudge.text
     finally:
         await w.app.close()
+
+
+async def test_a_stance_picked_after_the_turn_is_in_is_refused_and_the_turn_kept(world: World) -> None:
+    """Dana answers in words first, then picks from the menu under the ask: the turn keeps the stance it was
+    written with, and she is told so."""
+    did = await meeting_with_dana(world)
+    ask = next(p for p in world.posts(did) if p.key.endswith(":ask"))
+    pick = next(a for a in ask.actions if a.label == "Stance: against")
+    _, turn_key, chosen = pick.value.split("|", 2)
+    await say(world, did, "Mobile can wait; billing is bleeding money.")
+    before = (await state_of(world, did)).turn(turn_key)
+    assert before is not None and before.data is not None and before.data["label"] == "undecided"
+    with pytest.raises(UserError, match="already recorded"):
+        await world.app.service.handle(c.TakeStance(discussion_id=did, turn_key=turn_key, label=chosen, **DANA))
+    after = (await state_of(world, did)).turn(turn_key)
+    assert after is not None and after.data == before.data and after.text == before.text
+
+
+async def test_a_stance_picked_after_the_stand_in_spoke_leaves_the_stand_ins_turn_as_it_was(world: World) -> None:
+    did = await meeting_with_dana(world)
+    ask = next(p for p in world.posts(did) if p.key.endswith(":ask"))
+    pick = next(a for a in ask.actions if a.label == "Stance: against")
+    _, turn_key, chosen = pick.value.split("|", 2)
+    await world.later(minutes=31)  # silent past the wait: the stand-in speaks for her seat
+    spoken = (await state_of(world, did)).turn(turn_key)
+    assert spoken is not None and spoken.data is not None and spoken.data.get("written_by") != "U1"
+    try:
+        await world.app.service.handle(c.TakeStance(discussion_id=did, turn_key=turn_key, label=chosen, **DANA))
+    except UserError:
+        pass  # told the turn is no longer hers to pick for: either way, the stand-in's turn is unchanged
+    after = (await state_of(world, did)).turn(turn_key)
+    assert after is not None and after.data == spoken.data
