@@ -90,3 +90,16 @@ def test_a_module_that_was_not_run_fails_the_table(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(mutation, "SCRATCH", tmp_path)
     assert mutation.report(modules=["core/running/spending.py"]) == 1
     assert "NOT RUN" in capsys.readouterr().out
+
+
+def test_a_module_of_declarations_only_is_said_to_have_nothing_to_mutate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(mutation, "SCRATCH", tmp_path)
+    work = tmp_path / mutation.slug("core/control/commands.py")
+    work.mkdir(parents=True)
+    (work / mutation.RUN_FILE).write_text('{"commit": "abc", "exit": 1}')
+    assert not mutation.has_functions("core/control/commands.py")
+    assert mutation.report(modules=["core/control/commands.py"]) == 0
+    assert "no functions to mutate" in capsys.readouterr().out
+    assert mutation.has_functions("core/control/defaults.py")
