@@ -4,15 +4,16 @@ the advisors' recorded stances give."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.settings import Settings
-from bot.wiring import build_app
+from bot.wiring import App, build_app
 from core.control import commands as c
 from core.models import Phase, Status
 from tests.fakes.anthropic_server import FakeAnthropic, default_reply
@@ -37,25 +38,33 @@ def council(referee: dict[str, Any]) -> Callable[[dict[str, Any]], str]:
     return reply
 
 
-async def run_council(tmp_path: Path, reply: Callable[[dict[str, Any]], str]) -> tuple[str, FakeAnthropic]:
+@contextlib.asynccontextmanager
+async def finished(tmp_path: Path, reply: Callable[[dict[str, Any]], str], **start: Any,
+                   ) -> AsyncIterator[tuple[FakeAnthropic, App, RecordingChat, str]]:
+    """A discussion run to its end on the real client against the fake Messages API answering with `reply`."""
     async with FakeAnthropic(reply=reply) as fake:
         settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
                             anthropic_api_key="sk-test", anthropic_base_url=fake.base_url)
         chat = RecordingChat()
         app = await build_app(settings, {"console": chat})
         try:
-            started = await app.service.handle(c.StartDiscussion(topic="Should we adopt a four-day week?",
-                                                                 flow="council", rounds=1, user_id="U1"))
+            started = await app.service.handle(c.StartDiscussion(**({"topic": "Should we adopt a four-day week?",
+                                                                      "rounds": 1, "user_id": "U1"} | start)))
             await app.driver.idle()
-            async with app.store.tx() as tx:
-                d = await tx.discussion(started.discussion_id)
-                final = next(t for t in await tx.turns(started.discussion_id) if t.phase == Phase.FINAL_SYNTHESIS)
-            assert d is not None and d.status == Status.DONE, (d and d.blocked_reason)
-            closing = next(p.text for p in chat.posts(d.id) if "**Referee's reading.**" in p.text)
-            assert final.data is not None and final.data["verdict"] in closing
-            return closing, fake
+            yield fake, app, chat, started.discussion_id
         finally:
             await app.close()
+
+
+async def run_council(tmp_path: Path, reply: Callable[[dict[str, Any]], str]) -> tuple[str, FakeAnthropic]:
+    async with finished(tmp_path, reply, flow="council") as (fake, app, chat, did):
+        async with app.store.tx() as tx:
+            d = await tx.discussion(did)
+            final = next(t for t in await tx.turns(did) if t.phase == Phase.FINAL_SYNTHESIS)
+        assert d is not None and d.status == Status.DONE, (d and d.blocked_reason)
+        closing = next(p.text for p in chat.posts(did) if "**Referee's reading.**" in p.text)
+        assert final.data is not None and final.data["verdict"] in closing
+        return closing, fake
 
 
 async def test_a_referee_claiming_consensus_over_split_stances_is_never_shown_as_a_second_verdict(
@@ -110,25 +119,15 @@ def polish_council(body: dict[str, Any]) -> str:
 
 
 async def test_a_polish_discussions_stances_are_recorded_in_the_language_independent_form(tmp_path: Path) -> None:
-    async with FakeAnthropic(reply=polish_council) as fake:
-        settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
-                            anthropic_api_key="sk-test", anthropic_base_url=fake.base_url)
-        chat = RecordingChat()
-        app = await build_app(settings, {"console": chat})
-        try:
-            started = await app.service.handle(c.StartDiscussion(topic="Czy wprowadzić czterodniowy tydzień pracy?",
-                                                                 flow="council", rounds=1, lang="Polish",
-                                                                 user_id="U1"))
-            await app.driver.idle()
-            async with app.store.tx() as tx:
-                turns = await tx.turns(started.discussion_id)
-            recorded = sorted((t.data or {}).get("choice", "none") for t in turns if t.phase == Phase.ADVISOR_OPENING)
-            assert recorded == ["against", "for", "for"]
-            closing = next(p.text for p in chat.posts(started.discussion_id) if "**Referee's reading.**" in p.text)
-            assert "- Skeptic: **against** (new) — za wcześnie, brak danych" in closing
-            assert "**Verdict:** LEANING for" in closing
-        finally:
-            await app.close()
+    async with finished(tmp_path, polish_council, topic="Czy wprowadzić czterodniowy tydzień pracy?", flow="council",
+                        lang="Polish") as (_, app, chat, did):
+        async with app.store.tx() as tx:
+            turns = await tx.turns(did)
+        recorded = sorted((t.data or {}).get("choice", "none") for t in turns if t.phase == Phase.ADVISOR_OPENING)
+        assert recorded == ["against", "for", "for"]
+        closing = next(p.text for p in chat.posts(did) if "**Referee's reading.**" in p.text)
+        assert "- Skeptic: **against** (new) — za wcześnie, brak danych" in closing
+        assert "**Verdict:** LEANING for" in closing
 
 
 def final_claims_consensus(body: dict[str, Any]) -> str:
@@ -143,22 +142,12 @@ def final_claims_consensus(body: dict[str, Any]) -> str:
 @pytest.mark.parametrize("flow", ["moderated", "open"])
 async def test_a_final_synthesis_reading_another_kind_than_the_verdict_is_withheld(tmp_path: Path,
                                                                                    flow: str) -> None:
-    async with FakeAnthropic(reply=final_claims_consensus) as fake:
-        settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
-                            anthropic_api_key="sk-test", anthropic_base_url=fake.base_url)
-        chat = RecordingChat()
-        app = await build_app(settings, {"console": chat})
-        try:
-            started = await app.service.handle(c.StartDiscussion(topic="Should we adopt a four-day week?", flow=flow,
-                                                                 rounds=1, experts=2, user_id="U1"))
-            await app.driver.idle()
-            closing = next(p.text for p in chat.posts(started.discussion_id) if "**Final synthesis.**" in p.text)
-            assert "Everyone agreed" not in closing and "withheld" in closing.lower()
-            assert "**Verdict:** NO VERDICT" in closing or "**Verdict:** SPLIT" in closing, closing
-            asked = next(r for r in fake.requests if "executive_summary" in json.dumps(r.get("output_config") or {}))
-            assert "Computed verdict:" in json.dumps(asked["messages"][-1])
-        finally:
-            await app.close()
+    async with finished(tmp_path, final_claims_consensus, flow=flow, experts=2) as (fake, _, chat, did):
+        closing = next(p.text for p in chat.posts(did) if "**Final synthesis.**" in p.text)
+        assert "Everyone agreed" not in closing and "withheld" in closing.lower()
+        assert "**Verdict:** NO VERDICT" in closing or "**Verdict:** SPLIT" in closing, closing
+        asked = next(r for r in fake.requests if "executive_summary" in json.dumps(r.get("output_config") or {}))
+        assert "Computed verdict:" in json.dumps(asked["messages"][-1])
 
 
 def round_claims_consensus(body: dict[str, Any]) -> str:
@@ -171,21 +160,10 @@ def round_claims_consensus(body: dict[str, Any]) -> str:
 
 
 async def test_a_round_synthesis_reading_another_kind_than_the_verdict_is_withheld(tmp_path: Path) -> None:
-    async with FakeAnthropic(reply=round_claims_consensus) as fake:
-        settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
-                            anthropic_api_key="sk-test", anthropic_base_url=fake.base_url)
-        chat = RecordingChat()
-        app = await build_app(settings, {"console": chat})
-        try:
-            started = await app.service.handle(c.StartDiscussion(topic="Should we adopt a four-day week?",
-                                                                 rounds=1, experts=2, user_id="U1"))
-            await app.driver.idle()
-            synthesis = next(p.text for p in chat.posts(started.discussion_id)
-                             if p.text.startswith("**Round 1 synthesis.**"))
-            assert "Everyone agreed" not in synthesis and "Withheld" in synthesis
-            assert "**Verdict:** NO VERDICT" in synthesis, synthesis
-            asked = next(r for r in fake.requests if "next_topic_suggestions" in json.dumps(r.get("output_config")
-                                                                                              or {}))
-            assert "Computed verdict: NO VERDICT" in json.dumps(asked["messages"][-1])
-        finally:
-            await app.close()
+    async with finished(tmp_path, round_claims_consensus, experts=2) as (fake, _, chat, did):
+        synthesis = next(p.text for p in chat.posts(did) if p.text.startswith("**Round 1 synthesis.**"))
+        assert "Everyone agreed" not in synthesis and "Withheld" in synthesis
+        assert "**Verdict:** NO VERDICT" in synthesis, synthesis
+        asked = next(r for r in fake.requests if "next_topic_suggestions" in json.dumps(r.get("output_config")
+                                                                                          or {}))
+        assert "Computed verdict: NO VERDICT" in json.dumps(asked["messages"][-1])
