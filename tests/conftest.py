@@ -102,3 +102,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests that take seconds first, each group in its own order: with two workers, a long test started last
     would leave one worker running it alone at the end of the run."""
     items.sort(key=lambda item: not (item.get_closest_marker("e2e") or item.get_closest_marker("slow")))
+
+
+# Loggers the CLI sets when it runs in this process (tests call it through typer's runner): a level one test leaves
+# behind would silence another's logs.
+CLI_LOGGERS = ("", "apscheduler", "slack_sdk.web.async_base_client")
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    import logging
+
+    levels = {name: logging.getLogger(name).level for name in CLI_LOGGERS}
+    handlers = list(logging.getLogger().handlers)
+    yield
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if h not in handlers]:
+        root.removeHandler(handler)
