@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from core.deliberation import choices, stances
+from core.deliberation import choices
 from core.deliberation.choices import Option
 from core.deliberation.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan
-from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task
+from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task, verdict_note
 from core.deliberation.quoting import inline, named
 from core.deliberation.roster import seats_from_lines
 from core.deliberation.schemas import CouncilVerdict
@@ -154,7 +154,6 @@ class Council:
             return ("Final position. Say what changed for you during the council, what held firm, and give your "
                     f"final recommendation in two or three sentences. {words} words.")
         if plan.phase == Phase.FINAL_SYNTHESIS:
-            verdict = stances.of_rows(stances.table(state, plan.round), [], stances.names(state))
             names = ", ".join(named(a.name) for a in state.by_role(Role.ADVISOR))
             return ("Give the referee's verdict on the whole council, read round by round. For each advisor "
                     f"({names}) state their final position and how it evolved across the rounds (what moved "
@@ -162,9 +161,8 @@ class Council:
                     "which side), your verdict in two to four sentences, the recommendation in two or three, "
                     "and two or three next steps. The tally of the advisors' recorded stances is the verdict "
                     "and is shown below yours; your reading must agree with it in kind (never call a split or a "
-                    "leaning a consensus). Set `reads` to its kind and `recommends` to the id of the option you "
-                    "recommend, one of:\n" + choices.listing(choosable(state)) + "\nor none; where the verdict "
-                    "names an option, recommend that one or none. A reading whose kind or option disagrees with "
-                    "the verdict is withheld from the thread. The tally: " + verdict.text
-                    + f"\nComputed verdict: {verdict.kind} {verdict.choice or 'none'}")
+                    "leaning a consensus). Set `recommends` to the id of the option you recommend, one of:\n"
+                    + choices.listing(choosable(state)) + "\nor none; where the verdict names an option, "
+                    "recommend that one or none; a recommendation of another option is withheld from the thread "
+                    "too." + verdict_note(state, plan.round))
         return f"Speak to the topic through your lens ({lens}). 150-250 words."
