@@ -282,7 +282,7 @@ async def test_a_stance_picked_after_the_stand_in_spoke_leaves_the_stand_ins_tur
     await world.later(minutes=31)  # silent past the wait: the stand-in speaks for her seat
     spoken = (await state_of(world, did)).turn(turn_key)
     assert spoken is not None and spoken.data is not None and spoken.data.get("written_by") != "U1"
-    with pytest.raises(UserError, match="already recorded"):  # told so, not silently ignored
+    with pytest.raises(UserError, match="has ended, so its stances stay as they were recorded"):  # told so
         await world.app.service.handle(c.TakeStance(discussion_id=did, turn_key=turn_key, label=chosen, **DANA))
     after = (await state_of(world, did)).turn(turn_key)
     assert after is not None and after.data == spoken.data
