@@ -25,6 +25,9 @@ METHOD_TIER = {
 SCAN_METHODS = ("conversations.history", "conversations.replies")
 SCAN_PER_MINUTE, SCAN_PAGE = 1, 15
 POSTS_PER_S, POST_BURST = 1.0, 4  # chat.postMessage: about one a second per channel, short bursts allowed
+# chat.postMessage's workspace-wide limit, which Slack gives only as "several hundred messages per minute" (with
+# generous bursts): assumed to be the lowest reading of it, over any minute.
+POSTS_PER_MINUTE = 300
 TRIGGER_TTL_S = 3.0
 # Scopes a method needs (any one of them); a method not named needs none.
 SCOPES = {
@@ -65,24 +68,35 @@ class Limits:
         if not self.enforce:
             return 0
         now = self.now()
-        if method == "chat.postMessage" and channel:
+        if method == "chat.postMessage":
+            if not channel:  # refused, not limited
+                return 0
+            window = self._window(team, method, now)
             tokens, at = self._posts.get((team, channel), [float(POST_BURST), now])
             tokens = min(float(POST_BURST), tokens + (now - at) * POSTS_PER_S)
+            self._posts[(team, channel)] = [tokens, now]
             if tokens < 1:
-                self._posts[(team, channel)] = [tokens, now]
                 return _seconds((1 - tokens) / POSTS_PER_S)
+            if len(window) >= POSTS_PER_MINUTE:  # the channel has room, the workspace not
+                return _seconds(window[0] + 60 - now)
             self._posts[(team, channel)] = [tokens - 1, now]
+            window.append(now)
             return 0
         limit = self.per_minute(method)
-        if limit is None or method == "chat.postMessage":  # a post without a channel is refused, not limited
+        if limit is None:
             return 0
-        window = self._calls[(team, method)]
-        while window and window[0] <= now - 60:
-            window.popleft()
+        window = self._window(team, method, now)
         if len(window) >= limit:
             return _seconds(window[0] + 60 - now)
         window.append(now)
         return 0
+
+    def _window(self, team: str, method: str, now: float) -> deque[float]:
+        """The workspace's calls of this method in the minute up to `now`."""
+        window = self._calls[(team, method)]
+        while window and window[0] <= now - 60:
+            window.popleft()
+        return window
 
 
 def _seconds(wait_s: float) -> int:

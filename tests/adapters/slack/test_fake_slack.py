@@ -12,7 +12,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from adapters.slack.budgeted import PER_MINUTE
 from adapters.slack.views import loading_view
 from tests.fakes.slack_api import FakeSlack
-from tests.fakes.slack_limits import METHOD_TIER, SPECIAL, TIER
+from tests.fakes.slack_limits import METHOD_TIER, POSTS_PER_MINUTE, SPECIAL, TIER
 
 
 class Clock:
@@ -79,6 +79,17 @@ async def test_posts_are_about_one_a_second_per_channel_with_short_bursts(
     await client.chat_postMessage(channel="C0002", text="another channel")
     clock.t += 1.0
     await client.chat_postMessage(channel="C0001", text="a second later")
+
+
+
+async def test_posts_in_a_workspace_have_an_allowance_a_minute_whatever_the_channels(slack: FakeSlack,
+                                                                                      clock: Clock) -> None:
+    accepted = [slack.limits.retry_after("T0001", "chat.postMessage", f"C{i:04d}") == 0
+                for i in range(POSTS_PER_MINUTE + 1)]
+    assert accepted.count(True) == POSTS_PER_MINUTE, "each in its own channel, and still the workspace's limit"
+    assert slack.limits.retry_after("T0002", "chat.postMessage", "C0000") == 0, "another workspace: its own"
+    clock.t += 60
+    assert slack.limits.retry_after("T0001", "chat.postMessage", f"C{POSTS_PER_MINUTE:04d}") == 0
 
 
 async def test_thread_reads_of_an_app_distributed_outside_the_marketplace_are_one_a_minute_and_15_a_page(
@@ -151,10 +162,12 @@ def test_every_method_the_fake_answers_has_the_rate_tier_slack_lists_it_under() 
 
 
 def test_every_method_the_app_calls_is_in_its_budget_at_the_fakes_tier() -> None:
-    """The app's own table and the platform's tiers agree (chat.postMessage is paced per channel instead)."""
+    """The app's own table and the platform's tiers agree (chat.postMessage is paced per channel, and has its
+    workspace allowance)."""
     for method, tier in METHOD_TIER.items():
         if method not in ("chat.postMessage", "oauth.v2.access", "team.info"):
             assert PER_MINUTE.get(method) == TIER[tier] or tier == SPECIAL, method
+    assert PER_MINUTE["chat.postMessage"] == POSTS_PER_MINUTE
 
 
 async def test_a_post_under_another_name_or_face_takes_chat_write_customize(
