@@ -70,8 +70,8 @@ MODULES: dict[str, list[str]] = {
                                      "tests/core/deliberation/test_seating_rules.py"],
     "core/deliberation/holders.py": ["tests/core/deliberation/test_holders.py", "tests/core/running/test_seats.py",
                                      "tests/core/deliberation/test_holder_rules.py"],
-    "core/running/seat_turns.py": ["tests/core/running/test_seats.py"],
-    "core/storage/seat_waits.py": ["tests/core/running/test_seats.py"],
+    "core/running/seat_turns.py": ["tests/core/running/test_seats.py", "tests/core/running/test_seat_turn_rules.py"],
+    "core/storage/seat_waits.py": ["tests/core/running/test_seats.py", "tests/core/storage/test_seat_wait_rules.py"],
     # decision visibility
     "core/control/recall.py": ["tests/core/control/test_memory.py", "tests/adapters/slack/test_decisions.py"],
     "core/storage/decisions.py": ["tests/core/storage/test_decisions.py", "tests/core/control/test_memory.py",
