@@ -254,8 +254,9 @@ class Driver:
             await self.admission.turn()
             # One fenced transaction reads the state and, when the next step runs turns, starts them.
             async with self.fenced(discussion_id) as (tx, d):
-                # Posts still queued go out before anything is decided: the state is not read for nothing.
-                queued = bool(await tx.pending_posts(discussion_id))
+                # Posts still queued go out before anything is decided: the state is not read for nothing (the fence
+                # saw whether any are).
+                queued = bool(tx.queued_at_fence)
                 if not queued:
                     loaded = await load_state(tx, discussion_id, self.config.context_rounds, d=d, kept=kept)
                     assert loaded is not None
@@ -645,7 +646,10 @@ class Driver:
         """The queue (`queue`: as this transaction has just read it), and whether its first post is now claimed
         here, in a transaction that holds the lease; None: the first post waits out its backoff, and the rest keep
         their order behind it."""
-        pending, due = queue if queue is not None else await tx.queue(d.id)
+        if queue is None:  # what this transaction queued, when that is the whole queue; else read
+            here = tx.queued_here()
+            queue = (here, None) if here is not None else await tx.queue(d.id)
+        pending, due = queue
         if not pending:
             return [], False
         if due is not None and due > self.clock.now():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, delete, exists, func, insert, or_, select, update
 
 from core.models import (
     FINISHED_TURN,
@@ -25,7 +25,11 @@ from core.storage.rows import Repo, _row, aware, insert_in
 # (measured: 124 µs for a discussion read built each time, 70 µs prebuilt).
 _d, _t, _o = t.discussions.c, t.turns.c, t.outbox.c
 _DISCUSSION = select(t.discussions).where(_d.id == bindparam("id"))
-_LEASED = _DISCUSSION.where(_d.lease_owner == bindparam("owner"), _d.lease_expires_at > bindparam("now"))
+_UNSENT = (_o.discussion_id == _d.id, _o.sent.is_(False), _o.dead.is_(False))
+# The lease checked, and whether posts are queued, in the one statement that reads the discussion.
+_LEASED = (select(t.discussions, exists().where(*_UNSENT).label("queued"))
+           .where(_d.id == bindparam("id"), _d.lease_owner == bindparam("owner"),
+                  _d.lease_expires_at > bindparam("now")))
 _HOLDS = select(_d.id).where(_d.id == bindparam("id"), _d.lease_owner == bindparam("owner"),
                              _d.lease_expires_at > bindparam("now"))
 _PERSONAS = select(t.personas.c.data).where(t.personas.c.discussion_id == bindparam("id")).order_by(
@@ -49,7 +53,7 @@ _SENT = update(t.outbox).where(_o.id == bindparam("b_id")).values(
 Unsent = list[tuple[int, Post, str | None, int]]  # queued posts in order: outbox id, post, turn key, earlier attempts
 Queue = tuple[Unsent, datetime | None]  # and when the first may be tried again (None: now)
 
-_ENQUEUE = {name: insert_in(name, t.outbox).on_conflict_do_nothing(index_elements=["key"])
+_ENQUEUE = {name: insert_in(name, t.outbox).on_conflict_do_nothing(index_elements=["key"]).returning(_o.id)
             for name in ("postgresql", "sqlite")}
 
 
@@ -59,6 +63,9 @@ def _locked(query: Any, dialect: str) -> Any:
 
 
 class DiscussionRepo(Repo):
+    queued_at_fence: bool | None = None  # whether the fence saw posts queued (None: no fence read)
+    fenced_id: str | None = None  # the discussion whose lease this transaction checked
+
     # discussions ---------------------------------------------------------------------------------
     async def add_discussion(self, d: Discussion) -> None:
         # Options hold recalled decision records, with their dates: JSON columns take them as JSON text.
@@ -166,7 +173,18 @@ class DiscussionRepo(Repo):
         takeover by another process waits for our commit and can never interleave with the writes we fence."""
         query = _locked(_LEASED, self.conn.dialect.name)
         row = (await self.conn.execute(query, {"id": discussion_id, "owner": owner, "now": now})).first()
-        return Discussion.model_validate(_row(row)) if row else None
+        if row is None:
+            return None
+        values = _row(row)
+        self.queued_at_fence = bool(values.pop("queued"))
+        self.enqueued = [] if not self.queued_at_fence else None
+        self.fenced_id = discussion_id
+        return Discussion.model_validate(values)
+
+    def queued_here(self) -> Unsent | None:
+        """The discussion's queue when it is only what this transaction queued after a fence that saw none (None:
+        unknown, read it). Any other change to the outbox in this transaction makes it unknown."""
+        return list(self.enqueued) if self.enqueued is not None else None
 
     async def holds_lease(self, discussion_id: str, owner: str, now: datetime) -> bool:
         """`fence` when only the lease matters, not the discussion: the row locked alike, nothing else read."""
@@ -330,7 +348,12 @@ class DiscussionRepo(Repo):
         """Queue a post once per key; False if that key was already queued (one statement either way)."""
         values = {"key": post.key, "discussion_id": discussion_id, "payload": post.model_dump(mode="json"),
                   "turn_key": turn_key, "created_at": now}
-        return (await self.conn.execute(_ENQUEUE[self.conn.dialect.name], values)).rowcount == 1
+        outbox_id = (await self.conn.execute(_ENQUEUE[self.conn.dialect.name], values)).scalar()
+        if outbox_id is None:
+            return False
+        if self.enqueued is not None and discussion_id == self.fenced_id:
+            self.enqueued.append((outbox_id, post, turn_key, 0))
+        return True
 
     async def pending_posts(self, discussion_id: str) -> Unsent:
         """Unsent posts in order: (outbox id, post, turn key, earlier attempts)."""
@@ -348,6 +371,7 @@ class DiscussionRepo(Repo):
         """Count an attempt at sending this row, if nobody else has since we read it and we still hold the
         discussion's lease: two drains (or a driver whose lease expired) never both send one post. `fenced`: this
         transaction has already checked (and locked) the lease."""
+        self.outbox_changed()
         o = t.outbox.c
         if discussion_id is None:  # the caller usually knows it: one statement fewer per post
             discussion_id = (await self.conn.execute(select(o.discussion_id).where(o.id == outbox_id))).scalar()
@@ -367,6 +391,7 @@ class DiscussionRepo(Repo):
     async def defer_post(self, outbox_id: int, until: datetime, error: str, *, forget_attempt: bool = False) -> None:
         """Try the post again from `until`; `forget_attempt`: the platform only asked to slow down, so the attempt
         claimed for it does not count toward blocking (nor make the next one look it up)."""
+        self.outbox_changed()
         o = t.outbox.c
         values: dict[str, object] = {"next_attempt_at": until, "last_error": error[:300]}
         if forget_attempt:
@@ -375,23 +400,27 @@ class DiscussionRepo(Repo):
 
     async def bury_posts(self, discussion_id: str, error: str) -> None:
         """The platform will never take these posts (channel archived, bot removed): stop trying until Retry."""
+        self.outbox_changed()
         o = t.outbox.c
         await self.conn.execute(update(t.outbox).where(o.discussion_id == discussion_id, o.sent.is_(False))
                                 .values(dead=True, last_error=error[:300]))
 
     async def revive_posts(self, discussion_id: str) -> None:
         """Retry: every queued post is tried again at once."""
+        self.outbox_changed()
         o = t.outbox.c
         await self.conn.execute(update(t.outbox).where(o.discussion_id == discussion_id, o.sent.is_(False))
                                 .values(dead=False, next_attempt_at=None))
 
     async def mark_sent(self, outbox_id: int, ref: str, now: datetime, turn_key: str | None) -> None:
+        self.outbox_changed()
         await self.conn.execute(_SENT, {"b_id": outbox_id, "b_ref": ref, "b_now": now})
         if turn_key:
             await self.conn.execute(_PUBLISHED, {"b_key": turn_key})
 
     async def drop_unsent(self, discussion_id: str, key_prefix: str) -> None:
         """Forget queued posts under a key prefix that no drain has tried yet (a newer one supersedes them)."""
+        self.outbox_changed()
         o = t.outbox.c
         await self.conn.execute(
             delete(t.outbox).where(o.discussion_id == discussion_id, o.sent.is_(False), o.attempts == 0,
@@ -400,6 +429,7 @@ class DiscussionRepo(Repo):
 
     async def note_ref(self, key: str, ref: str) -> None:
         """Keep what the platform made for a post before the rest of its sending: a retry goes on with it."""
+        self.outbox_changed()
         await self.conn.execute(update(t.outbox).where(t.outbox.c.key == key).values(ref=ref))
 
     async def noted_ref(self, key: str) -> str:

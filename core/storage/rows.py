@@ -36,8 +36,16 @@ _XACT_LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
 class Repo:
     """A repository works inside one transaction, on its connection."""
 
+    # The posts this transaction queued for the discussion whose lease it checked, when that check saw none
+    # queued before: then they are its whole queue (None: unknown; see DiscussionRepo.fence).
+    enqueued: list[Any] | None = None
+
     def __init__(self, conn: AsyncConnection) -> None:
         self.conn = conn
+
+    def outbox_changed(self) -> None:
+        """The outbox changed otherwise than by queueing a post: a drain reads the queue again."""
+        self.enqueued = None
 
     async def serialize(self, *key: str) -> None:
         """Hold, until this transaction ends, a lock on `key` (a person's starts, a workspace's spend), so a

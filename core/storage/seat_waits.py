@@ -49,6 +49,7 @@ class SeatRepo(Repo):
 
     async def drop_post(self, discussion_id: str, key: str) -> None:
         """Forget one queued post no drain has tried yet (a person's turn is in the thread in their own words)."""
+        self.outbox_changed()
         o = t.outbox.c
         await self.conn.execute(delete(t.outbox).where(o.discussion_id == discussion_id, o.key == key,
                                                        o.sent.is_(False), o.attempts == 0))
