@@ -45,6 +45,7 @@ class Msg:
     bot_id: str | None = BOT_ID
     edits: int = 0
     files: list[dict[str, Any]] = field(default_factory=list)  # shared with this message (file uploads)
+    posted_metadata: dict[str, Any] | None = None  # as it was posted, whatever edits changed since
 
     def wire(self, with_metadata: bool) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "message", "ts": self.ts, "text": self.text, "blocks": self.blocks,
@@ -429,7 +430,8 @@ class FakeSlack(CanvasMethods):
         channel = self.conversation(p["channel"])["id"]  # a user id posts in the app's DM with them
         m = self._store(Msg(channel=channel, ts=self._ts(), text=p.get("text", ""), blocks=blocks,
                             thread_ts=p.get("thread_ts") or None, username=p.get("username"),
-                            icon_emoji=p.get("icon_emoji"), metadata=p.get("metadata")))
+                            icon_emoji=p.get("icon_emoji"), metadata=p.get("metadata"),
+                            posted_metadata=p.get("metadata")))
         return {"ok": True, "channel": m.channel, "ts": m.ts, "message": m.wire(True)}
 
     def m_chat_update(self, p: dict[str, Any], team: str) -> dict[str, Any]:
