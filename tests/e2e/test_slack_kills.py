@@ -13,10 +13,12 @@ from tests.fakes.kills import run
 KILLS = 3
 ROUNDS = 1
 TURNS = 1 + ROUNDS * 12 + 1  # roster, each round's twelve turns, the final synthesis
+# Slack's limits ten times faster (fake and app alike): the time goes to the five starts, not to waiting out pacing.
+TIME_SCALE = 10.0
 
 
 async def test_three_kills_mid_step_each_resume_within_seconds(tmp_path: Path) -> None:
-    out = await run(tmp_path, kills=KILLS, latency_s=0.5, rounds=ROUNDS, stop_once=True)
+    out = await run(tmp_path, kills=KILLS, latency_s=0.25, rounds=ROUNDS, stop_once=True, time_scale=TIME_SCALE)
     assert out.killed_in_flight == KILLS, "every kill landed while a model call was in flight"
     assert len(out.resume_s) == KILLS and max(out.resume_s) <= 5.0, out.resume_s
     assert out.status == "done" and out.unsent == 0, out.log_tail

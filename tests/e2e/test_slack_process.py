@@ -20,6 +20,9 @@ from tests.fakes.slack_signing import free_port, sign
 
 SECRET = "e2e-signing-secret"
 ROOT = Path(__file__).resolve().parents[2]
+# Slack's limits ten times faster, in the fake and in the app alike: one post a second per channel would otherwise
+# make this one discussion wait out most of half a minute.
+TIME_SCALE = 10.0
 
 
 def signed(body: str) -> dict[str, str]:
@@ -38,14 +41,14 @@ async def wait_for(check: Callable[[], Awaitable[bool]], within_s: float, what: 
 async def test_a_council_in_slack_with_the_real_model_client(tmp_path: Path) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    async with FakeSlack(tokens={"xoxb-e2e": "T0001"}) as slack, FakeAnthropic() as anthropic, \
+    async with FakeSlack(tokens={"xoxb-e2e": "T0001"}, time_scale=TIME_SCALE) as slack, FakeAnthropic() as anthropic, \
             aiohttp.ClientSession() as http:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "COUNCIL_", "DATABASE_URL"))}
         env |= {"PORT": str(port), "DATABASE_URL": f"sqlite:///{tmp_path / 'council.db'}",
                 "SLACK_API_URL": slack.base_url, "SLACK_BOT_TOKEN": "xoxb-e2e", "SLACK_SIGNING_SECRET": SECRET,
                 "ANTHROPIC_API_KEY": "sk-ant-e2e-not-a-secret", "ANTHROPIC_BASE_URL": anthropic.base_url,
                 "COUNCIL_LOG_LEVEL": "WARNING", "COUNCIL_PUBLIC_URL": base,
-                "COUNCIL_WEB_SECRET": "e2e-web-secret-not-a-secret-32-bytes+"}
+                "COUNCIL_WEB_SECRET": "e2e-web-secret-not-a-secret-32-bytes+", "SLACK_TIME_SCALE": str(TIME_SCALE)}
         log = (tmp_path / "app.log").open("wb")
         proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "slack", cwd=tmp_path, env=env,
                                                     stdout=log, stderr=log)

@@ -49,21 +49,24 @@ async def _until(check: object, within_s: float, what: str) -> None:
         await asyncio.sleep(0.02)
 
 
-async def run(folder: Path, *, kills: int, latency_s: float = 0.5, rounds: int = 1, stop_once: bool = False) -> Outcome:
+async def run(folder: Path, *, kills: int, latency_s: float = 0.5, rounds: int = 1, stop_once: bool = False,
+              time_scale: float = 1.0) -> Outcome:
+    """`time_scale`: Slack's rate limits run this many times faster in the fake and in the app alike (a test spends
+    its seconds on restarts, not on the one-post-a-second pacing a real channel would impose)."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     db = folder / "council.db"
     out = Outcome()
     # Each takeover reads the thread once (the dead driver's thinking placeholders): the app is a workspace's own, the
     # shipped default, whose reads Slack does not limit to one a minute (in the fake as in the app).
-    async with FakeSlack(tokens={"xoxb-kills": "T0001"}) as slack, \
+    async with FakeSlack(tokens={"xoxb-kills": "T0001"}, time_scale=time_scale) as slack, \
             FakeAnthropic(latency_s=latency_s) as model, aiohttp.ClientSession() as http:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("SLACK_", "COUNCIL_", "DATABASE_URL", "ANTHROPIC_"))}
         env |= {"PORT": str(port), "DATABASE_URL": f"sqlite:///{db}", "SLACK_API_URL": slack.base_url,
                 "SLACK_BOT_TOKEN": "xoxb-kills", "SLACK_SIGNING_SECRET": SECRET,
                 "ANTHROPIC_API_KEY": "sk-ant-kills-not-a-secret", "ANTHROPIC_BASE_URL": model.base_url,
-                "COUNCIL_LOG_LEVEL": "WARNING"}
+                "COUNCIL_LOG_LEVEL": "WARNING", "SLACK_TIME_SCALE": str(time_scale)}
         log_path = folder / "app.log"
 
         async def start() -> tuple[asyncio.subprocess.Process, float]:
