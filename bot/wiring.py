@@ -104,9 +104,11 @@ async def build_app(
     clock: Clock | None = None,
     owner: str | None = None,
     scheduler: bool = False,
+    wall: Clock | None = None,
 ) -> App:
     """Create or migrate the schema, then wire store, model, driver and service around the given chats;
-    `scheduler=True` also starts the schedule timer (it leads on one replica at a time)."""
+    `scheduler=True` also starts the schedule timer (it leads on one replica at a time), whose jobs wait on `wall`
+    (the real clock unless a test gives its own)."""
     engine = make_engine(settings.database_url)
     await migrate(engine, settings.encryption_key)
     store = Store(engine)
@@ -139,7 +141,7 @@ async def build_app(
         # Started on every replica; it fires a platform's rows only while this process holds that platform's lock.
         app.scheduler = Scheduler(store, service.schedules, clock, SchedulerConfig(
             platforms=tuple(chats), reload_s=settings.council_schedule_reload_s,
-            leader_retry_s=settings.council_leader_retry_s))
+            leader_retry_s=settings.council_leader_retry_s, wall=wall or SystemClock()))
         service.schedules.on_changed = app.scheduler.poke
         await app.scheduler.start()
     return app

@@ -7,7 +7,7 @@ import contextlib
 import logging
 import zlib
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -17,7 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
-from core.ports import Clock
+from core.ports import Clock, SystemClock
 from core.storage.store import Store
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,7 @@ class SchedulerConfig:
     platforms: tuple[str, ...] = ("console",)  # the chat platforms this process serves: it may lead their rows
     reload_s: float = 10.0  # the leader re-reads the table this often (rows written by other replicas)
     leader_retry_s: float = 15.0  # a process that does not lead tries to take the lock this often
+    wall: Clock = field(default_factory=SystemClock)  # the clock APScheduler waits on: the real one but in tests
 
 
 class Scheduler:
@@ -190,7 +191,7 @@ class Scheduler:
         if self._aps is None or schedule_id in self._running:
             return
         # APScheduler waits on the real clock; the wait is measured on the injected one (the same in production).
-        run_at = datetime.now(UTC) + max(timedelta(0), slot - self.clock.now())
+        run_at = self.config.wall.now() + max(timedelta(0), slot - self.clock.now())
         job = self._aps.get_job(str(schedule_id))
         if job is not None and job.next_run_time is not None and abs(job.next_run_time - run_at) < DRIFT:
             return

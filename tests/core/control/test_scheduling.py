@@ -70,14 +70,17 @@ async def test_jobs_are_registered_from_the_table_at_start_up_and_on_change(
     await first.close()
     apps.remove(first)
 
+    # APScheduler waits on the wall clock: one held at this moment, so the job is due exactly an hour after it (and
+    # APScheduler, on the real clock, leaves it for an hour).
+    wall = FakeClock(datetime.now(UTC))
     app = await build_app(settings(sqlite_url), {"console": RecordingChat()}, llm=ScriptedLLM(), clock=clock,
-                          scheduler=True)
+                          scheduler=True, wall=wall)
     apps.append(app)
     assert app.scheduler is not None
     await until(lambda: app.scheduler is not None and len(app.scheduler.jobs()) == 1)
     digest = await schedule(app, "digest", "C1")
     run_at = app.scheduler.jobs()[digest.id]
-    assert abs(run_at - (datetime.now(UTC) + timedelta(hours=1))) < timedelta(seconds=5)
+    assert run_at == wall.now() + timedelta(hours=1)  # the next slot, 08:00, is an hour after T0 on the row's clock
 
     # A row created in this process is registered at once, not at the next reload (an hour away here).
     await app.service.handle(c.SetDigest(is_admin=True, platform="console", channel="C2", cadence="daily"))
