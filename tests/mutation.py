@@ -73,9 +73,10 @@ MODULES: dict[str, list[str]] = {
     "core/running/seat_turns.py": ["tests/core/running/test_seats.py", "tests/core/running/test_seat_turn_rules.py"],
     "core/storage/seat_waits.py": ["tests/core/running/test_seats.py", "tests/core/storage/test_seat_wait_rules.py"],
     # decision visibility
-    "core/control/recall.py": ["tests/core/control/test_memory.py", "tests/adapters/slack/test_decisions.py"],
+    "core/control/recall.py": ["tests/core/control/test_memory.py", "tests/adapters/slack/test_decisions.py",
+                               "tests/core/control/test_recall_rules.py"],
     "core/storage/decisions.py": ["tests/core/storage/test_decisions.py", "tests/core/control/test_memory.py",
-                                  "tests/adapters/slack/test_decisions.py"],
+                                  "tests/adapters/slack/test_decisions.py", "tests/core/control/test_recall_rules.py"],
     "core/deliberation/factcheck.py": ["tests/core/deliberation/test_factcheck.py",
                                        "tests/adapters/slack/test_check.py"],
     "core/deliberation/evidence.py": ["tests/core/deliberation/test_evidence.py"],

@@ -1,6 +1,7 @@
-"""A seated person's turn, rule by rule, through the real app: a stance pick names a turn that waits for that person
-or is refused, the stance recorded is the one picked whatever its spacing, and the note that they wrote in person
-names it."""
+"""A seated person's turns, rule by rule, through the real app: a stance pick names a turn that waits for that
+person or is refused; the stance recorded is the one picked, whatever its spacing, and the note that they wrote in
+person names it; only the seat's person answers its turn; the ask is titled to them and says how to rank only when
+they rank; back after many missed turns, they take back the latest."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import pytest
 
 from core.control import commands as c
 from core.control.replies import UserError
-from tests.core.running.test_seats import DANA, World, meeting_with_dana, say, state_of, world
+from core.models import NextAction
+from tests.core.running.test_seats import DANA, HERE, World, meeting_with_dana, say, state_of, world
 
 __all__ = ["world"]  # the fixture, shared with the seats' story tests
 
@@ -44,3 +46,41 @@ async def test_the_in_person_note_names_the_stance_the_turn_recorded(world: Worl
     assert mine.data is not None
     note = next(p for p in world.posts(did) if p.key == f"{mine.key}:in")
     assert note.text.endswith(f"Stance: **{mine.data['label']}**.")
+
+
+async def test_a_reply_from_someone_without_a_seat_is_a_comment_not_the_seats_turn(world: World) -> None:
+    did = await meeting_with_dana(world)
+    await say(world, did, "Billing first, obviously.", user={"user_id": "U2", "user_name": "Lee", **HERE})
+    async with world.app.store.tx() as tx:
+        [wait] = await tx.seat_waits(did)
+    assert (wait.state, wait.answer) == ("waiting", "")
+    assert [(m.author_id, m.text) for m in (await state_of(world, did)).humans] == [
+        ("U2", "Billing first, obviously.")]
+
+
+async def test_the_ask_is_titled_to_its_person_and_says_how_to_rank_only_when_ranking(world: World) -> None:
+    did = await meeting_with_dana(world)
+    await say(world, did, "Billing first.\nStance: billing first — fix invoices")
+    proposal_ask, ranking_ask = [p for p in world.posts(did) if p.key.endswith(":ask")]
+    assert "Dana" in proposal_ask.title and "Dana" in ranking_ask.title
+    assert "your ranking" in ranking_ask.text and "your ranking" not in proposal_ask.text
+
+
+
+async def test_taking_a_seat_back_after_many_missed_turns_takes_back_the_latest(world: World) -> None:
+    reply = await world.app.service.handle(c.StartDiscussion(
+        topic="Should we move to trunk-based development?", channel="C1", seats=[{"user_id": "U1", "name": "Dana"}],
+        **DANA))  # type: ignore[list-item]
+    did = reply.discussion_id
+    await world.settle()
+    await world.later(minutes=31)  # silent: her first turn times out, the next goes to the stand-in at once
+    await world.app.service.handle(c.ChooseNextAction(discussion_id=did, action=NextAction.ANOTHER_ROUND, **DANA))
+    await world.settle()  # still away: this round's turns are the stand-in's too
+    async with world.app.store.tx() as tx:
+        waits = await tx.seat_waits(did)
+    assert len(waits) >= 3 and all(w.state == "stand_in" for w in waits)
+    await say(world, did, "Back now.")
+    async with world.app.store.tx() as tx:
+        states = [w.state for w in await tx.seat_waits(did)]
+    assert states == ["stand_in"] * (len(waits) - 1) + ["back"]
+    assert [p.key for p in world.posts(did) if p.key.endswith(":back")] == [f"{waits[-1].turn_key}:back"]
