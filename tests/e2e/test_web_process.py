@@ -10,7 +10,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
+import pytest
+from typer.testing import CliRunner
 
+from bot.__main__ import cli
 from core.showing.pages import PageLinks
 from tests.e2e.test_slack_process import wait_for
 from tests.fakes.slack_signing import free_port
@@ -18,31 +21,33 @@ from tests.fakes.slack_signing import free_port
 SECRET = "web-e2e-secret-not-a-secret-32-bytes+"
 
 
-async def test_bot_web_serves_signed_pages_only(tmp_path: Path) -> None:
-    db = tmp_path / "council.db"
-    base_env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "COUNCIL_", "DATABASE_URL",
-                                                                         "ANTHROPIC_"))}
-    env = base_env | {"DATABASE_URL": f"sqlite:///{db}", "COUNCIL_LOG_LEVEL": "WARNING"}
-    console = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "console", "Should we adopt <b>bold</b> pages?", "--rounds", "1",
-        "--no-input", cwd=tmp_path, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
-    assert await asyncio.wait_for(console.wait(), 120) == 0
-    listed = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "list", "--format", "json",
-                                                  cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
-                                                  stderr=asyncio.subprocess.DEVNULL)
-    out, _ = await listed.communicate()
-    discussion_id = json.loads(out)[0]["id"]
+def test_bot_web_serves_signed_pages_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # What the server is given (a finished discussion, its id, the refusal without a secret) is made in process
+    # (typer's runner); only the server itself is a process of its own.
+    for name in list(os.environ):
+        if name.startswith(("SLACK_", "COUNCIL_", "DATABASE_URL", "ANTHROPIC_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'council.db'}")
+    monkeypatch.setenv("COUNCIL_LOG_LEVEL", "WARNING")
+    monkeypatch.chdir(tmp_path)
+    made = CliRunner().invoke(cli, ["console", "Should we adopt <b>bold</b> pages?", "--rounds", "1", "--no-input"])
+    assert made.exit_code == 0, made.output
+    listed = CliRunner().invoke(cli, ["list", "--format", "json"])
+    assert listed.exit_code == 0, listed.output
+    discussion_id = json.loads(listed.stdout)[0]["id"]
 
     port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    missing = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "web", cwd=tmp_path,
-                                                   env=env | {"PORT": str(port)}, stdout=asyncio.subprocess.DEVNULL,
-                                                   stderr=asyncio.subprocess.PIPE)
-    _, err = await missing.communicate()
-    assert missing.returncode == 2 and b"COUNCIL_WEB_SECRET" in err, "no secret, no pages: said plainly"
+    monkeypatch.setenv("PORT", str(port))
+    missing = CliRunner().invoke(cli, ["web"])
+    assert missing.exit_code == 2 and "COUNCIL_WEB_SECRET" in missing.stderr, "no secret, no pages: said plainly"
 
-    web_env = env | {"PORT": str(port), "COUNCIL_PUBLIC_URL": base, "COUNCIL_WEB_SECRET": SECRET}
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "web", cwd=tmp_path, env=web_env,
+    base = f"http://127.0.0.1:{port}"
+    web_env = dict(os.environ) | {"COUNCIL_PUBLIC_URL": base, "COUNCIL_WEB_SECRET": SECRET}
+    asyncio.run(_serve_and_read(tmp_path, web_env, base, discussion_id))
+
+
+async def _serve_and_read(folder: Path, env: dict[str, str], base: str, discussion_id: str) -> None:
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot", "web", cwd=folder, env=env,
                                                 stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
     try:
         async with aiohttp.ClientSession() as http:
@@ -58,8 +63,9 @@ async def test_bot_web_serves_signed_pages_only(tmp_path: Path) -> None:
             async with http.get(link) as resp:
                 page = await resp.text()
                 assert resp.status == 200 and "&lt;b&gt;bold&lt;/b&gt;" in page and "<b>bold" not in page
-            async with http.get(f"{base}/d/{discussion_id}") as resp:
-                assert resp.status == 403 and "bold" not in await resp.text()
+            for unsigned in (f"{base}/d/{discussion_id}", link[:-1] + ("0" if link[-1] != "0" else "1")):
+                async with http.get(unsigned) as resp:  # no signature, or one changed: nothing of the discussion
+                    assert resp.status == 403 and "bold" not in await resp.text()
     finally:
         proc.terminate()
         await proc.wait()
