@@ -31,6 +31,12 @@ def run(name: str, results: Path, args: list[str] | None = None) -> tuple[int, l
     return done.returncode, [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
 
 
+def verdict(figure: dict[str, object]) -> str:
+    if figure.get("unjudged"):
+        return f"not judged: {figure['unjudged']}"
+    return "meets" if figure["meets"] else "MISSES"
+
+
 def table(rows: list[tuple[str, str, str, str, str]]) -> str:
     head = ("bench", "figure", "value", "target", "verdict")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(5)]
@@ -61,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
                 unit = f" {f['unit']}" if f["unit"] else ""
                 sign = "<=" if f["at_most"] else ">="
                 rows.append((name, str(f["name"]), f"{float(f['value']):.3f}{unit}",  # type: ignore[arg-type]
-                             f"{sign} {f['target']}{unit}", "meets" if f["meets"] else "MISSES"))
-            if code != 0 and all(f["meets"] for f in figures):
+                             f"{sign} {f['target']}{unit}", verdict(f)))
+            if code != 0 and all(f["meets"] or f.get("unjudged") for f in figures):
                 rows.append((name, "-", "-", "-", f"FAILED (exit {code})"))
             failed = failed or code != 0
     print(table(rows))

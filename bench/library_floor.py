@@ -15,7 +15,8 @@ A model call of the load (counted by `bench/load.py --count-sql`) brings, at the
 
 The fakes of both APIs run in a child process, so only the libraries' side is timed here (process CPU, on uvloop as
 the app), 20 calls at a time as the load's discussions run at once (`--lanes`). Prints each part per model call
-(the median of `--repeats` runs), their sum against the load's target (5 ms on SQLite, 7 ms on PostgreSQL), and the
+(the median of `--repeats` runs), their sum against a reference of 5 ms on SQLite, 7 ms on PostgreSQL (the load
+judges the app as a multiple of this sum, measured in the same run), and the
 sum as a share of the fixed loop bench/load.py times as this machine's speed. Exits 1 when the libraries alone
 exceed the target: then no change to the app's own code can meet it on this machine with these statement counts."""
 

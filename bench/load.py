@@ -8,8 +8,9 @@ many discussions in one workspace can go, and bench/platform_limits.py measures 
 
 Prints: how many finished round 1, the slowest round ÷ the lone round, peak RSS, /healthz p99 during the load,
 process CPU milliseconds per model call and the 429s Slack answered, each against its target (the slowest-round
-ratio ≤ 1.3 up to N = 100 and ≤ 1.5 beyond in one process, ≤ 1.3 across replicas; CPU ≤ 5 ms a call on
-SQLite, ≤ 7 ms on PostgreSQL; no 429s, no post twice, no turn asked of the model twice), and exits 1 on a miss.
+ratio ≤ 1.3 up to N = 100 and ≤ 1.5 beyond in one process, ≤ 1.3 across replicas, judged only where the floor
+leaves room for it: an app at 1.5× the floor must fit its calls in the time the ratio allows on the core it gets,
+and the bench says which and why; no 429s, no post twice, no turn asked of the model twice), and exits 1 on a miss.
 It also prints what the machine's cores spent during the load (the app, the fakes, PostgreSQL, the rest) beside
 what the ratio target leaves to spend: a CPU-bound load meets the ratio only if it fits in that.
 `--replicas R` runs R processes on one PostgreSQL database (DATABASE_URL: a fresh database is made on that server
@@ -21,8 +22,8 @@ The load's discussions run `--rounds` rounds (3): round 1 is timed against the l
 call of the last round (from every discussion finishing the round before it until every one finishing it) is judged
 against one of round 1 (≤ 1.15×, CPU and statements); a request the model is sent twice counts as a turn run twice.
 The libraries' floor (bench/library_floor.py) runs `--floor-runs` times before the load and as many after, and the
-app's CPU a model call is judged as a multiple of their median (≤ 1.5×); with one replica and taskset the app and
-the floor's client run on core 0, the fakes on core 1."""
+app's CPU a model call (all replicas' CPU ÷ all calls) is judged as a multiple of their median (≤ 1.5×); with one
+replica and taskset the app and the floor's client run on core 0, the fakes on core 1; replicas are not pinned."""
 
 from __future__ import annotations
 
@@ -220,6 +221,20 @@ async def install(http: aiohttp.ClientSession, base: str, team: str) -> None:
                         headers={"Cookie": f"slack-app-oauth-state={cookie}"}) as resp:
         page = await resp.text()  # read, so the connection is free for the next request (see start)
         assert resp.status == 200, page
+
+
+def no_room(floor_ms: float | None, calls: int, replicas: int, cores: int, within_s: float) -> str:
+    """Why the round's ratio cannot be judged on this run ("" when it can): an app at its CPU target
+    (MAX_FLOOR_RATIO × the floor a call) must fit its share of the calls in the time the ratio target allows, on the
+    share of a core it gets (one at most: an event loop is one thread; less when the apps outnumber the cores)."""
+    if floor_ms is None:
+        return "no floor was measured (--floor-runs 0), so nothing says this machine leaves room for it"
+    needs = MAX_FLOOR_RATIO * floor_ms / 1000 * calls / replicas
+    has = within_s * min(1.0, cores / replicas)
+    if needs <= has:
+        return ""
+    return (f"at {MAX_FLOOR_RATIO:g}x the floor an app needs {needs:.1f} s of CPU for its {calls / replicas:.0f} "
+            f"calls, more than the {has:.1f} s the ratio target leaves it")
 
 
 async def floor_ms(runs: int, database: str) -> list[float]:
@@ -488,23 +503,30 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                       f"model call, {late / max(statements, 1e-9):.2f}x round 1's statements")
                 growth.append(Figure("last_round_statements_ratio", late / max(statements, 1e-9), MAX_GROWTH))
     # The targets: ≤ 1.3× up to 100 discussions in one process and ≤ 1.5× beyond; ≤ 1.3× across replicas (they
-    # share the load); ≤ 5 ms of CPU a model call on SQLite, ≤ 7 ms on PostgreSQL (its statements are round trips
-    # through the driver), for one process.
+    # share the load). CPU is judged only against the floor measured in this run: this machine's speed changes
+    # between sessions, so no figure in milliseconds travels.
     ratio_target = 1.3 if n <= 100 or replicas > 1 else 1.5
     # What the ratio target leaves to spend: the load must end within ratio_target × the lone round, and in that
-    # time each app's event loop has one core for its share of the calls, and all the processes here (apps, fakes,
-    # database) the machine's cores.
+    # time each app's event loop has at most one core (less when the apps outnumber the cores) for its share of the
+    # calls, and all the processes here (apps, fakes, database) the machine's cores.
     within = ratio_target * lone
     print(f"at the ratio target ({ratio_target:g} × the lone round: {within:.1f} s), one process has "
           f"{within * replicas * 1000 / max(calls, 1):.1f} ms of one core a model call, and the machine's "
           f"{cores} cores {within * cores:.1f} s in all; this load used {busy:.1f} s in all")
-    figures = [Figure("slowest_round_ratio", slowest / lone, ratio_target),
+    if replicas > 1:
+        left = max(0.0, busy - fakes_cpu - postgres_cpu)
+        print(f"what the {cores} cores left the {replicas} apps while the fakes and PostgreSQL ran: {left:.1f} s of "
+              f"CPU, {left / load_s / replicas:.0%} of a core each; the apps used {cpu_used:.1f} s "
+              f"({cpu_used / load_s / replicas:.0%} of a core each). No wall-clock ratio is set for that share.")
+    room = no_room(floor if floors else None, calls, replicas, cores, within)
+    if floors:
+        fits = f"an app at {MAX_FLOOR_RATIO:g}x the floor fits its calls in the time the ratio target leaves it"
+        print(f"the floor {'leaves no' if room else 'leaves'} room for the round's ratio: {room or fits}")
+    figures = [Figure("slowest_round_ratio", slowest / lone, ratio_target, unjudged=room),
                Figure("peak_rss", rss, 300.0, "MB"), Figure("healthz_p99", p99, 50.0, "ms"),
-               *([Figure("cpu_per_call", per_call_ms, 5.0 if sqlite else 7.0, "ms")]
-                 if replicas == 1 else []),
                Figure("slack_429s", refused, 0), Figure("posts_twice", twice, 0),
                Figure("turns_twice", extra_calls, 0), *growth,
-               *([Figure("floor_ratio", per_call_ms / floor, MAX_FLOOR_RATIO)] if floors and replicas == 1 else []),
+               *([Figure("floor_ratio", per_call_ms / floor, MAX_FLOOR_RATIO)] if floors else []),
                *([Figure("sql_statements_per_call", statements, MAX_STATEMENTS),
                   Figure("sql_transactions_per_call", transactions, MAX_TRANSACTIONS)] if count_sql else [])]
     return report(figures, targets, ok=len(durations) == n)

@@ -19,6 +19,7 @@ class Figure:
     target: float
     unit: str = ""
     at_most: bool = True  # the figure must not exceed its target (False: must reach it)
+    unjudged: str = ""  # why this run cannot judge the figure (printed beside it; it neither meets nor misses)
 
     @property
     def meets(self) -> bool:
@@ -30,8 +31,8 @@ class Figure:
     def line(self) -> str:
         sign = "<=" if self.at_most else ">="
         unit = f" {self.unit}" if self.unit else ""
-        return (f"{self.name}: {self.value:.3f}{unit} (target {sign} {self.target:g}{unit}) "
-                f"{'meets' if self.meets else 'MISSES'}")
+        verdict = f"not judged: {self.unjudged}" if self.unjudged else "meets" if self.meets else "MISSES"
+        return f"{self.name}: {self.value:.3f}{unit} (target {sign} {self.target:g}{unit}) {verdict}"
 
 
 def add_target_flag(parser: argparse.ArgumentParser) -> None:
@@ -65,11 +66,12 @@ def report(figures: Sequence[Figure], targets: dict[str, float] | None = None, *
         with open(results, "a", encoding="utf-8") as out:
             for f in figures:
                 out.write(json.dumps({"name": f.name, "value": f.value, "target": f.target, "unit": f.unit,
-                                      "at_most": f.at_most, "meets": f.meets}) + "\n")
-    missed = [f.name for f in figures if not f.meets]
+                                      "at_most": f.at_most, "meets": f.meets, "unjudged": f.unjudged}) + "\n")
+    missed = [f.name for f in figures if not f.meets and not f.unjudged]
     if not ok:
         print("verdict: the run itself failed (see above)")
         return 1
-    met = f"all {len(figures)} figure(s) meet their targets"
+    judged = [f for f in figures if not f.unjudged]
+    met = f"all {len(judged)} judged figure(s) meet their targets"
     print("verdict: " + (f"MISSES {', '.join(missed)}" if missed else met))
     return 1 if missed else 0

@@ -63,3 +63,13 @@ def test_python_m_bench_prints_one_table_and_fails_on_a_miss() -> None:
     assert set(rows) == {"prompt_ratio", "input_ratio"}, done.stdout
     assert rows["prompt_ratio"].endswith("MISSES") and rows["input_ratio"].endswith("meets"), done.stdout
     assert done.returncode == 1, done.stdout + done.stderr
+
+
+def test_a_figure_the_run_cannot_judge_says_why_and_neither_passes_nor_fails_it(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    room = "the libraries alone need 9.0 s of one core, the target leaves 6.0 s"
+    assert report([Figure("ratio", 4.0, 1.3, unjudged=room), Figure("rss", 250, 300, "MB")]) == 0
+    assert report([Figure("ratio", 4.0, 1.3, unjudged=room), Figure("rss", 350, 300, "MB")]) == 1
+    out = capsys.readouterr().out
+    assert f"ratio: 4.000 (target <= 1.3) not judged: {room}" in out
+    assert "verdict: all 1 judged figure(s) meet their targets" in out and "verdict: MISSES rss\n" in out
