@@ -1,5 +1,6 @@
 """The command line as an operator uses it, in processes of its own: JSON alone on stdout, files written (its
-refusals are tested in process: tests/test_cli_errors.py)."""
+refusals, and what it says rather than how its output is kept apart, are run in process: typer's runner, as in
+tests/test_cli_errors.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner, Result
+
+from bot.__main__ import cli
 
 # One finished console discussion is shared by the tests here, each on a copy of its database: a whole discussion in
 # a process of its own costs seconds. Under xdist the workers share it through the run's temporary folder (made once,
@@ -27,6 +31,21 @@ def run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env["DATABASE_URL"] = f"sqlite:///{tmp / 'council.db'}"
     return subprocess.run([sys.executable, "-m", "bot", *args], cwd=tmp, env=env, capture_output=True, text=True,
                           timeout=120)
+
+
+def here(tmp: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Result:
+    """The same command in this process: no start-up to pay, for what does not need a process of its own."""
+    for name in list(os.environ):
+        if name.startswith(("ANTHROPIC_", "COUNCIL_", "DATABASE_URL")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp / 'council.db'}")
+    monkeypatch.chdir(tmp)
+    return CliRunner().invoke(cli, list(args))
+
+
+def latest_id(tmp: Path) -> str:
+    with closing(sqlite3.connect(tmp / "council.db")) as conn:
+        return str(conn.execute("SELECT id FROM discussions").fetchone()[0])
 
 
 @dataclass(frozen=True)
@@ -88,11 +107,12 @@ def test_a_full_round_then_list_and_export_as_machines_read_them(finished: Finis
         assert (folder / "artifacts" / name).exists()
 
 
-def test_export_html_is_the_page_as_one_file_that_reads_offline(finished: Finished, workdir: Path) -> None:
+def test_export_html_is_the_page_as_one_file_that_reads_offline(finished: Finished, workdir: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     assert "could not check" in finished.stdout  # the offline model has no web search, and says so
-    (row,) = json.loads(run(workdir, "list", "--format", "json").stdout)
+    discussion_id = latest_id(workdir)
     out = workdir / "saved"
-    page = run(workdir, "export", row["id"], "--format", "html", "--out", str(out))
+    page = run(workdir, "export", discussion_id, "--format", "html", "--out", str(out))
     assert page.returncode == 0, page.stderr
     html = (out / "discussion.html").read_text(encoding="utf-8")
     assert html == page.stdout and html.lstrip().lower().startswith("<!doctype html>")
@@ -101,17 +121,18 @@ def test_export_html_is_the_page_as_one_file_that_reads_offline(finished: Finish
     # Nothing to fetch: no scripts, no stylesheets or images by URL; links only to the sources people click.
     assert "<script" not in html and "<link" not in html and not re.search(r"src=[\"']?https?:", html)
     assert "url(" not in html
-    bad = run(workdir, "export", row["id"], "--format", "pdf")
-    assert bad.returncode != 0 and "json, md, html or dir" in bad.stderr
+    bad = here(workdir, monkeypatch, "export", discussion_id, "--format", "pdf")
+    assert bad.exit_code != 0 and "json, md, html or dir" in bad.stderr
 
 
-def test_a_decision_is_found_and_opens_the_next_console_discussion(workdir: Path) -> None:
+def test_a_decision_is_found_and_opens_the_next_console_discussion(workdir: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     found = run(workdir, "decisions", "trunk", "--format", "json")
     (record,) = json.loads(found.stdout)
     assert record["topic"] == TOPIC and record["flow"] == "moderated"
-    assert "No decisions matching 'kubernetes'" in run(workdir, "decisions", "kubernetes").stdout
-    again = run(workdir, "console", "Trunk-based development: time to revisit?", "--no-input")
-    assert again.returncode == 0 and "Earlier here" in again.stdout
+    assert "No decisions matching 'kubernetes'" in here(workdir, monkeypatch, "decisions", "kubernetes").stdout
+    again = here(workdir, monkeypatch, "console", "Trunk-based development: time to revisit?", "--no-input")
+    assert again.exit_code == 0 and "Earlier here" in again.stdout
     assert TOPIC in again.stdout
-    off = run(workdir, "console", "Trunk-based development, third time?", "--no-input", "--no-memory")
-    assert off.returncode == 0 and "Earlier here" not in off.stdout
+    off = here(workdir, monkeypatch, "console", "Trunk-based development, third time?", "--no-input", "--no-memory")
+    assert off.exit_code == 0 and "Earlier here" not in off.stdout
