@@ -79,7 +79,8 @@ MODULES: dict[str, list[str]] = {
                                   "tests/adapters/slack/test_decisions.py", "tests/core/control/test_recall_rules.py"],
     "core/deliberation/factcheck.py": ["tests/core/deliberation/test_factcheck.py",
                                        "tests/adapters/slack/test_check.py"],
-    "core/deliberation/evidence.py": ["tests/core/deliberation/test_evidence.py"],
+    "core/deliberation/evidence.py": ["tests/core/deliberation/test_evidence.py",
+                                      "tests/core/deliberation/test_evidence_rules.py"],
     # budgets and rate limits
     "core/running/budget.py": ["tests/core/running/test_budget.py"],
     "core/storage/rate_rows.py": ["tests/core/running/test_budget.py"],
@@ -192,8 +193,10 @@ def run_facts(module: str) -> dict[str, object]:
 
 
 # Methods whose string arguments steer the code (what is cut, split or recognised), not what people read.
+# A regular expression's pattern and replacement (`re.sub(r"^#", "", ref)`) are logic too.
 _PARSING = {"startswith", "endswith", "removeprefix", "removesuffix", "partition", "rpartition", "split", "rsplit",
-            "replace", "strip", "lstrip", "rstrip", "get", "pop", "setdefault", "index", "find", "count"}
+            "replace", "strip", "lstrip", "rstrip", "get", "pop", "setdefault", "index", "find", "count",
+            "compile", "sub", "subn", "match", "fullmatch", "search", "findall", "finditer"}
 
 _LOGGERS, _LEVELS = {"log", "logger", "logging"}, {"debug", "info", "warning", "error", "exception", "critical"}
 

@@ -63,6 +63,15 @@ def x_word__mutmut_5(w):
         return {"when": w.removeprefix("at ")}["when"]
     return "nothing"
 
+def x_number__mutmut_orig(ref):
+    return re.sub(r"^#", "", ref)
+
+def x_number__mutmut_1(ref):
+    return re.sub(r"XX^#XX", "", ref)
+
+def x_number__mutmut_2(ref):
+    return re.sub(r"^#", "XXXX", ref)
+
 def x_word__mutmut_4(w):
     if w in ("today", "tonight"):
         log.warning("%s is a day word", w, exc_info=True)
@@ -83,8 +92,8 @@ def test_string_only_mutants_are_told_apart_from_logic(tmp_path: Path, monkeypat
     mutated.parent.mkdir(parents=True)
     mutated.write_text(MUTATED)
     # The message's words changed: strings only. The comparison, or a message replaced by None: logic. So is a
-    # word the code compares, parses with or looks up (mutants 1–3 of x_word); a returned text is wording, and so
-    # is all of a log line (mutant 5).
+    # word the code compares, parses with or looks up (mutants 1–3 of x_word), and a regular expression's pattern
+    # or replacement (x_number); a returned text is wording, and so is all of a log line (mutant 5).
     assert mutation.string_only(module) == {"x_limit__mutmut_1", "x_word__mutmut_4", "x_word__mutmut_5"}
 
 
