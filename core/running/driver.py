@@ -14,11 +14,12 @@ from pydantic import BaseModel
 
 from core.deliberation import engine, factcheck, flows, prompts
 from core.deliberation.engine import RunTurns, State, Transition, TurnPlan
-from core.models import FINISHED_TURN, Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
+from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
 from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMRefused, LLMUnavailable, Prompt, RateLimited
 from core.running import seat_turns
 from core.running.admission import Admission
 from core.running.effects import close_polls, people_ballots, record_turn, save_discussion
+from core.running.kept import KeptState, Known
 from core.running.live import LiveText
 from core.running.records import record_decision
 from core.running.spending import (
@@ -78,40 +79,20 @@ class DriverConfig:
     beat_wait: Callable[[float], Awaitable[None]] = asyncio.sleep
 
 
-class KeptTurns:
-    """A discussion's turns as its driver last read them under its lease. Each step rereads only the turns that
-    can have changed: those of the rounds from the last one read on (a transition edits the round it leaves), the
-    unfinished ones and the ones last seen unfinished (a Stop or a Retry elsewhere). Earlier rounds are settled:
-    their polls closed when the round moved on. A step late in a discussion so reads what one early on does."""
-
-    def __init__(self) -> None:
-        self.by_key: dict[str, Turn] | None = None  # None: nothing read yet under this lease
-        self.round = 0  # the discussion's round at the last read
-
-    async def read(self, tx: Tx, d: Discussion) -> list[Turn]:
-        if self.by_key is None:
-            fresh = await tx.turns(d.id)
-            self.by_key = {}
-        else:
-            open_keys = sorted(k for k, t in self.by_key.items() if t.status not in FINISHED_TURN)
-            fresh = await tx.turns_changing(d.id, min(self.round, d.round), open_keys)
-        for turn in fresh:
-            self.by_key[turn.key] = turn
-        self.round = d.round
-        return sorted(self.by_key.values(), key=lambda t: (t.created_at, t.key))
-
-
 async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2, *, d: Discussion | None = None,
-                     kept: KeptTurns | None = None) -> State | None:
+                     kept: KeptState | None = None) -> State | None:
     """The discussion's state; `d` when the caller has just read the discussion in this transaction; `kept`: the
-    turns this driver has read so far under its lease (only those that can have changed are read again)."""
+    state this driver has read so far under its lease (only what can have changed is read again)."""
     d = d if d is not None else await tx.discussion(discussion_id)
     if d is None:
         return None
+    if kept is not None:
+        personas, turns, humans = await kept.read(tx, d)
+        return State(discussion=d, personas=personas, turns=turns, humans=humans, context_rounds=context_rounds)
     return State(
         discussion=d,
         personas=await tx.personas(d.id),
-        turns=await kept.read(tx, d) if kept is not None else await tx.turns(d.id),
+        turns=await tx.turns(d.id),
         humans=await tx.human_messages(d.id),
         context_rounds=context_rounds,
     )
@@ -137,6 +118,8 @@ class Driver:
         # The turn keys whose placeholders may still be stored, per discussion driven here: read once as its lease
         # is taken, then kept as this process shows and settles them (a turn's post reads none of them again).
         self._shown: dict[str, set[str]] = {}
+        # The state each discussion driven here was last read at, kept up to date with this process's own writes.
+        self._kept: dict[str, KeptState] = {}
         self._renewer: asyncio.Task[None] | None = None
         self.admission = Admission(config.admit_per_pass)
 
@@ -223,6 +206,7 @@ class Driver:
             self._work.pop(discussion_id, None)
             self._expires.pop(discussion_id, None)
             self._shown.pop(discussion_id, None)
+            self._kept.pop(discussion_id, None)
             self._halted.discard(discussion_id)
             async with self.store.tx() as tx:
                 await tx.release_lease(discussion_id, self.config.owner)
@@ -249,7 +233,8 @@ class Driver:
 
     async def _steps(self, discussion_id: str) -> None:
         await self._retract_left(discussion_id)
-        kept = KeptTurns()  # this lease's reads of the turns: a takeover starts from the database, whole
+        # This lease's reads of the state: a takeover starts from the database, whole.
+        kept = self._kept[discussion_id] = KeptState()
         while True:
             await self.admission.turn()
             # One fenced transaction reads the state and, when the next step runs turns, starts them.
@@ -351,14 +336,33 @@ class Driver:
         """A transaction that writes only while this process holds the discussion's lease (checked and held in
         the same transaction), with the discussion as it is now; otherwise LeaseLost, and the discussion's steps
         here stop."""
-        async with self.store.tx() as tx:
-            current = await tx.fence(discussion_id, self.config.owner, self.clock.now())
-            if current is None:
-                work = self._work.get(discussion_id)
-                if work is not None and work is not asyncio.current_task():
-                    work.cancel()  # parallel turns of the step stop too, not only the one that noticed
-                raise LeaseLost(discussion_id)
-            yield tx, current
+        kept = self._kept.get(discussion_id)
+        if kept is not None:
+            kept.open += 1
+        try:
+            async with self.store.tx() as tx:
+                current = await tx.fence(discussion_id, self.config.owner, self.clock.now())
+                if current is None:
+                    work = self._work.get(discussion_id)
+                    if work is not None and work is not asyncio.current_task():
+                        work.cancel()  # parallel turns of the step stop too, not only the one that noticed
+                    raise LeaseLost(discussion_id)
+                yield tx, current
+            self._committed(discussion_id, tx)
+        finally:
+            if kept is not None:
+                kept.open -= 1
+
+    def _known(self, tx: Tx, discussion_id: str) -> Known | None:
+        """What recording a turn would read, as this driver keeps it, when nothing else can have changed it."""
+        kept = self._kept.get(discussion_id)
+        return kept.known(tx) if kept is not None else None
+
+    def _committed(self, discussion_id: str, tx: Tx) -> None:
+        """A transaction of this driver on the discussion committed: the state it keeps takes what it wrote."""
+        kept = self._kept.get(discussion_id)
+        if kept is not None:
+            kept.apply(discussion_id, tx.changes)
 
     async def apply(self, state: State, step: Transition) -> None:
         """Apply a transition decided on `state`, unless a human changed the discussion meanwhile (the loop then
@@ -378,7 +382,9 @@ class Driver:
             # The polls it leaves behind close before the header says where the discussion is ("✅ Finished"):
             # nothing lands after the ending.
             if d.status in (Status.DONE, Status.STOPPED) or step.round is not None:
-                await close_polls(tx, d, now, before_round=d.round, offline=self.llm.offline)
+                known = self._known(tx, d.id)  # the turns as kept here, when nothing else changed them
+                await close_polls(tx, d, now, before_round=d.round, offline=self.llm.offline,
+                                  turns=known.ordered() if known is not None else None)
             await save_discussion(tx, d, now)
             if step.status == Status.BLOCKED:
                 await tx.enqueue(d.id, posts.blocked_post(d, [], now.isoformat()), now)
@@ -494,13 +500,13 @@ class Driver:
         lock = self._publish_locks.setdefault(discussion_id, asyncio.Lock())
         if lock.locked():
             async with self.fenced(discussion_id) as (tx, current):
-                await record(tx=tx, now=self.clock.now(), current=current)
+                await record(tx=tx, now=self.clock.now(), current=current, kept=self._known(tx, discussion_id))
             await self.publish(discussion_id)
             return
         async with lock:  # free: taken at once, before the queue is read, so no other drain claims from it
             covers = self._publish_asked[discussion_id] = self._publish_asked.get(discussion_id, 0) + 1
             async with self.fenced(discussion_id) as (tx, current):
-                await record(tx=tx, now=self.clock.now(), current=current)
+                await record(tx=tx, now=self.clock.now(), current=current, kept=self._known(tx, discussion_id))
                 first = await self._first_post(tx, current)
             if await self._send_queue(current, first):
                 self._publish_served[discussion_id] = covers
@@ -712,6 +718,7 @@ class Driver:
                         await tx.save_poll(poll)
                 if i + 1 < len(pending):
                     claimed = await self._claim(tx, d.id, pending[i + 1])
+            self._committed(d.id, tx)
             self._shown.get(d.id, set()).difference_update(settled)
         return True
 

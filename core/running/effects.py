@@ -45,9 +45,11 @@ from core.models import (
     Poll,
     Post,
     Status,
+    Turn,
     TurnStatus,
     Usage,
 )
+from core.running.kept import Known
 from core.showing import formats
 from core.showing.document import enqueue_document
 from core.showing.posts import header_post, header_sig, poll_post, turn_post
@@ -132,24 +134,29 @@ def people_counts(chosen: list[str], shown: dict[str, str] | None = None) -> dic
     return dict(Counter(choices.show(c, shown or {}) for c in chosen).most_common())
 
 
-async def refresh_verdict(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: bool) -> None:
+async def refresh_verdict(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: bool, *,
+                          turns: list[Turn] | None = None) -> None:
     """A ballot cast or a poll closed may change the people's side: the synthesis that opened the poll shows
     its one verdict anew, edited in place, and what the page, the export and the decision record read follows
-    it in the same transaction."""
+    it in the same transaction. `turns`: the discussion's turns as they are in this transaction, when the caller
+    keeps them (a driver's transition); otherwise they are read."""
     key = closings.ranking_of(poll.key) or poll.key.removesuffix(":poll")
-    turns = await tx.turns(d.id)
-    turn = next((t for t in turns if t.key == key), None)
-    if turn is None or turn.data is None or not verdicts.carries(turn):
+    turns = turns if turns is not None else await tx.turns(d.id)
+    found = next((t for t in turns if t.key == key), None)
+    if found is None or found.data is None or not verdicts.carries(found):
         return
+    # Changed below: the caller's copy stays as it is stored until this commits.
+    data = dict(found.data)
+    turn = found.model_copy(update={"data": data})
     state = State(discussion=d, personas=await tx.personas(d.id), turns=turns)
     people = await people_ballots(tx, d.id, turn.round)
     new = verdicts.of_round(state, turn.round, people)
-    old = str(turn.data["verdict"])
+    old = str(data["verdict"])
     if poll.final:
         await tx.set_decision_people(d.id, people_counts(people, stances.names(state)), new.text)
     if new.text == old:
         return
-    turn.text, turn.data = verdicts.refreshed(turn.text, old, new), {**turn.data, "verdict": new.text}
+    turn.text, turn.data = verdicts.refreshed(turn.text, old, new), {**data, "verdict": new.text}
     kept = next((x for x in await tx.syntheses(d.id) if x["turn_key"] == turn.key), None)
     if kept is not None:
         await tx.set_synthesis(turn.key, {**(kept["data"] or {}), "verdict": new.text},
@@ -197,17 +204,23 @@ def _people_questions(state: State, phase: Phase) -> str:
 async def record_turn(
     tx: Tx, state: State, plan: TurnPlan, text: str, data: dict[str, Any] | None, usage: Usage | None,
     error: str, now: datetime, offline: bool, *, current: Discussion | None = None, author: Author | None = None,
+    kept: Known | None = None,
 ) -> None:
     """Record a finished (or failed) turn and all it changes. `current`: the discussion as read under its lock in
     this transaction, when the caller has it (the fence reads it); otherwise it is read here. `author`: who wrote
-    it, when not the model (a seat's person); the model's turn for a held seat is their AI stand-in's."""
+    it, when not the model (a seat's person); the model's turn for a held seat is their AI stand-in's. `kept`:
+    the turns and holds as the driver keeps them, when its fence found nothing else changed them."""
     d = state.discussion
-    # Locked: of two writers racing on one turn, the second sees it finished, so its personas, synthesis,
-    # polls and posts are written once.
-    found = await tx.held_turn(plan.key)
-    if found is None:
-        return
-    turn, held = found
+    mine = kept.turns.get(plan.key) if kept is not None and plan.key in kept.held else None
+    if kept is not None and mine is not None:
+        turn, held = mine.model_copy(), kept.held[plan.key]
+    else:
+        # Locked: of two writers racing on one turn, the second sees it finished, so its personas, synthesis,
+        # polls and posts are written once (a driver's own copy is used only where no other writer came in).
+        found = await tx.held_turn(plan.key)
+        if found is None:
+            return
+        turn, held = found
     # Finished by another driver first: that one paid. Skipped by a Stop while it ran: still paid for.
     paid = turn.status not in FINISHED_TURN or turn.status == TurnStatus.SKIPPED
     # What the turn held in its workspace's spend gives way to what it cost; a turn still open is saved, ended,
@@ -244,7 +257,8 @@ async def record_turn(
 
     # This round's turns read under the discussion's lock, not only the step's snapshot: turns of one step finish
     # one after another, and each `new:` option takes the next id after those its siblings already put on the table.
-    latest = {t.key: t for t in [*state.turns, *await tx.turns_changing(d.id, plan.round, [])]}
+    fresh = list(kept.turns.values()) if kept is not None else await tx.turns_changing(d.id, plan.round, [])
+    latest = {t.key: t for t in [*state.turns, *fresh]}
     on_table = choices.catalogue(State(discussion=d, personas=state.personas, turns=list(latest.values())).done_turns())
     if data is not None and "stance" in data and "text" in data:  # a structured turn with its stance
         text = str(data["text"]).strip()
@@ -373,20 +387,23 @@ async def record_turn(
         await enqueue_document(tx, current or d, plan.key, now)
 
 
-async def close_polls(tx: Tx, d: Discussion, now: datetime, *, before_round: int, offline: bool) -> None:
-    """Close the polls a new round (or the end) leaves behind; a final poll stays open after DONE."""
+async def close_polls(tx: Tx, d: Discussion, now: datetime, *, before_round: int, offline: bool,
+                      turns: list[Turn] | None = None) -> None:
+    """Close the polls a new round (or the end) leaves behind; a final poll stays open after DONE. `turns`: see
+    `refresh_verdict`."""
     for poll in await tx.polls(d.id):
         if poll.closed:
             continue
         ending = d.status == Status.STOPPED or (d.status == Status.DONE and not poll.final)
         if poll.round >= before_round and not ending:
             continue
-        await close_poll(tx, d, poll, now, offline)
+        await close_poll(tx, d, poll, now, offline, turns=turns)
 
 
-async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: bool) -> None:
+async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: bool, *,
+                     turns: list[Turn] | None = None) -> None:
     """Close a poll and show its tally; a meeting's ranking closes all its places at once and shows the
-    people's ranking beside the owners'."""
+    people's ranking beside the owners'. `turns`: see `refresh_verdict`."""
     ranking = closings.ranking_of(poll.key)
     siblings = [p for p in await tx.polls(d.id) if closings.ranking_of(p.key) == ranking] if ranking else [poll]
     places = []
@@ -400,11 +417,12 @@ async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: 
         # One event, one message: the poll itself is edited to its closed tally (no second copy below it).
         await tx.enqueue(d.id, poll_post(p, ballots, offline, key=f"{p.key}:closed", replaces=p.key), now)
     if ranking:
-        state = State(discussion=d, personas=await tx.personas(d.id), turns=await tx.turns(d.id))
+        state = State(discussion=d, personas=await tx.personas(d.id),
+                      turns=turns if turns is not None else await tx.turns(d.id))
         owners = meeting.owner_ballots(state)[0]
         firsts = closings.seated_first_choices(state, owners)
         shown = {o.id: o.label for o in meeting.fixed_options(state)}
         await tx.enqueue(d.id, Post(kind="notice", key=f"{ranking}:people", offline=offline,
                                     text=closings.people_beside_owners(owners, closings.people_ballots(places),
                                                                        shown, firsts)), now)
-    await refresh_verdict(tx, d, poll, now, offline)
+    await refresh_verdict(tx, d, poll, now, offline, turns=turns)

@@ -51,6 +51,7 @@ class ActivityRepo(Repo):
         return (await self.conn.execute(delete(t.processed_events).where(c.seen_at < before))).rowcount
 
     async def add_human_message(self, m: HumanMessage) -> HumanMessage:
+        self.changes.humans = True
         result = await self.conn.execute(insert(t.human_messages).values(**m.model_dump(exclude={"id"})))
         assert result.inserted_primary_key is not None
         return m.model_copy(update={"id": result.inserted_primary_key[0]})
@@ -60,6 +61,7 @@ class ActivityRepo(Repo):
         return [HumanMessage.model_validate(_row(r)) for r in rows]
 
     async def mark_answered(self, message_id: int) -> None:
+        self.changes.humans = True
         await self.conn.execute(
             update(t.human_messages).where(t.human_messages.c.id == message_id).values(answered=True)
         )

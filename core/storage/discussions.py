@@ -30,6 +30,8 @@ _UNSENT = (_o.discussion_id == _d.id, _o.sent.is_(False), _o.dead.is_(False))
 _LEASED = (select(t.discussions, exists().where(*_UNSENT).label("queued"))
            .where(_d.id == bindparam("id"), _d.lease_owner == bindparam("owner"),
                   _d.lease_expires_at > bindparam("now")))
+_BUMP = update(t.discussions).where(_d.id == bindparam("b_id")).values(revision=_d.revision + 1).returning(
+    *t.discussions.c)
 _HOLDS = select(_d.id).where(_d.id == bindparam("id"), _d.lease_owner == bindparam("owner"),
                              _d.lease_expires_at > bindparam("now"))
 _PERSONAS = select(t.personas.c.data).where(t.personas.c.discussion_id == bindparam("id")).order_by(
@@ -64,6 +66,7 @@ def _locked(query: Any, dialect: str) -> Any:
 
 class DiscussionRepo(Repo):
     queued_at_fence: bool | None = None  # whether the fence saw posts queued (None: no fence read)
+    revision_at_fence: int | None = None  # the discussion's revision as the fence read it (see tables.discussions)
     fenced_id: str | None = None  # the discussion whose lease this transaction checked
 
     # discussions ---------------------------------------------------------------------------------
@@ -74,9 +77,14 @@ class DiscussionRepo(Repo):
 
     async def discussion(self, discussion_id: str, *, for_update: bool = False) -> Discussion | None:
         """`for_update` locks the row (PostgreSQL) when the caller will save it: no lost updates between replicas.
-        SQLite needs no lock: its write transactions already run one at a time."""
-        query = _locked(_DISCUSSION, self.conn.dialect.name) if for_update else _DISCUSSION
-        row = (await self.conn.execute(query, {"id": discussion_id})).first()
+        SQLite needs no lock: its write transactions already run one at a time. Without the discussion's lease
+        (checked in this transaction), it also counts up its revision in the same statement: whatever the caller
+        changes, the driver that holds the lease reads the state again."""
+        if for_update and discussion_id != self.fenced_id:
+            row = (await self.conn.execute(_BUMP, {"b_id": discussion_id})).first()
+        else:
+            query = _locked(_DISCUSSION, self.conn.dialect.name) if for_update else _DISCUSSION
+            row = (await self.conn.execute(query, {"id": discussion_id})).first()
         return Discussion.model_validate(_row(row)) if row else None
 
     async def save_discussion(self, d: Discussion, now: datetime) -> None:
@@ -177,6 +185,7 @@ class DiscussionRepo(Repo):
             return None
         values = _row(row)
         self.queued_at_fence = bool(values.pop("queued"))
+        self.revision_at_fence = int(values.pop("revision"))
         self.enqueued = [] if not self.queued_at_fence else None
         self.fenced_id = discussion_id
         return Discussion.model_validate(values)
@@ -252,6 +261,7 @@ class DiscussionRepo(Repo):
 
     # personas ------------------------------------------------------------------------------------
     async def set_personas(self, discussion_id: str, personas: list[Persona]) -> None:
+        self.changes.personas = True
         await self.conn.execute(delete(t.personas).where(t.personas.c.discussion_id == discussion_id))
         if personas:
             # Two writers racing on one roster: the later waits on the earlier's rows and keeps them.
@@ -265,6 +275,7 @@ class DiscussionRepo(Repo):
 
     async def update_persona(self, discussion_id: str, persona: Persona) -> None:
         """Rewrite one persona in place (its key and position stay): parallel turns may each seat their own."""
+        self.changes.personas = True
         c = t.personas.c
         await self.conn.execute(
             update(t.personas).where(c.discussion_id == discussion_id, c.key == persona.key)
@@ -286,6 +297,12 @@ class DiscussionRepo(Repo):
             _t.round >= since_round, _t.status.not_in([s.value for s in FINISHED_TURN]),
             *([_t.key.in_(keys)] if keys else [])))
         return [Turn.model_validate(_row(r)) for r in (await self.conn.execute(query)).all()]
+
+    async def turns_by_keys(self, discussion_id: str, keys: list[str]) -> list[Turn]:
+        """These of the discussion's turns (a key of another discussion's turn is left out)."""
+        query = select(t.turns).where(_t.discussion_id == discussion_id, _t.key.in_(keys))
+        rows = (await self.conn.execute(query)).all()
+        return [Turn.model_validate(_row(r)) for r in rows]
 
     async def turn(self, key: str, *, for_update: bool = False) -> Turn | None:
         """`for_update` locks the row (PostgreSQL): a second writer waits, then reads what the first committed."""
@@ -318,6 +335,11 @@ class DiscussionRepo(Repo):
                 for p in planned]
         fresh = set((await self.conn.execute(_INSERT_TURNS[self.conn.dialect.name], rows)).scalars())
         stored = set(keys) - fresh
+        for p in planned:
+            if p.key in fresh:  # the row is what was inserted
+                self.changes.save(p.model_copy(update={"status": TurnStatus.RUNNING, "attempts": 1}),
+                                  (hold[0], hold[1]) if hold is not None and held else (0.0, None))
+        self.changes.touch(stored)
         if stored:
             await self.conn.execute(
                 update(t.turns)
@@ -331,12 +353,14 @@ class DiscussionRepo(Repo):
     async def save_turn(self, turn: Turn) -> None:
         """Save a turn; one that has ended holds nothing in its workspace's spend any more, so its hold is cleared
         in the same write (what it held was settled in the transaction that ended it)."""
+        self.changes.save(turn)
         values = turn.model_dump(exclude={"key"})
         if turn.status not in (TurnStatus.PLANNED, TurnStatus.RUNNING):
             values |= {"reserved_usd": 0.0, "reserved_at": None}
         await self.conn.execute(_SAVE_TURN, {"b_key": turn.key, **values})
 
     async def set_turn_status(self, keys: list[str], status: TurnStatus, *, reset: bool = False) -> None:
+        self.changes.touch(keys)
         await release(self.conn, keys)  # set aside or planned again: no longer running, no longer holding money
         values: dict[str, Any] = {"status": status.value}
         if reset:
@@ -417,6 +441,7 @@ class DiscussionRepo(Repo):
         await self.conn.execute(_SENT, {"b_id": outbox_id, "b_ref": ref, "b_now": now})
         if turn_key:
             await self.conn.execute(_PUBLISHED, {"b_key": turn_key})
+            self.changes.published.add(turn_key)
 
     async def drop_unsent(self, discussion_id: str, key_prefix: str) -> None:
         """Forget queued posts under a key prefix that no drain has tried yet (a newer one supersedes them)."""

@@ -12,6 +12,8 @@ from sqlalchemy.dialects.sqlite import Insert as SqliteInsert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from core.storage.changes import Changes
+
 
 def aware(value: datetime | None) -> datetime | None:
     """SQLite hands back naive datetimes; everything in the core is UTC-aware."""
@@ -42,6 +44,7 @@ class Repo:
 
     def __init__(self, conn: AsyncConnection) -> None:
         self.conn = conn
+        self.changes = Changes()  # what it wrote to discussions' turns, personas and people's messages
 
     def outbox_changed(self) -> None:
         """The outbox changed otherwise than by queueing a post: a drain reads the queue again."""

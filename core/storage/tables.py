@@ -79,6 +79,9 @@ discussions = Table(
     Column("tz", String(64), nullable=False, default="UTC"),
     Column("options", JSON, nullable=False, default=dict),  # FlowOptions: style, tier, language, hints...
     Column("header_shown", String(255), nullable=False, default=""),
+    # Counted up by every transaction that locks the row without holding the lease (commands, votes, replies):
+    # the driver holding the lease rereads the state only when it moved.
+    Column("revision", Integer, nullable=False, server_default="0"),
     Column("created_at", TS, nullable=False, index=True),
     Column("updated_at", TS, nullable=False),
     Column("lease_owner", String(128), nullable=True),

@@ -59,9 +59,13 @@ async def test_a_turn_goes_from_the_model_to_the_thread_in_few_writes(app: App) 
     for g in recorded:
         assert "UPDATE outbox SET" in g[g.index("INSERT INTO outbox"):], g  # the post it queued, claimed
         assert g.count("UPDATE turns SET") == 1, g
-    for g in started:  # the state's turns read, and the new ones written holding their estimates
+    # The state is read whole as the lease is taken; from then on the driver keeps it, so a step writes its new
+    # turns holding their estimates and reads none.
+    first, *later = started
+    assert 'SELECT turns."key", turns.discussion_id,' in first, first
+    for g in later:
         assert [s for s in g if s.startswith(("SELECT turns", "INSERT INTO turns", "UPDATE turns"))] == [
-            'SELECT turns."key", turns.discussion_id,', "INSERT INTO turns"], g
+            "INSERT INTO turns"], g
         assert not [s for s in g if "usage" in s], g  # the estimate is read with the discussion's row
     # No drain of its own reads the queue and claims its first post after a recording.
     claims_alone = [g for g in groups if g[:1] == ["SELECT outbox.id, outbox.payload,"]

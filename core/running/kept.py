@@ -1,0 +1,114 @@
+"""A discussion's state as its driver last read it under its lease, read again only where it can have changed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from core.models import FINISHED_TURN, Discussion, HumanMessage, Persona, Turn, TurnStatus
+from core.storage.changes import Changes
+from core.storage.store import Tx
+
+
+class KeptTurns:
+    """A discussion's turns as its driver last read them under its lease. When the discussion's revision moved
+    (a command, a reply, a vote changed it), a step rereads the turns that can have changed: those of the rounds
+    from the last one read on, the unfinished ones and the ones last seen unfinished (a Stop or a Retry). Earlier
+    rounds are settled: their polls closed when the round moved on. Otherwise it rereads only the turns its own
+    writes left unknown (`stale`): its own saves are kept as written. A step late in a discussion so reads what
+    one early on does."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, Turn] | None = None  # None: nothing read yet under this lease
+        self.round = 0  # the discussion's round at the last read
+
+    async def read(self, tx: Tx, d: Discussion, stale: frozenset[str] | set[str] = frozenset(), *,
+                   moved: bool = True) -> list[Turn]:
+        """`moved`: anything may have changed (see the class); else only the `stale` turns."""
+        if self.by_key is None:
+            fresh = await tx.turns(d.id)
+            self.by_key = {}
+        elif moved:
+            open_keys = {k for k, t in self.by_key.items() if t.status not in FINISHED_TURN}
+            fresh = await tx.turns_changing(d.id, min(self.round, d.round), sorted(open_keys | stale))
+        else:
+            fresh = await tx.turns_by_keys(d.id, sorted(stale)) if stale else []
+        for turn in fresh:
+            self.by_key[turn.key] = turn
+        self.round = d.round
+        return sorted(self.by_key.values(), key=lambda t: (t.created_at, t.key))
+
+    def apply(self, discussion_id: str, changes: Changes) -> None:
+        """What this driver's own transaction wrote, once committed: a saved turn is the row; a sent post's turn
+        is published."""
+        if self.by_key is None:
+            return
+        for key, turn in changes.saved.items():
+            if turn.discussion_id == discussion_id:
+                self.by_key[key] = turn
+        for key in changes.published:
+            done = self.by_key.get(key)
+            if done is not None and done.status == TurnStatus.DONE:
+                self.by_key[key] = done.model_copy(update={"status": TurnStatus.PUBLISHED})
+
+
+@dataclass(frozen=True)
+class Known:
+    """The discussion's turns as a transaction's fence found them unchanged since this driver last wrote or read
+    them, and what each turn started here holds in its workspace's spend: what recording a turn would read."""
+
+    turns: dict[str, Turn]
+    held: dict[str, tuple[float, datetime | None]]
+
+    def ordered(self) -> list[Turn]:
+        """The turns in the order the discussion's turns are read in."""
+        return sorted(self.turns.values(), key=lambda t: (t.created_at, t.key))
+
+
+class KeptState:
+    """The personas, turns and people's messages of a discussion driven here, with the revision they were read
+    at: a step whose fence finds the same revision rereads only what its own transactions left unknown."""
+
+    def __init__(self) -> None:
+        self.turns = KeptTurns()
+        self.revision: int | None = None
+        self.personas: list[Persona] | None = None
+        self.humans: list[HumanMessage] | None = None
+        self.stale: set[str] = set()
+        self.held: dict[str, tuple[float, datetime | None]] = {}
+        # This driver's transactions on the discussion now open: one that commits wakes another, which may run
+        # before the first has handed over what it wrote (PostgreSQL), so with two open neither trusts the copy.
+        self.open = 0
+
+    def known(self, tx: Tx) -> Known | None:
+        """The turns and holds as they are in this transaction, which has checked the lease, when nothing else can
+        have changed them (None: read them)."""
+        if tx.revision_at_fence != self.revision or self.stale or self.turns.by_key is None or self.open != 1:
+            return None
+        return Known(dict(self.turns.by_key), dict(self.held))
+
+    async def read(self, tx: Tx, d: Discussion) -> tuple[list[Persona], list[Turn], list[HumanMessage]]:
+        """The state's parts as they are in this transaction (`d`: the discussion its fence has just read)."""
+        moved = tx.revision_at_fence is None or tx.revision_at_fence != self.revision or self.open > 1
+        if moved:
+            self.personas = self.humans = None
+        turns = await self.turns.read(tx, d, self.stale, moved=moved)
+        self.stale = set()
+        if self.personas is None:
+            self.personas = await tx.personas(d.id)
+        if self.humans is None:
+            self.humans = await tx.human_messages(d.id)
+        self.revision = tx.revision_at_fence
+        return list(self.personas), turns, list(self.humans)
+
+    def apply(self, discussion_id: str, changes: Changes) -> None:
+        """What this driver's own transaction on the discussion wrote, once it committed."""
+        self.turns.apply(discussion_id, changes)
+        self.stale |= changes.stale
+        for key in changes.stale:
+            self.held.pop(key, None)
+        self.held.update(changes.held)
+        if changes.personas:
+            self.personas = None
+        if changes.humans:
+            self.humans = None
