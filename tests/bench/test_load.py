@@ -26,7 +26,7 @@ MISSED = "peak_rss=1"  # no Python process runs in a megabyte: the one figure pa
 
 @pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 def test_counting_sql_lists_the_statements_and_leaves_the_verdict_to_the_run() -> None:
-    cmd = [sys.executable, "bench/load.py", "-n", "2", "--latency", "0.05", "--time-scale", "4", "--count-sql",
+    cmd = [sys.executable, "bench/load.py", "-n", "2", "--latency", "0.05", "--time-scale", "10", "--count-sql",
            "--floor-runs", "0", "--rounds", "2"]
     for target in [*LOOSE, MISSED]:
         cmd += ["--target", target]
