@@ -1,0 +1,107 @@
+"""Decision records in the store, rule by rule, on both backends: the words a search uses; what a typed search of
+only common words finds; newest first without words, best match first with them; the people's counts written to
+one record; and the places that have records."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from core.models import Decision, Discussion
+from core.storage.db import make_engine, migrate
+from core.storage.decisions import words_of
+from core.storage.store import Store
+
+MARCH = datetime(2026, 3, 12, 10, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+async def store(db_url: str) -> AsyncIterator[Store]:
+    engine = make_engine(db_url)
+    await migrate(engine)
+    s = Store(engine)
+    yield s
+    await s.close()
+
+
+async def record(store: Store, did: str, topic: str, *, hours: int = 0, platform: str = "slack",
+                 workspace: str = "T1") -> None:
+    when = MARCH + timedelta(hours=hours)
+    async with store.tx() as tx:
+        await tx.add_discussion(Discussion(id=did, topic=topic, platform=platform, workspace=workspace,
+                                           channel="C1", created_at=when, updated_at=when))
+        await tx.add_decision(Decision(discussion_id=did, platform=platform, workspace=workspace, channel="C1",
+                                       topic=topic, flow="meeting", decided="Decided.", decided_at=when))
+
+
+def test_a_searchs_words_are_lowered_once_each_in_order_at_most_sixteen() -> None:
+    assert words_of("Trunk trunk, BILLING; trunk-based") == ["trunk", "billing", "based"]
+    assert words_of(" ".join(f"w{i}" for i in range(20))) == [f"w{i}" for i in range(16)]
+    assert words_of("") == []
+
+
+def test_a_topics_significant_words_leave_out_short_and_common_ones() -> None:
+    assert words_of("Should we move the API to gRPC before winter?", significant=True) == ["grpc", "winter"]
+    assert words_of("Should we move the API to gRPC?") == ["should", "we", "move", "the", "api", "to", "grpc"]
+    assert words_of("Whose keys rotate?", significant=True) == ["whose", "keys", "rotate"]  # four letters stay
+
+
+async def test_a_search_of_only_common_words_finds_nothing_and_no_words_finds_the_newest(store: Store) -> None:
+    for did, hours in (("d1", 0), ("d2", 2), ("d3", 1)):
+        await record(store, did, f"Trunk-based development, take {did}?", hours=hours)
+    async with store.tx() as tx:
+        assert await tx.decisions_found("slack", "T1", None, "should would", match="any") == []
+        newest = await tx.decisions_found("slack", "T1", None, "")
+        blank = await tx.decisions_found("slack", "T1", None, "   ")
+        two = await tx.decisions_found("slack", "T1", None, "", limit=2)
+    assert [d.discussion_id for d in newest] == ["d2", "d3", "d1"]
+    assert [d.discussion_id for d in blank] == ["d2", "d3", "d1"]
+    assert [d.discussion_id for d in two] == ["d2", "d3"]
+
+
+async def test_records_decided_at_once_come_newest_written_first(store: Store) -> None:
+    for did in ("d1", "d2", "d3"):
+        await record(store, did, f"Trunk-based development, take {did}?")
+    async with store.tx() as tx:
+        found = await tx.decisions_found("slack", "T1", None, "")
+    assert [d.discussion_id for d in found] == ["d3", "d2", "d1"]
+
+
+async def test_with_words_the_best_match_comes_first_then_the_newest(store: Store) -> None:
+    await record(store, "weak", "Billing provider, or the mobile app, or the platform, or hiring, or travel?", hours=5)
+    await record(store, "strong", "Billing: which billing provider bills us best?", hours=0)
+    await record(store, "same-old", "Invoices and billing", hours=1)
+    await record(store, "same-new", "Invoices and billing", hours=3)
+    async with store.tx() as tx:
+        found = await tx.decisions_found("slack", "T1", None, "billing")
+        limited = await tx.decisions_found("slack", "T1", None, "billing", limit=1)
+        elsewhere = await tx.decisions_found("discord", "T1", None, "billing")
+    ids = [d.discussion_id for d in found]
+    assert ids[0] == "strong" and ids.index("same-new") < ids.index("same-old") and set(ids) == {
+        "weak", "strong", "same-old", "same-new"}
+    assert [d.discussion_id for d in limited] == ["strong"]
+    assert elsewhere == []
+
+
+async def test_the_peoples_counts_are_written_to_that_discussions_record_alone(store: Store) -> None:
+    await record(store, "d1", "Trunk?")
+    await record(store, "d2", "Billing?")
+    async with store.tx() as tx:
+        await tx.set_decision_people("d1", {"O1": 3, "O2": 1}, "LEANING O1 (3 of 4)")
+        one, two = await tx.decision_of("d1"), await tx.decision_of("d2")
+        assert await tx.decision_of("d9") is None
+        assert one is not None and two is not None
+        assert await tx.decision(one.id) == one and await tx.decision(one.id + two.id + 100) is None
+    assert (one.people, one.verdict) == ({"O1": 3, "O2": 1}, "LEANING O1 (3 of 4)")
+    assert (two.people, two.verdict) == ({}, "")
+
+
+async def test_the_places_with_records_are_listed_once_each(store: Store) -> None:
+    await record(store, "d1", "Trunk?")
+    await record(store, "d2", "Billing?")
+    await record(store, "d3", "Hiring?", workspace="T2")
+    await record(store, "d4", "Travel?", platform="discord", workspace="G1")
+    async with store.tx() as tx:
+        assert sorted(await tx.decision_places()) == [("discord", "G1"), ("slack", "T1"), ("slack", "T2")]
