@@ -32,8 +32,10 @@ class Replica:
         self._reader = asyncio.create_task(self._read())
 
     @classmethod
-    async def start(cls, owner: str, log: Path, env: dict[str, str], workdir: Path, topic: str = "") -> Replica:
-        args = [sys.executable, "-m", "tests.fakes.replica", owner, str(log)] + (["--start", topic] if topic else [])
+    async def start(cls, owner: str, log: Path, env: dict[str, str], workdir: Path, topic: str = "",
+                    rounds: int = 3) -> Replica:
+        args = [sys.executable, "-m", "tests.fakes.replica", owner, str(log)]
+        args += ["--start", topic, "--rounds", str(rounds)] if topic else []
         stderr = (workdir / f"replica-{owner}.log").open("ab")
         proc = await asyncio.create_subprocess_exec(*args, cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE,
                                                     stderr=stderr)
@@ -96,8 +98,10 @@ def replica_env(url: str, lease_ttl: float | None) -> dict[str, str]:
 
 
 async def run(url: str, workdir: Path, *, schedules: int = 50, window_s: float = 6.0, lease_ttl: float | None = 3.0,
-              within_s: float = 90.0) -> Outcome:
-    """A leads and drives; 50 one-shot digests fall due over the window; A is killed halfway; B finishes."""
+              within_s: float = 90.0, rounds: int = 3) -> Outcome:
+    """A leads and drives; 50 one-shot digests fall due over the window; A is killed halfway; B finishes.
+
+    `rounds`: the discussion's length; it must outlast the window, for A to be killed while it drives."""
     log = workdir / "posts.jsonl"
     env = replica_env(url, lease_ttl)
     engine = make_engine(url)
@@ -105,7 +109,8 @@ async def run(url: str, workdir: Path, *, schedules: int = 50, window_s: float =
     store = Store(engine)
     a = b = None
     try:
-        a = await Replica.start("A", log, env, workdir, topic="Should we move to trunk-based development?")
+        a = await Replica.start("A", log, env, workdir, topic="Should we move to trunk-based development?",
+                                rounds=rounds)
         await a.wait("leader")
         did = (await a.wait("started"))["id"]
 
