@@ -332,16 +332,22 @@ class Driver:
                     work.cancel()
 
     @contextlib.asynccontextmanager
-    async def fenced(self, discussion_id: str) -> AsyncIterator[tuple[Tx, Discussion]]:
+    async def fenced(self, discussion_id: str, *, charge: tuple[str, Usage | None] = ("", None)
+                     ) -> AsyncIterator[tuple[Tx, Discussion]]:
         """A transaction that writes only while this process holds the discussion's lease (checked and held in
         the same transaction), with the discussion as it is now; otherwise LeaseLost, and the discussion's steps
-        here stop."""
+        here stop. `charge`: a turn's key and its call's cost, which the fence adds to the discussion's when the
+        state kept here is whole, the turn running in it (`tx.charged_at_fence`)."""
         kept = self._kept.get(discussion_id)
         if kept is not None:
             kept.open += 1
         try:
+            key, usage = charge
+            fee = None
+            if kept is not None and usage is not None and kept.revision is not None and kept.running(key):
+                fee = (usage.cost_usd, kept.revision)
             async with self.store.tx() as tx:
-                current = await tx.fence(discussion_id, self.config.owner, self.clock.now())
+                current = await tx.fence(discussion_id, self.config.owner, self.clock.now(), charge=fee)
                 if current is None:
                     work = self._work.get(discussion_id)
                     if work is not None and work is not asyncio.current_task():
@@ -470,7 +476,8 @@ class Driver:
             searched = await self.llm.search(prompt)
             (text, data), usage = factcheck.record(searched, state, plan), searched.usage
             await self._record(d.id, functools.partial(record_turn, state=state, plan=plan, text=text, data=data,
-                                                       usage=usage, error="", offline=self.llm.offline))
+                                                       usage=usage, error="", offline=self.llm.offline),
+                               charge=(plan.key, usage))
             return True
         try:
             schema = flows.get(d.flow).schema(plan.phase, persona) if persona is not None else None
@@ -486,26 +493,31 @@ class Driver:
             if isinstance(exc, LLMRefused):  # asking again the same way will not help: skipped, never nudged
                 self._refused.add(plan.key)
         await self._record(d.id, functools.partial(record_turn, state=state, plan=plan, text=text, data=data,
-                                                   usage=usage, error=error, offline=self.llm.offline))
+                                                   usage=usage, error=error, offline=self.llm.offline),
+                           charge=(plan.key, usage))
         return not error
 
-    async def _record(self, discussion_id: str, record: Callable[..., Awaitable[None]]) -> None:
+    async def _record(self, discussion_id: str, record: Callable[..., Awaitable[None]],
+                      charge: tuple[str, Usage | None] = ("", None)) -> None:
         """Record a finished turn (`record(tx=, now=, current=)`) and publish what it queued.
 
         Answers asked at the same moment arrive together: they record in turn (admission). When no drain of the
         discussion runs here, the transaction that records also reads the queue and claims its first post, under
         the lease it has just checked: the drain's own first transaction is saved. Otherwise the turn is published
-        behind that drain, as any other publish."""
+        behind that drain, as any other publish. `charge`: the turn's key and what its call cost, added to the
+        discussion's cost by the fence when the state this driver keeps is whole (the turn is then known to be
+        running here, so paid for)."""
         await self.admission.turn()
         lock = self._publish_locks.setdefault(discussion_id, asyncio.Lock())
         if lock.locked():
-            async with self.fenced(discussion_id) as (tx, current):
+            async with self.fenced(discussion_id, charge=charge) as (tx, current):
                 await record(tx=tx, now=self.clock.now(), current=current, kept=self._known(tx, discussion_id))
             await self.publish(discussion_id)
             return
         async with lock:  # free: taken at once, before the queue is read, so no other drain claims from it
             covers = self._publish_asked[discussion_id] = self._publish_asked.get(discussion_id, 0) + 1
-            async with self.fenced(discussion_id) as (tx, current):
+            async with self.fenced(discussion_id, charge=charge) as (tx, current):
+                tx.claim_first = True  # sent right after this commits, by this drain
                 await record(tx=tx, now=self.clock.now(), current=current, kept=self._known(tx, discussion_id))
                 first = await self._first_post(tx, current)
             if await self._send_queue(current, first):
@@ -658,6 +670,9 @@ class Driver:
         pending, due = queue
         if not pending:
             return [], False
+        if pending[0][0] == tx.claimed_at_insert:  # claimed as it was queued, never tried before
+            outbox_id, post, turn_key, _ = pending[0]
+            return [(outbox_id, post, turn_key, 0), *pending[1:]], True
         if due is not None and due > self.clock.now():
             return None
         return pending, await self._claim(tx, d.id, pending[0], fenced=True)

@@ -225,7 +225,8 @@ async def record_turn(
     paid = turn.status not in FINISHED_TURN or turn.status == TurnStatus.SKIPPED
     # What the turn held in its workspace's spend gives way to what it cost; a turn still open is saved, ended,
     # on every path below, and that write clears its hold.
-    await tx.settle_turn(d.id, plan.key, held, usage if paid else None, now, saved=turn.status not in FINISHED_TURN)
+    await tx.settle_turn(d.id, plan.key, held, usage if paid else None, now, saved=turn.status not in FINISHED_TURN,
+                         charged=tx.charged_at_fence)
     if turn.status in FINISHED_TURN:
         return  # another driver finished it first, or Stop set it aside
     persona = state.persona(plan.persona_key)

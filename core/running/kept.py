@@ -87,6 +87,14 @@ class KeptState:
             return None
         return Known(dict(self.turns.by_key), dict(self.held))
 
+    def running(self, key: str) -> bool:
+        """Whether `known` will give this turn, running, to the transaction about to open, if its fence finds the
+        revision unchanged (the one condition only the fence can check)."""
+        by_key = self.turns.by_key
+        turn = by_key.get(key) if by_key is not None else None
+        return (turn is not None and turn.status == TurnStatus.RUNNING and key in self.held and not self.stale
+                and self.open == 1)
+
     async def read(self, tx: Tx, d: Discussion) -> tuple[list[Persona], list[Turn], list[HumanMessage]]:
         """The state's parts as they are in this transaction (`d`: the discussion its fence has just read)."""
         moved = tx.revision_at_fence is None or tx.revision_at_fence != self.revision or self.open > 1

@@ -157,20 +157,23 @@ class ActivityRepo(Repo):
         if discussion_id:
             await add_spend(self.conn, discussion_id, now, u.cost_usd)
 
-    async def _charge(self, discussion_id: str | None, turn_key: str, u: Usage, now: datetime) -> None:
-        """The model call's usage row, and its cost added to its discussion's (if any); the spend is the caller's."""
+    async def _charge(self, discussion_id: str | None, turn_key: str, u: Usage, now: datetime, *,
+                      charged: bool = False) -> None:
+        """The model call's usage row, and its cost added to its discussion's (if any, unless `charged`: the
+        transaction's fence added it); the spend is the caller's."""
         await self.conn.execute(
             _ADD_USAGE, {"discussion_id": discussion_id, "turn_key": turn_key, "created_at": now, **u.model_dump()})
-        if discussion_id:
+        if discussion_id and not charged:
             await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": u.cost_usd})
 
     async def settle_turn(self, discussion_id: str, turn_key: str, held: tuple[float, datetime | None],
-                          usage: Usage | None, now: datetime, *, saved: bool = False) -> None:
+                          usage: Usage | None, now: datetime, *, saved: bool = False, charged: bool = False) -> None:
         """A turn ended: what it held (read with it, see `held_turn`) gives way to what it cost; `usage`, if
-        any, is recorded and charged to the discussion. `saved`: the caller saves the turn, ended, in this
-        transaction (that write clears the hold on its row)."""
+        any, is recorded and charged to the discussion (`charged`: this transaction's fence added its cost to the
+        discussion's already). `saved`: the caller saves the turn, ended, in this transaction (that write clears
+        the hold on its row)."""
         if usage is not None:
-            await self._charge(discussion_id, turn_key, usage, now)
+            await self._charge(discussion_id, turn_key, usage, now, charged=charged)
         await settle(self.conn, discussion_id, turn_key, held, usage.cost_usd if usage is not None else None, now,
                      saved=saved)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, exists, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, case, delete, exists, func, insert, or_, select, update
 
 from core.models import (
     FINISHED_TURN,
@@ -32,6 +32,16 @@ _LEASED = (select(t.discussions, exists().where(*_UNSENT).label("queued"))
                   _d.lease_expires_at > bindparam("now")))
 _BUMP = update(t.discussions).where(_d.id == bindparam("b_id")).values(revision=_d.revision + 1).returning(
     *t.discussions.c)
+# The fence of a transaction that records a turn: the call's cost added in the statement that checks the lease, on
+# the revision the driver's kept state was read at (no row: the lease is gone, or something else changed the
+# discussion; the plain fence then says which).
+_LEASED_CHARGED = (update(t.discussions).where(
+    _d.id == bindparam("b_id"), _d.lease_owner == bindparam("b_owner"), _d.lease_expires_at > bindparam("b_now"),
+    _d.revision == bindparam("b_revision"))
+    .values(cost_usd=_d.cost_usd + bindparam("b_usd"),
+            costliest_call_usd=case((_d.costliest_call_usd < bindparam("b_usd"), bindparam("b_usd")),
+                                    else_=_d.costliest_call_usd))
+    .returning(*t.discussions.c, exists().where(*_UNSENT).label("queued")))
 _HOLDS = select(_d.id).where(_d.id == bindparam("id"), _d.lease_owner == bindparam("owner"),
                              _d.lease_expires_at > bindparam("now"))
 _PERSONAS = select(t.personas.c.data).where(t.personas.c.discussion_id == bindparam("id")).order_by(
@@ -68,6 +78,11 @@ class DiscussionRepo(Repo):
     queued_at_fence: bool | None = None  # whether the fence saw posts queued (None: no fence read)
     revision_at_fence: int | None = None  # the discussion's revision as the fence read it (see tables.discussions)
     fenced_id: str | None = None  # the discussion whose lease this transaction checked
+    # Set by a driver that sends what this transaction queues as it commits: the first post queued after a fence
+    # that saw none is claimed as it is inserted (its id kept here), not by an update after it.
+    claim_first: bool = False
+    claimed_at_insert: int | None = None
+    charged_at_fence = False  # the fence added the model call's cost to the discussion's (see `fence`)
 
     # discussions ---------------------------------------------------------------------------------
     async def add_discussion(self, d: Discussion) -> None:
@@ -173,14 +188,26 @@ class DiscussionRepo(Repo):
             .values(lease_owner=None, lease_expires_at=None)
         )
 
-    async def fence(self, discussion_id: str, owner: str, now: datetime) -> Discussion | None:
+    async def fence(self, discussion_id: str, owner: str, now: datetime, *,
+                    charge: tuple[float, int] | None = None) -> Discussion | None:
         """The discussion as it is now if `owner` still holds an unexpired lease on it, else None; the lease stays
         held until this transaction ends.
 
         The read locks the row (FOR UPDATE on PostgreSQL; SQLite writes one transaction at a time anyway), so a
-        takeover by another process waits for our commit and can never interleave with the writes we fence."""
-        query = _locked(_LEASED, self.conn.dialect.name)
-        row = (await self.conn.execute(query, {"id": discussion_id, "owner": owner, "now": now})).first()
+        takeover by another process waits for our commit and can never interleave with the writes we fence.
+
+        `charge`: a model call's cost and the revision the caller's copy of the state was read at; when the
+        discussion is still at that revision the cost is added to the discussion's in the same statement
+        (`charged_at_fence`), else the discussion is read as without it."""
+        row = None
+        if charge is not None:
+            params = {"b_id": discussion_id, "b_owner": owner, "b_now": now, "b_usd": charge[0],
+                      "b_revision": charge[1]}
+            row = (await self.conn.execute(_LEASED_CHARGED, params)).first()
+            self.charged_at_fence = row is not None
+        if row is None:
+            query = _locked(_LEASED, self.conn.dialect.name)
+            row = (await self.conn.execute(query, {"id": discussion_id, "owner": owner, "now": now})).first()
         if row is None:
             return None
         values = _row(row)
@@ -370,11 +397,16 @@ class DiscussionRepo(Repo):
     # outbox --------------------------------------------------------------------------------------
     async def enqueue(self, discussion_id: str, post: Post, now: datetime, turn_key: str | None = None) -> bool:
         """Queue a post once per key; False if that key was already queued (one statement either way)."""
-        values = {"key": post.key, "discussion_id": discussion_id, "payload": post.model_dump(mode="json"),
-                  "turn_key": turn_key, "created_at": now}
+        values: dict[str, Any] = {"key": post.key, "discussion_id": discussion_id,
+                                  "payload": post.model_dump(mode="json"), "turn_key": turn_key, "created_at": now}
+        claim = self.claim_first and self.enqueued == [] and discussion_id == self.fenced_id
+        if claim:
+            values["attempts"] = 1
         outbox_id = (await self.conn.execute(_ENQUEUE[self.conn.dialect.name], values)).scalar()
         if outbox_id is None:
             return False
+        if claim:
+            self.claimed_at_insert = outbox_id
         if self.enqueued is not None and discussion_id == self.fenced_id:
             self.enqueued.append((outbox_id, post, turn_key, 0))
         return True

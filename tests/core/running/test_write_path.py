@@ -57,8 +57,13 @@ async def test_a_turn_goes_from_the_model_to_the_thread_in_few_writes(app: App) 
     started = [g for g in groups if "INSERT INTO turns" in g]
     assert len(recorded) >= 8 and len(started) >= 8  # the moderator, the experts and the syntheses
     for g in recorded:
-        assert "UPDATE outbox SET" in g[g.index("INSERT INTO outbox"):], g  # the post it queued, claimed
+        # The post it queued is claimed as it is inserted: no queue read, no claim after it.
+        assert g.count("INSERT INTO outbox") >= 1 and not [s for s in g if s.startswith(("SELECT outbox",
+                                                                                           "UPDATE outbox"))], g
         assert g.count("UPDATE turns SET") == 1, g
+    async with app.store.tx() as tx:
+        attempts = [a for (a,) in (await tx.conn.execute(select(tables.outbox.c.attempts))).all()]
+    assert attempts and set(attempts) == {1}, attempts  # each post claimed once, then sent
     # The state is read whole as the lease is taken; from then on the driver keeps it, so a step writes its new
     # turns holding their estimates and reads none.
     first, *later = started
