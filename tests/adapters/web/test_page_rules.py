@@ -3,8 +3,7 @@ and an open poll with hidden results shows neither counts nor ballots (the opera
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -12,8 +11,10 @@ from urllib.parse import urlsplit
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from pydantic import ValidationError
+from typer.testing import CliRunner
 
 from adapters.web.page import Pages, application
+from bot.__main__ import cli
 from bot.settings import Settings
 from bot.wiring import App, build_app, page_links
 from core.control import commands as c
@@ -111,13 +112,17 @@ async def test_every_malformed_link_answers_403(hidden: tuple, query: str) -> No
     assert "Four-day" not in await resp.text()
 
 
-@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
-def test_a_short_web_secret_is_refused_at_start_with_a_clear_message() -> None:
+def test_a_short_web_secret_is_refused_at_start_with_a_clear_message(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValidationError, match="COUNCIL_WEB_SECRET must be at least 32 bytes"):
         Settings(_env_file=None, council_web_secret="too-short")  # type: ignore[call-arg]
     Settings(_env_file=None, council_web_secret=SECRET)  # type: ignore[call-arg]
-    done = subprocess.run([sys.executable, "-m", "bot", "list"], capture_output=True, text=True, timeout=60,
-                          env={"COUNCIL_WEB_SECRET": "short", "PATH": "/usr/bin:/bin",
-                               "PYTHONPATH": str(Path(__file__).resolve().parents[3])})
-    assert done.returncode == 2 and "COUNCIL_WEB_SECRET must be at least 32 bytes" in done.stderr
-    assert "Traceback" not in done.stderr
+    # Any command starts by reading the settings: the CLI in process (typer's runner), as its other refusals are.
+    for name in list(os.environ):
+        if name.startswith(("ANTHROPIC_", "COUNCIL_", "DATABASE_URL", "SLACK_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("COUNCIL_WEB_SECRET", "short")
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(cli, ["list"])
+    assert done.exit_code == 2 and "COUNCIL_WEB_SECRET must be at least 32 bytes" in done.stderr
+    assert isinstance(done.exception, SystemExit) and "Traceback" not in done.stderr
