@@ -35,8 +35,8 @@ UNLISTED_READS = {"conversations.history": 1, "conversations.replies": 1}
 PACED = {"chat.postMessage": "channel", "files.completeUploadExternal": "channel_id"}  # new messages in a channel
 MAX_WAITS = 5  # 429s answered for one call of work people must see before the caller is told to come back later
 # How a call spends: "final" (work people must see: waits its turn), "live" (live text: only from what is left above
-# the reserve, never waited for or retried), "spare" (a courtesy: only a call there right now), "prepaid" (work
-# people must see whose call was taken earlier: a turn's post over the placeholder that paid for it).
+# the reserve, never waited for or retried), "spare" (a courtesy, or work another call could do instead: only a
+# call there right now).
 PRIORITY: contextvars.ContextVar[str] = contextvars.ContextVar("slack_call_priority", default="final")
 
 
@@ -64,12 +64,12 @@ def retry_after(response: AsyncSlackResponse) -> float:
         return 1.0
 
 
-async def prepay(client: AsyncWebClient, api_method: str) -> bool:
-    """Take a call now for work promised for later (the edit that will turn a placeholder into its turn's post),
-    only if one is there right now; False: the workspace has none to spare, so make no such promise."""
+async def idle(client: AsyncWebClient, api_method: str) -> bool:
+    """Whether the workspace spends no calls of this method right now (taking none): work that would want one
+    later (a placeholder, to be edited into its post) is started only then."""
     if not isinstance(client, BudgetedClient):
         return True
-    return await client.budget.spend_spare(client.scope, api_method)
+    return await client.budget.idle(client.scope, api_method)
 
 
 class BudgetedClient(AsyncWebClient):
@@ -84,11 +84,9 @@ class BudgetedClient(AsyncWebClient):
         body: dict[str, Any] = next((kw[k] for k in ("json", "data", "params") if isinstance(kw.get(k), dict)), {})
         channel = str(body.get(PACED[api_method]) or "") if api_method in PACED else ""
         priority = PRIORITY.get()
-        live = priority not in ("final", "prepaid")
+        live = priority != "final"
         for attempt in range(MAX_WAITS + 1):
-            if priority == "prepaid" and attempt == 0:
-                pass  # its call was taken when it was promised; a retry after a 429 waits its turn as any other
-            elif live:
+            if live:
                 spend = self.budget.spend_left if priority == "live" else self.budget.spend_spare
                 if not await spend(self.scope, api_method):
                     raise Skipped(api_method)

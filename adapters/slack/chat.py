@@ -15,7 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from adapters.slack.announce import announcement
-from adapters.slack.budgeted import PRIORITY, Skipped, prepay
+from adapters.slack.budgeted import PRIORITY, Skipped, idle
 from adapters.slack.canvas import Canvases, is_canvas
 from adapters.slack.markup import escape
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
@@ -88,7 +88,6 @@ class SlackChat:
         self.last_ref: Callable[[str], Awaitable[str]] | None = None
         # discussion -> turn key -> (persona name, the placeholder's ts): a post looks among its discussion's only
         self._thinking: dict[str, dict[str, tuple[str, asyncio.Task[str | None]]]] = {}
-        self._prepaid: set[str] = set()  # placeholders whose edit into their post was paid for when they were posted
         self._links: dict[str, str] = {}
         self._live = ChannelBudget(LIVE_GAP_S / time_scale)
         self.placeholders: PlaceholderShown | None = None  # records each placeholder posted (the wiring sets it)
@@ -111,8 +110,10 @@ class SlackChat:
         for i, message in enumerate(messages):
             if i == 0 and placeholder and await self._fill(client, discussion.channel, placeholder, message):
                 ts = placeholder
-            else:  # no placeholder, or someone deleted it: the post itself must still be seen
+            else:  # no placeholder, no edit to spare, or someone deleted it: the post itself must still be seen
                 ts = await self._post(client, discussion.channel, thread, message)
+                if i == 0 and placeholder:
+                    await self._remove(client, discussion.channel, placeholder)
             ref = ref or ts
         if post.kind == "error":
             await self._settle_placeholders(discussion, "{name} did not respond to this step.")
@@ -323,15 +324,25 @@ class SlackChat:
 
     # thinking placeholders -------------------------------------------------------------------------
     async def _fill(self, client: AsyncWebClient, channel: str, ts: str, message: Message) -> bool:
-        """Edit a placeholder into what replaces it, with the call it paid for when it was posted (if it did)."""
-        if ts not in self._prepaid:
-            return await self._edit(client, channel, ts, message)
-        self._prepaid.discard(ts)
-        marked = PRIORITY.set("prepaid")
+        """Edit a placeholder into what replaces it, only with a chat.update the workspace has to spare right now
+        (Slack counts an edit when it is made: one paid for earlier lands in a minute others' edits may have
+        filled). False: no call to spare, Slack refused it, or the placeholder is gone; a new message will do."""
+        marked = PRIORITY.set("spare")
         try:
             return await self._edit(client, channel, ts, message)
+        except Skipped:
+            log.debug("no chat.update to spare for %s in %s: posted anew", ts, channel)
+            return False
         finally:
             PRIORITY.reset(marked)
+
+    async def _remove(self, client: AsyncWebClient, channel: str, ts: str) -> None:
+        """A placeholder whose post went out as a new message (chat.delete: its own budget, not chat.update's)."""
+        try:
+            await client.chat_delete(channel=channel, ts=ts)
+        except SlackApiError as exc:
+            if exc.response.get("error") not in GONE:
+                raise
 
     async def _show_thinking(self, discussion: Discussion, persona: Persona, key: str) -> str | None:
         try:
@@ -339,14 +350,14 @@ class SlackChat:
             if index is not None and key in index.placeholders:
                 return index.placeholders.pop(key)
             client = await self.client_for(discussion.workspace)
-            # chat.update is limited per workspace (Tier 3): a placeholder is shown only when the edit that will
-            # turn it into the post can be paid for now. In a busy workspace the post comes as a new message
-            # instead, paced per channel, rather than queueing behind every other discussion's edits.
-            if not await prepay(client, "chat.update"):
+            # chat.update is limited per workspace (Tier 3): a placeholder is shown only while no work spends the
+            # workspace's edits, so that its post can likely fill it. In a busy workspace the post comes as a new
+            # message instead, paced per channel: every edit a placeholder took would delay the edits of posts
+            # (headers, polls) that only an edit can do.
+            if not await idle(client, "chat.update"):
                 log.debug("no placeholder for %s: no chat.update to spare in %s", key, discussion.workspace)
                 return None
             ts = await self._post(client, discussion.channel, discussion.thread_ref or None, thinking(persona, key))
-            self._prepaid.add(ts)
             await self._report(discussion, key, ts)
             return ts
         except Exception:
@@ -384,8 +395,8 @@ class SlackChat:
             self._forget_placeholder(discussion.id, key)
             with contextlib.suppress(Exception):
                 ts = await task
-                if ts:
-                    await self._fill(client, discussion.channel, ts, note(text.format(name=name)))
+                if ts and not await self._fill(client, discussion.channel, ts, note(text.format(name=name))):
+                    await self._remove(client, discussion.channel, ts)  # no edit to spare: the note is a courtesy
 
     def _forget_placeholder(self, discussion_id: str, key: str) -> None:
         mine = self._thinking.get(discussion_id, {})

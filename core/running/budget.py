@@ -2,8 +2,9 @@
 
 A platform allows each app so many calls a minute per workspace and method, and about one new message a second
 per channel. Work that people must see (final posts, headers, polls) takes its call and, when the bucket is
-empty, waits for its turn; live text takes a call only from what is left above a reserve kept for that work, and
-never while the platform has just answered "too many" (a 429 pauses the bucket for its Retry-After).
+empty, sleeps until the bucket has it; live text takes a call only when the bucket is full (a call nothing else
+would use), and never while the platform has just answered "too many" (a 429 pauses the bucket for its
+Retry-After).
 
 Time is in the platform's seconds: wall-clock seconds times `scale` (1 in production; a test or bench runs the
 limits faster, with the fake platform sped up by the same factor)."""
@@ -22,7 +23,6 @@ from core.storage.store import Store
 T = TypeVar("T")
 SHARE = 0.88  # of the platform's rate: a burst and a minute's refill stay under its limit (49 of Tier 3's 50)
 BURST_SHARE = 0.1  # a full bucket holds this share of a minute's calls
-RESERVE_SHARE = 0.3  # of a bucket, never taken by live text: work people must see finds calls ready
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,9 @@ class Rate:
 
     @property
     def reserve(self) -> float:
-        return self.burst * RESERVE_SHARE
+        """Never taken by live text: all but the one call a full bucket would lose. Final work keeps coming while
+        many discussions run, and every call live text took from it would delay it."""
+        return self.burst - 1
 
 
 def refill(b: Bucket | None, rate: Rate, now: float) -> Bucket:
@@ -62,6 +64,12 @@ def take_left(b: Bucket | None, rate: Rate, now: float, keep: float | None = Non
     if b.paused_until > now or b.tokens - 1 < (rate.reserve if keep is None else keep):
         return b, False
     return replace(b, tokens=b.tokens - 1), True
+
+
+def idle(b: Bucket | None, rate: Rate, now: float) -> tuple[Bucket, bool]:
+    """Whether the bucket is full now (nothing waits for it, and what it gains is lost), taking nothing."""
+    b = refill(b, rate, now)
+    return b, b.paused_until <= now and b.tokens >= rate.burst
 
 
 def pause(b: Bucket | None, rate: Rate, now: float, until: float) -> tuple[Bucket, None]:
@@ -209,6 +217,15 @@ class RateBudget:
         ok = await self.buckets.change(f"{scope}:{method}", lambda b: take_left(b, rate, now, keep=0.0))
         self.spent[(method, "spare" if ok else "skipped")] += 1
         return ok
+
+    async def idle(self, scope: str, method: str) -> bool:
+        """Whether no work is spending this method's calls right now (its bucket is full), taking none: work that
+        would want a call later, and that other calls could do instead, is started only then."""
+        rate = self.rate(method)
+        if rate is None:
+            return True
+        now = self.now()
+        return await self.buckets.change(f"{scope}:{method}", lambda b: idle(b, rate, now))
 
     async def refused(self, scope: str, method: str, retry_after_s: float, channel: str = "") -> None:
         """The platform answered 429: pause this bucket (a channel's posts, or the workspace's method), and the

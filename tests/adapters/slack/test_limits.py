@@ -5,23 +5,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
 import pytest
 
-from adapters.slack.budgeted import PRIORITY, per_minute
-from adapters.slack.clients import web_client
 from adapters.slack.render import THINKING_EVENT
 from adapters.slack.server import BOT_SCOPES, SlackServer
 from bot.settings import Settings
 from bot.wiring import build_app
-from core.models import Status
-from core.running.budget import LocalBuckets, RateBudget
-from tests.adapters.slack.conftest import TIME_SCALE, Slack, config
+from core.models import Discussion, Persona, Post, Role, Status
+from tests.adapters.slack.conftest import TIME_SCALE, Slack, config, slack_chat
 from tests.adapters.slack.test_threads import only
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import Call, FakeSlack
+
+ADA = Persona(key="ada", name="Ada Lovelace", role=Role.EXPERT, title="Analytical engines", icon=":gear:")
 
 
 @pytest.fixture
@@ -58,12 +58,13 @@ def _event_type(call: Call) -> str:
 
 
 @pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
-async def test_a_placeholder_takes_the_call_for_its_edit_when_it_is_posted_so_posts_never_queue_for_edits(
+async def test_a_placeholder_is_shown_only_with_edits_to_spare_and_filled_only_with_one_there_when_its_post_lands(
     streaming: SlackServer, fake: FakeSlack
 ) -> None:
     """chat.update is limited per workspace: a finished turn's post that edits its placeholder must not wait
-    behind every other discussion's edits. So a placeholder is posted only when the call for that edit can be
-    taken at once (a busy workspace's posts come as new messages instead), and that edit is not paid for twice."""
+    behind every other discussion's edits. So a placeholder is posted only while the workspace has edits to spare,
+    and filled only with an edit there when its post lands; otherwise the post is a new message and the placeholder
+    is removed. Every edit is paid for once, when it is made."""
     async with aiohttp.ClientSession() as session:
         slack = Slack(f"http://127.0.0.1:{streaming.port}/slack/events", session, fake)
         for channel in ("C0001", "C0002", "C0003"):
@@ -73,30 +74,31 @@ async def test_a_placeholder_takes_the_call_for_its_edit_when_it_is_posted_so_po
     assert budget is not None
     placeholders = [c for c in fake.called("chat.postMessage") if _event_type(c) == THINKING_EVENT]
     assert placeholders, "turns were shown thinking"
-    assert budget.spent[("chat.update", "spare")] >= len(placeholders), "each placeholder paid for its edit"
+    removed = [c for c in fake.called("chat.delete") if not c.limited]
+    assert budget.spent[("chat.update", "spare")] + len(removed) == len(placeholders), \
+        "each placeholder filled with an edit to spare, or removed"
     edits = [c for c in fake.called("chat.update") if not c.limited]
     paid = sum(budget.spent[("chat.update", how)] for how in ("final", "live", "spare"))
-    assert len(edits) == paid, "every edit was paid for once: a placeholder's edit not again when it was made"
+    assert len(edits) == paid, "every edit was paid for once, when it was made"
 
 
-async def test_a_paid_for_placeholder_edit_that_slack_refuses_with_429_waits_and_pays_for_its_retry(
-    fake: FakeSlack
-) -> None:
-    """The call taken when the placeholder was posted pays for one edit; one Slack refused is retried after its
-    Retry-After like any final work, and the retry is paid for (it is a call Slack counts)."""
-    budget = RateBudget(LocalBuckets(), per_minute(), scale=TIME_SCALE)
-    client = web_client(fake.base_url, "xoxb-test", budget=budget, workspace="T1")
-    await client.conversations_join(channel="C0001")  # the app posts only where it is a member
-    ts = (await client.chat_postMessage(channel="C0001", text="Dana is thinking…"))["ts"]
+async def test_a_placeholder_edit_that_slack_refuses_with_429_gives_way_to_a_new_message(fake: FakeSlack) -> None:
+    """An edit into a placeholder is work a new message can do: one Slack refused is not waited for; the post goes
+    out as a new message and the placeholder is removed."""
+    chat = slack_chat(fake)
+    now = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
+    d = Discussion(id="d1", topic="Trunk?", platform="slack", workspace="T0001", channel="C0001", created_at=now,
+                   updated_at=now)
+    await (await chat.client_for("T0001")).conversations_join(channel="C0001")  # the app posts where it is a member
+    d.thread_ref = await chat.publish(d, Post(kind="header", key="d1:header", title=d.topic, text="roster"))
+    await chat.thinking(d, ADA, "d1:r1:s1:ada")
+    await chat.drain()
+    [placeholder] = fake.thread("C0001", d.thread_ref)[1:]
     fake.rate_limit("chat.update", times=1, retry_after=1)
-    marked = PRIORITY.set("prepaid")
-    try:
-        await client.chat_update(channel="C0001", ts=ts, text="Dana's post")
-    finally:
-        PRIORITY.reset(marked)
-    assert fake.answered_429["chat.update"] == 1
-    assert fake.find("C0001", ts).text == "Dana's post"
-    assert budget.spent[("chat.update", "final")] == 1, "the first try was paid for before; the retry now"
+    ts = await chat.publish(d, Post(kind="turn", key="d1:r1:s1:ada", text="Ada's post", persona=ADA, title="R1"))
+    assert fake.answered_429["chat.update"] == 1 and len(fake.called("chat.update")) == 1, "not tried again"
+    assert fake.find("C0001", placeholder.ts) is None
+    assert ts != placeholder.ts and "Ada's post" in str(fake.find("C0001", ts).blocks)  # type: ignore[union-attr]
 
 
 async def test_a_method_outside_the_tokens_scopes_is_refused_and_explained(

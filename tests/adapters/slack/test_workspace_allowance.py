@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
 import pytest
 
+from adapters.slack.budgeted import slack_budget
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT
 from adapters.slack.server import BOT_SCOPES, SlackServer
 from bot.settings import Settings
 from bot.wiring import build_app
-from core.models import Status
-from tests.adapters.slack.conftest import Slack, config
+from core.models import Discussion, Persona, Post, Role, Status
+from core.running.budget import LocalBuckets
+from tests.adapters.slack.conftest import Slack, config, slack_chat
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack, Msg
 from tests.fakes.slack_limits import TIER
@@ -79,3 +82,31 @@ async def test_a_busy_workspaces_posts_go_out_as_new_messages_faster_than_tier_3
     assert not [m.ts for m in shown if thinking_still(fake, m)], "no placeholder left thinking"
     posts = [(key, part) for kind, key, part in map(_meta, (m.metadata for m in shown)) if kind == EVENT_TYPE]
     assert len(posts) == len(set(posts)), "no post shown twice"
+
+
+async def test_a_post_whose_placeholder_finds_no_edit_to_spare_goes_out_anew_and_the_placeholder_is_removed() -> None:
+    """Slack counts an edit when it is made. A placeholder's edit into its post, paid for when the placeholder was
+    posted, was made a turn later, into a minute other discussions' edits had filled: 10 of 100 such edits were
+    refused (429) with 100 discussions in one workspace, each refusal pausing the workspace's edits. So a post
+    takes a chat.update only if one is there when it lands; otherwise it goes out at once as a new message, and
+    its placeholder is removed."""
+    now = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
+    ada = Persona(key="ada", name="Ada Lovelace", role=Role.EXPERT, title="Analytical engines", icon=":gear:")
+    key = "d1:r1:s1:ada"
+    async with FakeSlack() as fake:  # Slack's own speed: the budget refills a call in more than a second
+        fake.add_channel("C0001", member=True)
+        budget = slack_budget(LocalBuckets())
+        c = slack_chat(fake, pace_s=0.01, budget=budget)
+        d = Discussion(id="d1", topic="Trunk-based development?", platform="slack", workspace="T0001",
+                       channel="C0001", created_at=now, updated_at=now)
+        d.thread_ref = await c.publish(d, Post(kind="header", key="d1:header", title=d.topic, text="roster"))
+        await c.thinking(d, ada, key)
+        await c.drain()
+        [placeholder] = fake.thread("C0001", d.thread_ref)[1:]
+        while await budget.spend_spare("T0001", "chat.update"):  # other discussions' edits take what is there
+            pass
+        ts = await c.publish(d, Post(kind="turn", key=key, text="I think we should.", persona=ada, title="Round 1"))
+    assert not fake.called("chat.update"), "no edit the workspace had no call for"
+    assert fake.find("C0001", placeholder.ts) is None, "the placeholder removed"
+    [shown] = fake.thread("C0001", d.thread_ref)[1:]
+    assert shown.ts == ts and _meta(shown.metadata)[:2] == (EVENT_TYPE, key)
