@@ -1,7 +1,6 @@
 """N discussions at once in one Slack workspace, one channel each, through the strict fake Web API (Slack's
-documented rate limits, sped up `--scale` times in the fake and in the app alike, and the fake model's writing
-with them, so a round's own time keeps its share of what Slack allows), with a model that writes slowly so live
-text wants many edits.
+documented rate limits, sped up `--scale` times in the fake and in the app alike), with a model that writes
+slowly so live text wants many edits (a turn of 1,500 characters in about 2.5 s: 10 Slack seconds at `--scale 4`).
 
 Prints how many finished, how many were ever blocked, the 429s Slack answered per method ÷ the calls made, the
 share of the chat.update budget left after final work that live edits used, and the time Slack's published limits
@@ -9,9 +8,12 @@ allow for the posts the round needs: the messages left in the channels (new mess
 and POSTS_PER_MINUTE a minute per workspace, an assumption: Slack says "several hundred") and the edits of posts
 (chat.update: 50 a minute per workspace; a placeholder's edit into its post is not needed, since a new message
 would do, nor live text). Round 1, from the first command to the last post or edit of a post, is judged against
-that bound. Targets: all finish, 0 blocked, 429s ≤ 1% of any method's calls, live edits ≥ 70% of the leftover
-budget, round 1 ≤ 1.3× the bound; exits 1 on a miss. `--replicas N` runs N processes on PostgreSQL
-(DATABASE_URL: a fresh database is made on that server and dropped afterwards)."""
+that bound (which counts no model time: it means something where Slack's limits, not the model, make the round's
+time, as with 100 discussions). Targets: all finish, 0 blocked, 429s ≤ 1% of any method's calls, live edits ≥ 70%
+of the leftover budget (judged only where final work leaves at least LEFTOVER_MIN of the budget: a workspace whose
+edits of posts take it all has none for live text, by design), round 1 ≤ 1.3× the bound; exits 1 on a miss.
+`--replicas N` runs N processes on PostgreSQL (DATABASE_URL: a fresh database is made on that server and dropped
+afterwards)."""
 
 from __future__ import annotations
 
@@ -45,6 +47,7 @@ from tests.fakes.slack_signing import free_port, sign  # noqa: E402
 SECRET = "platform-limits-signing-secret"
 TIER3_PER_MINUTE = TIER[3]  # chat.update, per app and workspace
 THINKING = "council_thinking"  # a placeholder's metadata: a turn being written
+LEFTOVER_MIN = 0.15  # of chat.update's budget: less is about the share the app keeps under Slack's limit (12%)
 QUIET_S = 3.0  # after every discussion is done, the round's last posts have landed once Slack hears none for this
 TOPICS = ["adopt trunk-based development", "move to a four-day week", "standardise on one cloud",
           "sunset the legacy mobile app", "hire a platform team", "rewrite the billing service in Rust"]
@@ -158,8 +161,7 @@ async def run(k: int, replicas: int, scale: float, within_s: float, gap_s: float
     logs = []
     try:
         async with FakeSlack(tokens={"xoxb-bench": "T0001"}, time_scale=scale) as slack, \
-                FakeAnthropic(latency_s=0.3 / scale, delta_gap_s=gap_s / scale, chunk_chars=24,
-                              reply=long_reply(chars)) as model, \
+                FakeAnthropic(latency_s=0.3, delta_gap_s=gap_s, chunk_chars=24, reply=long_reply(chars)) as model, \
                 aiohttp.ClientSession() as http:
             channels = [f"C{i:04d}" for i in range(k)]
             for i, channel in enumerate(channels):
@@ -243,16 +245,19 @@ async def run(k: int, replicas: int, scale: float, within_s: float, gap_s: float
         share = answered.get(method, 0) / by_method[method]
         worst = max(worst, share)
         print(f"  {method:32s} {answered.get(method, 0):4d} / {by_method[method]:5d} = {share:.2%}")
-    share_used = 0.0
-    if live:
-        start, end = min(c.at for c in live), max(c.at for c in live)
-        minutes = (end - start) * scale / 60
-        finals = sum(1 for c in updates if not live_edit(c.params) and not c.limited and start <= c.at <= end)
-        budget = TIER3_PER_MINUTE * minutes
-        leftover = max(budget - finals, 1.0)
-        share_used = len(live) / leftover
-        print(f"chat.update while live text ran ({minutes:.1f} Slack minutes): budget {budget:.0f}, final work "
-              f"{finals}, leftover {leftover:.0f}, live edits {len(live)}")
+    # While live text ran (the whole round if it never did): the budget, and what final work left of it.
+    start, end = (min(c.at for c in live), max(c.at for c in live)) if live else (began, began + round_s / scale)
+    minutes = (end - start) * scale / 60
+    finals = sum(1 for c in updates if not live_edit(c.params) and not c.limited and start <= c.at <= end)
+    budget = TIER3_PER_MINUTE * minutes
+    leftover = max(budget - finals, 1.0)
+    share_used = len(live) / leftover
+    print(f"chat.update while live text ran ({minutes:.1f} Slack minutes): budget {budget:.0f}, final work "
+          f"{finals}, leftover {leftover:.0f}, live edits {len(live)}")
+    judge_live = leftover >= LEFTOVER_MIN * budget
+    if not judge_live:
+        print(f"live text not judged: final work took all but {leftover / budget:.0%} of chat.update's budget "
+              f"(under {LEFTOVER_MIN:.0%}, about what the app's own share keeps unspent), so none was left for it")
     print(f"the round's posts: {len(shown)} messages in {len({m.channel for m in shown})} channels, {edits} edits of "
           f"posts; Slack's limits allow them in {bound:.0f} Slack seconds ("
           + ", ".join(f"{name}: {value:.0f} s" for name, value in parts.items())
@@ -263,16 +268,16 @@ async def run(k: int, replicas: int, scale: float, within_s: float, gap_s: float
         Figure("unfinished", k - finished, 0),
         Figure("blocked", blocked, 0),
         Figure("share_429", worst, 0.01),
-        Figure("live_share", share_used, 0.70, at_most=False),
+        *([Figure("live_share", share_used, 0.70, at_most=False)] if judge_live else []),
         Figure("round_vs_bound", round_s / bound if bound else float("nan"), 1.3),
     ], targets)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--discussions", "-k", type=int, default=6, dest="k", help="discussions at once")
+    parser.add_argument("--discussions", "-k", type=int, default=100, dest="k", help="discussions at once")
     parser.add_argument("--replicas", type=int, default=1, help="app processes (more than 1 needs PostgreSQL)")
-    parser.add_argument("--scale", type=float, default=10.0, help="Slack's rate limits run this much faster")
+    parser.add_argument("--scale", type=float, default=4.0, help="Slack's rate limits run this much faster")
     parser.add_argument("--within", type=float, default=300.0, help="give up after this many seconds")
     parser.add_argument("--gap", type=float, default=0.04, help="seconds between the model's streamed chunks")
     parser.add_argument("--chars", type=int, default=1500, help="characters of each persona turn")
