@@ -235,24 +235,42 @@ class Driver:
         await self._retract_left(discussion_id)
         # This lease's reads of the state: a takeover starts from the database, whole.
         kept = self._kept[discussion_id] = KeptState()
+        lock = self._publish_locks.setdefault(discussion_id, asyncio.Lock())
         while True:
             await self.admission.turn()
-            # One fenced transaction reads the state and, when the next step runs turns, starts them.
-            async with self.fenced(discussion_id) as (tx, d):
-                # Posts still queued go out before anything is decided: the state is not read for nothing (the fence
-                # saw whether any are).
-                queued = bool(tx.queued_at_fence)
-                if not queued:
-                    loaded = await load_state(tx, discussion_id, self.config.context_rounds, d=d, kept=kept)
-                    assert loaded is not None
-                    state = loaded
-                    step = engine.next_step(state)
-                    seated = False  # a person's seat asked, nudged, answered or handed to the stand-in
-                    if isinstance(step, RunTurns):
-                        step, state, seated = await seat_turns.triage(tx, state, step, self.clock.now(),
-                                                                      self.config.seat_wait_s)
-                    started = (await self._start_step(tx, state, step) if isinstance(step, RunTurns)
-                               else ([], 0.0, {}))
+            first: Queued | None = None
+            drains = False  # this step's transaction claims the queue's first post, and this loop sends it
+            try:
+                # One fenced transaction reads the state and, when the next step runs turns, starts them.
+                async with self.fenced(discussion_id, spent=True) as (tx, d):
+                    # Posts still queued go out before anything is decided: the state is not read for nothing (the fence
+                    # saw whether any are). With no drain running here, this transaction claims the first of them: a
+                    # free lock is taken without waiting, before the queue is read, so no other drain claims from it.
+                    queued = bool(tx.queued_at_fence)
+                    if queued and not lock.locked():
+                        await lock.acquire()
+                        drains = True
+                        covers = self._publish_asked[discussion_id] = self._publish_asked.get(discussion_id, 0) + 1
+                        first = await self._first_post(tx, d)
+                    if not queued:
+                        loaded = await load_state(tx, discussion_id, self.config.context_rounds, d=d, kept=kept)
+                        assert loaded is not None
+                        state = loaded
+                        step = engine.next_step(state)
+                        seated = False  # a person's seat asked, nudged, answered or handed to the stand-in
+                        if isinstance(step, RunTurns):
+                            step, state, seated = await seat_turns.triage(tx, state, step, self.clock.now(),
+                                                                          self.config.seat_wait_s)
+                        started = (await self._start_step(tx, state, step) if isinstance(step, RunTurns)
+                                   else ([], 0.0, {}))
+                if drains:
+                    if not await self._send_queue(d, first):
+                        return  # refused (or sent elsewhere); a sweep comes back when it is due
+                    self._publish_served[discussion_id] = covers
+                    continue
+            finally:
+                if drains:
+                    lock.release()
             if queued or seated:  # publish first, then decide on the state as it is after publishing
                 if not await self.publish(discussion_id):
                     return  # refused (or sent elsewhere): no turns nobody sees; a sweep comes back when it is due
@@ -332,12 +350,13 @@ class Driver:
                     work.cancel()
 
     @contextlib.asynccontextmanager
-    async def fenced(self, discussion_id: str, *, charge: tuple[str, Usage | None] = ("", None)
-                     ) -> AsyncIterator[tuple[Tx, Discussion]]:
+    async def fenced(self, discussion_id: str, *, charge: tuple[str, Usage | None] = ("", None),
+                     spent: bool = False) -> AsyncIterator[tuple[Tx, Discussion]]:
         """A transaction that writes only while this process holds the discussion's lease (checked and held in
         the same transaction), with the discussion as it is now; otherwise LeaseLost, and the discussion's steps
         here stop. `charge`: a turn's key and its call's cost, which the fence adds to the discussion's when the
-        state kept here is whole, the turn running in it (`tx.charged_at_fence`)."""
+        state kept here is whole, the turn running in it (`tx.charged_at_fence`). `spent`: the fence also reads
+        what the workspace spent today, where it can (`tx.spent_at_fence`), for a step that may start turns."""
         kept = self._kept.get(discussion_id)
         if kept is not None:
             kept.open += 1
@@ -347,7 +366,9 @@ class Driver:
             if kept is not None and usage is not None and kept.revision is not None and kept.running(key):
                 fee = (usage.cost_usd, kept.revision)
             async with self.store.tx() as tx:
-                current = await tx.fence(discussion_id, self.config.owner, self.clock.now(), charge=fee)
+                now, limits = self.clock.now(), self.config.limits
+                since = day_window(now, limits.tz)[0] if spent and limits.workspace_usd_per_day > 0 else None
+                current = await tx.fence(discussion_id, self.config.owner, now, charge=fee, spent_since=since)
                 if current is None:
                     work = self._work.get(discussion_id)
                     if work is not None and work is not asyncio.current_task():
@@ -379,6 +400,7 @@ class Driver:
         async with self.fenced(seen.id) as (tx, d):
             if (d.status, d.pending, d.round) != (seen.status, seen.pending, seen.round):
                 return
+            known = self._known(tx, d.id)  # the state as kept here, when nothing else changed it
             if step.status == Status.DONE:
                 await record_decision(tx, state, await people_ballots(tx, d.id, d.round), link, now)
             for name in ("status", "pending", "round", "round_topic", "blocked_reason"):
@@ -388,10 +410,8 @@ class Driver:
             # The polls it leaves behind close before the header says where the discussion is ("✅ Finished"):
             # nothing lands after the ending.
             if d.status in (Status.DONE, Status.STOPPED) or step.round is not None:
-                known = self._known(tx, d.id)  # the turns as kept here, when nothing else changed them
-                await close_polls(tx, d, now, before_round=d.round, offline=self.llm.offline,
-                                  turns=known.ordered() if known is not None else None)
-            await save_discussion(tx, d, now)
+                await close_polls(tx, d, now, before_round=d.round, offline=self.llm.offline, kept=known)
+            await save_discussion(tx, d, now, kept=known)
             if step.status == Status.BLOCKED:
                 await tx.enqueue(d.id, posts.blocked_post(d, [], now.isoformat()), now)
             if notice is not None:
@@ -574,7 +594,10 @@ class Driver:
         if limits.workspace_usd_per_day > 0:
             # One reader at a time per workspace: the spend read and the reservation written are one step.
             await tx.serialize("spend", d.platform, d.workspace)
-            spent_today = await tx.workspace_spend(d.platform, d.workspace, day_window(now, limits.tz)[0])
+            since = day_window(now, limits.tz)[0]
+            seen = tx.spent_at_fence  # read by the step's fence, when it could
+            spent_today = seen[1] if seen is not None and seen[0] == since else await tx.workspace_spend(
+                d.platform, d.workspace, since)
         remaining = d.budget_usd - d.cost_usd if d.budget_usd > 0 else float("inf")
         if limits.workspace_usd_per_day > 0:
             remaining = min(remaining, limits.workspace_usd_per_day - spent_today)
@@ -727,10 +750,7 @@ class Driver:
                     fresh.thread_ref = ref
                     await tx.save_discussion(fresh, self.clock.now())
                 if post.kind == "poll" and post.poll is not None and not post.replaces:
-                    poll = await tx.poll(post.poll.poll_id)
-                    if poll is not None:
-                        poll.message_ref = ref
-                        await tx.save_poll(poll)
+                    await tx.set_poll_ref(post.poll.poll_id, ref)
                 if i + 1 < len(pending):
                     claimed = await self._claim(tx, d.id, pending[i + 1])
             self._committed(d.id, tx)

@@ -45,7 +45,6 @@ from core.models import (
     Poll,
     Post,
     Status,
-    Turn,
     TurnStatus,
     Usage,
 )
@@ -59,14 +58,16 @@ from core.storage.store import Tx
 AS_WRITTEN = frozenset({Phase.FACT_CHECK, Phase.ROSTER, Phase.PERSONA, Phase.BID})
 
 
-async def save_discussion(tx: Tx, d: Discussion, now: datetime) -> None:
+async def save_discussion(tx: Tx, d: Discussion, now: datetime, *, kept: Known | None = None) -> None:
     """Save a discussion; when what its header shows has changed, queue the header's redraw in the same
-    transaction (the outbox sends posts in order, so an older header never lands over a newer one)."""
-    await redraw_header(tx, d, now, only_if_changed=True)
+    transaction (the outbox sends posts in order, so an older header never lands over a newer one). `kept`: the
+    state as the driver keeps it (see `record_turn`)."""
+    await redraw_header(tx, d, now, only_if_changed=True, kept=kept)
     await tx.save_discussion(d, now)
 
 
-async def redraw_header(tx: Tx, d: Discussion, now: datetime, *, only_if_changed: bool = False) -> None:
+async def redraw_header(tx: Tx, d: Discussion, now: datetime, *, only_if_changed: bool = False,
+                        kept: Known | None = None) -> None:
     """Queue an edit of the header with the discussion's state, spend and the controls that make sense now."""
     next_round = None
     if d.status in (Status.WAITING, Status.PAUSED):
@@ -76,7 +77,7 @@ async def redraw_header(tx: Tx, d: Discussion, now: datetime, *, only_if_changed
     if only_if_changed and sig == d.header_shown:
         return
     d.header_shown = sig
-    personas = await tx.personas(d.id)
+    personas = kept.personas if kept is not None and kept.personas is not None else await tx.personas(d.id)
     # Keyed by what it shows, roster included: a roster edit in the same instant as the last redraw is a new post.
     shown = sig + "".join(p.model_dump_json() for p in personas)
     stamp = f"{now.timestamp():.6f}:{zlib.crc32(shown.encode()):08x}"
@@ -118,15 +119,14 @@ async def _open_poll(
             ai.append(Ballot(poll_id=poll.id, voter_id=f"persona:{persona.key}",
                              voter_name=holders.credited(persona, turn),
                              choice=poll.option_ids.index(choice), is_ai=True, created_at=now))
-    await tx.add_ballots(ai)  # a new poll has no earlier ballots to supersede
-    await tx.enqueue(d.id, poll_post(poll, await tx.ballots(poll.id), offline), now)
+    await tx.add_ballots(ai)  # a new poll has no earlier ballots to supersede, nor any other yet
+    await tx.enqueue(d.id, poll_post(poll, ai, offline), now)
 
 
 async def people_ballots(tx: Tx, discussion_id: str, round_: int) -> list[str]:
     """What people chose in this round's polls, as option ids (see `closings.people_choices`): whatever reads
     these (a synthesis, the verdict, the decision record) is shown."""
-    polls = [(p, await tx.ballots(p.id)) for p in await tx.polls(discussion_id) if p.round == round_]
-    return closings.people_choices(polls, round_)
+    return closings.people_choices(await tx.round_ballots(discussion_id, round_), round_)
 
 
 def people_counts(chosen: list[str], shown: dict[str, str] | None = None) -> dict[str, int]:
@@ -135,20 +135,21 @@ def people_counts(chosen: list[str], shown: dict[str, str] | None = None) -> dic
 
 
 async def refresh_verdict(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: bool, *,
-                          turns: list[Turn] | None = None) -> None:
+                          kept: Known | None = None) -> None:
     """A ballot cast or a poll closed may change the people's side: the synthesis that opened the poll shows
     its one verdict anew, edited in place, and what the page, the export and the decision record read follows
-    it in the same transaction. `turns`: the discussion's turns as they are in this transaction, when the caller
-    keeps them (a driver's transition); otherwise they are read."""
+    it in the same transaction. `kept`: the discussion's turns and personas as they are in this transaction, when
+    the caller keeps them (a driver's transition); otherwise they are read."""
     key = closings.ranking_of(poll.key) or poll.key.removesuffix(":poll")
-    turns = turns if turns is not None else await tx.turns(d.id)
+    turns = kept.ordered() if kept is not None else await tx.turns(d.id)
     found = next((t for t in turns if t.key == key), None)
     if found is None or found.data is None or not verdicts.carries(found):
         return
     # Changed below: the caller's copy stays as it is stored until this commits.
     data = dict(found.data)
     turn = found.model_copy(update={"data": data})
-    state = State(discussion=d, personas=await tx.personas(d.id), turns=turns)
+    personas = kept.personas if kept is not None and kept.personas is not None else await tx.personas(d.id)
+    state = State(discussion=d, personas=personas, turns=turns)
     people = await people_ballots(tx, d.id, turn.round)
     new = verdicts.of_round(state, turn.round, people)
     old = str(data["verdict"])
@@ -157,10 +158,10 @@ async def refresh_verdict(tx: Tx, d: Discussion, poll: Poll, now: datetime, offl
     if new.text == old:
         return
     turn.text, turn.data = verdicts.refreshed(turn.text, old, new), {**data, "verdict": new.text}
-    kept = next((x for x in await tx.syntheses(d.id) if x["turn_key"] == turn.key), None)
-    if kept is not None:
-        await tx.set_synthesis(turn.key, {**(kept["data"] or {}), "verdict": new.text},
-                               verdicts.refreshed(str(kept["text"]), old, new))
+    stored = next((x for x in await tx.syntheses(d.id) if x["turn_key"] == turn.key), None)
+    if stored is not None:
+        await tx.set_synthesis(turn.key, {**(stored["data"] or {}), "verdict": new.text},
+                               verdicts.refreshed(str(stored["text"]), old, new))
     prefix = f"{turn.key}:verdict:"
     await tx.drop_unsent(d.id, prefix)  # one edit for a burst of votes
     posted = verdicts.refreshed(str(turn.data.get("posted", turn.text)), old, new)  # the thread's own wording
@@ -374,7 +375,8 @@ async def record_turn(
     if plan.phase in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS):
         # Read now, not when the synthesis was asked for: a message written while it was being written is one
         # nobody can answer any more (no answer comes after a closing), so the synthesis lists it.
-        asked = _people_questions(replace(state, humans=await tx.human_messages(d.id)), plan.phase)
+        humans = kept.humans if kept is not None and kept.humans is not None else await tx.human_messages(d.id)
+        asked = _people_questions(replace(state, humans=humans), plan.phase)
         text, in_thread = text + asked, in_thread + asked
     if in_thread != text and data is not None and "verdict" in data:
         data = data | {"posted": in_thread}  # the thread's wording, which a refreshed verdict edits in place
@@ -389,8 +391,8 @@ async def record_turn(
 
 
 async def close_polls(tx: Tx, d: Discussion, now: datetime, *, before_round: int, offline: bool,
-                      turns: list[Turn] | None = None) -> None:
-    """Close the polls a new round (or the end) leaves behind; a final poll stays open after DONE. `turns`: see
+                      kept: Known | None = None) -> None:
+    """Close the polls a new round (or the end) leaves behind; a final poll stays open after DONE. `kept`: see
     `refresh_verdict`."""
     for poll in await tx.polls(d.id):
         if poll.closed:
@@ -398,13 +400,13 @@ async def close_polls(tx: Tx, d: Discussion, now: datetime, *, before_round: int
         ending = d.status == Status.STOPPED or (d.status == Status.DONE and not poll.final)
         if poll.round >= before_round and not ending:
             continue
-        await close_poll(tx, d, poll, now, offline, turns=turns)
+        await close_poll(tx, d, poll, now, offline, kept=kept)
 
 
 async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: bool, *,
-                     turns: list[Turn] | None = None) -> None:
+                     kept: Known | None = None) -> None:
     """Close a poll and show its tally; a meeting's ranking closes all its places at once and shows the
-    people's ranking beside the owners'. `turns`: see `refresh_verdict`."""
+    people's ranking beside the owners'. `kept`: see `refresh_verdict`."""
     ranking = closings.ranking_of(poll.key)
     siblings = [p for p in await tx.polls(d.id) if closings.ranking_of(p.key) == ranking] if ranking else [poll]
     places = []
@@ -419,11 +421,11 @@ async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: 
         await tx.enqueue(d.id, poll_post(p, ballots, offline, key=f"{p.key}:closed", replaces=p.key), now)
     if ranking:
         state = State(discussion=d, personas=await tx.personas(d.id),
-                      turns=turns if turns is not None else await tx.turns(d.id))
+                      turns=kept.ordered() if kept is not None else await tx.turns(d.id))
         owners = meeting.owner_ballots(state)[0]
         firsts = closings.seated_first_choices(state, owners)
         shown = {o.id: o.label for o in meeting.fixed_options(state)}
         await tx.enqueue(d.id, Post(kind="notice", key=f"{ranking}:people", offline=offline,
                                     text=closings.people_beside_owners(owners, closings.people_ballots(places),
                                                                        shown, firsts)), now)
-    await refresh_verdict(tx, d, poll, now, offline, turns=turns)
+    await refresh_verdict(tx, d, poll, now, offline, kept=kept)

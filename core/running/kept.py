@@ -54,11 +54,14 @@ class KeptTurns:
 
 @dataclass(frozen=True)
 class Known:
-    """The discussion's turns as a transaction's fence found them unchanged since this driver last wrote or read
-    them, and what each turn started here holds in its workspace's spend: what recording a turn would read."""
+    """The discussion's turns, personas and people's messages as a transaction's fence found them unchanged since
+    this driver last wrote or read them, and what each turn started here holds in its workspace's spend: what
+    recording a turn would read."""
 
     turns: dict[str, Turn]
     held: dict[str, tuple[float, datetime | None]]
+    humans: list[HumanMessage] | None  # None: not kept (read them)
+    personas: list[Persona] | None  # None: not kept (read them)
 
     def ordered(self) -> list[Turn]:
         """The turns in the order the discussion's turns are read in."""
@@ -85,7 +88,8 @@ class KeptState:
         have changed them (None: read them)."""
         if tx.revision_at_fence != self.revision or self.stale or self.turns.by_key is None or self.open != 1:
             return None
-        return Known(dict(self.turns.by_key), dict(self.held))
+        return Known(dict(self.turns.by_key), dict(self.held), list(self.humans) if self.humans is not None else None,
+                     list(self.personas) if self.personas is not None else None)
 
     def running(self, key: str) -> bool:
         """Whether `known` will give this turn, running, to the transaction about to open, if its fence finds the

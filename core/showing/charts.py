@@ -50,14 +50,13 @@ class _Seats:
 async def gather(tx: Tx, discussion_id: str) -> ChartMaterial:
     d = await tx.discussion(discussion_id)
     material = ChartMaterial(topic=d.topic if d else "")
-    polls = await tx.polls(discussion_id)
-    for poll in reversed(polls):  # the latest poll anyone voted in (the final one first)
-        ballots = await tx.ballots(poll.id)
+    polls = await tx.round_ballots(discussion_id)  # every poll with its live ballots, in one read
+    for poll, ballots in reversed(polls):  # the latest poll anyone voted in (the final one first)
         if ballots:
             material.poll, material.ballots = poll, ballots
             break
-    for poll in polls:  # a synthesis's poll: what the personas' own stances named in that round
-        ai = [b for b in await tx.ballots(poll.id) if b.is_ai and not b.superseded]
+    for poll, ballots in polls:  # a synthesis's poll: what the personas' own stances named in that round
+        ai = [b for b in ballots if b.is_ai and not b.superseded]
         if ai and not poll.key.endswith(":closed"):
             material.stances[poll.round] = {b.voter_name: b.choice + 1 for b in ai}
             material.proposals[poll.round] = list(poll.options)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, case, delete, func, insert, select, text, update
+from sqlalchemy import and_, bindparam, case, delete, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from core.models import (
@@ -68,12 +68,34 @@ class ActivityRepo(Repo):
 
     # polls ---------------------------------------------------------------------------------------
     async def add_poll(self, poll: Poll) -> Poll | None:
-        exists = (await self.conn.execute(select(t.polls.c.id).where(t.polls.c.key == poll.key))).first()
-        if exists:
-            return None
-        result = await self.conn.execute(insert(t.polls).values(**poll.model_dump(exclude={"id"})))
-        assert result.inserted_primary_key is not None
-        return poll.model_copy(update={"id": result.inserted_primary_key[0]})
+        """The poll as stored, or None when one with its key is stored already (one statement either way)."""
+        stmt = self.insert(t.polls).values(**poll.model_dump(exclude={"id"}))
+        poll_id = (await self.conn.execute(stmt.on_conflict_do_nothing(index_elements=["key"])
+                                           .returning(t.polls.c.id))).scalar()
+        return poll.model_copy(update={"id": poll_id}) if poll_id is not None else None
+
+    async def set_poll_ref(self, poll_id: int, ref: str) -> None:
+        """Where the platform shows the poll (the message its later tallies edit)."""
+        await self.conn.execute(update(t.polls).where(t.polls.c.id == poll_id).values(message_ref=ref))
+
+    async def round_ballots(self, discussion_id: str, round_: int | None = None) -> list[tuple[Poll, list[Ballot]]]:
+        """The polls of a round (None: of every round), each with its live ballots, in one statement."""
+        p, b = t.polls.c, t.ballots.c
+        query = (select(t.polls, *(col.label(f"ballot_{col.name}") for col in t.ballots.c))
+                 .outerjoin(t.ballots, and_(b.poll_id == p.id, b.superseded.is_(False)))
+                 .where(p.discussion_id == discussion_id).order_by(p.id, b.id))
+        if round_ is not None:
+            query = query.where(p.round == round_)
+        found: dict[int, tuple[Poll, list[Ballot]]] = {}
+        for row in (await self.conn.execute(query)).all():
+            values = _row(row)
+            ballot = {k.removeprefix("ballot_"): values.pop(k) for k in list(values) if k.startswith("ballot_")}
+            entry = found.get(values["id"])
+            if entry is None:
+                entry = found[values["id"]] = (Poll.model_validate(values), [])
+            if ballot["id"] is not None:
+                entry[1].append(Ballot.model_validate(ballot))
+        return list(found.values())
 
     async def poll(self, poll_id: int, *, for_update: bool = False) -> Poll | None:
         """`for_update` locks the row (PostgreSQL) so a vote and the poll's closing happen one after the other."""

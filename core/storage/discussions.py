@@ -35,6 +35,12 @@ _BUMP = update(t.discussions).where(_d.id == bindparam("b_id")).values(revision=
 # The fence of a transaction that records a turn: the call's cost added in the statement that checks the lease, on
 # the revision the driver's kept state was read at (no row: the lease is gone, or something else changed the
 # discussion; the plain fence then says which).
+# The fence of a step on SQLite, with what the discussion's workspace spent since a moment (the day's start): SQLite
+# writes one transaction at a time, so the sum holds until the step's reservation (PostgreSQL locks, then sums).
+_SPENT = (select(func.coalesce(func.sum(t.spend.c.cost_usd), 0.0))
+          .where(t.spend.c.platform == _d.platform, t.spend.c.workspace == _d.workspace,
+                 t.spend.c.starts_at >= bindparam("since")).scalar_subquery().label("spent"))
+_LEASED_SPENT = _LEASED.add_columns(_SPENT)
 _LEASED_CHARGED = (update(t.discussions).where(
     _d.id == bindparam("b_id"), _d.lease_owner == bindparam("b_owner"), _d.lease_expires_at > bindparam("b_now"),
     _d.revision == bindparam("b_revision"))
@@ -42,8 +48,6 @@ _LEASED_CHARGED = (update(t.discussions).where(
             costliest_call_usd=case((_d.costliest_call_usd < bindparam("b_usd"), bindparam("b_usd")),
                                     else_=_d.costliest_call_usd))
     .returning(*t.discussions.c, exists().where(*_UNSENT).label("queued")))
-_HOLDS = select(_d.id).where(_d.id == bindparam("id"), _d.lease_owner == bindparam("owner"),
-                             _d.lease_expires_at > bindparam("now"))
 _PERSONAS = select(t.personas.c.data).where(t.personas.c.discussion_id == bindparam("id")).order_by(
     t.personas.c.position)
 _TURNS = select(t.turns).where(_t.discussion_id == bindparam("id")).order_by(_t.created_at, _t.key)
@@ -59,6 +63,9 @@ _QUEUE = (select(_o.id, _o.payload, _o.turn_key, _o.attempts, _o.next_attempt_at
 _CLAIM = (update(t.outbox).where(_o.id == bindparam("b_id"), _o.discussion_id == bindparam("b_discussion"),
                                  _o.attempts == bindparam("b_seen"), _o.sent.is_(False))
           .values(attempts=_o.attempts + 1))
+# A claim that checks the lease in the same statement: no row is claimed once the lease is gone.
+_CLAIM_LEASED = _CLAIM.where(exists().where(_d.id == bindparam("b_discussion"), _d.lease_owner == bindparam("b_owner"),
+                                            _d.lease_expires_at > bindparam("b_now")))
 _SENT = update(t.outbox).where(_o.id == bindparam("b_id")).values(
     sent=True, ref=bindparam("b_ref"), sent_at=bindparam("b_now"))
 
@@ -83,6 +90,7 @@ class DiscussionRepo(Repo):
     claim_first: bool = False
     claimed_at_insert: int | None = None
     charged_at_fence = False  # the fence added the model call's cost to the discussion's (see `fence`)
+    spent_at_fence: tuple[datetime, float] | None = None  # since when, and what the workspace spent (see `fence`)
 
     # discussions ---------------------------------------------------------------------------------
     async def add_discussion(self, d: Discussion) -> None:
@@ -189,7 +197,8 @@ class DiscussionRepo(Repo):
         )
 
     async def fence(self, discussion_id: str, owner: str, now: datetime, *,
-                    charge: tuple[float, int] | None = None) -> Discussion | None:
+                    charge: tuple[float, int] | None = None, spent_since: datetime | None = None
+                    ) -> Discussion | None:
         """The discussion as it is now if `owner` still holds an unexpired lease on it, else None; the lease stays
         held until this transaction ends.
 
@@ -198,8 +207,17 @@ class DiscussionRepo(Repo):
 
         `charge`: a model call's cost and the revision the caller's copy of the state was read at; when the
         discussion is still at that revision the cost is added to the discussion's in the same statement
-        (`charged_at_fence`), else the discussion is read as without it."""
+        (`charged_at_fence`), else the discussion is read as without it. `spent_since`: on SQLite, what the
+        discussion's workspace spent since then is read in the same statement (`spent_at_fence`)."""
         row = None
+        if spent_since is not None and self.conn.dialect.name == "sqlite":
+            params = {"id": discussion_id, "owner": owner, "now": now, "since": spent_since}
+            row = (await self.conn.execute(_LEASED_SPENT, params)).first()
+            if row is None:
+                return None
+            values = _row(row)
+            self.spent_at_fence = (spent_since, float(values.pop("spent")))
+            return self._fenced(discussion_id, values)
         if charge is not None:
             params = {"b_id": discussion_id, "b_owner": owner, "b_now": now, "b_usd": charge[0],
                       "b_revision": charge[1]}
@@ -210,7 +228,10 @@ class DiscussionRepo(Repo):
             row = (await self.conn.execute(query, {"id": discussion_id, "owner": owner, "now": now})).first()
         if row is None:
             return None
-        values = _row(row)
+        return self._fenced(discussion_id, _row(row))
+
+    def _fenced(self, discussion_id: str, values: dict[str, Any]) -> Discussion:
+        """The discussion a fence read, and what it saw beside it."""
         self.queued_at_fence = bool(values.pop("queued"))
         self.revision_at_fence = int(values.pop("revision"))
         self.enqueued = [] if not self.queued_at_fence else None
@@ -221,11 +242,6 @@ class DiscussionRepo(Repo):
         """The discussion's queue when it is only what this transaction queued after a fence that saw none (None:
         unknown, read it). Any other change to the outbox in this transaction makes it unknown."""
         return list(self.enqueued) if self.enqueued is not None else None
-
-    async def holds_lease(self, discussion_id: str, owner: str, now: datetime) -> bool:
-        """`fence` when only the lease matters, not the discussion: the row locked alike, nothing else read."""
-        query = _locked(_HOLDS, self.conn.dialect.name)
-        return (await self.conn.execute(query, {"id": discussion_id, "owner": owner, "now": now})).first() is not None
 
     async def lease_owner(self, discussion_id: str) -> tuple[str | None, datetime | None]:
         c = t.discussions.c
@@ -431,10 +447,13 @@ class DiscussionRepo(Repo):
         o = t.outbox.c
         if discussion_id is None:  # the caller usually knows it: one statement fewer per post
             discussion_id = (await self.conn.execute(select(o.discussion_id).where(o.id == outbox_id))).scalar()
-        if discussion_id is None or not (fenced or await self.holds_lease(discussion_id, owner, now)):
+        if discussion_id is None:
             return False
         params = {"b_id": outbox_id, "b_discussion": discussion_id, "b_seen": seen_attempts}
-        return (await self.conn.execute(_CLAIM, params)).rowcount == 1
+        if fenced:
+            return (await self.conn.execute(_CLAIM, params)).rowcount == 1
+        params |= {"b_owner": owner, "b_now": now}
+        return (await self.conn.execute(_CLAIM_LEASED, params)).rowcount == 1
 
     async def last_sent_ref(self, discussion_id: str) -> str:
         """The newest platform ref among the discussion's sent messages (Slack ts: same width, so text order); a

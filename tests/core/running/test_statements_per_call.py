@@ -9,7 +9,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
 from sqlalchemy import event
 
 from bot.settings import Settings
@@ -131,7 +130,6 @@ async def test_a_model_call_late_in_a_discussion_costs_what_one_early_on_does(tm
     assert last["rows"] <= second["rows"] * MAX_GROWTH, (per_call, top)
 
 
-@pytest.mark.xfail(strict=True, reason="a model call still runs about 19 statements (issue 37's target: 12)")
 async def test_a_model_call_costs_few_statements_and_transactions(tmp_path: Path) -> None:
     """Each statement is a round trip and each transaction a BEGIN, a COMMIT and a lease check, for every call
     of every discussion."""
