@@ -1,7 +1,8 @@
 """A seated person's turns, rule by rule, through the real app: a stance pick names a turn that waits for that
 person or is refused; the stance recorded is the one picked, whatever its spacing, and the note that they wrote in
 person names it; only the seat's person answers its turn; the ask is titled to them and says how to rank only when
-they rank; back after many missed turns, they take back the latest."""
+they rank; back after many missed turns, they take back the latest; a seat is asked before the personas speak,
+wherever it sits, two seats both in one step; and an away person's next turn is handed over with one notice."""
 
 from __future__ import annotations
 
@@ -84,3 +85,42 @@ async def test_taking_a_seat_back_after_many_missed_turns_takes_back_the_latest(
         states = [w.state for w in await tx.seat_waits(did)]
     assert states == ["stand_in"] * (len(waits) - 1) + ["back"]
     assert [p.key for p in world.posts(did) if p.key.endswith(":back")] == [f"{waits[-1].turn_key}:back"]
+
+
+async def start_meeting(w: World, owners: list[str]) -> str:
+    await w.app.service.handle(c.SetOwners(channel="C1", owners=owners, **{**DANA, "is_admin": True}))
+    reply = await w.app.service.handle(c.StartDiscussion(topic="Billing fixes or the mobile app first?",
+                                                         flow="meeting", rounds=2, channel="C1", **DANA))
+    await w.settle()
+    return reply.discussion_id
+
+
+async def test_a_seat_is_asked_before_the_personas_speak_wherever_it_sits(world: World) -> None:
+    did = await start_meeting(world, ["Eli: Mobile app", "Fay: Platform", "Dana <@U1>: Billing"])
+    keys = [p.key for p in world.posts(did)]
+    [ask] = [k for k in keys if k.endswith(":ask")]
+    proposals = [p.key for p in world.posts(did) if p.kind == "turn" and p.persona and p.persona.name != "Dana"]
+    assert len(proposals) == 2 and all(keys.index(ask) < keys.index(k) for k in proposals)
+
+
+async def test_two_people_seated_are_each_asked_in_the_same_step(world: World) -> None:
+    did = await start_meeting(world, ["Dana <@U1>: Billing", "Eli <@U2>: Mobile app", "Fay: Platform"])
+    asks = [p for p in world.posts(did) if p.key.endswith(":ask")]
+    assert sorted(m for p in asks for m in p.mentions) == ["U1", "U2"]
+    async with world.app.store.tx() as tx:
+        assert sorted(w.user_id for w in await tx.seat_waits(did)) == ["U1", "U2"]
+
+
+async def test_an_away_persons_next_turn_is_handed_over_without_a_second_timeout(world: World) -> None:
+    reply = await world.app.service.handle(c.StartDiscussion(
+        topic="Should we move to trunk-based development?", channel="C1", seats=[{"user_id": "U1", "name": "Dana"}],
+        **DANA))  # type: ignore[list-item]
+    did = reply.discussion_id
+    await world.settle()
+    await world.later(minutes=31)
+    async with world.app.store.tx() as tx:
+        waits = await tx.seat_waits(did)
+    assert len(waits) >= 2  # the missed turn, then the next one handed to the stand-in at once
+    posts = [p.key for p in world.posts(did)]
+    assert [k for k in posts if k.endswith(":timeout")] == [f"{waits[0].turn_key}:timeout"]
+    assert [k for k in posts if k.endswith(":away")] == [f"{w.turn_key}:away" for w in waits[1:]]
