@@ -264,9 +264,10 @@ class Driver:
                         started = (await self._start_step(tx, state, step) if isinstance(step, RunTurns)
                                    else ([], 0.0, {}))
                 if drains:
-                    if not await self._send_queue(d, first):
+                    served = await self._send_queue(d, first, covers)
+                    if served is None:
                         return  # refused (or sent elsewhere); a sweep comes back when it is due
-                    self._publish_served[discussion_id] = covers
+                    self._served(discussion_id, served)
                     continue
             finally:
                 if drains:
@@ -358,6 +359,13 @@ class Driver:
         state kept here is whole, the turn running in it (`tx.charged_at_fence`). `spent`: the fence also reads
         what the workspace spent today, where it can (`tx.spent_at_fence`), for a step that may start turns."""
         kept = self._kept.get(discussion_id)
+        async with kept.turn if kept is not None else contextlib.nullcontext():
+            async with self._fenced(discussion_id, kept, charge, spent) as fenced:
+                yield fenced
+
+    @contextlib.asynccontextmanager
+    async def _fenced(self, discussion_id: str, kept: KeptState | None, charge: tuple[str, Usage | None],
+                      spent: bool) -> AsyncIterator[tuple[Tx, Discussion]]:
         if kept is not None:
             kept.open += 1
         try:
@@ -540,8 +548,9 @@ class Driver:
                 tx.claim_first = True  # sent right after this commits, by this drain
                 await record(tx=tx, now=self.clock.now(), current=current, kept=self._known(tx, discussion_id))
                 first = await self._first_post(tx, current)
-            if await self._send_queue(current, first):
-                self._publish_served[discussion_id] = covers
+            served = await self._send_queue(current, first, covers)
+            if served is not None:
+                self._served(discussion_id, served)
 
     async def _complete_live(self, d: Discussion, persona: Persona | None, key: str, prompt: Prompt) -> Completion:
         """A persona's turn, its words shown as they arrive; the live text ends before the finished post."""
@@ -659,14 +668,11 @@ class Driver:
             # work (parallel turns each ask to publish; the first drain usually sends every one of them).
             if self._publish_served.get(discussion_id, 0) >= ticket:
                 return True
-            covers = self._publish_asked[discussion_id]
-            if not await self._drain(discussion_id):
-                return False
-            self._publish_served[discussion_id] = covers
-            return True
+            return await self._drain(discussion_id, self._publish_asked[discussion_id])
 
-    async def _drain(self, discussion_id: str) -> bool:
-        """Send what is queued, in order; False at the first refusal (the rest stays queued).
+    async def _drain(self, discussion_id: str, covers: int = 0) -> bool:
+        """Send what is queued, in order; False at the first refusal (the rest stays queued). `covers`: the
+        publish calls asked before the queue is read, served once it is sent (see `_send_queue`).
 
         Each post is claimed before it is sent (an attempt counted under the lease, so a post a crash cut short
         is looked up on the platform before it is sent again); the first claim shares the transaction that reads
@@ -675,13 +681,22 @@ class Driver:
             # The queue first: a discussion with nothing queued costs one statement, no lease check.
             queue = await tx.queue(discussion_id)
             if not queue[0]:
+                self._served(discussion_id, covers)
                 return True
             d = await tx.fence(discussion_id, self.config.owner, self.clock.now())
             if d is None:
                 log.info("%s is no longer driven here; its posts are left to the driver that has it", discussion_id)
                 return False
             first = await self._first_post(tx, d, queue)
-        return await self._send_queue(d, first)
+        served = await self._send_queue(d, first, covers)
+        if served is None:
+            return False
+        self._served(discussion_id, served)
+        return True
+
+    def _served(self, discussion_id: str, covers: int) -> None:
+        """The publish calls up to `covers` have had their posts sent."""
+        self._publish_served[discussion_id] = max(self._publish_served.get(discussion_id, 0), covers)
 
     async def _first_post(self, tx: Tx, d: Discussion, queue: Queue | None = None) -> Queued | None:
         """The queue (`queue`: as this transaction has just read it), and whether its first post is now claimed
@@ -700,10 +715,13 @@ class Driver:
             return None
         return pending, await self._claim(tx, d.id, pending[0], fenced=True)
 
-    async def _send_queue(self, d: Discussion, first: Queued | None) -> bool:
-        """Send the queue `_first_post` read, in order; False at the first refusal (the rest stays queued)."""
+    async def _send_queue(self, d: Discussion, first: Queued | None, covers: int) -> int | None:
+        """Send the queue `_first_post` read, in order; None at the first refusal (the rest stays queued), else the
+        publish calls served: `covers` (those asked before the queue was read), or more when publish was asked
+        again while it was sent (parallel turns recorded behind this drain): the transaction that marks the last
+        post sent then reads the queue again and claims what they queued, instead of a drain of their own."""
         if first is None:
-            return False
+            return None
         pending, claimed = first
         chat = self.chats[d.platform]
         for i, (outbox_id, post, turn_key, attempts) in enumerate(pending):
@@ -713,20 +731,20 @@ class Driver:
                 ref = await self._send(d=d, chat=chat, post=post, attempts=attempts)
             except NotOurs:
                 log.info("%s is being sent by another driver", post.key)
-                return False
+                return None
             except CannotPost as exc:
                 log.warning("%s can never be posted: %s", post.key, exc)
                 async with self.store.tx() as tx:
                     await tx.bury_posts(d.id, str(exc))
                 await self._block_for_posting(d.id, f"it cannot post any more: {exc}")
-                return False
+                return None
             except RateLimited as exc:  # pacing, not a refusal: waited out, never counted toward blocking
                 log.info("%s: the platform asked to slow down; trying again in %.1f s", post.key, exc.retry_after)
                 async with self.store.tx() as tx:
                     await tx.defer_post(outbox_id, self.clock.now() + timedelta(seconds=exc.retry_after),
                                         f"rate limited: {exc}", forget_attempt=True)
                 self._come_back(d.id, exc.retry_after)
-                return False
+                return None
             except Exception as exc:
                 # A platform that says when to come back (Discord's RateLimited.retry_after) is believed.
                 delay = max(retry_delay(attempts + 1), float(getattr(exc, "retry_after", 0) or 0))
@@ -737,7 +755,7 @@ class Driver:
                 if attempts + 1 >= MAX_POST_ATTEMPTS:
                     await self._block_for_posting(
                         d.id, f"the chat platform keeps refusing posts ({type(exc).__name__}); still trying")
-                return False
+                return None
             settled: list[str] = []
             async with self.store.tx() as tx:  # not fenced: the platform has the post, so its ref must be kept
                 await tx.mark_sent(outbox_id, ref, self.clock.now(), turn_key)
@@ -751,11 +769,17 @@ class Driver:
                     await tx.save_discussion(fresh, self.clock.now())
                 if post.kind == "poll" and post.poll is not None and not post.replaces:
                     await tx.set_poll_ref(post.poll.poll_id, ref)
+                asked = self._publish_asked.get(d.id, 0)
+                if i + 1 == len(pending) and asked > covers:  # more was queued, and publish asked, meanwhile
+                    more, due = await tx.queue(d.id)
+                    if due is None or due <= self.clock.now():  # else the drains asked for find it waiting
+                        covers = asked
+                        pending.extend(more)
                 if i + 1 < len(pending):
                     claimed = await self._claim(tx, d.id, pending[i + 1])
             self._committed(d.id, tx)
             self._shown.get(d.id, set()).difference_update(settled)
-        return True
+        return covers
 
     async def _claim(self, tx: Tx, discussion_id: str, queued: tuple[int, Post, str | None, int], *,
                      fenced: bool = False) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -82,6 +83,9 @@ class KeptState:
         # This driver's transactions on the discussion now open: one that commits wakes another, which may run
         # before the first has handed over what it wrote (PostgreSQL), so with two open neither trusts the copy.
         self.open = 0
+        # Taken around each of them: they wait for each other on the discussion's row anyway (the fence locks it),
+        # so waiting here instead costs nothing, holds no pooled connection, and keeps them to one open at a time.
+        self.turn = asyncio.Lock()
 
     def known(self, tx: Tx) -> Known | None:
         """The turns and holds as they are in this transaction, which has checked the lease, when nothing else can
