@@ -34,9 +34,9 @@ UNNAMED = 50.0
 UNLISTED_READS = {"conversations.history": 1, "conversations.replies": 1}
 PACED = {"chat.postMessage": "channel", "files.completeUploadExternal": "channel_id"}  # new messages in a channel
 MAX_WAITS = 5  # 429s answered for one call of work people must see before the caller is told to come back later
-# How a call spends: "final" (work people must see: waits its turn), "live" (live text: only from what is left above
-# the reserve, never waited for or retried), "spare" (a courtesy, or work another call could do instead: only a
-# call there right now).
+# How a call spends: "final" (work people must see: waits its turn), "live" (live text: only from a full bucket,
+# never waited for or retried), "first" (a turn's first live words: above a smaller reserve), "spare" (a courtesy,
+# or work another call could do instead: only a call there right now).
 PRIORITY: contextvars.ContextVar[str] = contextvars.ContextVar("slack_call_priority", default="final")
 
 
@@ -87,8 +87,11 @@ class BudgetedClient(AsyncWebClient):
         live = priority != "final"
         for attempt in range(MAX_WAITS + 1):
             if live:
-                spend = self.budget.spend_left if priority == "live" else self.budget.spend_spare
-                if not await spend(self.scope, api_method):
+                if priority in ("live", "first"):
+                    ok = await self.budget.spend_left(self.scope, api_method, first=priority == "first")
+                else:
+                    ok = await self.budget.spend_spare(self.scope, api_method)
+                if not ok:
                     raise Skipped(api_method)
             else:
                 if channel:

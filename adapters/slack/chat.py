@@ -188,10 +188,11 @@ class SlackChat:
         if held is None:
             return
         ts = await held[1]
+        first = not self._live.shown(key)
         if not ts or key not in self._thinking.get(discussion.id, {}) or not self._live.allow(discussion.channel, key):
             return
         client = await self.client_for(discussion.workspace)
-        marked = PRIORITY.set("live")  # from what the workspace's budget leaves: skipped, never waited for
+        marked = PRIORITY.set("first" if first else "live")  # from what the budget leaves: skipped, never waited for
         try:
             await self._edit(client, discussion.channel, ts, live(persona, key, text))
         except Skipped:

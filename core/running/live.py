@@ -82,6 +82,10 @@ class ChannelBudget:
         mine[0] = self._last[channel] = now
         return True
 
+    def shown(self, key: str) -> bool:
+        """Whether the turn's first words were let through (its later ones compete for the channel's edits)."""
+        return key in self._channel_of
+
     def forget(self, key: str) -> None:
         """The turn's post landed: it no longer competes (and is not remembered forever)."""
         channel = self._channel_of.pop(key, None)

@@ -57,6 +57,20 @@ async def test_live_text_takes_only_a_call_a_full_bucket_would_lose_and_finals_n
     assert await b.spend_left("T2", "chat.update")  # another workspace has a budget of its own
 
 
+async def test_a_turns_first_live_words_take_a_call_above_a_smaller_reserve() -> None:
+    """Under the full-bucket rule alone, a turn written beside another showed its first words 2 s late in a quiet
+    workspace (the other turn's words had just taken the bucket's top call): people see a turn start at once
+    unless final work needs the calls."""
+    wall = Wall()
+    b = budget(wall)
+    assert await b.spend_left("T1", "chat.update")  # one turn's words: the bucket is no longer full
+    assert not await b.spend_left("T1", "chat.update")
+    first = 0
+    while await b.spend_left("T1", "chat.update", first=True):
+        first += 1
+    assert first == 2  # of the 4 left, 1.5 (and the one under) stay for final work
+
+
 async def test_a_minute_of_calls_never_exceeds_the_tier_whatever_the_mix() -> None:
     wall = Wall()
     b = budget(wall)
