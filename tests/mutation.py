@@ -312,7 +312,8 @@ def record(module: str, scores: Path = SCORES) -> dict[str, object]:
     facts, found = run_facts(module), outcomes(module)
     if facts and not facts.get("blob"):  # measured before blobs were kept: the commit names it
         facts["blob"] = blob(module, str(facts["commit"]))
-    strings = {n for n in found if n.rpartition(".")[2] in string_only(module)}
+    wording = string_only(module)
+    strings = {n for n in found if n.rpartition(".")[2] in wording}
     copy = SCRATCH / slug(module) / module
     row = entry(module, facts, found, strings, has_functions(copy if copy.exists() else ROOT / module))
     write_entry(scores, module, row)
