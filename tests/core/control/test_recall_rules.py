@@ -1,7 +1,8 @@
 """Which decision records a person is shown, rule by rule, on both backends: their home tab lists the newest of the
 channels they are in (an admin's, every public channel's), never another workspace's or platform's; a private
-channel's records stay in that channel, for admins too; Revisit starts a discussion seeded with the record, only
-where the record may be shown."""
+channel's records stay in that channel, for admins too; a search reaches the channels the member is in and lists
+at most ten; Revisit starts a discussion seeded with the record, carrying who asks and from where, only where the
+record may be shown."""
 
 from __future__ import annotations
 
@@ -158,3 +159,50 @@ async def test_workspace_memory_reaches_the_channels_the_starter_is_in(store: St
     assert "pub2" in admin and len(admin) == 3
     reached = await recalled(store, channel="C2", memory="workspace", member_of=["C1"])
     assert len(reached) == 3 and set(reached) <= {"pub2", "pub1-earliest", "pub1-early", "pub1", "pub1-later"}
+
+
+async def test_a_search_reaches_the_channels_the_member_is_in_and_lists_at_most_ten(store: Store) -> None:
+    async with store.tx() as tx:
+        for i in range(12):
+            at = T0 + timedelta(days=1, minutes=i)
+            await tx.add_discussion(Discussion(id=f"many{i}", topic=f"Billing provider number {i}?",
+                                               status=Status.DONE, platform="slack", workspace="T1", channel="C3",
+                                               created_at=at, updated_at=at, budget_usd=5.0))
+            await tx.add_decision(Decision(discussion_id=f"many{i}", platform="slack", workspace="T1", channel="C3",
+                                           topic=f"Billing provider number {i}?", flow="meeting",
+                                           decided="Stay.", decided_at=at))
+    recall = Recall(store, Policy(), Started())
+    here = await recall.search(c.SearchDecisions(words="trunk", user_id="U1", platform="slack", workspace="T1",
+                                                 in_channel="C1", member_of=["C2"]))
+    assert "pub2?" in here.text and "pub1?" in here.text and "Billing" not in here.text
+    assert "pub2?" not in (await recall.search(c.SearchDecisions(
+        words="trunk", user_id="U1", platform="slack", workspace="T1", in_channel="C1"))).text
+    many = await recall.search(c.SearchDecisions(words="billing", user_id="U1", platform="slack", workspace="T1",
+                                                 in_channel="C3"))
+    assert sum(f"Billing provider number {i}?" in many.text for i in range(12)) == 10
+    assert "Trunk" not in many.text
+    # An admin searching from outside a private channel is not shown its records either.
+    admin = await recall.search(c.SearchDecisions(words="trunk", user_id="U1", is_admin=True, platform="slack",
+                                                  workspace="T1", in_channel="C1"))
+    assert "pub2?" in admin.text and "priv?" not in admin.text
+
+
+async def test_revisit_carries_who_asks_and_where_and_a_flow_no_longer_known_becomes_moderated(
+        store: Store) -> None:
+    async with store.tx() as tx:
+        await tx.add_discussion(Discussion(id="legacy", topic="An old flow?", status=Status.DONE, platform="slack",
+                                           workspace="T1", channel="C1", created_at=T0, updated_at=T0,
+                                           budget_usd=5.0))
+        await tx.add_decision(Decision(discussion_id="legacy", platform="slack", workspace="T1", channel="C1",
+                                       topic="An old flow?", flow="round-robin", decided="Yes.", decided_at=T0))
+    started = Started()
+    recall = Recall(store, Policy(), started)
+    await recall.revisit(c.Revisit(decision_id=await record_id(store, "legacy"), user_id="U1", is_admin=True,
+                                   groups=["S1"], platform="slack", workspace="T1", in_channel="C1", in_dm=False,
+                                   private=True))
+    await recall.revisit(c.Revisit(decision_id=await record_id(store, "pub1"), user_id="U1", platform="slack",
+                                   workspace="T1", in_channel="C1", in_dm=True))
+    legacy, dm = started.commands
+    assert (legacy.flow, legacy.private, legacy.is_admin, legacy.groups, legacy.in_channel) == (
+        "moderated", True, True, ["S1"], "C1")
+    assert (dm.flow, dm.private, dm.is_admin, dm.in_dm) == ("meeting", False, False, True)
