@@ -26,6 +26,8 @@ def test_a_reference_people_gave_is_not_marked_whatever_its_form(cited: str, giv
 def test_only_the_number_people_gave_counts() -> None:
     text = "#12, #123 and bug XYZ-12 say so."
     assert mark_unverified(text, "#12 and bug ABC-12") == f"#12, #123 {MARK} and bug XYZ-12 {MARK} say so."
+    # Another project's key that ends the same is another ticket.
+    assert mark_unverified("bug XYZ-7", "bug YZ-7") == f"bug XYZ-7 {MARK}"
 
 
 def test_a_reference_already_marked_is_marked_once() -> None:
