@@ -376,7 +376,10 @@ class Driver:
             async with self.store.tx() as tx:
                 now, limits = self.clock.now(), self.config.limits
                 since = day_window(now, limits.tz)[0] if spent and limits.workspace_usd_per_day > 0 else None
-                current = await tx.fence(discussion_id, self.config.owner, now, charge=fee, spent_since=since)
+                current = await tx.fence(discussion_id, self.config.owner, now, charge=fee, spent_since=since,
+                                         spend_key=kept.workspace if kept is not None else None)
+                if current is not None and kept is not None:
+                    kept.workspace = (current.platform, current.workspace)
                 if current is None:
                     work = self._work.get(discussion_id)
                     if work is not None and work is not asyncio.current_task():

@@ -86,6 +86,7 @@ class KeptState:
         # Taken around each of them: they wait for each other on the discussion's row anyway (the fence locks it),
         # so waiting here instead costs nothing, holds no pooled connection, and keeps them to one open at a time.
         self.turn = asyncio.Lock()
+        self.workspace: tuple[str, str] | None = None  # the discussion's platform and workspace, once read
 
     def known(self, tx: Tx) -> Known | None:
         """The turns and holds as they are in this transaction, which has checked the lease, when nothing else can

@@ -197,8 +197,8 @@ class DiscussionRepo(Repo):
         )
 
     async def fence(self, discussion_id: str, owner: str, now: datetime, *,
-                    charge: tuple[float, int] | None = None, spent_since: datetime | None = None
-                    ) -> Discussion | None:
+                    charge: tuple[float, int] | None = None, spent_since: datetime | None = None,
+                    spend_key: tuple[str, str] | None = None) -> Discussion | None:
         """The discussion as it is now if `owner` still holds an unexpired lease on it, else None; the lease stays
         held until this transaction ends.
 
@@ -207,16 +207,22 @@ class DiscussionRepo(Repo):
 
         `charge`: a model call's cost and the revision the caller's copy of the state was read at; when the
         discussion is still at that revision the cost is added to the discussion's in the same statement
-        (`charged_at_fence`), else the discussion is read as without it. `spent_since`: on SQLite, what the
-        discussion's workspace spent since then is read in the same statement (`spent_at_fence`)."""
+        (`charged_at_fence`), else the discussion is read as without it. `spent_since`: what the discussion's
+        workspace spent since then is read in the same statement (`spent_at_fence`): on SQLite, and on PostgreSQL
+        when the caller knows the workspace (`spend_key`: platform, workspace), whose spend it locks first."""
         row = None
-        if spent_since is not None and self.conn.dialect.name == "sqlite":
+        postgres = self.conn.dialect.name == "postgresql"
+        if spent_since is not None and (spend_key is not None or not postgres):
+            if spend_key is not None:  # PostgreSQL: the workspace's spend locked first, so the sum holds
+                await self.serialize("spend", *spend_key)
             params = {"id": discussion_id, "owner": owner, "now": now, "since": spent_since}
-            row = (await self.conn.execute(_LEASED_SPENT, params)).first()
+            row = (await self.conn.execute(_locked(_LEASED_SPENT, self.conn.dialect.name), params)).first()
             if row is None:
                 return None
             values = _row(row)
-            self.spent_at_fence = (spent_since, float(values.pop("spent")))
+            spent = float(values.pop("spent"))
+            if not postgres or (values["platform"], values["workspace"]) == spend_key:
+                self.spent_at_fence = (spent_since, spent)
             return self._fenced(discussion_id, values)
         if charge is not None:
             params = {"b_id": discussion_id, "b_owner": owner, "b_now": now, "b_usd": charge[0],

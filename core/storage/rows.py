@@ -45,6 +45,7 @@ class Repo:
     def __init__(self, conn: AsyncConnection) -> None:
         self.conn = conn
         self.changes = Changes()  # what it wrote to discussions' turns, personas and people's messages
+        self.serialized: set[tuple[str, ...]] = set()  # the keys it holds a lock on (see `serialize`)
 
     def outbox_changed(self) -> None:
         """The outbox changed otherwise than by queueing a post: a drain reads the queue again."""
@@ -54,8 +55,9 @@ class Repo:
         """Hold, until this transaction ends, a lock on `key` (a person's starts, a workspace's spend), so a
         count and the write it allows are one step for everyone asking with the same key. PostgreSQL: an
         advisory transaction lock on the key's hash; SQLite's write transactions already run one at a time."""
-        if self.conn.dialect.name == "postgresql":
+        if self.conn.dialect.name == "postgresql" and key not in self.serialized:  # held: not asked twice
             await self.conn.execute(_XACT_LOCK, {"key": "\x1f".join(key)})
+            self.serialized.add(key)
 
     def insert(self, table: Table) -> PgInsert | SqliteInsert:
         """An INSERT that can say ON CONFLICT, in this connection's dialect (both speak it alike)."""
