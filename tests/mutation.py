@@ -85,10 +85,11 @@ MODULES: dict[str, list[str]] = {
                                       "tests/core/deliberation/test_evidence_rules.py"],
     # budgets and rate limits
     "core/running/budget.py": ["tests/core/running/test_budget.py"],
-    "core/storage/rate_rows.py": ["tests/core/running/test_budget.py"],
+    "core/storage/rate_rows.py": ["tests/core/running/test_budget.py", "tests/core/storage/test_rate_row_rules.py"],
     "core/storage/reservations.py": ["tests/core/control/test_spending.py", "tests/core/control/test_limits_race.py",
                                      "tests/core/control/test_spending_worst_case.py"],
-    "core/running/admission.py": ["tests/core/running/test_admission.py"],
+    "core/running/admission.py": ["tests/core/running/test_admission.py",
+                                  "tests/core/running/test_admission_rules.py"],
     "core/running/live.py": ["tests/core/running/test_live.py"],
     # encryption
     "core/storage/sealing.py": ["tests/adapters/slack/test_secrets_at_rest.py"],

@@ -1,0 +1,27 @@
+"""Admission, rule by rule: a pass starts as many stretches at once as it has room for, no more."""
+
+from __future__ import annotations
+
+from core.running.admission import Admission
+from tests.core.running.test_admission import passes
+
+
+async def test_a_pass_starts_its_share_of_stretches_at_once_and_the_next_waits() -> None:
+    admission = Admission(per_pass=3)
+    with passes() as count:
+        first = count[0]
+        for _ in range(3):
+            await admission.turn()
+        assert count[0] == first  # three asked in one pass: all three start in it
+        await admission.turn()
+        assert count[0] > first  # the fourth waits for the next pass
+
+
+async def test_a_share_under_one_is_one() -> None:
+    admission = Admission(per_pass=0)
+    with passes() as count:
+        first = count[0]
+        await admission.turn()
+        assert count[0] == first
+        await admission.turn()
+        assert count[0] > first
