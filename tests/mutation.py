@@ -90,7 +90,7 @@ MODULES: dict[str, list[str]] = {
                                      "tests/core/control/test_spending_worst_case.py"],
     "core/running/admission.py": ["tests/core/running/test_admission.py",
                                   "tests/core/running/test_admission_rules.py"],
-    "core/running/live.py": ["tests/core/running/test_live.py"],
+    "core/running/live.py": ["tests/core/running/test_live.py", "tests/core/running/test_live_rules.py"],
     # encryption
     "core/storage/sealing.py": ["tests/adapters/slack/test_secrets_at_rest.py"],
     "adapters/slack/installs.py": ["tests/adapters/slack/test_secrets_at_rest.py",

@@ -1,0 +1,64 @@
+"""A channel's live edits, rule by rule, on an injected clock: a turn's first words go at once; later ones one edit
+per gap per channel; the turn shown longest ago goes first while the other still asks; a landed turn gives way."""
+
+from __future__ import annotations
+
+from core.running.live import ChannelBudget
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_first_words_go_at_once_and_later_ones_once_a_gap_per_channel() -> None:
+    clock = Clock()
+    budget = ChannelBudget(gap_s=1.0, monotonic=clock)
+    assert budget.allow("C1", "a") and budget.allow("C1", "b")  # each turn's first words, at the same instant
+    assert budget.allow("C2", "c")  # another channel has its own edits
+    clock.now += 0.99
+    assert not budget.allow("C1", "a")
+    clock.now += 0.01
+    assert budget.allow("C1", "a")  # one gap after the channel's last edit
+    assert not budget.allow("C1", "a")
+
+
+def test_the_turn_shown_longest_ago_goes_first_while_the_other_still_asks() -> None:
+    clock = Clock()
+    budget = ChannelBudget(gap_s=1.0, monotonic=clock)
+    budget.allow("C1", "a")
+    clock.now += 0.5
+    budget.allow("C1", "b")  # b's first words: shown after a's
+    clock.now += 0.9
+    assert not budget.allow("C1", "a")  # within the gap: refused, but a is still asking
+    clock.now += 0.2
+    assert not budget.allow("C1", "b")  # a was shown longer ago and asked 0.2 s ago: a goes first
+    assert budget.allow("C1", "a")
+    clock.now += 1.0
+    assert not budget.allow("C1", "a")  # now b was shown longer ago, and b asked a gap ago
+    assert budget.allow("C1", "b")
+    clock.now += 3.1
+    assert budget.allow("C1", "b")  # a stopped asking over two gaps ago: it holds nobody up
+
+
+def test_a_landed_turn_gives_way_and_is_forgotten() -> None:
+    clock = Clock()
+    budget = ChannelBudget(gap_s=1.0, monotonic=clock)
+    budget.allow("C1", "a")
+    clock.now += 0.5
+    budget.allow("C1", "b")
+    clock.now += 0.9
+    assert not budget.allow("C1", "a")  # a still asks, and was shown first
+    assert budget.shown("a") and budget.shown("b") and not budget.shown("c")
+    budget.forget("a")
+    clock.now += 0.2
+    assert budget.allow("C1", "b")  # a's post landed: b no longer waits for it
+    assert not budget.shown("a")
+    budget.forget("a")  # forgetting twice, or a turn never seen, changes nothing
+    budget.forget("never")
+    budget.forget("b")
+    clock.now += 0.1
+    assert budget.allow("C1", "b")  # nothing left of b: as new, its words go at once
