@@ -1,9 +1,12 @@
-"""A channel's live edits, rule by rule, on an injected clock: a turn's first words go at once; later ones one edit
-per gap per channel; the turn shown longest ago goes first while the other still asks; a landed turn gives way."""
+"""Live text, rule by rule, on an injected clock: newer words wait out the interval and close drops them, blank
+words are not shown; a channel's edits: a turn's first words go at once, later ones one edit per gap per channel,
+the turn shown longest ago first while the other still asks, a landed turn gives way."""
 
 from __future__ import annotations
 
-from core.running.live import ChannelBudget
+import asyncio
+
+from core.running.live import ChannelBudget, LiveText
 
 
 class Clock:
@@ -62,3 +65,34 @@ def test_a_landed_turn_gives_way_and_is_forgotten() -> None:
     budget.forget("b")
     clock.now += 0.1
     assert budget.allow("C1", "b")  # nothing left of b: as new, its words go at once
+
+
+async def test_newer_words_within_the_interval_wait_and_close_drops_them() -> None:
+    clock, shown = Clock(), []
+
+    async def show(text: str) -> None:
+        shown.append(text)
+
+    live = LiveText(show, interval_s=5.0, monotonic=clock)
+    await live.push("The")
+    await asyncio.sleep(0.05)
+    await live.push("The case")
+    await asyncio.sleep(0.05)  # the clock stands still: the interval since "The" has not passed
+    assert shown == ["The"]
+    await live.close()
+    await live.push("The case for")  # after close: nothing more lands
+    await asyncio.sleep(0.05)
+    assert shown == ["The"] and live.updates == 1
+
+
+async def test_blank_words_are_not_shown() -> None:
+    shown: list[str] = []
+
+    async def show(text: str) -> None:
+        shown.append(text)
+
+    live = LiveText(show, interval_s=0.01)
+    await live.push("  \n ")
+    await asyncio.sleep(0.05)
+    assert shown == []
+    await live.close()
