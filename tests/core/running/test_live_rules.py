@@ -96,3 +96,27 @@ async def test_blank_words_are_not_shown() -> None:
     await asyncio.sleep(0.05)
     assert shown == []
     await live.close()
+
+
+def test_a_turn_competes_for_two_gaps_after_it_last_asked() -> None:
+    clock = Clock()
+    budget = ChannelBudget(gap_s=2.0, monotonic=clock)
+    budget.allow("C1", "a")
+    clock.now += 1.0
+    budget.allow("C1", "b")
+    clock.now += 1.0
+    assert not budget.allow("C1", "a")  # within the gap; a last asked now
+    clock.now += 1.5
+    assert not budget.allow("C1", "b")  # a asked 1.5 s ago, under two gaps, and was shown first
+    clock.now += 2.5
+    assert budget.allow("C1", "b")  # a asked two gaps ago: it no longer competes
+
+
+def test_a_landed_turn_leaves_the_others_in_the_channel_as_they_were() -> None:
+    clock = Clock()
+    budget = ChannelBudget(gap_s=1.0, monotonic=clock)
+    budget.allow("C1", "a")
+    budget.allow("C1", "b")
+    budget.forget("a")
+    clock.now += 0.5
+    assert not budget.allow("C1", "b")  # b's later words still wait out the channel's gap
