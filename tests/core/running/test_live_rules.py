@@ -1,6 +1,7 @@
 """Live text, rule by rule, on an injected clock: newer words wait out the interval and close drops them, blank
 words are not shown; a channel's edits: a turn's first words go at once, later ones one edit per gap per channel,
-the turn shown longest ago first while the other still asks, a landed turn gives way."""
+the turn shown longest ago first while the other still asks, a landed turn gives way; by default one update a
+second; an update cancelled beneath the live text does not make close raise."""
 
 from __future__ import annotations
 
@@ -120,3 +121,55 @@ def test_a_landed_turn_leaves_the_others_in_the_channel_as_they_were() -> None:
     budget.forget("a")
     clock.now += 0.5
     assert not budget.allow("C1", "b")  # b's later words still wait out the channel's gap
+
+
+def test_a_channel_has_one_live_edit_a_second_by_default() -> None:
+    clock = Clock()
+    budget = ChannelBudget(monotonic=clock)
+    assert budget.allow("C1", "a")
+    clock.now += 0.99
+    assert not budget.allow("C1", "a")
+    clock.now += 0.01
+    assert budget.allow("C1", "a")  # a second after the channel's last edit
+
+
+async def test_live_text_waits_its_one_second_interval_by_default() -> None:
+    clock = Clock()
+    soon: list[str] = []
+    later: list[str] = []
+
+    async def show_soon(text: str) -> None:
+        soon.append(text)
+
+    async def show_later(text: str) -> None:
+        later.append(text)
+
+    on_time = LiveText(show_soon, monotonic=clock)
+    early = LiveText(show_later, monotonic=clock)
+    await on_time.push("The")
+    await early.push("The")
+    await asyncio.sleep(0.01)
+    clock.now += 0.5
+    await early.push("The case")  # half a second after "The": it waits out the rest of the second
+    await asyncio.sleep(0.01)
+    clock.now += 0.5
+    await on_time.push("The case")  # a second after "The": it goes at once
+    await asyncio.sleep(0.05)
+    assert soon == ["The", "The case"]
+    assert later == ["The"]
+    await on_time.close()
+    await early.close()
+    assert later == ["The"]
+
+
+async def test_an_update_cancelled_beneath_the_live_text_does_not_cost_the_turn() -> None:
+    # The turn's completion is returned after close (in a finally): were close to raise the update's
+    # cancellation, the finished words would be lost with it.
+    async def cancelled(text: str) -> None:
+        raise asyncio.CancelledError
+
+    live = LiveText(cancelled, interval_s=0.0)
+    await live.push("words")
+    await asyncio.sleep(0.01)
+    await live.close()
+    assert live.updates == 0
