@@ -185,3 +185,27 @@ async def test_a_token_that_cannot_be_decrypted_is_never_used(tmp_path: Path) ->
     with pytest.raises(BadKey, match="COUNCIL_ENCRYPTION_KEY"):
         await only_new.async_find_bot(enterprise_id=None, team_id="T0009")
     await engine.dispose()
+
+
+async def test_a_reseal_encrypts_tokens_left_in_clear_whatever_their_length(tmp_path: Path) -> None:
+    # A token in clear is told from ciphertext by its form: a short one is not base64 at all, and a rotating
+    # token decodes to enough bytes for a Fernet token but without its version byte. Taken for ciphertext, either
+    # would stop the reseal as if its key were missing.
+    engine = make_engine(f"sqlite:///{tmp_path / 'c.db'}")
+    await migrate(engine)
+    plain = AsyncSQLAlchemyInstallationStore(client_id=CLIENT, engine=engine)
+    await plain.create_tables()
+    rotating = ("xoxe.xoxp-1-Mi0yLTEyMzQ1Njc4OTAtMTIzNDU2Nzg5MDEyMy0xMjM0NTY3ODkwMTIzNC1hYmNkZWYwMTIzNDU2Nzg5YWJjZG"
+                "VmMDEyMzQ1Njc4OQMDA")
+    await plain.async_save(Installation(app_id="A1", enterprise_id=None, team_id="T0009", user_id="U1",
+                                        bot_token="xoxb-in-clear", bot_id="B1", bot_user_id="UB",
+                                        bot_scopes="chat:write", user_token=rotating,
+                                        installed_at=1_700_000_000.0))
+    assert await reseal(engine, Sealer.from_keys(KEY)) == 2  # the installation's row and the bot's
+    async with engine.connect() as conn:
+        rows = [tuple(r) for r in await conn.execute(text("SELECT bot_token, user_token FROM slack_installations"))]
+    assert rows and all("xox" not in str(value) for row in rows for value in row)
+    sealed = SealedInstallations(Sealer.from_keys(KEY), client_id=CLIENT, engine=engine)
+    found = await sealed.async_find_installation(enterprise_id=None, team_id="T0009")
+    assert found is not None and found.bot_token == "xoxb-in-clear" and found.user_token == rotating
+    await engine.dispose()
