@@ -5,6 +5,7 @@ Each chart comes with alt text that says in words what it shows."""
 
 from __future__ import annotations
 
+import functools
 import io
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,16 +77,44 @@ def draw(material: ChartMaterial) -> list[Any]:
 
     files = []
     if material.poll is not None:
-        png, alt = vote_chart(material.poll, material.ballots)
+        ai, people = tallies(material.poll, material.ballots)
+        png, alt = _vote_png(material.poll.question, tuple(material.poll.options), tuple(ai), tuple(people))
         files.append(PostFile(name="vote.png", data=png, alt=alt, title=f"Vote: {material.poll.question}"[:200]))
     if material.stances:
-        png, alt = stance_chart(material.stances, material.proposals)
+        png, alt = _stance_png(_frozen(material.stances), _frozen(material.proposals))
         files.append(PostFile(name="stances.png", data=png, alt=alt, title="Stances per persona across rounds"))
     elif material.positions:
-        png, alt = positions_chart(material.positions_round, material.positions)
+        png, alt = _positions_png(material.positions_round, tuple(material.positions.items()))
         files.append(PostFile(name="stances.png", data=png, alt=alt,
                               title=f"Stances after round {material.positions_round}"))
     return files
+
+
+# A picture is a pure function of what it shows, and drawing one costs a tenth of a second of CPU: a synthesis sent
+# again (a retry, a takeover, a restart) or another discussion that ended alike reuses the bytes. Keys are tuples of
+# exactly what is drawn, so two charts that would differ never share an entry.
+_DRAWN = 64
+
+
+def _frozen(by_round: dict[int, Any]) -> tuple[tuple[int, Any], ...]:
+    return tuple((r, tuple(v.items()) if isinstance(v, dict) else tuple(v)) for r, v in sorted(by_round.items()))
+
+
+@functools.lru_cache(maxsize=_DRAWN)
+def _vote_png(question: str, options: tuple[str, ...], ai: tuple[int, ...],
+              people: tuple[int, ...]) -> tuple[bytes, str]:
+    fig, alt = _vote_figure(question, list(options), list(ai), list(people))
+    return _png(fig), alt
+
+
+@functools.lru_cache(maxsize=_DRAWN)
+def _stance_png(stances: tuple[tuple[int, Any], ...], proposals: tuple[tuple[int, Any], ...]) -> tuple[bytes, str]:
+    return stance_chart({r: dict(by) for r, by in stances}, {r: list(labels) for r, labels in proposals})
+
+
+@functools.lru_cache(maxsize=_DRAWN)
+def _positions_png(round_: int, positions: tuple[tuple[str, int], ...]) -> tuple[bytes, str]:
+    return positions_chart(round_, dict(positions))
 
 
 def positions_chart(round_: int, positions: dict[str, int]) -> tuple[bytes, str]:
@@ -132,21 +161,25 @@ def vote_chart(poll: Poll, ballots: list[Ballot]) -> tuple[bytes, str]:
 def vote_figure(poll: Poll, ballots: list[Ballot]) -> tuple[Figure, str]:
     """Horizontal bars, one pair per option: the personas' ballots and the people's side by side."""
     ai, people = tallies(poll, ballots)
-    n = len(poll.options)
+    return _vote_figure(poll.question, poll.options, ai, people)
+
+
+def _vote_figure(question: str, options: list[str], ai: list[int], people: list[int]) -> tuple[Figure, str]:
+    n = len(options)
     fig = Figure(figsize=(7.5, 1.2 + 0.7 * n))
     ax = fig.add_subplot()
     rows = list(range(n))[::-1]
     ax.barh([r + 0.18 for r in rows], ai, height=0.36, color=AI_COLOUR, label="Personas")
     ax.barh([r - 0.18 for r in rows], people, height=0.36, color=PEOPLE_COLOUR, label="People")
-    ax.set_yticks(rows, [_short(o) for o in poll.options])
+    ax.set_yticks(rows, [_short(o) for o in options])
     ax.set_xlabel("ballots")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(_short(poll.question), loc="left")
+    ax.set_title(_short(question), loc="left")
     ax.legend(loc="lower right", frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     words = "; ".join(f"{o}: {a} persona{'s' * (a != 1)}, {p} {'person' if p == 1 else 'people'}"
-                      for o, a, p in zip(poll.options, ai, people, strict=True))
-    return fig, f"Bar chart of the vote “{poll.question}”. {words}."
+                      for o, a, p in zip(options, ai, people, strict=True))
+    return fig, f"Bar chart of the vote “{question}”. {words}."
 
 
 def stance_chart(stances: dict[int, dict[str, int]],

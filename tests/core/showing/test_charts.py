@@ -49,3 +49,15 @@ def test_the_stance_grid_says_each_persona_s_option_by_its_label() -> None:
     [grid] = charts.draw(material)
     assert "Pragmatist: round 1 “Against”; Visionary: round 1 “For”" in grid.alt, grid.alt
     assert "proposal" not in grid.alt.split(".", 1)[1]
+
+
+def test_a_chart_drawn_again_from_the_same_votes_is_the_same_picture_and_one_vote_more_is_another() -> None:
+    once = charts.draw(charts.ChartMaterial(topic="t", poll=POLL, ballots=BALLOTS,
+                                            stances={1: {"ada": 1, "bo": 2}}, proposals={1: ["Trial", "Wait"]}))
+    again = charts.draw(charts.ChartMaterial(topic="t", poll=POLL, ballots=list(BALLOTS),
+                                             stances={1: {"ada": 1, "bo": 2}}, proposals={1: ["Trial", "Wait"]}))
+    moved = charts.draw(charts.ChartMaterial(topic="t", poll=POLL, ballots=[*BALLOTS, ballot(1, False, "kim")],
+                                             stances={1: {"ada": 1, "bo": 1}}, proposals={1: ["Trial", "Wait"]}))
+    assert [(f.name, f.data, f.alt) for f in once] == [(f.name, f.data, f.alt) for f in again]
+    assert [f.name for f in moved] == [f.name for f in once]
+    assert all(m.data != o.data and m.alt != o.alt for m, o in zip(moved, once, strict=True))
