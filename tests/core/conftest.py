@@ -31,7 +31,9 @@ async def app(sqlite_url: str, chat: RecordingChat, llm: ScriptedLLM) -> AsyncIt
     settings = Settings(_env_file=None, database_url=sqlite_url)  # type: ignore[call-arg]
     application = await build_app(settings, {"console": chat}, llm=llm)
     yield application
-    await application.close()
+    # The test has asserted what it means to: a discussion it left running is stopped, as a restart would stop it,
+    # instead of being driven to its end (a whole council's worth of turns after the test is over).
+    await application.close(grace_s=0)
 
 
 C1 = {"in_channel": "C1"}  # commands come from the discussions' channel
