@@ -24,6 +24,7 @@ T = TypeVar("T")
 SHARE = 0.88  # of the platform's rate: a burst and a minute's refill stay under its limit (49 of Tier 3's 50)
 BURST_SHARE = 0.1  # a full bucket holds this share of a minute's calls
 FIRST_RESERVE_SHARE = 0.3  # of a bucket, never taken by a turn's first live words
+IDLE_SHARE = 0.5  # of a bucket: held while no work waits on it, so a new placeholder is likely filled by an edit
 
 
 @dataclass(frozen=True)
@@ -74,9 +75,11 @@ def take_left(b: Bucket | None, rate: Rate, now: float, keep: float | None = Non
 
 
 def idle(b: Bucket | None, rate: Rate, now: float) -> tuple[Bucket, bool]:
-    """Whether the bucket is full now (nothing waits for it, and what it gains is lost), taking nothing."""
+    """Whether the bucket holds at least half its burst now (no work is waiting on it), taking nothing. A quiet
+    workspace's bucket is there or near full even just after a discussion's header and first edits took their
+    calls; a busy one's stays near empty, since final work takes every call as it comes back."""
     b = refill(b, rate, now)
-    return b, b.paused_until <= now and b.tokens >= rate.burst
+    return b, b.paused_until <= now and b.tokens >= rate.burst * IDLE_SHARE
 
 
 def pause(b: Bucket | None, rate: Rate, now: float, until: float) -> tuple[Bucket, None]:
