@@ -20,6 +20,7 @@ from core.showing.moments import plain
 from tests.core.conftest import C1, discussion, settle, start
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
+from tests.fakes.cluster import until
 from tests.fakes.llm import ScriptedLLM
 
 T0 = datetime(2026, 3, 2, 7, 0, tzinfo=UTC)  # Monday, 08:00 in Berlin
@@ -337,6 +338,32 @@ async def test_a_digest_claimed_but_not_posted_is_posted_once_later(
     assert await app.service.schedules.deliver_digests() == 0
     calls = chat.announce_calls
     assert len(chat.announced) == 1 and len(calls) == 2 and calls == [chat.announced[0][3].key] * 2
+
+
+async def test_a_digest_whose_lease_lapsed_while_it_was_written_is_left_to_the_sender_that_claimed_it_since(
+    app: App, chat: RecordingChat, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    """The first sender's model call outlasts its lease (a starved replica under load); a later delivery claims the
+    digest, looks for it, finds nothing and sends it. The first sender, back from its call, must not send it too."""
+    await app.service.handle(c.SetDigest(**C1, user_id="U1", platform="console", channel="C1", cadence="cron",
+                                         cron="0 * * * *"))
+    await app.service.handle(start(topic="Which CI provider?", rounds=1))
+    await settle(app)  # a finished discussion in the period: the digest asks the model to condense it
+    clock.advance(hours=1)
+    gate = llm.hold()
+    first = asyncio.create_task(app.service.schedules.fire((await digest_schedule(app)).id))
+    await until(lambda: llm.waiting == 1, 5, "the first sender inside its model call")
+    clock.advance(seconds=app.driver.config.lease_ttl + 1)  # its lease ran out meanwhile
+    second = asyncio.create_task(app.service.schedules.deliver_digests())
+    await until(lambda: llm.waiting == 2, 5, "the second sender inside its model call, having found nothing")
+    gate.set()
+    await asyncio.gather(first, second)
+    keys = [post.key for _, _, _, post in chat.announced]
+    assert len(keys) == 1, f"the digest was announced {len(keys)} times"
+    schedule_id = (await digest_schedule(app)).id
+    async with app.store.tx() as tx:
+        [row] = await tx.digests(schedule_id)
+    assert row["sent"] and row["ref"] == chat.announced[0][2]
 
 
 async def test_a_digest_goes_out_from_the_stored_syntheses_when_the_model_fails(
