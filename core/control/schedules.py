@@ -266,10 +266,24 @@ class Schedules:
         if not ref:
             post = await self._written(row, material, key)
             post.files = await self._charts(material)  # drawn from the database alone: no model, same chart
+            # Writing it (a model call, a chart) may have outlasted the claim's lease, and another delivery may
+            # have claimed the digest, looked for it, found nothing and sent it: sent only while still ours.
+            if not await self._still_ours(row):
+                log.info("digest %s was claimed by another delivery while it was written; left to it", row["id"])
+                return 0
             ref = await chat.announce(s.workspace, s.target, post)
         async with self.store.tx() as tx:
             await tx.mark_digest_sent(row["id"], ref, self.clock.now())
         return 1
+
+    async def _still_ours(self, row: dict[str, Any]) -> bool:
+        """Whether the digest claimed as `row` is still this delivery's to send: nobody claimed it since (its lease
+        is extended for another lifetime) and that lifetime has not run out by the time this answers (a process
+        starved after the statement must not send on a lease another may have taken)."""
+        config, now = self.driver.config, self.clock.now()
+        async with self.store.tx() as tx:  # the claim counted one attempt more than the row it returned
+            held = await tx.hold_digest(row["id"], row["attempts"] + 1, config.owner, now, config.lease_ttl)
+        return held and self.clock.now() < now + timedelta(seconds=config.lease_ttl)
 
     async def _day_allows(self, material: digest.Material) -> bool:
         """Whether the workspace's budget for the day has room for the digest's model call at its worst case."""

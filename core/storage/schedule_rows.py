@@ -113,6 +113,18 @@ class ScheduleRepo(Repo):
                 claimed.append(_row(row))
         return claimed
 
+    async def hold_digest(self, digest_id: int, attempts: int, owner: str, now: datetime, ttl: float) -> bool:
+        """Extend `owner`'s lease on an unsent digest for `ttl` from `now`, unless another delivery has claimed it
+        since its claim counted attempt `attempts` (every claim counts one): True when the digest is still its to
+        send, for the next `ttl`."""
+        c = t.digests.c
+        result = await self.conn.execute(
+            update(t.digests)
+            .where(c.id == digest_id, c.sent.is_(False), c.lease_owner == owner, c.attempts == attempts)
+            .values(lease_expires_at=now + timedelta(seconds=ttl))
+        )
+        return result.rowcount == 1
+
     async def set_digest_post(self, digest_id: int, post: dict[str, Any]) -> None:
         """Keep the digest as written before it is sent, so every retry sends the same words."""
         await self.conn.execute(update(t.digests).where(t.digests.c.id == digest_id).values(post=post))
