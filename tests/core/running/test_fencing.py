@@ -39,6 +39,8 @@ class Seat(RecordingChat):
         self.sent_keys: list[str] = []  # posts and edits this replica made
         self.edits_held: asyncio.Event | None = None
         self.posts_held: asyncio.Event | None = None
+        self.finds_held: asyncio.Event | None = None
+        self.finds = 0  # look-ups this replica made
 
     async def publish(self, discussion: Discussion, post: Post) -> str:
         self.sent_keys.append(post.key)
@@ -53,7 +55,11 @@ class Seat(RecordingChat):
         await self.platform_.update(discussion, ref, post)
 
     async def find(self, discussion: Discussion, key: str) -> str | None:
-        return await self.platform_.find(discussion, key)
+        self.finds += 1
+        found = await self.platform_.find(discussion, key)
+        if self.finds_held is not None:
+            await self.finds_held.wait()  # a slow look-up: the platform has answered, the answer is on its way back
+        return found
 
 
 class Replica:
@@ -213,6 +219,43 @@ async def test_a_post_the_lapsed_owner_is_still_sending_is_found_not_sent_again(
         keys = Counter(a.chat.platform_.keys())
         assert [k for k, n in keys.items() if n > 1] == [], "nothing posted twice"
         assert b.chat.platform_.find_calls >= 1, "B looked for the post A had claimed"
+
+
+async def test_a_driver_whose_lease_ran_out_before_it_sent_a_claimed_post_leaves_it_to_the_new_owner(
+    db_url: str,
+) -> None:
+    """A claims a post tried before and looks for it on the platform; the look-up is slow, and A's lease runs out
+    meanwhile (its heartbeat starved). B takes the discussion over, claims the post, finds nothing and sends it.
+    A's look-up then comes back empty: A must not send the post as well, on a lease it no longer holds."""
+    async with two(db_url, a_ttl=TTL) as (a, b):
+        a.llm.hold()
+        b.llm.hold()
+        a.app.driver.config.send_lands_s = b.app.driver.config.send_lands_s = 0.01  # the test's own time
+        did = await start_on(a)
+        await until(lambda: a.llm.waiting == 1, 5, "A is inside its first model call")
+
+        async def unsent() -> list[int]:
+            async with a.app.store.tx() as tx:
+                return [row[3] for row in await tx.pending_posts(did)]
+
+        async def drained() -> bool:
+            return await unsent() == []
+
+        await until(drained, 5, "what A had queued is sent")
+        key = f"{did}:retry"
+        async with a.app.store.tx() as tx:  # a post a process tried before it died: attempts 1, not sent
+            await tx.enqueue(did, Post(kind="notice", key=key, text="Tried before"), a.clock.now())
+            await tx.conn.execute(t.outbox.update().where(t.outbox.c.key == key).values(attempts=1))
+        a.chat.finds_held = held = asyncio.Event()
+        sending = asyncio.create_task(a.app.driver.publish(did))
+        await until(lambda: a.chat.finds == 1, 5, "A is looking for the post it claimed")
+        a.clock.advance(seconds=TTL + 1)  # A's lease ran out while it waited (its heartbeat never came)
+        await take_over(a, b)
+        await until(lambda: key in b.chat.sent_keys, 5, "B sent the post it found nowhere")
+        held.set()  # A's look-up comes back: nothing was there when the platform looked
+        await asyncio.wait_for(sending, 10)
+        assert key not in a.chat.sent_keys, "A sent a claimed post after its lease ran out"
+        assert Counter(a.chat.platform_.keys())[key] == 1
 
 
 async def test_a_failed_heartbeat_stops_the_model_call_in_flight(quick_pair: tuple[Replica, Replica]) -> None:
