@@ -180,8 +180,9 @@ class Driver:
 
     # the loop ---------------------------------------------------------------------------------------
     async def drive(self, discussion_id: str) -> None:
+        taken = self.clock.now()  # the lease runs from here in the database: never later here
         async with self.store.tx() as tx:
-            got = await tx.acquire_lease(discussion_id, self.config.owner, self.clock.now(), self.config.lease_ttl)
+            got = await tx.acquire_lease(discussion_id, self.config.owner, taken, self.config.lease_ttl)
         if not got:
             self._tasks.pop(discussion_id, None)
             return
@@ -189,7 +190,7 @@ class Driver:
         # included) instead of at the next loop.
         work = asyncio.create_task(self._steps(discussion_id), name=f"steps:{discussion_id}")
         self._work[discussion_id] = work
-        self._expires[discussion_id] = self.clock.now().timestamp() + self.config.lease_ttl
+        self._expires[discussion_id] = taken.timestamp() + self.config.lease_ttl
         self._renew_soon()
         try:
             await asyncio.wait({work})
@@ -845,4 +846,9 @@ class Driver:
         if found:
             await chat.update(d, found, post)
             return found
+        # The claim held the lease, but the way here (a look-up, a chart, a starved process) may have outlasted it:
+        # another process may have claimed the post since and, finding nothing, sent it. Checked with no wait
+        # between it and the call, so a post sent here began its way while the lease held (see send_lands_s).
+        if self.clock.now().timestamp() >= self._expires.get(d.id, 0.0):
+            raise NotOurs(post.key)
         return await chat.publish(d, post)
