@@ -2,7 +2,8 @@
 person or is refused; the stance recorded is the one picked, whatever its spacing, and the note that they wrote in
 person names it; only the seat's person answers its turn; the ask is titled to them and says how to rank only when
 they rank; back after many missed turns, they take back the latest; a seat is asked before the personas speak,
-wherever it sits, two seats both in one step; and an away person's next turn is handed over with one notice."""
+wherever it sits, two seats both in one step; an away person's next turn is handed over with one notice, and only
+their seat speaks as the stand-in."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from core.control import commands as c
 from core.control.replies import UserError
+from core.deliberation.holders import STAND_IN
 from core.models import NextAction
 from tests.core.running.test_seats import DANA, HERE, World, meeting_with_dana, say, state_of, world
 
@@ -124,3 +126,18 @@ async def test_an_away_persons_next_turn_is_handed_over_without_a_second_timeout
     posts = [p.key for p in world.posts(did)]
     assert [k for k in posts if k.endswith(":timeout")] == [f"{waits[0].turn_key}:timeout"]
     assert [k for k in posts if k.endswith(":away")] == [f"{w.turn_key}:away" for w in waits[1:]]
+
+
+async def test_while_a_person_is_away_only_their_seat_speaks_as_the_stand_in(world: World) -> None:
+    reply = await world.app.service.handle(c.StartDiscussion(
+        topic="Should we move to trunk-based development?", channel="C1", seats=[{"user_id": "U1", "name": "Dana"}],
+        **DANA))  # type: ignore[list-item]
+    did = reply.discussion_id
+    await world.settle()
+    await world.later(minutes=31)  # silent: her turns go to the stand-in, beside the personas' own
+    await world.app.service.handle(c.ChooseNextAction(discussion_id=did, action=NextAction.ANOTHER_ROUND, **DANA))
+    await world.settle()
+    names = {p.persona.name for p in world.posts(did) if p.kind == "turn" and p.persona is not None}
+    assert f"{STAND_IN}Dana" in names and "Dana" not in names
+    assert [n for n in names if n.startswith(STAND_IN)] == [f"{STAND_IN}Dana"]
+    assert len(names) > 1  # the personas spoke too, under their own names
