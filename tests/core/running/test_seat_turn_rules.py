@@ -2,8 +2,8 @@
 person or is refused; the stance recorded is the one picked, whatever its spacing, and the note that they wrote in
 person names it; only the seat's person answers its turn; the ask is titled to them and says how to rank only when
 they rank; back after many missed turns, they take back the latest; a seat is asked before the personas speak,
-wherever it sits, two seats both in one step; an away person's next turn is handed over with one notice, and only
-their seat speaks as the stand-in."""
+wherever it sits, two seats both in one step; an away person's next turn is handed over with one notice, only their
+seat speaks as the stand-in, and the stand-in reads what people wrote in the thread."""
 
 from __future__ import annotations
 
@@ -141,3 +141,18 @@ async def test_while_a_person_is_away_only_their_seat_speaks_as_the_stand_in(wor
     assert f"{STAND_IN}Dana" in names and "Dana" not in names
     assert [n for n in names if n.startswith(STAND_IN)] == [f"{STAND_IN}Dana"]
     assert len(names) > 1  # the personas spoke too, under their own names
+
+
+async def test_the_stand_in_reads_what_people_wrote_in_the_thread(world: World) -> None:
+    reply = await world.app.service.handle(c.StartDiscussion(
+        topic="Should we move to trunk-based development?", channel="C1", seats=[{"user_id": "U1", "name": "Dana"}],
+        **DANA))  # type: ignore[list-item]
+    did = reply.discussion_id
+    await world.settle()
+    await world.later(minutes=31)  # Dana is away
+    await say(world, did, "Our CI takes forty minutes.", user={"user_id": "U2", "user_name": "Lee", **HERE})
+    sent = len(world.llm.prompts)
+    await world.app.service.handle(c.ChooseNextAction(discussion_id=did, action=NextAction.ANOTHER_ROUND, **DANA))
+    await world.settle()
+    stand_in = [p.purpose for p in world.llm.prompts[sent:] if p.purpose.persona == f"{STAND_IN}Dana"]
+    assert stand_in and all("Lee" in p.humans for p in stand_in)
