@@ -849,6 +849,9 @@ class Driver:
         # The claim held the lease, but the way here (a look-up, a chart, a starved process) may have outlasted it:
         # another process may have claimed the post since and, finding nothing, sent it. Checked with no wait
         # between it and the call, so a post sent here began its way while the lease held (see send_lands_s).
-        if self.clock.now().timestamp() >= self._expires.get(d.id, 0.0):
+        # A drain outside this process's drive loop (none runs so in production: every publish is a step's) has
+        # only its claim's fence to go by.
+        expires = self._expires.get(d.id)
+        if expires is not None and self.clock.now().timestamp() >= expires:
             raise NotOurs(post.key)
         return await chat.publish(d, post)
