@@ -30,14 +30,19 @@ def _add_spend(dialect: str) -> Any:
         index_elements=["platform", "workspace", "starts_at"], set_={"cost_usd": _s.cost_usd + stmt.excluded.cost_usd})
 
 
-ADD_SPEND = {name: _add_spend(name) for name in ("postgresql", "sqlite")}
+# Built on a dialect's first use, once per process, not at import: code run at import is out of reach of the
+# mutation tests (tests/mutation.py), which switch a function to its mutant only after the module is loaded.
+ADD_SPEND: dict[str, Any] = {}
 _HELD = select(_t.key, _t.discussion_id, _t.reserved_usd, _t.reserved_at).where(
     _t.key.in_(bindparam("keys", expanding=True)), _t.reserved_usd > 0)
 _HOLD = update(t.turns).where(_t.key.in_(bindparam("keys", expanding=True)))
 
 
 async def add_spend(conn: AsyncConnection, discussion_id: str, at: datetime, usd: float) -> None:
-    await conn.execute(ADD_SPEND[conn.dialect.name], {"b_id": discussion_id, "b_start": bucket(at), "b_usd": usd})
+    name = conn.dialect.name
+    if name not in ADD_SPEND:
+        ADD_SPEND[name] = _add_spend(name)
+    await conn.execute(ADD_SPEND[name], {"b_id": discussion_id, "b_start": bucket(at), "b_usd": usd})
 
 
 async def add_workspace_spend(conn: AsyncConnection, platform: str, workspace: str, at: datetime, usd: float) -> None:
