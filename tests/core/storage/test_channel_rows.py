@@ -4,27 +4,14 @@ channel ever had a discussion."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
 from core.models import Discussion, HumanMessage, Phase, Status, Turn
-from core.storage.db import make_engine, migrate
 from core.storage.store import Store
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 END = START + timedelta(days=1)
 OLD = START - timedelta(days=7)
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[Store]:
-    engine = make_engine(db_url)
-    await migrate(engine)
-    s = Store(engine)
-    yield s
-    await s.close()
 
 
 async def add(store: Store, did: str, *, updated: datetime = OLD, created: datetime = OLD,

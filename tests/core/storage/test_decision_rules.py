@@ -4,26 +4,13 @@ one record; and the places that have records."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
 from core.models import Decision, Discussion
-from core.storage.db import make_engine, migrate
 from core.storage.decisions import words_of
 from core.storage.store import Store
 
 MARCH = datetime(2026, 3, 12, 10, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[Store]:
-    engine = make_engine(db_url)
-    await migrate(engine)
-    s = Store(engine)
-    yield s
-    await s.close()
 
 
 async def record(store: Store, did: str, topic: str, *, hours: int = 0, platform: str = "slack",

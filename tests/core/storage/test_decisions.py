@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
-import pytest
 from sqlalchemy import text
 
 from core.models import Decision, Discussion
-from core.storage.db import make_engine, migrate
 from core.storage.store import Store
 
 MARCH = datetime(2026, 3, 12, 10, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[Store]:
-    engine = make_engine(db_url)
-    await migrate(engine)
-    s = Store(engine)
-    yield s
-    await s.close()
 
 
 async def record(store: Store, did: str, topic: str, decided: str, channel: str = "C1", *,

@@ -4,21 +4,7 @@ values; a save under the lock writes all three."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
-
-from core.storage.db import make_engine, migrate
 from core.storage.store import Store
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[Store]:
-    engine = make_engine(db_url)
-    await migrate(engine)
-    s = Store(engine)
-    yield s
-    await s.close()
 
 
 async def test_a_buckets_first_row_is_written_once(store: Store) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core.models import Phase, Turn, TurnStatus
 from core.storage.store import Store
-from tests.core.storage.test_store import T0, discussion, store  # noqa: F401  (the fixture)
+from tests.core.storage.test_store import T0, discussion
 
 
 async def fenced_revision(s: Store, owner: str = "me") -> int | None:
@@ -14,7 +14,7 @@ async def fenced_revision(s: Store, owner: str = "me") -> int | None:
 
 
 async def test_a_change_made_without_the_lease_counts_up_the_revision_and_one_made_under_it_does_not(
-        store: Store) -> None:  # noqa: F811
+        store: Store) -> None:
     async with store.tx() as tx:
         await tx.add_discussion(discussion())
         assert await tx.acquire_lease("d1", "me", T0, ttl=600)
@@ -32,7 +32,7 @@ async def test_a_change_made_without_the_lease_counts_up_the_revision_and_one_ma
 
 
 async def test_a_transaction_says_which_turns_it_wrote_as_they_are_stored_and_which_it_changed_otherwise(
-        store: Store) -> None:  # noqa: F811
+        store: Store) -> None:
     turn = Turn(key="d1:r1:a", discussion_id="d1", round=1, step=1, phase=Phase.SPEECH, persona_key="a",
                 created_at=T0)
     async with store.tx() as tx:
