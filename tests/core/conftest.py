@@ -10,8 +10,20 @@ from bot.settings import Settings
 from bot.wiring import App, build_app
 from core.control import commands as c
 from core.models import Discussion
+from core.storage.db import make_engine, migrate
+from core.storage.store import Store
 from tests.fakes.chat import RecordingChat
 from tests.fakes.llm import ScriptedLLM
+
+
+@pytest.fixture
+async def store(db_url: str) -> AsyncIterator[Store]:
+    """A migrated database of the test's kind (db_url: SQLite, or PostgreSQL in CI), nothing in it."""
+    engine = make_engine(db_url)
+    await migrate(engine)
+    s = Store(engine)
+    yield s
+    await s.close()
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ from core.control.permissions import Refused
 from core.control.replies import UserError
 from core.deliberation import stances
 from core.models import Ballot, Discussion, Phase, Post, Status, Turn, TurnStatus
-from core.storage.db import make_engine, migrate
 from core.storage.store import Store
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
@@ -101,15 +100,6 @@ async def test_the_drain_sends_nothing_while_another_driver_holds_the_lease(app:
 
 
 # 4. a digest sees ballots and turns finished in its period --------------------------------------------------
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[Store]:
-    engine = make_engine(db_url)
-    await migrate(engine)
-    s = Store(engine)
-    yield s
-    await s.close()
-
-
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
