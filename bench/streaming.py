@@ -74,7 +74,11 @@ async def main(first_token_s: float, gap_s: float, chars: int, targets: dict[str
                     if time.monotonic() > deadline:
                         raise RuntimeError("the discussion never reached its statements; see the log above")
                     await asyncio.sleep(0.05)
-                await asyncio.sleep(chars / 24 * gap_s + 2 * first_token_s + 2)
+                # Until each of those turns is posted whole (its words no longer shown as being written).
+                while not all(posted(slack, tag) for tag in tags(model)):
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("the statements were never posted; see the log above")
+                    await asyncio.sleep(0.05)
                 await app.service.handle(c.Stop(discussion_id=reply.discussion_id, user_id="U1", platform="slack",
                                                   workspace="T0001", in_channel="C0001"))
                 await app.driver.idle()
@@ -88,6 +92,16 @@ async def main(first_token_s: float, gap_s: float, chars: int, targets: dict[str
     # In Slack's seconds: a run sped up `scale` times is judged as the same run at Slack's own speed.
     return report([Figure("first_words_delay", worst * scale, 1.0, "s"),
                    Figure("turns_with_live_text", shown, TURNS, at_most=False)], targets)
+
+
+def tags(model: FakeAnthropic) -> list[str]:
+    """The tags of the model's free-text turns so far, `[1]`, `[2]`, ..., in the order they began."""
+    return [text.split(" ", 1)[0] for text in model.first_delta_at if text.startswith("[")]
+
+
+def posted(slack: FakeSlack, tag: str) -> bool:
+    """Whether the turn tagged `tag` is in the thread as its post: shown, and no longer as being written."""
+    return any(tag in f"{m.text} {m.blocks}" and "is writing" not in f"{m.text} {m.blocks}" for m in slack.messages)
 
 
 def delays(model: FakeAnthropic, slack: FakeSlack) -> tuple[float, int]:

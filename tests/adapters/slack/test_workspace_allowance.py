@@ -22,8 +22,8 @@ from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack, Msg
 from tests.fakes.slack_limits import TIER
 
-# Slower than the other Slack tests' limits: a Slack minute is 12 s, so a Tier-3 budget visibly holds the posts.
-SCALE = 5.0
+# A Slack minute is 6 s: long enough that a Tier-3 budget would visibly hold the posts, short enough for the suite.
+SCALE = 10.0
 CHANNELS = [f"C{i:04d}" for i in range(1, 13)]
 TIER3 = TIER[3]
 
