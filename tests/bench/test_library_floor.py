@@ -1,31 +1,31 @@
 """bench/library_floor.py, run for real on a few calls: each library's part is timed and the verdict is its sum
-(one run, with a target no machine meets: most of its time is the interpreter's imports, not the calls)."""
+(one run, in this process, with a target no machine meets)."""
 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from bench.library_floor import LANES, main
 from bench.load import MAX_STATEMENTS, MAX_TRANSACTIONS
+from bench.verdict import overrides
 
 ROOT = Path(__file__).resolve().parents[2]
 PARTS = ("anthropic SDK", "slack_sdk", "SQLAlchemy")
 
 
-def floor(target: str) -> tuple[int, str]:
-    done = subprocess.run([sys.executable, "bench/library_floor.py", "--calls", "13", "--repeats", "1", "--target",
-                           target], cwd=ROOT, env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
-                          timeout=120)
-    return done.returncode, done.stdout + done.stderr
+def floor(target: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """The bench's own run, in this process (its fakes in a child of their own, as always)."""
+    code = main(calls=13, repeats=1, lanes=LANES, targets=overrides(["library_floor=" + target]))
+    return code, capsys.readouterr().out
 
 
 @pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
-def test_the_floor_is_the_sum_of_the_three_libraries_parts_and_judged_against_its_target() -> None:
-    code, out = floor("library_floor=0.001")  # no machine runs the three libraries in a microsecond
+def test_the_floor_is_the_sum_of_the_three_libraries_parts_and_judged_against_its_target(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = floor("0.001", capsys)  # no machine runs the three libraries in a microsecond
     parts = {name: float(re.search(rf"^{name}: ([\d.]+) ms a model call", out, re.M).group(1))  # type: ignore[union-attr]
              for name in PARTS}
     assert all(ms > 0 for ms in parts.values()), out
