@@ -84,7 +84,8 @@ def workdir(finished: Finished, tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_a_full_round_then_list_and_export_as_machines_read_them(finished: Finished, workdir: Path) -> None:
+def test_a_full_round_then_list_and_export_as_machines_read_them(finished: Finished, workdir: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     assert "offline model" in finished.stdout
     listed = run(workdir, "list", "--format", "json")
     (row,) = json.loads(listed.stdout)
@@ -98,8 +99,8 @@ def test_a_full_round_then_list_and_export_as_machines_read_them(finished: Finis
     for name in ("synthesis.md", "open-questions.md", "transcript.json"):
         assert (finished.folder / "exports" / row["id"] / name).exists()  # the console's own, as it ended
     folder = workdir / "filed"
-    filed = run(workdir, "export", row["id"], "--format", "dir", "--out", str(folder))
-    assert filed.returncode == 0, filed.stderr
+    filed = here(workdir, monkeypatch, "export", row["id"], "--format", "dir", "--out", str(folder))  # files only
+    assert filed.exit_code == 0, filed.output
     assert json.loads((folder / "manifest.json").read_text())["id"] == row["id"]
     assert len(list((folder / "personas").glob("*.json"))) == len(doc["personas"])
     assert json.loads((folder / "rounds" / "001.json").read_text())["roundId"] == 1
