@@ -13,7 +13,7 @@ from tests.fakes.kills import run
 KILLS = 3
 ROUNDS = 1
 TURNS = 1 + ROUNDS * 12 + 1  # roster, each round's twelve turns, the final synthesis
-# Slack's limits ten times faster (fake and app alike): the time goes to the five starts, not to waiting out pacing.
+# Slack's limits ten times faster (fake and app alike): the time goes to the four starts, not to waiting out pacing.
 TIME_SCALE = 10.0
 
 
