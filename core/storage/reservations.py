@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
+from weakref import WeakKeyDictionary
 
-from sqlalchemy import Float, bindparam, select, update
+from sqlalchemy import Dialect, Float, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from core.storage import tables as t
@@ -30,19 +31,21 @@ def _add_spend(dialect: str) -> Any:
         index_elements=["platform", "workspace", "starts_at"], set_={"cost_usd": _s.cost_usd + stmt.excluded.cost_usd})
 
 
-# Built on a dialect's first use, once per process, not at import: code run at import is out of reach of the
-# mutation tests (tests/mutation.py), which switch a function to its mutant only after the module is loaded.
-ADD_SPEND: dict[str, Any] = {}
+# Built on an engine's first use, not at import nor once per process: code run at import is out of reach of the
+# mutation tests (tests/mutation.py), which switch a function to its mutant only after the module is loaded, and a
+# statement kept for the process would be built by the first test alone, so only that test would be run against
+# the builder's mutants.
+ADD_SPEND: WeakKeyDictionary[Dialect, Any] = WeakKeyDictionary()
 _HELD = select(_t.key, _t.discussion_id, _t.reserved_usd, _t.reserved_at).where(
     _t.key.in_(bindparam("keys", expanding=True)), _t.reserved_usd > 0)
 _HOLD = update(t.turns).where(_t.key.in_(bindparam("keys", expanding=True)))
 
 
 async def add_spend(conn: AsyncConnection, discussion_id: str, at: datetime, usd: float) -> None:
-    name = conn.dialect.name
-    if name not in ADD_SPEND:
-        ADD_SPEND[name] = _add_spend(name)
-    await conn.execute(ADD_SPEND[name], {"b_id": discussion_id, "b_start": bucket(at), "b_usd": usd})
+    dialect = conn.dialect
+    if dialect not in ADD_SPEND:
+        ADD_SPEND[dialect] = _add_spend(dialect.name)
+    await conn.execute(ADD_SPEND[dialect], {"b_id": discussion_id, "b_start": bucket(at), "b_usd": usd})
 
 
 async def add_workspace_spend(conn: AsyncConnection, platform: str, workspace: str, at: datetime, usd: float) -> None:
