@@ -364,7 +364,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                     print("the lone discussion did not finish round 1", file=sys.stderr)
                     return 1
                 lone = slack.round_done["CLONE"] - lone_began["CLONE"]
-                await asyncio.sleep(2.0)  # let the lone discussion's last posts go out before the load
+                await asyncio.sleep(2.0 / TIME_SCALE)  # let the lone discussion's last posts go out before the load
                 lone_calls = model.request_count
 
                 calls_before, cpu_before = model.request_count, sum(cpu_s(pid) for pid in pids)
@@ -399,7 +399,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 stop.set()
                 await prober
                 gc.enable()
-                await asyncio.sleep(1.0)  # a turn run twice would be asking the model now
+                await asyncio.sleep(1.0 / TIME_SCALE)  # a turn run twice would be asking the model now
                 cpu_used = sum(cpu_s(pid) for pid in pids) - cpu_before
                 calls = model.request_count - calls_before
                 sql = await sql_counts(pids, counted) - sql_before if count_sql else Counter()
@@ -425,7 +425,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                         if await until_round(channels, ROUNDS):
                             end = await snapshot()
                             last = (end[0] - first[0], end[1] - first[1], end[2] - first[2])
-                    await asyncio.sleep(1.0)  # a turn run twice would be asking the model now
+                    await asyncio.sleep(1.0 / TIME_SCALE)  # a turn run twice would be asking the model now
                     # A turn asked twice sends the model the same request twice: the same prompt, the same persona.
                     made.update(json.dumps(body, sort_keys=True) for body in model.requests[calls_before:])
             finally:
