@@ -173,6 +173,8 @@ async def test_a_reservation_is_held_in_its_quarter_hour_until_released_once(sto
             assert found is not None
             await tx.settle_turn("d1", "t1", found[1], None, T0 + timedelta(minutes=40))
         assert await tx.workspace_spend("slack", "T1", since) == pytest.approx(0.15)
+        # Held again at 09:37, given back at 09:47: from the 09:30 quarter hour it was held in, not from 09:45's.
+        assert await tx.workspace_spend("slack", "T1", T0 + timedelta(minutes=38)) == pytest.approx(0.05)
         await tx.set_turn_status(["t2"], Turn.model_fields["status"].default)  # set aside: released too
         assert await tx.workspace_spend("slack", "T1", since) == pytest.approx(0.05)
         await tx.start_turns([], hold=(0.1, T0))
