@@ -107,7 +107,8 @@ MODULES: dict[str, list[str]] = {
     "core/deliberation/flows/open_floor.py": ["tests/core/deliberation/test_open_floor.py",
                                               "tests/core/deliberation/test_meeting_and_floor.py"],
     "core/deliberation/closings.py": ["tests/core/deliberation/test_honest_meetings.py",
-                                      "tests/core/deliberation/test_ballots.py"],
+                                      "tests/core/deliberation/test_ballots.py",
+                                      "tests/core/deliberation/test_closing_rules.py"],
     # settings
     "core/control/commands.py": ["tests/core/control/test_control.py", "tests/adapters/slack/test_translate.py"],
     "core/control/defaults.py": ["tests/core/control/test_channel_defaults.py", "tests/adapters/slack/test_abuse.py",
