@@ -106,6 +106,19 @@ def test_a_ranking_on_one_line_is_split_at_semicolons_or_arrows(text: str, items
     assert [i.item for i in seats.ranking(text).ranking] == items
 
 
+def test_a_listed_rankings_markup_is_cut_and_a_bulleted_stance_line_is_not_an_item() -> None:
+    vote = seats.ranking("1. **XML export** — _Xcode builds first_\n2. Cut scope\n**Stance:** O2 — scope\n"
+                         "* _stance_: for")
+    assert vote.ranking == [RankedItem(item="XML export", why="Xcode builds first"),
+                            RankedItem(item="Cut scope", why="")]
+
+
+def test_a_one_line_ranking_keeps_each_items_words_whole_with_no_reason() -> None:
+    vote = seats.ranking("Xero sync. ; *Xcode*")
+    assert vote.ranking == [RankedItem(item="Xero sync", why=""), RankedItem(item="Xcode", why="")]
+    assert seats.ranking("").ranking == [RankedItem(item="undecided", why="")]
+
+
 def test_a_ranked_items_words_and_reason_are_cut_at_two_hundred_characters() -> None:
     [item] = seats.ranking(f"1. {'a' * 300} — {'b' * 300}").ranking
     assert (item.item, item.why) == ("a" * 200, "b" * 200)
@@ -129,6 +142,7 @@ def test_without_a_stance_line_the_menus_pick_then_undecided_is_the_stance() -> 
     assert (picked["label"], picked["stance"]) == ("against", "We should trial it.")
     assert seats.answer_data(Phase.STATEMENT, "Maybe.", "", DANA, True)["label"] == "undecided"
     assert len(seats.answer_data(Phase.STATEMENT, "w " * 300, "", DANA, True)["stance"]) == 200
+    assert seats.answer_data(Phase.STATEMENT, "Maybe.", "x" * 60, DANA, True)["label"] == "x" * 40
 
 
 def test_only_a_stance_turn_or_an_open_floor_speech_records_a_stance() -> None:
