@@ -7,6 +7,7 @@ import pytest
 
 from bot.wiring import App
 from core.control import commands as c
+from core.deliberation.flows.open_floor import NOBODY_SPOKE
 from core.deliberation.schemas import FloorSpeech
 from core.models import Phase, Status, TurnStatus
 from core.ports import Prompt, T, Usage
@@ -65,17 +66,23 @@ async def test_a_floor_where_nobody_can_speak_blocks_instead_of_synthesising_not
     app: App, chat: RecordingChat, llm: ScriptedLLM
 ) -> None:
     for name in ("Ji-woo Han", "Chidi Okeke"):
-        llm.fail(name, Phase.SPEECH, times=10)
+        llm.fail(name, Phase.SPEECH, times=100)
     reply = await app.service.handle(start(topic="Should the city ban cars downtown?", flow="open", experts=2,
                                            rounds=1))
     await settle(app)
     d = await discussion(app, reply.discussion_id)
-    for _ in range(4):  # the starter skips every speech that fails: the floor is given to another bid each time
-        assert d.status == Status.BLOCKED, d.status
+    for _ in range(6):  # the starter skips every speech that fails: the floor is given to another bid each time
+        assert d.status == Status.BLOCKED and d.blocked_reason != NOBODY_SPOKE, (d.status, d.blocked_reason)
         await app.service.handle(c.SkipTurns(**C1, discussion_id=d.id, user_id="U1", user_name="Dana"))
         await settle(app)
         d = await discussion(app, reply.discussion_id)
-    assert d.status == Status.BLOCKED and d.round == 1
+    # Every bid's speech skipped: the round ended with nobody heard, and stays blocked however often it is skipped.
+    for _ in range(2):
+        assert d.status == Status.BLOCKED and d.round == 1
+        assert d.blocked_reason == NOBODY_SPOKE, d.blocked_reason
+        await app.service.handle(c.SkipTurns(**C1, discussion_id=d.id, user_id="U1", user_name="Dana"))
+        await settle(app)
+        d = await discussion(app, reply.discussion_id)
     assert not [p for p in llm.prompts if p.purpose.phase == Phase.FINAL_SYNTHESIS], "no synthesis of nothing"
     assert not [p for p in chat.posts(d.id) if p.kind == "synthesis"]
 
