@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from core.deliberation import closings
+from core.deliberation import closings, stances
 from core.models import Ballot, Poll
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -64,3 +64,59 @@ def test_people_rank_up_to_three_places_and_only_between_two_options_or_more() -
                                                           ("d1:final:rank2", "Your #2 priority", True)]
     assert len(closings.place_polls("d1:final", items * 2)) == 3
     assert closings.ranking_of("d1:final:rank2") == "d1:final" and closings.ranking_of("d1:r2:syn") == ""
+
+
+SHOWN = {"O1": "Stabilise", "O2": "Cut scope", "O3": "Hire", "O4": "Outsource"}
+OWNERS = {"Eli": ["O1", "O2", "O3"], "Fay": ["O1", "O3", "O2"]}
+
+
+def test_the_peoples_ranking_is_shown_item_by_item_beside_the_owners_with_who_put_what_first() -> None:
+    people = {"Dana": ["O2", "O1"], "U2": ["O2", "O1", "O4"]}
+    lines = closings.people_beside_owners(OWNERS, people, SHOWN).splitlines()
+    assert lines[:3] == ["**The people's ranking beside the owners'**", "_2 people ranked, 2 owners._", ""]
+    # The owners' order (O2 and O3 tie on 2.5: by id), then what only people ranked.
+    assert lines[3:7] == [
+        "1. **Stabilise [O1]** — owners: average rank 1.0, 2× #1 · people: average rank 2.0, 0× #1",
+        "2. **Cut scope [O2]** — owners: average rank 2.5, 0× #1 · people: average rank 1.0, 2× #1",
+        "3. **Hire [O3]** — owners: average rank 2.5, 0× #1 · people: not ranked",
+        f"4. **Outsource [O4]** — owners: not ranked · people: average rank {(6 + 3) / 2:.1f}, 0× #1",
+    ]
+    assert lines[7:9] == ["", "People put **Cut scope [O2]** first; the owners did not."]
+    assert lines[9:] == ["", f"**Verdict:** {stances.verdict(['O1', 'O1'], ['O2', 'O2'], SHOWN)}"]
+    # The seated owners' first choices, where given, are the owners' side of the verdict.
+    given = closings.people_beside_owners(OWNERS, people, SHOWN, ["O2", ""]).splitlines()
+    assert given[-1] == f"**Verdict:** {stances.verdict(['O2', ''], ['O2', 'O2'], SHOWN)}"
+
+
+def test_one_person_agreeing_with_the_owners_and_nobody_ranking_say_so() -> None:
+    agreed = closings.people_beside_owners(OWNERS, {"Dana": ["O1"]}, SHOWN).splitlines()
+    assert agreed[1] == "_1 person ranked, 2 owners._"
+    assert "People and owners put the same option first." in agreed
+    alone = closings.people_beside_owners(OWNERS, {}, SHOWN).splitlines()
+    assert alone[1] == "_0 people ranked, 2 owners._"
+    assert "_Nobody ranked: the owners' ranking stands alone._" in alone
+    assert not [line for line in alone if "first;" in line or "same option first" in line]
+    assert alone[-1] == f"**Verdict:** {stances.verdict(['O1', 'O1'], [], SHOWN)}"
+
+
+def test_an_owners_ballot_shows_each_option_once_with_its_id_and_marks_what_names_none() -> None:
+    from core.deliberation.choices import Option
+    from core.deliberation.schemas import RankedItem, RankedVote
+
+    options = [Option(id=i, label=label) for i, label in zip(IDS, OPTIONS, strict=True)]
+    vote = RankedVote(ranking=[RankedItem(item="O2", why="weekly breakage", domain="billing"),
+                               RankedItem(item=" Do not cut scope ", why="users wait"),
+                               RankedItem(item="cut scope", why="again"),  # O2 once more, by its label
+                               RankedItem(item="O1", why="later")],
+                      stance="scope first", label="O2")
+    assert closings.ranking_text(vote, options).split("\n") == [
+        "1. **Cut scope** [O2] _(affects billing)_ — weekly breakage",
+        "- _Do not cut scope (unmatched: names no option on the list, not counted)_ — users wait",
+        "2. **Stabilise the core** [O1] — later",
+        "",
+        "Stance: Cut scope [O2] — scope first",
+    ]
+    unread = RankedVote(ranking=[RankedItem(item="Something else", why="x")], stance="mine", label="x")
+    assert closings.ranking_text(unread, options).endswith("\n\nStance: undecided — mine"), "names no option"
+    assert closings.ranking_text(RankedVote(ranking=[], stance="none", label=""), options) == \
+        "\n\nStance: undecided — none"
