@@ -1,0 +1,101 @@
+"""Who gets the open floor, rule by rule: the highest bid, raised where a person named a participant since the
+last speech; ties to who has spoken least; nobody twice in a row while another has not spoken twice; a speech
+already planned keeps its speaker."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from core.deliberation.flows.base import State, turn_key
+from core.deliberation.flows.open_floor import winner
+from core.models import Discussion, HumanMessage, Persona, Phase, Role, Turn, TurnStatus
+
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+D = Discussion(id="d", topic="Ban cars downtown?", flow="open", created_at=T0, updated_at=T0)
+ADA, BEN, CAL = (Persona(key=k, name=n, role=Role.EXPERT, title="t", expertise=["x"])
+                 for k, n in (("ada", "Ada Quill"), ("ben", "Ben Rook"), ("cal", "Cal Moss")))
+PEOPLE = [ADA, BEN, CAL]
+
+
+def speech(who: Persona, step: int, at: datetime, round_: int = 1) -> Turn:
+    return Turn(key=turn_key(D, round_, step, who.key), discussion_id="d", round=round_, step=step,
+                phase=Phase.SPEECH, persona_key=who.key, status=TurnStatus.DONE, text=f"{who.name} speaks",
+                created_at=at, finished_at=at)
+
+
+def bids(step: int, at: datetime, **urgency: float) -> list[Turn]:
+    return [Turn(key=turn_key(D, 1, step, k), discussion_id="d", round=1, step=step, phase=Phase.BID, persona_key=k,
+                 status=TurnStatus.DONE, data={"urgency": u}, created_at=at, finished_at=at)
+            for k, u in urgency.items()]
+
+
+def said(text: str, at: datetime) -> HumanMessage:
+    return HumanMessage(discussion_id="d", author_id="U1", author_name="Dana", text=text, created_at=at)
+
+
+def state(turns: list[Turn], humans: list[HumanMessage] | None = None) -> State:
+    return State(discussion=D, personas=PEOPLE, turns=turns, humans=humans or [])
+
+
+def at(minutes: int) -> datetime:
+    return T0 + timedelta(minutes=minutes)
+
+
+def test_the_highest_bid_wins_and_a_tie_goes_to_who_has_spoken_least_then_to_the_first_seated() -> None:
+    assert winner(state(bids(2, at(1), ada=2, ben=5, cal=1)), 1, 2) == BEN
+    spoke = [speech(ADA, 1, at(0))]
+    assert winner(state([*spoke, *bids(2, at(1), ada=4, ben=4, cal=1)]), 1, 2) == BEN, "Ada has spoken"
+    assert winner(state(bids(2, at(1), ada=4, ben=4, cal=4)), 1, 2) == ADA, "nobody has spoken: the first"
+    # A bid without a figure counts as no urgency, not as a failed bid.
+    no_figure = [*bids(2, at(1), ada=0, ben=0), Turn(
+        key=turn_key(D, 1, 2, "cal"), discussion_id="d", round=1, step=2, phase=Phase.BID, persona_key="cal",
+        status=TurnStatus.DONE, data={"why": "I have a point"}, created_at=at(1), finished_at=at(1))]
+    assert winner(state(no_figure), 1, 2) == ADA
+
+
+def test_a_person_naming_a_participant_since_the_last_speech_raises_that_bid() -> None:
+    spoke = [speech(ADA, 1, at(0))]
+    named = [said("Cal, what about deliveries?", at(1))]
+    assert winner(state([*spoke, *bids(2, at(2), ada=1, ben=3, cal=1)], named), 1, 2) == CAL  # 1 + 3 beats 3
+    before = [said("Cal, what about deliveries?", at(0) - timedelta(seconds=30))]
+    assert winner(state([*spoke, *bids(2, at(2), ada=1, ben=3, cal=1)], before), 1, 2) == BEN, \
+        "named before the last speech: that speech was the answer"
+    at_the_speech = [said("Cal, what about deliveries?", at(0))]
+    assert winner(state([*spoke, *bids(2, at(2), ada=1, ben=3, cal=1)], at_the_speech), 1, 2) == BEN
+    after_the_bids = [said("Cal, what about deliveries?", at(3))]
+    assert winner(state([*spoke, *bids(2, at(2), ada=1, ben=3, cal=1)], after_the_bids), 1, 2) == BEN, \
+        "said after the bids were in: it raises the next one"
+    as_the_bids_end = [said("Cal, what about deliveries?", at(2))]
+    assert winner(state([*spoke, *bids(2, at(2), ada=1, ben=3, cal=1)], as_the_bids_end), 1, 2) == CAL
+    # With no speech yet, anything people said before the bids counts.
+    assert winner(state(bids(2, at(2), ada=1, ben=3, cal=1), named), 1, 2) == CAL
+
+
+def test_nobody_speaks_twice_in_a_row_until_everyone_has_spoken_twice() -> None:
+    once_each = [speech(ADA, 1, at(0)), speech(BEN, 3, at(2)), speech(CAL, 5, at(4))]
+    assert winner(state([*once_each, *bids(6, at(5), ada=1, ben=1, cal=9)]), 1, 6) == ADA, "Cal just spoke"
+    twice = [*once_each, speech(ADA, 7, at(6)), speech(BEN, 9, at(8)), speech(CAL, 11, at(10))]
+    assert winner(state([*twice, *bids(12, at(11), ada=1, ben=1, cal=9)]), 1, 12) == CAL, "all heard twice"
+
+
+def test_a_speech_already_planned_for_the_step_keeps_its_speaker() -> None:
+    planned = Turn(key=turn_key(D, 1, 3, "cal"), discussion_id="d", round=1, step=3, phase=Phase.SPEECH,
+                   persona_key="cal", created_at=at(2))
+    assert winner(state([*bids(2, at(1), ada=1, ben=9, cal=1), planned]), 1, 2) == CAL
+    later = planned.model_copy(update={"step": 5, "key": turn_key(D, 1, 5, "cal")})
+    assert winner(state([*bids(2, at(1), ada=1, ben=9, cal=1), later]), 1, 2) == BEN, "another step's plan"
+    a_bid = planned.model_copy(update={"phase": Phase.BID})
+    assert winner(state([*bids(2, at(1), ada=1, ben=9, cal=1), a_bid]), 1, 2) == BEN, "a bid is not a speech"
+
+
+def test_a_tie_goes_to_who_has_spoken_less_when_neither_spoke_last() -> None:
+    spoke = [speech(ADA, 1, at(0)), speech(BEN, 3, at(2))]  # Ben spoke last: he sits out
+    assert winner(state([*spoke, *bids(4, at(3), ada=4, ben=9, cal=4)]), 1, 4) == CAL, "Cal has not spoken"
+
+
+def test_with_no_bid_in_the_floor_goes_to_who_has_spoken_least() -> None:
+    assert winner(state(bids(2, at(1), ben=2)), 1, 2) == BEN, "a missing bid is passed over, not the end"
+    spoke = [speech(ADA, 1, at(0)), speech(CAL, 3, at(2))]
+    assert winner(state(spoke), 1, 4) == BEN, "every bid failed: who has spoken least"
+    unfinished = [t.model_copy(update={"finished_at": None, "data": None}) for t in bids(4, at(3), ada=1, cal=1)]
+    assert winner(state([*spoke, *unfinished]), 1, 4) == BEN
