@@ -103,7 +103,8 @@ MODULES: dict[str, list[str]] = {
     # the flows' rules
     "core/deliberation/engine.py": ["tests/core/deliberation/test_engine.py", "tests/core/deliberation/test_flows.py"],
     "core/deliberation/flows/meeting.py": ["tests/core/deliberation/test_meeting_and_floor.py",
-                                           "tests/core/deliberation/test_honest_meetings.py"],
+                                           "tests/core/deliberation/test_honest_meetings.py",
+                                           "tests/core/deliberation/test_meeting_rules.py"],
     "core/deliberation/flows/open_floor.py": ["tests/core/deliberation/test_open_floor.py",
                                               "tests/core/deliberation/test_meeting_and_floor.py",
                                               "tests/core/deliberation/test_floor_rules.py"],
