@@ -73,8 +73,9 @@ async def release_pg_database(url: str) -> None:
     admin = create_async_engine(url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
     try:
         async with admin.connect() as conn:
-            raw = await conn.get_raw_connection()
-            await raw.driver_connection.execute(_EMPTY)  # several statements: asyncpg runs them as one script
+            driver = (await conn.get_raw_connection()).driver_connection
+            assert driver is not None
+            await driver.execute(_EMPTY)  # several statements: asyncpg runs them as one script
     except Exception:
         await admin.dispose()
         await drop_pg_database(url)
