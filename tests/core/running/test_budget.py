@@ -110,6 +110,51 @@ async def test_a_429_on_any_method_pauses_the_workspaces_live_text() -> None:
     assert await b.spend_left("T1", "chat.update")
 
 
+async def test_a_bucket_is_idle_only_while_it_holds_half_its_burst_and_is_not_paused() -> None:
+    wall = Wall()
+    b = budget(wall)  # Tier 3: a burst of 5 calls, 0.733 a second back
+    assert await b.idle("T1", "chat.update"), "a bucket never used is full"
+    for _ in range(2):
+        await b.spend("T1", "chat.update")
+    assert await b.idle("T1", "chat.update"), "3 of 5 left: at least half"
+    await b.spend("T1", "chat.update")
+    assert not await b.idle("T1", "chat.update"), "2 of 5 left"
+    assert wall.slept == [], "asking takes nothing and waits for nothing"
+    wall.t += 1
+    assert await b.idle("T1", "chat.update"), "refilled past half"
+    await b.refused("T1", "chat.update", retry_after_s=30)
+    wall.t += 29
+    assert not await b.idle("T1", "chat.update"), "paused by the platform"
+    assert await RateBudget(LocalBuckets(), TIER3).idle("T1", "users.info"), "a method with no budget is never busy"
+    even = RateBudget(LocalBuckets(), {"m": 40}, wall=wall, sleep=wall.sleep)  # a burst of 4
+    for _ in range(2):
+        await even.spend("T1", "m")
+    assert await even.idle("T1", "m"), "exactly half its burst is still idle"
+
+
+async def test_a_spare_call_is_taken_only_if_one_is_there_now_down_to_the_last() -> None:
+    wall = Wall()
+    b = budget(wall)
+    assert [await b.spend_spare("T1", "chat.update") for _ in range(6)] == [True] * 5 + [False]
+    assert wall.slept == [] and b.spent[("chat.update", "spare")] == 5 and b.spent[("chat.update", "skipped")] == 1
+    wall.t += 2
+    assert await b.spend_spare("T1", "chat.update")
+    assert await b.spend_spare("T1", "users.info"), "a method with no budget is always there"
+
+
+async def test_a_429_on_a_channels_post_pauses_that_channel_and_not_the_workspaces_method() -> None:
+    wall = Wall()
+    b = budget(wall)
+    await b.refused("T1", "chat.postMessage", retry_after_s=5, channel="C1")
+    await b.pace("T1", "C1", 1.0)
+    # The refusal's 5 s, then the channel's interval: the bucket counts itself empty from the end of the pause.
+    assert wall.slept == [6.0], "the channel's next post waits out the refusal"
+    await b.pace("T1", "C2", 1.0)
+    assert wall.slept == [6.0], "another channel is not held"
+    assert await b.spend_spare("T1", "chat.update"), "the workspace's edits are not paused by a channel's 429"
+    assert b.spent[("chat.postMessage", "refused")] == 1
+
+
 async def test_new_messages_are_paced_per_channel_in_the_order_asked() -> None:
     wall = Wall()
     b = budget(wall)
