@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from core.deliberation import closings, stances
-from core.models import Ballot, Poll
+from core.deliberation.flows.base import State
+from core.models import Ballot, Discussion, Persona, Phase, Poll, Role, Turn, TurnStatus
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 OPTIONS, IDS = ["Stabilise the core", "Cut scope", "Hire"], ["O1", "O2", "O3"]
@@ -120,3 +121,54 @@ def test_an_owners_ballot_shows_each_option_once_with_its_id_and_marks_what_name
     assert closings.ranking_text(unread, options).endswith("\n\nStance: undecided — mine"), "names no option"
     assert closings.ranking_text(RankedVote(ranking=[], stance="none", label=""), options) == \
         "\n\nStance: undecided — none"
+
+
+def _meeting(*rankings: tuple[str, list[str]]) -> State:
+
+    d = Discussion(id="d", topic="Q3 priorities", flow="meeting", round=3, created_at=NOW, updated_at=NOW)
+    owners = [Persona(key=name.lower(), name=name, role=Role.OWNER, title="t") for name, _ in rankings]
+    listed = Turn(key="d:r3:s0:moderator", discussion_id="d", round=3, step=0, phase=Phase.OPTIONS,
+                  persona_key="moderator", status=TurnStatus.DONE, created_at=NOW, finished_at=NOW,
+                  data={"listed": [{"id": i, "label": label} for i, label in zip(IDS, OPTIONS, strict=True)]})
+    votes = [Turn(key=f"d:r3:s1:{name.lower()}", discussion_id="d", round=3, step=1, phase=Phase.RANKED_VOTE,
+                  persona_key=name.lower(), status=TurnStatus.DONE, created_at=NOW, finished_at=NOW,
+                  data={"ranking": [{"item": i, "why": f"{name} on {i}"} for i in items], "stance": "s",
+                        "label": items[0] if items else ""})
+             for name, items in rankings]
+    return State(discussion=d, personas=owners, turns=[listed, *votes])
+
+
+def test_the_recommendation_heads_with_its_verdict_and_names_who_left_the_winner_out() -> None:
+    from core.deliberation.schemas import MeetingRecommendation
+
+    rec = MeetingRecommendation(key_arguments=["Eli: invoices"], dissents=[], next_steps=["Ship the fix"])
+    split = _meeting(("Eli", ["O1", "O2"]), ("Fay", ["O1", "O3"]), ("Gus", ["O2", "O3"]))
+    text, ids = closings.recommendation("Q3 priorities", split, rec, stances.Verdict("SPLIT", "", "split"))
+    lines = text.split("\n")
+    assert ids == ["O1", "O2", "O3"] and lines[3] == "**Owners' Ranking (split: no consensus)**"
+    # Averages with a left-out option counted 6th: O1 (1 + 1 + 6) / 3, O2 (2 + 6 + 1) / 3, O3 (6 + 2 + 2) / 3; each
+    # reason from the owners who placed it highest.
+    assert lines[4:7] == [
+        "1. **Stabilise the core [O1]** — Eli on O1 (Eli); Fay on O1 (Fay) (average rank 2.7; 2 owners ranked this #1)",
+        "2. **Cut scope [O2]** — Gus on O2 (Gus) (average rank 3.0; 1 owner ranked this #1)",
+        "3. **Hire [O3]** — Fay on O3 (Fay); Gus on O3 (Gus) (average rank 3.3; 0 owners ranked this #1)"]
+    assert "- Gus left Stabilise the core [O1] out of their top three (their #1: Cut scope [O2])" in lines
+    assert "**The owners are split** after 3 rounds: people decide." in lines
+    agreed = _meeting(("Eli", ["O1", "O2"]), ("Fay", ["O1", "O3"]))
+    text, _ = closings.recommendation("Q3 priorities", agreed, rec, stances.Verdict("CONSENSUS", "O1", "agreed"))
+    lines = text.split("\n")
+    assert lines[3] == "**Consensus Ranking**" and "- None — the owners agree" in lines
+    assert not [line for line in lines if "owners are split" in line]
+    leaning, _ = closings.recommendation("Q3 priorities", agreed, rec, stances.Verdict("LEANING", "O1", "lean"))
+    assert "- None voiced, but the owners' first choices differ" in leaning.split("\n")
+    assert "**Owners' Ranking (leaning, not a consensus)**" in leaning.split("\n")
+    nobody, ids = closings.recommendation("Q3 priorities", _meeting(("Eli", [])), rec,
+                                          stances.Verdict("NO VERDICT", "", "none"))
+    assert ids == [] and "- (no votes were cast)" in nobody and "- None: no owner cast a ranking" in nobody
+    assert "**Owners' Ranking**" in nobody.split("\n") and "owners are split" not in nobody
+    third = _meeting(("Eli", ["O1", "O2"]), ("Fay", ["O1", "O3"]), ("Hal", ["O2", "O3", "O1"]))
+    text, _ = closings.recommendation("Q3 priorities", third, rec, stances.Verdict("CONSENSUS", "O1", "agreed"))
+    assert "Hal left" not in text, "the winner third is still in an owner's top three"
+    alone, _ = closings.recommendation("Q3 priorities", _meeting(("Eli", ["O1"])), rec,
+                                       stances.Verdict("LEANING", "O1", "lean"))
+    assert "owners are split" not in alone, "one option ranked: nothing for people to decide between"
