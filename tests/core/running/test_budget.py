@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event, text
 
-from core.running.budget import LocalBuckets, RateBudget, SharedBuckets
+from core.running.budget import LocalBuckets, RateBudget, SharedBuckets, buckets_for
 from core.storage.db import make_engine, migrate
 from core.storage.store import Store
 
@@ -153,6 +153,40 @@ async def test_a_429_on_a_channels_post_pauses_that_channel_and_not_the_workspac
     assert wall.slept == [6.0], "another channel is not held"
     assert await b.spend_spare("T1", "chat.update"), "the workspace's edits are not paused by a channel's 429"
     assert b.spent[("chat.postMessage", "refused")] == 1
+
+
+async def test_every_call_is_counted_by_what_it_was_spent_on() -> None:
+    """The counts a bench reads to say where a workspace's calls went: final work, live text, skipped, refused."""
+    wall = Wall()
+    b = budget(wall)
+    await b.spend("T1", "chat.update")
+    await b.spend("T1", "chat.update")
+    assert await b.spend_left("T1", "chat.update", first=True)
+    assert not await b.spend_left("T1", "chat.update")
+    for _ in range(2):
+        await b.refused("T1", "chat.update", retry_after_s=1)
+    assert dict(b.spent) == {("chat.update", "final"): 2, ("chat.update", "live"): 1,
+                             ("chat.update", "skipped"): 1, ("chat.update", "refused"): 2}
+
+
+async def test_a_refusal_keeps_live_text_paused_until_the_later_of_two_pauses() -> None:
+    wall = Wall()
+    b = budget(wall)
+    await b.refused("T1", "chat.postMessage", retry_after_s=30)  # the workspace's new messages: not chat.update
+    await b.refused("T1", "chat.postMessage", retry_after_s=5, channel="C1")  # a shorter one after it
+    wall.t += 6
+    assert not await b.spend_left("T1", "chat.update", first=True), "the first pause still holds"
+    wall.t += 25
+    assert await b.spend_left("T1", "chat.update", first=True)
+
+
+async def test_one_process_keeps_its_buckets_in_memory_and_replicas_share_them_in_the_database(db_url: str) -> None:
+    store = Store(make_engine(db_url))
+    try:
+        kind = buckets_for(store)
+        assert isinstance(kind, LocalBuckets if db_url.startswith("sqlite") else SharedBuckets)
+    finally:
+        await store.engine.dispose()
 
 
 async def test_new_messages_are_paced_per_channel_in_the_order_asked() -> None:
