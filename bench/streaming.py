@@ -75,7 +75,7 @@ async def main(first_token_s: float, gap_s: float, chars: int, targets: dict[str
                         raise RuntimeError("the discussion never reached its statements; see the log above")
                     await asyncio.sleep(0.05)
                 # Until each of those turns is posted whole (its words no longer shown as being written).
-                while not all(posted(slack, tag) for tag in tags(model)):
+                while not all(posted(slack, tag) for tag in tags(model)[:TURNS]):
                     if time.monotonic() > deadline:
                         raise RuntimeError("the statements were never posted; see the log above")
                     await asyncio.sleep(0.05)
@@ -96,7 +96,11 @@ async def main(first_token_s: float, gap_s: float, chars: int, targets: dict[str
 
 def tags(model: FakeAnthropic) -> list[str]:
     """The tags of the model's free-text turns so far, `[1]`, `[2]`, ..., in the order they began."""
-    return [text.split(" ", 1)[0] for text in model.first_delta_at if text.startswith("[")]
+    return [_tag(text) for text in model.first_delta_at if text.startswith("[")]
+
+
+def _tag(text: str) -> str:
+    return text.split(" ", 1)[0]
 
 
 def posted(slack: FakeSlack, tag: str) -> bool:
@@ -112,7 +116,7 @@ def delays(model: FakeAnthropic, slack: FakeSlack) -> tuple[float, int]:
     for text, first_token in sorted(model.first_delta_at.items(), key=lambda kv: kv[1]):
         if not text.startswith("["):
             continue
-        tag = text.split(" ", 1)[0]
+        tag = _tag(text)
         mine = [u for u in updates if tag in str(u.params.get("blocks"))]
         if not mine:
             print(f"turn {tag}: no words shown before its post")

@@ -26,9 +26,6 @@ from tests.fakes.slack_signing import free_port, sign
 
 SECRET = "kills-signing-secret"
 POSTS = ("chat.postMessage", "chat.update")
-# The settings the processes are given (PORT aside: each app listens on a port of its own).
-MINE = {"DATABASE_URL", "SLACK_API_URL", "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL", "COUNCIL_LOG_LEVEL", "SLACK_TIME_SCALE"}
 
 
 @dataclass
@@ -60,8 +57,9 @@ async def _finish_here(env: dict[str, str], finished: Callable[[], Awaitable[boo
     from bot.settings import Settings
     from bot.wiring import build_app
 
-    settings = Settings(_env_file=None, **{k.lower(): v for k, v in env.items()  # type: ignore[arg-type]
-                                           if k in MINE} | {"port": free_port()})
+    # The settings the processes read from the same environment (a port of its own: the last process's is closing).
+    given = {k.lower(): v for k, v in env.items() if k.lower() in Settings.model_fields}
+    settings = Settings(_env_file=None, **given | {"port": free_port()})  # type: ignore[arg-type]
     server = SlackServer(slack_config(settings), lambda chats: build_app(settings, chats, scheduler=True))
     await server.start()
     try:
@@ -89,7 +87,6 @@ async def run(folder: Path, *, kills: int, latency_s: float = 0.5, rounds: int =
                 "ANTHROPIC_API_KEY": "sk-ant-kills-not-a-secret", "ANTHROPIC_BASE_URL": model.base_url,
                 "COUNCIL_LOG_LEVEL": "WARNING", "SLACK_TIME_SCALE": str(time_scale)}
         log_path = folder / "app.log"
-        assert MINE <= env.keys()
 
         async def start() -> tuple[asyncio.subprocess.Process, float]:
             with log_path.open("ab") as log:

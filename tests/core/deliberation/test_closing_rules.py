@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from core.deliberation import closings, stances
+from core.deliberation.choices import Option
 from core.deliberation.flows.base import State
+from core.deliberation.schemas import MeetingRecommendation, RankedItem, RankedVote
 from core.models import Ballot, Discussion, Persona, Phase, Poll, Role, Turn, TurnStatus
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -56,8 +58,6 @@ def test_this_rounds_choices_are_the_first_places_live_human_ballots_and_hidden_
 
 
 def test_people_rank_up_to_three_places_and_only_between_two_options_or_more() -> None:
-    from core.deliberation.choices import Option
-
     items = [Option(id=i, label=label) for i, label in zip(IDS, OPTIONS, strict=True)]
     assert closings.place_polls("d1:final", items[:1]) == []
     two = closings.place_polls("d1:final", items[:2])
@@ -101,9 +101,6 @@ def test_one_person_agreeing_with_the_owners_and_nobody_ranking_say_so() -> None
 
 
 def test_an_owners_ballot_shows_each_option_once_with_its_id_and_marks_what_names_none() -> None:
-    from core.deliberation.choices import Option
-    from core.deliberation.schemas import RankedItem, RankedVote
-
     options = [Option(id=i, label=label) for i, label in zip(IDS, OPTIONS, strict=True)]
     vote = RankedVote(ranking=[RankedItem(item="O2", why="weekly breakage", domain="billing"),
                                RankedItem(item=" Do not cut scope ", why="users wait"),
@@ -139,8 +136,6 @@ def _meeting(*rankings: tuple[str, list[str]]) -> State:
 
 
 def test_the_recommendation_heads_with_its_verdict_and_names_who_left_the_winner_out() -> None:
-    from core.deliberation.schemas import MeetingRecommendation
-
     rec = MeetingRecommendation(key_arguments=["Eli: invoices"], dissents=[], next_steps=["Ship the fix"])
     split = _meeting(("Eli", ["O1", "O2"]), ("Fay", ["O1", "O3"]), ("Gus", ["O2", "O3"]))
     text, ids = closings.recommendation("Q3 priorities", split, rec, stances.Verdict("SPLIT", "", "split"))
