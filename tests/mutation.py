@@ -95,7 +95,8 @@ MODULES: dict[str, list[str]] = {
     # encryption
     "core/storage/sealing.py": ["tests/adapters/slack/test_secrets_at_rest.py"],
     "adapters/slack/installs.py": ["tests/adapters/slack/test_secrets_at_rest.py",
-                                   "tests/adapters/slack/test_installs_cache.py"],
+                                   "tests/adapters/slack/test_installs_cache.py",
+                                   "tests/adapters/slack/test_install_rules.py"],
     # time
     "core/when/timeparse.py": ["tests/core/when/test_timeparse.py"],
     "core/when/cron.py": ["tests/core/when/test_timeparse.py", "tests/core/control/test_digest_rules.py"],

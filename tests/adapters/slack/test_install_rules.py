@@ -1,0 +1,137 @@
+"""The installation store's rules: what the cache remembers and for how long, how tokens are read and resealed."""
+
+from __future__ import annotations
+
+import pytest
+from slack_sdk.oauth.installation_store import Bot, Installation
+from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
+
+from adapters.slack.installs import ExpiringInstallations
+
+
+def person(user: str, token: str, bot_token: str = "xoxb-one", at: float = 1_700_000_000.0) -> Installation:
+    return Installation(app_id="A1", enterprise_id=None, team_id="T0002", user_id=user, user_token=token,
+                        bot_token=bot_token, bot_id="B1", bot_user_id="UB1", bot_scopes="chat:write",
+                        installed_at=at)
+
+
+class People(AsyncInstallationStore):
+    """An installation store for one workspace, T0002, that counts its reads: a bot and the people who installed
+    with a user token."""
+
+    def __init__(self) -> None:
+        self.bot: Bot | None = Bot(team_id="T0002", bot_token="xoxb-one", bot_id="B1", bot_user_id="UB1",
+                                   installed_at=1.0)
+        self.people: dict[str, Installation] = {}
+        self.reads = 0
+
+    async def async_save(self, installation: Installation) -> None:
+        self.bot = installation.to_bot()
+        if installation.user_id is not None:
+            self.people[installation.user_id] = installation
+
+    async def async_save_bot(self, bot: Bot) -> None:
+        self.bot = bot
+
+    async def async_find_bot(self, *, enterprise_id: str | None, team_id: str | None,
+                             is_enterprise_install: bool | None = False) -> Bot | None:
+        self.reads += 1
+        return self.bot if self.bot is not None and team_id == self.bot.team_id else None
+
+    async def async_find_installation(self, *, enterprise_id: str | None, team_id: str | None,
+                                      user_id: str | None = None,
+                                      is_enterprise_install: bool | None = False) -> Installation | None:
+        self.reads += 1
+        return self.people.get(user_id or "") if team_id == "T0002" else None
+
+
+@pytest.fixture
+def clock() -> list[float]:
+    return [100.0]
+
+
+@pytest.fixture
+def store(clock: list[float]) -> tuple[People, ExpiringInstallations]:
+    inner = People()
+    inner.people["U1"] = person("U1", "xoxp-u1")
+    return inner, ExpiringInstallations(inner, ttl_s=60.0, monotonic=lambda: clock[0])
+
+
+async def find(cached: ExpiringInstallations, user: str) -> Installation | None:
+    # As Bolt asks for the installation of the person who acts.
+    return await cached.async_find_installation(enterprise_id=None, team_id="T0002", user_id=user,
+                                                is_enterprise_install=False)
+
+
+async def test_a_person_who_installed_is_found_through_the_cache_and_read_once(
+    store: tuple[People, ExpiringInstallations]
+) -> None:
+    inner, cached = store
+    for _ in range(3):
+        assert (found := await find(cached, "U1")) is not None and found.user_token == "xoxp-u1"
+    assert inner.reads == 1
+
+
+async def test_a_person_without_an_installation_is_looked_up_once_not_on_every_click(
+    store: tuple[People, ExpiringInstallations]
+) -> None:
+    inner, cached = store
+    for _ in range(3):
+        assert await find(cached, "U2") is None
+    assert inner.reads == 1
+
+
+async def test_one_persons_missing_installation_does_not_hide_anothers(
+    store: tuple[People, ExpiringInstallations]
+) -> None:
+    inner, cached = store
+    assert await find(cached, "U2") is None
+    assert (found := await find(cached, "U1")) is not None and found.user_token == "xoxp-u1"
+    assert await find(cached, "U2") is None
+    assert inner.reads == 2  # each person once
+
+
+async def test_a_remembered_miss_is_forgotten_when_the_cache_expires(
+    store: tuple[People, ExpiringInstallations], clock: list[float]
+) -> None:
+    inner, cached = store
+    assert await find(cached, "U2") is None
+    inner.people["U2"] = person("U2", "xoxp-u2")  # installed through another replica
+    clock[0] += 59.0
+    assert await find(cached, "U2") is None
+    clock[0] += 1.0
+    assert (found := await find(cached, "U2")) is not None and found.user_token == "xoxp-u2"
+
+
+async def test_the_cache_empties_every_time_its_lifetime_passes_not_only_the_first(
+    store: tuple[People, ExpiringInstallations], clock: list[float]
+) -> None:
+    inner, cached = store
+    for expected_reads in (1, 2, 3, 4):
+        assert await cached.async_find_bot(enterprise_id=None, team_id="T0002") is not None
+        assert await cached.async_find_bot(enterprise_id=None, team_id="T0002") is not None
+        assert inner.reads == expected_reads
+        clock[0] += 60.0
+
+
+async def test_by_default_the_cache_lives_one_minute(clock: list[float]) -> None:
+    inner = People()
+    cached = ExpiringInstallations(inner, monotonic=lambda: clock[0])
+    await cached.async_find_bot(enterprise_id=None, team_id="T0002")
+    clock[0] += 59.9
+    await cached.async_find_bot(enterprise_id=None, team_id="T0002")
+    assert inner.reads == 1
+    clock[0] += 0.1
+    await cached.async_find_bot(enterprise_id=None, team_id="T0002")
+    assert inner.reads == 2
+
+
+async def test_a_bot_saved_here_is_stored_and_its_token_used_at_once(
+    store: tuple[People, ExpiringInstallations]
+) -> None:
+    inner, cached = store
+    assert (old := await cached.async_find_bot(enterprise_id=None, team_id="T0002")) and old.bot_token == "xoxb-one"
+    await cached.async_save_bot(Bot(team_id="T0002", bot_token="xoxb-two", bot_id="B1", bot_user_id="UB1",
+                                    installed_at=2.0))
+    assert inner.bot is not None and inner.bot.bot_token == "xoxb-two"
+    assert (new := await cached.async_find_bot(enterprise_id=None, team_id="T0002")) and new.bot_token == "xoxb-two"
