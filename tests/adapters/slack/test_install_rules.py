@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from cryptography.fernet import Fernet
 from slack_sdk.oauth.installation_store import Bot, Installation
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
+from sqlalchemy import MetaData
 
-from adapters.slack.installs import ExpiringInstallations
+from adapters.slack.installs import ExpiringInstallations, SealedInstallations, reseal
+from core.storage.db import make_engine, migrate
+from core.storage.sealing import Sealer
+from tests.adapters.slack.test_secrets_at_rest import CLIENT, bot
 
 
 def person(user: str, token: str, bot_token: str = "xoxb-one", at: float = 1_700_000_000.0) -> Installation:
@@ -135,3 +142,35 @@ async def test_a_bot_saved_here_is_stored_and_its_token_used_at_once(
                                     installed_at=2.0))
     assert inner.bot is not None and inner.bot.bot_token == "xoxb-two"
     assert (new := await cached.async_find_bot(enterprise_id=None, team_id="T0002")) and new.bot_token == "xoxb-two"
+
+
+async def test_a_persons_installation_carries_the_workspaces_latest_bot_token_in_clear(tmp_path: Path) -> None:
+    # Slack's store copies the latest bot's token into a person's installation through async_find_bot, which has
+    # decrypted it already: decrypting it again would refuse it as ciphertext under no key.
+    engine = make_engine(f"sqlite:///{tmp_path / 'c.db'}")
+    await migrate(engine)
+    sealed = SealedInstallations(Sealer.from_keys(Fernet.generate_key().decode()), client_id=CLIENT, engine=engine)
+    await sealed.create_tables()
+    await sealed.async_save(person("U1", "xoxp-u1", bot_token="xoxb-first"))
+    # A minute later U2 reinstalls the app: the workspace's bot gets a new token.
+    await sealed.async_save(person("U2", "xoxp-u2", bot_token="xoxb-reinstalled", at=1_700_000_060.0))
+    found = await sealed.async_find_installation(enterprise_id=None, team_id="T0002", user_id="U1")
+    assert found is not None and (found.user_token, found.bot_token) == ("xoxp-u1", "xoxb-reinstalled")
+    await engine.dispose()
+
+
+async def test_a_reseal_reencrypts_the_bots_tokens_where_there_is_no_installations_table(tmp_path: Path) -> None:
+    # Each table is resealed if it exists: one that does not stops nothing.
+    engine = make_engine(f"sqlite:///{tmp_path / 'c.db'}")
+    old, new = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+    meta = MetaData()
+    SealedInstallations.build_bots_table(meta, "slack_bots")
+    async with engine.begin() as conn:
+        await conn.run_sync(meta.create_all)
+    await SealedInstallations(Sealer.from_keys(old), client_id=CLIENT, engine=engine).async_save_bot(
+        bot("xoxb-rotate-me"))
+    assert await reseal(engine, Sealer.from_keys(f"{new},{old}")) == 1
+    only_new = SealedInstallations(Sealer.from_keys(new), client_id=CLIENT, engine=engine)
+    assert (found := await only_new.async_find_bot(enterprise_id=None, team_id="T0009")) is not None
+    assert found.bot_token == "xoxb-rotate-me"
+    await engine.dispose()
