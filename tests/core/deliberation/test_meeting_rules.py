@@ -1,13 +1,25 @@
-"""When a meeting's owners agree, rule by rule: a strict majority of the seated owners, at least two, on one option
-id in their latest stance; and a middle round after such agreement becomes the one steelman round."""
+"""The meeting's rules one by one, on hand-built states: agreement and the steelman round, who answers whom, the
+options owners argue for and the ones fixed for the vote, the rankings and their tally, and each turn's task."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
+from core.deliberation.choices import Option
+from core.deliberation.flows import meeting
 from core.deliberation.flows.base import State
-from core.deliberation.flows.meeting import converged, steelman_round
+from core.deliberation.flows.meeting import (
+    Meeting,
+    addressed,
+    converged,
+    fixed_options,
+    options_on_table,
+    options_text,
+    owners_from_config,
+    positions,
+    steelman_round,
+)
 from core.models import Discussion, Persona, Phase, Role, Turn, TurnStatus
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -24,9 +36,34 @@ def stance(who: str, round_: int, choice: str | None = None, label: str = "", ph
                 persona_key=who, status=TurnStatus.DONE, text="t", data=data, created_at=T0, finished_at=T0)
 
 
-def state(turns: list[Turn], owners: int = 4, rounds: int = 3) -> State:
-    d = Discussion(id="d", topic="t", flow="meeting", auto_rounds=rounds, created_at=T0, updated_at=T0)
+def said(who: str, round_: int, text: str, phase: Phase = Phase.DELIBERATION, step: int = 0) -> Turn:
+    return Turn(key=f"d:r{round_}:s{step}:{who}:{phase.value}", discussion_id="d", round=round_, step=step,
+                phase=phase, persona_key=who, status=TurnStatus.DONE, text=text, created_at=T0, finished_at=T0)
+
+
+def proposal(who: str, id_: str, label: str) -> Turn:
+    """Round 1: an owner's `new:` label puts an option on the table under its id and chooses it."""
+    turn = said(who, 1, "t", Phase.PROPOSAL)
+    turn.data = {"stance": "because", "label": f"new: {label}", "choice": id_, "listed": [{"id": id_, "label": label}]}
+    return turn
+
+
+def options_turn(*options: tuple[str, str], skipped: bool = False) -> Turn:
+    """The moderator's turn that fixes the options of the final vote (round 3); a skipped one recorded nothing."""
+    listed = [{"id": id_, "label": label} for id_, label in options]
+    return Turn(key="d:r3:s0:moderator", discussion_id="d", round=3, step=0, phase=Phase.OPTIONS,
+                persona_key="moderator", status=TurnStatus.SKIPPED if skipped else TurnStatus.DONE, text="t",
+                data=None if skipped else {"options": [label for _, label in options], "listed": listed},
+                created_at=T0, finished_at=T0)
+
+
+def state(turns: list[Turn], owners: int = 4, rounds: int | None = 3, round_: int = 1) -> State:
+    d = Discussion(id="d", topic="t", flow="meeting", auto_rounds=rounds, round=round_, created_at=T0, updated_at=T0)
     return State(discussion=d, personas=[MODERATOR, *OWNERS[:owners]], turns=turns)
+
+
+BILLING, MOBILE, PLATFORM = ("O1", "Billing fixes"), ("O2", "Mobile app"), ("O3", "Platform work")
+PROPOSALS = [proposal("eli", *BILLING), proposal("fay", *MOBILE), proposal("gus", *PLATFORM)]
 
 
 def test_owners_converge_when_a_strict_majority_of_them_at_least_two_pick_one_option() -> None:
@@ -71,3 +108,56 @@ def test_a_middle_round_after_agreement_is_the_one_steelman_round() -> None:
     assert not steelman_round(state(held, owners=3, rounds=4), 3), "one steelman round a meeting"
     same_round = [*agreed, stance("eli", 2, "O1", phase=Phase.STEELMAN)]
     assert steelman_round(state(same_round, owners=3, rounds=4), 2), "its own steelman turns do not end it"
+
+
+def test_a_meeting_started_without_a_number_of_rounds_votes_in_its_third() -> None:
+    phases = [[spec.phase for spec in Meeting().steps(state(PROPOSALS, rounds=None, round_=r))] for r in (2, 3)]
+    assert phases == [[Phase.DELIBERATION, Phase.EXCHANGE], [Phase.OPTIONS, Phase.RANKED_VOTE]]
+
+
+def test_an_owner_another_owner_named_in_this_rounds_deliberation_answers_in_it() -> None:
+    turns = [*PROPOSALS,
+             said("eli", 2, "Fay, the app can wait. As Eli I keep billing first."),  # naming himself asks nobody
+             said("gus", 3, "Hal, argue the platform case.", Phase.STEELMAN)]
+    s = state(turns, rounds=4)
+    assert addressed(s, 2) == [OWNERS[1]] and addressed(s, 3) == [OWNERS[3]], "each round's own addresses only"
+    # The moderator reopening a paused round, and an answer in an exchange, ask nobody to answer.
+    s.turns += [said("moderator", 3, "Where were we: Eli and Fay disagreed.", Phase.REOPENING),
+                said("fay", 3, "Eli, I concede the point.", Phase.EXCHANGE, step=1)]
+    assert addressed(s, 3) == [OWNERS[3]]
+
+
+def test_the_options_on_the_table_are_those_the_owners_latest_stances_chose_in_the_order_they_were_put_there() -> None:
+    turns = [*PROPOSALS, stance("eli", 2, "O3"), stance("fay", 2, "O1"), stance("gus", 2, "for")]
+    assert options_on_table(state(turns, round_=2)) == [Option(*BILLING), Option(*PLATFORM)]
+    # A stance recorded before choices were kept names an option by its id or its whole label.
+    old = [*PROPOSALS, stance("eli", 2, None, "o3"), stance("fay", 2, None, "billing fixes")]
+    assert options_on_table(state(old, round_=2)) == [Option(*BILLING), Option(*PLATFORM)]
+
+
+def test_the_fixed_options_are_the_moderators_and_none_before_it_fixed_them() -> None:
+    assert fixed_options(state(PROPOSALS)) == [], "the owners' proposals are not the vote's options"
+    merged = ("O4", "Mobile and platform together")
+    assert fixed_options(state([*PROPOSALS, options_turn(BILLING, merged)])) == [Option(*BILLING), Option(*merged)]
+    assert fixed_options(state([*PROPOSALS, options_turn(BILLING, merged, skipped=True)])) == [], \
+        "a skipped options turn fixed nothing"
+
+
+def test_the_positions_stated_for_a_round_are_each_owners_choice_in_it() -> None:
+    stated = positions(state(PROPOSALS), 1)
+    assert "round 1" in stated
+    for shown in ("Eli: Billing fixes [O1]", "Fay: Mobile app [O2]", "Gus: Platform work [O3]", "Hal: undecided"):
+        assert shown in stated, shown
+
+
+def test_at_most_eight_configured_owners_sit_and_none_takes_the_moderators_seat() -> None:
+    lines = ["Moderator: Operations", *(f"{name}: Domain {name}" for name in
+                                       ("Ann", "Ben", "Cai", "Dov", "Eva", "Fin", "Gil", "Ida"))]
+    owners = owners_from_config(lines)
+    assert [p.name for p in owners] == ["Moderator", "Ann", "Ben", "Cai", "Dov", "Eva", "Fin", "Gil"]
+    assert meeting.MODERATOR.key not in {p.key for p in owners} and len({p.key for p in owners}) == 8
+
+
+def test_the_options_for_the_vote_are_numbered_from_one_in_their_order_with_their_ids() -> None:
+    text = options_text([Option(*MOBILE), Option("O5", "Billing fixes")])
+    assert text.splitlines()[1:] == ["1. Mobile app [O2]", "2. Billing fixes [O5]"]
