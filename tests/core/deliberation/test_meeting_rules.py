@@ -16,11 +16,13 @@ from core.deliberation.flows.meeting import (
     fixed_options,
     options_on_table,
     options_text,
+    owner_ballots,
     owners_from_config,
     positions,
     steelman_round,
+    tally_summary,
 )
-from core.models import Discussion, Persona, Phase, Role, Turn, TurnStatus
+from core.models import Author, Discussion, Persona, Phase, Role, Turn, TurnStatus
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 OWNERS = [Persona(key=k, name=k.title(), role=Role.OWNER, title="t") for k in ("eli", "fay", "gus", "hal")]
@@ -55,6 +57,13 @@ def options_turn(*options: tuple[str, str], skipped: bool = False) -> Turn:
                 persona_key="moderator", status=TurnStatus.SKIPPED if skipped else TurnStatus.DONE, text="t",
                 data=None if skipped else {"options": [label for _, label in options], "listed": listed},
                 created_at=T0, finished_at=T0)
+
+
+def vote(who: str, items: list[tuple[str, str]], author: Author = Author.PERSONA) -> Turn:
+    """An owner's final ranking (round 3), each item with its reason."""
+    data = {"ranking": [{"item": item, "why": why} for item, why in items], "stance": "s", "label": items[0][0]}
+    return Turn(key=f"d:r3:s1:{who}", discussion_id="d", round=3, step=1, phase=Phase.RANKED_VOTE, persona_key=who,
+                status=TurnStatus.DONE, text="t", data=data, author=author, created_at=T0, finished_at=T0)
 
 
 def state(turns: list[Turn], owners: int = 4, rounds: int | None = 3, round_: int = 1) -> State:
@@ -161,3 +170,48 @@ def test_at_most_eight_configured_owners_sit_and_none_takes_the_moderators_seat(
 def test_the_options_for_the_vote_are_numbered_from_one_in_their_order_with_their_ids() -> None:
     text = options_text([Option(*MOBILE), Option("O5", "Billing fixes")])
     assert text.splitlines()[1:] == ["1. Mobile app [O2]", "2. Billing fixes [O5]"]
+
+
+def ranked() -> State:
+    """Three owners ranked the fixed options; Hal's vote was skipped."""
+    skipped = vote("hal", [("O1", "x")])
+    skipped.status, skipped.data = TurnStatus.SKIPPED, None
+    return state([*PROPOSALS, options_turn(BILLING, MOBILE, PLATFORM),
+                  vote("eli", [("O1", "eli: billing first"), ("O2", "eli: mobile second"), ("o1", "said twice")]),
+                  vote("fay", [("O2", "fay: mobile first"), ("Billing fixes", "fay: billing second")]),
+                  vote("gus", [("mobile app", ""), ("  Keep gitflow forever ", "habit"), ("O3", "gus: platform")]),
+                  skipped], round_=3)
+
+
+def test_each_ballot_names_each_fixed_option_once_and_keeps_items_naming_none_apart() -> None:
+    ballots, _, unmatched = owner_ballots(ranked())
+    assert ballots == {"Eli": ["O1", "O2"], "Fay": ["O2", "O1"], "Gus": ["O2", "O3"]}
+    assert unmatched == {"Gus": ["Keep gitflow forever"]}
+
+
+def test_an_options_reason_comes_from_every_owner_who_ranked_it_highest_and_from_nobody_lower() -> None:
+    _, reasons, _ = owner_ballots(ranked())
+    assert reasons == {
+        "O1": "eli: billing first (Eli)",  # not Fay's, who ranked it second
+        "O2": "fay: mobile first (Fay); (Gus)",  # two owners ranked it first; Gus gave no reason
+        "O3": "gus: platform (Gus)",
+    }
+
+
+def test_a_ranking_an_ai_stand_in_cast_is_credited_to_the_stand_in() -> None:
+    s = state([options_turn(BILLING, MOBILE), vote("eli", [("O2", "users wait")], author=Author.STAND_IN)])
+    ballots, reasons, _ = owner_ballots(s)
+    assert ballots == {"AI stand-in for Eli": ["O2"]} and reasons == {"O2": "users wait (AI stand-in for Eli)"}
+
+
+def test_the_tally_the_moderator_reads_ranks_by_average_then_lists_each_ballot_and_what_matched_nothing() -> None:
+    # A left-out option counts as rank 6: O2 (2 + 1 + 1) / 3, O1 (1 + 2 + 6) / 3, O3 (6 + 6 + 2) / 3.
+    assert tally_summary(ranked()).splitlines() == [
+        "1. Mobile app [O2]: average rank 1.3, 2× #1",
+        "2. Billing fixes [O1]: average rank 3.0, 1× #1",
+        "3. Platform work [O3]: average rank 4.7, 0× #1",
+        "- Eli ranked: Billing fixes [O1], Mobile app [O2]",
+        "- Fay ranked: Mobile app [O2], Billing fixes [O1]",
+        "- Gus ranked: Mobile app [O2], Platform work [O3]",
+        "- Gus also named, matching no option: Keep gitflow forever",
+    ]
