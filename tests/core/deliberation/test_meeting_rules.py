@@ -8,7 +8,7 @@ from typing import Any
 
 from core.deliberation.choices import Option
 from core.deliberation.flows import meeting
-from core.deliberation.flows.base import State
+from core.deliberation.flows.base import State, StepSpec
 from core.deliberation.flows.meeting import (
     Meeting,
     addressed,
@@ -215,3 +215,18 @@ def test_the_tally_the_moderator_reads_ranks_by_average_then_lists_each_ballot_a
         "- Gus ranked: Mobile app [O2], Platform work [O3]",
         "- Gus also named, matching no option: Keep gitflow forever",
     ]
+
+
+def test_a_meetings_rounds_propose_then_deliberate_with_exchanges_then_fix_the_options_and_rank() -> None:
+    owners = OWNERS[:4]
+    assert Meeting().steps(state([])) == [StepSpec(0, Phase.PROPOSAL, owners)]
+    # Round 3 of 4: Hal, named in this round, answers; Fay, named in the round before, already had her turn.
+    talked = [*PROPOSALS, said("eli", 2, "Fay, why mobile?"), said("gus", 3, "Hal, what does ops need?")]
+    assert Meeting().steps(state(talked, rounds=4, round_=3)) == [
+        StepSpec(0, Phase.DELIBERATION, owners), StepSpec(1, Phase.EXCHANGE, [OWNERS[3]])]
+    agreed = [proposal("eli", *BILLING), stance("fay", 1, "O1", phase=Phase.PROPOSAL),
+              stance("gus", 1, "O1", phase=Phase.PROPOSAL)]
+    assert Meeting().steps(state(agreed, round_=2)) == [StepSpec(0, Phase.STEELMAN, owners),
+                                                        StepSpec(1, Phase.EXCHANGE, [])]
+    assert Meeting().steps(state(talked, round_=3)) == [StepSpec(0, Phase.OPTIONS, [MODERATOR]),
+                                                        StepSpec(1, Phase.RANKED_VOTE, owners)]
