@@ -3,12 +3,13 @@ options owners argue for and the ones fixed for the vote, the rankings and their
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
 from core.deliberation.choices import Option
 from core.deliberation.flows import meeting
-from core.deliberation.flows.base import State, StepSpec
+from core.deliberation.flows.base import State, StepSpec, TurnPlan
 from core.deliberation.flows.meeting import (
     Meeting,
     addressed,
@@ -22,7 +23,7 @@ from core.deliberation.flows.meeting import (
     steelman_round,
     tally_summary,
 )
-from core.models import Author, Discussion, Persona, Phase, Role, Turn, TurnStatus
+from core.models import Author, Discussion, HumanMessage, Persona, Phase, Role, Turn, TurnStatus
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 OWNERS = [Persona(key=k, name=k.title(), role=Role.OWNER, title="t") for k in ("eli", "fay", "gus", "hal")]
@@ -230,3 +231,77 @@ def test_a_meetings_rounds_propose_then_deliberate_with_exchanges_then_fix_the_o
                                                         StepSpec(1, Phase.EXCHANGE, [])]
     assert Meeting().steps(state(talked, round_=3)) == [StepSpec(0, Phase.OPTIONS, [MODERATOR]),
                                                         StepSpec(1, Phase.RANKED_VOTE, owners)]
+
+
+def plan(phase: Phase, who: str, round_: int, step: int = 0) -> TurnPlan:
+    return TurnPlan(key=f"d:r{round_}:s{step}:{who}", round=round_, step=step, phase=phase, persona_key=who)
+
+
+def offered(task: str) -> list[tuple[str, str]]:
+    """The options a task lists: each id with its label quoted (the owners' words are material)."""
+    return re.findall(r"^(O\d+): <option>\s*(.+?)\s*</option>", task, re.M | re.S)
+
+
+def test_round_one_asks_each_owner_for_a_proposal_in_round_one_of_the_meetings_rounds() -> None:
+    assert "Round 1 of 4" in Meeting().task(state([], rounds=4), plan(Phase.PROPOSAL, "eli", 1), OWNERS[0])
+
+
+def test_a_deliberation_states_the_positions_of_the_round_before_and_names_the_other_owners_to_address() -> None:
+    s = state(PROPOSALS, round_=2)
+    task = Meeting().task(s, plan(Phase.DELIBERATION, "eli", 2), OWNERS[0])
+    assert "Round 2 of 3" in task and "steelman" not in task.lower()
+    for shown in ("Billing fixes [O1]", "Mobile app [O2]", "Platform work [O3]"):
+        assert shown in task, shown
+    assert all(f'"{o.name}"' in task for o in OWNERS[1:]) and '"Eli"' not in task, "the others, not himself"
+    # Nudged after a failed try, the owner gets the same facts.
+    s.turns.append(Turn(key="d:r2:s0:eli", discussion_id="d", round=2, step=0, phase=Phase.DELIBERATION,
+                        persona_key="eli", status=TurnStatus.FAILED, created_at=T0))
+    nudged = Meeting().task(s, plan(Phase.DELIBERATION, "eli", 2), OWNERS[0])
+    assert nudged.startswith("The moderator nudges you") and "Round 2 of 3" in nudged
+    assert all(f'"{o.name}"' in nudged for o in OWNERS[1:]) and '"Eli"' not in nudged
+
+
+def test_a_steelman_round_asks_for_the_strongest_case_against_the_emerging_choice() -> None:
+    agreed = [proposal("eli", *BILLING), stance("fay", 1, "O1", phase=Phase.PROPOSAL),
+              stance("gus", 1, "O1", phase=Phase.PROPOSAL)]
+    task = Meeting().task(state(agreed, round_=2), plan(Phase.STEELMAN, "eli", 2), OWNERS[0])
+    assert "Round 2 of 3: steelman" in task
+    assert "Billing fixes [O1]" in task
+
+
+def test_the_moderator_fixes_the_vote_from_the_options_the_owners_chose_last() -> None:
+    chose = [*PROPOSALS, stance("eli", 2, "O3"), stance("fay", 2, "O1"), stance("gus", 2, "for")]
+    task = Meeting().task(state(chose, round_=3), plan(Phase.OPTIONS, "moderator", 3), MODERATOR)
+    assert offered(task) == [BILLING, PLATFORM] and "Round 3 of 3" in task
+    # When no owner chose an option there is no list to show, not an empty one.
+    none = [stance("eli", 2, "for"), stance("fay", 2, "undecided")]
+    task = Meeting().task(state(none, round_=3), plan(Phase.OPTIONS, "moderator", 3), MODERATOR)
+    assert offered(task) == [] and "chose last" not in task
+
+
+def test_the_owners_rank_from_the_fixed_options_else_from_those_they_chose_last() -> None:
+    chose = [*PROPOSALS, stance("eli", 2, "O1"), stance("fay", 2, "O2"), stance("gus", 2, "O3")]
+    merged = ("O4", "Mobile and platform together")
+    ranking = plan(Phase.RANKED_VOTE, "hal", 3, step=1)
+    task = Meeting().task(state([*chose, options_turn(BILLING, merged)], round_=3), ranking, OWNERS[3])
+    assert offered(task) == [BILLING, merged]
+    task = Meeting().task(state([*chose, options_turn(BILLING, merged, skipped=True)], round_=3), ranking, OWNERS[3])
+    assert offered(task) == [BILLING, MOBILE, PLATFORM], "the moderator's options turn was skipped"
+    # With no option at all, nothing tells the owner to rank from an empty list (that would forbid any ranking).
+    bare = [stance("eli", 2, "for"), options_turn(skipped=True)]
+    task = Meeting().task(state(bare, round_=3), ranking, OWNERS[3])
+    assert offered(task) == [] and "options only" not in task
+
+
+def test_the_recommendation_is_written_from_the_owners_tally() -> None:
+    s = ranked()
+    final = TurnPlan(key="d:final:r3", round=3, step=0, phase=Phase.FINAL_SYNTHESIS, persona_key="moderator")
+    assert tally_summary(s) in Meeting().task(s, final, MODERATOR)
+
+
+def test_a_person_who_wrote_in_the_thread_is_answered_by_name() -> None:
+    s = state(PROPOSALS, round_=2)
+    s.humans = [HumanMessage(id=7, discussion_id="d", author_id="U2", author_name="Priya", text="Refunds?",
+                             created_at=T0)]
+    answer = TurnPlan(key="d:h7", round=2, step=99, phase=Phase.ANSWER, persona_key="moderator", reply_to=7)
+    assert '"Priya"' in Meeting().task(s, answer, MODERATOR)
