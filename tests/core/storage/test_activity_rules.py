@@ -1,0 +1,166 @@
+"""The activity store's rules, rule by rule, on both backends: which polls and ballots a round reads and in what
+order; a poll's ref and a synthesis rewritten alone; and, on PostgreSQL, a racing second click's place."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import text
+
+from core.models import Ballot, Discussion, Poll, Status
+from core.storage.db import make_engine, migrate
+from core.storage.store import Store, Tx
+from tests.core.storage.test_invariants_pg import waiting_on_a_lock
+from tests.fakes.cluster import until
+
+T0 = datetime(2026, 3, 2, 9, 7, tzinfo=UTC)
+
+
+async def opened(url: str) -> Store:
+    engine = make_engine(url)
+    await migrate(engine)
+    s = Store(engine)
+    async with s.tx() as tx:
+        for did in ("d1", "d2"):
+            await tx.add_discussion(Discussion(id=did, topic=did, status=Status.RUNNING, platform="slack",
+                                               workspace="T1", channel="C1", created_at=T0, updated_at=T0,
+                                               budget_usd=5.0))
+    return s
+
+
+@pytest.fixture
+async def store(db_url: str) -> AsyncIterator[Store]:
+    s = await opened(db_url)
+    yield s
+    await s.close()
+
+
+async def add_poll(tx: Tx, key: str, discussion_id: str = "d1", round_: int = 1) -> Poll:
+    poll = await tx.add_poll(Poll(key=key, discussion_id=discussion_id, round=round_, question=f"{key}?",
+                                  options=["A", "B"], created_at=T0))
+    assert poll is not None
+    return poll
+
+
+async def vote(tx: Tx, poll: Poll, voter: str, choice: int, minute: int) -> None:
+    await tx.cast(Ballot(poll_id=poll.id, voter_id=voter, voter_name=voter.lower(), choice=choice,
+                         created_at=T0 + timedelta(minutes=minute)))
+
+
+async def as_analyzed(tx: Tx, *tables: str) -> None:
+    """PostgreSQL's statistics as a live database's autovacuum keeps them: knowing the tables are small, its planner
+    reads them whole, in stored order, where a row updated since comes after the rows added after it."""
+    if tx.conn.dialect.name == "postgresql":
+        for table in tables:
+            await tx.conn.execute(text(f"ANALYZE {table}"))
+
+
+Shown = list[tuple[str, list[tuple[str, int]]]]
+
+
+def shown(found: list[tuple[Poll, list[Ballot]]]) -> Shown:
+    return [(poll.key, [(b.voter_id, b.choice) for b in ballots]) for poll, ballots in found]
+
+
+async def test_a_rounds_polls_come_in_the_order_added_each_with_its_live_ballots_in_the_order_cast(
+        store: Store) -> None:
+    """What a round's verdict and its charts count: a poll's people's choices come in the order cast, so a tie is
+    shown in the order its options were first chosen; a changed choice counts where it was cast again."""
+    async with store.tx() as tx:
+        first, second, unvoted = [await add_poll(tx, k) for k in ("p1", "p2", "p3")]
+        later = await add_poll(tx, "p4", round_=2)
+        elsewhere = await add_poll(tx, "q1", discussion_id="d2")
+        await vote(tx, second, "U1", 0, 0)  # the second poll's ballot is cast before any of the first's
+        await vote(tx, first, "U1", 1, 1)
+        await vote(tx, first, "U2", 0, 2)
+        await vote(tx, first, "U1", 0, 3)  # a change of mind: the earlier ballot no longer counts
+        await tx.add_ballots([Ballot(poll_id=first.id, voter_id="ai:ana", voter_name="Ana", choice=1, is_ai=True,
+                                     created_at=T0)])
+        await vote(tx, later, "U3", 1, 4)
+        await vote(tx, elsewhere, "U4", 0, 5)
+        one = await tx.round_ballots("d1", 1)
+        every = await tx.round_ballots("d1")
+        other = await tx.round_ballots("d2", 1)
+        assert await tx.round_ballots("d1", 3) == [] and await tx.round_ballots("d3") == []
+    round_one: Shown = [("p1", [("U2", 0), ("U1", 0), ("ai:ana", 1)]), ("p2", [("U1", 0)]), ("p3", [])]
+    assert shown(one) == round_one
+    assert shown(every) == [*round_one, ("p4", [("U3", 1)])], "no round named: every round's polls"
+    assert shown(other) == [("q1", [("U4", 0)])]
+    assert [p for p, _ in one] == [first, second, unvoted], "each poll as stored"
+    assert one[0][1][1] == Ballot(poll_id=first.id, voter_id="U1", voter_name="u1", choice=0,
+                                  created_at=T0 + timedelta(minutes=3)), "each ballot as cast"
+    assert one[0][1][2].is_ai and not any(b.superseded for _, ballots in every for b in ballots)
+
+
+async def test_a_polls_ballots_come_in_the_order_first_cast_a_superseded_one_where_it_was_cast(
+        store: Store) -> None:
+    async with store.tx() as tx:
+        poll = await add_poll(tx, "p1")
+        await vote(tx, poll, "U1", 0, 0)
+        await vote(tx, poll, "U2", 1, 1)
+        await vote(tx, poll, "U1", 1, 2)  # marks the first ballot superseded after the second was cast
+        every = await tx.ballots(poll.id, include_superseded=True)
+        live = await tx.ballots(poll.id)
+    assert [(b.voter_id, b.choice, b.superseded) for b in every] == [("U1", 0, True), ("U2", 1, False),
+                                                                     ("U1", 1, False)]
+    assert [(b.voter_id, b.choice) for b in live] == [("U2", 1), ("U1", 1)]
+
+
+async def test_a_polls_message_ref_is_set_on_that_poll_alone_and_polls_keep_the_order_added(store: Store) -> None:
+    async with store.tx() as tx:
+        first, second = await add_poll(tx, "p1"), await add_poll(tx, "p2")
+        await tx.set_poll_ref(first.id, "ts1")  # after the second poll was added
+        await as_analyzed(tx, "polls")
+        found = await tx.polls("d1")
+    assert [(p.key, p.message_ref) for p in found] == [("p1", "ts1"), ("p2", "")]
+    assert found[1] == second
+
+
+async def test_a_rewritten_synthesis_changes_that_one_alone_and_keeps_its_place(store: Store) -> None:
+    async with store.tx() as tx:
+        await tx.add_synthesis("d1:s1", "d1", 1, "round", {"verdict": "A", "n": 1}, "Verdict: A", T0)
+        await tx.add_synthesis("d2:s1", "d2", 1, "round", {"verdict": "A"}, "Verdict: A", T0)
+        await tx.set_synthesis("d1:s1", {"verdict": "B", "n": 1}, "Verdict: B")
+        every = await tx.syntheses()
+        await tx.set_synthesis("d2:s1", None, "no verdict")
+        cleared = await tx.syntheses("d2")
+    assert [(s["turn_key"], s["data"], s["text"]) for s in every] == [
+        ("d1:s1", {"verdict": "B", "n": 1}, "Verdict: B"), ("d2:s1", {"verdict": "A"}, "Verdict: A")]
+    assert every[0]["kind"] == "round" and every[0]["created_at"] == T0, "the rest of the row as written"
+    assert [(s["data"], s["text"]) for s in cleared] == [(None, "no verdict")]
+
+
+async def test_on_postgresql_a_racing_second_click_takes_the_first_clicks_place_among_the_polls_ballots(
+        pg_url: str) -> None:
+    """Two first clicks of one person racing: the later waits for the earlier and takes its ballot over, so the
+    person keeps the place their first click gave them, ahead of a vote cast while the two raced."""
+    store = await opened(pg_url)
+    try:
+        async with store.tx() as tx:
+            poll = await add_poll(tx, "p1")
+        async with store.tx() as first:
+            await vote(first, poll, "U1", 0, 0)
+            async with store.tx() as other:
+                await vote(other, poll, "U2", 0, 1)
+
+            async def second_click() -> None:
+                async with store.tx() as tx:
+                    await vote(tx, poll, "U1", 1, 2)
+
+            async def held_back() -> bool:
+                return await waiting_on_a_lock(store)
+
+            late = asyncio.create_task(second_click())
+            await until(held_back, 5, "the second click to wait for the first")
+        await asyncio.wait_for(late, 5)
+        async with store.tx() as tx:
+            await as_analyzed(tx, "polls", "ballots")
+            found = await tx.round_ballots("d1", 1)
+            every = await tx.ballots(poll.id, include_superseded=True)
+    finally:
+        await store.close()
+    assert shown(found) == [("p1", [("U1", 1), ("U2", 0)])]
+    assert [(b.voter_id, b.choice) for b in every] == [("U1", 1), ("U2", 0)], "nothing superseded: one ballot each"
