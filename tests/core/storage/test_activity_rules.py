@@ -1,5 +1,6 @@
 """The activity store's rules, rule by rule, on both backends: which polls and ballots a round reads and in what
-order; a poll's ref and a synthesis rewritten alone; and, on PostgreSQL, a racing second click's place."""
+order; a poll's ref and a synthesis rewritten alone; what a transaction marks changed; the hold a saved turn leaves to
+its save; and, on PostgreSQL, a poll locked for a vote and a racing second click's place."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import text
 
-from core.models import Ballot, Discussion, Poll, Status
+from core.models import Ballot, Discussion, HumanMessage, Phase, Poll, Status, Turn, TurnStatus, Usage
 from core.storage.db import make_engine, migrate
 from core.storage.store import Store, Tx
 from tests.core.storage.test_invariants_pg import waiting_on_a_lock
@@ -131,6 +132,65 @@ async def test_a_rewritten_synthesis_changes_that_one_alone_and_keeps_its_place(
         ("d1:s1", {"verdict": "B", "n": 1}, "Verdict: B"), ("d2:s1", {"verdict": "A"}, "Verdict: A")]
     assert every[0]["kind"] == "round" and every[0]["created_at"] == T0, "the rest of the row as written"
     assert [(s["data"], s["text"]) for s in cleared] == [(None, "no verdict")]
+
+
+async def test_adding_or_answering_a_message_marks_the_peoples_messages_changed(store: Store) -> None:
+    async with store.tx() as tx:
+        assert tx.changes.humans is False
+        added = await tx.add_human_message(HumanMessage(discussion_id="d1", author_id="U1", author_name="Dana",
+                                                        text="?", needs_answer=True, created_at=T0))
+        assert tx.changes.humans is True
+    async with store.tx() as tx:
+        await tx.mark_answered(added.id)
+        assert tx.changes.humans is True, "a driver's kept copy of the messages is read again"
+
+
+async def test_a_turn_settled_for_a_caller_that_saves_it_leaves_its_row_to_that_save(store: Store) -> None:
+    turn = Turn(key="t1", discussion_id="d1", round=1, step=1, phase=Phase.STATEMENT, persona_key="ana",
+                created_at=T0)
+    since = T0 - timedelta(hours=1)
+    async with store.tx() as tx:
+        await tx.start_turns([turn], hold=(0.1, T0))
+        found = await tx.held_turn("t1")
+        assert found is not None
+        await tx.settle_turn("d1", "t1", found[1], Usage(model="m", cost_usd=0.04), T0, saved=True)
+        assert await tx.workspace_spend("slack", "T1", since) == pytest.approx(0.04), "the spend is settled"
+        still = await tx.held_turn("t1")
+        assert still is not None and still[1][0] == pytest.approx(0.1), "the row waits for the save"
+        await tx.save_turn(found[0].model_copy(update={"status": TurnStatus.DONE, "finished_at": T0}))
+        done = await tx.held_turn("t1")
+        assert done is not None and done[1] == (0.0, None), "the save cleared it"
+        assert await tx.workspace_spend("slack", "T1", since) == pytest.approx(0.04)
+
+
+async def test_on_postgresql_a_poll_read_for_a_vote_holds_back_another_until_it_ends_and_a_plain_read_does_not(
+        pg_url: str) -> None:
+    """A vote and the poll's closing run one after the other; a page or a tally reading the poll waits for
+    neither and holds neither up."""
+    store = await opened(pg_url)
+    try:
+        async with store.tx() as tx:
+            poll = await add_poll(tx, "p1")
+        async with store.tx() as reader:
+            assert await reader.poll(poll.id) == poll
+            async with store.tx() as voter:  # not held back by the plain read
+                assert await asyncio.wait_for(voter.poll(poll.id, for_update=True), 5) == poll
+        async with store.tx() as first:
+            await first.poll(poll.id, for_update=True)
+
+            async def second() -> Poll | None:
+                async with store.tx() as tx:
+                    return await tx.poll(poll.id, for_update=True)
+
+            async def held_back() -> bool:
+                return await waiting_on_a_lock(store)
+
+            late = asyncio.create_task(second())
+            await until(held_back, 5, "the second vote to wait for the first")
+            assert not late.done()
+        assert await asyncio.wait_for(late, 5) == poll
+    finally:
+        await store.close()
 
 
 async def test_on_postgresql_a_racing_second_click_takes_the_first_clicks_place_among_the_polls_ballots(
