@@ -1,14 +1,23 @@
-"""Who gets the open floor, rule by rule: the highest bid, raised where a person named a participant since the
-last speech; ties to who has spoken least; nobody twice in a row while another has not spoken twice; a speech
-already planned keeps its speaker."""
+"""The open floor's rules one by one, on hand-built states: who takes part, who gets the floor, when it closes,
+the steps of a round and each turn's task."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from core.deliberation.flows.base import State, turn_key
-from core.deliberation.flows.open_floor import winner
-from core.models import Discussion, HumanMessage, Persona, Phase, Role, Turn, TurnStatus
+from core.deliberation.flows.base import State, StepSpec, turn_key
+from core.deliberation.flows.open_floor import (
+    LEAD,
+    OpenFloor,
+    closed,
+    participants,
+    policy_met,
+    seated,
+    spoken,
+    winner,
+)
+from core.models import Discussion, FlowOptions, HumanMessage, Persona, Phase, Role, Turn, TurnStatus
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 D = Discussion(id="d", topic="Ban cars downtown?", flow="open", created_at=T0, updated_at=T0)
@@ -99,3 +108,71 @@ def test_with_no_bid_in_the_floor_goes_to_who_has_spoken_least() -> None:
     assert winner(state(spoke), 1, 4) == BEN, "every bid failed: who has spoken least"
     unfinished = [t.model_copy(update={"finished_at": None, "data": None}) for t in bids(4, at(3), ada=1, cal=1)]
     assert winner(state([*spoke, *unfinished]), 1, 4) == BEN
+
+
+def slot(n: int, **fields: Any) -> Persona:
+    return Persona(key=f"slot{n}", name=f"Participant {n}", role=Role.EXPERT, **{"title": "t", **fields})
+
+
+def persona_turn(who: Persona, status: TurnStatus) -> Turn:
+    return Turn(key=turn_key(D, 1, 0, who.key), discussion_id="d", round=1, step=0, phase=Phase.PERSONA,
+                persona_key=who.key, status=status, created_at=T0)
+
+
+def test_a_slot_takes_part_once_its_persona_is_written_or_while_it_may_still_be() -> None:
+    assert seated(ADA) and seated(Persona(key="ada", name="Ada", role=Role.EXPERT, title="t")), "not a slot"
+    assert not seated(slot(1)) and seated(slot(1, expertise=["transit"]))
+    skipped, waiting, failed = slot(1), slot(2), slot(3)
+    s = State(discussion=D, personas=[LEAD, skipped, waiting, failed],
+              turns=[persona_turn(skipped, TurnStatus.SKIPPED), persona_turn(failed, TurnStatus.FAILED)])
+    assert participants(s) == [waiting, failed], "a skipped slot leaves the floor; a failed one is tried again"
+
+
+def test_each_speech_with_text_counts_once_for_its_speaker() -> None:
+    silent = speech(CAL, 5, at(4)).model_copy(update={"text": ""})
+    s = state([speech(ADA, 1, at(0)), speech(BEN, 3, at(2)), silent, speech(ADA, 7, at(6))])
+    assert spoken(s) == {"ada": 2, "ben": 1, "cal": 0}
+
+
+def talk(who: Persona, step: int, round_: int = 1, **data: Any) -> Turn:
+    """A speech with what it recorded: it builds on earlier ones and proposes nothing unless told otherwise."""
+    turn = speech(who, step, at(step), round_)
+    turn.data = {"stance": "s", "label": "for", "builds_on_earlier": True, "proposes_synthesis": False, **data}
+    return turn
+
+
+TWICE_EACH = [talk(ADA, 2), talk(BEN, 4), talk(CAL, 6), talk(ADA, 8), talk(BEN, 10),
+              talk(CAL, 12, proposes_synthesis=True)]
+
+
+def test_the_floor_converges_unless_the_last_speech_leaves_a_question_open() -> None:
+    assert policy_met(state(TWICE_EACH)), "no open question recorded at all"
+    asked_before = [*TWICE_EACH[:4], talk(BEN, 10, open_question="Cal, who pays?"),
+                    talk(CAL, 12, proposes_synthesis=True, open_question=" ")]
+    assert policy_met(state(asked_before)), "Cal's speech after the question answered it"
+    asked_last = [*TWICE_EACH[:5], talk(CAL, 12, proposes_synthesis=True, open_question="Ada, who pays?")]
+    assert not policy_met(state(asked_last))
+
+
+def with_cap(turns: list[Turn], cap: int, round_: int = 1) -> State:
+    d = D.model_copy(update={"options": FlowOptions(max_speeches=cap), "round": round_})
+    return State(discussion=d, personas=PEOPLE, turns=turns)
+
+
+def test_the_floor_closes_at_the_speech_cap() -> None:
+    three = [speech(ADA, 2, at(2)), speech(BEN, 4, at(4)), speech(CAL, 6, at(6))]
+    assert closed(with_cap(three, 3)) and not closed(with_cap(three, 4))
+
+
+def test_a_closed_floor_opens_no_new_bidding_but_finishes_the_bidding_begun() -> None:
+    three = [speech(ADA, 2, at(2)), speech(BEN, 4, at(4)), speech(CAL, 6, at(6))]
+    assert OpenFloor().steps(with_cap(three, 3, round_=2)) == []
+    begun = [Turn(key=turn_key(D, 2, 1, p.key), discussion_id="d", round=2, step=1, phase=Phase.BID,
+                  persona_key=p.key, status=TurnStatus.RUNNING, created_at=at(7)) for p in PEOPLE]
+    assert OpenFloor().steps(with_cap([*three, *begun], 3, round_=2)) == [StepSpec(1, Phase.BID, PEOPLE)]
+
+
+def test_the_floor_lead_writes_outside_the_rounds_and_without_one_nobody_does() -> None:
+    assert OpenFloor().writer(State(discussion=D, personas=[LEAD, *PEOPLE], turns=[]), Phase.FINAL_SYNTHESIS) == LEAD
+    assert OpenFloor().writer(state([]), Phase.FINAL_SYNTHESIS) is None
+
