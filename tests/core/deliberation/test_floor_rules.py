@@ -3,10 +3,11 @@ the steps of a round and each turn's task."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from core.deliberation.flows.base import State, StepSpec, turn_key
+from core.deliberation.flows.base import State, StepSpec, TurnPlan, turn_key
 from core.deliberation.flows.open_floor import (
     LEAD,
     OpenFloor,
@@ -176,3 +177,70 @@ def test_the_floor_lead_writes_outside_the_rounds_and_without_one_nobody_does() 
     assert OpenFloor().writer(State(discussion=D, personas=[LEAD, *PEOPLE], turns=[]), Phase.FINAL_SYNTHESIS) == LEAD
     assert OpenFloor().writer(state([]), Phase.FINAL_SYNTHESIS) is None
 
+
+def plan(phase: Phase, who: str, round_: int = 1, step: int = 0, reply_to: int | None = None) -> TurnPlan:
+    return TurnPlan(key=turn_key(D, round_, step, who), round=round_, step=step, phase=phase, persona_key=who,
+                    reply_to=reply_to)
+
+
+def quoted(task: str, tag: str) -> list[str]:
+    """What a task quotes under a tag (the team's and the roster's words are material, never framing)."""
+    return re.findall(rf"<{tag}>\n(.*?)\n</{tag}>", task, re.S)
+
+
+def roster_task(**fields: Any) -> str:
+    d = D.model_copy(update=fields)
+    return OpenFloor().task(State(discussion=d, personas=[LEAD], turns=[]), plan(Phase.ROSTER, "moderator"), LEAD)
+
+
+def test_the_roster_is_planned_from_the_axes_and_perspectives_the_team_asked_for_and_split_in_a_debate() -> None:
+    hints, roles = ["cost vs. safety", "who decides"], ["a delivery driver", "a shop owner"]
+    asked = roster_task(options=FlowOptions(hints=hints), roles=roles, mode="debate")
+    assert quoted(asked, "hint") == hints and quoted(asked, "role") == roles
+    assert "for and against" in asked
+    plain = roster_task()
+    assert quoted(plain, "hint") == [] and quoted(plain, "role") == [] and "for and against" not in plain
+    assert "Controversy axes" not in plain and "Perspectives the team asked" not in plain, "no empty headings"
+
+
+def test_a_slots_persona_is_written_from_its_brief_and_an_outlier_is_told_so() -> None:
+    brief = {"title": "A nurse turned city planner", "bias": "for a car-free centre", "thinking_style": "blunt"}
+    usual, odd = slot(1, reply_tendency="name culture: Korean", **brief), \
+        slot(2, reply_tendency="name culture: Ghanaian; outlier", **brief)
+    s = State(discussion=D, personas=[LEAD, usual, odd], turns=[])
+    task = OpenFloor().task(s, plan(Phase.PERSONA, "slot1"), usual)
+    assert quoted(task, "slot") == ["brief: A nurse turned city planner\nposition: for a car-free centre\n"
+                                    "tone: blunt\nname culture: Korean"]
+    assert "outlier" not in task
+    task = OpenFloor().task(s, plan(Phase.PERSONA, "slot2"), odd)
+    assert quoted(task, "slot")[0].endswith("name culture: Ghanaian; outlier")
+    assert "outlier" in task.split("</slot>", 1)[1], "told so outside the brief, not only inside it"
+
+
+def test_a_bid_asks_how_urgently_on_a_scale_of_one_to_ten() -> None:
+    task = OpenFloor().task(state([]), plan(Phase.BID, "ada", step=1), ADA)
+    assert "urgently" in task and "1 = " in task and "10 = " in task
+
+
+def test_a_speech_names_the_others_and_a_second_speech_builds_on_the_first_within_a_smaller_budget() -> None:
+    s = state([speech(ADA, 2, at(2))])
+    again = OpenFloor().task(s, plan(Phase.SPEECH, "ada", step=4), ADA)
+    assert '"Ben Rook"' in again and '"Cal Moss"' in again and '"Ada Quill"' not in again
+    assert "not your first speech" in again and "Stay under 135 words" in again, "180 words cut by a quarter"
+    first = OpenFloor().task(s, plan(Phase.SPEECH, "ben", step=4), BEN)
+    assert '"Ada Quill"' in first and '"Cal Moss"' in first and '"Ben Rook"' not in first
+    assert "not your first speech" not in first and "Stay under 180 words" in first
+
+
+def test_the_synthesis_is_given_the_verdict_with_each_participants_latest_stance_even_from_an_earlier_round() -> None:
+    # Ada spoke only in round 1: her stance still counts, so all three are for (without it, two of three lean).
+    turns = [talk(ADA, 2, choice="for"), talk(BEN, 2, round_=2, choice="for"), talk(CAL, 4, round_=2, choice="for")]
+    s = State(discussion=D.model_copy(update={"round": 2}), personas=[LEAD, *PEOPLE], turns=turns)
+    task = OpenFloor().task(s, plan(Phase.FINAL_SYNTHESIS, "moderator", round_=2), LEAD)
+    assert "Computed verdict: CONSENSUS for" in task
+
+
+def test_a_person_who_wrote_on_the_floor_is_answered_by_name() -> None:
+    s = state([], [HumanMessage(id=7, discussion_id="d", author_id="U2", author_name="Priya", text="Deliveries?",
+                                created_at=T0)])
+    assert '"Priya"' in OpenFloor().task(s, plan(Phase.ANSWER, "ada", step=99, reply_to=7), ADA)
