@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import text
 
-from core.models import Ballot, Discussion, HumanMessage, Phase, Poll, Status, Turn, TurnStatus, Usage
-from core.storage.db import make_engine, migrate
+from core.models import Ballot, HumanMessage, Phase, Poll, Turn, TurnStatus, Usage
 from core.storage.store import Store, Tx
+from tests.core.storage.stores import two_discussions
 from tests.core.storage.test_invariants_pg import waiting_on_a_lock
 from tests.fakes.cluster import until
 
@@ -21,15 +21,7 @@ T0 = datetime(2026, 3, 2, 9, 7, tzinfo=UTC)
 
 
 async def opened(url: str) -> Store:
-    engine = make_engine(url)
-    await migrate(engine)
-    s = Store(engine)
-    async with s.tx() as tx:
-        for did in ("d1", "d2"):
-            await tx.add_discussion(Discussion(id=did, topic=did, status=Status.RUNNING, platform="slack",
-                                               workspace="T1", channel="C1", created_at=T0, updated_at=T0,
-                                               budget_usd=5.0))
-    return s
+    return await two_discussions(url, T0)
 
 
 @pytest.fixture

@@ -9,24 +9,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.models import Discussion, Post, Status
-from core.storage.db import make_engine, migrate
+from core.models import Post
 from core.storage.seat_waits import SeatWait
 from core.storage.store import Store
+from tests.core.storage.stores import two_discussions
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture
 async def store(db_url: str) -> AsyncIterator[Store]:
-    engine = make_engine(db_url)
-    await migrate(engine)
-    s = Store(engine)
-    async with s.tx() as tx:
-        for did in ("d1", "d2"):
-            await tx.add_discussion(Discussion(id=did, topic=did, status=Status.RUNNING, platform="slack",
-                                               workspace="T1", channel="C1", created_at=T0, updated_at=T0,
-                                               budget_usd=5.0))
+    s = await two_discussions(db_url, T0)
     yield s
     await s.close()
 
