@@ -64,6 +64,7 @@ MODULES: dict[str, list[str]] = {
     "core/running/driver.py": ["tests/core/running/test_fencing.py", "tests/core/running/test_posting.py",
                                "tests/core/running/test_heartbeat_faults.py",
                                "tests/core/running/test_statements_per_call.py",
+                               "tests/core/running/test_fence_rules.py",
                                "tests/core/test_rules_that_broke.py"],
     # seats
     "core/deliberation/seats.py": ["tests/core/running/test_seats.py", "tests/core/deliberation/test_holders.py",

@@ -1,0 +1,48 @@
+"""Rules of the driver's fenced outbox that the fencing scenarios leave unpinned."""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from sqlalchemy import Engine, event
+
+from tests.core.running.test_fencing import TTL, Replica, start_on, two
+from tests.fakes.cluster import until
+
+
+@pytest.fixture
+async def pair(db_url: str) -> AsyncIterator[tuple[Replica, Replica]]:
+    if db_url.startswith("sqlite"):
+        # The calls never overlap on SQLite: each drain ends before the next call asks.
+        pytest.skip("publish calls overlap only on PostgreSQL")
+    async with two(db_url, a_ttl=TTL) as both:
+        yield both
+
+
+async def statements_of(calls: int, r: Replica, discussion_id: str) -> int:
+    """The statements `calls` publish calls asked together cost."""
+    seen: list[str] = []
+
+    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
+        seen.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", count)
+    try:
+        assert all(await asyncio.gather(*(r.app.driver.publish(discussion_id) for _ in range(calls))))
+    finally:  # the listener is on every engine of the test run: never left behind
+        event.remove(Engine, "before_cursor_execute", count)
+    return len(seen)
+
+
+async def test_publish_calls_asked_together_are_served_by_one_drain(pair: tuple[Replica, Replica]) -> None:
+    """Parallel turns each ask to publish; the first drain reads the queue after all of them asked and so serves
+    every one asked before it read: the first call's drain reads before the others ask, the second call's serves
+    the third, which returns without reading the queue again."""
+    a, _ = pair
+    a.llm.hold()
+    d = await start_on(a)
+    await until(lambda: a.llm.waiting == 1, 5, "A is inside a model call, its queue sent")
+    one = await statements_of(1, a, d)
+    assert one > 0
+    assert await statements_of(3, a, d) == 2 * one
