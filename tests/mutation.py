@@ -83,7 +83,8 @@ MODULES: dict[str, list[str]] = {
                                   "tests/adapters/slack/test_decisions.py", "tests/core/control/test_recall_rules.py",
                                   "tests/core/storage/test_decision_rules.py"],
     "core/deliberation/factcheck.py": ["tests/core/deliberation/test_factcheck.py",
-                                       "tests/adapters/slack/test_check.py"],
+                                       "tests/adapters/slack/test_check.py",
+                                       "tests/core/deliberation/test_factcheck_rules.py"],
     "core/deliberation/evidence.py": ["tests/core/deliberation/test_evidence.py",
                                       "tests/core/deliberation/test_evidence_rules.py"],
     # budgets and rate limits
