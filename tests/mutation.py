@@ -104,7 +104,8 @@ MODULES: dict[str, list[str]] = {
     # time
     "core/when/timeparse.py": ["tests/core/when/test_timeparse.py"],
     "core/when/cron.py": ["tests/core/when/test_timeparse.py", "tests/core/control/test_digest_rules.py"],
-    "core/control/schedules.py": ["tests/core/control/test_schedules.py", "tests/core/showing/test_digest_activity.py"],
+    "core/control/schedules.py": ["tests/core/control/test_schedules.py", "tests/core/showing/test_digest_activity.py",
+                                  "tests/core/control/test_schedule_rules.py"],
     # the flows' rules
     "core/deliberation/engine.py": ["tests/core/deliberation/test_engine.py", "tests/core/deliberation/test_flows.py"],
     "core/deliberation/flows/meeting.py": ["tests/core/deliberation/test_meeting_and_floor.py",
