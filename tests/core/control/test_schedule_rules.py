@@ -197,3 +197,22 @@ async def test_a_failed_digest_counts_as_unsent_and_a_delivery_sends_only_for_th
     assert chat.announced == []
     assert await app.service.schedules.deliver_digests(["console"]) == 1
     assert len(chat.announced) == 1
+
+
+async def test_a_digest_posted_by_a_sender_that_died_before_recording_it_is_found_not_posted_again(
+    app: App, chat: RecordingChat, clock: FakeClock
+) -> None:
+    await app.service.handle(c.SetDigest(**C1, user_id="U1", platform="console", channel="C1", cadence="cron",
+                                         cron="0 * * * *"))
+    chat.fail_next_announce(1, after_post=True)  # the post lands; its sender dies before recording it
+    clock.advance(hours=1)
+    [s] = await schedules(app)
+    assert await app.service.schedules.fire(s.id)
+    assert len(chat.announced) == 1
+    assert chat.find_calls == 0, "a first attempt searched the channel for a post it cannot have made yet"
+    clock.advance(seconds=app.driver.config.lease_ttl + 1)
+    assert await app.service.schedules.deliver_digests() == 1
+    assert len(chat.announced) == 1, "the retry posted the digest again"
+    async with app.store.tx() as tx:
+        [row] = await tx.digests(s.id)
+    assert row["sent"] and row["ref"] == chat.announced[0][2]
