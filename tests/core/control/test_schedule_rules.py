@@ -216,3 +216,45 @@ async def test_a_digest_posted_by_a_sender_that_died_before_recording_it_is_foun
     async with app.store.tx() as tx:
         [row] = await tx.digests(s.id)
     assert row["sent"] and row["ref"] == chat.announced[0][2]
+
+
+async def test_resetting_a_digest_replaces_it_in_place_keeping_when_it_last_ran(app: App, clock: FakeClock) -> None:
+    await app.service.handle(c.SetDigest(**C1, user_id="U1", platform="team", workspace="W1", channel="C1",
+                                         cadence="cron", cron="0 * * * *"))
+    clock.advance(hours=1)
+    fired_at = clock.now()
+    [s] = await schedules(app)
+    assert await app.service.schedules.fire(s.id)
+    clock.advance(minutes=10)
+    await app.service.handle(c.SetDigest(**C1, user_id="U2", is_admin=True, platform="team", workspace="W1",
+                                         channel="C1", cadence="daily", tz=BERLIN))
+    [s] = await schedules(app)
+    assert (s.platform, s.workspace, s.target, s.trigger, s.tz) == ("team", "W1", "C1", "cron:0 9 * * *", BERLIN)
+    assert s.last_run_at == fired_at, "the next digest would cover again what the last one did"
+    assert s.created_by == "U2"
+
+
+async def test_a_timer_waking_a_second_early_fires_the_slot_as_if_on_time(app: App, clock: FakeClock) -> None:
+    await app.service.handle(c.SetDigest(**C1, user_id="U1", platform="console", channel="C1", cadence="cron",
+                                         cron="0 * * * *"))
+    slot = T0 + timedelta(hours=1)
+    clock.set(slot - timedelta(seconds=1))
+    [s] = await schedules(app)
+    assert await app.service.schedules.fire(s.id)
+    async with app.store.tx() as tx:
+        [row] = await tx.digests(s.id)
+        after = await tx.schedule(s.id)
+    assert row["period_end"] == slot, "the digest's period ends before its own slot"
+    assert after is not None and after.last_run_at == slot and after.next_run_at == slot + timedelta(hours=1)
+
+
+async def test_a_schedule_on_a_platform_this_process_does_not_serve_is_left_to_one_that_does(
+    app: App, clock: FakeClock
+) -> None:
+    await app.service.handle(c.SetDigest(**C1, user_id="U1", platform="elsewhere", channel="C1", cadence="cron",
+                                         cron="0 * * * *"))
+    clock.advance(hours=1)
+    [s] = await schedules(app)
+    assert not await app.service.schedules.fire(s.id)
+    [after] = await schedules(app)
+    assert after.next_run_at == s.next_run_at and after.last_run_at is None, "the slot was claimed here"
