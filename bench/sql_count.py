@@ -1,7 +1,8 @@
 """Runs a module as `python -m MODULE` does, counting the SQL statements and transactions it runs; on SIGUSR1 it
 appends the counts so far to a file, one JSON line each time. bench/load.py --count-sql starts the app through
 this (as --profile starts it under py-spy) and signals it as the load begins and ends. Each statement is also
-counted under its opening characters, so the bench can say which statements a model call runs."""
+counted under its opening characters, and each transaction under its first statement's, so the bench
+can say which statements and transactions a model call runs."""
 
 from __future__ import annotations
 
@@ -17,20 +18,28 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
 SHAPE, SHAPE_CHARS = "statement: ", 72  # a statement is counted under its first characters, whitespace collapsed
+OPENS = "opens: "  # a transaction is counted under its first statement's opening characters
 
 
 def main() -> None:
     out, module, *args = sys.argv[1:]
     counts: Counter[str] = Counter()
 
+    opening: set[int] = set()  # connections whose transaction has begun and run no statement yet
+
     @event.listens_for(Engine, "begin")
     def begin(conn: Connection) -> None:  # a transaction (or a connection's autocommit session) begins
         counts["transactions"] += 1
+        opening.add(id(conn))
 
     @event.listens_for(Engine, "before_cursor_execute")
     def statement(conn: Connection, _cursor: Any, sql: str, *_: Any) -> None:
         counts["statements"] += 1
-        counts[SHAPE + " ".join(sql.split())[:SHAPE_CHARS]] += 1  # which statements: their opening words
+        shape = " ".join(sql.split())[:SHAPE_CHARS]
+        counts[SHAPE + shape] += 1  # which statements: their opening words
+        if id(conn) in opening:  # which transactions: their first statement's opening words
+            opening.discard(id(conn))
+            counts[OPENS + shape] += 1
 
     def note(*_: Any) -> None:
         with Path(out).open("a") as f:

@@ -33,12 +33,22 @@ def test_counting_sql_lists_the_statements_and_leaves_the_verdict_to_the_run() -
     done = subprocess.run(cmd, cwd=ROOT, env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=300)
     out = done.stdout
     assert "finished round 1: 2 of 2" in out, out + done.stderr
-    listed = out.split("SQL a model call:")[1].split("Slack calls a model call")[0].splitlines()[1:]
-    # The eight statements run most, each with how often a model call runs it, most first.
-    counts = [re.fullmatch(r"\s+(\d+\.\d\d)  (SELECT|INSERT|UPDATE|DELETE) .+", line) for line in listed]
-    assert len(listed) == 8 and all(counts), out
-    per_call = [float(m.group(1)) for m in counts if m]
-    assert per_call == sorted(per_call, reverse=True) and per_call[0] > 0, out
+    # Judged over whole discussions: from the load's start until the last round's last post was out.
+    whole = re.search(r"^SQL a model call over the 2 rounds, from the load's start until the last post was out: "
+                      r"([\d.]+) statements, ([\d.]+) transactions \((\d+) calls\)$", out, re.M)
+    assert whole is not None and int(whole.group(3)) > 0, out
+    listed, opened = out.split(whole.group(0))[1].split("Slack calls a model call")[0].split(
+        "the transactions, by their first statement:")
+    # The twelve statements run most, and the transactions by the statement each opens with, each with how often a
+    # model call runs it, most first.
+    for lines, most in ((listed.splitlines()[1:], 12), (opened.splitlines()[1:], 6)):
+        counts = [re.fullmatch(r"\s+(\d+\.\d\d)  (SELECT|INSERT|UPDATE|DELETE) .+", line) for line in lines]
+        assert 0 < len(lines) <= most and all(counts), out
+        per_call = [float(m.group(1)) for m in counts if m]
+        assert per_call == sorted(per_call, reverse=True) and per_call[0] > 0, out
+    assert len(listed.splitlines()[1:]) == 12, out
+    # Every transaction opens with some statement: the openings add up to the transactions a call.
+    assert sum(float(line.split()[0]) for line in opened.splitlines()[1:]) <= float(whole.group(2)) + 0.01, out
     # The run worked and every other figure meets its (loose) target: only the missed one fails it.
     assert "verdict: MISSES peak_rss\n" in out and done.returncode == 1, out + done.stderr
     # Whole discussions: the last round's calls are measured and set beside round 1's.
