@@ -783,6 +783,9 @@ class Driver:
                     claimed = await self._claim(tx, d.id, pending[i + 1])
             self._committed(d.id, tx)
             self._shown.get(d.id, set()).difference_update(settled)
+            kept = self._kept.get(d.id)
+            if kept is not None and ref and not post.replaces:
+                kept.refs[post.key] = ref
         return covers
 
     async def _claim(self, tx: Tx, discussion_id: str, queued: tuple[int, Post, str | None, int], *,
@@ -833,8 +836,13 @@ class Driver:
         """Send a claimed post: an edit in place, one found on the platform after a crash, or a new message."""
         post = await decorate(self.store, self.config.pages, d, post, self.clock.now())
         if post.replaces:
-            async with self.store.tx() as tx:
-                ref = await tx.post_ref(post.replaces)
+            kept = self._kept.get(d.id)
+            ref = kept.refs.get(post.replaces) if kept is not None else None
+            if ref is None:
+                async with self.store.tx() as tx:
+                    ref = await tx.post_ref(post.replaces)
+                if ref and kept is not None:
+                    kept.refs[post.replaces] = ref
             if ref:
                 await chat.update(d, ref, post)
             return ref or ""

@@ -87,6 +87,9 @@ class KeptState:
         # so waiting here instead costs nothing, holds no pooled connection, and keeps them to one open at a time.
         self.turn = asyncio.Lock()
         self.workspace: tuple[str, str] | None = None  # the discussion's platform and workspace, once read
+        # The platform's refs of the discussion's posts sent or looked up under this lease, by post key: an edit
+        # finds the message it replaces here. A sent post's ref never changes.
+        self.refs: dict[str, str] = {}
 
     def known(self, tx: Tx) -> Known | None:
         """The turns and holds as they are in this transaction, which has checked the lease, when nothing else can

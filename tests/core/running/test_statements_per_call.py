@@ -86,6 +86,7 @@ class RoundsChat(RecordingChat):
 
 Measured = tuple[dict[str, float], list[dict[str, float]], str]  # per call: whole, by round; the top statements
 _measured: dict[str, Measured] = {}
+_measured_edits: dict[str, Counter[str]] = {}  # edits the chat made, and the outbox reads of a sent post's ref
 
 
 async def three_rounds(tmp_path: Path) -> Measured:
@@ -114,6 +115,9 @@ async def three_rounds(tmp_path: Path) -> Measured:
     top = "\n".join(f"{n / total['calls']:5.2f} {shape}" for shape, n in counts.shapes.most_common(20))
     rows = "\n".join(f"{n / total['calls']:5.2f} rows {shape}" for shape, n in counts.read.most_common(8))
     _measured["run"] = whole, per_call, f"{top}\n{rows}"
+    ref_read = 'SELECT outbox.ref FROM outbox WHERE outbox."key"'
+    _measured_edits["run"] = Counter({"edits": chat.update_calls, "ref reads": sum(
+        n for shape, n in counts.shapes.items() if shape.startswith(ref_read))})
     return _measured["run"]
 
 
@@ -136,3 +140,12 @@ async def test_a_model_call_costs_few_statements_and_transactions(tmp_path: Path
     whole, _, top = await three_rounds(tmp_path)
     assert whole["statements"] <= MAX_STATEMENTS, (whole, top)
     assert whole["transactions"] <= MAX_TRANSACTIONS, (whole, top)
+
+
+async def test_an_edit_finds_the_message_it_replaces_among_the_posts_sent_under_the_lease(tmp_path: Path) -> None:
+    """Every header, poll and canvas edit read its message's ref back from the outbox, in a transaction of its
+    own (0.3 a model call); the driver that sent the message knows it."""
+    _, _, top = await three_rounds(tmp_path)
+    edits = _measured_edits["run"]
+    assert edits["edits"] > 0, "the discussion edits posts it sent"
+    assert edits["ref reads"] == 0, (edits, top)
