@@ -50,14 +50,17 @@ _LEASED_CHARGED = (update(t.discussions).where(
     .returning(*t.discussions.c, exists().where(*_UNSENT).label("queued")))
 _PERSONAS = select(t.personas.c.data).where(t.personas.c.discussion_id == bindparam("id")).order_by(
     t.personas.c.position)
-_TURNS = select(t.turns).where(_t.discussion_id == bindparam("id")).order_by(_t.created_at, _t.key)
-_TURN = select(t.turns).where(_t.key == bindparam("key"))
+# A finished turn whose post went out reads as published: the outbox's sent flag says so, and only it, so sending
+# a turn's post writes one row, not two.
+_SHOWN = exists().where(_o.turn_key == _t.key, _o.sent.is_(True))
+_TURN_ROW = [case((and_(_t.status == TurnStatus.DONE.value, _SHOWN), TurnStatus.PUBLISHED.value), else_=_t.status)
+             .label("status") if c.name == "status" else c for c in t.turns.c]
+_TURNS = select(*_TURN_ROW).where(_t.discussion_id == bindparam("id")).order_by(_t.created_at, _t.key)
+_TURN = select(*_TURN_ROW).where(_t.key == bindparam("key"))
 # A turn inserted unless its key is stored already (a turn started again): the keys inserted come back.
 _INSERT_TURNS = {name: insert_in(name, t.turns).on_conflict_do_nothing(index_elements=["key"]).returning(_t.key)
                  for name in ("postgresql", "sqlite")}
 _SAVE_TURN = update(t.turns).where(_t.key == bindparam("b_key"))
-_PUBLISHED = (update(t.turns).where(_t.key == bindparam("b_key"), _t.status == TurnStatus.DONE.value)
-              .values(status=TurnStatus.PUBLISHED.value))
 _QUEUE = (select(_o.id, _o.payload, _o.turn_key, _o.attempts, _o.next_attempt_at)
           .where(_o.discussion_id == bindparam("id"), _o.sent.is_(False), _o.dead.is_(False)).order_by(_o.id))
 _CLAIM = (update(t.outbox).where(_o.id == bindparam("b_id"), _o.discussion_id == bindparam("b_discussion"),
@@ -342,14 +345,14 @@ class DiscussionRepo(Repo):
     async def turns_changing(self, discussion_id: str, since_round: int, keys: list[str]) -> list[Turn]:
         """The discussion's turns that may have changed since a driver read them: those of `since_round` and later,
         those not finished (any round), and `keys` (the ones the driver last saw unfinished)."""
-        query = select(t.turns).where(_t.discussion_id == discussion_id, or_(
+        query = select(*_TURN_ROW).where(_t.discussion_id == discussion_id, or_(
             _t.round >= since_round, _t.status.not_in([s.value for s in FINISHED_TURN]),
             *([_t.key.in_(keys)] if keys else [])))
         return [Turn.model_validate(_row(r)) for r in (await self.conn.execute(query)).all()]
 
     async def turns_by_keys(self, discussion_id: str, keys: list[str]) -> list[Turn]:
         """These of the discussion's turns (a key of another discussion's turn is left out)."""
-        query = select(t.turns).where(_t.discussion_id == discussion_id, _t.key.in_(keys))
+        query = select(*_TURN_ROW).where(_t.discussion_id == discussion_id, _t.key.in_(keys))
         rows = (await self.conn.execute(query)).all()
         return [Turn.model_validate(_row(r)) for r in rows]
 
@@ -496,8 +499,7 @@ class DiscussionRepo(Repo):
     async def mark_sent(self, outbox_id: int, ref: str, now: datetime, turn_key: str | None) -> None:
         self.outbox_changed()
         await self.conn.execute(_SENT, {"b_id": outbox_id, "b_ref": ref, "b_now": now})
-        if turn_key:
-            await self.conn.execute(_PUBLISHED, {"b_key": turn_key})
+        if turn_key:  # its turn now reads as published (see _TURN_ROW)
             self.changes.published.add(turn_key)
 
     async def drop_unsent(self, discussion_id: str, key_prefix: str) -> None:

@@ -141,6 +141,7 @@ outbox = Table(
     Column("created_at", TS, nullable=False),
     Column("sent_at", TS, nullable=True),
     Index("ix_outbox_pending", "discussion_id", "sent", "id"),
+    Index("ix_outbox_turn_key", "turn_key"),  # whether a turn's post went out (a turn reads as published)
 )
 
 # A turn's message shown while it is written (a placeholder, live text): kept so the process that takes over

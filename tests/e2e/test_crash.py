@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.__main__ import cli
+from tests.fakes.kills import POSTED
 
 TOPIC = "Should we adopt a four-day work week?"
 
@@ -68,7 +69,7 @@ def test_kill_during_a_round_then_resume_finishes_without_duplicates(tmp_path: P
 
     with sqlite3.connect(db) as conn:
         discussion_id, status_before = conn.execute("SELECT id, status FROM discussions").fetchone()
-        before = dict(conn.execute("SELECT key, status FROM turns").fetchall())
+        before = dict(conn.execute(f"SELECT key, {POSTED} FROM turns").fetchall())
     assert status_before == "running" and 0 < len(before), "killed mid-discussion"
     if expected_turns is not None:
         assert len(before) < expected_turns, "killed mid-discussion"
@@ -85,7 +86,7 @@ def test_kill_during_a_round_then_resume_finishes_without_duplicates(tmp_path: P
 
     with sqlite3.connect(db) as conn:
         status = conn.execute("SELECT status FROM discussions").fetchone()[0]
-        turns = conn.execute("SELECT key, status, attempts FROM turns").fetchall()
+        turns = conn.execute(f"SELECT key, {POSTED}, attempts FROM turns").fetchall()
         unsent = conn.execute("SELECT count(*) FROM outbox WHERE NOT sent").fetchone()[0]
     assert status == "done" and unsent == 0
     if expected_turns is not None:

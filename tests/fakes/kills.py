@@ -24,6 +24,10 @@ from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_signing import free_port, sign
 
+# A turn's status read from the database file as the store reads it: a done turn whose post went out is published.
+POSTED = ("CASE WHEN status = 'done' AND EXISTS (SELECT 1 FROM outbox WHERE outbox.turn_key = turns.key AND "
+          "outbox.sent) THEN 'published' ELSE status END")
+
 SECRET = "kills-signing-secret"
 POSTS = ("chat.postMessage", "chat.update")
 
@@ -170,7 +174,7 @@ async def run(folder: Path, *, kills: int, latency_s: float = 0.5, rounds: int =
         with sqlite3.connect(db) as conn:
             out.status = conn.execute("SELECT status FROM discussions").fetchone()[0]
             out.unsent = conn.execute("SELECT count(*) FROM outbox WHERE NOT sent").fetchone()[0]
-            out.turns = conn.execute("SELECT key, status FROM turns").fetchall()
+            out.turns = conn.execute(f"SELECT key, {POSTED} FROM turns").fetchall()
         # Every message in the channel carries the key of the post it shows; a key on two messages is a duplicate.
         keys: Counter[str] = Counter(
             json.dumps(msg.metadata, sort_keys=True) for msg in slack.messages if msg.metadata

@@ -72,6 +72,10 @@ async def test_a_turn_goes_from_the_model_to_the_thread_in_few_writes(app: App) 
         assert [s for s in g if s.startswith(("SELECT turns", "INSERT INTO turns", "UPDATE turns"))] == [
             "INSERT INTO turns"], g
         assert not [s for s in g if "usage" in s], g  # the estimate is read with the discussion's row
+    # A sent post is one write: its outbox row. Its turn reads as published from that row, not from a second write.
+    marked = [g for g in groups if g[:1] == ["UPDATE outbox SET"]]
+    assert len(marked) >= len(recorded), groups
+    assert not [g for g in marked if "UPDATE turns SET" in g], marked
     # No drain of its own reads the queue and claims its first post after a recording.
     claims_alone = [g for g in groups if g[:1] == ["SELECT outbox.id, outbox.payload,"]
                     and g[-1:] == ["UPDATE outbox SET"]]

@@ -139,7 +139,13 @@ async def test_turns_and_posts_are_idempotent_by_key(store: Store) -> None:
         ((oid, queued, key, attempts),) = await tx.pending_posts("d1")
         assert queued.text == "hello" and key == turn.key and attempts == 0
         await tx.set_turn_status([turn.key], TurnStatus.DONE)
+        waiting = await tx.turn(turn.key)  # done, its post not out yet
+        assert waiting is not None and waiting.status == TurnStatus.DONE
+        assert [t.status for t in await tx.turns_by_keys("d1", [turn.key])] == [TurnStatus.DONE]
         await tx.mark_sent(oid, "ts-1", T0, key)
+        assert [t.status for t in await tx.turns("d1")] == [TurnStatus.PUBLISHED]
+        assert [t.status for t in await tx.turns_by_keys("d1", [turn.key])] == [TurnStatus.PUBLISHED]
+        assert [t.status for t in await tx.turns_changing("d1", 0, [])] == [TurnStatus.PUBLISHED]
         assert await tx.pending_posts("d1") == []
         assert await tx.post_ref(turn.key) == "ts-1"
         stored = await tx.turn(turn.key)
