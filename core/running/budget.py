@@ -68,18 +68,18 @@ def reserve(b: Bucket | None, rate: Rate, now: float) -> tuple[Bucket, float]:
 def take_left(b: Bucket | None, rate: Rate, now: float, keep: float | None = None) -> tuple[Bucket, bool]:
     """Live text: a call only if one is left above the reserve (or `keep`) now, and the platform has not just
     said stop."""
-    b = refill(b, rate, now)
-    if b.paused_until > now or b.tokens - 1 < (rate.reserve if keep is None else keep):
-        return b, False
-    return replace(b, tokens=b.tokens - 1), True
+    r = refill(b, rate, now)
+    if r.paused_until > now or r.tokens - 1 < (rate.reserve if keep is None else keep):
+        return b or r, False  # nothing taken: the bucket as given (see Change)
+    return replace(r, tokens=r.tokens - 1), True
 
 
 def idle(b: Bucket | None, rate: Rate, now: float) -> tuple[Bucket, bool]:
     """Whether the bucket holds at least half its burst now (no work is waiting on it), taking nothing. A quiet
     workspace's bucket is there or near full even just after a discussion's header and first edits took their
     calls; a busy one's stays near empty, since final work takes every call as it comes back."""
-    b = refill(b, rate, now)
-    return b, b.paused_until <= now and b.tokens >= rate.burst * IDLE_SHARE
+    r = refill(b, rate, now)
+    return b or r, r.paused_until <= now and r.tokens >= rate.burst * IDLE_SHARE
 
 
 def pause(b: Bucket | None, rate: Rate, now: float, until: float) -> tuple[Bucket, None]:
@@ -88,6 +88,9 @@ def pause(b: Bucket | None, rate: Rate, now: float, until: float) -> tuple[Bucke
     return Bucket(min(b.tokens, 0.0), max(b.at, until), max(b.paused_until, until)), None
 
 
+# A rule: the bucket as it is now (None: never written) -> the bucket to write, and the rule's answer. A rule that
+# takes nothing gives back the bucket it was given, and nothing is written: only time passed, which the next change
+# counts again from the same row.
 Change = Callable[[Bucket | None], tuple[Bucket, T]]
 
 
@@ -115,7 +118,10 @@ class SharedBuckets:
     still reads what was written (a replica's Slack calls would otherwise cost a transaction each, the busiest of
     all). A bucket new to this process, or one another replica changed meanwhile, is read and changed in a
     transaction that locks its row. Changes to one bucket in this process queue for it here, so they never make
-    each other miss."""
+    each other miss. A look that takes nothing (is the workspace idle, is live text paused, is a call left for it)
+    writes nothing and goes by what this process last wrote or read: a call it then takes is written only if the
+    row still reads so, so another replica's calls are never undone; only such a look, which decides optional
+    work (a placeholder, a live edit), can go by a count another replica has since moved."""
 
     KNOWN_MAX = 10_000  # buckets remembered; past this the memory starts over (each next change reads its row)
 
@@ -132,6 +138,8 @@ class SharedBuckets:
             was = self._known.get(key)
             if was is not None:
                 b, out = rule(was)
+                if b is was:  # took nothing: no write (a look goes by this process's last write or read)
+                    return out
                 async with self.store.autocommit() as tx:
                     swapped = await tx.swap_bucket(key, (was.tokens, was.at, was.paused_until),
                                                    (b.tokens, b.at, b.paused_until))
@@ -148,8 +156,10 @@ class SharedBuckets:
                 if not await tx.make_bucket(key, (b.tokens, b.at, b.paused_until)):
                     row = (await tx.lock_buckets([key]))[key]  # made by another replica meanwhile: its row now
             if row is not None:
-                b, out = rule(Bucket(*row))
-                await tx.save_bucket(key, (b.tokens, b.at, b.paused_until))
+                given = Bucket(*row)
+                b, out = rule(given)
+                if b is not given:
+                    await tx.save_bucket(key, (b.tokens, b.at, b.paused_until))
         if len(self._known) >= self.KNOWN_MAX:
             self._known.clear()
             self._turns.clear()  # a change waiting on a dropped lock is still safe: its write checks the row
@@ -210,7 +220,7 @@ class RateBudget:
 
         def left(b: Bucket | None) -> tuple[Bucket, bool]:
             keep = rate.first_reserve if first else None
-            return take_left(b, rate, now, keep) if quiet[0] else (refill(b, rate, now), False)
+            return take_left(b, rate, now, keep) if quiet[0] else (b or refill(b, rate, now), False)
 
         # The pause read first, then the call taken: each bucket on its own, as any other change (a bucket this
         # replica wrote last changes in one statement, where the two in one transaction took five round trips on
