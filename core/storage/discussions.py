@@ -47,7 +47,9 @@ _LEASED_CHARGED = (update(t.discussions).where(
     .values(cost_usd=_d.cost_usd + bindparam("b_usd"),
             costliest_call_usd=case((_d.costliest_call_usd < bindparam("b_usd"), bindparam("b_usd")),
                                     else_=_d.costliest_call_usd))
-    .returning(*t.discussions.c, exists().where(*_UNSENT).label("queued")))
+    # The queue asked by the id bound, not by the row's: SQLite names RETURNING's columns bare, so a correlated
+    # `outbox.discussion_id = discussions.id` read as the outbox row's own id (never queued, after a full scan).
+    .returning(*t.discussions.c, exists().where(_o.discussion_id == bindparam("b_id"), *_UNSENT[1:]).label("queued")))
 _PERSONAS = select(t.personas.c.data).where(t.personas.c.discussion_id == bindparam("id")).order_by(
     t.personas.c.position)
 # A finished turn whose post went out reads as published: the outbox's sent flag says so, and only it, so sending

@@ -13,6 +13,7 @@ from bot.settings import Settings
 from bot.wiring import App, build_app
 from core.control import commands as c
 from core.models import Discussion, Phase, Post, Status
+from core.ports import RateLimited
 from tests.core.conftest import C1, discussion, settle, start
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
@@ -130,3 +131,43 @@ async def test_the_recording_chat_finds_a_post_only_in_one_page_of_recent_messag
     assert await chat.find(d, "d1:n0") is None
     assert await chat.find(d, "d1:n1") == refs[1] and await chat.find(d, "d1:n15") == refs[15]
     assert await chat.find(other, "d1:n15") is None, "only the discussion's own thread is read"
+
+
+class SlowsDownOnTheFirstStatement(RecordingChat):
+    """The platform asks to slow down once, on the first expert's statement: the post waits out Retry-After."""
+
+    def __init__(self) -> None:
+        super().__init__("console")
+        self.refused = ""
+
+    async def publish(self, discussion: Discussion, post: Post) -> str:
+        if post.kind == "turn" and ":r1:s1:" in post.key and not self.refused:  # the experts' statements' step
+            self.refused = post.key
+            raise RateLimited("slow down", retry_after=0.01)
+        return await super().publish(discussion, post)
+
+
+async def test_a_post_waiting_out_a_slow_down_is_not_overtaken_by_the_turns_recorded_behind_it(
+    tmp_path: Path, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    """The statements of one step record one after another. On SQLite the fence of a recording said nothing was
+    queued whatever was, so each statement recorded after the first one's post was told to slow down went out
+    at once, ahead of it: the thread read out of order."""
+    chat = SlowsDownOnTheFirstStatement()
+    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}")  # type: ignore[call-arg]
+    app = await build_app(settings, {"console": chat}, llm=llm, clock=clock)
+    try:
+        did = (await app.service.handle(start(rounds=1))).discussion_id
+        await settle(app)
+        assert chat.refused, "the platform slowed a statement down"
+        for _ in range(5):  # its Retry-After passes, and the discussion goes on
+            clock.advance(seconds=1)
+            await sweep(app)
+        async with app.store.tx() as tx:
+            queued = [p.key for p, _ in await tx.posts(did)]  # in the order queued
+        sent = [k for k in chat.keys(did) if k in queued]
+        assert (await discussion(app, did)).status == Status.DONE
+        assert sent == [k for k in queued if k in sent], "posts went out in another order than queued"
+        assert chat.refused in sent
+    finally:
+        await app.close()

@@ -413,3 +413,27 @@ async def test_sqlite_transactions_share_one_connection_and_a_failed_one_leaves_
     finally:
         await store.close()
     assert engine.sync_engine.pool.checkedout() == 0, "closing the store hands its connection back"
+
+
+async def test_every_fence_sees_the_posts_queued_before_it(store: Store) -> None:
+    """The fence of a transaction that records a turn said no post was queued on SQLite whatever was (its check
+    compared each outbox row's discussion with the row's own id), so the turn's post was taken for the whole queue
+    and could go out ahead of one queued before it; and it read the whole outbox to say so, at every turn."""
+    async with store.tx() as tx:
+        await tx.add_discussion(discussion("d1"))
+        await tx.add_discussion(discussion("d2"))
+        assert await tx.acquire_lease("d1", "me", T0, ttl=60)
+        await tx.enqueue("d1", Post(kind="notice", key="n1", text="queued first"), T0)
+        await tx.enqueue("d2", Post(kind="notice", key="n2", text="another discussion's"), T0)
+
+    async def seen(**kw: object) -> bool | None:
+        async with store.tx() as tx:
+            assert await tx.fence("d1", "me", T0, **kw) is not None  # type: ignore[arg-type]
+            return tx.queued_at_fence
+
+    fences = [{}, {"spent_since": T0}, {"charge": (0.01, 0)}]
+    assert [await seen(**kw) for kw in fences] == [True, True, True]
+    async with store.tx() as tx:
+        ((oid, _, _, _),) = await tx.pending_posts("d1")
+        await tx.mark_sent(oid, "ts-1", T0, None)
+    assert [await seen(**kw) for kw in fences] == [False, False, False]  # d2's post is not d1's
