@@ -107,7 +107,8 @@ MODULES: dict[str, list[str]] = {
     "core/control/schedules.py": ["tests/core/control/test_schedules.py", "tests/core/showing/test_digest_activity.py",
                                   "tests/core/control/test_schedule_rules.py"],
     # the flows' rules
-    "core/deliberation/engine.py": ["tests/core/deliberation/test_engine.py", "tests/core/deliberation/test_flows.py"],
+    "core/deliberation/engine.py": ["tests/core/deliberation/test_engine.py", "tests/core/deliberation/test_flows.py",
+                                    "tests/core/deliberation/test_engine_rules.py"],
     "core/deliberation/flows/meeting.py": ["tests/core/deliberation/test_meeting_and_floor.py",
                                            "tests/core/deliberation/test_honest_meetings.py",
                                            "tests/core/deliberation/test_meeting_rules.py"],
