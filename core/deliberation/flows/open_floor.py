@@ -29,6 +29,7 @@ FLOOR_CHARS = 48_000  # about 12,000 tokens of speeches; past it the oldest are 
 NOBODY_SPOKE = "nobody spoke this round: every speech failed or was skipped"
 HUMAN_BOOST = 3  # a person's reply that names a participant raises its bid by this much
 SLOTS_PER_SPEAKER = 3  # bid-and-speech slots a round may use per participant before it gives up
+FLOOR_PHASES = (Phase.BID, Phase.SPEECH)  # the floor's own steps; an answer or a check is an aside in its round
 
 RULES = """\
 You are taking part in an open floor run by Council, a bot that hosts discussions among AI personas inside a \
@@ -170,8 +171,9 @@ class OpenFloor:
         while given < len(people) and k < SLOTS_PER_SPEAKER * len(people):
             bid_step, speech_step = 2 * k + 1, 2 * k + 2
             k += 1
-            if closed(state) and not any(t.round == d.round and t.step >= bid_step for t in state.turns):
-                break  # the floor closed: no new bidding (a step already begun is finished)
+            if closed(state) and not any(t.round == d.round and t.step >= bid_step and t.phase in FLOOR_PHASES
+                                         for t in state.turns):
+                break  # the floor closed: no new bidding (a step of bids or a speech already begun is finished)
             out.append(StepSpec(bid_step, Phase.BID, people))
             if not all(state.finished(turn_key(d, d.round, bid_step, p.key)) for p in people):
                 break  # the speaker is known once the bids are in

@@ -173,6 +173,16 @@ def test_a_closed_floor_opens_no_new_bidding_but_finishes_the_bidding_begun() ->
     assert OpenFloor().steps(with_cap([*three, *begun], 3, round_=2)) == [StepSpec(1, Phase.BID, PEOPLE)]
 
 
+def test_a_closed_floor_opens_no_new_bidding_after_a_person_was_answered_or_a_claim_checked() -> None:
+    """An answer to a person (step 99) and a check someone asked for (step 90) are turns of the round past any bid
+    step: taken for bidding begun, they kept a closed floor bidding, and speaking past its cap."""
+    three = [speech(ADA, 2, at(2)), speech(BEN, 4, at(4)), speech(CAL, 6, at(6))]
+    for phase, step in ((Phase.ANSWER, 99), (Phase.FACT_CHECK, 90)):
+        aside = Turn(key=f"d:aside{step}", discussion_id="d", round=2, step=step, phase=phase, persona_key="moderator",
+                     status=TurnStatus.DONE, text="Noted.", created_at=at(7), finished_at=at(7))
+        assert OpenFloor().steps(with_cap([*three, aside], 3, round_=2)) == [], phase
+
+
 def test_the_floor_lead_writes_outside_the_rounds_and_without_one_nobody_does() -> None:
     assert OpenFloor().writer(State(discussion=D, personas=[LEAD, *PEOPLE], turns=[]), Phase.FINAL_SYNTHESIS) == LEAD
     assert OpenFloor().writer(state([]), Phase.FINAL_SYNTHESIS) is None
