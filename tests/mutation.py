@@ -4,6 +4,9 @@
     python -m tests.mutation core/running/spending.py --children 1
     python -m tests.mutation --report             # the table again, from tests/mutation_scores.json
 
+The storage modules, recall, the rate budget and the driver's fences have PostgreSQL-only tests: they are measured
+only with TEST_DATABASE_URL set (`postgresql+asyncpg://postgres@127.0.0.1:5432/test` here).
+
 Each module runs in its own scratch copy of the tree (mutmut mutates a copy under `mutants/`), so runs never
 touch the code of the working tree. A finished run's row (the commit measured, the module's blob there, killed of
 all, both scores, the verdict and the survivors' names) replaces that module's entry in tests/mutation_scores.json,
@@ -21,6 +24,7 @@ import argparse
 import ast
 import fcntl
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -129,6 +133,10 @@ MODULES: dict[str, list[str]] = {
                                    "tests/adapters/discord/test_forums.py",
                                    "tests/adapters/discord/test_platform_rules.py"],
 }
+# Modules whose tests hold PostgreSQL-only cases (row locks, advisory locks, replicas): measured only with
+# TEST_DATABASE_URL set, since a skipped test kills nothing and the score would read lower than the tests are.
+ON_POSTGRES = {m for m in MODULES if m.startswith("core/storage/")} | {
+    "core/control/recall.py", "core/running/budget.py", "core/running/driver.py"}
 # The driver's fences: the functions of driver.py that check or hold the lease (mutmut's names for them).
 ONLY_FUNCTIONS = {"core/running/driver.py": ["fenced", "_drain", "_claim", "_heartbeat", "_renew_soon"]}
 
@@ -402,6 +410,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [m for m in args.modules if m not in MODULES]
     if unknown:
         parser.error(f"not a rule module: {', '.join(unknown)} (one of: {', '.join(MODULES)})")
+    unserved = [m for m in args.modules or list(MODULES) if m in ON_POSTGRES]
+    if not args.report and unserved and not os.environ.get("TEST_DATABASE_URL"):
+        parser.error(f"{', '.join(unserved)}: set TEST_DATABASE_URL (a PostgreSQL server): their PostgreSQL tests "
+                     "would be skipped, and a skipped test kills no mutant")
     if not args.report:
         for module in args.modules or list(MODULES):
             run(module, args.children, args.scores)

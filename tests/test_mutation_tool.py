@@ -191,3 +191,19 @@ def test_a_row_measured_on_another_version_of_the_module_is_stale(tmp_path: Path
     mutation.write_entry(scores, module, mutation.entry(module, current(module), outcomes(10, 0), set(), True))
     assert mutation.report(modules=[module], scores=scores) == 0
     assert "STALE" not in capsys.readouterr().out
+
+
+def test_a_module_with_postgresql_tests_is_not_measured_without_postgresql(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The driver's fences measured 77/91 without PostgreSQL and 78/91 with it: a skipped test kills nothing."""
+    monkeypatch.delenv("TEST_DATABASE_URL", raising=False)
+    ran: list[str] = []
+    monkeypatch.setattr(mutation, "run", lambda module, *_: ran.append(module))
+    with pytest.raises(SystemExit):
+        mutation.main(["core/running/driver.py"])
+    assert ran == [] and "set TEST_DATABASE_URL" in capsys.readouterr().err
+    assert "core/storage/activity.py" in mutation.ON_POSTGRES
+    assert "core/deliberation/engine.py" not in mutation.ON_POSTGRES
+    monkeypatch.setenv("TEST_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+    monkeypatch.setattr(mutation, "report", lambda *_: 0)
+    assert mutation.main(["core/running/driver.py"]) == 0 and ran == ["core/running/driver.py"]
