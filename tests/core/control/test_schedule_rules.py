@@ -143,6 +143,16 @@ async def test_a_scheduled_round_of_a_waiting_discussion_is_chosen_in_the_schedu
     assert any(p.text.startswith("➡️ The schedule chose **") for p in chat.posts(did))
 
 
+async def round_in_an_hour(app: App, chat: RecordingChat, clock: FakeClock, did: str) -> Post:
+    """A round scheduled for an hour from now, fired when the hour is up: the reminder it posted."""
+    await app.service.handle(c.ScheduleRound(**C1, discussion_id=did, when="in 1 hour", user_id="U1"))
+    await settle(app)
+    clock.advance(hours=1)
+    assert await fire_round(app, did)
+    [reminder] = reminders(chat, did)
+    return reminder
+
+
 async def test_a_discussion_paused_between_rounds_resumes_on_schedule_into_its_next_round(
     app: App, chat: RecordingChat, clock: FakeClock
 ) -> None:
@@ -150,11 +160,7 @@ async def test_a_discussion_paused_between_rounds_resumes_on_schedule_into_its_n
     await app.service.handle(c.Pause(**C1, discussion_id=did, user_id="U1", user_name="Dana"))
     await settle(app)
     assert (await discussion(app, did)).status == Status.PAUSED
-    await app.service.handle(c.ScheduleRound(**C1, discussion_id=did, when="in 1 hour", user_id="U1"))
-    await settle(app)
-    clock.advance(hours=1)
-    assert await fire_round(app, did)
-    [reminder] = reminders(chat, did)
+    reminder = await round_in_an_hour(app, chat, clock, did)
     assert reminder.text.startswith("⏰ Scheduled round 2 starts now.")
     assert "The round after this one" not in reminder.text, "a one-shot schedule promised another round"
     assert "▶️ The schedule resumed the discussion." in [p.text for p in chat.posts(did)]
@@ -171,11 +177,7 @@ async def test_a_discussion_paused_mid_round_goes_on_with_that_round_on_schedule
     await settle(app)
     d = await discussion(app, did)
     assert (d.status, d.round) == (Status.PAUSED, 1)
-    await app.service.handle(c.ScheduleRound(**C1, discussion_id=did, when="in 1 hour", user_id="U1"))
-    await settle(app)
-    clock.advance(hours=1)
-    assert await fire_round(app, did)
-    [reminder] = reminders(chat, did)
+    reminder = await round_in_an_hour(app, chat, clock, did)
     assert reminder.text.startswith("⏰ Round 1 goes on from where it paused now.")
 
 

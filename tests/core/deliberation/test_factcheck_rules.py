@@ -201,10 +201,10 @@ def test_the_open_floor_is_checked_every_third_speech_and_after_the_rounds_last(
 BEN = Persona(key="ben", name="Ben", role=Role.EXPERT)
 
 
-def said(who: str, step: int, phase: Phase = Phase.STATEMENT, round_: int = 1, text: str = "",
+def said(who: str, step: int, phase: Phase = Phase.STATEMENT, round_: int = 1, text: str | None = None,
          status: TurnStatus = TurnStatus.DONE) -> Turn:
     return Turn(key=f"d:r{round_}:s{step}:{who}", discussion_id="d", round=round_, step=step, phase=phase,
-                persona_key=who, status=status, text=text or f"{who} says {step}", created_at=T0)
+                persona_key=who, status=status, text=f"{who} says {step}" if text is None else text, created_at=T0)
 
 
 def plan(step: int, key: str = "", round_: int = 1) -> TurnPlan:
@@ -213,7 +213,8 @@ def plan(step: int, key: str = "", round_: int = 1) -> TurnPlan:
 
 
 def world(*turns: Turn, **options: Any) -> State:
-    d = D.model_copy(update={"options": FlowOptions(**options)}) if options else D
+    """A state of its own: a test may change its discussion without changing another test's."""
+    d = D.model_copy(update={"options": FlowOptions(**options)}, deep=True)
     return State(discussion=d, personas=[ADA, BEN], turns=list(turns))
 
 
@@ -230,9 +231,8 @@ def test_a_check_reads_the_rounds_posts_since_the_last_check_up_to_its_own_step(
 
 def test_a_check_reads_no_bookkeeping_no_empty_turn_no_unfinished_turn_and_not_its_own_kind() -> None:
     turns = [said("ada", 1, Phase.ROSTER), said("ada", 1, Phase.BID), said("ada", 1, Phase.ROUND_SYNTHESIS),
-             said("ben", 1, text=" "), said("ben", 2, status=TurnStatus.RUNNING), said("fact_checker", 2),
+             said("ben", 1, text=""), said("ben", 2, status=TurnStatus.RUNNING), said("fact_checker", 2),
              said("ada", 2)]
-    turns[3] = turns[3].model_copy(update={"text": ""})
     assert [t.key for t in factcheck.claims_to_check(world(*turns), plan(2))] == ["d:r1:s2:ada"]
 
 
