@@ -19,6 +19,7 @@ from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMRefused,
 from core.running import seat_turns
 from core.running.admission import Admission
 from core.running.effects import close_polls, people_ballots, record_turn, save_discussion
+from core.running.grouped import Grouped
 from core.running.kept import KeptState, Known
 from core.running.live import LiveText
 from core.running.records import record_decision
@@ -34,6 +35,7 @@ from core.showing import posts
 from core.showing.extras import decorate
 from core.showing.pages import PageLinks
 from core.storage.discussions import Queue, Unsent
+from core.storage.placeholders import Shown
 from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -121,6 +123,7 @@ class Driver:
         # The state each discussion driven here was last read at, kept up to date with this process's own writes.
         self._kept: dict[str, KeptState] = {}
         self._renewer: asyncio.Task[None] | None = None
+        self._placeholders: Grouped[Shown] = Grouped(self._store_placeholders)
         self.admission = Admission(config.admit_per_pass)
 
     # scheduling of drivers inside this process ------------------------------------------------------
@@ -289,12 +292,17 @@ class Driver:
 
     async def placeholder_shown(self, d: Discussion, key: str, ref: str) -> None:
         """A chat showed a message for the turn `key` while it is written: kept with this process's name until
-        the turn's post settles it, so a process taking over after a crash here can remove it."""
+        the turn's post settles it, so a process taking over after a crash here can remove it. Returns once
+        stored; placeholders shown while another is being stored share the next transaction."""
+        await self._placeholders.add((d.id, key, ref, self.config.owner, self.clock.now()))
+
+    async def _store_placeholders(self, shown: list[Shown]) -> None:
         async with self.store.tx() as tx:
-            await tx.placeholder_shown(d.id, key, ref, self.config.owner, self.clock.now())
-        known = self._shown.get(d.id)
-        if known is not None:
-            known.add(key)
+            await tx.placeholders_shown(shown)
+        for discussion_id, key, _, _, _ in shown:
+            known = self._shown.get(discussion_id)
+            if known is not None:
+                known.add(key)
 
     async def _retract_left(self, discussion_id: str) -> None:
         """Remove the messages another process showed for turns it never finished (it died mid-step, or stopped):

@@ -10,14 +10,18 @@ from core.storage import tables as t
 from core.storage.rows import Repo, insert_in
 
 _p = t.placeholders.c
+Shown = tuple[str, str, str, str, datetime]  # discussion id, turn key, message ref, owner, when shown
 
 
 class PlaceholderRepo(Repo):
-    async def placeholder_shown(self, discussion_id: str, key: str, ref: str, owner: str, now: datetime) -> None:
-        """The message showing the turn `key` while it is written (one per turn: a newer one replaces it, in the
-        same statement)."""
-        stmt = insert_in(self.conn.dialect.name, t.placeholders).values(
-            discussion_id=discussion_id, key=key, ref=ref, owner=owner, created_at=now)
+    async def placeholders_shown(self, shown: list[Shown]) -> None:
+        """The messages showing turns while they are written, by (discussion, turn key, message ref, owner, when),
+        in one statement: one per turn, a newer one replacing it (the last of one turn given here wins)."""
+        rows = {(d, key): {"discussion_id": d, "key": key, "ref": ref, "owner": owner, "created_at": at}
+                for d, key, ref, owner, at in shown}
+        if not rows:
+            return
+        stmt = insert_in(self.conn.dialect.name, t.placeholders).values(list(rows.values()))
         await self.conn.execute(stmt.on_conflict_do_update(
             index_elements=["discussion_id", "key"],
             set_={"ref": stmt.excluded.ref, "owner": stmt.excluded.owner, "created_at": stmt.excluded.created_at}))
