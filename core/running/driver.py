@@ -423,6 +423,7 @@ class Driver:
             known = self._known(tx, d.id)  # the state as kept here, when nothing else changed it
             if step.status == Status.DONE:
                 await record_decision(tx, state, await people_ballots(tx, d.id, d.round), link, now)
+                await tx.forget_settled_placeholders(d.id)
             for name in ("status", "pending", "round", "round_topic", "blocked_reason"):
                 value = getattr(step, name)
                 if value is not None:
@@ -811,11 +812,13 @@ class Driver:
         caller forgets the ones settled (returned) once the transaction has committed."""
         known = self._shown.get(discussion_id)
         keys = known if known is not None else set(await tx.placeholder_keys(discussion_id))
-        settled = [k for k in keys if k == post.key or (post.kind in FAILURE_KINDS and post.key.startswith(k + ":"))
-                   or (post.kind == "header" and post.key.endswith(":" + k))]
-        if settled:
-            await tx.forget_placeholders(discussion_id, settled)
-        return settled
+        # A turn's own post settles its row by being marked sent (see placeholders()); a note keyed otherwise
+        # settles it by deleting it.
+        noted = [k for k in keys if (post.kind in FAILURE_KINDS and post.key.startswith(k + ":"))
+                 or (post.kind == "header" and post.key.endswith(":" + k))]
+        if noted:
+            await tx.forget_placeholders(discussion_id, noted)
+        return [*noted, *([post.key] if post.key in keys else [])]
 
     def _come_back(self, discussion_id: str, after_s: float) -> None:
         """Drive the discussion again once the wait the platform asked for is over, not a whole sweep later."""

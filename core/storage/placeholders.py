@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, exists, select
 
 from core.storage import tables as t
 from core.storage.rows import Repo, insert_in
 
 _p = t.placeholders.c
+_o = t.outbox.c
 Shown = tuple[str, str, str, str, datetime]  # discussion id, turn key, message ref, owner, when shown
+# A turn's post went out: the chat turned its placeholder into it (or removed it), so no takeover may remove it.
+# Read so rather than deleted as each post is sent: the row is left to the discussion's end (a statement a turn).
+_SETTLED = exists().where(_o.key == _p.key, _o.discussion_id == _p.discussion_id, _o.sent.is_(True))
 
 
 class PlaceholderRepo(Repo):
@@ -28,15 +32,20 @@ class PlaceholderRepo(Repo):
 
     async def placeholders(self, discussion_id: str) -> list[tuple[str, str, str]]:
         """(turn key, message ref, the process that showed it) of every placeholder not settled yet, oldest first."""
-        query = (select(_p.key, _p.ref, _p.owner).where(_p.discussion_id == discussion_id).order_by(_p.created_at))
+        query = (select(_p.key, _p.ref, _p.owner).where(_p.discussion_id == discussion_id, ~_SETTLED)
+                 .order_by(_p.created_at))
         return [(str(k), str(r), str(o)) for k, r, o in (await self.conn.execute(query)).all()]
 
     async def placeholder_keys(self, discussion_id: str) -> list[str]:
-        query = select(_p.key).where(_p.discussion_id == discussion_id)
+        query = select(_p.key).where(_p.discussion_id == discussion_id, ~_SETTLED)
         return [str(k) for k in (await self.conn.execute(query)).scalars()]
 
+    async def forget_settled_placeholders(self, discussion_id: str) -> None:
+        """The rows of placeholders whose turns' posts went out (the discussion is over: no turn shows more)."""
+        await self.conn.execute(delete(t.placeholders).where(_p.discussion_id == discussion_id, _SETTLED))
+
     async def forget_placeholders(self, discussion_id: str, keys: list[str]) -> None:
-        """These placeholders became their posts, or are gone: nothing is left to remove."""
+        """These placeholders became notes, or are gone: nothing is left to remove."""
         if keys:
             await self.conn.execute(delete(t.placeholders).where(_p.discussion_id == discussion_id,
                                                                  _p.key.in_(keys)))

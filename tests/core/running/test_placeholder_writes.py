@@ -1,16 +1,19 @@
-"""Placeholders many discussions show at the same moment are stored together: each chat hears back only once its
-own row is committed (a crash after that leaves the next process a row to remove the message by), and the rows that
-come together (or while one is being written) share a transaction instead of taking one each."""
+"""What a placeholder costs the database. Placeholders many discussions show at the same moment are stored
+together: each chat hears back only once its own row is committed (a crash after that leaves the next process a
+row to remove the message by), and the rows that come together (or while one is being written) share a
+transaction instead of taking one each. A turn's post settles its placeholder by being marked sent: no statement of
+its own, and no takeover removes a placeholder that became a post."""
 
 from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
 
-from sqlalchemy import event
+from sqlalchemy import event, func, select
 
 from bot.wiring import App
-from core.models import Discussion
+from core.models import Discussion, Post
+from core.storage import tables as t
 
 
 async def test_placeholders_shown_at_once_are_each_stored_before_their_chat_hears_back_in_one_transaction(
@@ -35,3 +38,27 @@ async def test_placeholders_shown_at_once_are_each_stored_before_their_chat_hear
     assert stored_at_return == {d.id: [f"{d.id}:r1:s1:expert"] for d in discussions}
     writes = len(begun) - shown_by  # each caller's own read above took one
     assert writes == 1, f"{writes} transactions stored {shown_by} placeholders shown at once"
+
+
+async def test_a_takeover_finds_left_only_the_placeholders_whose_turns_posts_have_not_gone_out(app: App) -> None:
+    now = datetime.now(UTC)
+    d = Discussion(id="d1", topic="Adopt trunk-based development?", platform="slack", channel="C1", created_at=now,
+                   updated_at=now)
+    posted, queued, writing = "d1:r1:s1:expert", "d1:r1:s1:contrarian", "d1:r1:s1:historian"
+    async with app.store.tx() as tx:
+        await tx.add_discussion(d)
+        await tx.placeholders_shown([(d.id, key, f"ts-{key}", "a-dead-process", now)
+                                     for key in (posted, queued, writing)])
+        for key in (posted, queued):
+            await tx.enqueue(d.id, Post(kind="turn", key=key, text=f"What {key} wrote."), now, turn_key=key)
+        [(sent_id, _, _, _), _] = await tx.pending_posts(d.id)
+        await tx.mark_sent(sent_id, f"ts-{posted}", now, posted)
+    async with app.store.tx() as tx:
+        left = [key for key, _, _ in await tx.placeholders(d.id)]
+        keys = sorted(await tx.placeholder_keys(d.id))
+    assert left == [queued, writing], "the placeholder that became its post is not removed by a takeover"
+    assert keys == sorted([queued, writing])
+    async with app.store.tx() as tx:  # the discussion ends: the settled row goes, the others stay to be removed
+        await tx.forget_settled_placeholders(d.id)
+        rows = (await tx.conn.execute(select(func.count()).select_from(t.placeholders))).scalar()
+    assert rows == 2
