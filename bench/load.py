@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from adapters.slack.render import EVENT_TYPE  # noqa: E402
-from bench.platform_limits import drop_database, fresh_database, healthy  # noqa: E402
+from bench.platform_limits import Statuses, drop_database, fresh_database, healthy  # noqa: E402
 from bench.sql_count import OPENS, SHAPE  # noqa: E402
 from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
@@ -363,6 +363,20 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                         seen = len(slack.calls)
                         await asyncio.sleep(quiet)
 
+                async def finished() -> None:
+                    """Until every discussion reads done in the database, or `within_s`: the last round's synthesis
+                    comes before the closing (the decision record, the charts, the final poll), and a quiet spell in
+                    Slack's calls fell between them on a busy loop (the window then missed the closings' calls)."""
+                    statuses, deadline = Statuses(env["DATABASE_URL"]), time.monotonic() + within_s
+                    try:
+                        while time.monotonic() < deadline:
+                            read = await statuses.read()
+                            if len(read) == n + 1 and all(s == "done" for s in read.values()):
+                                return
+                            await asyncio.sleep(0.2)
+                    finally:
+                        await statuses.close()
+
                 async def snapshot() -> tuple[float, int, Counter[str]]:
                     return (sum(cpu_s(pid) for pid in pids), model.request_count,
                             await sql_counts(pids, counted) if count_sql else Counter())
@@ -437,6 +451,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                             last = (end[0] - first[0], end[1] - first[1], end[2] - first[2])
                             # The statements of whole discussions, from the load's start until every last post is
                             # out: a window's edge cuts a step's transactions from the calls they serve.
+                            await finished()
                             await settled()
                             whole = await snapshot()
                             sql_whole = (whole[1] - calls_before, whole[2] - sql_before)

@@ -771,7 +771,12 @@ class Driver:
                 return None
             settled: list[str] = []
             async with self.store.tx() as tx:  # not fenced: the platform has the post, so its ref must be kept
-                await tx.mark_sent(outbox_id, ref, self.clock.now(), turn_key)
+                following = pending[i + 1] if i + 1 < len(pending) else None
+                if following is not None:  # the next post is claimed in the statement that marks this one sent
+                    claimed = await tx.mark_sent_claiming(outbox_id, ref, self.clock.now(), turn_key,
+                                                          (following[0], following[3]), self.config.owner, d.id)
+                else:
+                    await tx.mark_sent(outbox_id, ref, self.clock.now(), turn_key)
                 if turn_key or post.kind in SETTLING_KINDS:  # its turn's placeholder became it, or says why not
                     settled = await self._settle_placeholders(tx, d.id, post)
                 if post.kind == "header" and not d.thread_ref:
@@ -788,7 +793,7 @@ class Driver:
                     if due is None or due <= self.clock.now():  # else the drains asked for find it waiting
                         covers = asked
                         pending.extend(more)
-                if i + 1 < len(pending):
+                if following is None and i + 1 < len(pending):  # read again just now
                     claimed = await self._claim(tx, d.id, pending[i + 1])
             self._committed(d.id, tx)
             self._shown.get(d.id, set()).difference_update(settled)

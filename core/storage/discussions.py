@@ -73,6 +73,17 @@ _CLAIM_LEASED = _CLAIM.where(exists().where(_d.id == bindparam("b_discussion"), 
                                             _d.lease_expires_at > bindparam("b_now")))
 _SENT = update(t.outbox).where(_o.id == bindparam("b_id")).values(
     sent=True, ref=bindparam("b_ref"), sent_at=bindparam("b_now"))
+# A post marked sent and the next one claimed (as _CLAIM_LEASED would) in one statement: the rows it returns say
+# whether the claim held (the sent row always does).
+_IS_SENT, _IS_NEXT = _o.id == bindparam("b_id"), _o.id == bindparam("b_next")
+_SENT_CLAIMING = (update(t.outbox).where(or_(_IS_SENT, and_(
+    _IS_NEXT, _o.discussion_id == bindparam("b_discussion"), _o.attempts == bindparam("b_seen"), _o.sent.is_(False),
+    exists().where(_d.id == bindparam("b_discussion"), _d.lease_owner == bindparam("b_owner"),
+                   _d.lease_expires_at > bindparam("b_now")))))
+    .values(sent=case((_IS_SENT, True), else_=_o.sent), ref=case((_IS_SENT, bindparam("b_ref")), else_=_o.ref),
+            sent_at=case((_IS_SENT, bindparam("b_now")), else_=_o.sent_at),
+            attempts=case((_IS_NEXT, _o.attempts + 1), else_=_o.attempts))
+    .returning(_o.id))
 
 Unsent = list[tuple[int, Post, str | None, int]]  # queued posts in order: outbox id, post, turn key, earlier attempts
 Queue = tuple[Unsent, datetime | None]  # and when the first may be tried again (None: now)
@@ -503,6 +514,18 @@ class DiscussionRepo(Repo):
         await self.conn.execute(_SENT, {"b_id": outbox_id, "b_ref": ref, "b_now": now})
         if turn_key:  # its turn now reads as published (see _TURN_ROW)
             self.changes.published.add(turn_key)
+
+    async def mark_sent_claiming(self, outbox_id: int, ref: str, now: datetime, turn_key: str | None,
+                                 claim: tuple[int, int], owner: str, discussion_id: str) -> bool:
+        """`mark_sent`, and the claim of the next post (`claim`: its outbox id and the attempts read with it) as
+        `claim_send` makes it, in one statement; whether the claim held."""
+        self.outbox_changed()
+        params = {"b_id": outbox_id, "b_ref": ref, "b_now": now, "b_next": claim[0], "b_seen": claim[1],
+                  "b_discussion": discussion_id, "b_owner": owner}
+        rows = {row[0] for row in (await self.conn.execute(_SENT_CLAIMING, params)).all()}
+        if turn_key:
+            self.changes.published.add(turn_key)
+        return claim[0] in rows
 
     async def drop_unsent(self, discussion_id: str, key_prefix: str) -> None:
         """Forget queued posts under a key prefix that no drain has tried yet (a newer one supersedes them)."""

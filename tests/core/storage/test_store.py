@@ -245,6 +245,26 @@ async def test_a_post_is_claimed_for_sending_once_and_only_by_the_lease_holder(s
         assert not await tx.claim_send(oid, attempts + 1, "me", T0 + timedelta(seconds=61)), "lease expired"
 
 
+async def test_a_post_marked_sent_claims_the_next_in_the_same_statement_only_as_a_claim_would(store: Store) -> None:
+    """The drain marks a post sent and claims the one behind it at once: the claim holds only for the lease holder
+    and the attempts it read, and the post is marked sent whether the claim holds or not."""
+    async with store.tx() as tx:
+        await tx.add_discussion(discussion())
+        for key in ("n1", "n2", "n3", "n4"):
+            await tx.enqueue("d1", Post(kind="notice", key=key, text=key), T0)
+        (n1, _, _, _), (n2, _, _, seen2), (n3, _, _, seen3), (n4, _, _, seen4) = await tx.pending_posts("d1")
+        assert await tx.acquire_lease("d1", "me", T0, ttl=60)
+        assert await tx.mark_sent_claiming(n1, "ts1", T0, None, (n2, seen2), "me", "d1")
+        assert not await tx.mark_sent_claiming(n2, "ts2", T0, None, (n3, seen3 + 1), "me", "d1"), \
+            "another drain claimed it since it was read: this one loses"
+        assert not await tx.mark_sent_claiming(n3, "ts3", T0 + timedelta(seconds=61), None, (n4, seen4), "me", "d1"), \
+            "the lease ran out: the next post is not ours to send"
+        left = await tx.pending_posts("d1")
+        sent = [(await tx.post_ref(key)) for key in ("n1", "n2", "n3")]
+    assert [(oid, attempts) for oid, _, _, attempts in left] == [(n4, 0)], "only the claimed post counted an attempt"
+    assert sent == ["ts1", "ts2", "ts3"]
+
+
 async def test_workspace_spend_is_per_workspace_and_exact_from_a_midnight_in_any_zone(store: Store) -> None:
     # Kolkata is UTC+5:30: its midnight is not a UTC hour, and the budget day must still start exactly there.
     midnight = datetime(2026, 11, 3, 0, 0, tzinfo=ZoneInfo("Asia/Kolkata"))
