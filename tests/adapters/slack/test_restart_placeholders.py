@@ -7,10 +7,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import aiohttp
+from sqlalchemy import func, select
 
 from adapters.slack.server import SlackServer
 from bot.wiring import App, build_app
 from core.ports import ChatPort
+from core.storage import tables as t
 from tests.adapters.slack.conftest import Slack, config, settings, slack_chat
 from tests.fakes.clock import FakeClock
 from tests.fakes.cluster import until
@@ -54,11 +56,15 @@ async def test_a_takeover_removes_the_placeholders_a_dead_process_left(fake: Fak
             assert await second.driver.sweep() == [d.id]
             await second.driver.idle()
             [done] = await second.service.guard.discussions()
+            async with second.store.tx() as tx:  # its turns' posts settled their rows; the end deleted them
+                kept = (await tx.conn.execute(select(func.count()).select_from(t.placeholders).where(
+                    t.placeholders.c.discussion_id == d.id))).scalar()
         finally:
             gate.set()  # the first process's turns end: its lease is gone, so they record and post nothing
             await second.close(0)
         assert done.status.value == "done", done.blocked_reason
         assert not half_written(fake, d.thread_ref), "no placeholder of the dead process is left"
+        assert kept == 0, f"a finished discussion keeps {kept} placeholder rows"
         assert {m.ts for m in left}.isdisjoint(m.ts for m in fake.thread("C0001", d.thread_ref))
         shown = [(m.metadata["event_payload"]["key"], m.metadata["event_payload"].get("part", 0))
                  for m in fake.thread("C0001", d.thread_ref) if (m.metadata or {}).get("event_type") == "council_post"]
