@@ -14,6 +14,7 @@ from sqlalchemy import event, func, select
 from bot.wiring import App
 from core.models import Discussion, Post
 from core.storage import tables as t
+from core.storage.store import Store
 
 
 async def test_placeholders_shown_at_once_are_each_stored_before_their_chat_hears_back_in_one_transaction(
@@ -40,12 +41,12 @@ async def test_placeholders_shown_at_once_are_each_stored_before_their_chat_hear
     assert writes == 1, f"{writes} transactions stored {shown_by} placeholders shown at once"
 
 
-async def test_a_takeover_finds_left_only_the_placeholders_whose_turns_posts_have_not_gone_out(app: App) -> None:
+async def test_a_takeover_finds_left_only_the_placeholders_whose_turns_posts_have_not_gone_out(store: Store) -> None:
     now = datetime.now(UTC)
     d = Discussion(id="d1", topic="Adopt trunk-based development?", platform="slack", channel="C1", created_at=now,
                    updated_at=now)
     posted, queued, writing = "d1:r1:s1:expert", "d1:r1:s1:contrarian", "d1:r1:s1:historian"
-    async with app.store.tx() as tx:
+    async with store.tx() as tx:
         await tx.add_discussion(d)
         await tx.placeholders_shown([(d.id, key, f"ts-{key}", "a-dead-process", now)
                                      for key in (posted, queued, writing)])
@@ -53,12 +54,12 @@ async def test_a_takeover_finds_left_only_the_placeholders_whose_turns_posts_hav
             await tx.enqueue(d.id, Post(kind="turn", key=key, text=f"What {key} wrote."), now, turn_key=key)
         [(sent_id, _, _, _), _] = await tx.pending_posts(d.id)
         await tx.mark_sent(sent_id, f"ts-{posted}", now, posted)
-    async with app.store.tx() as tx:
+    async with store.tx() as tx:
         left = [key for key, _, _ in await tx.placeholders(d.id)]
         keys = sorted(await tx.placeholder_keys(d.id))
     assert left == [queued, writing], "the placeholder that became its post is not removed by a takeover"
     assert keys == sorted([queued, writing])
-    async with app.store.tx() as tx:  # the discussion ends: the settled row goes, the others stay to be removed
+    async with store.tx() as tx:  # the discussion ends: the settled row goes, the others stay to be removed
         await tx.forget_settled_placeholders(d.id)
         rows = (await tx.conn.execute(select(func.count()).select_from(t.placeholders))).scalar()
     assert rows == 2
