@@ -12,7 +12,7 @@ WRITER = "grouped-write"  # the writer task's name
 
 
 class Grouped(Generic[T]):
-    """Group commit: `add` returns once its item is written (or raises what its write raised). A writer task
+    """Group commit: `add` returns once its item is written (or raises what its own write raised). A writer task
     writes the first item at once; items that arrive meanwhile wait and go together in its next write, so many
     discussions showing placeholders at the same moment cost one transaction, not one each. An item handed over
     is written even if its caller stops waiting."""
@@ -36,19 +36,31 @@ class Grouped(Generic[T]):
         try:
             while self._waiting:
                 batch, self._waiting = self._waiting, []
-                try:
-                    await self._write([item for item, _ in batch])
-                except Exception as exc:
-                    for _, done in batch:
-                        if not done.done():  # a caller that stopped waiting has nothing to hear
-                            done.set_exception(exc)
-                else:
-                    for _, done in batch:
-                        if not done.done():
-                            done.set_result(None)
+                await self._write_batch(batch)
                 batch = []
         finally:
             for _, done in [*batch, *self._waiting]:
                 if not done.done():
                     done.set_exception(RuntimeError("the write stopped before this item was written"))
             self._waiting = []
+
+    async def _write_batch(self, batch: list[tuple[T, asyncio.Future[None]]]) -> None:
+        """One write of the batch; when it fails, each item is written alone, so one bad item costs the others
+        nothing and its caller hears its own error."""
+        try:
+            await self._write([item for item, _ in batch])
+        except Exception as exc:
+            if len(batch) > 1:
+                for one in batch:
+                    await self._write_batch([one])
+                return
+            outcome: BaseException | None = exc
+        else:
+            outcome = None
+        for _, done in batch:
+            if done.done():  # a caller that stopped waiting has nothing to hear
+                continue
+            if outcome is None:
+                done.set_result(None)
+            else:
+                done.set_exception(outcome)
