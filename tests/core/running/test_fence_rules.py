@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator
 import pytest
 from sqlalchemy import Engine, event
 
+from core.models import Post
+
 from tests.core.running.test_fencing import TTL, Replica, start_on, two
 from tests.fakes.cluster import until
 
@@ -46,3 +48,33 @@ async def test_publish_calls_asked_together_are_served_by_one_drain(pair: tuple[
     one = await statements_of(1, a, d)
     assert one > 0
     assert await statements_of(3, a, d) == 2 * one
+
+
+async def test_a_post_queued_while_the_drain_sends_is_claimed_under_the_lease_and_sent_by_that_drain(
+    pair: tuple[Replica, Replica],
+) -> None:
+    """A turn recorded while the drain is out sending (its publish call waits behind the drain) is read by the
+    transaction that marks the last post sent, claimed there under this driver's lease, and sent by the same drain:
+    the first call reports every post sent, and the waiting call has nothing left to do."""
+    a, _ = pair
+    a.llm.hold()
+    d = await start_on(a)
+    await until(lambda: a.llm.waiting == 1, 5, "A is inside a model call, its queue sent")
+    a.chat.posts_held = asyncio.Event()
+    first, second = (Post(kind="notice", key=f"{d}:{name}", text=name) for name in ("first", "second"))
+    async with a.app.store.tx() as tx:
+        await tx.enqueue(d, first, a.clock.now())
+    draining = asyncio.create_task(a.app.driver.publish(d))
+    await until(lambda: first.key in a.chat.sent_keys, 5, "the drain is out sending the first post")
+    async with a.app.store.tx() as tx:
+        await tx.enqueue(d, second, a.clock.now())
+    waiting = asyncio.create_task(a.app.driver.publish(d))
+    await asyncio.sleep(0)  # the second call has asked, and waits for the drain
+    a.chat.posts_held.set()
+    assert await draining, "the drain sent the post queued behind it"
+    assert await waiting
+    assert [k for k in a.chat.sent_keys if k in (first.key, second.key)] == [first.key, second.key]
+    async with a.app.store.tx() as tx:
+        pending, _ = await tx.queue(d)
+        refs = [await tx.post_ref(p.key) for p in (first, second)]
+    assert pending == [] and all(refs)
