@@ -423,7 +423,6 @@ class Driver:
             known = self._known(tx, d.id)  # the state as kept here, when nothing else changed it
             if step.status == Status.DONE:
                 await record_decision(tx, state, await people_ballots(tx, d.id, d.round), link, now)
-                await tx.forget_settled_placeholders(d.id)
             for name in ("status", "pending", "round", "round_topic", "blocked_reason"):
                 value = getattr(step, name)
                 if value is not None:
@@ -778,7 +777,9 @@ class Driver:
                 else:
                     await tx.mark_sent(outbox_id, ref, self.clock.now(), turn_key)
                 if turn_key or post.kind in SETTLING_KINDS:  # its turn's placeholder became it, or says why not
-                    settled = await self._settle_placeholders(tx, d.id, post)
+                    settled = await self._settle_placeholders(tx, d, post)
+                if post.kind == "header":  # an ending's header is its last post: the rows settled are let go
+                    await tx.forget_settled_placeholders(d.id)
                 if post.kind == "header" and not d.thread_ref:
                     d.thread_ref = ref
                     fresh = await tx.discussion(d.id)
@@ -810,17 +811,19 @@ class Driver:
         return await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now(), discussion_id,
                                    fenced=fenced)
 
-    async def _settle_placeholders(self, tx: Tx, discussion_id: str, post: Post) -> list[str]:
+    async def _settle_placeholders(self, tx: Tx, d: Discussion, post: Post) -> list[str]:
         """A turn's post settles its placeholder, as do the notice that its turn failed (keyed under the turn's
-        key) and the header a roster turn drew (its key ends with the turn's): the chat turned the placeholder into
-        the post or a note, and no takeover may remove it. The keys stored are the ones this lease keeps; the
-        caller forgets the ones settled (returned) once the transaction has committed."""
+        key) and the header a roster turn drew (its key ends with the turn's), and any post of a stopped discussion
+        every placeholder still shown (its turns were set aside): the chat turned the placeholder into the post or
+        a note, and no takeover may remove it. The keys stored are the ones this lease keeps; the caller forgets the
+        ones settled (returned) once the transaction has committed."""
+        discussion_id = d.id
         known = self._shown.get(discussion_id)
         keys = known if known is not None else set(await tx.placeholder_keys(discussion_id))
         # A turn's own post settles its row by being marked sent (see placeholders()); a note keyed otherwise
         # settles it by deleting it.
         noted = [k for k in keys if (post.kind in FAILURE_KINDS and post.key.startswith(k + ":"))
-                 or (post.kind == "header" and post.key.endswith(":" + k))]
+                 or (post.kind == "header" and post.key.endswith(":" + k)) or d.status == Status.STOPPED]
         if noted:
             await tx.forget_placeholders(discussion_id, noted)
         return [*noted, *([post.key] if post.key in keys else [])]

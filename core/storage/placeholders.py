@@ -6,6 +6,7 @@ from datetime import datetime
 
 from sqlalchemy import delete, exists, select
 
+from core.models import Status
 from core.storage import tables as t
 from core.storage.rows import Repo, insert_in
 
@@ -15,6 +16,8 @@ Shown = tuple[str, str, str, str, datetime]  # discussion id, turn key, message 
 # A turn's post went out: the chat turned its placeholder into it (or removed it), so no takeover may remove it.
 # Read so rather than deleted as each post is sent: the row is left to the discussion's end (a statement a turn).
 _SETTLED = exists().where(_o.key == _p.key, _o.discussion_id == _p.discussion_id, _o.sent.is_(True))
+_ENDED = exists().where(t.discussions.c.id == _p.discussion_id,
+                        t.discussions.c.status.in_([Status.DONE.value, Status.STOPPED.value]))
 
 
 class PlaceholderRepo(Repo):
@@ -41,8 +44,10 @@ class PlaceholderRepo(Repo):
         return [str(k) for k in (await self.conn.execute(query)).scalars()]
 
     async def forget_settled_placeholders(self, discussion_id: str) -> None:
-        """The rows of placeholders whose turns' posts went out (the discussion is over: no turn shows more)."""
-        await self.conn.execute(delete(t.placeholders).where(_p.discussion_id == discussion_id, _SETTLED))
+        """The rows of placeholders whose turns' posts went out, once the discussion is over (finished or
+        stopped: no turn shows more); called as its header is sent, the ending's last post, so every turn's post
+        queued before the ending is out by then."""
+        await self.conn.execute(delete(t.placeholders).where(_p.discussion_id == discussion_id, _SETTLED, _ENDED))
 
     async def forget_placeholders(self, discussion_id: str, keys: list[str]) -> None:
         """These placeholders became notes, or are gone: nothing is left to remove."""

@@ -71,3 +71,35 @@ async def test_a_takeover_removes_the_placeholders_a_dead_process_left(fake: Fak
         assert len(shown) == len(set(shown)), "no post shows twice"
     finally:
         await server.stop()
+
+
+async def test_a_stopped_discussion_keeps_no_placeholder_rows(fake: FakeSlack, tmp_path: Path) -> None:
+    """Stop pressed while turns are being written: the turns whose posts went out leave no row behind (only a
+    finished discussion's end deleted them), and the turns set aside remove their placeholders."""
+    llm = ScriptedLLM()
+    server = SlackServer(config(fake), lambda chats: build_app(settings(tmp_path), chats, llm=llm))
+    await server.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            slack = Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake)
+            assert (await slack.command("Should we move to trunk-based development? --rounds 2"))[0] == 200
+            assert server.core is not None
+            await until(lambda: [m for m in fake.messages if (m.metadata or {}).get("event_type") == "council_post"
+                                 and m.metadata["event_payload"]["key"].count(":r2:")], 20, "round 2 has begun")
+            gate = llm.hold()
+            await until(lambda: llm.waiting > 0, 10, "a turn of round 2 is being written")
+            [d] = await server.core.service.guard.discussions()
+            header = fake.find("C0001", d.thread_ref)
+            assert header is not None
+            assert (await slack.click(header.ts, "ctl:stop", d.id))[0] == 200
+            gate.set()
+            await server.core.driver.idle()
+            async with server.core.store.tx() as tx:
+                kept = (await tx.conn.execute(select(func.count()).select_from(t.placeholders).where(
+                    t.placeholders.c.discussion_id == d.id))).scalar()
+            [stopped] = await server.core.service.guard.discussions()
+    finally:
+        await server.stop()
+    assert stopped.status.value == "stopped"
+    assert not half_written(fake, d.thread_ref), "no placeholder is left in the thread"
+    assert kept == 0, f"a stopped discussion keeps {kept} placeholder rows"

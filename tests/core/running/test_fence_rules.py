@@ -9,7 +9,6 @@ import pytest
 from sqlalchemy import Engine, event
 
 from core.models import Post
-
 from tests.core.running.test_fencing import TTL, Replica, start_on, two
 from tests.fakes.cluster import until
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from sqlalchemy import event, func, select
 
 from bot.wiring import App
-from core.models import Discussion, Post
+from core.models import Discussion, Post, Status
 from core.storage import tables as t
 from core.storage.store import Store
 
@@ -59,7 +59,11 @@ async def test_a_takeover_finds_left_only_the_placeholders_whose_turns_posts_hav
         keys = sorted(await tx.placeholder_keys(d.id))
     assert left == [queued, writing], "the placeholder that became its post is not removed by a takeover"
     assert keys == sorted([queued, writing])
-    async with store.tx() as tx:  # the discussion ends: the settled row goes, the others stay to be removed
-        await tx.forget_settled_placeholders(d.id)
-        rows = (await tx.conn.execute(select(func.count()).select_from(t.placeholders))).scalar()
-    assert rows == 2
+    counts = []
+    for status in (Status.RUNNING, Status.STOPPED):  # the discussion ends: the settled row goes, the others stay
+        async with store.tx() as tx:
+            d.status = status
+            await tx.save_discussion(d, now)
+            await tx.forget_settled_placeholders(d.id)
+            counts.append((await tx.conn.execute(select(func.count()).select_from(t.placeholders))).scalar())
+    assert counts == [3, 2], "a running discussion's settled rows are kept; an ended one's let go"
