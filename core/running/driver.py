@@ -778,8 +778,8 @@ class Driver:
                     await tx.mark_sent(outbox_id, ref, self.clock.now(), turn_key)
                 if turn_key or post.kind in SETTLING_KINDS:  # its turn's placeholder became it, or says why not
                     settled = await self._settle_placeholders(tx, d, post)
-                if post.kind == "header":  # an ending's header is its last post: the rows settled are let go
-                    await tx.forget_settled_placeholders(d.id)
+                if post.kind == "header" and d.status in (Status.DONE, Status.STOPPED):
+                    await tx.forget_settled_placeholders(d.id)  # an ending's header is its last post: rows let go
                 if post.kind == "header" and not d.thread_ref:
                     d.thread_ref = ref
                     fresh = await tx.discussion(d.id)
