@@ -417,7 +417,8 @@ class Driver:
         seen, now = state.discussion, self.clock.now()
         notice = posts.transition_notice(step.notice, state)
         link = await self._link(seen) if step.status == Status.DONE else ""
-        async with self.fenced(seen.id) as (tx, d):
+        # What the transition queues (a notice, the header, closed polls) goes out at once, not after another fence.
+        async with self._sending(seen.id) as (tx, d):
             if (d.status, d.pending, d.round) != (seen.status, seen.pending, seen.round):
                 return
             known = self._known(tx, d.id)  # the state as kept here, when nothing else changed it
@@ -539,26 +540,32 @@ class Driver:
 
     async def _record(self, discussion_id: str, record: Callable[..., Awaitable[None]],
                       charge: tuple[str, Usage | None] = ("", None)) -> None:
-        """Record a finished turn (`record(tx=, now=, current=)`) and publish what it queued.
-
-        Answers asked at the same moment arrive together: they record in turn (admission). When no drain of the
-        discussion runs here, the transaction that records also reads the queue and claims its first post, under
-        the lease it has just checked: the drain's own first transaction is saved. Otherwise the turn is published
-        behind that drain, as any other publish. `charge`: the turn's key and what its call cost, added to the
-        discussion's cost by the fence when the state this driver keeps is whole (the turn is then known to be
-        running here, so paid for)."""
+        """Record a finished turn (`record(tx=, now=, current=)`) and publish what it queued (see `_sending`).
+        Answers asked at the same moment arrive together: they record in turn (admission). `charge`: the turn's
+        key and what its call cost, added to the discussion's cost by the fence when the state this driver keeps
+        is whole (the turn is then known to be running here, so paid for)."""
         await self.admission.turn()
+        async with self._sending(discussion_id, charge=charge) as (tx, current):
+            await record(tx=tx, now=self.clock.now(), current=current, kept=self._known(tx, discussion_id))
+
+    @contextlib.asynccontextmanager
+    async def _sending(self, discussion_id: str, *, charge: tuple[str, Usage | None] = ("", None)
+                       ) -> AsyncIterator[tuple[Tx, Discussion]]:
+        """A fenced transaction whose posts are published once it commits. When no drain of the discussion runs
+        here, the transaction also reads the queue and claims its first post, under the lease it has just checked:
+        the drain's own first transaction is saved. Otherwise its posts go out behind that drain, as any other
+        publish."""
         lock = self._publish_locks.setdefault(discussion_id, asyncio.Lock())
         if lock.locked():
-            async with self.fenced(discussion_id, charge=charge) as (tx, current):
-                await record(tx=tx, now=self.clock.now(), current=current, kept=self._known(tx, discussion_id))
+            async with self.fenced(discussion_id, charge=charge) as fenced:
+                yield fenced
             await self.publish(discussion_id)
             return
         async with lock:  # free: taken at once, before the queue is read, so no other drain claims from it
             covers = self._publish_asked[discussion_id] = self._publish_asked.get(discussion_id, 0) + 1
             async with self.fenced(discussion_id, charge=charge) as (tx, current):
                 tx.claim_first = True  # sent right after this commits, by this drain
-                await record(tx=tx, now=self.clock.now(), current=current, kept=self._known(tx, discussion_id))
+                yield tx, current
                 first = await self._first_post(tx, current)
             served = await self._send_queue(current, first, covers)
             if served is not None:
