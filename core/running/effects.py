@@ -54,6 +54,8 @@ from core.showing.document import enqueue_document
 from core.showing.posts import header_post, header_sig, poll_post, turn_post
 from core.storage.store import Tx
 
+Polled = list[tuple[Poll, list[Ballot]]]  # a discussion's polls, each with its live ballots (`Tx.round_ballots`)
+
 # A check composes its post around the sources the API cited; roster and bookkeeping turns are never posted.
 AS_WRITTEN = frozenset({Phase.FACT_CHECK, Phase.ROSTER, Phase.PERSONA, Phase.BID})
 
@@ -135,11 +137,12 @@ def people_counts(chosen: list[str], shown: dict[str, str] | None = None) -> dic
 
 
 async def refresh_verdict(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: bool, *,
-                          kept: Known | None = None) -> None:
+                          kept: Known | None = None, polled: Polled | None = None) -> None:
     """A ballot cast or a poll closed may change the people's side: the synthesis that opened the poll shows
     its one verdict anew, edited in place, and what the page, the export and the decision record read follows
     it in the same transaction. `kept`: the discussion's turns and personas as they are in this transaction, when
-    the caller keeps them (a driver's transition); otherwise they are read."""
+    the caller keeps them (a driver's transition); otherwise they are read. `polled`: the discussion's polls
+    with their live ballots as they are in this transaction, when the caller has read them."""
     key = closings.ranking_of(poll.key) or poll.key.removesuffix(":poll")
     turns = kept.ordered() if kept is not None else await tx.turns(d.id)
     found = next((t for t in turns if t.key == key), None)
@@ -150,7 +153,8 @@ async def refresh_verdict(tx: Tx, d: Discussion, poll: Poll, now: datetime, offl
     turn = found.model_copy(update={"data": data})
     personas = kept.personas if kept is not None and kept.personas is not None else await tx.personas(d.id)
     state = State(discussion=d, personas=personas, turns=turns)
-    people = await people_ballots(tx, d.id, turn.round)
+    people = (closings.people_choices(polled, turn.round) if polled is not None
+              else await people_ballots(tx, d.id, turn.round))
     new = verdicts.of_round(state, turn.round, people)
     old = str(data["verdict"])
     if poll.final:
@@ -393,26 +397,29 @@ async def record_turn(
 async def close_polls(tx: Tx, d: Discussion, now: datetime, *, before_round: int, offline: bool,
                       kept: Known | None = None) -> None:
     """Close the polls a new round (or the end) leaves behind; a final poll stays open after DONE. `kept`: see
-    `refresh_verdict`."""
-    for poll in await tx.polls(d.id):
+    `refresh_verdict`. The polls and their ballots are read once, for every poll it closes."""
+    polled = await tx.round_ballots(d.id)
+    for poll, _ in polled:
         if poll.closed:
             continue
         ending = d.status == Status.STOPPED or (d.status == Status.DONE and not poll.final)
         if poll.round >= before_round and not ending:
             continue
-        await close_poll(tx, d, poll, now, offline, kept=kept)
+        await close_poll(tx, d, poll, now, offline, kept=kept, polled=polled)
 
 
 async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: bool, *,
-                     kept: Known | None = None) -> None:
+                     kept: Known | None = None, polled: Polled | None = None) -> None:
     """Close a poll and show its tally; a meeting's ranking closes all its places at once and shows the
-    people's ranking beside the owners'. `kept`: see `refresh_verdict`."""
+    people's ranking beside the owners'. `kept`, `polled`: see `refresh_verdict` (the polls closed are among
+    `polled`'s, which then reads them closed)."""
     ranking = closings.ranking_of(poll.key)
-    siblings = [p for p in await tx.polls(d.id) if closings.ranking_of(p.key) == ranking] if ranking else [poll]
-    places = []
-    for p in siblings:
-        ballots = await tx.ballots(p.id)
-        places.append((p, ballots))
+    if polled is None:
+        polled = await tx.round_ballots(d.id)
+        poll = next(p for p, _ in polled if p.id == poll.id)
+    places = [(p, ballots) for p, ballots in polled
+              if (closings.ranking_of(p.key) == ranking if ranking else p.id == poll.id)]
+    for p, ballots in places:
         if p.closed:
             continue
         p.closed = True
@@ -428,4 +435,4 @@ async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: 
         await tx.enqueue(d.id, Post(kind="notice", key=f"{ranking}:people", offline=offline,
                                     text=closings.people_beside_owners(owners, closings.people_ballots(places),
                                                                        shown, firsts)), now)
-    await refresh_verdict(tx, d, poll, now, offline, kept=kept)
+    await refresh_verdict(tx, d, poll, now, offline, kept=kept, polled=polled)
