@@ -186,12 +186,14 @@ class Driver:
         taken = self.clock.now()  # the lease runs from here in the database: never later here
         async with self.store.tx() as tx:
             got = await tx.acquire_lease(discussion_id, self.config.owner, taken, self.config.lease_ttl)
+            # Every placeholder stored is read with the lease, once: the driver keeps them from then on.
+            stored = await tx.placeholders(discussion_id) if got else []
         if not got:
             self._tasks.pop(discussion_id, None)
             return
         # The steps run in their own task so that a heartbeat that fails can stop them mid-step (model calls
         # included) instead of at the next loop.
-        work = asyncio.create_task(self._steps(discussion_id), name=f"steps:{discussion_id}")
+        work = asyncio.create_task(self._steps(discussion_id, stored), name=f"steps:{discussion_id}")
         self._work[discussion_id] = work
         self._expires[discussion_id] = taken.timestamp() + self.config.lease_ttl
         self._renew_soon()
@@ -235,8 +237,8 @@ class Driver:
             self._wake.add(discussion_id)
             work.cancel()
 
-    async def _steps(self, discussion_id: str) -> None:
-        await self._retract_left(discussion_id)
+    async def _steps(self, discussion_id: str, stored: list[tuple[str, str, str]]) -> None:
+        await self._retract_left(discussion_id, stored)
         # This lease's reads of the state: a takeover starts from the database, whole.
         kept = self._kept[discussion_id] = KeptState()
         lock = self._publish_locks.setdefault(discussion_id, asyncio.Lock())
@@ -254,7 +256,7 @@ class Driver:
                     if queued and not lock.locked():
                         await lock.acquire()
                         drains = True
-                        covers = self._publish_asked[discussion_id] = self._publish_asked.get(discussion_id, 0) + 1
+                        covers = self._ask_publish(discussion_id)
                         first = await self._first_post(tx, d)
                     if not queued:
                         loaded = await load_state(tx, discussion_id, self.config.context_rounds, d=d, kept=kept)
@@ -267,6 +269,15 @@ class Driver:
                                                                           self.config.seat_wait_s)
                         started = (await self._start_step(tx, state, step) if isinstance(step, RunTurns)
                                    else ([], 0.0, {}))
+                        if isinstance(step, Transition) and step.status != Status.DONE and not lock.locked():
+                            # Applied in the transaction that decided it, which claims the first post it queues
+                            # and sends it below (a finished discussion's link is asked of the chat first: apply).
+                            await lock.acquire()
+                            drains = True
+                            covers = self._ask_publish(discussion_id)
+                            tx.claim_first = True
+                            await self._transit(tx, d, state, step)
+                            first = await self._first_post(tx, d)
                 if drains:
                     served = await self._send_queue(d, first, covers)
                     if served is None:
@@ -304,15 +315,16 @@ class Driver:
             if known is not None:
                 known.add(key)
 
-    async def _retract_left(self, discussion_id: str) -> None:
+    async def _retract_left(self, discussion_id: str, stored: list[tuple[str, str, str]]) -> None:
         """Remove the messages another process showed for turns it never finished (it died mid-step, or stopped):
-        those turns run again here, and their first copy must not stay "writing…" beside the second. Every
-        placeholder stored is read here, once a lease: the driver keeps them from then on."""
-        async with self.store.tx() as tx:
-            stored = await tx.placeholders(discussion_id)
-            left = [(key, ref) for key, ref, owner in stored if owner != self.config.owner]
-            d = await tx.discussion(discussion_id) if left else None
+        those turns run again here, and their first copy must not stay "writing…" beside the second. `stored`:
+        the placeholders not settled, as the lease's transaction read them."""
         self._shown[discussion_id] = {key for key, _, _ in stored}
+        left = [(key, ref) for key, ref, owner in stored if owner != self.config.owner]
+        if not left:
+            return
+        async with self.store.tx() as tx:
+            d = await tx.discussion(discussion_id)
         if d is None:
             return
         gone = []
@@ -414,29 +426,35 @@ class Driver:
     async def apply(self, state: State, step: Transition) -> None:
         """Apply a transition decided on `state`, unless a human changed the discussion meanwhile (the loop then
         decides again on what is there now)."""
-        seen, now = state.discussion, self.clock.now()
-        notice = posts.transition_notice(step.notice, state)
+        seen = state.discussion
         link = await self._link(seen) if step.status == Status.DONE else ""
         # What the transition queues (a notice, the header, closed polls) goes out at once, not after another fence.
         async with self._sending(seen.id) as (tx, d):
             if (d.status, d.pending, d.round) != (seen.status, seen.pending, seen.round):
                 return
-            known = self._known(tx, d.id)  # the state as kept here, when nothing else changed it
-            if step.status == Status.DONE:
-                await record_decision(tx, state, await people_ballots(tx, d.id, d.round), link, now)
-            for name in ("status", "pending", "round", "round_topic", "blocked_reason"):
-                value = getattr(step, name)
-                if value is not None:
-                    setattr(d, name, value)
-            # The polls it leaves behind close before the header says where the discussion is ("✅ Finished"):
-            # nothing lands after the ending.
-            if d.status in (Status.DONE, Status.STOPPED) or step.round is not None:
-                await close_polls(tx, d, now, before_round=d.round, offline=self.llm.offline, kept=known)
-            await save_discussion(tx, d, now, kept=known)
-            if step.status == Status.BLOCKED:
-                await tx.enqueue(d.id, posts.blocked_post(d, [], now.isoformat()), now)
-            if notice is not None:
-                await tx.enqueue(d.id, self._label(notice), now)
+            await self._transit(tx, d, state, step, link)
+
+    async def _transit(self, tx: Tx, d: Discussion, state: State, step: Transition, link: str = "") -> None:
+        """A transition's writes, in a fenced transaction that read `d` as `state` has it (`link`: the thread's,
+        for the decision record of a discussion it finishes)."""
+        now = self.clock.now()
+        notice = posts.transition_notice(step.notice, state)
+        known = self._known(tx, d.id)  # the state as kept here, when nothing else changed it
+        if step.status == Status.DONE:
+            await record_decision(tx, state, await people_ballots(tx, d.id, d.round), link, now)
+        for name in ("status", "pending", "round", "round_topic", "blocked_reason"):
+            value = getattr(step, name)
+            if value is not None:
+                setattr(d, name, value)
+        # The polls it leaves behind close before the header says where the discussion is ("✅ Finished"):
+        # nothing lands after the ending.
+        if d.status in (Status.DONE, Status.STOPPED) or step.round is not None:
+            await close_polls(tx, d, now, before_round=d.round, offline=self.llm.offline, kept=known)
+        await save_discussion(tx, d, now, kept=known)
+        if step.status == Status.BLOCKED:
+            await tx.enqueue(d.id, posts.blocked_post(d, [], now.isoformat()), now)
+        if notice is not None:
+            await tx.enqueue(d.id, self._label(notice), now)
 
     async def _link(self, d: Discussion) -> str:
         """The thread's link for the decision record (its page's when the platform gives none)."""
@@ -562,7 +580,7 @@ class Driver:
             await self.publish(discussion_id)
             return
         async with lock:  # free: taken at once, before the queue is read, so no other drain claims from it
-            covers = self._publish_asked[discussion_id] = self._publish_asked.get(discussion_id, 0) + 1
+            covers = self._ask_publish(discussion_id)
             async with self.fenced(discussion_id, charge=charge) as (tx, current):
                 tx.claim_first = True  # sent right after this commits, by this drain
                 yield tx, current
@@ -681,7 +699,7 @@ class Driver:
     async def publish(self, discussion_id: str) -> bool:
         """Send unsent posts in order; stops at the first failure so the thread never reorders."""
         lock = self._publish_locks.setdefault(discussion_id, asyncio.Lock())
-        ticket = self._publish_asked[discussion_id] = self._publish_asked.get(discussion_id, 0) + 1
+        ticket = self._ask_publish(discussion_id)
         async with lock:
             # A drain that read the queue after this call was made, and sent all of it, has done this call's
             # work (parallel turns each ask to publish; the first drain usually sends every one of them).
@@ -712,6 +730,12 @@ class Driver:
             return False
         self._served(discussion_id, served)
         return True
+
+    def _ask_publish(self, discussion_id: str) -> int:
+        """Count a publish asked of the discussion: its ticket, served once a drain that read the queue after it
+        has sent it (see `_served`)."""
+        ticket = self._publish_asked[discussion_id] = self._publish_asked.get(discussion_id, 0) + 1
+        return ticket
 
     def _served(self, discussion_id: str, covers: int) -> None:
         """The publish calls up to `covers` have had their posts sent."""
