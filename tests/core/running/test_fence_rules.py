@@ -6,9 +6,10 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine, event, update
 
 from core.models import Post
+from core.storage import tables as t
 from tests.core.running.test_fencing import TTL, Replica, start_on, two
 from tests.fakes.cluster import until
 
@@ -77,3 +78,58 @@ async def test_a_post_queued_while_the_drain_sends_is_claimed_under_the_lease_an
         pending, _ = await tx.queue(d)
         refs = [await tx.post_ref(p.key) for p in (first, second)]
     assert pending == [] and all(refs)
+
+
+async def test_a_drain_that_lost_its_lease_while_sending_does_not_send_what_was_queued_behind_it(
+    pair: tuple[Replica, Replica],
+) -> None:
+    """Another replica took the discussion while this drain was out sending: the post marked sent keeps its ref
+    (the platform has it), but the post queued meanwhile is claimed only under a lease this driver still holds,
+    so it is left to the driver that has the discussion now."""
+    a, _ = pair
+    a.llm.hold()
+    d = await start_on(a)
+    await until(lambda: a.llm.waiting == 1, 5, "A is inside a model call, its queue sent")
+    a.chat.posts_held = asyncio.Event()
+    first, second = (Post(kind="notice", key=f"{d}:{name}", text=name) for name in ("first", "second"))
+    async with a.app.store.tx() as tx:
+        await tx.enqueue(d, first, a.clock.now())
+    draining = asyncio.create_task(a.app.driver.publish(d))
+    await until(lambda: first.key in a.chat.sent_keys, 5, "the drain is out sending the first post")
+    async with a.app.store.tx() as tx:  # the lease passes to another replica, and a turn of its queues a post
+        await tx.conn.execute(update(t.discussions).where(t.discussions.c.id == d).values(lease_owner="replica-c"))
+        await tx.enqueue(d, second, a.clock.now())
+    waiting = asyncio.create_task(a.app.driver.publish(d))
+    await asyncio.sleep(0)
+    a.chat.posts_held.set()
+    assert not await draining, "the drain reports the post it left"
+    await waiting
+    assert second.key not in a.chat.sent_keys
+    async with a.app.store.tx() as tx:
+        pending, _ = await tx.queue(d)
+        ref = await tx.post_ref(first.key)
+    assert [p.key for _, p, _, _ in pending] == [second.key] and ref
+
+
+async def test_a_drain_reads_the_queue_once(pair: tuple[Replica, Replica]) -> None:
+    """The transaction that opens a drain reads the queue and claims its first post from what it read: the queue
+    is not read a second time to find that post."""
+    a, _ = pair
+    a.llm.hold()
+    d = await start_on(a)
+    await until(lambda: a.llm.waiting == 1, 5, "A is inside a model call, its queue sent")
+    async with a.app.store.tx() as tx:
+        await tx.enqueue(d, Post(kind="notice", key=f"{d}:late", text="Late notice"), a.clock.now())
+    seen: list[str] = []
+
+    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
+        seen.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", count)
+    try:
+        assert await a.app.driver.publish(d)
+    finally:
+        event.remove(Engine, "before_cursor_execute", count)
+    reads = [s for s in seen if s.lstrip().upper().startswith("SELECT") and "FROM outbox" in s
+             and "outbox.payload" in s]
+    assert len(reads) == 1, reads
