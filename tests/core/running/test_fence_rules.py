@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from sqlalchemy import Engine, event, update
@@ -22,8 +23,9 @@ async def pair(pg_url: str) -> AsyncIterator[tuple[Replica, Replica]]:
         yield both
 
 
-async def statements_of(calls: int, r: Replica, discussion_id: str) -> int:
-    """The statements `calls` publish calls asked together cost."""
+@contextlib.contextmanager
+def statements() -> Iterator[list[str]]:
+    """The SQL statements run while the block runs, on any engine."""
     seen: list[str] = []
 
     def count(conn: object, cursor: object, statement: str, *args: object) -> None:
@@ -31,10 +33,36 @@ async def statements_of(calls: int, r: Replica, discussion_id: str) -> int:
 
     event.listen(Engine, "before_cursor_execute", count)
     try:
-        assert all(await asyncio.gather(*(r.app.driver.publish(discussion_id) for _ in range(calls))))
+        yield seen
     finally:  # the listener is on every engine of the test run: never left behind
         event.remove(Engine, "before_cursor_execute", count)
+
+
+async def statements_of(calls: int, r: Replica, discussion_id: str) -> int:
+    """The statements `calls` publish calls asked together cost."""
+    with statements() as seen:
+        assert all(await asyncio.gather(*(r.app.driver.publish(discussion_id) for _ in range(calls))))
     return len(seen)
+
+
+async def inside_a_model_call(a: Replica) -> str:
+    """A discussion whose driver on A waits inside a model call, everything it queued before sent."""
+    a.llm.hold()
+    d = await start_on(a)
+    await until(lambda: a.llm.waiting == 1, 5, "A is inside a model call, its queue sent")
+    return d
+
+
+async def out_sending(a: Replica, d: str) -> tuple[Post, Post, asyncio.Task[bool]]:
+    """A drain on A out sending a first post, which the platform has not answered yet; and a second post, to be
+    queued behind it."""
+    a.chat.posts_held = asyncio.Event()
+    first, second = (Post(kind="notice", key=f"{d}:{name}", text=name) for name in ("first", "second"))
+    async with a.app.store.tx() as tx:
+        await tx.enqueue(d, first, a.clock.now())
+    draining = asyncio.create_task(a.app.driver.publish(d))
+    await until(lambda: first.key in a.chat.sent_keys, 5, "the drain is out sending the first post")
+    return first, second, draining
 
 
 async def test_publish_calls_asked_together_are_served_by_one_drain(pair: tuple[Replica, Replica]) -> None:
@@ -42,9 +70,7 @@ async def test_publish_calls_asked_together_are_served_by_one_drain(pair: tuple[
     every one asked before it read: the first call's drain reads before the others ask, the second call's serves
     the third, which returns without reading the queue again."""
     a, _ = pair
-    a.llm.hold()
-    d = await start_on(a)
-    await until(lambda: a.llm.waiting == 1, 5, "A is inside a model call, its queue sent")
+    d = await inside_a_model_call(a)
     one = await statements_of(1, a, d)
     assert one > 0
     assert await statements_of(3, a, d) == 2 * one
@@ -57,15 +83,8 @@ async def test_a_post_queued_while_the_drain_sends_is_claimed_under_the_lease_an
     transaction that marks the last post sent, claimed there under this driver's lease, and sent by the same drain:
     the first call reports every post sent, and the waiting call has nothing left to do."""
     a, _ = pair
-    a.llm.hold()
-    d = await start_on(a)
-    await until(lambda: a.llm.waiting == 1, 5, "A is inside a model call, its queue sent")
-    a.chat.posts_held = asyncio.Event()
-    first, second = (Post(kind="notice", key=f"{d}:{name}", text=name) for name in ("first", "second"))
-    async with a.app.store.tx() as tx:
-        await tx.enqueue(d, first, a.clock.now())
-    draining = asyncio.create_task(a.app.driver.publish(d))
-    await until(lambda: first.key in a.chat.sent_keys, 5, "the drain is out sending the first post")
+    d = await inside_a_model_call(a)
+    first, second, draining = await out_sending(a, d)
     async with a.app.store.tx() as tx:
         await tx.enqueue(d, second, a.clock.now())
     waiting = asyncio.create_task(a.app.driver.publish(d))
@@ -87,15 +106,8 @@ async def test_a_drain_that_lost_its_lease_while_sending_does_not_send_what_was_
     (the platform has it), but the post queued meanwhile is claimed only under a lease this driver still holds,
     so it is left to the driver that has the discussion now."""
     a, _ = pair
-    a.llm.hold()
-    d = await start_on(a)
-    await until(lambda: a.llm.waiting == 1, 5, "A is inside a model call, its queue sent")
-    a.chat.posts_held = asyncio.Event()
-    first, second = (Post(kind="notice", key=f"{d}:{name}", text=name) for name in ("first", "second"))
-    async with a.app.store.tx() as tx:
-        await tx.enqueue(d, first, a.clock.now())
-    draining = asyncio.create_task(a.app.driver.publish(d))
-    await until(lambda: first.key in a.chat.sent_keys, 5, "the drain is out sending the first post")
+    d = await inside_a_model_call(a)
+    first, second, draining = await out_sending(a, d)
     async with a.app.store.tx() as tx:  # the lease passes to another replica, and a turn of its queues a post
         await tx.conn.execute(update(t.discussions).where(t.discussions.c.id == d).values(lease_owner="replica-c"))
         await tx.enqueue(d, second, a.clock.now())
@@ -115,21 +127,11 @@ async def test_a_drain_reads_the_queue_once(pair: tuple[Replica, Replica]) -> No
     """The transaction that opens a drain reads the queue and claims its first post from what it read: the queue
     is not read a second time to find that post."""
     a, _ = pair
-    a.llm.hold()
-    d = await start_on(a)
-    await until(lambda: a.llm.waiting == 1, 5, "A is inside a model call, its queue sent")
+    d = await inside_a_model_call(a)
     async with a.app.store.tx() as tx:
         await tx.enqueue(d, Post(kind="notice", key=f"{d}:late", text="Late notice"), a.clock.now())
-    seen: list[str] = []
-
-    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
-        seen.append(statement)
-
-    event.listen(Engine, "before_cursor_execute", count)
-    try:
+    with statements() as seen:
         assert await a.app.driver.publish(d)
-    finally:
-        event.remove(Engine, "before_cursor_execute", count)
     reads = [s for s in seen if s.lstrip().upper().startswith("SELECT") and "FROM outbox" in s
              and "outbox.payload" in s]
     assert len(reads) == 1, reads
