@@ -734,8 +734,8 @@ class Driver:
     def _ask_publish(self, discussion_id: str) -> int:
         """Count a publish asked of the discussion: its ticket, served once a drain that read the queue after it
         has sent it (see `_served`)."""
-        ticket = self._publish_asked[discussion_id] = self._publish_asked.get(discussion_id, 0) + 1
-        return ticket
+        self._publish_asked[discussion_id] = self._publish_asked.get(discussion_id, 0) + 1
+        return self._publish_asked[discussion_id]
 
     def _served(self, discussion_id: str, covers: int) -> None:
         """The publish calls up to `covers` have had their posts sent."""
@@ -848,15 +848,15 @@ class Driver:
         every placeholder still shown (its turns were set aside): the chat turned the placeholder into the post or
         a note, and no takeover may remove it. The keys stored are the ones this lease keeps; the caller forgets the
         ones settled (returned) once the transaction has committed."""
-        discussion_id = d.id
-        known = self._shown.get(discussion_id)
-        keys = known if known is not None else set(await tx.placeholder_keys(discussion_id))
+        known = self._shown.get(d.id)
+        keys = known if known is not None else set(await tx.placeholder_keys(d.id))
         # A turn's own post settles its row by being marked sent (see placeholders()); a note keyed otherwise
         # settles it by deleting it.
-        noted = [k for k in keys if (post.kind in FAILURE_KINDS and post.key.startswith(k + ":"))
-                 or (post.kind == "header" and post.key.endswith(":" + k)) or d.status == Status.STOPPED]
+        noted = list(keys) if d.status == Status.STOPPED else [
+            k for k in keys if (post.kind in FAILURE_KINDS and post.key.startswith(k + ":"))
+            or (post.kind == "header" and post.key.endswith(":" + k))]
         if noted:
-            await tx.forget_placeholders(discussion_id, noted)
+            await tx.forget_placeholders(d.id, noted)
         return [*noted, *([post.key] if post.key in keys else [])]
 
     def _come_back(self, discussion_id: str, after_s: float) -> None:
