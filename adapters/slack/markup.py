@@ -38,6 +38,20 @@ def times(text: str) -> str:
     return expand(text, date_token)
 
 
+# Each rule runs only where its mark occurs: a turn seldom has emphasis or headings, and every rule scans the text.
+_ITALIC = re.compile(r"(?<!\*)\*(?!\*|\s)([^*\n]+?)(?<!\s)\*(?!\*)")
+_BOLD = re.compile(r"\*\*(?!\s)(.+?)(?<!\s)\*\*")
+_UNDERLINED = re.compile(r"__(?!\s)(.+?)(?<!\s)__")
+_STRUCK = re.compile(r"~~(.+?)~~")
+_HEADING = re.compile(r"^#{1,6}\s+(.+)$", re.M)
+_BULLET = re.compile(r"^(\s*)[-*+]\s+", re.M)
+
+
+def _bulleted(text: str) -> bool:
+    """Whether a line starts (after its blanks) with a bullet mark."""
+    return any(line.lstrip()[:1] in ("-", "*", "+") for line in text.split("\n"))
+
+
 def mrkdwn(text: str) -> str:
     """The core's light Markdown to Slack mrkdwn: **bold**, *italic*, # headings, - bullets, [links](url)."""
     held: list[str] = []
@@ -50,15 +64,23 @@ def mrkdwn(text: str) -> str:
         held.append(times(m.group(0)))
         return f"\x01{len(held) - 1}\x01"
 
-    out = MD_LINK.sub(hold, escape(text.replace("\x00", "").replace("\x01", "")))
-    out = MARKER.sub(hold_time, out)
-    out = re.sub(r"(?<!\*)\*(?!\*|\s)([^*\n]+?)(?<!\s)\*(?!\*)", "\x00\\1\x00", out)  # *italic* → _italic_
-    out = re.sub(r"\*\*(?!\s)(.+?)(?<!\s)\*\*", r"*\1*", out)
-    out = re.sub(r"__(?!\s)(.+?)(?<!\s)__", r"*\1*", out)
-    out = re.sub(r"~~(.+?)~~", r"~\1~", out)
-    out = re.sub(r"^#{1,6}\s+(.+)$", r"*\1*", out, flags=re.M)
-    out = re.sub(r"^(\s*)[-*+]\s+", r"\1• ", out, flags=re.M)
-    return _HELD.sub(lambda m: held[int(m.group(1))], out).replace("\x00", "_")
+    out = escape(text.replace("\x00", "").replace("\x01", ""))
+    if "](" in out:
+        out = MD_LINK.sub(hold, out)
+    if "⟦" in out:
+        out = MARKER.sub(hold_time, out)
+    if "*" in out:
+        out = _ITALIC.sub("\x00\\1\x00", out)  # *italic* → _italic_
+        out = _BOLD.sub(r"*\1*", out)
+    if "__" in out:
+        out = _UNDERLINED.sub(r"*\1*", out)
+    if "~~" in out:
+        out = _STRUCK.sub(r"~\1~", out)
+    if "#" in out:
+        out = _HEADING.sub(r"*\1*", out)
+    if _bulleted(out):
+        out = _BULLET.sub(r"\1• ", out)
+    return _HELD.sub(lambda m: held[int(m.group(1))], out).replace("\x00", "_") if held else out.replace("\x00", "_")
 
 
 def user_mentions(ids: Iterable[str]) -> str:

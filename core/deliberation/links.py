@@ -29,16 +29,33 @@ def _code(m: re.Match[str]) -> str:
     return f"`{kept}`{address[len(kept):]}" if kept else address
 
 
+# An address needs one of these: "://", "mailto:" (whose ":" follows an "o"), or a "." followed by more of it. Each is
+# found by a scan that skips to its first character; the address pattern itself is tried at every word, and most
+# turns hold no address at all.
+_DOT_THEN = re.compile(r"\.[^\s<>`\"]")
+_O_COLON = re.compile(r"[oO]:")
+
+
+def _addresses(text: str) -> str:
+    if "://" in text or _DOT_THEN.search(text) or _O_COLON.search(text):
+        return _ADDRESS.sub(_code, text)
+    return text
+
+
 def plain(text: str) -> str:
     """The model's text with every link it wrote made plain text, and every address it wrote set as code."""
-    text = _MD_LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})" if m.group(2) else m.group(1), text)
-    text = _CHAT_LINK.sub(lambda m: f"{m.group(2)} ({m.group(1)})", text)
-    text = _ANGLE_URL.sub(r"\1", text)
+    if "](" in text:
+        text = _MD_LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})" if m.group(2) else m.group(1), text)
+    if "<" in text:
+        text = _CHAT_LINK.sub(lambda m: f"{m.group(2)} ({m.group(1)})", text)
+        text = _ANGLE_URL.sub(r"\1", text)
+    if "`" not in text:
+        return _addresses(text)
     out, at = [], 0
     for code in _CODE.finditer(text):
-        out += [_ADDRESS.sub(_code, text[at:code.start()]), code.group(0)]
+        out += [_addresses(text[at:code.start()]), code.group(0)]
         at = code.end()
-    out.append(_ADDRESS.sub(_code, text[at:]))
+    out.append(_addresses(text[at:]))
     return "".join(out)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from adapters.slack.announce import announcement
 from adapters.slack.markup import mrkdwn, split_text
 from adapters.slack.render import MESSAGE_CHARS, button_label, render
@@ -17,6 +19,24 @@ def test_light_markdown_becomes_mrkdwn() -> None:
     assert mrkdwn("**Agreements**\n- one\n- two") == "*Agreements*\n• one\n• two"
     assert mrkdwn("## Title\nuse *care* & <b>") == "*Title*\nuse _care_ &amp; &lt;b&gt;"
     assert mrkdwn("see [docs](https://x.test/a?b=1)") == "see <https://x.test/a?b=1|docs>"
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("~~struck~~ and __under__", "~struck~ and *under*"),
+    ("### Heading", "*Heading*"),
+    ("intro\n\n  - indented", "intro\n\n  • indented"),
+    ("intro\n\u2003+ after a wide space", "intro\n\u2003• after a wide space"),
+    ("* starred", "• starred"),
+    ("*only italic*", "_only italic_"),
+    ("when ⟦t:1700000000:America/New_York⟧", "when <!date^1700000000^{date_short_pretty} {time}|"),
+])
+def test_each_mark_is_converted_wherever_it_stands(text: str, shown: str) -> None:
+    assert mrkdwn(text).startswith(shown)
+
+
+def test_a_turn_with_no_marks_comes_back_only_escaped() -> None:
+    text = "Trunk-based work - as we saw - costs 3 + 4 hours & more.\n\nStance: O1 — pilot"
+    assert mrkdwn(text) == text.replace("&", "&amp;")
 
 
 def test_split_text_cuts_at_paragraphs_then_words() -> None:

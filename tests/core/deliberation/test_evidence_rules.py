@@ -3,9 +3,13 @@ stands; one people gave (in any of those forms) is not; what only looks like a r
 
 from __future__ import annotations
 
-import pytest
+import re
 
-from core.deliberation.evidence import MARK, mark_unverified
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.deliberation.evidence import _REF, MARK, mark_unverified
 
 
 @pytest.mark.parametrize("ref", ["#4521", "issue 88", "Issues 88", "ticket #12", "tickets 12", "PR 7", "prs #7",
@@ -44,3 +48,25 @@ def test_what_only_looks_like_a_reference_is_left_alone(text: str) -> None:
 
 def test_a_reference_at_the_start_of_a_line_is_marked() -> None:
     assert mark_unverified("Fixed in:\n#88\nthen", "") == f"Fixed in:\n#88 {MARK}\nthen"
+
+
+@pytest.mark.parametrize("text", ["tugs 5", "bissue 5", "mistakes 5", "spr 5", "pincident 5", "pulls request 5",
+                                  "a_#5", "x&#5"])
+def test_a_word_that_only_ends_like_a_reference_word_is_left_alone(text: str) -> None:
+    assert mark_unverified(text, "") == text
+
+
+# The rule as first written: simple to read, tried at every character. The pattern the module uses must find the
+# same references everywhere.
+READABLE = re.compile(r"(?<![\w&/])#\d+\b"
+                      r"|\b(?:issues?|tickets?|bugs?|PRs?|pull requests?|incidents?)\s+#?(?:[A-Z][A-Z0-9]*-)?\d+\b",
+                      re.IGNORECASE)
+PIECES = ["#", "issue", "Issues", "ISSUE", "ticket", "tickets", "bug", "Bugs", "PR", "prs", "pull request",
+          "Pull Requests", "incident", "INC-", "abc-", "&", "/", "x", "_", " ", "\n", "\t", "12", "7", "-", "tugs",
+          "é", "I", "p", "b", "t"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=14).map("".join))
+def test_the_references_found_are_those_the_readable_rule_finds(text: str) -> None:
+    assert [m.span() for m in _REF.finditer(text)] == [m.span() for m in READABLE.finditer(text)]

@@ -1,0 +1,28 @@
+"""Links a persona wrote, made plain, form by form (pure): every address is set as code whichever mark gives it
+away (a scheme, `mailto:`, a dot), a link's label and address both stay readable, and prose with no address comes
+back as it was."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.deliberation.links import plain
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("sign in at http://intranet/login now", "sign in at `http://intranet/login` now"),  # a scheme, no dot
+    ("write to mailto:ops today", "write to `mailto:ops` today"),  # mailto, no dot
+    ("try WWW.1host", "try `WWW.1host`"),  # www. and a digit after the dot
+    ("see sso-login.evil.example/auth.", "see `sso-login.evil.example/auth`."),  # a domain; the full stop stays out
+    ("[the docs](https://x.example/a) and <https://y.example|the wiki>",
+     "the docs (`https://x.example/a`) and the wiki (`https://y.example`)"),
+    ("`kept.example` but not.example", "`kept.example` but `not.example`"),  # code the model wrote stays as it is
+])
+def test_each_form_of_address_is_set_as_code(text: str, shown: str) -> None:
+    assert plain(text) == shown
+
+
+@pytest.mark.parametrize("text", ["We agree on most of it.\n\nStance: O1 — pilot", "Scores of 1.5 and 2.0, also: more.",
+                                  "A list: one, two; three.", "a `code span` with no address"])
+def test_prose_with_no_address_comes_back_as_it_was(text: str) -> None:
+    assert plain(text) == text
