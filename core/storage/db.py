@@ -60,14 +60,6 @@ def make_engine(url: str, *, ping_idle_s: float = PING_IDLE_S,
         dbapi_connection.execute("PRAGMA foreign_keys=ON")
         dbapi_connection.execute("PRAGMA synchronous=NORMAL")
 
-    @event.listens_for(engine.sync_engine, "begin")
-    def _on_begin(conn: Connection) -> None:
-        # IMMEDIATE takes the write lock up front, so two writers queue for it instead of one failing with
-        # "database is locked" when it upgrades a read lock; and no later statement can find the file locked.
-        dbapi_connection = conn.connection.dbapi_connection
-        assert dbapi_connection is not None
-        wait_locked(lambda: dbapi_connection.execute("BEGIN IMMEDIATE"))
-
     return engine
 
 

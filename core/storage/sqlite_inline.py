@@ -72,6 +72,14 @@ class SQLiteDialect_inline(SQLiteDialect_pysqlite):
         # The async engine's pool waits for a free connection with asyncio, not by blocking the loop.
         return pool.AsyncAdaptedQueuePool if cls._is_url_file_db(url) else pool.StaticPool
 
+    def do_begin(self, dbapi_connection: Any) -> None:
+        # IMMEDIATE takes the write lock up front, so two writers queue for it instead of one failing with
+        # "database is locked" when it upgrades a read lock; and no later statement can find the file locked.
+        # Said here rather than in an engine "begin" event: any such event makes the engine dispatch events around
+        # every statement it runs.
+        raw = dbapi_connection.dbapi_connection
+        wait_locked(lambda: raw.execute("BEGIN IMMEDIATE"))
+
     def create_connect_args(self, url: URL) -> Any:
         args, kw = super().create_connect_args(url)
         # No busy timeout inside SQLite: it would stop the loop while another process writes (see wait_locked).
@@ -105,7 +113,8 @@ def _busy(exc: sqlite3.OperationalError) -> bool:
 
 def wait_locked(statement: Callable[[], T], wait_s: float = BUSY_WAIT_S) -> T:
     """Run a statement that may find the database locked by another process; retry it after asyncio sleeps until
-    `wait_s` has passed. Called from the engine's greenlet (connect and begin events), where awaiting is allowed."""
+    `wait_s` has passed. Called from the engine's greenlet (the connect event and `do_begin`), where awaiting is
+    allowed."""
     deadline, pause = time.monotonic() + wait_s, FIRST_PAUSE_S
     while True:
         try:
