@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import delete, exists, select
+from sqlalchemy.dialects.postgresql import Insert as PgInsert
+from sqlalchemy.dialects.sqlite import Insert as SqliteInsert
 
 from core.models import Status
 from core.storage import tables as t
@@ -16,6 +18,17 @@ Shown = tuple[str, str, str, str, datetime]  # discussion id, turn key, message 
 # A turn's post went out: the chat turned its placeholder into it (or removed it), so no takeover may remove it.
 # Read so rather than deleted as each post is sent: the row is left to the discussion's end (a statement a turn).
 _SETTLED = exists().where(_o.key == _p.key, _o.discussion_id == _p.discussion_id, _o.sent.is_(True))
+
+
+def _upsert(dialect: str) -> PgInsert | SqliteInsert:
+    stmt = insert_in(dialect, t.placeholders)
+    return stmt.on_conflict_do_update(index_elements=["discussion_id", "key"], set_={
+        "ref": stmt.excluded.ref, "owner": stmt.excluded.owner, "created_at": stmt.excluded.created_at})
+
+
+# Prebuilt and run once for all the rows: a statement built with a list of rows is compiled anew every time
+# (SQLAlchemy caches no multi-row VALUES); compiling it cost more than running it.
+_SHOWN = {name: _upsert(name) for name in ("sqlite", "postgresql")}
 _ENDED = exists().where(t.discussions.c.id == _p.discussion_id,
                         t.discussions.c.status.in_([Status.DONE.value, Status.STOPPED.value]))
 
@@ -28,10 +41,7 @@ class PlaceholderRepo(Repo):
                 for d, key, ref, owner, at in shown}
         if not rows:
             return
-        stmt = insert_in(self.conn.dialect.name, t.placeholders).values(list(rows.values()))
-        await self.conn.execute(stmt.on_conflict_do_update(
-            index_elements=["discussion_id", "key"],
-            set_={"ref": stmt.excluded.ref, "owner": stmt.excluded.owner, "created_at": stmt.excluded.created_at}))
+        await self.conn.execute(_SHOWN[self.conn.dialect.name], list(rows.values()))
 
     async def placeholders(self, discussion_id: str) -> list[tuple[str, str, str]]:
         """(turn key, message ref, the process that showed it) of every placeholder not settled yet, oldest first."""

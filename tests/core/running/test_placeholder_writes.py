@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import event, func, select
+from sqlalchemy.engine.default import CACHE_HIT
 
 from bot.wiring import App
 from core.models import Discussion, Post, Status
@@ -67,3 +69,25 @@ async def test_a_takeover_finds_left_only_the_placeholders_whose_turns_posts_hav
             await tx.forget_settled_placeholders(d.id)
             counts.append((await tx.conn.execute(select(func.count()).select_from(t.placeholders))).scalar())
     assert counts == [3, 2], "a running discussion's settled rows are kept; an ended one's let go"
+
+
+async def test_placeholder_writes_of_any_number_of_rows_are_compiled_once(store: Store) -> None:
+    """Built with its rows as a list, the write was a statement SQLAlchemy cannot cache: compiled anew at every
+    batch, it cost more than running it."""
+    now = datetime.now(UTC)
+    async with store.tx() as tx:
+        for i in range(3):
+            await tx.add_discussion(Discussion(id=f"d{i}", topic="Adopt trunk?", platform="slack", channel=f"C{i}",
+                                               created_at=now, updated_at=now))
+    stats: list[object] = []
+
+    def note(conn: object, cursor: object, sql: str, params: object, context: Any, *_: object) -> None:
+        if "INTO placeholders" in sql:
+            stats.append(context.cache_hit)
+
+    event.listen(store.engine.sync_engine, "before_cursor_execute", note)
+    for batch in (1, 3, 2, 3, 1):  # one row is one shape to compile, many rows another
+        async with store.tx() as tx:
+            await tx.placeholders_shown([(f"d{i}", f"d{i}:r1:s{batch}", f"ts-{batch}", "me", now)
+                                         for i in range(batch)])
+    assert stats[2:] == [CACHE_HIT] * 3, stats

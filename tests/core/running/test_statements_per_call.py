@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
+from sqlalchemy.engine.default import CACHE_HIT, CACHE_MISS
 
 from bot.settings import Settings
 from bot.wiring import App, build_app
@@ -31,6 +32,7 @@ class Counts:
         self.shapes: Counter[str] = Counter()  # statements by their opening words, for the failure's message
         self.read: Counter[str] = Counter()  # rows read, by statement
         self.marks: list[Counter[str]] = []  # the counts when each round's synthesis was posted
+        self.uncached: Counter[str] = Counter()  # statements SQLAlchemy could not cache, by their opening words
 
     @contextmanager
     def watching(self, app: App) -> Iterator[None]:
@@ -39,9 +41,11 @@ class Counts:
         def begin(conn: object) -> None:
             self.now["transactions"] += 1
 
-        def statement(conn: object, cursor: object, sql: str, *args: object) -> None:
+        def statement(conn: object, cursor: object, sql: str, params: object, context: Any, *args: object) -> None:
             self.now["statements"] += 1
             self.shapes[" ".join(sql.split())[:60]] += 1
+            if context.cache_hit not in (CACHE_HIT, CACHE_MISS):  # compiled anew at every run
+                self.uncached[" ".join(sql.split())[:60]] += 1
 
         def rows(conn: object, cursor: Any, sql: str, *args: object) -> None:
             if not cursor.description:
@@ -87,6 +91,7 @@ class RoundsChat(RecordingChat):
 Measured = tuple[dict[str, float], list[dict[str, float]], str]  # per call: whole, by round; the top statements
 _measured: dict[str, Measured] = {}
 _measured_edits: dict[str, Counter[str]] = {}  # edits the chat made, and the outbox reads of a sent post's ref
+_uncached: dict[str, Counter[str]] = {}  # statements compiled at every run, by their opening words
 
 
 async def three_rounds(tmp_path: Path) -> Measured:
@@ -116,6 +121,7 @@ async def three_rounds(tmp_path: Path) -> Measured:
     rows = "\n".join(f"{n / total['calls']:5.2f} rows {shape}" for shape, n in counts.read.most_common(8))
     _measured["run"] = whole, per_call, f"{top}\n{rows}"
     ref_read = 'SELECT outbox.ref FROM outbox WHERE outbox."key"'
+    _uncached["run"] = counts.uncached
     _measured_edits["run"] = Counter({"edits": chat.update_calls, "ref reads": sum(
         n for shape, n in counts.shapes.items() if shape.startswith(ref_read))})
     return _measured["run"]
@@ -149,3 +155,10 @@ async def test_an_edit_finds_the_message_it_replaces_among_the_posts_sent_under_
     edits = _measured_edits["run"]
     assert edits["edits"] > 0, "the discussion edits posts it sent"
     assert edits["ref reads"] == 0, (edits, top)
+
+
+async def test_every_statement_of_a_discussion_is_compiled_once(tmp_path: Path) -> None:
+    """SQLAlchemy compiles a statement once and keeps it, unless its shape cannot be cached (rows given as a list to
+    `values`, say): then it compiles it at every run, which cost more than running it."""
+    await three_rounds(tmp_path)
+    assert not _uncached["run"], _uncached["run"]
