@@ -130,7 +130,9 @@ def _humans(state: State, plan: TurnPlan) -> list[str]:
     return [*(n for n in names if n != asker), asker] if asker else names
 
 
-def build(state: State, plan: TurnPlan) -> Prompt:
+def build(state: State, plan: TurnPlan, transcripts: dict[bool, list[Block]] | None = None) -> Prompt:
+    """`transcripts`: the transcript blocks already built from this same state (by whether they are the closing's),
+    shared by the turns of one step; the ones built here are added to it."""
     p = state.persona(plan.persona_key)
     assert p is not None, plan.persona_key
     flow = flows.get(state.discussion.flow)
@@ -143,7 +145,14 @@ def build(state: State, plan: TurnPlan) -> Prompt:
         instruction += options_note(state)
     max_tokens = 4096 if flow.schema(plan.phase, p) is not None else 1500
     tier = flow.tier(state, plan, p)
-    system, shared = system_blocks(state), transcript_blocks(state, final=plan.phase == Phase.FINAL_SYNTHESIS)
+    final = plan.phase == Phase.FINAL_SYNTHESIS
+    transcript = transcripts.get(final) if transcripts is not None else None
+    if transcript is None:
+        transcript = transcript_blocks(state, final=final)
+        if transcripts is not None:
+            transcripts[final] = transcript
+    # Each prompt has blocks of its own: a breakpoint is taken off below for one prompt, not for its siblings.
+    system, shared = system_blocks(state), [b.model_copy() for b in transcript]
     if tier != SHARED_TIER:
         # The cache is per model: a one-off call on another tier would pay 1.25x to write what nothing reads.
         for block in (*system, *shared):

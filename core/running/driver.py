@@ -15,7 +15,18 @@ from pydantic import BaseModel
 from core.deliberation import engine, factcheck, flows, prompts
 from core.deliberation.engine import RunTurns, State, Transition, TurnPlan
 from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
-from core.ports import LLM, CannotPost, ChatPort, Clock, Completion, LLMRefused, LLMUnavailable, Prompt, RateLimited
+from core.ports import (
+    LLM,
+    Block,
+    CannotPost,
+    ChatPort,
+    Clock,
+    Completion,
+    LLMRefused,
+    LLMUnavailable,
+    Prompt,
+    RateLimited,
+)
 from core.running import seat_turns
 from core.running.admission import Admission
 from core.running.effects import close_polls, people_ballots, record_turn, save_discussion
@@ -475,7 +486,8 @@ class Driver:
         cost), in the fenced transaction that decided on the step; the workspace's spend today; and each turn's
         prompt, built here to know its worst case and sent as it is."""
         d = state.discussion
-        built = {plan.key: self._prompt(state, plan) for plan in step.turns}
+        transcripts: dict[bool, list[Block]] = {}  # one transcript for the step's turns: they read one state
+        built = {plan.key: self._prompt(state, plan, transcripts) for plan in step.turns}
         worst = max((self.llm.worst_case_usd(p, search=p.purpose.phase == Phase.FACT_CHECK) for p in built.values()),
                     default=0.0)
         fit, spent_today, estimate = await self._turns_within_budget(tx, d, step, worst)
@@ -491,8 +503,9 @@ class Driver:
         return turns, spent_today, built
 
     @staticmethod
-    def _prompt(state: State, plan: TurnPlan) -> Prompt:
-        return factcheck.prompt(state, plan) if plan.phase == Phase.FACT_CHECK else prompts.build(state, plan)
+    def _prompt(state: State, plan: TurnPlan, transcripts: dict[bool, list[Block]] | None = None) -> Prompt:
+        return factcheck.prompt(state, plan) if plan.phase == Phase.FACT_CHECK else \
+            prompts.build(state, plan, transcripts)
 
     async def run_step(self, state: State, step: RunTurns, turns: list[TurnPlan], spent_today: float,
                        built: dict[str, Prompt] | None = None) -> None:
