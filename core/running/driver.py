@@ -895,9 +895,18 @@ class Driver:
         except Exception:
             log.warning("could not tell %s that %s is blocked", d.created_by, d.id, exc_info=True)
 
+    def _seats(self, discussion_id: str) -> tuple[list[Persona], list[Turn]] | None:
+        """The discussion's personas and turns as this driver keeps them under its lease, where it keeps both and
+        its own writes left none unknown (None: read them)."""
+        kept = self._kept.get(discussion_id)
+        if kept is None or kept.personas is None or kept.turns.by_key is None or kept.stale:
+            return None
+        return list(kept.personas), list(kept.turns.by_key.values())
+
     async def _send(self, *, d: Discussion, chat: ChatPort, post: Post, attempts: int) -> str:
         """Send a claimed post: an edit in place, one found on the platform after a crash, or a new message."""
-        post = await decorate(self.store, self.config.pages, d, post, self.clock.now())
+        post = await decorate(self.store, self.config.pages, d, post, self.clock.now(),
+                              functools.partial(self._seats, d.id))
         if post.replaces:
             kept = self._kept.get(d.id)
             ref = kept.refs.get(post.replaces) if kept is not None else None

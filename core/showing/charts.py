@@ -48,7 +48,9 @@ class _Seats:
         return sorted((t for t in self.turns if t.status in FINISHED_TURN), key=lambda t: (t.round, t.step))
 
 
-async def gather(tx: Tx, discussion_id: str) -> ChartMaterial:
+async def gather(tx: Tx, discussion_id: str, seats: tuple[list[Persona], list[Turn]] | None = None) -> ChartMaterial:
+    """What the charts show, read in `tx`; `seats`: the discussion's personas and turns where its driver keeps them
+    (else they are read, every turn with its text, when no persona's stance named a poll's option)."""
     d = await tx.discussion(discussion_id)
     material = ChartMaterial(topic=d.topic if d else "")
     polls = await tx.round_ballots(discussion_id)  # every poll with its live ballots, in one read
@@ -62,11 +64,12 @@ async def gather(tx: Tx, discussion_id: str) -> ChartMaterial:
             material.stances[poll.round] = {b.voter_name: b.choice + 1 for b in ai}
             material.proposals[poll.round] = list(poll.options)
     if not material.stances:  # stances in the personas' own words (a model seldom names a proposal verbatim)
-        seats = _Seats(await tx.personas(discussion_id), await tx.turns(discussion_id))
-        rounds = [t.round for t in seats.done_turns() if stance_table.has_stance(t)]
+        table = _Seats(*seats) if seats is not None else \
+            _Seats(await tx.personas(discussion_id), await tx.turns(discussion_id))
+        rounds = [t.round for t in table.done_turns() if stance_table.has_stance(t)]
         if rounds:
             material.positions_round = max(rounds)
-            for row in stance_table.table(seats, material.positions_round):
+            for row in stance_table.table(table, material.positions_round):
                 material.positions[row.label] = material.positions.get(row.label, 0) + 1
     return material
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from datetime import datetime
 
-from core.models import Discussion, Post
+from core.models import Discussion, Persona, Post, Turn
 from core.showing.pages import PageLinks
 from core.storage.store import Store
 
@@ -17,9 +18,10 @@ def is_final_synthesis(d: Discussion, post: Post) -> bool:
     return post.kind == "synthesis" and post.key.startswith(f"{d.id}:final:") and not post.key.endswith(":poll")
 
 
-async def decorate(store: Store, pages: PageLinks, d: Discussion, post: Post, now: datetime) -> Post:
+async def decorate(store: Store, pages: PageLinks, d: Discussion, post: Post, now: datetime,
+                   seats: Callable[[], tuple[list[Persona], list[Turn]] | None] = lambda: None) -> Post:
     """The header, the final synthesis and the synthesis document link to the discussion's page; the final synthesis
-    carries its charts."""
+    carries its charts (`seats`: the discussion's personas and turns, where the caller keeps them)."""
     final = is_final_synthesis(d, post)
     if post.kind not in ("header", "document") and not final:
         return post
@@ -29,7 +31,7 @@ async def decorate(store: Store, pages: PageLinks, d: Discussion, post: Post, no
 
         try:
             async with store.tx() as tx:
-                material = await charts.gather(tx, d.id)
+                material = await charts.gather(tx, d.id, seats())
             update["files"] = await asyncio.to_thread(charts.draw, material)
         except Exception:  # a chart is a courtesy: the synthesis goes out without it
             log.warning("could not draw the charts of %s", d.id, exc_info=True)

@@ -92,6 +92,7 @@ Measured = tuple[dict[str, float], list[dict[str, float]], str]  # per call: who
 _measured: dict[str, Measured] = {}
 _measured_edits: dict[str, Counter[str]] = {}  # edits the chat made, and the outbox reads of a sent post's ref
 _uncached: dict[str, Counter[str]] = {}  # statements compiled at every run, by their opening words
+_turn_rows: dict[str, int] = {}  # turn rows read back
 
 
 async def three_rounds(tmp_path: Path) -> Measured:
@@ -122,6 +123,7 @@ async def three_rounds(tmp_path: Path) -> Measured:
     _measured["run"] = whole, per_call, f"{top}\n{rows}"
     ref_read = 'SELECT outbox.ref FROM outbox WHERE outbox."key"'
     _uncached["run"] = counts.uncached
+    _turn_rows["run"] = sum(n for shape, n in counts.read.items() if shape.startswith("SELECT turns."))
     _measured_edits["run"] = Counter({"edits": chat.update_calls, "ref reads": sum(
         n for shape, n in counts.shapes.items() if shape.startswith(ref_read))})
     return _measured["run"]
@@ -162,3 +164,10 @@ async def test_every_statement_of_a_discussion_is_compiled_once(tmp_path: Path) 
     `values`, say): then it compiles it at every run, which cost more than running it."""
     await three_rounds(tmp_path)
     assert not _uncached["run"], _uncached["run"]
+
+
+async def test_a_discussion_driven_start_to_end_by_one_process_reads_back_no_turn(tmp_path: Path) -> None:
+    """Its driver keeps every turn it wrote, under its lease, to the end: the closing's charts read the whole
+    discussion's turns again, every text with it (a model call's share: a row)."""
+    await three_rounds(tmp_path)
+    assert _turn_rows["run"] == 0

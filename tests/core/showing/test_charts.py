@@ -6,8 +6,10 @@ from datetime import UTC, datetime
 
 from matplotlib.patches import Rectangle
 
-from core.models import Ballot, Poll
+from core.deliberation import stances
+from core.models import Ballot, Discussion, Persona, Phase, Poll, Role, Turn, TurnStatus
 from core.showing import charts
+from core.storage.store import Store
 
 NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
 POLL = Poll(key="k", discussion_id="d1", round=2, question="Which first?", options=["Trial", "Wait", "Skip"],
@@ -61,3 +63,22 @@ def test_a_chart_drawn_again_from_the_same_votes_is_the_same_picture_and_one_vot
     assert [(f.name, f.data, f.alt) for f in once] == [(f.name, f.data, f.alt) for f in again]
     assert [f.name for f in moved] == [f.name for f in once]
     assert all(m.data != o.data and m.alt != o.alt for m, o in zip(moved, once, strict=True))
+
+
+async def test_the_closing_positions_are_the_same_from_the_turns_kept_as_from_the_turns_read(store: Store) -> None:
+    personas = [Persona(key=k, name=k.title(), role=Role.EXPERT) for k in ("ada", "bo", "cy")]
+    turns = [Turn(key=f"d1:r{r}:s1:{p.key}", discussion_id="d1", round=r, step=1, phase=Phase.STATEMENT,
+                  persona_key=p.key, status=TurnStatus.PUBLISHED, text="A view.", created_at=NOW,
+                  data=stances.record({"stance": f"{label}, on balance", "label": label}, []))
+             for r in (1, 2) for p, label in zip(personas, ["for", "for", "against"] if r == 2 else ["against"] * 3,
+                                                 strict=True)]
+    async with store.tx() as tx:
+        await tx.add_discussion(Discussion(id="d1", topic="Which first?", created_at=NOW, updated_at=NOW))
+        await tx.set_personas("d1", personas)
+        await tx.start_turns(turns)
+        for t in turns:
+            await tx.save_turn(t)
+    async with store.tx() as tx:
+        read = await charts.gather(tx, "d1")
+        kept = await charts.gather(tx, "d1", (personas, turns))
+    assert read == kept and read.positions_round == 2 and sorted(read.positions.values()) == [1, 2], read
