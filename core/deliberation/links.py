@@ -29,15 +29,16 @@ def _code(m: re.Match[str]) -> str:
     return f"`{kept}`{address[len(kept):]}" if kept else address
 
 
-# An address needs one of these: "://", "mailto:" (whose ":" follows an "o"), or a "." followed by more of it. Each is
+# An address needs one of these: "://", "mailto:", "www." or a dot and two letters (a domain's last label). Each is
 # found by a scan that skips to its first character; the address pattern itself is tried at every word, and most
-# turns hold no address at all.
-_DOT_THEN = re.compile(r"\.[^\s<>`\"]")
-_O_COLON = re.compile(r"[oO]:")
+# turns hold no address at all ("e.g.", "1.5" or "..." are none of these).
+_TLD = re.compile(r"\.[A-Za-z]{2}")
+_WWW = re.compile(r"[wW][wW][wW]\.")
+_MAILTO = re.compile(r"[mM][aA][iI][lL][tT][oO]:")
 
 
 def _addresses(text: str) -> str:
-    if "://" in text or _DOT_THEN.search(text) or _O_COLON.search(text):
+    if "://" in text or _TLD.search(text) or _WWW.search(text) or _MAILTO.search(text):
         return _ADDRESS.sub(_code, text)
     return text
 

@@ -23,6 +23,7 @@ def test_each_form_of_address_is_set_as_code(text: str, shown: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["We agree on most of it.\n\nStance: O1 — pilot", "Scores of 1.5 and 2.0, also: more.",
-                                  "A list: one, two; three.", "a `code span` with no address"])
+                                  "A list: one, two; three.", "a `code span` with no address",
+                                  "Costs fall, e.g. on ops, i.e. on us... as in 2.5 or U.S. law. Go to: the end."])
 def test_prose_with_no_address_comes_back_as_it_was(text: str) -> None:
     assert plain(text) == text
