@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import importlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,12 +25,10 @@ if TYPE_CHECKING:
 
 
 def settle_heap() -> None:
-    """Once a server is built: load the charts' drawing (matplotlib), which every finished discussion needs and whose
-    import, done at the first one, held the event loop for about 0.3 s; then keep what start-up made (modules,
-    schemas, the app) out of the garbage collector's full passes, which otherwise walk all of it every few seconds
-    under load and stall the loop ~200 ms each; and collect the young generation every 10,000 allocations instead
-    of 700 (a turn allocates tens of thousands of short-lived objects that reference counting frees anyway)."""
-    importlib.import_module("core.showing.charts")
+    """Once a server is built: keep what start-up made (modules, schemas, the app) out of the garbage collector's
+    full passes, which otherwise walk all of it every few seconds under load and stall the loop ~200 ms each; and
+    collect the young generation every 10,000 allocations instead of 700 (a turn allocates tens of thousands of
+    short-lived objects that reference counting frees anyway)."""
     gc.collect()
     gc.freeze()
     _, older, oldest = gc.get_threshold()

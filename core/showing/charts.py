@@ -7,71 +7,18 @@ from __future__ import annotations
 
 import functools
 import io
-from dataclasses import dataclass, field
 from typing import Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from core.deliberation import stances as stance_table
-from core.models import FINISHED_TURN, Ballot, Persona, Poll, Turn
-from core.storage.store import Tx
+from core.models import Ballot, Poll
+from core.showing.chart_material import ChartMaterial
 
 AI_COLOUR, PEOPLE_COLOUR = "#5865F2", "#F0A030"
 STANCE_COLOURS = ["#4E79A7", "#F28E2B", "#59A14F", "#E15759", "#B07AA1"]
 LABEL_CHARS = 38
-
-
-@dataclass
-class ChartMaterial:
-    topic: str
-    poll: Poll | None = None
-    ballots: list[Ballot] = field(default_factory=list)
-    # round -> persona name -> 1-based proposal they support, from the ballots they cast in their own turns
-    stances: dict[int, dict[str, int]] = field(default_factory=dict)
-    proposals: dict[int, list[str]] = field(default_factory=dict)  # round -> its proposals
-    # When no persona named a poll's option: the latest round with stances, and how many personas hold each label
-    # there (the stance table's labels, in the order they first appear).
-    positions_round: int = 0
-    positions: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass
-class _Seats:
-    """What the stance table reads of a discussion: its personas and their finished turns, in step order."""
-
-    personas: list[Persona]
-    turns: list[Turn]
-
-    def done_turns(self) -> list[Turn]:
-        return sorted((t for t in self.turns if t.status in FINISHED_TURN), key=lambda t: (t.round, t.step))
-
-
-async def gather(tx: Tx, discussion_id: str, seats: tuple[list[Persona], list[Turn]] | None = None) -> ChartMaterial:
-    """What the charts show, read in `tx`; `seats`: the discussion's personas and turns where its driver keeps them
-    (else they are read, every turn with its text, when no persona's stance named a poll's option)."""
-    d = await tx.discussion(discussion_id)
-    material = ChartMaterial(topic=d.topic if d else "")
-    polls = await tx.round_ballots(discussion_id)  # every poll with its live ballots, in one read
-    for poll, ballots in reversed(polls):  # the latest poll anyone voted in (the final one first)
-        if ballots:
-            material.poll, material.ballots = poll, ballots
-            break
-    for poll, ballots in polls:  # a synthesis's poll: what the personas' own stances named in that round
-        ai = [b for b in ballots if b.is_ai and not b.superseded]
-        if ai and not poll.key.endswith(":closed"):
-            material.stances[poll.round] = {b.voter_name: b.choice + 1 for b in ai}
-            material.proposals[poll.round] = list(poll.options)
-    if not material.stances:  # stances in the personas' own words (a model seldom names a proposal verbatim)
-        table = _Seats(*seats) if seats is not None else \
-            _Seats(await tx.personas(discussion_id), await tx.turns(discussion_id))
-        rounds = [t.round for t in table.done_turns() if stance_table.has_stance(t)]
-        if rounds:
-            material.positions_round = max(rounds)
-            for row in stance_table.table(table, material.positions_round):
-                material.positions[row.label] = material.positions.get(row.label, 0) + 1
-    return material
 
 
 def draw(material: ChartMaterial) -> list[Any]:

@@ -7,7 +7,8 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
-from core.models import Discussion, Persona, Post, Turn
+from core.models import Discussion, Persona, Post, PostFile, Turn
+from core.showing import chart_material
 from core.showing.pages import PageLinks
 from core.storage.store import Store
 
@@ -16,6 +17,14 @@ log = logging.getLogger(__name__)
 
 def is_final_synthesis(d: Discussion, post: Post) -> bool:
     return post.kind == "synthesis" and post.key.startswith(f"{d.id}:final:") and not post.key.endswith(":poll")
+
+
+def _draw(material: chart_material.ChartMaterial) -> list[PostFile]:
+    """The charts, drawn in a worker thread: matplotlib loads there at the first one (about 0.3 s of imports the
+    event loop would otherwise stand still for), and only in a process that draws one."""
+    from core.showing import charts
+
+    return charts.draw(material)
 
 
 async def decorate(store: Store, pages: PageLinks, d: Discussion, post: Post, now: datetime,
@@ -27,12 +36,10 @@ async def decorate(store: Store, pages: PageLinks, d: Discussion, post: Post, no
         return post
     update: dict[str, object] = {"page_url": pages.url(d.id, now)}
     if final:
-        from core.showing import charts  # matplotlib loads only when a chart is drawn
-
         try:
             async with store.tx() as tx:
-                material = await charts.gather(tx, d.id, seats())
-            update["files"] = await asyncio.to_thread(charts.draw, material)
+                material = await chart_material.gather(tx, d.id, seats())
+            update["files"] = await asyncio.to_thread(_draw, material)
         except Exception:  # a chart is a courtesy: the synthesis goes out without it
             log.warning("could not draw the charts of %s", d.id, exc_info=True)
     return post.model_copy(update=update)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 from matplotlib.patches import Rectangle
 
 from core.deliberation import stances
 from core.models import Ballot, Discussion, Persona, Phase, Poll, Role, Turn, TurnStatus
-from core.showing import charts
+from core.showing import chart_material, charts
 from core.storage.store import Store
 
 NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
@@ -79,6 +82,15 @@ async def test_the_closing_positions_are_the_same_from_the_turns_kept_as_from_th
         for t in turns:
             await tx.save_turn(t)
     async with store.tx() as tx:
-        read = await charts.gather(tx, "d1")
-        kept = await charts.gather(tx, "d1", (personas, turns))
+        read = await chart_material.gather(tx, "d1")
+        kept = await chart_material.gather(tx, "d1", (personas, turns))
     assert read == kept and read.positions_round == 2 and sorted(read.positions.values()) == [1, 2], read
+
+
+def test_the_app_loads_matplotlib_only_where_a_chart_is_drawn() -> None:
+    """Gathering what the charts show happens on the event loop; importing matplotlib there held the loop for about
+    0.3 s at the first finished discussion, so it loads in the worker thread that draws."""
+    loaded = subprocess.run([sys.executable, "-c", "import sys, bot.wiring, core.showing.extras, "
+                             "core.showing.chart_material; print('matplotlib' in sys.modules)"],
+                            capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[3])
+    assert loaded.stdout.strip() == "False"
