@@ -243,7 +243,7 @@ class AnthropicLLM:
                     if event.type == "content_block_delta" and event.delta.type == "text_delta":
                         parts.append(event.delta.text)
                         if on_text is not None:
-                            await on_text("".join(parts))
+                            on_text(parts)
                     elif event.type == "content_block_start" and event.content_block.type == "text":
                         if event.content_block.text:
                             parts.append(event.content_block.text)

@@ -12,7 +12,10 @@ from core.models import Discussion, Persona, Phase, Post, Usage
 
 Tier = Literal["light", "medium", "heavy"]
 T = TypeVar("T", bound=BaseModel)
-TextSink = Callable[[str], Awaitable[None]]  # receives the text written so far, as a stream arrives
+# Receives the text written so far as a stream arrives, in pieces: a list its writer appends to (a new attempt
+# starts a new list). It returns at once; joining the pieces at every one of a turn's hundred deltas cost more
+# than reading them.
+TextSink = Callable[[list[str]], None]
 
 
 class Block(BaseModel):
@@ -90,7 +93,8 @@ class LLM(Protocol):
     offline: bool
 
     async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
-        """The whole answer; `on_text`, when given, is called with the text so far as the model writes it."""
+        """The whole answer; `on_text`, when given, is called with the text so far (its pieces) as the model writes
+        it."""
         ...
 
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]: ...

@@ -89,10 +89,12 @@ class OfflineLLM:
             text += f"\n\nStance: {label} — a small, reversible trial first, judged on {basis}"
         if on_text is not None and self.delay:  # with a pretend latency, pretend to write, too
             await asyncio.sleep(self.delay / 2)
-            words = text.split(" ")
+            words, parts = text.split(" "), list[str]()
             chunks = max(1, min(8, len(words)))
             for i in range(1, chunks + 1):
-                await on_text(" ".join(words[: len(words) * i // chunks]))
+                piece = " ".join(words[len(words) * (i - 1) // chunks: len(words) * i // chunks])
+                parts.append(f" {piece}" if parts else piece)
+                on_text(parts)
                 await asyncio.sleep(self.delay / 2 / chunks)
         elif self.delay:
             await asyncio.sleep(self.delay)

@@ -13,41 +13,48 @@ Show = Callable[[str], Awaitable[None]]
 
 
 class LiveText:
-    """`push` takes the text so far and returns at once (the model's stream never waits on the chat); the chat
-    sees the newest text when the interval since its last update has passed. `close` drops what was not shown
-    and waits for an update in flight, so no late partial text lands after the finished post."""
+    """`push` takes the text so far, in pieces (a list the writer appends to; another attempt starts a new list), and
+    returns at once (the model's stream never waits on the chat); the chat sees the newest text, joined only then,
+    when the interval since its last update has passed. `close` drops what was not shown and waits for an update
+    in flight, so no late partial text lands after the finished post."""
 
     def __init__(self, show: Show, interval_s: float = 1.0, monotonic: Callable[[], float] = time.monotonic) -> None:
         self._show, self._interval, self._monotonic = show, interval_s, monotonic
-        self._latest = self._shown = ""
+        self._parts: list[str] = []
+        self._shown: tuple[list[str] | None, int] = (None, 0)  # the list last shown, and how many of its pieces
         self._last = float("-inf")
         self._closed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.updates = 0  # updates the chat accepted (benchmarks, tests)
 
-    async def push(self, text: str) -> None:
-        if self._closed.is_set() or not text.strip():
+    def push(self, parts: list[str]) -> None:
+        if self._closed.is_set() or not parts or (not parts[-1].strip() and not "".join(parts).strip()):
             return
-        self._latest = text
+        self._parts = parts
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name="live-text")
 
+    def _unseen(self) -> bool:
+        shown, count = self._shown
+        return shown is not self._parts or count != len(self._parts)
+
     async def _run(self) -> None:
-        while self._latest != self._shown and not self._closed.is_set():
+        while self._unseen() and not self._closed.is_set():
             wait = self._last + self._interval - self._monotonic()
             if wait > 0:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._closed.wait(), wait)
                 if self._closed.is_set():
                     return
-            text = self._latest
+            parts, count = self._parts, len(self._parts)
+            text = "".join(parts)
             self._last = self._monotonic()
             try:
                 await self._show(text)
                 self.updates += 1
             except Exception:  # live text is a courtesy: the finished post still replaces it
                 log.debug("live update refused", exc_info=True)
-            self._shown = text
+            self._shown = (parts, count)
 
     async def close(self) -> None:
         self._closed.set()

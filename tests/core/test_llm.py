@@ -417,8 +417,8 @@ async def test_a_turn_cut_by_max_tokens_is_retried_with_room_and_both_attempts_a
         thinking: FakeAnthropic, make_llm: MakeLLM) -> None:
     shown: list[str] = []
 
-    async def show(text: str) -> None:
-        shown.append(text)
+    def show(parts: list[str]) -> None:
+        shown.append("".join(parts))
 
     llm = make_llm(base_url=thinking.base_url, thinking_room={"low": 0, "medium": 0, "high": 0})
     completion = await llm.complete(prompt(f"Opening statement.\n{STANCE_ASK}", max_tokens=400), on_text=show)

@@ -29,7 +29,7 @@ class Stalled(RecordingLLM):
 
     async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         if on_text is not None:
-            await on_text("I think the first thing to settle is")
+            on_text(["I think the first thing to settle is"])
             await self.gate.wait()
         return await super().complete(prompt, on_text)
 
@@ -84,7 +84,7 @@ class Streaming(RecordingLLM):
 
     async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         if on_text is not None:
-            await on_text("I think the first thing to settle is")
+            on_text(["I think the first thing to settle is"])
             await asyncio.sleep(0)  # the live message goes out before the finished post
         return await super().complete(prompt, on_text)
 

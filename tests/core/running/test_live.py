@@ -14,10 +14,10 @@ async def test_updates_are_throttled_to_the_newest_text() -> None:
         shown.append(text)
 
     live = LiveText(show, interval_s=0.05)
-    await live.push("The")
+    live.push(["The"])
     await asyncio.sleep(0.01)
     for text in ("The case", "The case for", "The case for trunk"):
-        await live.push(text)
+        live.push([text])
     assert shown == ["The"], "the first words show at once"
     await asyncio.sleep(0.08)
     assert shown == ["The", "The case for trunk"], "then only the newest text, one interval later"
@@ -34,16 +34,16 @@ async def test_close_drops_pending_text_and_waits_for_an_update_in_flight() -> N
         shown.append(text)
 
     live = LiveText(slow, interval_s=10.0)
-    await live.push("first")
+    live.push(["first"])
     await asyncio.sleep(0)
-    await live.push("second")  # would wait ten seconds: close must not
+    live.push(["second"])  # would wait ten seconds: close must not
     closing = asyncio.create_task(live.close())
     await asyncio.sleep(0.01)
     assert not closing.done(), "close waits for the update already sent"
     release.set()
     await asyncio.wait_for(closing, 1)
     assert shown == ["first"]
-    await live.push("third")
+    live.push(["third"])
     assert shown == ["first"]
 
 
@@ -55,7 +55,7 @@ async def test_a_refused_update_does_not_stop_the_turn() -> None:
         raise RuntimeError("rate limited")
 
     live = LiveText(refuse, interval_s=0.0)
-    await live.push("words")
+    live.push(["words"])
     await asyncio.sleep(0.01)
     await live.close()
     assert calls == ["words"] and live.updates == 0

@@ -75,13 +75,13 @@ async def test_newer_words_within_the_interval_wait_and_close_drops_them() -> No
         shown.append(text)
 
     live = LiveText(show, interval_s=5.0, monotonic=clock)
-    await live.push("The")
+    live.push(["The"])
     await asyncio.sleep(0.05)
-    await live.push("The case")
+    live.push(["The case"])
     await asyncio.sleep(0.05)  # the clock stands still: the interval since "The" has not passed
     assert shown == ["The"]
     await live.close()
-    await live.push("The case for")  # after close: nothing more lands
+    live.push(["The case for"])  # after close: nothing more lands
     await asyncio.sleep(0.05)
     assert shown == ["The"] and live.updates == 1
 
@@ -93,7 +93,7 @@ async def test_blank_words_are_not_shown() -> None:
         shown.append(text)
 
     live = LiveText(show, interval_s=0.01)
-    await live.push("  \n ")
+    live.push(["  \n "])
     await asyncio.sleep(0.05)
     assert shown == []
     await live.close()
@@ -146,14 +146,14 @@ async def test_live_text_waits_its_one_second_interval_by_default() -> None:
 
     on_time = LiveText(show_soon, monotonic=clock)
     early = LiveText(show_later, monotonic=clock)
-    await on_time.push("The")
-    await early.push("The")
+    on_time.push(["The"])
+    early.push(["The"])
     await asyncio.sleep(0.01)
     clock.now += 0.5
-    await early.push("The case")  # half a second after "The": it waits out the rest of the second
+    early.push(["The case"])  # half a second after "The": it waits out the rest of the second
     await asyncio.sleep(0.01)
     clock.now += 0.5
-    await on_time.push("The case")  # a second after "The": it goes at once
+    on_time.push(["The case"])  # a second after "The": it goes at once
     await asyncio.sleep(0.05)
     assert soon == ["The", "The case"]
     assert later == ["The"]
@@ -169,7 +169,42 @@ async def test_an_update_cancelled_beneath_the_live_text_does_not_cost_the_turn(
         raise asyncio.CancelledError
 
     live = LiveText(cancelled, interval_s=0.0)
-    await live.push("words")
+    live.push(["words"])
     await asyncio.sleep(0.01)
     await live.close()
     assert live.updates == 0
+
+
+async def test_the_pieces_written_since_a_push_show_joined_at_the_next_update() -> None:
+    clock, shown = Clock(), []
+
+    async def show(text: str) -> None:
+        shown.append(text)
+
+    live, parts = LiveText(show, interval_s=1.0, monotonic=clock), ["The"]
+    live.push(parts)
+    await asyncio.sleep(0.01)
+    for piece in (" case", " for", "  "):  # the writer appends to the one list, pushing it each time
+        parts.append(piece)
+        live.push(parts)
+    clock.now += 1.0
+    await asyncio.sleep(0.05)
+    assert shown == ["The", "The case for  "]
+    await live.close()
+
+
+async def test_a_new_attempt_shows_its_own_words_even_as_many_pieces_as_the_last() -> None:
+    shown: list[str] = []
+
+    async def show(text: str) -> None:
+        shown.append(text)
+
+    live = LiveText(show, interval_s=0.0)
+    live.push(["Cut short"])
+    await asyncio.sleep(0.01)
+    live.push(["Again, whole"])  # the turn asked again: a new list of pieces, of the same length
+    await asyncio.sleep(0.01)
+    live.push(["Words", "  "])  # a blank piece last, after words: the words still show
+    await asyncio.sleep(0.01)
+    assert shown == ["Cut short", "Again, whole", "Words  "]
+    await live.close()
