@@ -52,8 +52,8 @@ def test_counting_sql_lists_the_statements_and_leaves_the_verdict_to_the_run() -
     # The run worked and every other figure meets its (loose) target: only the missed one fails it.
     assert "verdict: MISSES peak_rss\n" in out and done.returncode == 1, out + done.stderr
     # Whole discussions: the last round's calls are measured and set beside round 1's.
-    assert re.search(r"^round 2 \(from every discussion finishing round 1 until every one finished it\): [\d.]+ ms "
-                     r"of CPU a model call \(\d+ calls\), [\d.]+x round 1's", out, re.M), out
+    assert re.search(r"^round 2 \(from the first discussion finishing round 1 until every one finished round 2\): "
+                     r"[\d.]+ ms of CPU a model call \(\d+ calls\), [\d.]+x round 1's", out, re.M), out
     # The machine's busy time holds the app's own: the cores' total is read, not the idle time or one process.
     shares = re.search(r"the app used (\d+)% of a core.*cores were busy (\d+)% of a core in all", out)
     assert shares is not None, out
