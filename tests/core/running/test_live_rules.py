@@ -94,6 +94,7 @@ async def test_blank_words_are_not_shown() -> None:
 
     live = LiveText(show, interval_s=0.01)
     live.push(["  \n "])
+    live.push([])  # no piece yet
     await asyncio.sleep(0.05)
     assert shown == []
     await live.close()
