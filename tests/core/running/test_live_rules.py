@@ -176,13 +176,16 @@ async def test_an_update_cancelled_beneath_the_live_text_does_not_cost_the_turn(
     assert live.updates == 0
 
 
+class Shown(list[str]):
+    """What the chat was shown, update by update."""
+
+    async def __call__(self, text: str) -> None:
+        self.append(text)
+
+
 async def test_the_pieces_written_since_a_push_show_joined_at_the_next_update() -> None:
-    clock, shown = Clock(), []
-
-    async def show(text: str) -> None:
-        shown.append(text)
-
-    live, parts = LiveText(show, interval_s=1.0, monotonic=clock), ["The"]
+    clock, shown = Clock(), Shown()
+    live, parts = LiveText(shown, interval_s=1.0, monotonic=clock), ["The"]
     live.push(parts)
     await asyncio.sleep(0.01)
     for piece in (" case", " for", "  "):  # the writer appends to the one list, pushing it each time
@@ -195,12 +198,8 @@ async def test_the_pieces_written_since_a_push_show_joined_at_the_next_update() 
 
 
 async def test_a_new_attempt_shows_its_own_words_even_as_many_pieces_as_the_last() -> None:
-    shown: list[str] = []
-
-    async def show(text: str) -> None:
-        shown.append(text)
-
-    live = LiveText(show, interval_s=0.0)
+    shown = Shown()
+    live = LiveText(shown, interval_s=0.0)
     live.push(["Cut short"])
     await asyncio.sleep(0.01)
     live.push(["Again, whole"])  # the turn asked again: a new list of pieces, of the same length
