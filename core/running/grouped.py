@@ -35,8 +35,6 @@ class Grouped(Generic[T]):
         batch: list[tuple[T, asyncio.Future[None]]] = []
         try:
             while self._waiting:
-                # One turn of the loop first: the items other callbacks ready now would hand over join this batch.
-                await asyncio.sleep(0)
                 batch, self._waiting = self._waiting, []
                 await self._write_batch(batch)
                 batch = []

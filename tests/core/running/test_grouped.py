@@ -1,6 +1,5 @@
 """Group commit (core/running/grouped.py): every caller returns once its own item is written, callers that arrive
-while a write runs share the next one, as do those whose items are handed over in the loop's turn a write would begin
-in, and a failed or stopped write never leaves a caller waiting."""
+while a write runs share the next one, and a failed or stopped write never leaves a caller waiting."""
 
 from __future__ import annotations
 
@@ -23,14 +22,6 @@ class Writes:
         self.begun = 0
         self.fail: set[str] = set()  # a write holding one of these raises
 
-    async def begun_by(self, n: int) -> None:
-        """Until the write numbered `n` has begun (the loop turns it takes are the writer's own)."""
-        for _ in range(100):
-            if self.begun >= n:
-                return
-            await asyncio.sleep(0)
-        raise AssertionError(f"write {n} never began")
-
     async def __call__(self, items: list[str]) -> None:
         self.begun += 1
         await self.gate.wait()
@@ -46,7 +37,7 @@ async def test_the_first_item_is_written_at_once_and_those_arriving_meanwhile_to
     grouped = Grouped(writes)
     writes.gate.clear()
     first = asyncio.create_task(grouped.add("a"))
-    await writes.begun_by(1)  # its write has begun and waits
+    await asyncio.sleep(0)  # its write has begun and waits
     rest = [asyncio.create_task(grouped.add(k)) for k in "bcd"]
     await asyncio.sleep(0)
     assert not any(t.done() for t in [first, *rest]), "nobody returns before its item is written"
@@ -55,25 +46,13 @@ async def test_the_first_item_is_written_at_once_and_those_arriving_meanwhile_to
     assert writes.batches == [["a"], ["b", "c", "d"]]
 
 
-async def test_items_handed_over_as_a_write_would_begin_share_it() -> None:
-    """Placeholders shown at one moment are heard back in callbacks of one turn of the loop: written as the first
-    came, each of the next found the write done and took a transaction of its own (0.6 a model call, not 0.08)."""
-    writes = Writes()
-    grouped = Grouped(writes)
-    first = asyncio.create_task(grouped.add("a"))
-    await asyncio.sleep(0)  # a is handed over and the writer made, not yet run
-    second = asyncio.create_task(grouped.add("b"))  # ready only after the writer's first turn
-    await asyncio.gather(first, second)
-    assert writes.batches == [["a", "b"]]
-
-
 async def test_a_caller_returns_once_its_own_item_is_written_not_after_the_writes_behind_it() -> None:
     writes = Writes()
     grouped = Grouped(writes)
     writes.gate.clear()
     writes.held[2] = asyncio.Event()  # the second write waits, as on another transaction's lock
     first = asyncio.create_task(grouped.add("a"))
-    await writes.begun_by(1)
+    await asyncio.sleep(0)
     second = asyncio.create_task(grouped.add("b"))
     await asyncio.sleep(0)
     writes.gate.set()
@@ -91,7 +70,7 @@ async def test_an_item_that_cannot_be_written_fails_its_caller_alone_and_the_wri
     grouped = Grouped(writes)
     writes.gate.clear()
     first = asyncio.create_task(grouped.add("a"))
-    await writes.begun_by(1)
+    await asyncio.sleep(0)
     failing = [asyncio.create_task(grouped.add(k)) for k in "bc"]
     await asyncio.sleep(0)
     writes.gate.set()
@@ -109,7 +88,7 @@ async def test_a_writer_stopped_mid_write_leaves_no_caller_waiting() -> None:
     grouped = Grouped(writes)
     writes.gate.clear()
     callers = [asyncio.create_task(grouped.add("a"))]
-    await writes.begun_by(1)
+    await asyncio.sleep(0)
     callers.append(asyncio.create_task(grouped.add("b")))
     await asyncio.sleep(0)
     [writer] = [t for t in asyncio.all_tasks() if t.get_name() == WRITER]
@@ -127,7 +106,7 @@ async def test_a_caller_that_stopped_waiting_does_not_break_the_write_of_the_oth
     grouped = Grouped(writes)
     writes.gate.clear()
     first = asyncio.create_task(grouped.add("a"))
-    await writes.begun_by(1)
+    await asyncio.sleep(0)
     impatient, patient = asyncio.create_task(grouped.add("b")), asyncio.create_task(grouped.add("c"))
     await asyncio.sleep(0)
     impatient.cancel()
