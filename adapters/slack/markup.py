@@ -80,7 +80,9 @@ def mrkdwn(text: str) -> str:
         out = _HEADING.sub(r"*\1*", out)
     if _bulleted(out):
         out = _BULLET.sub(r"\1• ", out)
-    return _HELD.sub(lambda m: held[int(m.group(1))], out).replace("\x00", "_") if held else out.replace("\x00", "_")
+    if held:
+        out = _HELD.sub(lambda m: held[int(m.group(1))], out)
+    return out.replace("\x00", "_")
 
 
 def user_mentions(ids: Iterable[str]) -> str:
