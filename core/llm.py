@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -273,7 +274,7 @@ class AnthropicLLM:
         connection busy, where an unstreamed call would time out (and the SDK's retry bill it again)."""
         model = self._config.models[prompt.tier]
         request = self._request(prompt, model)
-        fmt = {"type": "json_schema", "schema": self._sdk.transform_schema(schema)}
+        fmt = {"type": "json_schema", "schema": _json_schema(schema)}
         request["output_config"] = {**request["output_config"], "format": fmt}
         paid = Usage()
         for attempt in range(1, self._config.room_attempts + 1):
@@ -440,6 +441,16 @@ def _param(block: Any) -> Any:
     data = block.to_dict()
     data.pop("parsed_output", None)
     return data
+
+
+@functools.lru_cache(maxsize=64)
+def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema the API is sent for a structured answer of this kind. Built once a kind: the SDK builds it
+    through pydantic's JSON schema generation, its slowest path (a millisecond or more a call under load). The dict
+    is shared by every request for the kind and never changed: the SDK only serialises it."""
+    import anthropic  # here, not at the top: see TYPE_CHECKING above
+
+    return anthropic.transform_schema(schema)
 
 
 def _request(prompt: Prompt, model: str) -> dict[str, Any]:

@@ -564,3 +564,29 @@ async def test_the_sdk_is_imported_only_when_the_real_client_is_built() -> None:
                                                 stderr=asyncio.subprocess.PIPE)
     _, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()
+
+
+async def test_a_schema_is_turned_into_the_api_s_json_schema_once_however_many_answers_ask_for_it(
+        fake: FakeAnthropic, make_llm: MakeLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK builds the JSON schema from the pydantic model (pydantic's slowest path, a millisecond or more);
+    every structured answer of one kind asks for the same schema, so it is built once and the same JSON sent."""
+    class Asked(RosterSpec):  # a kind no earlier test asked for
+        pass
+
+    built: list[type] = []
+    pydantic_schema = RosterSpec.model_json_schema.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type, *args: Any, **kw: Any) -> dict[str, Any]:
+        built.append(cls)
+        return pydantic_schema(cls, *args, **kw)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Asked, "model_json_schema", classmethod(counted))
+    llm = make_llm()
+    for _ in range(3):
+        await llm.structured(prompt(), Asked)
+    await make_llm().structured(prompt(), Asked)  # another client of the same process: the same schema
+
+    assert built == [Asked]
+    sent = [b["output_config"]["format"] for b in fake.requests]
+    assert len(sent) == 4 and all(s == sent[0] for s in sent)
+    assert sent[0]["schema"]["type"] == "object" and "experts" in sent[0]["schema"]["properties"]
