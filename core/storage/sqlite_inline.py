@@ -24,7 +24,7 @@ from sqlalchemy import pool
 from sqlalchemy.dialects import registry
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine import URL, CursorResult
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncTransaction
 from sqlalchemy.util import await_only
 from sqlalchemy.util.concurrency import in_greenlet
 
@@ -90,13 +90,20 @@ class SQLiteDialect_inline(SQLiteDialect_pysqlite):
 registry.register("sqlite.inline", __name__, "SQLiteDialect_inline")
 
 
-class InlineConnection(AsyncConnection):
-    """An async connection whose statements, inside a transaction, run straight on its sync connection.
+class Locked(Exception):
+    """BEGIN found another process writing, where nothing can wait for it (outside the engine's greenlet)."""
 
-    The async engine spawns a greenlet for each statement and switches into it and back; on this dialect nothing
-    in a statement waits (its transaction's BEGIN IMMEDIATE already holds the write lock), so the statement can
-    run where it is called. BEGIN, COMMIT and any statement outside a transaction (it would begin one, and BEGIN
-    may wait for another process) still go through the engine's greenlet."""
+
+class InlineConnection(AsyncConnection):
+    """An async connection whose transactions, and the statements in them, run straight on its sync connection.
+
+    The async engine spawns a greenlet for each statement, BEGIN and COMMIT, and switches into it and back; on
+    this dialect nothing in them waits but a BEGIN that finds another process writing, so they run where they are
+    called (an empty transaction: 140 µs through greenlets, 60 without). That BEGIN, and any statement outside a
+    transaction (it would begin one), still go through the engine's greenlet, where waiting is allowed."""
+
+    def begin(self) -> AsyncTransaction:
+        return _InlineTransaction(self)
 
     async def execute(self, statement: Any, parameters: Any = None, *,  # type: ignore[override]
                       execution_options: Any = None) -> CursorResult[Any]:
@@ -104,6 +111,29 @@ class InlineConnection(AsyncConnection):
         if sync is None or not sync.in_transaction():
             return await super().execute(statement, parameters, execution_options=execution_options)
         return sync.execute(statement, parameters, execution_options=execution_options)
+
+
+class _InlineTransaction(AsyncTransaction):
+    async def start(self, is_ctxmanager: bool = False) -> AsyncTransaction:
+        if self.nested:
+            return await super().start(is_ctxmanager)
+        try:
+            began = self.connection._proxied.begin()
+        except Locked:  # another process writes: BEGIN again where it can wait for it
+            return await super().start(is_ctxmanager)
+        self.sync_transaction = self._assign_proxied(began)
+        if is_ctxmanager:
+            began.__enter__()
+        return self
+
+    async def commit(self) -> None:
+        self._proxied.commit()
+
+    async def rollback(self) -> None:
+        self._proxied.rollback()
+
+    async def __aexit__(self, type_: Any, value: Any, traceback: Any) -> None:
+        self._proxied.__exit__(type_, value, traceback)
 
 
 def _busy(exc: sqlite3.OperationalError) -> bool:
@@ -114,7 +144,7 @@ def _busy(exc: sqlite3.OperationalError) -> bool:
 def wait_locked(statement: Callable[[], T], wait_s: float = BUSY_WAIT_S) -> T:
     """Run a statement that may find the database locked by another process; retry it after asyncio sleeps until
     `wait_s` has passed. Called from the engine's greenlet (the connect event and `do_begin`), where awaiting is
-    allowed."""
+    allowed; elsewhere (a transaction begun on the loop) a locked database raises `Locked` at once."""
     deadline, pause = time.monotonic() + wait_s, FIRST_PAUSE_S
     while True:
         try:
@@ -122,5 +152,7 @@ def wait_locked(statement: Callable[[], T], wait_s: float = BUSY_WAIT_S) -> T:
         except sqlite3.OperationalError as exc:
             if not _busy(exc) or time.monotonic() + pause > deadline:
                 raise
+            if not in_greenlet():
+                raise Locked from exc
         await_only(asyncio.sleep(pause))
         pause = min(pause * 2, MAX_PAUSE_S)

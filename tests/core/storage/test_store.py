@@ -375,6 +375,30 @@ async def test_sqlite_statements_in_a_transaction_run_on_the_loop_without_a_gree
     assert spawned and not any(spawned)
 
 
+async def test_sqlite_transactions_begin_and_commit_on_the_loop_without_a_greenlet(tmp_path: Path) -> None:
+    # A greenlet spawned to say BEGIN and another to say COMMIT cost more than a transaction's statements; only a
+    # BEGIN that finds another process writing needs one (it waits; see the test above).
+    engine = make_engine(f"sqlite:///{tmp_path / 'council.db'}")
+    await migrate(engine)
+    store = Store(engine)
+    said: list[tuple[str, bool]] = []
+    for name in ("begin", "commit", "rollback"):
+        event.listen(engine.sync_engine, name, lambda *_, name=name: said.append((name, in_greenlet())))
+    try:
+        async with store.tx() as tx:
+            await tx.add_discussion(discussion())
+        with pytest.raises(RuntimeError):
+            async with store.tx() as tx:
+                await tx.add_discussion(discussion("lost"))
+                raise RuntimeError("a step failed half way")
+        async with store.tx() as tx:
+            assert await tx.discussion("d1") is not None and await tx.discussion("lost") is None
+    finally:
+        await store.close()
+    assert said == [("begin", False), ("commit", False), ("begin", False), ("rollback", False), ("begin", False),
+                    ("commit", False)]
+
+
 async def test_a_statement_outside_a_transaction_still_waits_for_another_process_writing(tmp_path: Path) -> None:
     # Outside a transaction a statement begins one, and BEGIN may wait: that goes through the engine's greenlet.
     path = tmp_path / "council.db"
