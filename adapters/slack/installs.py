@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from slack_sdk.oauth.installation_store import Bot, Installation
@@ -79,6 +79,17 @@ class SealedInstallations(AsyncSQLAlchemyInstallationStore):
         found = await super().async_find_bot(**kwargs)
         return None if found is None else self._apply(found, BOT_SECRETS, self.sealer.unseal)
 
+    async def async_version(self) -> int:
+        """What this app's stored installations and bots are now, as one number: any install, reinstall, token
+        refresh (written in place, under fresh ciphertext) or removal, by any process, changes it. One read of
+        every row, kept by no one: cheaper than reading and decrypting each workspace's token again."""
+        rows = []
+        async with self.engine.connect() as conn:
+            for table in (self.installations, self.bots):
+                query = select(table).where(table.c.client_id == self.client_id).order_by(table.c.id)
+                rows.append(tuple(tuple(row) for row in await conn.execute(query)))
+        return hash(tuple(rows))
+
     async def async_find_installation(self, **kwargs: Any) -> Installation | None:
         found = await super().async_find_installation(**kwargs)
         # The parent may have copied in the latest bot's token through async_find_bot: already in clear.
@@ -90,43 +101,75 @@ class SealedInstallations(AsyncSQLAlchemyInstallationStore):
 
 
 class ExpiringInstallations(AsyncCacheableInstallationStore):
-    """slack_sdk's in-memory cache of installations, emptied every `ttl_s`. Every Web API call needs its
+    """slack_sdk's in-memory cache of installations, checked every `ttl_s`. Every Web API call needs its
     workspace's token: without the cache each one is a database read and a decryption. The library's cache keeps
     entries for good, so an install, reinstall or uninstall another replica handled would never be seen here;
-    emptied once a minute, it is. A save or delete made through this process empties it at once."""
+    checked once a minute, it is. `version`: what the stored installations are now (`async_version`); the cache is
+    emptied only when that changed since the last check (without it: every time). A save or delete made through
+    this process empties it at once."""
 
     def __init__(self, store: AsyncInstallationStore, ttl_s: float = 60.0,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+                 monotonic: Callable[[], float] = time.monotonic,
+                 version: Callable[[], Awaitable[Hashable]] | None = None) -> None:
         super().__init__(store)
-        self.ttl_s, self._monotonic = ttl_s, monotonic
+        self.ttl_s, self._monotonic, self._version = ttl_s, monotonic, version
         self._since = monotonic()
+        self._seen: Hashable = None  # the version at the last check
+        self._stale = True  # the next check empties the cache whatever it finds (none yet to compare with)
         self._missing: set[tuple[tuple[str, Any], ...]] = set()
+        self._forgotten = 0  # times the cache was emptied
 
     def _forget(self) -> None:
         self.cached_bots.clear()
         self.cached_installations.clear()
         self._missing.clear()
+        self._forgotten += 1
 
-    def _expire(self) -> None:
+    def _read_during(self, forgotten: int) -> None:
+        """A find that began before the cache was last emptied may have put back what it read before that, and the
+        rows may have changed since: the next check empties the cache whatever it finds, as it would without a
+        version (emptying it here would make every find that overlaps this one empty it again)."""
+        if self._forgotten != forgotten:
+            self._stale = True
+
+    async def _expire(self) -> None:
         now = self._monotonic()
-        if now - self._since >= self.ttl_s:
-            self._forget()
-            self._since = now
+        if now - self._since < self.ttl_s:
+            return
+        self._since = now  # before the look: finds meanwhile go by the cache, and do not look again
+        if self._version is not None:
+            # Whatever was cached was read from the rows as they were at the last look or later; unchanged since
+            # then, every cached answer still holds. A change after this look is seen at the next.
+            was, stale, self._stale = self._seen, self._stale, False  # marked stale during the look: the next
+            try:
+                self._seen = await self._version()
+            except Exception:
+                self._forget()  # nothing known: each find reads its row again (and fails as the look did)
+                self._stale = True
+                raise
+            if not stale and was == self._seen:
+                return
+        self._forget()
 
     async def async_find_bot(self, **kwargs: Any) -> Bot | None:
-        self._expire()
-        return await super().async_find_bot(**kwargs)
+        await self._expire()
+        forgotten = self._forgotten
+        found = await super().async_find_bot(**kwargs)
+        self._read_during(forgotten)
+        return found
 
     async def async_find_installation(self, **kwargs: Any) -> Installation | None:
         """Bolt looks for the installation of each person who acts (their user token): most people have none,
         and that answer is remembered too, or every click would be a database read."""
-        self._expire()
+        await self._expire()
         key = tuple(sorted(kwargs.items()))
         if key in self._missing:
             return None
+        forgotten = self._forgotten
         found = await super().async_find_installation(**kwargs)
         if found is None:
             self._missing.add(key)
+        self._read_during(forgotten)
         return found
 
     # Forgotten before the write, not after: while an uninstall is being written no request may still be handed

@@ -156,7 +156,7 @@ class SlackServer:
             states = AsyncSQLAlchemyOAuthStateStore(expiration_seconds=600, engine=engine)
             await sealed.create_tables()
             await states.create_tables()
-            installs = ExpiringInstallations(sealed)
+            installs = ExpiringInstallations(sealed, version=sealed.async_version)
             self._tokens = Installations(installs, cfg.api_url, self._http, self.budget, cfg.pace_s)
             oauth = AsyncOAuthSettings(client_id=cfg.client_id, client_secret=cfg.client_secret, scopes=cfg.scopes,
                                        installation_store=installs, state_store=states)
