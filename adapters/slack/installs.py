@@ -86,8 +86,8 @@ class SealedInstallations(AsyncSQLAlchemyInstallationStore):
         rows = []
         async with self.engine.connect() as conn:
             for table in (self.installations, self.bots):
-                query = select(table).where(table.c.client_id == self.client_id).order_by(table.c.id)
-                rows.append(tuple(tuple(row) for row in await conn.execute(query)))
+                found = await conn.execute(select(table).where(table.c.client_id == self.client_id))
+                rows.append(frozenset(tuple(row) for row in found))  # in any order: each row holds its id
         return hash(tuple(rows))
 
     async def async_find_installation(self, **kwargs: Any) -> Installation | None:
@@ -145,7 +145,6 @@ class ExpiringInstallations(AsyncCacheableInstallationStore):
                 self._seen = await self._version()
             except Exception:
                 self._forget()  # nothing known: each find reads its row again (and fails as the look did)
-                self._stale = True
                 raise
             if not stale and was == self._seen:
                 return

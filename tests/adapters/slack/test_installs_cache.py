@@ -63,9 +63,16 @@ class Counting(AsyncInstallationStore):
         self.bot: Bot | None = Bot(team_id="T0002", bot_token="xoxb-one", bot_id="B1", bot_user_id="UB1",
                                    installed_at=1.0)
         self.reads = 0
+        self.people = 0  # reads of a person's installation (nobody here has one)
 
     async def async_save(self, installation: Installation) -> None:
         self.bot = installation.to_bot()
+
+    async def async_find_installation(self, *, enterprise_id: str | None, team_id: str | None,
+                                      user_id: str | None = None, is_enterprise_install: bool | None = False
+                                      ) -> Installation | None:
+        self.people += 1
+        return None
 
     async def async_find_bot(self, *, enterprise_id: str | None, team_id: str | None,
                              is_enterprise_install: bool | None = False) -> Bot | None:
@@ -131,7 +138,9 @@ async def test_once_its_time_is_up_the_cache_keeps_its_tokens_while_the_stored_i
         for _ in range(5):
             assert (bot := await cached.async_find_bot(enterprise_id=None, team_id="T0002"))
             assert bot.bot_token == "xoxb-one"
-    assert inner.reads == 2 and len(looks) == 3  # read again once: the first look knows nothing to compare with
+            assert await cached.async_find_installation(enterprise_id=None, team_id="T0002", user_id="U1") is None
+    # Read again once: the first look knows nothing to compare with.
+    assert (inner.reads, inner.people, len(looks)) == (2, 1, 3)
     inner.bot = Bot(team_id="T0002", bot_token="xoxb-two", bot_id="B1", bot_user_id="UB1", installed_at=1.0)
     version[0] = 2  # another replica refreshed the token
     clock[0] += 59.0
