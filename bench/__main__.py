@@ -16,11 +16,12 @@ from bench.verdict import RESULTS_ENV
 
 HERE = Path(__file__).resolve().parent
 # In order of cost: the quick, deterministic ones first.
-SCRIPTS = ["token_cost", "library_floor", "long_discussion", "round_critical_path", "streaming", "slack_ack",
-           "crash_recovery", "replicas", "load"]
+SCRIPTS = ["token_cost", "transactions", "library_floor", "long_discussion", "round_critical_path", "streaming",
+           "slack_ack", "crash_recovery", "replicas", "load"]
 NEEDS_POSTGRES = {"replicas"}
 # --quick: tiny sizes, enough to see a bench run and judge its figures (the tests' way), not to measure anything.
-QUICK = {"long_discussion": ["--rounds", "4"], "library_floor": ["--calls", "13", "--repeats", "1"],
+QUICK = {"long_discussion": ["--rounds", "4"], "transactions": ["--transactions", "20", "--repeats", "1"],
+         "library_floor": ["--calls", "13", "--repeats", "1"],
          "load": ["-n", "2", "--latency", "0.05", "--time-scale", "4"]}
 
 
