@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from sqlalchemy import event, insert, inspect, text
+from sqlalchemy.exc import InvalidRequestError
 from sqlalchemy.util.concurrency import in_greenlet
 
 from core.models import Ballot, Discussion, Phase, Poll, Post, Schedule, Status, Turn, TurnStatus, Usage
@@ -397,6 +398,24 @@ async def test_sqlite_transactions_begin_and_commit_on_the_loop_without_a_greenl
         await store.close()
     assert said == [("begin", False), ("commit", False), ("begin", False), ("rollback", False), ("begin", False),
                     ("commit", False)]
+
+
+async def test_a_statement_after_a_commit_inside_a_transaction_is_refused_not_run_in_another(tmp_path: Path) -> None:
+    # A transaction begun on the loop keeps the engine's guard: what follows an early commit inside `tx()` would
+    # otherwise run in a new transaction outside the one whose lease was checked.
+    engine = make_engine(f"sqlite:///{tmp_path / 'council.db'}")
+    await migrate(engine)
+    store = Store(engine)
+    try:
+        with pytest.raises(InvalidRequestError, match="inside context manager"):
+            async with store.tx() as tx:
+                await tx.add_discussion(discussion())
+                await tx.conn.commit()
+                await tx.add_discussion(discussion("d2"))
+        async with store.tx() as tx:
+            assert await tx.discussion("d2") is None
+    finally:
+        await store.close()
 
 
 async def test_a_statement_outside_a_transaction_still_waits_for_another_process_writing(tmp_path: Path) -> None:
