@@ -89,7 +89,8 @@ class OfflineLLM:
             text += f"\n\nStance: {label} — a small, reversible trial first, judged on {basis}"
         if on_text is not None and self.delay:  # with a pretend latency, pretend to write, too
             await asyncio.sleep(self.delay / 2)
-            words, parts = text.split(" "), list[str]()
+            words = text.split(" ")
+            parts: list[str] = []
             chunks = max(1, min(8, len(words)))
             for i in range(1, chunks + 1):
                 piece = " ".join(words[len(words) * (i - 1) // chunks: len(words) * i // chunks])
