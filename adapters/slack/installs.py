@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
@@ -15,6 +16,8 @@ from sqlalchemy import MetaData, Table, Text, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from core.storage.sealing import KEY_VARIABLE, NEW_KEY_HINT, BadKey, Sealer, looks_sealed
+
+log = logging.getLogger(__name__)
 
 # What an installation holds that lets someone act as the app (or a person) in a workspace.
 INSTALLATION_SECRETS = ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token", "incoming_webhook_url")
@@ -143,11 +146,11 @@ class ExpiringInstallations(AsyncCacheableInstallationStore):
             was, stale, self._stale = self._seen, self._stale, False  # marked stale during the look: the next
             try:
                 self._seen = await self._version()
-            except Exception:
-                self._forget()  # nothing known: each find reads its row again (and fails as the look did)
-                raise
-            if not stale and was == self._seen:
-                return
+            except Exception:  # the look is a shortcut: without it, each find reads its row again
+                log.warning("could not look at the stored installations; reading each token again", exc_info=True)
+            else:
+                if not stale and was == self._seen:
+                    return
         self._forget()
 
     async def async_find_bot(self, **kwargs: Any) -> Bot | None:

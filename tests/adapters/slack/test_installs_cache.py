@@ -230,3 +230,28 @@ async def test_a_token_read_before_the_cache_was_emptied_is_read_again_at_the_ne
     clock[0] += 60.0  # nothing changed since: version 2 again
     assert (bot := await cached.async_find_bot(enterprise_id=None, team_id="T0003"))
     assert bot.bot_token == "xoxb-three-new"
+
+
+async def test_a_look_that_fails_empties_the_cache_and_the_find_reads_its_row_instead(
+    store: tuple[Counting, ExpiringInstallations], clock: list[float], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The look is a shortcut: when it fails (the database hiccups), the token is read as it would be without it,
+    and the Web API call that needed it goes ahead."""
+    inner, _ = store
+    failing = [False]
+
+    async def stored() -> int:
+        if failing[0]:
+            raise ConnectionError("the database is restarting")
+        return 1
+
+    cached = ExpiringInstallations(inner, ttl_s=60.0, monotonic=lambda: clock[0], version=stored)
+    await cached.async_find_bot(enterprise_id=None, team_id="T0002")
+    clock[0] += 60.0
+    await cached.async_find_bot(enterprise_id=None, team_id="T0002")  # the first look: version 1
+    inner.bot = token("T0002", "xoxb-refreshed")  # written while the database could not be looked at
+    failing[0] = True
+    clock[0] += 60.0
+    assert (bot := await cached.async_find_bot(enterprise_id=None, team_id="T0002"))
+    assert bot.bot_token == "xoxb-refreshed" and inner.reads == 3
+    assert "could not look" in caplog.text
