@@ -146,7 +146,7 @@ class SlackServer:
         self._http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
         base = web_client(cfg.api_url, cfg.bot_token or None, session=self._http)
         # One budget per workspace and method for every replica (in the database on PostgreSQL).
-        buckets = buckets_for(core.store)
+        buckets = buckets_for(core.store, cfg.time_scale)
         self.budget = slack_budget(buckets, read_limited=cfg.read_limited, scale=cfg.time_scale) if cfg.rate_budget \
             else RateBudget(buckets, {}, scale=cfg.time_scale)
         if cfg.client_id and cfg.client_secret:
@@ -203,6 +203,8 @@ class SlackServer:
         if self.core is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.tasks.idle(), grace_s)
+            if self.budget is not None:  # its buckets let go, while the database is still there to say so
+                await self.budget.buckets.close()
             core, self.core = self.core, None
             await core.close(0.0)
         if self._http is not None:

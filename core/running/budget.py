@@ -12,7 +12,10 @@ limits faster, with the fake platform sped up by the same factor)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import time
+import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
@@ -21,6 +24,7 @@ from typing import Protocol, TypeVar
 from core.storage.store import Store
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 SHARE = 0.88  # of the platform's rate: a burst and a minute's refill stay under its limit (49 of Tier 3's 50)
 BURST_SHARE = 0.1  # a full bucket holds this share of a minute's calls
 FIRST_RESERVE_SHARE = 0.3  # of a bucket, never taken by a turn's first live words
@@ -99,6 +103,8 @@ class Buckets(Protocol):
 
     def change(self, key: str, rule: Change[T]) -> Awaitable[T]: ...
 
+    async def close(self) -> None: ...
+
 
 class LocalBuckets:
     """In this process (SQLite: one process drives everything)."""
@@ -110,27 +116,60 @@ class LocalBuckets:
         self.rows[key], out = rule(self.rows.get(key))
         return out
 
+    async def close(self) -> None:
+        """Nothing to let go: the buckets end with the process."""
+
 
 class SharedBuckets:
     """In the database, a row per bucket (PostgreSQL: shared by every replica).
 
-    A bucket this process wrote last is changed in one statement, without a transaction: written only if its row
-    still reads what was written (a replica's Slack calls would otherwise cost a transaction each, the busiest of
-    all). A bucket new to this process, or one another replica changed meanwhile, is read and changed in a
-    transaction that locks its row. Changes to one bucket in this process queue for it here, so they never make
-    each other miss. A look that takes nothing (is the workspace idle, is live text paused, is a call left for it)
-    writes nothing and goes by what this process last wrote or read: a call it then takes is written only if the
-    row still reads so, so another replica's calls are never undone; only such a look, which decides optional
-    work (a placeholder, a live edit), can go by a count another replica has since moved."""
+    A bucket is held by the replica that uses it, while no other wants it: the holder changes it in memory, with
+    no statement at all, and writes every bucket it holds back every `FLUSH_S` in one transaction, which renews its
+    holds for `HOLD_S` (a replica's Slack calls otherwise cost a statement each, the most frequent statement of
+    all). A replica that needs a bucket another holds marks it wanted and waits; the holder lets it go at its next
+    write-back, and then no replica holds it for `SHARED_S`: it is changed row by row, as below. A hold nothing
+    changed for `IDLE_S` is let go. A hold whose replica stopped writing runs out, and the next replica counts the
+    bucket empty until the hold's end (what the stopped one spent since its last write is unknown); a holder stops
+    using its hold half a hold before it ends, so clocks may differ by that much between replicas.
+
+    A bucket held by none that this process wrote last is changed in one statement, without a transaction: written
+    only if its row still reads what was written (and no replica holds it). A bucket new to this process, or one
+    another replica changed meanwhile, is read and changed in a transaction that locks its row. Changes to one
+    bucket in this process queue for it here, so they never make each other miss. A look that takes nothing (is
+    the workspace idle, is live text paused, is a call left for it) writes nothing and goes by what this process
+    last wrote or read: a call it then takes is written only if the row still reads so, so another replica's calls
+    are never undone; only such a look, which decides optional work (a placeholder, a live edit), can go by a
+    count another replica has since moved."""
 
     KNOWN_MAX = 10_000  # buckets remembered; past this the memory starts over (each next change reads its row)
+    HOLD_S = 10.0  # wall-clock seconds a hold lasts past its last write-back
+    FLUSH_S = 1.0  # how often a holder writes its buckets back: about what a replica wanting one waits
+    SHARED_S = 60.0  # a bucket two replicas wanted is held by none for this long
+    IDLE_S = 60.0  # a hold nothing changed for this long is let go
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, store: Store, *, holds: bool = True, scale: float = 1.0,
+                 wall: Callable[[], float] = time.time) -> None:
+        self.store, self.holds, self.scale, self._wall = store, holds, scale, wall
+        self.me = uuid.uuid4().hex
         self._known: dict[str, Bucket] = {}  # each bucket as this process last wrote it
         self._turns: dict[str, asyncio.Lock] = {}  # of the buckets known, one change at a time in this process
+        self._held: dict[str, Bucket] = {}  # the buckets this process holds, as they are now
+        self._held_until: dict[str, float] = {}  # in the platform's seconds, as the row says
+        self._used: dict[str, float] = {}  # wall-clock time each held bucket last changed
+        self._writing = asyncio.Lock()
+        self._flusher: asyncio.Task[None] | None = None
+
+    def _now(self) -> float:
+        return self._wall() * self.scale
 
     async def change(self, key: str, rule: Change[T]) -> T:
+        if key in self._held:
+            if self._writing.locked():  # a write in flight: what it writes must stay what is held
+                async with self._writing:
+                    pass
+            done = self._change_held(key, rule)
+            if done is not None:
+                return done[0]
         if key not in self._known:
             return await self._change_locked(key, rule)
         turn = self._turns.get(key) or self._turns.setdefault(key, asyncio.Lock())  # no lock made per call
@@ -148,27 +187,125 @@ class SharedBuckets:
                     return out
             return await self._change_locked(key, rule)
 
+    def _change_held(self, key: str, rule: Change[T]) -> tuple[T] | None:
+        """A bucket this process holds, changed in memory (None: not held, or its hold ends within half a hold)."""
+        held = self._held.get(key)
+        if held is None or self._now() >= self._held_until[key] - self.HOLD_S * self.scale / 2:
+            return None
+        b, out = rule(held)
+        self._held[key], self._used[key] = b, self._wall()
+        return (out,)
+
     async def _change_locked(self, key: str, rule: Change[T]) -> T:
-        async with self.store.tx() as tx:
-            row = (await tx.lock_buckets([key])).get(key)
-            if row is None:
-                b, out = rule(None)
-                if not await tx.make_bucket(key, (b.tokens, b.at, b.paused_until)):
-                    row = (await tx.lock_buckets([key]))[key]  # made by another replica meanwhile: its row now
-            if row is not None:
-                given = Bucket(*row)
-                b, out = rule(given)
-                if b is not given:
-                    await tx.save_bucket(key, (b.tokens, b.at, b.paused_until))
-        if len(self._known) >= self.KNOWN_MAX:
-            self._known.clear()
-            self._turns.clear()  # a change waiting on a dropped lock is still safe: its write checks the row
-        self._known[key] = b  # committed: the row reads so now
-        return out
+        while True:
+            # One write of held buckets at a time in this process: a hold taken, renewed or let go, a write-back.
+            async with self._writing:
+                done = self._change_held(key, rule)  # held meanwhile, by a change that went first
+                if done is not None:
+                    return done[0]
+                held, waits = False, False
+                async with self.store.tx() as tx:
+                    found = await tx.lock_held_bucket(key)
+                    now = self._now()
+                    until = now + self.HOLD_S * self.scale
+                    if found is None:
+                        b, out = rule(None)
+                        held = self.holds
+                        if not await tx.make_bucket(key, (b.tokens, b.at, b.paused_until),
+                                                    self.me if held else None, until if held else 0.0):
+                            found = await tx.lock_held_bucket(key)  # made by another replica meanwhile: its row now
+                    if found is not None:
+                        row, (holder, held_until, wanted, shared_until) = found
+                        given = self._held.get(key) if holder == self.me else None
+                        if given is None:
+                            given = Bucket(*row)
+                        if holder not in (None, self.me) and held_until > now:  # another replica holds it: ask
+                            waits = True
+                            if not wanted:
+                                await tx.want_bucket(key)
+                        else:
+                            if holder not in (None, self.me):  # its replica stopped: what it spent since is unknown
+                                given = Bucket(min(given.tokens, 0.0), max(given.at, held_until), given.paused_until)
+                            b, out = rule(given)
+                            held = self.holds and shared_until <= now
+                            if held or holder is not None or b is not given:
+                                await tx.save_bucket(key, (b.tokens, b.at, b.paused_until),
+                                                     (self.me, until, False, shared_until) if held else
+                                                     (None, 0.0, False, shared_until))
+                if not waits:
+                    if held:
+                        self._hold(key, b, until)
+                        return out
+                    self._let_go(key)
+                    if len(self._known) >= self.KNOWN_MAX:
+                        self._known.clear()
+                        self._turns.clear()  # a change waiting on a dropped lock is still safe: its write checks
+                    self._known[key] = b  # committed: the row reads so now
+                    return out
+            await asyncio.sleep(self.FLUSH_S / 2)  # until its holder lets it go, at its next write-back
+
+    def _hold(self, key: str, b: Bucket, until: float) -> None:
+        self._known.pop(key, None)
+        self._held[key], self._held_until[key], self._used[key] = b, until, self._wall()
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._write_back(), name="rate-budget:write-back")
+
+    def _let_go(self, key: str) -> None:
+        self._held.pop(key, None)
+        self._held_until.pop(key, None)
+        self._used.pop(key, None)
+
+    async def _write_back(self) -> None:
+        while self._held:
+            await asyncio.sleep(self.FLUSH_S)
+            try:
+                await self.flush()
+            except Exception:  # the holds run out here unless a later write-back renews them
+                log.warning("could not write back %d rate budget bucket(s)", len(self._held), exc_info=True)
+
+    async def flush(self, *, let_go: bool = False) -> None:
+        """Write back every bucket held and renew the holds; let go of those another replica wants (held by none
+        for SHARED_S after), those nothing changed for IDLE_S, and all of them with `let_go` (at close)."""
+        async with self._writing:
+            if not self._held:
+                return
+            now, wall = self._now(), self._wall()
+            until = now + self.HOLD_S * self.scale
+            rows = {k: (b.tokens, b.at, b.paused_until) for k, b in self._held.items()}
+            async with self.store.tx() as tx:
+                still = await tx.flush_held(self.me, rows, until)
+                idle = [k for k in still if let_go or wall - self._used.get(k, wall) >= self.IDLE_S]
+                wanted = [k for k, w in still.items() if w and k not in idle]
+                if idle:
+                    await tx.release_held(self.me, idle)
+                if wanted:
+                    await tx.release_held(self.me, wanted, now + self.SHARED_S * self.scale)
+            for key in list(rows):
+                b = self._held[key]
+                if key in still and key not in idle and key not in wanted:
+                    self._held_until[key] = until
+                    continue
+                self._let_go(key)
+                if key in still:  # let go as written: the next change here swaps the row in one statement
+                    self._known[key] = b
+
+    async def close(self) -> None:
+        """Let go of every hold, written back, so other replicas need not wait for them to run out (a failure is
+        logged: the holds then run out on their own)."""
+        if self._flusher is not None:
+            self._flusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._flusher
+            self._flusher = None
+        try:
+            await self.flush(let_go=True)
+        except Exception:
+            log.warning("could not let go of %d rate budget bucket(s)", len(self._held), exc_info=True)
 
 
-def buckets_for(store: Store) -> Buckets:
-    return LocalBuckets() if store.engine.dialect.name == "sqlite" else SharedBuckets(store)
+def buckets_for(store: Store, scale: float = 1.0) -> Buckets:
+    """`scale`: the budget's time scale (the holds of shared buckets are timed on its clock)."""
+    return LocalBuckets() if store.engine.dialect.name == "sqlite" else SharedBuckets(store, scale=scale)
 
 
 class RateBudget:
