@@ -133,8 +133,9 @@ class SharedBuckets:
     using its hold half a hold before it ends, so clocks may differ by that much between replicas.
 
     A bucket held by none that this process wrote last is changed in one statement, without a transaction: written
-    only if its row still reads what was written (and no replica holds it). A bucket new to this process, or one
-    another replica changed meanwhile, is read and changed in a transaction that locks its row. Changes to one
+    only if its row still reads what was written (and no replica holds it). A bucket this process has not met is
+    made as its first change leaves it, in one statement that does nothing if its row is there; then it is read and
+    changed in a transaction that locks its row, as is one another replica changed meanwhile. Changes to one
     bucket in this process queue for it here, so they never make each other miss. A look that takes nothing (is
     the workspace idle, is live text paused, is a call left for it) writes nothing and goes by what this process
     last wrote or read: a call it then takes is written only if the row still reads so, so another replica's calls
@@ -156,6 +157,7 @@ class SharedBuckets:
         self._held: dict[str, Bucket] = {}  # the buckets this process holds, as they are now
         self._held_until: dict[str, float] = {}  # in the platform's seconds, as the row says
         self._used: dict[str, float] = {}  # wall-clock time each held bucket last changed
+        self._met: set[str] = set()  # buckets this process found or made a row of: the others are made first
         self._writing = asyncio.Lock()
         self._flusher: asyncio.Task[None] | None = None
 
@@ -201,6 +203,8 @@ class SharedBuckets:
             # One write of held buckets at a time in this process: a hold taken, renewed or let go, a write-back.
             async with self._writing:
                 done = self._change_held(key, rule)  # held meanwhile, by a change that went first
+                if done is None and key not in self._met:
+                    done = await self._make(key, rule)
                 if done is not None:
                     return done[0]
                 held, waits = False, False
@@ -237,12 +241,33 @@ class SharedBuckets:
                         self._hold(key, b, until)
                         return out
                     self._let_go(key)
-                    if len(self._known) >= self.KNOWN_MAX:
-                        self._known.clear()
-                        self._turns.clear()  # a change waiting on a dropped lock is still safe: its write checks
-                    self._known[key] = b  # committed: the row reads so now
+                    self._remember(key, b)  # committed: the row reads so now
                     return out
             await asyncio.sleep(self.FLUSH_S / 2)  # until its holder lets it go, at its next write-back
+
+    async def _make(self, key: str, rule: Change[T]) -> tuple[T] | None:
+        """A bucket this process has not met yet, made as its first change leaves it (and held), in one statement
+        of its own; None: its row was there (or made meanwhile by another replica), and nothing was written."""
+        if len(self._met) >= self.KNOWN_MAX:
+            self._met.clear()
+        self._met.add(key)
+        b, out = rule(None)
+        until = self._now() + self.HOLD_S * self.scale
+        async with self.store.autocommit() as tx:
+            if not await tx.make_bucket(key, (b.tokens, b.at, b.paused_until), self.me if self.holds else None,
+                                        until if self.holds else 0.0):
+                return None
+        if self.holds:
+            self._hold(key, b, until)
+        else:
+            self._remember(key, b)
+        return (out,)
+
+    def _remember(self, key: str, b: Bucket) -> None:
+        if len(self._known) >= self.KNOWN_MAX:
+            self._known.clear()
+            self._turns.clear()  # a change waiting on a dropped lock is still safe: its write checks the row
+        self._known[key] = b
 
     def _hold(self, key: str, b: Bucket, until: float) -> None:
         self._known.pop(key, None)
@@ -287,7 +312,7 @@ class SharedBuckets:
                     continue
                 self._let_go(key)
                 if key in still:  # let go as written: the next change here swaps the row in one statement
-                    self._known[key] = b
+                    self._remember(key, b)
 
     async def close(self) -> None:
         """Let go of every hold, written back, so other replicas need not wait for them to run out (a failure is
