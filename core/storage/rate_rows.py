@@ -3,7 +3,6 @@ core/running/budget)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import bindparam, select, update
@@ -12,8 +11,6 @@ from core.storage import tables as t
 from core.storage.rows import Repo, insert_in
 
 _c = t.rate_budget.c
-_READ = select(_c.key, _c.tokens, _c.at, _c.paused_until).where(
-    _c.key.in_(bindparam("keys", expanding=True))).order_by(_c.key)
 _UPDATE = update(t.rate_budget).where(_c.key == bindparam("b_key"))
 _SWAP = _UPDATE.where(_c.tokens == bindparam("b_tokens"), _c.at == bindparam("b_at"),
                       _c.paused_until == bindparam("b_paused"), _c.holder.is_(None))
@@ -36,13 +33,6 @@ Held = tuple[str | None, float, bool, float]  # holder, held until, wanted by an
 
 
 class RateRepo(Repo):
-    async def lock_buckets(self, keys: list[str]) -> dict[str, Row]:
-        """The buckets' tokens, when they were counted and until when each is paused, by key; locked in key order
-        until the transaction ends, so replicas change a bucket one at a time (a key with no row yet is left out:
-        see `make_bucket`)."""
-        read = _READ.with_for_update() if self.conn.dialect.name == "postgresql" else _READ  # SQLite: one writer
-        return self._buckets(await self.conn.execute(read, {"keys": keys}))
-
     async def lock_held_bucket(self, key: str) -> tuple[Row, Held] | None:
         """A bucket and who holds it, locked until the transaction ends (None: no row yet)."""
         read = _READ_HELD.with_for_update() if self.conn.dialect.name == "postgresql" else _READ_HELD
@@ -57,10 +47,6 @@ class RateRepo(Repo):
         values = {"key": key, "tokens": now[0], "at": now[1], "paused_until": now[2], "holder": holder,
                   "held_until": held_until}
         return (await self.conn.execute(_MAKE[self.conn.dialect.name], values)).first() is not None
-
-    @staticmethod
-    def _buckets(result: Iterable[Any]) -> dict[str, Row]:
-        return {key: (float(tokens), float(at), float(paused)) for key, tokens, at, paused in result}
 
     async def swap_bucket(self, key: str, was: Row, now: Row) -> bool:
         """Write a bucket as `now` only if its row still reads `was` (what this process last wrote), in one

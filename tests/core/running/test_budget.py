@@ -264,8 +264,7 @@ async def test_a_replica_spends_from_a_bucket_it_wrote_last_in_one_statement_and
         seen.clear()
         await one.spend("T1", "chat.update")  # what this replica knows is stale: read again, nothing undone
         assert "SELECT" in seen
-        async with stores[0].tx() as tx:
-            tokens = (await tx.lock_buckets(["T1:chat.update"]))["T1:chat.update"][0]
+        tokens = (await tokens_in(stores[0], "T1:chat.update"))[0]
         assert tokens == 5 - 5  # a full Tier 3 bucket holds 5 calls; five were taken at the same instant
     finally:
         for s in stores:
@@ -317,8 +316,7 @@ async def test_two_replicas_meeting_a_new_bucket_at_once_take_turns_and_neither_
             else:
                 raise AssertionError("the replica never waited for the other's row")
         await spending
-        async with stores[0].tx() as tx:
-            tokens = (await tx.lock_buckets(["T1:chat.update"]))["T1:chat.update"][0]
+        tokens = (await tokens_in(stores[0], "T1:chat.update"))[0]
         assert tokens == 5 - 2  # both calls taken from one bucket
     finally:
         await watcher.dispose()
@@ -354,8 +352,7 @@ async def test_a_look_that_takes_nothing_writes_nothing_and_the_next_take_counts
     wall.t += 60  # a minute: the bucket is full again, counted from the row as last written
     for _ in range(5):
         await spending.spend("T1", "chat.update")
-    async with store.tx() as tx:
-        tokens = (await tx.lock_buckets(["T1:chat.update"]))["T1:chat.update"][0]
+    tokens = (await tokens_in(store, "T1:chat.update"))[0]
     assert tokens == 0  # five taken from a full bucket of five: the looks lost no refill and took no call
 
 
