@@ -103,6 +103,9 @@ class Buckets(Protocol):
 
     def change(self, key: str, rule: Change[T]) -> Awaitable[T]: ...
 
+    async def meet(self, fresh: dict[str, Bucket]) -> None:
+        """Buckets a workspace will likely use, as they start: made now, where making each when first used costs."""
+
     async def close(self) -> None: ...
 
 
@@ -116,6 +119,9 @@ class LocalBuckets:
         self.rows[key], out = rule(self.rows.get(key))
         return out
 
+    async def meet(self, fresh: dict[str, Bucket]) -> None:
+        """Nothing to make: a bucket starts when it is first changed, at no cost."""
+
     async def close(self) -> None:
         """Nothing to let go: the buckets end with the process."""
 
@@ -124,10 +130,12 @@ class SharedBuckets:
     """In the database, a row per bucket (PostgreSQL: shared by every replica).
 
     A bucket is held by the replica that uses it, while no other wants it: the holder changes it in memory, with
-    no statement at all, and writes every bucket it holds back every `FLUSH_S` in one transaction, which renews its
-    holds for `HOLD_S` (a replica's Slack calls otherwise cost a statement each, the most frequent statement of
-    all). A replica that needs a bucket another holds marks it wanted and waits; the holder lets it go at its next
-    write-back, and then no replica holds it for `SHARED_S`: it is changed row by row, as below. A hold nothing
+    no statement at all (a replica's Slack calls otherwise cost a statement each, the most frequent statement of
+    all). Every `FLUSH_S` it writes back the buckets it changed and looks for any another replica wants, in one
+    transaction, and every `RENEW_S` renews all its holds for `HOLD_S`. A replica that needs a bucket another holds
+    marks it wanted and waits; the holder lets it go at its next write-back, and then no replica holds it for
+    `SHARED_S`: it is changed row by row, as below. A workspace's buckets are made together, held, at its first
+    call (`meet`): made one by one, they cost a statement each, about one in three model calls. A hold nothing
     changed for `IDLE_S` is let go. A hold whose replica stopped writing runs out, and the next replica counts the
     bucket empty until the hold's end (what the stopped one spent since its last write is unknown); a holder stops
     using its hold half a hold before it ends, so clocks may differ by that much between replicas.
@@ -145,6 +153,7 @@ class SharedBuckets:
     KNOWN_MAX = 10_000  # buckets remembered; past this the memory starts over (each next change reads its row)
     HOLD_S = 10.0  # wall-clock seconds a hold lasts past its last write-back
     FLUSH_S = 1.0  # how often a holder writes its buckets back: about what a replica wanting one waits
+    RENEW_S = HOLD_S / 4  # how often a holder renews its holds
     SHARED_S = 60.0  # a bucket two replicas wanted is held by none for this long
     IDLE_S = 60.0  # a hold nothing changed for this long is let go
 
@@ -158,6 +167,8 @@ class SharedBuckets:
         self._held_until: dict[str, float] = {}  # in the platform's seconds, as the row says
         self._used: dict[str, float] = {}  # wall-clock time each held bucket last changed
         self._met: set[str] = set()  # buckets this process found or made a row of: the others are made first
+        self._dirty: set[str] = set()  # held buckets changed since they were last written
+        self._renew_at = 0.0  # in the platform's seconds: when the holds are next renewed
         self._writing = asyncio.Lock()
         self._flusher: asyncio.Task[None] | None = None
 
@@ -195,7 +206,9 @@ class SharedBuckets:
         if held is None or self._now() >= self._held_until[key] - self.HOLD_S * self.scale / 2:
             return None
         b, out = rule(held)
-        self._held[key], self._used[key] = b, self._wall()
+        if b is not held:
+            self._held[key], self._used[key] = b, self._wall()
+            self._dirty.add(key)
         return (out,)
 
     async def _change_locked(self, key: str, rule: Change[T]) -> T:
@@ -245,12 +258,36 @@ class SharedBuckets:
                     return out
             await asyncio.sleep(self.FLUSH_S / 2)  # until its holder lets it go, at its next write-back
 
-    async def _make(self, key: str, rule: Change[T]) -> tuple[T] | None:
-        """A bucket this process has not met yet, made as its first change leaves it (and held), in one statement
-        of its own; None: its row was there (or made meanwhile by another replica), and nothing was written."""
+    async def meet(self, fresh: dict[str, Bucket]) -> None:
+        """Make the buckets this process has not met yet as `fresh` says they start, in one statement, and hold the
+        ones made; those that were there are read when first changed."""
+        if all(k in self._met for k in fresh):
+            return
+        async with self._writing:
+            todo = {k: b for k, b in fresh.items() if k not in self._met}  # met meanwhile, by a change that waited
+            if not todo:
+                return
+            for key in todo:
+                self._note_met(key)
+            until = self._now() + self.HOLD_S * self.scale
+            async with self.store.autocommit() as tx:
+                made = await tx.make_buckets({k: (b.tokens, b.at, b.paused_until) for k, b in todo.items()},
+                                             self.me if self.holds else None, until if self.holds else 0.0)
+            for key in made:
+                if self.holds:
+                    self._hold(key, todo[key], until)
+                else:
+                    self._remember(key, todo[key])
+
+    def _note_met(self, key: str) -> None:
         if len(self._met) >= self.KNOWN_MAX:
             self._met.clear()
         self._met.add(key)
+
+    async def _make(self, key: str, rule: Change[T]) -> tuple[T] | None:
+        """A bucket this process has not met yet, made as its first change leaves it (and held), in one statement
+        of its own; None: its row was there (or made meanwhile by another replica), and nothing was written."""
+        self._note_met(key)
         b, out = rule(None)
         until = self._now() + self.HOLD_S * self.scale
         async with self.store.autocommit() as tx:
@@ -279,6 +316,7 @@ class SharedBuckets:
         self._held.pop(key, None)
         self._held_until.pop(key, None)
         self._used.pop(key, None)
+        self._dirty.discard(key)
 
     async def _write_back(self) -> None:
         while self._held:
@@ -289,29 +327,39 @@ class SharedBuckets:
                 log.warning("could not write back %d rate budget bucket(s)", len(self._held), exc_info=True)
 
     async def flush(self, *, let_go: bool = False) -> None:
-        """Write back every bucket held and renew the holds; let go of those another replica wants (held by none
-        for SHARED_S after), those nothing changed for IDLE_S, and all of them with `let_go` (at close)."""
+        """Write back the buckets changed since the last write-back, and renew the holds when due; let go of those
+        another replica wants (held by none for SHARED_S after), those nothing changed for IDLE_S, and all of them
+        with `let_go` (at close)."""
         async with self._writing:
             if not self._held:
                 return
             now, wall = self._now(), self._wall()
             until = now + self.HOLD_S * self.scale
-            rows = {k: (b.tokens, b.at, b.paused_until) for k, b in self._held.items()}
+            renew = let_go or now >= self._renew_at
+            rows = {k: (b.tokens, b.at, b.paused_until) for k, b in self._held.items() if k in self._dirty}
             async with self.store.tx() as tx:
-                still = await tx.flush_held(self.me, rows, until)
-                idle = [k for k in still if let_go or wall - self._used.get(k, wall) >= self.IDLE_S]
-                wanted = [k for k, w in still.items() if w and k not in idle]
+                if rows:
+                    await tx.write_held(self.me, rows)
+                still = await tx.renew_held(self.me, until) if renew else None
+                wanted = {k for k, w in still.items() if w} if still is not None else await tx.wanted_held(self.me)
+                kept = [k for k in self._held if still is None or k in still]
+                idle = [k for k in kept if let_go or wall - self._used.get(k, wall) >= self.IDLE_S]
+                given = [k for k in kept if k in wanted and k not in idle]
                 if idle:
                     await tx.release_held(self.me, idle)
-                if wanted:
-                    await tx.release_held(self.me, wanted, now + self.SHARED_S * self.scale)
-            for key in list(rows):
+                if given:
+                    await tx.release_held(self.me, given, now + self.SHARED_S * self.scale)
+            self._dirty.difference_update(rows)
+            if renew:
+                self._renew_at = now + self.RENEW_S * self.scale
+            for key in list(self._held):
                 b = self._held[key]
-                if key in still and key not in idle and key not in wanted:
-                    self._held_until[key] = until
+                if key in kept and key not in idle and key not in given:
+                    if renew:
+                        self._held_until[key] = until
                     continue
                 self._let_go(key)
-                if key in still:  # let go as written: the next change here swaps the row in one statement
+                if key in kept:  # let go as written: the next change here swaps the row in one statement
                     self._remember(key, b)
 
     async def close(self) -> None:
@@ -344,9 +392,22 @@ class RateBudget:
         self.buckets, self.per_minute, self.default, self.scale = buckets, per_minute, default, scale
         self._wall, self._sleep = wall, sleep
         self.spent: Counter[tuple[str, str]] = Counter()  # (method, "final" | "live" | "skipped" | "refused")
+        self._met: set[str] = set()  # workspaces whose buckets were made (see `meet`)
 
     def now(self) -> float:
         return self._wall() * self.scale
+
+    async def _meet(self, scope: str) -> None:
+        """At a workspace's first call here: all its methods' buckets, full, and its live text's, unpaused."""
+        if scope in self._met:
+            return
+        if len(self._met) >= SharedBuckets.KNOWN_MAX:
+            self._met.clear()
+        self._met.add(scope)
+        now = self.now()
+        fresh = {f"{scope}:{m}": Bucket(r.burst, now) for m in self.per_minute if (r := self.rate(m)) is not None}
+        if fresh:
+            await self.buckets.meet(fresh | {f"{scope}:live": Bucket(0.0, now)})
 
     def rate(self, method: str) -> Rate | None:
         limit = self.per_minute.get(method, self.default)
@@ -363,6 +424,7 @@ class RateBudget:
         rate = self.rate(method)
         if rate is None:
             return
+        await self._meet(scope)
         now = self.now()
         await self.wait(await self.buckets.change(f"{scope}:{method}", lambda b: reserve(b, rate, now)))
         self.spent[(method, "final")] += 1
@@ -373,6 +435,7 @@ class RateBudget:
         rate = self.rate(method)
         if rate is None:
             return True
+        await self._meet(scope)
         now = self.now()
         quiet = [False]
 
@@ -397,6 +460,7 @@ class RateBudget:
         rate = self.rate(method)
         if rate is None:
             return True
+        await self._meet(scope)
         now = self.now()
         ok = await self.buckets.change(f"{scope}:{method}", lambda b: take_left(b, rate, now, keep=0.0))
         self.spent[(method, "spare" if ok else "skipped")] += 1
@@ -409,6 +473,7 @@ class RateBudget:
         rate = self.rate(method)
         if rate is None:
             return True
+        await self._meet(scope)
         now = self.now()
         return await self.buckets.change(f"{scope}:{method}", lambda b: idle(b, rate, now))
 
@@ -416,6 +481,7 @@ class RateBudget:
         """The platform answered 429: pause this bucket (a channel's posts, or the workspace's method), and the
         workspace's live text whatever the method: it is the first thing to give way."""
         self.spent[(method, "refused")] += 1
+        await self._meet(scope)
         now = self.now()
         until = now + retry_after_s
         await self.buckets.change(f"{scope}:live", lambda b: (Bucket(0.0, now, max(until, b.paused_until if b
@@ -429,5 +495,6 @@ class RateBudget:
         """Wait for this channel's next slot for a new message: one per `interval_s`, in the order asked."""
         if interval_s <= 0:
             return
+        await self._meet(scope)
         rate, now = Rate(per_s=1 / interval_s, burst=1.0), self.now()
         await self.wait(await self.buckets.change(f"{scope}:post:{channel}", lambda b: reserve(b, rate, now)))

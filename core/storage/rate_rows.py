@@ -16,11 +16,12 @@ _SWAP = _UPDATE.where(_c.tokens == bindparam("b_tokens"), _c.at == bindparam("b_
                       _c.paused_until == bindparam("b_paused"), _c.holder.is_(None))
 _READ_HELD = select(_c.tokens, _c.at, _c.paused_until, _c.holder, _c.held_until, _c.wanted, _c.shared_until).where(
     _c.key == bindparam("key"))
-# A holder's write-back: the bucket as it is in its memory, and the hold renewed, only where it still holds it.
+# A holder's write-back: the bucket as it is in its memory, only where it still holds it.
 _FLUSH = update(t.rate_budget).where(_c.key == bindparam("b_key"), _c.holder == bindparam("b_me")).values(
-    tokens=bindparam("b_tokens"), at=bindparam("b_at"), paused_until=bindparam("b_paused"),
-    held_until=bindparam("b_until"))
-_HELD_BY = select(_c.key, _c.wanted).where(_c.holder == bindparam("me"), _c.key.in_(bindparam("keys", expanding=True)))
+    tokens=bindparam("b_tokens"), at=bindparam("b_at"), paused_until=bindparam("b_paused"))
+_RENEW = update(t.rate_budget).where(_c.holder == bindparam("b_me")).values(held_until=bindparam("b_until")).returning(
+    _c.key, _c.wanted)
+_WANTED = select(_c.key).where(_c.holder == bindparam("me"), _c.wanted.is_(True))
 _RELEASE = update(t.rate_budget).where(_c.holder == bindparam("b_me"), _c.key.in_(bindparam("b_keys", expanding=True))
                                        ).values(holder=None, wanted=False, shared_until=bindparam("b_shared"))
 # A bucket no replica has met yet is written as its first change leaves it, unless another replica made it first
@@ -67,14 +68,25 @@ class RateRepo(Repo):
         """Tell the replica holding a bucket (read under its lock in this transaction) that another wants it."""
         await self.conn.execute(_UPDATE, {"b_key": key, "wanted": True})
 
-    async def flush_held(self, me: str, buckets: dict[str, Row], until: float) -> dict[str, bool]:
-        """Write back the buckets `me` holds and renew its holds until `until`; of those, the ones it still holds
-        (another replica may have taken one whose hold ran out), each with whether another replica wants it."""
-        rows = [{"b_key": k, "b_me": me, "b_tokens": r[0], "b_at": r[1], "b_paused": r[2], "b_until": until}
-                for k, r in buckets.items()]
-        await self.conn.execute(_FLUSH, rows)
-        found = await self.conn.execute(_HELD_BY, {"me": me, "keys": list(buckets)})
-        return {key: bool(wanted) for key, wanted in found}
+    async def make_buckets(self, buckets: dict[str, Row], holder: str | None, held_until: float) -> set[str]:
+        """`make_bucket` for many in one statement: the keys made (held by `holder`); the others were there."""
+        rows = [{"key": k, "tokens": r[0], "at": r[1], "paused_until": r[2], "holder": holder,
+                 "held_until": held_until} for k, r in buckets.items()]
+        return set((await self.conn.execute(_MAKE[self.conn.dialect.name], rows)).scalars())
+
+    async def write_held(self, me: str, buckets: dict[str, Row]) -> None:
+        """Write back buckets `me` holds as they are in its memory (a row another replica took is left as it is)."""
+        await self.conn.execute(_FLUSH, [{"b_key": k, "b_me": me, "b_tokens": r[0], "b_at": r[1], "b_paused": r[2]}
+                                         for k, r in buckets.items()])
+
+    async def renew_held(self, me: str, until: float) -> dict[str, bool]:
+        """Renew every hold of `me` until `until`: the buckets it still holds (another replica may have taken one
+        whose hold ran out), each with whether another replica wants it."""
+        return {key: bool(wanted) for key, wanted in await self.conn.execute(_RENEW, {"b_me": me, "b_until": until})}
+
+    async def wanted_held(self, me: str) -> set[str]:
+        """The buckets `me` holds that another replica wants."""
+        return set((await self.conn.execute(_WANTED, {"me": me})).scalars())
 
     async def release_held(self, me: str, keys: list[str], shared_until: float = 0.0) -> None:
         """Let go of buckets `me` holds (written back already): the next change of each reads its row; none holds

@@ -1,7 +1,8 @@
 """The shared rate budgets' rows, rule by rule, on both backends: a bucket's first row is written once, held or
-not; a row comes back with who holds it, a missing one as None; a swap writes only over the row it last read, all
-three values, and never over a held row; a save under the lock writes all three and who holds it; a holder's
-write-back reaches only its own rows and says which another replica wants; letting go clears the hold."""
+not, and many are made at once where they are not there; a row comes back with who holds it, a missing one as None;
+a swap writes only over the row it last read, all three values, and never over a held row; a save under the lock
+writes all three and who holds it; a holder's write-back and renewal reach only its own rows and say which another
+replica wants; letting go clears the hold."""
 
 from __future__ import annotations
 
@@ -45,18 +46,33 @@ async def test_a_save_under_the_lock_writes_all_three_values_of_that_bucket_and_
         assert await tx.lock_held_bucket("b") == ((5.0, 100.0, 0.0), (None, 0.0, False, 0.0))
 
 
+async def test_many_buckets_are_made_at_once_and_only_those_not_there(store: Store) -> None:
+    async with store.tx() as tx:
+        await tx.make_bucket("there", (1.0, 90.0, 0.0))
+        made = await tx.make_buckets({"a": (5.0, 100.0, 0.0), "there": (5.0, 100.0, 0.0), "b": (0.0, 100.0, 0.0)},
+                                     "me", 110.0)
+        assert made == {"a", "b"}
+        assert await tx.lock_held_bucket("a") == ((5.0, 100.0, 0.0), ("me", 110.0, False, 0.0))
+        assert await tx.lock_held_bucket("b") == ((0.0, 100.0, 0.0), ("me", 110.0, False, 0.0))
+        assert await tx.lock_held_bucket("there") == ((1.0, 90.0, 0.0), (None, 0.0, False, 0.0))
+
+
 async def test_a_write_back_reaches_only_the_holders_rows_and_says_which_are_wanted(store: Store) -> None:
     async with store.tx() as tx:
         await tx.make_bucket("mine", (5.0, 100.0, 0.0), "me", 110.0)
         await tx.make_bucket("wanted", (5.0, 100.0, 0.0), "me", 110.0)
         await tx.make_bucket("taken", (5.0, 100.0, 0.0), "another", 120.0)  # the hold ran out; another has it now
         await tx.want_bucket("wanted")
-        still = await tx.flush_held("me", {"mine": (3.0, 105.0, 0.0), "wanted": (2.0, 106.0, 107.0),
-                                           "taken": (1.0, 108.0, 0.0)}, 115.0)
-        assert still == {"mine": False, "wanted": True}
-        assert await tx.lock_held_bucket("mine") == ((3.0, 105.0, 0.0), ("me", 115.0, False, 0.0))
-        assert await tx.lock_held_bucket("wanted") == ((2.0, 106.0, 107.0), ("me", 115.0, True, 0.0))
+        await tx.write_held("me", {"mine": (3.0, 105.0, 0.0), "wanted": (2.0, 106.0, 107.0),
+                                   "taken": (1.0, 108.0, 0.0)})
+        assert await tx.wanted_held("me") == {"wanted"}
+        assert await tx.wanted_held("another") == set()
+        assert await tx.lock_held_bucket("mine") == ((3.0, 105.0, 0.0), ("me", 110.0, False, 0.0))
+        assert await tx.lock_held_bucket("wanted") == ((2.0, 106.0, 107.0), ("me", 110.0, True, 0.0))
         assert await tx.lock_held_bucket("taken") == ((5.0, 100.0, 0.0), ("another", 120.0, False, 0.0))
+        assert await tx.renew_held("me", 115.0) == {"mine": False, "wanted": True}
+        assert (await tx.lock_held_bucket("mine") or ((), ()))[1] == ("me", 115.0, False, 0.0)
+        assert (await tx.lock_held_bucket("taken") or ((), ()))[1] == ("another", 120.0, False, 0.0)
         await tx.release_held("me", ["wanted", "taken"], 175.0)
         assert await tx.lock_held_bucket("wanted") == ((2.0, 106.0, 107.0), (None, 115.0, False, 175.0))
         assert await tx.lock_held_bucket("taken") == ((5.0, 100.0, 0.0), ("another", 120.0, False, 0.0))
