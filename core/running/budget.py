@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 import uuid
 from collections import Counter
@@ -162,6 +163,7 @@ class SharedBuckets:
         self.store, self.holds, self.scale, self._wall = store, holds, scale, wall
         self.me = uuid.uuid4().hex
         self._known: dict[str, Bucket] = {}  # each bucket as this process last wrote it
+        self._shared_until: dict[str, float] = {}  # of those, until when none may hold it (then held again)
         self._turns: dict[str, asyncio.Lock] = {}  # of the buckets known, one change at a time in this process
         self._held: dict[str, Bucket] = {}  # the buckets this process holds, as they are now
         self._held_until: dict[str, float] = {}  # in the platform's seconds, as the row says
@@ -183,8 +185,8 @@ class SharedBuckets:
             done = self._change_held(key, rule)
             if done is not None:
                 return done[0]
-        if key not in self._known:
-            return await self._change_locked(key, rule)
+        if key not in self._known or self._now() >= self._shared_until.get(key, math.inf):
+            return await self._change_locked(key, rule)  # new here, or no longer shared: held again if it can be
         turn = self._turns.get(key) or self._turns.setdefault(key, asyncio.Lock())  # no lock made per call
         async with turn:
             was = self._known.get(key)
@@ -254,7 +256,7 @@ class SharedBuckets:
                         self._hold(key, b, until)
                         return out
                     self._let_go(key)
-                    self._remember(key, b)  # committed: the row reads so now
+                    self._remember(key, b, shared_until if self.holds else math.inf)  # the row reads so now
                     return out
             await asyncio.sleep(self.FLUSH_S / 2)  # until its holder lets it go, at its next write-back
 
@@ -300,14 +302,18 @@ class SharedBuckets:
             self._remember(key, b)
         return (out,)
 
-    def _remember(self, key: str, b: Bucket) -> None:
+    def _remember(self, key: str, b: Bucket, shared_until: float = math.inf) -> None:
+        """A bucket held by none, as this process last wrote it, changed row by row until `shared_until`."""
         if len(self._known) >= self.KNOWN_MAX:
             self._known.clear()
+            self._shared_until.clear()
             self._turns.clear()  # a change waiting on a dropped lock is still safe: its write checks the row
         self._known[key] = b
+        self._shared_until[key] = shared_until
 
     def _hold(self, key: str, b: Bucket, until: float) -> None:
         self._known.pop(key, None)
+        self._shared_until.pop(key, None)
         self._held[key], self._held_until[key], self._used[key] = b, until, self._wall()
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._write_back(), name="rate-budget:write-back")
@@ -359,8 +365,8 @@ class SharedBuckets:
                         self._held_until[key] = until
                     continue
                 self._let_go(key)
-                if key in kept:  # let go as written: the next change here swaps the row in one statement
-                    self._remember(key, b)
+                if key in given:  # shared now: this process changes it row by row, each change one statement
+                    self._remember(key, b, now + self.SHARED_S * self.scale)
 
     async def close(self) -> None:
         """Let go of every hold, written back, so other replicas need not wait for them to run out (a failure is
