@@ -156,7 +156,7 @@ class SharedBuckets:
     FLUSH_S = 1.0  # how often a holder writes its buckets back: about what a replica wanting one waits
     RENEW_S = HOLD_S / 4  # how often a holder renews its holds
     SHARED_S = 60.0  # a bucket two replicas wanted is held by none for this long
-    IDLE_S = 60.0  # a hold nothing changed for this long is let go
+    IDLE_S = 300.0  # a hold nothing changed for this long is let go (used again, it is read and held again)
 
     def __init__(self, store: Store, *, holds: bool = True, scale: float = 1.0,
                  wall: Callable[[], float] = time.time) -> None:

@@ -462,7 +462,7 @@ async def test_a_hold_whose_replica_stopped_runs_out_and_the_next_replica_counts
             await s.close()
 
 
-async def test_a_hold_nothing_changed_for_a_minute_is_let_go_at_the_next_write_back(
+async def test_a_hold_nothing_changed_for_five_minutes_is_let_go_at_the_next_write_back(
         watched: tuple[Store, list[str]]) -> None:
     store, _ = watched
     wall = Wall()
@@ -474,8 +474,8 @@ async def test_a_hold_nothing_changed_for_a_minute_is_let_go_at_the_next_write_b
     await spending.spend("T2", "chat.update")
     wall.t += 1
     await buckets.flush()
-    assert (await tokens_in(store, "T1:chat.update"))[1] is None  # a minute unused: let go
-    assert await tokens_in(store, "T2:chat.update") == (4.0, buckets.me)  # used a second ago: full again, one taken
+    assert (await tokens_in(store, "T1:chat.update"))[1] is None  # five minutes unused: let go
+    assert await tokens_in(store, "T2:chat.update") == (4.0, buckets.me)  # used a second ago (full again, one taken)
     assert "T1:chat.update" not in buckets._held and "T2:chat.update" in buckets._held
     await spending.spend("T1", "chat.update")  # used again: held again, not changed row by row from now on
     assert (await tokens_in(store, "T1:chat.update"))[1] == buckets.me
