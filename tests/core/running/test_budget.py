@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -389,14 +390,49 @@ def held(store: Store, wall: Wall, flush_s: float = 0.05) -> SharedBuckets:
     return buckets
 
 
-async def test_a_replica_alone_spends_from_the_buckets_it_holds_with_no_statement_and_writes_them_back_together(
-        watched: tuple[Store, list[str]]) -> None:
-    """A replica's Slack calls cost a bucket write each (4.1 of 8.1 transactions a model call with 100 discussions
-    on PostgreSQL) though no other replica used those buckets."""
+@dataclass
+class Holder:
+    """One replica on a migrated PostgreSQL database, holding its buckets, written back only when a test asks."""
+
+    store: Store
+    seen: list[str]
+    wall: Wall
+    buckets: SharedBuckets
+    spending: RateBudget
+
+
+@pytest.fixture
+async def holder(watched: tuple[Store, list[str]]) -> AsyncIterator[Holder]:
     store, seen = watched
     wall = Wall()
-    buckets = held(store, wall, flush_s=3600)  # written back only when asked, below
-    spending = budget(wall, buckets)
+    buckets = held(store, wall, flush_s=3600)
+    try:
+        yield Holder(store, seen, wall, buckets, budget(wall, buckets))
+    finally:
+        await buckets.close()
+
+
+@pytest.fixture
+async def pair(pg_url: str) -> AsyncIterator[tuple[Store, Store, list[SharedBuckets]]]:
+    """Two replicas' stores on one migrated PostgreSQL database; the buckets a test puts in the list are closed
+    (their holds let go) before the stores."""
+    stores = (Store(make_engine(pg_url)), Store(make_engine(pg_url)))
+    await migrate(stores[0].engine)
+    opened: list[SharedBuckets] = []
+    try:
+        yield stores[0], stores[1], opened
+    finally:
+        for b in opened:
+            await b.close()
+        for s in stores:
+            await s.close()
+
+
+async def test_a_replica_alone_spends_from_the_buckets_it_holds_with_no_statement_and_writes_them_back_together(
+        holder: Holder) -> None:
+    """A replica's Slack calls cost a bucket write each (4.1 of 8.1 transactions a model call with 100 discussions
+    on PostgreSQL) though no other replica used those buckets."""
+    store, seen, wall, buckets, spending = holder.store, holder.seen, holder.wall, holder.buckets, holder.spending
     await spending.spend("T1", "chat.update")  # new: read and made, held by this replica
     await spending.pace("T1", "C1", 1.0)
     assert not await spending.spend_left("T1", "chat.update")  # and live text's pause: 4 left is the reserve
@@ -418,56 +454,43 @@ async def test_a_replica_alone_spends_from_the_buckets_it_holds_with_no_statemen
 
 
 async def test_a_replica_needing_a_bucket_another_holds_gets_it_at_the_next_write_back_and_neither_holds_it_after(
-        pg_url: str) -> None:
+        pair: tuple[Store, Store, list[SharedBuckets]]) -> None:
+    store, other, opened = pair
     wall = Wall()
-    stores = [Store(make_engine(pg_url)), Store(make_engine(pg_url))]
-    await migrate(stores[0].engine)
-    first, second = held(stores[0], wall), held(stores[1], wall)
-    try:
-        one, two = budget(wall, first), budget(wall, second)
-        await one.spend("T1", "chat.update")
-        await one.spend("T1", "chat.update")  # in the first replica's memory: the row still reads 4
-        await asyncio.wait_for(two.spend("T1", "chat.update"), 5)  # waits for the first to let it go
-        assert await tokens_in(stores[0], "T1:chat.update") == (2.0, None)  # three taken, none lost; held by none
-        assert "T1:chat.update" not in first._held and "T1:chat.update" not in second._held
-        for spender in (one, two, one):  # row by row now, each replica's calls counted by the other
-            await spender.spend("T1", "chat.update")
-        assert await tokens_in(stores[0], "T1:chat.update") == (-1.0, None)
-        assert wall.slept == [pytest.approx(60 / (0.88 * 50))]  # the sixth call of five waits for its refill
-        wall.t += SharedBuckets.SHARED_S
-        await one.spend("T1", "chat.update")  # a minute on: held again, by the replica that uses it (though the
-        assert (await tokens_in(stores[0], "T1:chat.update"))[1] == first.me  # row still reads as it wrote it)
-    finally:
-        for b, s in ((first, stores[0]), (second, stores[1])):
-            await b.close()
-            await s.close()
+    first, second = held(store, wall), held(other, wall)
+    opened += [first, second]
+    one, two = budget(wall, first), budget(wall, second)
+    await one.spend("T1", "chat.update")
+    await one.spend("T1", "chat.update")  # in the first replica's memory: the row still reads 4
+    await asyncio.wait_for(two.spend("T1", "chat.update"), 5)  # waits for the first to let it go
+    assert await tokens_in(store, "T1:chat.update") == (2.0, None)  # three taken, none lost; held by none
+    assert "T1:chat.update" not in first._held and "T1:chat.update" not in second._held
+    for spender in (one, two, one):  # row by row now, each replica's calls counted by the other
+        await spender.spend("T1", "chat.update")
+    assert await tokens_in(store, "T1:chat.update") == (-1.0, None)
+    assert wall.slept == [pytest.approx(60 / (0.88 * 50))]  # the sixth call of five waits for its refill
+    wall.t += SharedBuckets.SHARED_S
+    await one.spend("T1", "chat.update")  # a minute on: held again, by the replica that uses it (though the row
+    assert (await tokens_in(store, "T1:chat.update"))[1] == first.me  # still reads as it wrote it)
 
 
 async def test_a_hold_whose_replica_stopped_runs_out_and_the_next_replica_counts_the_bucket_empty_until_then(
-        pg_url: str) -> None:
+        pair: tuple[Store, Store, list[SharedBuckets]]) -> None:
+    store, other, opened = pair
     wall = Wall()
-    stores = [Store(make_engine(pg_url)), Store(make_engine(pg_url))]
-    await migrate(stores[0].engine)
-    stopped, alive = held(stores[0], wall, flush_s=3600), held(stores[1], wall)
-    try:
-        for _ in range(5):  # the whole bucket spent, in memory; the row reads 4 left
-            await budget(wall, stopped).spend("T1", "chat.update")
-        wall.t += SharedBuckets.HOLD_S + 1  # the hold ran out a second ago, never written back
-        await budget(wall, alive).spend("T1", "chat.update")
-        assert wall.slept == [pytest.approx(1 / (0.88 * 50 / 60) - 1)]  # empty when the hold ended: a refill's wait
-        assert (await tokens_in(stores[0], "T1:chat.update"))[1] == alive.me
-    finally:
-        for b, s in ((stopped, stores[0]), (alive, stores[1])):
-            await b.close()
-            await s.close()
+    stopped, alive = held(store, wall, flush_s=3600), held(other, wall)
+    opened += [stopped, alive]
+    for _ in range(5):  # the whole bucket spent, in memory; the row reads 5 left, as it was made
+        await budget(wall, stopped).spend("T1", "chat.update")
+    wall.t += SharedBuckets.HOLD_S + 1  # the hold ran out a second ago, never written back
+    await budget(wall, alive).spend("T1", "chat.update")
+    assert wall.slept == [pytest.approx(1 / (0.88 * 50 / 60) - 1)]  # empty when the hold ended: a refill's wait
+    assert (await tokens_in(store, "T1:chat.update"))[1] == alive.me
 
 
 async def test_a_hold_nothing_changed_for_five_minutes_is_let_go_at_the_next_write_back(
-        watched: tuple[Store, list[str]]) -> None:
-    store, _ = watched
-    wall = Wall()
-    buckets = held(store, wall, flush_s=3600)
-    spending = budget(wall, buckets)
+        holder: Holder) -> None:
+    store, wall, buckets, spending = holder.store, holder.wall, holder.buckets, holder.spending
     await spending.spend("T1", "chat.update")
     await spending.spend("T2", "chat.update")
     wall.t += SharedBuckets.IDLE_S - 1
@@ -479,17 +502,13 @@ async def test_a_hold_nothing_changed_for_five_minutes_is_let_go_at_the_next_wri
     assert "T1:chat.update" not in buckets._held and "T2:chat.update" in buckets._held
     await spending.spend("T1", "chat.update")  # used again: held again, not changed row by row from now on
     assert (await tokens_in(store, "T1:chat.update"))[1] == buckets.me
-    await buckets.close()
 
 
 async def test_a_holder_not_written_back_for_half_a_hold_renews_it_through_its_row_keeping_what_it_spent(
-        watched: tuple[Store, list[str]]) -> None:
+        holder: Holder) -> None:
     """Clocks of replicas may differ: a holder stops spending from memory alone half a hold before its hold
     ends (here, its write-backs have not come), and renews it with what its memory says, not what the row said."""
-    store, seen = watched
-    wall = Wall()
-    buckets = held(store, wall, flush_s=3600)
-    spending = budget(wall, buckets)
+    store, seen, wall, buckets, spending = holder.store, holder.seen, holder.wall, holder.buckets, holder.spending
     await spending.pace("T1", "C1", 60.0)  # a post a minute: the first now, held with the row reading 0 left
     await spending.pace("T1", "C1", 60.0)  # the next a minute on, from memory
     wall.t += SharedBuckets.HOLD_S / 2
@@ -498,33 +517,25 @@ async def test_a_holder_not_written_back_for_half_a_hold_renews_it_through_its_r
     assert "SELECT" in seen and "UPDATE" in seen  # read under its lock and written back, the hold renewed
     assert wall.slept == [60.0, pytest.approx(115.0)]
     assert await tokens_in(store, "T1:post:C1") == (pytest.approx(-2.0 + 5 / 60), buckets.me)
-    await buckets.close()
 
 
-async def test_a_replica_never_writes_over_a_bucket_another_holds_even_one_it_wrote_last(pg_url: str) -> None:
+async def test_a_replica_never_writes_over_a_bucket_another_holds_even_one_it_wrote_last(
+        pair: tuple[Store, Store, list[SharedBuckets]]) -> None:
+    store, other, opened = pair
     wall = Wall()
-    stores = [Store(make_engine(pg_url)), Store(make_engine(pg_url))]
-    await migrate(stores[0].engine)
-    holding, by_row = held(stores[0], wall), SharedBuckets(stores[1], holds=False, wall=wall)
-    try:
-        one, two = budget(wall, holding), budget(wall, by_row)
-        await two.spend("T1", "chat.update")  # the row reads 4, as this replica wrote it
-        assert await one.idle("T1", "chat.update")  # the other takes a hold, taking no call: the row still reads 4
-        await one.spend("T1", "chat.update")  # in its memory: 3
-        await asyncio.wait_for(two.spend("T1", "chat.update"), 5)  # not over the held row: after the hold ends
-        assert await tokens_in(stores[0], "T1:chat.update") == (2.0, None)
-    finally:
-        for b, s in ((holding, stores[0]), (by_row, stores[1])):
-            await b.close()
-            await s.close()
+    holding, by_row = held(store, wall), SharedBuckets(other, holds=False, wall=wall)
+    opened += [holding, by_row]
+    one, two = budget(wall, holding), budget(wall, by_row)
+    await two.spend("T1", "chat.update")  # the row reads 4, as this replica wrote it
+    assert await one.idle("T1", "chat.update")  # the other takes a hold, taking no call: the row still reads 4
+    await one.spend("T1", "chat.update")  # in its memory: 3
+    await asyncio.wait_for(two.spend("T1", "chat.update"), 5)  # not over the held row: after the hold ends
+    assert await tokens_in(store, "T1:chat.update") == (2.0, None)
 
 
 async def test_a_write_back_writes_only_the_buckets_changed_and_renews_the_holds_every_quarter_hold(
-        watched: tuple[Store, list[str]]) -> None:
-    store, _ = watched
-    wall = Wall()
-    buckets = held(store, wall, flush_s=3600)
-    spending = budget(wall, buckets)
+        holder: Holder) -> None:
+    store, wall, buckets, spending = holder.store, holder.wall, holder.buckets, holder.spending
     await spending.spend("T1", "chat.update")
     async with store.tx() as tx:  # a row this replica holds but never changed: not what a write-back writes
         await tx.save_bucket("T1:live", (7.0, wall.t, 0.0), (buckets.me, wall.t + 10, False, 0.0))
@@ -550,4 +561,3 @@ async def test_a_write_back_writes_only_the_buckets_changed_and_renews_the_holds
     await buckets.flush()
     assert await tokens_in(store, "T1:chat.update") == (4.0, None)
     assert "T1:chat.update" not in buckets._held and "T1:live" in buckets._held
-    await buckets.close()
