@@ -135,7 +135,8 @@ class SharedBuckets:
     all). Every `FLUSH_S` it writes back the buckets it changed and looks for any another replica wants, in one
     transaction, and every `RENEW_S` renews all its holds for `HOLD_S`. A replica that needs a bucket another holds
     marks it wanted and waits; the holder lets it go at its next write-back, and then no replica holds it for
-    `SHARED_S`: it is changed row by row, as below. A workspace's buckets are made together, held, at its first
+    `SHARED_S`: it is changed row by row, as below (one its holder never changed since `meet` made it is let go
+    as if idle, and held by the replica that wanted it). A workspace's buckets are made together, held, at its first
     call (`meet`): made one by one, they cost a statement each, about one in three model calls. A hold nothing
     changed for `IDLE_S` is let go. A hold whose replica stopped writing runs out, and the next replica counts the
     bucket empty until the hold's end (what the stopped one spent since its last write is unknown); a holder stops
@@ -170,6 +171,7 @@ class SharedBuckets:
         self._used: dict[str, float] = {}  # wall-clock time each held bucket last changed
         self._met: set[str] = set()  # buckets this process found or made a row of: the others are made first
         self._dirty: set[str] = set()  # held buckets changed since they were last written
+        self._untouched: set[str] = set()  # held buckets made at `meet` and not changed since: wanted, just given
         self._renew_at = 0.0  # in the platform's seconds: when the holds are next renewed
         self._writing = asyncio.Lock()
         self._flusher: asyncio.Task[None] | None = None
@@ -211,6 +213,7 @@ class SharedBuckets:
         if b is not held:
             self._held[key], self._used[key] = b, self._wall()
             self._dirty.add(key)
+            self._untouched.discard(key)
         return (out,)
 
     async def _change_locked(self, key: str, rule: Change[T]) -> T:
@@ -278,6 +281,7 @@ class SharedBuckets:
             for key in made:
                 if self.holds:
                     self._hold(key, todo[key], until)
+                    self._untouched.add(key)
                 else:
                     self._remember(key, todo[key])
 
@@ -323,6 +327,7 @@ class SharedBuckets:
         self._held_until.pop(key, None)
         self._used.pop(key, None)
         self._dirty.discard(key)
+        self._untouched.discard(key)
 
     async def _write_back(self) -> None:
         while self._held:
@@ -334,8 +339,8 @@ class SharedBuckets:
 
     async def flush(self, *, let_go: bool = False) -> None:
         """Write back the buckets changed since the last write-back, and renew the holds when due; let go of those
-        another replica wants (held by none for SHARED_S after), those nothing changed for IDLE_S, and all of them
-        with `let_go` (at close)."""
+        another replica wants (held by none for SHARED_S after, if this one changed them), those nothing changed for
+        IDLE_S, and all of them with `let_go` (at close)."""
         async with self._writing:
             if not self._held:
                 return
@@ -349,7 +354,10 @@ class SharedBuckets:
                 still = await tx.renew_held(self.me, until) if renew else None
                 wanted = {k for k, w in still.items() if w} if still is not None else await tx.wanted_held(self.me)
                 kept = [k for k in self._held if still is None or k in still]
-                idle = [k for k in kept if let_go or wall - self._used.get(k, wall) >= self.IDLE_S]
+                # One this replica never changed is given as if idle: the two replicas never both used it
+                # (a workspace's buckets are made where its first call ran, often not where it is used).
+                idle = [k for k in kept if let_go or wall - self._used.get(k, wall) >= self.IDLE_S
+                        or (k in wanted and k in self._untouched)]
                 given = [k for k in kept if k in wanted and k not in idle]
                 if idle:
                     await tx.release_held(self.me, idle)

@@ -561,3 +561,22 @@ async def test_a_write_back_writes_only_the_buckets_changed_and_renews_the_holds
     await buckets.flush()
     assert await tokens_in(store, "T1:chat.update") == (4.0, None)
     assert "T1:chat.update" not in buckets._held and "T1:live" in buckets._held
+
+
+async def test_a_bucket_its_holder_never_changed_goes_to_the_replica_that_wants_it_held_with_no_minute_shared(
+        pair: tuple[Store, Store, list[SharedBuckets]]) -> None:
+    """A workspace installed through one replica and run on another: the first made and held all its buckets at
+    its first call, and the other, wanting each, changed it row by row for a minute (0.3 statements a model call
+    with three replicas), though the two never both used it."""
+    store, other, opened = pair
+    wall = Wall()
+    installer, runner = held(store, wall), held(other, wall)
+    opened += [installer, runner]
+    limits = {"chat.update": 50, "users.info": 100}
+    await RateBudget(installer, limits, wall=wall, sleep=wall.sleep).spend("T1", "users.info")  # makes them all
+    running = RateBudget(runner, limits, wall=wall, sleep=wall.sleep)
+    await asyncio.wait_for(running.spend("T1", "chat.update"), 5)  # waits for the installer's write-back
+    assert await tokens_in(store, "T1:chat.update") == (5.0 - 1, runner.me)  # held by the replica using it
+    assert "T1:chat.update" in runner._held and "T1:chat.update" not in installer._held
+    await asyncio.wait_for(running.spend("T1", "users.info"), 5)  # the installer used this one: shared a minute
+    assert await tokens_in(store, "T1:users.info") == (10.0 - 2, None)
