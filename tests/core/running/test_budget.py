@@ -580,3 +580,92 @@ async def test_a_bucket_its_holder_never_changed_goes_to_the_replica_that_wants_
     assert "T1:chat.update" in runner._held and "T1:chat.update" not in installer._held
     await asyncio.wait_for(running.spend("T1", "users.info"), 5)  # the installer used this one: shared a minute
     assert await tokens_in(store, "T1:users.info") == (10.0 - 2, None)
+
+
+async def test_a_bucket_the_first_call_did_not_make_is_made_held_in_one_statement_of_its_own(holder: Holder) -> None:
+    """A channel's pace is no method of the workspace's: its bucket is made at the channel's first post."""
+    store, seen, wall, buckets, spending = holder.store, holder.seen, holder.wall, holder.buckets, holder.spending
+    await spending.spend("T1", "chat.update")  # the workspace's buckets
+    seen.clear()
+    await spending.pace("T1", "C1", 60.0)
+    assert {s.rstrip(";") for s in seen} == {"INSERT"} and len(seen) <= 2, seen  # as each of both sees it
+    async with store.tx() as tx:
+        found = await tx.lock_held_bucket("T1:post:C1")
+    assert found is not None and found[1][:2] == (buckets.me, wall.t + SharedBuckets.HOLD_S)  # held, made as taken
+    assert found[0][0] == 1.0 - 1
+    seen.clear()
+    await spending.pace("T1", "C1", 60.0)  # held: from memory
+    assert seen == [] and wall.slept == [60.0]
+
+
+async def test_without_holds_a_bucket_made_at_its_first_change_is_held_by_none_and_changed_row_by_row(
+        watched: tuple[Store, list[str]]) -> None:
+    store, seen = watched
+    wall = Wall()
+    spending = budget(wall, SharedBuckets(store, holds=False, wall=wall))
+    await spending.spend("T1", "chat.update")
+    seen.clear()
+    await spending.pace("T1", "C1", 60.0)
+    assert {s.rstrip(";") for s in seen} == {"INSERT"}, seen
+    assert await tokens_in(store, "T1:post:C1") == (0.0, None)
+    seen.clear()
+    await spending.pace("T1", "C1", 60.0)  # as this replica wrote it: one compare-and-swap
+    assert seen == ["UPDATE"] and wall.slept == [60.0]
+    assert await tokens_in(store, "T1:post:C1") == (-1.0, None)
+
+
+async def renamed(store: Store, old: str, new: str) -> None:
+    async with store.engine.begin() as conn:
+        await conn.execute(text(f"ALTER TABLE {old} RENAME TO {new}"))
+
+
+async def test_a_write_back_that_fails_is_logged_and_the_next_one_writes_what_it_could_not(
+        pg_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """The database away for a moment: the holds stay in memory and the next write-back (a second later) writes
+    them; nothing spent is lost, and the write-backs do not stop."""
+    store = Store(make_engine(pg_url))
+    wall = Wall()
+    buckets = held(store, wall, flush_s=0.02)
+    try:
+        spending = budget(wall, buckets)
+        await spending.spend("T1", "chat.update")
+        await renamed(store, "rate_budget", "rate_budget_away")
+        await spending.spend("T1", "chat.update")
+        for _ in range(500):
+            if any("could not write back" in r.getMessage() for r in caplog.records):
+                break
+            await asyncio.sleep(0.01)
+        else:
+            raise AssertionError("no failed write-back was logged")
+        await renamed(store, "rate_budget_away", "rate_budget")
+        for _ in range(500):
+            if await tokens_in(store, "T1:chat.update") == (5.0 - 2, buckets.me):
+                break
+            await asyncio.sleep(0.01)
+        else:
+            raise AssertionError("the spent calls were never written back")
+    finally:
+        await buckets.close()
+        await store.close()
+
+
+async def test_close_lets_every_hold_go_and_a_failure_to_is_logged_not_raised(
+        pair: tuple[Store, Store, list[SharedBuckets]], caplog: pytest.LogCaptureFixture) -> None:
+    store, other, _ = pair
+    wall = Wall()
+    one, two = held(store, wall), held(other, wall, flush_s=3600)
+    await budget(wall, one).spend("T1", "chat.update")
+    await budget(wall, two).spend("T2", "chat.update")
+    writing = one._flusher
+    await one.close()
+    assert writing is not None and writing.cancelled() and one._flusher is None  # no write-back left running
+    assert await tokens_in(store, "T1:chat.update") == (5.0 - 1, None)  # written back and let go
+    await renamed(store, "rate_budget", "rate_budget_away")
+    try:
+        await two.close()  # at shutdown: logged, and the hold runs out on its own
+    finally:
+        await renamed(store, "rate_budget_away", "rate_budget")
+    assert [r.getMessage() for r in caplog.records if "let go" in r.getMessage()] == [
+        "could not let go of 2 rate budget bucket(s)"]  # the method's and live text's
+    assert (await tokens_in(store, "T2:chat.update"))[1] == two.me
+    await two.close()
