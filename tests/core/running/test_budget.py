@@ -143,6 +143,30 @@ async def test_a_spare_call_is_taken_only_if_one_is_there_now_down_to_the_last()
     assert await b.spend_spare("T1", "users.info"), "a method with no budget is always there"
 
 
+async def test_a_429_keeps_the_calls_already_promised_and_the_next_waits_for_them_after_the_pause() -> None:
+    """Posts already waiting for their slots still go out: a refusal does not wipe the queue they are in."""
+    wall = Wall()
+    b = budget(wall)  # Tier 3: a burst of 5, 0.733 a second back
+    for _ in range(7):  # two of them wait for a refill
+        await b.spend("T1", "chat.update")
+    await b.refused("T1", "chat.update", retry_after_s=1)
+    await b.spend("T1", "chat.update")
+    assert wall.slept[-1] == pytest.approx(1 + 3 / (0.88 * 50 / 60))  # the pause, then the two before it and itself
+    for _ in range(3):  # a channel's posts, a second apart: two wait
+        await b.pace("T1", "C1", 1.0)
+    wall.t += 0.5
+    await b.refused("T1", "chat.postMessage", retry_after_s=1, channel="C1")
+    await b.pace("T1", "C1", 1.0)
+    assert wall.slept[-1] == pytest.approx(1 + 2.5)  # the pause, then what the two before it still wait for
+
+
+async def test_spare_calls_are_counted_per_workspace() -> None:
+    wall = Wall()
+    b = budget(wall)
+    assert [await b.spend_spare("T1", "chat.update") for _ in range(6)] == [True] * 5 + [False]
+    assert await b.spend_spare("T2", "chat.update")
+
+
 async def test_a_429_on_a_channels_post_pauses_that_channel_and_not_the_workspaces_method() -> None:
     wall = Wall()
     b = budget(wall)
@@ -186,6 +210,9 @@ async def test_one_process_keeps_its_buckets_in_memory_and_replicas_share_them_i
     try:
         kind = buckets_for(store)
         assert isinstance(kind, LocalBuckets if db_url.startswith("sqlite") else SharedBuckets)
+        if isinstance(kind, SharedBuckets):  # in that database, its holds timed on the budget's clock
+            sped = buckets_for(store, scale=20)
+            assert (kind.store, kind.scale) == (store, 1.0) and isinstance(sped, SharedBuckets) and sped.scale == 20
     finally:
         await store.engine.dispose()
 
@@ -669,3 +696,16 @@ async def test_close_lets_every_hold_go_and_a_failure_to_is_logged_not_raised(
         "could not let go of 2 rate budget bucket(s)"]  # the method's and live text's
     assert (await tokens_in(store, "T2:chat.update"))[1] == two.me
     await two.close()
+
+
+async def test_whatever_a_workspaces_first_call_is_its_buckets_are_made_then_and_the_next_call_costs_nothing(
+        holder: Holder) -> None:
+    store, seen, spending = holder.store, holder.seen, holder.spending
+    firsts = {"T1": lambda: spending.refused("T1", "chat.postMessage", 5, channel="C1"),
+              "T2": lambda: spending.pace("T2", "C1", 1.0), "T3": lambda: spending.spend_spare("T3", "chat.update")}
+    for scope, first in firsts.items():
+        await first()
+        seen.clear()
+        assert await spending.idle(scope, "chat.update")  # at least half of five left, taking none
+        assert seen == [], scope
+    assert await tokens_in(store, "T1:chat.update") == (5.0, holder.buckets.me)
