@@ -173,20 +173,19 @@ class ActivityRepo(Repo):
                         workspace: tuple[str, str] | None = None) -> None:
         """Record a model call; its cost goes to its discussion and to its workspace's day (a call of no
         discussion, such as a digest's, to the `workspace` given as (platform, workspace))."""
-        await self._charge(discussion_id, turn_key, u, now)
+        row = self._usage_row(discussion_id, turn_key, u, now)
+        if discussion_id:
+            await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": u.cost_usd})
+            await add_spend(self.conn, discussion_id, now, u.cost_usd, usage=row)
+        else:
+            await self.conn.execute(_ADD_USAGE, row)
         if workspace is not None:
             await add_workspace_spend(self.conn, *workspace, now, u.cost_usd)
-        if discussion_id:
-            await add_spend(self.conn, discussion_id, now, u.cost_usd)
 
-    async def _charge(self, discussion_id: str | None, turn_key: str, u: Usage, now: datetime, *,
-                      charged: bool = False) -> None:
-        """The model call's usage row, and its cost added to its discussion's (if any, unless `charged`: the
-        transaction's fence added it); the spend is the caller's."""
-        await self.conn.execute(
-            _ADD_USAGE, {"discussion_id": discussion_id, "turn_key": turn_key, "created_at": now, **u.model_dump()})
-        if discussion_id and not charged:
-            await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": u.cost_usd})
+    @staticmethod
+    def _usage_row(discussion_id: str | None, turn_key: str, u: Usage, now: datetime) -> dict[str, Any]:
+        """The model call's usage row, written with its spend (see `add_spend`)."""
+        return {"discussion_id": discussion_id, "turn_key": turn_key, "created_at": now, **u.model_dump()}
 
     async def settle_turn(self, discussion_id: str, turn_key: str, held: tuple[float, datetime | None],
                           usage: Usage | None, now: datetime, *, saved: bool = False, charged: bool = False) -> None:
@@ -194,10 +193,13 @@ class ActivityRepo(Repo):
         any, is recorded and charged to the discussion (`charged`: this transaction's fence added its cost to the
         discussion's already). `saved`: the caller saves the turn, ended, in this transaction (that write clears
         the hold on its row)."""
+        row = None
         if usage is not None:
-            await self._charge(discussion_id, turn_key, usage, now, charged=charged)
+            row = self._usage_row(discussion_id, turn_key, usage, now)
+            if not charged:
+                await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": usage.cost_usd})
         await settle(self.conn, discussion_id, turn_key, held, usage.cost_usd if usage is not None else None, now,
-                     saved=saved)
+                     saved=saved, usage=row)
 
     async def workspace_spend(self, platform: str, workspace: str, since: datetime) -> float:
         """Dollars the workspace's discussions spent since `since` (their turns and answers), to the quarter hour

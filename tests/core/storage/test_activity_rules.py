@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from core.models import Ballot, HumanMessage, Phase, Poll, Turn, TurnStatus, Usage
 from core.storage.store import Store, Tx
@@ -153,6 +153,29 @@ async def test_a_turn_settled_for_a_caller_that_saves_it_leaves_its_row_to_that_
         done = await tx.held_turn("t1")
         assert done is not None and done[1] == (0.0, None), "the save cleared it"
         assert await tx.workspace_spend("slack", "T1", since) == pytest.approx(0.04)
+
+
+async def test_on_postgresql_a_turns_usage_and_its_workspaces_spend_are_written_in_one_statement(
+        pg_url: str) -> None:
+    """Each a statement of its own, they were two of the twelve a model call cost with 100 discussions."""
+    store = await opened(pg_url)
+    sent: list[str] = []
+    event.listen(store.engine.sync_engine, "before_cursor_execute", lambda _c, _cur, sql, *_: sent.append(sql))
+    try:
+        turn = Turn(key="t1", discussion_id="d1", round=1, step=1, phase=Phase.STATEMENT, persona_key="ana",
+                    created_at=T0)
+        async with store.tx() as tx:
+            await tx.start_turns([turn], hold=(0.1, T0))
+            found = await tx.held_turn("t1")
+            assert found is not None
+            sent.clear()
+            await tx.settle_turn("d1", "t1", found[1], Usage(model="m", input_tokens=7, cost_usd=0.04), T0,
+                                 saved=True, charged=True)
+            assert len(sent) == 1, sent
+            assert await tx.workspace_spend("slack", "T1", T0 - timedelta(hours=1)) == pytest.approx(0.04)
+            assert await tx.usage_total(["d1"]) == Usage(input_tokens=7, cost_usd=0.04)  # the call's row
+    finally:
+        await store.close()
 
 
 async def test_on_postgresql_a_poll_read_for_a_vote_holds_back_another_until_it_ends_and_a_plain_read_does_not(
