@@ -51,7 +51,7 @@ STREAMED = 11  # of every 13 model calls: the rest are structured answers, asked
 POSTS, EDITS = 1.2, 1.1
 # Calls at a time: the load's discussions wait on their APIs together, so one wake-up of the loop serves several,
 # as it does here; one at a time would pay a whole wake-up for each (measured: a floor a fifth higher).
-# 20 is the app's PostgreSQL pool (10 and 10 overflow).
+# 20 is the app's PostgreSQL pool.
 LANES = 20
 
 

@@ -3,10 +3,11 @@ in steady use is not, since a check is three round trips on every transaction.""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from core.storage.db import make_engine
@@ -69,3 +70,32 @@ async def test_a_connection_in_steady_use_is_not_pinged(engine: AsyncEngine, idl
     idle.t += 0.3
     await backend_pid(engine)
     assert pings == 1
+
+
+async def test_connections_opened_for_a_busy_moment_are_kept_for_the_next_one_and_never_more_than_twenty(
+        engine: AsyncEngine) -> None:
+    """Past ten, each connection a busy moment opened was closed as it was given back and opened again at the next:
+    about 2.5% of the app's CPU with 60 discussions went to connecting and closing."""
+    opened: list[object] = []
+    event.listen(engine.sync_engine, "connect", lambda conn, _record: opened.append(conn))
+    for _ in range(2):  # two busy moments, 25 transactions at once each
+        gate, inside = asyncio.Event(), [0]
+
+        async def busy(gate: asyncio.Event, inside: list[int]) -> None:
+            async with engine.begin() as conn:
+                await conn.execute(text("SELECT 1"))
+                inside[0] += 1
+                await gate.wait()
+
+        tasks = [asyncio.create_task(busy(gate, inside)) for _ in range(25)]
+        for _ in range(1000):
+            if inside[0] >= 20:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.1)
+        try:
+            assert inside[0] == 20 and len(opened) == 20  # the other five wait for a connection given back
+        finally:
+            gate.set()
+            await asyncio.gather(*tasks)
+    assert len(opened) == 20  # the second busy moment opened none
