@@ -353,16 +353,18 @@ class SharedBuckets:
                     await tx.write_held(self.me, rows)
                 still = await tx.renew_held(self.me, until) if renew else None
                 wanted = {k for k, w in still.items() if w} if still is not None else await tx.wanted_held(self.me)
-                kept = [k for k in self._held if still is None or k in still]
+                # Sets: a replica holds a bucket per method of every workspace it serves (a thousand with 60), and
+                # lists made the loop below quadratic in them, once a second.
+                kept = {k for k in self._held if still is None or k in still}
                 # One this replica never changed is given as if idle: the two replicas never both used it
                 # (a workspace's buckets are made where its first call ran, often not where it is used).
-                idle = [k for k in kept if let_go or wall - self._used.get(k, wall) >= self.IDLE_S
-                        or (k in wanted and k in self._untouched)]
-                given = [k for k in kept if k in wanted and k not in idle]
+                idle = {k for k in kept if let_go or wall - self._used.get(k, wall) >= self.IDLE_S
+                        or (k in wanted and k in self._untouched)}
+                given = {k for k in kept if k in wanted and k not in idle}
                 if idle:
-                    await tx.release_held(self.me, idle)
+                    await tx.release_held(self.me, sorted(idle))
                 if given:
-                    await tx.release_held(self.me, given, now + self.SHARED_S * self.scale)
+                    await tx.release_held(self.me, sorted(given), now + self.SHARED_S * self.scale)
             self._dirty.difference_update(rows)
             if renew:
                 self._renew_at = now + self.RENEW_S * self.scale
