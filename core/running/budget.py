@@ -225,35 +225,31 @@ class SharedBuckets:
                     done = await self._make(key, rule)
                 if done is not None:
                     return done[0]
-                held, waits = False, False
+                waits = False
                 async with self.store.tx() as tx:
                     found = await tx.lock_held_bucket(key)
+                    if found is None:  # its row is gone (deleted by hand): made again, as a bucket new here is
+                        self._met.discard(key)
+                        continue
+                    row, (holder, held_until, wanted, shared_until) = found
                     now = self._now()
                     until = now + self.HOLD_S * self.scale
-                    if found is None:
-                        b, out = rule(None)
-                        held = self.holds
-                        if not await tx.make_bucket(key, (b.tokens, b.at, b.paused_until),
-                                                    self.me if held else None, until if held else 0.0):
-                            found = await tx.lock_held_bucket(key)  # made by another replica meanwhile: its row now
-                    if found is not None:
-                        row, (holder, held_until, wanted, shared_until) = found
-                        given = self._held.get(key) if holder == self.me else None
-                        if given is None:
-                            given = Bucket(*row)
-                        if holder not in (None, self.me) and held_until > now:  # another replica holds it: ask
-                            waits = True
-                            if not wanted:
-                                await tx.want_bucket(key)
-                        else:
-                            if holder not in (None, self.me):  # its replica stopped: what it spent since is unknown
-                                given = Bucket(min(given.tokens, 0.0), max(given.at, held_until), given.paused_until)
-                            b, out = rule(given)
-                            held = self.holds and shared_until <= now
-                            if held or holder is not None or b is not given:
-                                await tx.save_bucket(key, (b.tokens, b.at, b.paused_until),
-                                                     (self.me, until, False, shared_until) if held else
-                                                     (None, 0.0, False, shared_until))
+                    given = self._held.get(key) if holder == self.me else None
+                    if given is None:
+                        given = Bucket(*row)
+                    if holder not in (None, self.me) and held_until > now:  # another replica holds it: ask
+                        waits = True
+                        if not wanted:
+                            await tx.want_bucket(key)
+                    else:
+                        if holder not in (None, self.me):  # its replica stopped: what it spent since is unknown
+                            given = Bucket(min(given.tokens, 0.0), max(given.at, held_until), given.paused_until)
+                        b, out = rule(given)
+                        held = self.holds and shared_until <= now
+                        if held or holder is not None or b is not given:
+                            await tx.save_bucket(key, (b.tokens, b.at, b.paused_until),
+                                                 (self.me, until, False, shared_until) if held else
+                                                 (None, 0.0, False, shared_until))
                 if not waits:
                     if held:
                         self._hold(key, b, until)
@@ -277,7 +273,7 @@ class SharedBuckets:
             until = self._now() + self.HOLD_S * self.scale
             async with self.store.autocommit() as tx:
                 made = await tx.make_buckets({k: (b.tokens, b.at, b.paused_until) for k, b in todo.items()},
-                                             self.me if self.holds else None, until if self.holds else 0.0)
+                                             self.me if self.holds else None, until)
             for key in made:
                 if self.holds:
                     self._hold(key, todo[key], until)
@@ -298,7 +294,7 @@ class SharedBuckets:
         until = self._now() + self.HOLD_S * self.scale
         async with self.store.autocommit() as tx:
             if not await tx.make_bucket(key, (b.tokens, b.at, b.paused_until), self.me if self.holds else None,
-                                        until if self.holds else 0.0):
+                                        until):  # a row held by none: its held_until is never read
                 return None
         if self.holds:
             self._hold(key, b, until)

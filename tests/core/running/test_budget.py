@@ -185,14 +185,16 @@ async def test_every_call_is_counted_by_what_it_was_spent_on() -> None:
     """The counts a bench reads to say where a workspace's calls went: final work, live text, skipped, refused."""
     wall = Wall()
     b = budget(wall)
-    await b.spend("T1", "chat.update")
-    await b.spend("T1", "chat.update")
     assert await b.spend_left("T1", "chat.update", first=True)
+    assert await b.spend_left("T1", "chat.update", first=True)
+    await b.spend("T1", "chat.update")
+    await b.spend("T1", "chat.update")
+    assert not await b.spend_left("T1", "chat.update")
     assert not await b.spend_left("T1", "chat.update")
     for _ in range(2):
         await b.refused("T1", "chat.update", retry_after_s=1)
-    assert dict(b.spent) == {("chat.update", "final"): 2, ("chat.update", "live"): 1,
-                             ("chat.update", "skipped"): 1, ("chat.update", "refused"): 2}
+    assert dict(b.spent) == {("chat.update", "final"): 2, ("chat.update", "live"): 2,
+                             ("chat.update", "skipped"): 2, ("chat.update", "refused"): 2}
 
 
 async def test_a_refusal_keeps_live_text_paused_until_the_later_of_two_pauses() -> None:
@@ -225,6 +227,8 @@ async def test_new_messages_are_paced_per_channel_in_the_order_asked() -> None:
         await b.pace("T1", "C1", 1.0)
     await b.pace("T1", "C2", 1.0)
     assert wall.slept == [1.0, 2.0, 3.0]  # C1's second, third and fourth slots; C2's first is free
+    await b.pace("T1", "C1", 0.0)
+    assert wall.slept == [1.0, 2.0, 3.0], "no interval: no pace"
 
 
 async def test_the_time_scale_shortens_every_wait_alike() -> None:
@@ -395,10 +399,10 @@ async def test_past_the_buckets_it_remembers_a_replica_forgets_them_and_reads_ea
     store, seen = watched
     wall = Wall()
     buckets = SharedBuckets(store, holds=False, wall=wall)
-    buckets.KNOWN_MAX = 1
+    buckets.KNOWN_MAX = 3
     spending = budget(wall, buckets)
-    await spending.spend("T1", "chat.update")
-    await spending.spend("T2", "chat.update")  # a second bucket is past the limit: the memory starts over
+    await spending.spend("T1", "chat.update")  # two buckets remembered: the method's and live text's
+    await spending.spend("T2", "chat.update")  # a third, then a fourth, past the limit: the memory starts over
     seen.clear()
     await spending.spend("T1", "chat.update")
     assert "SELECT" in seen  # forgotten: read (and locked) again, not written blind
@@ -665,6 +669,7 @@ async def test_a_write_back_that_fails_is_logged_and_the_next_one_writes_what_it
             await asyncio.sleep(0.01)
         else:
             raise AssertionError("no failed write-back was logged")
+        assert next(r for r in caplog.records if "could not write back" in r.getMessage()).exc_info  # with why
         await renamed(store, "rate_budget_away", "rate_budget")
         for _ in range(500):
             if await tokens_in(store, "T1:chat.update") == (5.0 - 2, buckets.me):
@@ -693,21 +698,83 @@ async def test_close_lets_every_hold_go_and_a_failure_to_is_logged_not_raised(
         await two.close()  # at shutdown: logged, and the hold runs out on its own
     finally:
         await renamed(store, "rate_budget_away", "rate_budget")
-    assert [r.getMessage() for r in caplog.records if "let go" in r.getMessage()] == [
-        "could not let go of 2 rate budget bucket(s)"]  # the method's and live text's
+    failed = [r for r in caplog.records if "let go" in r.getMessage()]
+    assert [r.getMessage() for r in failed] == ["could not let go of 2 rate budget bucket(s)"]
+    assert failed[0].exc_info is not None  # with what failed  # the method's and live text's
     assert (await tokens_in(store, "T2:chat.update"))[1] == two.me
     await two.close()
 
 
 async def test_whatever_a_workspaces_first_call_is_its_buckets_are_made_then_and_the_next_call_costs_nothing(
         holder: Holder) -> None:
-    store, seen, spending = holder.store, holder.seen, holder.spending
+    store, seen, wall = holder.store, holder.seen, holder.wall
+    spending = RateBudget(holder.buckets, {"chat.update": 50, "users.info": 100}, wall=wall, sleep=wall.sleep)
     firsts = {"T1": lambda: spending.refused("T1", "chat.postMessage", 5, channel="C1"),
               "T2": lambda: spending.pace("T2", "C1", 1.0), "T3": lambda: spending.spend_spare("T3", "chat.update"),
               "T4": lambda: spending.spend_left("T4", "chat.update")}
     for scope, first in firsts.items():
         await first()
         seen.clear()
-        assert await spending.idle(scope, "chat.update")  # at least half of five left, taking none
+        assert await spending.idle(scope, "users.info")  # another method's bucket, made with the first call's
         assert seen == [], scope
     assert await tokens_in(store, "T1:chat.update") == (5.0, holder.buckets.me)
+
+
+async def test_two_changes_of_a_bucket_new_here_at_once_make_it_once_and_the_second_goes_by_memory(
+        holder: Holder) -> None:
+    seen, spending = holder.seen, holder.spending
+    await spending.spend("T1", "chat.update")
+    seen.clear()
+    await asyncio.gather(spending.pace("T1", "C1", 60.0), spending.pace("T1", "C1", 60.0))
+    assert {s.rstrip(";") for s in seen} == {"INSERT"}, seen  # made by the first; the second took it from memory
+    assert holder.wall.slept == [60.0]
+
+
+async def test_a_bucket_let_go_and_used_again_is_read_and_held_with_no_attempt_to_make_it(holder: Holder) -> None:
+    store, seen, wall, buckets, spending = holder.store, holder.seen, holder.wall, holder.buckets, holder.spending
+    await spending.spend("T1", "chat.update")  # made with the workspace's
+    await spending.pace("T1", "C1", 60.0)  # made on its own
+    wall.t += SharedBuckets.IDLE_S
+    await buckets.flush()
+    for use in (lambda: spending.spend("T1", "chat.update"), lambda: spending.pace("T1", "C1", 60.0)):
+        seen.clear()
+        await use()
+        assert [s.rstrip(";") for s in seen if s.rstrip(";") not in ("BEGIN", "COMMIT")] == ["SELECT", "UPDATE"], seen
+    assert await tokens_in(store, "T1:chat.update") == (5.0 - 1, buckets.me)
+
+
+async def test_a_bucket_whose_row_was_deleted_is_made_again_as_new(holder: Holder) -> None:
+    store, wall, buckets, spending = holder.store, holder.wall, holder.buckets, holder.spending
+    await spending.spend("T1", "chat.update")
+    wall.t += SharedBuckets.IDLE_S
+    await buckets.flush()  # let go
+    async with store.engine.begin() as conn:
+        await conn.execute(text("DELETE FROM rate_budget WHERE key = 'T1:chat.update'"))
+    await spending.spend("T1", "chat.update")
+    assert await tokens_in(store, "T1:chat.update") == (5.0 - 1, buckets.me)
+
+
+async def test_holds_and_a_refusals_pause_are_timed_on_the_budgets_clock(watched: tuple[Store, list[str]]) -> None:
+    """Benches run Slack's seconds 20 times faster: a hold of ten seconds lasts ten of those."""
+    store, _ = watched
+    wall = Wall()
+    buckets = SharedBuckets(store, scale=20, wall=wall)
+    buckets.FLUSH_S = 3600
+    spending = RateBudget(buckets, TIER3, scale=20, wall=wall, sleep=wall.sleep)
+    try:
+        await spending.pace("T1", "C1", 60.0)  # made on its own, held
+        await spending.refused("T1", "chat.update", retry_after_s=30)
+        await buckets.flush()
+        async with store.tx() as tx:
+            paced, live = await tx.lock_held_bucket("T1:post:C1"), await tx.lock_held_bucket("T1:live")
+        now = wall.t * 20
+        assert paced is not None and paced[1][:2] == (buckets.me, now + SharedBuckets.HOLD_S * 20)
+        assert live is not None and live[0] == (0.0, now, now + 30)  # live text paused from now, for 30 s
+        wall.t += SharedBuckets.IDLE_S
+        await buckets.flush()  # let go; the next use reads it and holds it again, for as long
+        await spending.pace("T1", "C1", 60.0)
+        async with store.tx() as tx:
+            again = await tx.lock_held_bucket("T1:post:C1")
+        assert again is not None and again[1][:2] == (buckets.me, wall.t * 20 + SharedBuckets.HOLD_S * 20)
+    finally:
+        await buckets.close()
