@@ -28,11 +28,7 @@ def settle_heap() -> None:
     """Once a server is built: keep what start-up made (modules, schemas, the app) out of the garbage collector's
     full passes, which otherwise walk all of it every few seconds under load and stall the loop ~200 ms each; and
     collect the young generation every 10,000 allocations instead of 700 (a turn allocates tens of thousands of
-    short-lived objects that reference counting frees anyway). The chart library is loaded first, so that it is
-    frozen with the rest: loaded at the first closing, its imports took a tenth of that round's CPU and its objects
-    were walked by every full pass after."""
-    import core.showing.charts  # noqa: F401
-
+    short-lived objects that reference counting frees anyway)."""
     gc.collect()
     gc.freeze()
     _, older, oldest = gc.get_threshold()

@@ -20,8 +20,8 @@ def is_final_synthesis(d: Discussion, post: Post) -> bool:
 
 
 def _draw(material: chart_material.ChartMaterial) -> list[PostFile]:
-    """The charts, drawn in a worker thread. A server has matplotlib loaded before it serves (see
-    `bot.runtime.settle_heap`); any other process loads it here at its first chart, off the event loop."""
+    """The charts, drawn in a worker thread: matplotlib loads there at the first one (about 0.3 s of imports the
+    event loop would otherwise stand still for), and only in a process that draws one."""
     from core.showing import charts
 
     return charts.draw(material)
