@@ -699,8 +699,8 @@ async def test_close_lets_every_hold_go_and_a_failure_to_is_logged_not_raised(
     finally:
         await renamed(store, "rate_budget_away", "rate_budget")
     failed = [r for r in caplog.records if "let go" in r.getMessage()]
-    assert [r.getMessage() for r in failed] == ["could not let go of 2 rate budget bucket(s)"]
-    assert failed[0].exc_info  # with what failed  # the method's and live text's
+    assert [r.getMessage() for r in failed] == ["could not let go of 2 rate budget bucket(s)"]  # method, live text
+    assert failed[0].exc_info  # with what failed
     assert (await tokens_in(store, "T2:chat.update"))[1] == two.me
     await two.close()
 
