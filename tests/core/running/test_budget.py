@@ -501,9 +501,15 @@ async def test_a_replica_needing_a_bucket_another_holds_gets_it_at_the_next_writ
         await spender.spend("T1", "chat.update")
     assert await tokens_in(store, "T1:chat.update") == (-1.0, None)
     assert wall.slept == [pytest.approx(60 / (0.88 * 50))]  # the sixth call of five waits for its refill
-    wall.t += SharedBuckets.SHARED_S
+    wall.t += SharedBuckets.SHARED_S - 1
+    seen = sent(store)
+    await one.spend("T1", "chat.update")  # still shared: as this replica last wrote it, one statement
+    assert seen == ["UPDATE"]
+    wall.t += 1
     await one.spend("T1", "chat.update")  # a minute on: held again, by the replica that uses it (though the row
     assert (await tokens_in(store, "T1:chat.update"))[1] == first.me  # still reads as it wrote it)
+    await first.flush()  # and kept: nobody wants it
+    assert (await tokens_in(store, "T1:chat.update"))[1] == first.me
 
 
 async def test_a_hold_whose_replica_stopped_runs_out_and_the_next_replica_counts_the_bucket_empty_until_then(
@@ -514,10 +520,14 @@ async def test_a_hold_whose_replica_stopped_runs_out_and_the_next_replica_counts
     opened += [stopped, alive]
     for _ in range(5):  # the whole bucket spent, in memory; the row reads 5 left, as it was made
         await budget(wall, stopped).spend("T1", "chat.update")
-    wall.t += SharedBuckets.HOLD_S + 1  # the hold ran out a second ago, never written back
+    await budget(wall, stopped).refused("T1", "chat.postMessage", retry_after_s=60)  # live text paused a minute
+    await stopped.flush()  # written back once
+    wall.t += SharedBuckets.HOLD_S + 1  # the hold ran out a second ago
     await budget(wall, alive).spend("T1", "chat.update")
     assert wall.slept == [pytest.approx(1 / (0.88 * 50 / 60) - 1)]  # empty when the hold ended: a refill's wait
     assert (await tokens_in(store, "T1:chat.update"))[1] == alive.me
+    wall.t += 5  # enough refilled for a turn's first words, but live text is still paused
+    assert not await budget(wall, alive).spend_left("T1", "chat.update", first=True)  # the pause it left holds
 
 
 async def test_a_hold_nothing_changed_for_five_minutes_is_let_go_at_the_next_write_back(
@@ -593,6 +603,7 @@ async def test_a_write_back_writes_only_the_buckets_changed_and_renews_the_holds
     await buckets.flush()
     assert await tokens_in(store, "T1:chat.update") == (4.0, None)
     assert "T1:chat.update" not in buckets._held and "T1:live" in buckets._held
+    assert await spending.spend_left("T1", "chat.update")  # full again; live text's renewed hold read from memory
 
 
 async def test_a_bucket_its_holder_never_changed_goes_to_the_replica_that_wants_it_held_with_no_minute_shared(
@@ -778,3 +789,26 @@ async def test_holds_and_a_refusals_pause_are_timed_on_the_budgets_clock(watched
         assert again is not None and again[1][:2] == (buckets.me, wall.t * 20 + SharedBuckets.HOLD_S * 20)
     finally:
         await buckets.close()
+
+
+async def test_a_replica_without_holds_reads_a_bucket_another_made_once_then_spends_from_it_in_one_statement(
+        watched: tuple[Store, list[str]]) -> None:
+    store, seen = watched
+    wall = Wall()
+    await budget(wall, SharedBuckets(store, holds=False, wall=wall)).spend("T1", "chat.update")
+    by_row = budget(wall, SharedBuckets(store, holds=False, wall=wall))  # another replica: its rows are there
+    await by_row.spend("T1", "chat.update")  # read under its lock
+    seen.clear()
+    await by_row.spend("T1", "chat.update")
+    assert seen == ["UPDATE"]  # as it wrote it
+
+
+async def test_a_replica_keeps_nothing_of_the_holds_it_let_go(holder: Holder) -> None:
+    """A replica serving many workspaces lets go of thousands of holds a day; what it kept of each must go too."""
+    wall, buckets, spending = holder.wall, holder.buckets, holder.spending
+    await spending.spend("T1", "chat.update")
+    await spending.pace("T1", "C1", 60.0)
+    wall.t += SharedBuckets.IDLE_S
+    await buckets.flush()
+    assert (buckets._held, buckets._held_until, buckets._used, buckets._dirty, buckets._untouched) == (
+        {}, {}, {}, set(), set())
