@@ -323,11 +323,16 @@ async def test_a_workspaces_buckets_are_made_together_and_held_at_its_first_call
     await buckets.close()
 
 
+async def made_elsewhere(store: Store, wall: Wall) -> None:
+    """T1's `chat.update` bucket made, and one call taken from it, by another replica (one without holds)."""
+    await budget(wall, SharedBuckets(store, holds=False, wall=wall)).spend("T1", "chat.update")
+
+
 async def test_a_bucket_another_replica_made_is_read_under_its_lock_after_the_insert_found_it(
         watched: tuple[Store, list[str]]) -> None:
     store, seen = watched
     wall = Wall()
-    await budget(wall, SharedBuckets(store, holds=False, wall=wall)).spend("T1", "chat.update")
+    await made_elsewhere(store, wall)
     seen.clear()
     buckets = SharedBuckets(store, wall=wall)  # another replica, which has not met the bucket
     await budget(wall, buckets).spend("T1", "chat.update")
@@ -795,7 +800,7 @@ async def test_a_replica_without_holds_reads_a_bucket_another_made_once_then_spe
         watched: tuple[Store, list[str]]) -> None:
     store, seen = watched
     wall = Wall()
-    await budget(wall, SharedBuckets(store, holds=False, wall=wall)).spend("T1", "chat.update")
+    await made_elsewhere(store, wall)
     by_row = budget(wall, SharedBuckets(store, holds=False, wall=wall))  # another replica: its rows are there
     await by_row.spend("T1", "chat.update")  # read under its lock
     seen.clear()
