@@ -175,15 +175,12 @@ class ActivityRepo(Repo):
         discussion, such as a digest's, to the `workspace` given as (platform, workspace))."""
         row = self._usage_row(discussion_id, turn_key, u, now)
         if discussion_id:
-            await self._add_cost(discussion_id, u)
+            await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": u.cost_usd})
             await add_spend(self.conn, discussion_id, now, u.cost_usd, usage=row)
         else:
             await self.conn.execute(_ADD_USAGE, row)
         if workspace is not None:
             await add_workspace_spend(self.conn, *workspace, now, u.cost_usd)
-
-    async def _add_cost(self, discussion_id: str, u: Usage) -> None:
-        await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": u.cost_usd})
 
     @staticmethod
     def _usage_row(discussion_id: str | None, turn_key: str, u: Usage, now: datetime) -> dict[str, Any]:
@@ -200,7 +197,7 @@ class ActivityRepo(Repo):
         if usage is not None:
             row = self._usage_row(discussion_id, turn_key, usage, now)
             if not charged:
-                await self._add_cost(discussion_id, usage)
+                await self.conn.execute(_ADD_COST, {"b_id": discussion_id, "b_usd": usage.cost_usd})
         await settle(self.conn, discussion_id, turn_key, held, usage.cost_usd if usage is not None else None, now,
                      saved=saved, usage=row)
 

@@ -51,15 +51,15 @@ async def add_spend(conn: AsyncConnection, discussion_id: str, at: datetime, usd
     """`usage`: a model call's usage row, written with it (one statement on PostgreSQL: a turn's usage and spend
     were two of the dozen statements a model call cost)."""
     dialect = conn.dialect
-    params = {"b_id": discussion_id, "b_start": bucket(at), "b_usd": usd}
-    along = False
-    if usage is not None and dialect.name == "postgresql":
-        along, params = True, params | {f"u_{k}": v for k, v in usage.items()}
-    elif usage is not None:  # SQLite: no data-modifying WITH
+    along = usage is not None and dialect.name == "postgresql"
+    if usage is not None and not along:  # SQLite: no data-modifying WITH
         await conn.execute(insert(t.usage), dict(usage))
     built = ADD_SPEND.setdefault(dialect, {})
     if along not in built:
         built[along] = _add_spend(dialect.name, along)
+    params = {"b_id": discussion_id, "b_start": bucket(at), "b_usd": usd}
+    if usage is not None and along:
+        params |= {f"u_{k}": v for k, v in usage.items()}
     await conn.execute(built[along], params)
 
 
