@@ -1,12 +1,16 @@
 """What one model call of bench/load.py costs in the libraries the app must use, with none of the app's own code:
 the floor under its CPU figure on this machine.
 
-A model call of the load (counted by `bench/load.py --count-sql`) brings, at the least:
-- one request to the Messages API through the anthropic SDK, as the app sends it, with a prompt of the load's size:
-  11 of 13 turns streamed as text of about 1,500 characters in 12-character deltas (the load's), read event by
-  event; 2 structured answers streamed whole (`messages.stream`, the final message, its JSON validated by pydantic);
-- about 2.3 calls to the Slack Web API through slack_sdk's AsyncWebClient on one aiohttp session (chat.postMessage
-  1.2, chat.update 1.1), with blocks already built, of the load's sizes;
+A model call of the load (counted by `bench/load.py --count-sql`, which prints its requests' sizes beside these)
+brings, at the least:
+- one request to the Messages API through the anthropic SDK, as the app sends it, of the load's shape and size (a
+  cached system block, a block a transcript turn, adaptive thinking; 28 KB of JSON on average, as a transcript grows
+  over three rounds): 11 of 13 turns streamed as text of about 1,500 characters in 12-character deltas (the
+  load's), read event by event; 2 structured answers streamed whole (`messages.stream`, the final message, its JSON
+  validated by pydantic);
+- about 2.75 calls to the Slack Web API through slack_sdk's AsyncWebClient on one aiohttp session (chat.postMessage
+  1.24, chat.update 1.51), with blocks already built, of the load's sizes (about 1.8 KB a new message, 2.4 KB an
+  edit);
 - its SQL statements through SQLAlchemy Core on a database of the app's schema, of the app's shapes: a discussion
   row and a turn row with its text and JSON read by their keys (half of the reads each), a row updated by its key,
   a small row inserted, all prebuilt: 12 in 4 transactions, what bench/load.py allows the app. On SQLite (the
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import statistics
@@ -48,7 +53,7 @@ from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E4
 
 # Per model call in bench/load.py -n 300 on SQLite (--count-sql, and its Slack calls line).
 STREAMED = 11  # of every 13 model calls: the rest are structured answers, asked for whole
-POSTS, EDITS = 1.2, 1.1
+POSTS, EDITS = 1.24, 1.51
 # Calls at a time: the load's discussions wait on their APIs together, so one wake-up of the loop serves several,
 # as it does here; one at a time would pay a whole wake-up for each (measured: a floor a fifth higher).
 # 20 is the app's PostgreSQL pool.
@@ -90,22 +95,48 @@ async def _lanes(count: int, lanes: int, one: Callable[[int], Awaitable[None]]) 
     return time.process_time() - began
 
 
+# The load's requests, as bench/load.py prints them: the flow's rules as one cached system block of about 4 KB, the
+# transcript as a block a turn (the last cached), the persona's instruction last; adaptive thinking and an effort.
+# A discussion's transcript grows over its rounds, and the app condenses its oldest turns: 0 to 29 turns of the
+# load's length make requests of 5 to 50 KB, about 28 KB on average, as the load's are.
+RULES = "Speak as your persona, in a few plain paragraphs; build on what was said, and say where you disagree. " * 40
+TRANSCRIPT_TURNS = 30
+
+
 def _prompt(i: int) -> dict[str, Any]:
-    """A request of the load's size (7-12 KB of JSON): a system prompt and one user message holding the transcript."""
-    transcript = "\n\n".join(f"**Speaker {k}:** " + "A point about trunk-based development and its trade-offs. " * 8
-                             for k in range(10 + i % 11))
-    return {"model": "claude-sonnet-5-5", "max_tokens": 1024, "system": "You are a member of a council. " * 60,
-            "messages": [{"role": "user", "content": f"{transcript}\n\nYour turn {i}: speak briefly."}]}
+    said = ("A considered view on trunk-based development, with its reasons and its doubts. " * 20)[:REPLY_CHARS]
+    turns: list[dict[str, Any]] = [
+        {"type": "text", "text": f"[Round {1 + k // 13} · Statement] Speaker {k % 8}:\n{said}"}
+        for k in range(i % TRANSCRIPT_TURNS)]
+    if turns:
+        turns[-1]["cache_control"] = {"type": "ephemeral"}
+    instruction = f"You are Speaker {i % 8}. " + "Answer the points made before you, briefly and in your voice. " * 12
+    return {"model": "claude-sonnet-5-5", "max_tokens": 4096, "thinking": {"type": "adaptive"},
+            "output_config": {"effort": "low"},
+            "system": [{"type": "text", "text": RULES, "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": [*turns, {"type": "text", "text": instruction}]}]}
 
 
+# The load's Slack messages, as bench/load.py prints them: a new message is a short notice (about 1 KB) two times in
+# three and a turn's whole post (about 3.3 KB) the third, an edit carries a turn's text so far (about 2.5 KB).
 def _message(i: int, *, edit: bool) -> dict[str, Any]:
-    """Blocks as the app sends them (a section of words, a context line, metadata): about 0.4 KB a new message,
-    1.1 KB an edit."""
-    words = "A considered view, in a few plain sentences, on the question before the council. " * (8 if edit else 1)
-    return {"text": words[:300], "blocks": [
-        {"type": "section", "text": {"type": "mrkdwn", "text": words}},
-        {"type": "context", "elements": [{"type": "mrkdwn", "text": f":speech_balloon: _Speaker {i % 7}_"}]}],
-        "metadata": {"event_type": "council_post", "event_payload": {"key": f"d{i}:r1:s{i}", "part": 0}}}
+    """Blocks as the app sends them: sections of words, a context line, metadata."""
+    words = "A considered view, in a few plain sentences, on the question before the council. "
+    sections = 4 if edit else (6 if i % 3 == 2 else 1)
+    blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": words * 5}}
+                                    for _ in range(sections)]
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f":speech_balloon: _Speaker {i % 7}_"}]})
+    return {"text": (words * 4)[:300], "blocks": blocks,
+            "metadata": {"event_type": "council_post", "event_payload": {"key": f"d{i}:r1:s{i}", "part": 0}}}
+
+
+def sizes() -> tuple[float, float, float]:
+    """The KB of JSON the floor sends on average: a model request, a new Slack message, an edit."""
+    def mean_kb(items: list[dict[str, Any]]) -> float:
+        return sum(len(json.dumps(item)) for item in items) / len(items) / 1000
+    ids = range(TRANSCRIPT_TURNS * 13)
+    return (mean_kb([_prompt(i) for i in ids]), mean_kb([_message(i, edit=False) | {"channel": "C0000"} for i in ids]),
+            mean_kb([_message(i, edit=True) | {"channel": "C0000", "ts": "1700000000.000000"} for i in ids]))
 
 
 def model_ms(base_url: str, calls: int, lanes: int) -> float:
@@ -131,7 +162,9 @@ def model_ms(base_url: str, calls: int, lanes: int) -> float:
                 async for _ in stream:
                     pass
             else:
-                async with client.messages.stream(**_prompt(i), output_config={"format": fmt}) as whole:
+                request = _prompt(i)
+                request["output_config"]["format"] = fmt
+                async with client.messages.stream(**request) as whole:
                     message = await whole.get_final_message()
                 Bid.model_validate_json("".join(b.text for b in message.content if b.type == "text"))
 

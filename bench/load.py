@@ -241,6 +241,11 @@ def no_room(floor_ms: float | None, calls: int, replicas: int, cores: int, withi
             f"calls, more than the {has:.1f} s the ratio target leaves it")
 
 
+def mean_kb(bodies: list[dict[str, Any]]) -> float:
+    """The KB of JSON a body holds on average."""
+    return sum(len(json.dumps(body, default=str)) for body in bodies) / max(len(bodies), 1) / 1000
+
+
 async def floor_ms(runs: int, database: str) -> list[float]:
     """The libraries' floor a model call (bench/library_floor.py, one run each), pinned as the app is."""
     found = []
@@ -495,6 +500,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
         load_429 = Counter(slack.answered_429) - setup_429
         refused, twice = sum(load_429.values()), duplicates(slack)
         methods = Counter(c.method for c in slack.calls[slack_before:])
+        sent = {method: [c.params for c in slack.calls[slack_before:] if c.method == method]
+                for method in ("chat.postMessage", "chat.update")}
         # Slack's calls run from the load's start to its last post: over every round's model calls, not round 1's.
         method_calls = model.request_count - calls_before
     sqlite = "sqlite" in env["DATABASE_URL"]
@@ -550,6 +557,12 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
             print(f"  {runs / max(judged_calls, 1):5.2f}  {shape}")
     print(f"Slack calls a model call ({method_calls} calls, all rounds): " + ", ".join(
         f"{m} {k / max(method_calls, 1):.2f}" for m, k in methods.most_common()))
+    # The floor is fair only while it sends what the load sends: both sizes, side by side.
+    from bench.library_floor import sizes as floor_sizes
+    prompt_kb, post_kb, edit_kb = floor_sizes()
+    print(f"model requests during the load: {mean_kb(model.requests[calls_before:]):.1f} KB of JSON on average; "
+          f"Slack's new messages {mean_kb(sent['chat.postMessage']):.2f} KB, edits {mean_kb(sent['chat.update']):.2f} "
+          f"KB; the floor sends {prompt_kb:.1f} KB, {post_kb:.2f} KB and {edit_kb:.2f} KB")
     asked = f"model requests made twice: {extra_calls}" if ROUNDS > 1 else \
         f"model calls beyond {lone_calls} a discussion: {extra_calls}"
     print(f"Slack answered 429 {refused} times during the load ({dict(load_429)}), and {sum(setup_429.values())} "

@@ -49,6 +49,9 @@ def test_counting_sql_lists_the_statements_and_leaves_the_verdict_to_the_run() -
     assert len(listed.splitlines()[1:]) == 12, out
     # Every transaction opens with some statement: the openings add up to the transactions a call.
     assert sum(float(line.split()[0]) for line in opened.splitlines()[1:]) <= float(whole.group(2)) + 0.01, out
+    # What the load sent, beside what the floor sends: the floor is fair only while the two are alike.
+    assert re.search(r"^model requests during the load: [\d.]+ KB of JSON on average; Slack's new messages [\d.]+ KB, "
+                     r"edits [\d.]+ KB; the floor sends [\d.]+ KB, [\d.]+ KB and [\d.]+ KB$", out, re.M), out
     # The run worked and every other figure meets its (loose) target: only the missed one fails it.
     assert "verdict: MISSES peak_rss\n" in out and done.returncode == 1, out + done.stderr
     # Whole discussions: the last round's calls are measured and set beside round 1's.
