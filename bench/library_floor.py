@@ -9,7 +9,7 @@ brings, at the least:
   load's), read event by event; 2 structured answers streamed whole (`messages.stream`, the final message, its JSON
   validated by pydantic);
 - about 2.75 calls to the Slack Web API through slack_sdk's AsyncWebClient on one aiohttp session (chat.postMessage
-  1.24, chat.update 1.51), with blocks already built, of the load's sizes (about 1.8 KB a new message, 2.4 KB an
+  1.24, chat.update 1.51), with blocks already built, of the load's sizes (about 0.55 KB a new message, 2.65 KB an
   edit);
 - its SQL statements through SQLAlchemy Core on a database of the app's schema, of the app's shapes: a discussion
   row and a turn row with its text and JSON read by their keys (half of the reads each), a row updated by its key,
@@ -117,16 +117,16 @@ def _prompt(i: int) -> dict[str, Any]:
             "messages": [{"role": "user", "content": [*turns, {"type": "text", "text": instruction}]}]}
 
 
-# The load's Slack messages, as bench/load.py prints them: a new message is a short notice (about 1 KB) two times in
-# three and a turn's whole post (about 3.3 KB) the third, an edit carries a turn's text so far (about 2.5 KB).
+# The load's Slack messages, as bench/load.py prints them at 300 discussions (-n 300): a new message is mostly a short
+# notice or a placeholder (about 0.55 KB; a turn's words go out as the placeholder's edit), an edit carries a turn's
+# text (about 2.65 KB).
 def _message(i: int, *, edit: bool) -> dict[str, Any]:
     """Blocks as the app sends them: sections of words, a context line, metadata."""
     words = "A considered view, in a few plain sentences, on the question before the council. "
-    sections = 4 if edit else (6 if i % 3 == 2 else 1)
-    blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": words * 5}}
-                                    for _ in range(sections)]
+    blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": words * (6 if edit else 2)}}
+                                    for _ in range(4 if edit else 1)]
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f":speech_balloon: _Speaker {i % 7}_"}]})
-    return {"text": (words * 4)[:300], "blocks": blocks,
+    return {"text": (words * 4)[:200 if edit else 80], "blocks": blocks,
             "metadata": {"event_type": "council_post", "event_payload": {"key": f"d{i}:r1:s{i}", "part": 0}}}
 
 
