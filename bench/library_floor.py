@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import signal
 import statistics
@@ -47,7 +46,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.load import DELTA_CHARS, REPLY_CHARS, SPEEDOMETER, pinned  # noqa: E402
+from bench.load import DELTA_CHARS, REPLY_CHARS, SPEEDOMETER, mean_kb, pinned  # noqa: E402
 from bench.platform_limits import drop_database, fresh_database  # noqa: E402
 from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
 
@@ -104,6 +103,7 @@ TRANSCRIPT_TURNS = 30
 
 
 def _prompt(i: int) -> dict[str, Any]:
+    """The i-th request: its transcript holds i % TRANSCRIPT_TURNS turns."""
     said = ("A considered view on trunk-based development, with its reasons and its doubts. " * 20)[:REPLY_CHARS]
     turns: list[dict[str, Any]] = [
         {"type": "text", "text": f"[Round {1 + k // 13} · Statement] Speaker {k % 8}:\n{said}"}
@@ -132,8 +132,6 @@ def _message(i: int, *, edit: bool) -> dict[str, Any]:
 
 def sizes() -> tuple[float, float, float]:
     """The KB of JSON the floor sends on average: a model request, a new Slack message, an edit."""
-    def mean_kb(items: list[dict[str, Any]]) -> float:
-        return sum(len(json.dumps(item)) for item in items) / len(items) / 1000
     ids = range(TRANSCRIPT_TURNS * 13)
     return (mean_kb([_prompt(i) for i in ids]), mean_kb([_message(i, edit=False) | {"channel": "C0000"} for i in ids]),
             mean_kb([_message(i, edit=True) | {"channel": "C0000", "ts": "1700000000.000000"} for i in ids]))

@@ -557,7 +557,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
             print(f"  {runs / max(judged_calls, 1):5.2f}  {shape}")
     print(f"Slack calls a model call ({method_calls} calls, all rounds): " + ", ".join(
         f"{m} {k / max(method_calls, 1):.2f}" for m, k in methods.most_common()))
-    # The floor is fair only while it sends what the load sends: both sizes, side by side.
+    # The floor is fair only while it sends what the load sends: both sizes, side by side (imported here: the
+    # floor imports this module).
     from bench.library_floor import sizes as floor_sizes
     prompt_kb, post_kb, edit_kb = floor_sizes()
     print(f"model requests during the load: {mean_kb(model.requests[calls_before:]):.1f} KB of JSON on average; "

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from bench.library_floor import LANES, main
+from bench.library_floor import LANES, _prompt, main
 from bench.load import MAX_STATEMENTS, MAX_TRANSACTIONS
 from bench.verdict import overrides
+from core.llm import AnthropicLLM, LLMConfig
+from core.models import Phase
+from core.ports import Block, Prompt, Purpose
+from tests.fakes.anthropic_server import FakeAnthropic
 
 ROOT = Path(__file__).resolve().parents[2]
 PARTS = ("anthropic SDK", "slack_sdk", "SQLAlchemy")
@@ -39,3 +44,33 @@ def test_the_floor_is_the_sum_of_the_three_libraries_parts_and_judged_against_it
     assert reads >= 1, out  # a turn row read with its JSON is part of every floor
     assert f"library_floor: {total:.3f} ms (target <= 0.001 ms) MISSES" in out, out  # the sum is what is judged
     assert "verdict: MISSES library_floor\n" in out and code == 1, out  # the run worked; only the figure missed
+
+
+def shape(value: Any) -> Any:
+    """A JSON value's structure: its keys, its values' kinds, the distinct shapes a list holds; no text."""
+    if isinstance(value, dict):
+        return {key: shape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return sorted({repr(shape(item)) for item in value})
+    return type(value).__name__
+
+
+async def test_the_floor_asks_the_model_as_the_app_does() -> None:
+    """The floor's request has the app's shape (a cached system block, transcript blocks with a breakpoint, the
+    instruction last, adaptive thinking, an effort): a key the app adds or drops shows here before it skews the
+    floor."""
+    async with FakeAnthropic() as fake:
+        llm = AnthropicLLM(LLMConfig(api_key="sk-ant-floor-test-not-a-secret", base_url=fake.base_url))
+        try:
+            await llm.complete(Prompt(system=[Block(text="Rules. " * 50, cache=True)],
+                                      shared=[Block(text="Ada: trunk. " * 50), Block(text="Lin: branches. " * 50,
+                                                                                       cache=True)],
+                                      instruction="Your turn, briefly.", purpose=Purpose(phase=Phase.STATEMENT)))
+        finally:
+            await llm.aclose()
+    [app] = fake.requests
+    floor = _prompt(5) | {"stream": True}  # streamed, as 11 of 13 of the floor's calls are
+    assert shape(floor) == shape(app)
+    assert floor["thinking"] == app["thinking"] and floor["output_config"].keys() == app["output_config"].keys()
+    last = floor["messages"][0]["content"]
+    assert "cache_control" in last[-2] and "cache_control" not in last[-1]  # the breakpoint before the instruction
