@@ -53,6 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from adapters.slack.render import EVENT_TYPE  # noqa: E402
+from bench import profile_split  # noqa: E402
 from bench.platform_limits import Statuses, drop_database, fresh_database, healthy  # noqa: E402
 from bench.sql_count import OPENS, SHAPE  # noqa: E402
 from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
@@ -504,6 +505,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 for method in ("chat.postMessage", "chat.update")}
         # Slack's calls run from the load's start to its last post: over every round's model calls, not round 1's.
         method_calls = model.request_count - calls_before
+        lifetime_calls = model.request_count  # the app's whole life, as its profile covers it
     sqlite = "sqlite" in env["DATABASE_URL"]
     p99 = statistics.quantiles(health, n=100)[98] if len(health) >= 2 else float("nan")
     slowest = max(durations) if durations else float("nan")
@@ -557,6 +559,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
             print(f"  {runs / max(judged_calls, 1):5.2f}  {shape}")
     print(f"Slack calls a model call ({method_calls} calls, all rounds): " + ", ".join(
         f"{m} {k / max(method_calls, 1):.2f}" for m, k in methods.most_common()))
+    if profile and replicas == 1:
+        print("\n".join(profile_split.lines(profile_split.split(Path(profile)), lifetime_calls)))
     # The floor is fair only while it sends what the load sends: both sizes, side by side (imported here: the
     # floor imports this module).
     from bench.library_floor import sizes as floor_sizes
