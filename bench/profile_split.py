@@ -33,8 +33,8 @@ def part(files: list[str]) -> str:
     for f in reversed(files):
         path = _own(f)
         if path:
-            folders = path.split("/")
-            return "app: " + "/".join(folders[:2]) if len(folders) > 2 else "app: " + path
+            parts = path.split("/")
+            return "app: " + "/".join(parts[:2]) if len(parts) > 2 else "app: " + path
     return REST
 
 
