@@ -18,6 +18,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+ROOT = str(Path(__file__).resolve().parents[1])  # the checkout the profiled app ran from
 # A library's name as the floor prints it, by the package folders its frames live in.
 LIBRARIES = (("anthropic SDK", ("/anthropic/", "/httpx/", "/httpx2/")), ("slack_sdk", ("/slack_sdk/", "/slack_bolt/")),
              ("SQLAlchemy", ("/sqlalchemy/",)))
@@ -25,38 +26,27 @@ WINGS = ("core/", "adapters/")
 REST = "the event loop, aiohttp and the rest"
 
 
-def part(files: list[str]) -> str:
-    """The part one sample's stack (its frames' files, outermost first) counts for."""
+def part(files: list[str], root: str = ROOT) -> str:
+    """The part one sample's stack (its frames' files, outermost first) counts for; `root`: the app's checkout."""
     for name, folders in LIBRARIES:
         if any(folder in f for f in files for folder in folders):
             return name
     for f in reversed(files):
-        path = _own(f)
-        if path:
+        path = f.removeprefix(root.rstrip("/") + "/")
+        if path != f and path.startswith(WINGS):
             parts = path.split("/")
             return "app: " + "/".join(parts[:2]) if len(parts) > 2 else "app: " + path
     return REST
 
 
-def _own(file: str) -> str:
-    """The path of one of the app's own files from the checkout's root ('' for any other file)."""
-    if "site-packages/" in file or "/bench/" in file:
-        return ""
-    for wing in WINGS:
-        at = file.find("/" + wing)
-        if at >= 0:
-            return file[at + 1:]
-    return ""
-
-
-def split(profile: Path) -> Counter[str]:
+def split(profile: Path, root: str = ROOT) -> Counter[str]:
     """CPU seconds by part, over every thread of the profile (py-spy records busy samples only)."""
     data = json.loads(profile.read_text())
     frames = data["shared"]["frames"]
     seconds: Counter[str] = Counter()
     for thread in data["profiles"]:
         for stack, weight in zip(thread["samples"], thread["weights"], strict=True):
-            seconds[part([frames[i].get("file", "") for i in stack])] += weight
+            seconds[part([frames[i].get("file", "") for i in stack], root)] += weight
     return seconds
 
 

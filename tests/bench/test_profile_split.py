@@ -35,11 +35,12 @@ def test_each_sample_counts_for_the_library_it_was_in_else_for_the_app_code_that
         ([MAIN, f"{ROOT}/core/running/driver.py", f"{ROOT}/core/deliberation/flows/base.py"], 0.25),
         ([MAIN, f"{ROOT}/core/running/driver.py", f"{ROOT}/core/deliberation/prompts.py"], 0.5),
         ([MAIN, f"{ROOT}/core/llm.py"], 0.25),
-        ([MAIN, f"{SITE}/aiohttp/client_proto.py"], 0.75),  # a callback of the loop: no code of the app's below it
+        ([MAIN, f"{SITE}/aiohttp/client_proto.py"], 0.5),  # a callback of the loop: no code of the app's below it
+        ([MAIN, "/elsewhere/core/x.py"], 0.25),  # a folder named core outside the app's checkout is not the app
         ([f"{ROOT}/bench/sql_count.py", f"{SITE}/uvloop/x.py"], 0.25),  # the bench's wrapper is not the app
         ([f"{ROOT}/core/running/live.py"], 1.0),  # another thread's profile
     ]
-    parts = split(_profile(tmp_path, samples))
+    parts = split(_profile(tmp_path, samples), root=ROOT)
     assert dict(parts) == {"anthropic SDK": 3.0, "SQLAlchemy": 1.5, "slack_sdk": 0.5, "app: core/deliberation": 0.75,
                            "app: core/llm.py": 0.25, REST: 1.0, "app: core/running": 1.0}
     shown = lines(parts, calls=500)
