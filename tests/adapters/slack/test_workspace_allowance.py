@@ -25,7 +25,7 @@ from tests.fakes.slack_limits import TIER
 # A Slack minute is 12 s: long enough that a Tier-3 budget would visibly hold the posts, short enough for the suite.
 # The app spends new messages up to 6 short of the workspace's 300 a minute, counted when it sends them, and the fake
 # counts them when they arrive: a delay between the two, sped up with Slack's clock, eats that margin. At 10x, 0.14 s
-# of delay on a busy machine did (3 of 300 refused once, beside another suite); at 5x it takes 0.27 s.
+# of delay on a busy machine did (3 posts refused once, beside another suite); at 5x it takes 0.27 s.
 SCALE = 5.0
 CHANNELS = [f"C{i:04d}" for i in range(1, 13)]
 TIER3 = TIER[3]
