@@ -31,6 +31,10 @@ log = logging.getLogger(__name__)
 
 MAX_BREAKPOINTS = 4  # the API rejects requests with more cache_control blocks
 MAX_OUTPUT_TOKENS = 128_000  # the most any configured model writes in one message, thinking included
+# Events a stream reads before letting the loop serve others: answers asked together arrive together, whole in the
+# socket's buffer, and read without a wait; in one stretch each, a pass of the loop over many turns held a health
+# check (or Slack's acknowledgement) for a third of a second.
+_EVENTS_A_STRETCH = 16
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 # Adaptive thinking is the one setting every configured model takes: Opus 5.5 cannot turn thinking off, Sonnet 5.5
@@ -238,9 +242,13 @@ class AnthropicLLM:
         parts: list[str] = []
         counts: dict[str, int] = {}
         stop = ""
+        read = 0
         try:
             async with stream:
                 async for event in stream:
+                    read += 1
+                    if read % _EVENTS_A_STRETCH == 0:
+                        await asyncio.sleep(0)
                     if event.type == "content_block_delta" and event.delta.type == "text_delta":
                         parts.append(event.delta.text)
                         if on_text is not None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import math
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -590,3 +592,34 @@ async def test_a_schema_is_turned_into_the_api_s_json_schema_once_however_many_a
     sent = [b["output_config"]["format"] for b in fake.requests]
     assert len(sent) == 4 and all(s == sent[0] for s in sent)
     assert sent[0]["schema"]["type"] == "object" and "experts" in sent[0]["schema"]["properties"]
+
+
+async def test_a_stream_read_from_a_full_buffer_lets_the_loop_serve_others_as_it_goes(make_llm: MakeLLM) -> None:
+    """Hundreds of discussions get their answers at once; by the time a turn reads its stream, the whole answer
+    waits in the socket's buffer and reads without a single wait. Read in one stretch, 130 deltas held the event
+    loop for milliseconds a turn, and a pass of the loop over 69 such turns kept a health check (or Slack's
+    acknowledgement) waiting 343 ms. Another task gets its turn at least every few deltas."""
+    async with FakeAnthropic(reply_chars=1500, chunk_chars=12) as whole:
+        llm = make_llm(base_url=whole.base_url)
+        ticks = 0
+        seen: list[int] = []  # the other task's count at each delta the turn read
+
+        async def other() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0)
+                ticks += 1
+
+        def show(parts: list[str]) -> None:
+            if len(seen) == 0:
+                time.sleep(0.2)  # the loop busy elsewhere: the rest of the answer arrives meanwhile, buffered whole
+            seen.append(ticks)
+
+        ticker = asyncio.create_task(other())
+        try:
+            await llm.complete(prompt(), on_text=show)
+        finally:
+            ticker.cancel()
+    assert len(seen) > 100, len(seen)
+    runs = [len(list(group)) for _, group in itertools.groupby(seen[1:])]
+    assert max(runs) <= 16, runs  # never more than 16 deltas read while the other task waited
