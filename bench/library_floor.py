@@ -6,8 +6,8 @@ brings, at the least:
 - one request to the Messages API through the anthropic SDK, as the app sends it, of the load's shape and size (a
   cached system block, a block a transcript turn, adaptive thinking; 28 KB of JSON on average, as a transcript grows
   over three rounds): 11 of 13 turns streamed as text of about 1,500 characters in 12-character deltas (the
-  load's), read event by event; 2 structured answers streamed whole (`messages.stream`, the final message, its JSON
-  validated by pydantic);
+  load's), read event by event; 2 structured answers streamed and read the same way, their JSON then validated by
+  pydantic;
 - about 2.75 calls to the Slack Web API through slack_sdk's AsyncWebClient on one aiohttp session (chat.postMessage
   1.24, chat.update 1.51), with blocks already built, of the load's sizes (about 0.55 KB a new message, 2.65 KB an
   edit);
@@ -139,7 +139,7 @@ def sizes() -> tuple[float, float, float]:
 
 def model_ms(base_url: str, calls: int, lanes: int) -> float:
     """Anthropic SDK CPU per model call: streamed turns read event by event, structured answers as the app reads
-    them (streamed whole, then validated)."""
+    them (streamed, their raw events' text joined, then validated)."""
     import anthropic
     from pydantic import BaseModel
 
@@ -162,9 +162,11 @@ def model_ms(base_url: str, calls: int, lanes: int) -> float:
             else:
                 request = _prompt(i)
                 request["output_config"]["format"] = fmt
-                async with client.messages.stream(**request) as whole:
-                    message = await whole.get_final_message()
-                Bid.model_validate_json("".join(b.text for b in message.content if b.type == "text"))
+                parts = []
+                async for event in await client.messages.create(**request, stream=True):
+                    if event.type == "content_block_delta" and event.delta.type == "text_delta":
+                        parts.append(event.delta.text)
+                Bid.model_validate_json("".join(parts))
 
         async with client:
             await client.messages.create(**_prompt(0))  # untimed: first-use caches

@@ -213,8 +213,10 @@ class AnthropicLLM:
             return Completion(text=text, usage=self._priced(model, paid))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    async def _turn(self, request: dict[str, Any], on_text: TextSink | None, model: str) -> tuple[str, Usage, str]:
-        """One streamed answer, the whole turn retried when its stream breaks after it started."""
+    async def _turn(self, request: dict[str, Any], on_text: TextSink | None, model: str,
+                    paid: Usage | None = None) -> tuple[str, Usage, str]:
+        """One streamed answer, the whole turn retried when its stream breaks after it started. `paid`: what the
+        call's earlier attempts cost, carried by an error that ends it."""
         attempts = max(1, self._config.turn_attempts)
         for attempt in range(1, attempts + 1):
             try:
@@ -228,7 +230,7 @@ class AnthropicLLM:
                     raise LLMUnavailable(reason) from cause
                 await asyncio.sleep(self._config.turn_retry_delay_s * attempt)
             except self._sdk.APIError as exc:
-                raise self._unavailable(exc, model) from exc
+                raise self._unavailable(exc, model, paid) from exc
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _stream(self, request: dict[str, Any], on_text: TextSink | None) -> tuple[str, Usage, str]:
@@ -277,49 +279,27 @@ class AnthropicLLM:
         return "".join(parts), usage, stop
 
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]:
-        """JSON in the schema's shape (structured outputs), read from the whole message: its stop reason says
-        whether the JSON is whole before anything parses it. Streamed: a model that thinks long keeps the
-        connection busy, where an unstreamed call would time out (and the SDK's retry bill it again)."""
+        """JSON in the schema's shape (structured outputs), parsed once the message is whole: its stop reason says
+        whether the JSON is whole. Streamed: a model that thinks long keeps the connection busy, where an
+        unstreamed call would time out (and the SDK's retry bill it again); read from its raw events as a turn is
+        (the SDK's stream helper rebuilt the message at every delta, and read a buffered stream in one stretch)."""
         model = self._config.models[prompt.tier]
         request = self._request(prompt, model)
         fmt = {"type": "json_schema", "schema": _json_schema(schema)}
         request["output_config"] = {**request["output_config"], "format": fmt}
         paid = Usage()
         for attempt in range(1, self._config.room_attempts + 1):
-            try:
-                message = await self._whole(request, model)
-            except self._sdk.APIError as exc:
-                raise self._unavailable(exc, model, paid) from exc
-            paid = _plus(paid, _counts(message))
-            if message.stop_reason == "max_tokens":
+            text, usage, stop = await self._turn(request, None, model, paid)
+            paid = _plus(paid, usage)
+            if stop == "max_tokens":
                 self._more_room(request, model, paid, attempt)
                 continue
-            self._stopped(message.stop_reason, model, paid)
-            text = "".join(block.text for block in message.content if block.type == "text")
+            self._stopped(stop, model, paid)
             try:
                 return schema.model_validate_json(text), self._priced(model, paid)
             except ValidationError as exc:
-                log.warning("LLM returned no %s (%s, stop_reason %s)", schema.__name__, model, message.stop_reason)
+                log.warning("LLM returned no %s (%s, stop_reason %s)", schema.__name__, model, stop)
                 raise self._unavailable(exc, model, paid) from exc
-        raise AssertionError("unreachable: the last attempt returns or raises")
-
-    async def _whole(self, request: dict[str, Any], model: str) -> Message:
-        """One whole message, streamed; the call runs again when its stream breaks after it opened (the SDK
-        retries only before). An error opening it is the SDK's own, raised as it is."""
-        attempts = max(1, self._config.turn_attempts)
-        for attempt in range(1, attempts + 1):
-            opened = False
-            try:
-                async with self._client.messages.stream(**request) as stream:
-                    opened = True
-                    return await stream.get_final_message()
-            except Exception as exc:
-                if not opened:
-                    raise
-                log.warning("LLM stream broke (%s, %s, attempt %d/%d)", _reason(exc), model, attempt, attempts)
-                if attempt == attempts:
-                    raise LLMUnavailable(_reason(exc)) from exc
-                await asyncio.sleep(self._config.turn_retry_delay_s * attempt)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def search(self, prompt: Prompt) -> Searched:
