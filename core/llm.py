@@ -204,7 +204,7 @@ class AnthropicLLM:
         request = self._request(prompt, model)
         paid = Usage()
         for attempt in range(1, self._config.room_attempts + 1):
-            text, usage, stop = await self._turn(request, on_text, model)
+            text, usage, stop = await self._turn(request, on_text, model, paid if attempt > 1 else None)
             paid = _plus(paid, usage)
             if stop == "max_tokens":
                 self._more_room(request, model, paid, attempt)
@@ -216,7 +216,7 @@ class AnthropicLLM:
     async def _turn(self, request: dict[str, Any], on_text: TextSink | None, model: str,
                     paid: Usage | None = None) -> tuple[str, Usage, str]:
         """One streamed answer, the whole turn retried when its stream breaks after it started. `paid`: what the
-        call's earlier attempts cost, carried by an error that ends it."""
+        call's earlier attempts cost (None: nothing yet), carried by an error that ends it, so it is charged."""
         attempts = max(1, self._config.turn_attempts)
         for attempt in range(1, attempts + 1):
             try:
@@ -289,7 +289,7 @@ class AnthropicLLM:
         request["output_config"] = {**request["output_config"], "format": fmt}
         paid = Usage()
         for attempt in range(1, self._config.room_attempts + 1):
-            text, usage, stop = await self._turn(request, None, model, paid)
+            text, usage, stop = await self._turn(request, None, model, paid if attempt > 1 else None)
             paid = _plus(paid, usage)
             if stop == "max_tokens":
                 self._more_room(request, model, paid, attempt)

@@ -20,7 +20,7 @@ from core.deliberation.schemas import RosterSpec, RoundSynthesis
 from core.llm import AnthropicLLM, LLMConfig, ModelPrice, SearchConfig, cost
 from core.models import Phase, Usage
 from core.ports import Block, LLMRefused, LLMUnavailable, Prompt, Purpose
-from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.anthropic_server import FakeAnthropic, default_reply
 
 SECRET = "sk-ant-test-SECRET-0123456789-do-not-leak"
 ROOT = Path(__file__).resolve().parents[2]
@@ -623,3 +623,27 @@ async def test_a_stream_read_from_a_full_buffer_lets_the_loop_serve_others_as_it
     assert len(seen) > 100, len(seen)
     runs = [len(list(group)) for _, group in itertools.groupby(seen[1:])]
     assert max(runs) <= 16, runs  # never more than 16 deltas read while the other task waited
+
+
+@pytest.mark.parametrize("kind", ["turn", "structured"])
+async def test_a_call_that_fails_after_running_out_of_room_reports_what_the_cut_attempt_cost(
+        kind: str, make_llm: MakeLLM) -> None:
+    """The first attempt ran out of room (thinking took it) and was paid for; the second is refused outright. The
+    error carries the first attempt's cost, so the discussion's spend counts it."""
+    refused: list[bool] = []
+
+    def reply(body: dict[str, Any]) -> str:
+        if not refused:  # the next request, the attempt with more room, answers 400
+            refused.append(True)
+            model.fail_next(1, status=400)
+        return default_reply(body)
+
+    async with FakeAnthropic(thinking_tokens=300, reply=reply) as model:
+        llm = make_llm(base_url=model.base_url, thinking_room={"low": 0, "medium": 0, "high": 0}, room_attempts=2)
+        with pytest.raises(LLMUnavailable) as raised:
+            if kind == "turn":
+                await llm.complete(prompt(max_tokens=200))
+            else:
+                await llm.structured(synthesis_prompt(max_tokens=200), RoundSynthesis)
+    assert [b["max_tokens"] for b in model.requests] == [200, 400]
+    assert raised.value.usage is not None and raised.value.usage.output_tokens == model.output_tokens > 0
