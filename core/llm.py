@@ -201,7 +201,12 @@ class AnthropicLLM:
 
     async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         model = self._config.models[prompt.tier]
-        request = self._request(prompt, model)
+        text, paid, _ = await self._answer(self._request(prompt, model), on_text, model)
+        return Completion(text=text, usage=self._priced(model, paid))
+
+    async def _answer(self, request: dict[str, Any], on_text: TextSink | None, model: str) -> tuple[str, Usage, str]:
+        """A whole answer: an attempt cut at max_tokens (thinking took its room) is asked again with more room.
+        Returns the text, what every attempt cost, and the stop reason; an error carries what was paid so far."""
         paid = Usage()
         for attempt in range(1, self._config.room_attempts + 1):
             text, usage, stop = await self._turn(request, on_text, model, paid if attempt > 1 else None)
@@ -210,7 +215,7 @@ class AnthropicLLM:
                 self._more_room(request, model, paid, attempt)
                 continue
             self._stopped(stop, model, paid)
-            return Completion(text=text, usage=self._priced(model, paid))
+            return text, paid, stop
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _turn(self, request: dict[str, Any], on_text: TextSink | None, model: str,
@@ -287,20 +292,12 @@ class AnthropicLLM:
         request = self._request(prompt, model)
         fmt = {"type": "json_schema", "schema": _json_schema(schema)}
         request["output_config"] = {**request["output_config"], "format": fmt}
-        paid = Usage()
-        for attempt in range(1, self._config.room_attempts + 1):
-            text, usage, stop = await self._turn(request, None, model, paid if attempt > 1 else None)
-            paid = _plus(paid, usage)
-            if stop == "max_tokens":
-                self._more_room(request, model, paid, attempt)
-                continue
-            self._stopped(stop, model, paid)
-            try:
-                return schema.model_validate_json(text), self._priced(model, paid)
-            except ValidationError as exc:
-                log.warning("LLM returned no %s (%s, stop_reason %s)", schema.__name__, model, stop)
-                raise self._unavailable(exc, model, paid) from exc
-        raise AssertionError("unreachable: the last attempt returns or raises")
+        text, paid, stop = await self._answer(request, None, model)
+        try:
+            return schema.model_validate_json(text), self._priced(model, paid)
+        except ValidationError as exc:
+            log.warning("LLM returned no %s (%s, stop_reason %s)", schema.__name__, model, stop)
+            raise self._unavailable(exc, model, paid) from exc
 
     async def search(self, prompt: Prompt) -> Searched:
         """One message written with the web search tool, streamed. Sources are read from the citations the API
