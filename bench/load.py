@@ -126,15 +126,26 @@ def cpu_s(pid: int) -> float:
 # Run in a process of its own during the load: a fixed loop of plain Python, timed every few seconds. CPU figures
 # are milliseconds of this machine, and its speed drifts (its host shares the cores: the same code measured 6.4 ms
 # a model call in one session and 43 ms in another), so the app's CPU is also given in these loops.
+# Each line: when (the monotonic clock every process here shares) and how long, so a timing falls in a window.
 SPEEDOMETER = """
 import time
 while True:
     began, total = time.process_time(), 0
     for i in range(1_000_000):
         total += i
-    print((time.process_time() - began) * 1000, flush=True)
+    print(time.monotonic(), (time.process_time() - began) * 1000, flush=True)
     time.sleep(4)
 """
+
+
+def timings(lines: str) -> list[tuple[float, float]]:
+    """The speedometer's (when, ms) pairs."""
+    return [(float(when), float(ms)) for when, ms in (line.split() for line in lines.splitlines() if line.strip())]
+
+
+def timed_in(timed: list[tuple[float, float]], window: tuple[float, float] | None) -> list[float]:
+    """The timings taken within a window (monotonic from, to)."""
+    return [ms for when, ms in timed if window is not None and window[0] <= when <= window[1]]
 
 
 def thread_cpu_s(pid: int) -> dict[str, float]:
@@ -396,6 +407,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                     """A snapshot as the first of the load's discussions shows round `r`'s synthesis: no discussion has
                     asked the model anything of the next round before it."""
                     await slack.first_shown[r].wait()  # the lone discussion ran one round: any r > 1 is the load's
+                    windows["last"] = (time.monotonic(), float("inf"))
                     return await snapshot()
 
                 lone_began = {"CLONE": await start("CLONE")}
@@ -417,6 +429,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 mine_before = cpu_s(os.getpid())
                 machine_before, postgres_before = machine_s(), postgres_s()
                 health: list[float] = []
+                windows: dict[str, tuple[float, float]] = {}  # monotonic (from, to) of round 1, and the last round
                 stop = asyncio.Event()
 
                 async def probe() -> None:
@@ -440,6 +453,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 last_began = asyncio.create_task(first_to(ROUNDS - 1)) if ROUNDS > 1 else None
                 began = dict(zip(channels, await asyncio.gather(*(start(c) for c in channels)), strict=True))
                 await rounds(channels, began)
+                windows["round 1"] = (min(began.values()), time.monotonic())
                 stop.set()
                 await prober
                 gc.enable()
@@ -456,8 +470,6 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 postgres_cpu = postgres_s() - postgres_before
                 durations = [slack.round_done[c] - began[c] for c in channels if c in slack.round_done]
                 rss = max(peak_rss_mb(pid) for pid in pids)
-                speedometer.terminate()
-                speeds = [float(line) for line in (await speedometer.communicate())[0].split()]
                 # The last round against round 1 (the window from the load's start until every discussion finished
                 # round 1: every call of round 1, and the next round's calls of the first to finish it): the window
                 # from the first discussion finishing the round before it until every one finishing it, which holds
@@ -473,6 +485,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                         first = await last_began
                         if await until_round(channels, ROUNDS):
                             end = await snapshot()
+                            windows["last"] = (windows["last"][0], time.monotonic())
                             last = (end[0] - first[0], end[1] - first[1], end[2] - first[2])
                             # The statements of whole discussions, from the load's start until every last post is
                             # out: a window's edge cuts a step's transactions from the calls they serve.
@@ -485,6 +498,9 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                     await asyncio.sleep(1.0 / TIME_SCALE)  # a turn run twice would be asking the model now
                     # A turn asked twice sends the model the same request twice: the same prompt, the same persona.
                     made.update(json.dumps(body, sort_keys=True) for body in model.requests[calls_before:])
+                # Timed until the last round ends too: the machine's speed can change between round 1 and it.
+                speedometer.terminate()
+                timed = timings((await speedometer.communicate())[0].decode())
             finally:
                 if speedometer is not None and speedometer.returncode is None:
                     speedometer.kill()
@@ -523,6 +539,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
     print(f"process CPU per model call: {per_call_ms:.1f} ms ({calls} calls, {cpu_used:.1f} s)")
     print("  by thread: " + ", ".join(f"{name} {used * 1000 / max(calls, 1):.1f} ms" for name, used in
                                       sorted(threads.items(), key=lambda kv: -kv[1]) if used > 0))
+    speeds = timed_in(timed, windows.get("round 1"))
     speed = statistics.median(speeds) if speeds else float("nan")
     print(f"this machine: a fixed loop of plain Python took {speed:.0f} ms (median of {len(speeds)} timings, "
           f"{min(speeds, default=float('nan')):.0f}-{max(speeds, default=float('nan')):.0f}) in another process "
@@ -583,6 +600,14 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
             print(f"round {ROUNDS} (from the first discussion finishing round {ROUNDS - 1} until every one finished "
                   f"round {ROUNDS}): "
                   f"{late_ms:.1f} ms of CPU a model call ({last[1]} calls), {late_ms / per_call_ms:.2f}x round 1's")
+            # The machine's speed in each window, from the same fixed loop: a ratio that moved with it is the
+            # machine's, not the app's (judged as measured all the same).
+            late_speeds = timed_in(timed, windows.get("last"))
+            if speeds and late_speeds:
+                late_speed = statistics.median(late_speeds)
+                print(f"  the fixed loop took {speed:.0f} ms in round 1 ({len(speeds)} timings) and {late_speed:.0f} "
+                      f"ms in round {ROUNDS} ({len(late_speeds)}): in those loops, a model call of round {ROUNDS} "
+                      f"cost {(late_ms / late_speed) / (per_call_ms / speed):.2f}x one of round 1")
             growth = [Figure("last_round_cpu_ratio", late_ms / per_call_ms, MAX_GROWTH)]
             if count_sql:
                 late = last[2]["statements"] / max(last[1], 1)

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from bench.load import MAX_FLOOR_RATIO, cpu_s, no_room, postgres_s
+from bench.load import MAX_FLOOR_RATIO, SPEEDOMETER, cpu_s, no_room, postgres_s, timed_in, timings
 
 ROOT = Path(__file__).resolve().parents[2]
 # Not timed here; the statements' counts are judged on a real load, not on two discussions' set-up.
@@ -84,6 +85,25 @@ def test_the_rounds_ratio_is_judged_only_where_an_app_at_its_cpu_target_fits_the
     # Two replicas on two cores: a whole core each, never more.
     assert no_room(4.0, 300, 2, 2, within_s=0.9) == "" and no_room(4.0, 300, 2, 4, within_s=0.89) != ""
     assert MAX_FLOOR_RATIO == 1.5  # the figures above assume the 1.5x
+
+
+def test_the_machine_s_speed_is_read_in_each_window_on_the_clock_the_bench_keeps() -> None:
+    # Round 1 and the last round are set apart by when each fixed loop was timed: the machine's speed can change
+    # between them, and a ratio of the two rounds that moved with it is the machine's.
+    before = time.monotonic()
+    meter = subprocess.Popen([sys.executable, "-c", SPEEDOMETER], stdout=subprocess.PIPE, text=True)
+    try:
+        assert meter.stdout is not None
+        line = meter.stdout.readline()
+    finally:
+        meter.kill()
+        meter.wait()
+    [(when, ms)] = timings(line)
+    assert before <= when <= time.monotonic() and ms > 0
+    timed = timings("10.0 65.0\n14.0 66.0\n18.5 120.0\n22.5 118.0\n")
+    assert timed_in(timed, (9.0, 14.0)) == [65.0, 66.0]
+    assert timed_in(timed, (18.0, float("inf"))) == [120.0, 118.0]
+    assert timed_in(timed, None) == [] and timed_in(timed, (30.0, 40.0)) == []
 
 
 def _grab(pattern: str, out: str) -> tuple[str, ...]:
