@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
@@ -31,10 +32,17 @@ log = logging.getLogger(__name__)
 
 MAX_BREAKPOINTS = 4  # the API rejects requests with more cache_control blocks
 MAX_OUTPUT_TOKENS = 128_000  # the most any configured model writes in one message, thinking included
-# Events a stream reads before letting the loop serve others: answers asked together arrive together, whole in the
-# socket's buffer, and read without a wait; in one stretch each, a pass of the loop over many turns held a health
-# check (or Slack's acknowledgement) for a third of a second.
+# Events a stream reads in one stretch: answers asked together arrive together, whole in the socket's buffer, and
+# read without a wait; in one stretch each, a pass of the loop over many turns held a health check (or Slack's
+# acknowledgement) for a third of a second. Before each stretch the stream awaits `pause`.
 _EVENTS_A_STRETCH = 16
+
+
+async def _next_pass() -> None:
+    """Let every other ready callback run first (a stream with no admission to wait for)."""
+    await asyncio.sleep(0)
+
+
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 # Adaptive thinking is the one setting every configured model takes: Opus 5.5 cannot turn thinking off, Sonnet 5.5
@@ -140,11 +148,15 @@ class AnthropicLLM:
 
     offline = False
 
-    def __init__(self, config: LLMConfig) -> None:
+    def __init__(self, config: LLMConfig, pause: Callable[[], Awaitable[None]] = _next_pass) -> None:
+        """`pause`: awaited before each stretch of a stream's events. Yielding alone still let one pass of the loop
+        read a stretch of every stream whose answer had arrived (hundreds, a tenth of a second); an admission that
+        lets a few stretches start a pass bounds it (bot/wiring.py)."""
         import anthropic  # here, not at the top: see TYPE_CHECKING above
 
         self._sdk = anthropic
         self._config = config
+        self._pause = pause
         self._client = anthropic.AsyncAnthropic(
             api_key=config.api_key,
             base_url=config.base_url,
@@ -253,9 +265,9 @@ class AnthropicLLM:
         try:
             async with stream:
                 async for event in stream:
-                    read += 1
                     if read % _EVENTS_A_STRETCH == 0:
-                        await asyncio.sleep(0)
+                        await self._pause()
+                    read += 1
                     if event.type == "content_block_delta" and event.delta.type == "text_delta":
                         parts.append(event.delta.text)
                         if on_text is not None:
