@@ -46,7 +46,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.load import DELTA_CHARS, REPLY_CHARS, SPEEDOMETER, mean_kb, pinned  # noqa: E402
+from bench.load import DELTA_CHARS, REPLY_CHARS, SPEEDOMETER, mean_kb, pinned, timings  # noqa: E402
 from bench.platform_limits import drop_database, fresh_database  # noqa: E402
 from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
 
@@ -347,7 +347,7 @@ def main(calls: int, repeats: int, lanes: int, targets: dict[str, float], pin: b
         child.send_signal(signal.SIGTERM)
         child.wait()
         speedometer.terminate()
-        speeds = [float(line) for line in speedometer.communicate()[0].split()]
+        speeds = [ms for _, ms in timings(speedometer.communicate()[0])]
     print(f"{calls} model calls, {lanes} at a time, {repeats} times; database {'PG' if postgres else 'SQLite'}: "
           f"{mix.selects} reads, {mix.updates} updates, {mix.inserts} inserts in {mix.transactions} transactions a "
           "model call")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,16 @@ def test_the_floor_is_the_sum_of_the_three_libraries_parts_and_judged_against_it
     assert reads >= 1, out  # a turn row read with its JSON is part of every floor
     assert f"library_floor: {total:.3f} ms (target <= 0.001 ms) MISSES" in out, out  # the sum is what is judged
     assert "verdict: MISSES library_floor\n" in out and code == 1, out  # the run worked; only the figure missed
+    # The machine's speed is the speedometer's timings of its fixed loop, each about what the same loop costs here.
+    began, count = time.process_time(), 0
+    for i in range(1_000_000):
+        count += i
+    here_ms = (time.process_time() - began) * 1000
+    speed = re.search(r"a fixed loop of plain Python took (\d+) ms \(median of (\d+) timings\), so the floor is "
+                      r"([\d.]+) of it", out)
+    assert speed is not None and int(speed.group(2)) >= 1, out
+    assert here_ms / 5 <= int(speed.group(1)) <= here_ms * 5, (here_ms, out)
+    assert abs(float(speed.group(3)) - total / int(speed.group(1))) < 0.002, out
 
 
 def shape(value: Any) -> Any:
