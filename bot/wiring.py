@@ -101,7 +101,7 @@ def build_llm(settings: Settings) -> LLM:
             api_key=settings.anthropic_api_key.get_secret_value(),
         ),
         # A few streams' stretches a pass of the loop, however many answers arrived together: with 300 discussions
-        # at once, /healthz's p99 fell from 214-318 ms to 73 ms, at the same CPU a model call (bench/load.py).
+        # at once, /healthz's p99 fell from 214-318 ms to 57-73 ms, at the same CPU a model call (bench/load.py).
         pause=Admission(STREAM_STRETCHES_A_PASS).turn,
     )
 
