@@ -7,7 +7,6 @@ import contextlib
 import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import timedelta
 
 from pydantic import BaseModel
@@ -29,13 +28,14 @@ from core.ports import (
 )
 from core.running import seat_turns
 from core.running.admission import Admission
+from core.running.config import SEND_LANDS_S, DriverConfig
 from core.running.effects import close_polls, people_ballots, record_turn, save_discussion
 from core.running.grouped import Grouped
-from core.running.kept import KeptState, Known
+from core.running.kept import Kept, load_state
+from core.running.lease import Lease, LeaseLost
 from core.running.live import LiveText
 from core.running.records import record_decision
 from core.running.spending import (
-    Limits,
     day_window,
     turn_estimate,
     turns_that_fit,
@@ -44,10 +44,11 @@ from core.running.spending import (
 )
 from core.showing import posts
 from core.showing.extras import decorate
-from core.showing.pages import PageLinks
 from core.storage.discussions import Queue, Unsent
 from core.storage.placeholders import Shown
 from core.storage.store import Store, Tx
+
+__all__ = ["SEND_LANDS_S", "Driver", "DriverConfig", "load_state"]  # where the wiring and tests find them
 
 log = logging.getLogger(__name__)
 
@@ -55,15 +56,10 @@ class NotOurs(Exception):
     """Another drain sent (or is sending) this post, or our lease on the discussion expired."""
 
 
-class LeaseLost(Exception):
-    """This process no longer holds the discussion's lease: its driver must stop without writing anything."""
-
-
 SPEND_KEPT = timedelta(days=31)  # the longest spend window read is the last 30 days (the admins' usage view)
 EVENT_IDS_KEPT = timedelta(days=1)  # platforms retry a delivery for minutes, not days: older ids are dropped
 MAX_POST_ATTEMPTS = 6  # refusals of one post (about a minute of backoff) before the discussion is blocked
 FIRST_RETRY_S, MAX_RETRY_S = 2.0, 600.0
-SEND_LANDS_S = 3.0  # a post another process began sending (its lease lapsed mid-send) lands within this, or never
 FAILURE_KINDS = ("notice", "error")  # posts that may report a turn's failure, under a key that starts with the turn's
 SETTLING_KINDS = (*FAILURE_KINDS, "header")  # posts that may settle a placeholder of a turn they are not
 Queued = tuple[Unsent, bool]  # unsent posts in order, and whether the first is claimed here
@@ -74,50 +70,12 @@ def retry_delay(attempts: int) -> float:
     return min(MAX_RETRY_S, FIRST_RETRY_S * 2 ** max(0, attempts - 1))
 
 
-@dataclass
-class DriverConfig:
-    owner: str  # this process; written into leases
-    lease_ttl: float = 60.0
-    limits: Limits = field(default_factory=Limits)  # the workspace's daily budget
-    context_rounds: int = 2  # rounds a prompt reads verbatim (COUNCIL_CONTEXT_ROUNDS)
-    live_interval_s: float = 1.0  # a persona's post grows as the model writes, at most this often
-    pages: PageLinks = field(default_factory=PageLinks)  # signed links to discussion pages ("" when not set up)
-    seat_wait_s: float = 30 * 60.0  # how long a person's turn waits for them (COUNCIL_SEAT_WAIT_MIN)
-    admit_per_pass: int = 2  # discussions starting a stretch of work in one pass of the event loop (admission)
-    # How long a post another process began sending may still be on its way to the platform: a post tried before
-    # is looked up only after this, so the lookup sees it (0: no other live process uses this database, as the
-    # sole process of an SQLite file knows).
-    send_lands_s: float = SEND_LANDS_S
-    # The heartbeat's wait between renewals (tests step it one beat at a time instead of waiting real time).
-    beat_wait: Callable[[float], Awaitable[None]] = asyncio.sleep
-
-
-async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2, *, d: Discussion | None = None,
-                     kept: KeptState | None = None) -> State | None:
-    """The discussion's state; `d` when the caller has just read the discussion in this transaction; `kept`: the
-    state this driver has read so far under its lease (only what can have changed is read again)."""
-    d = d if d is not None else await tx.discussion(discussion_id)
-    if d is None:
-        return None
-    if kept is not None:
-        personas, turns, humans = await kept.read(tx, d)
-        return State(discussion=d, personas=personas, turns=turns, humans=humans, context_rounds=context_rounds)
-    return State(
-        discussion=d,
-        personas=await tx.personas(d.id),
-        turns=await tx.turns(d.id),
-        humans=await tx.human_messages(d.id),
-        context_rounds=context_rounds,
-    )
-
-
 class Driver:
     def __init__(
         self, store: Store, llm: LLM, chats: Mapping[str, ChatPort], clock: Clock, config: DriverConfig
     ) -> None:
         self.store, self.llm, self.chats, self.clock, self.config = store, llm, chats, clock, config
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._work: dict[str, asyncio.Task[None]] = {}  # the step loop of each driven discussion
         self._halted: set[str] = set()  # discussions whose step loop a Stop cancelled
         self._refused: set[str] = set()  # turns the model declined (stop_reason refusal), until their step settles
         self._closing = False
@@ -127,13 +85,12 @@ class Driver:
         # publish() calls per discussion, and how many of them a successful drain has served (see publish).
         self._publish_asked: dict[str, int] = {}
         self._publish_served: dict[str, int] = {}
-        self._expires: dict[str, float] = {}  # when each lease held here runs out, as last renewed (timestamp)
         # The turn keys whose placeholders may still be stored, per discussion driven here: read once as its lease
         # is taken, then kept as this process shows and settles them (a turn's post reads none of them again).
         self._shown: dict[str, set[str]] = {}
         # The state each discussion driven here was last read at, kept up to date with this process's own writes.
-        self._kept: dict[str, KeptState] = {}
-        self._renewer: asyncio.Task[None] | None = None
+        self.kept = Kept()
+        self.lease = Lease(store, clock, config, self.kept)
         self._placeholders: Grouped[Shown] = Grouped(self._store_placeholders)
         self.admission = Admission(config.admit_per_pass)
 
@@ -169,9 +126,7 @@ class Driver:
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
-            if self._renewer is not None:  # nothing is driven here any more
-                self._renewer.cancel()
-                await asyncio.gather(self._renewer, return_exceptions=True)
+            await self.lease.stop()  # nothing is driven here any more
         finally:
             self._closing = False  # a client that reconnects (Discord without an intent) drives again
 
@@ -194,20 +149,15 @@ class Driver:
 
     # the loop ---------------------------------------------------------------------------------------
     async def drive(self, discussion_id: str) -> None:
-        taken = self.clock.now()  # the lease runs from here in the database: never later here
-        async with self.store.tx() as tx:
-            got = await tx.acquire_lease(discussion_id, self.config.owner, taken, self.config.lease_ttl)
-            # Every placeholder stored is read with the lease, once: the driver keeps them from then on.
-            stored = await tx.placeholders(discussion_id) if got else []
-        if not got:
+        # Every placeholder stored is read with the lease, once: the driver keeps them from then on.
+        stored = await self.lease.take(discussion_id, lambda tx: tx.placeholders(discussion_id))
+        if stored is None:
             self._tasks.pop(discussion_id, None)
             return
         # The steps run in their own task so that a heartbeat that fails can stop them mid-step (model calls
         # included) instead of at the next loop.
         work = asyncio.create_task(self._steps(discussion_id, stored), name=f"steps:{discussion_id}")
-        self._work[discussion_id] = work
-        self._expires[discussion_id] = taken.timestamp() + self.config.lease_ttl
-        self._renew_soon()
+        self.lease.hold(discussion_id, work)
         try:
             await asyncio.wait({work})
             if work.cancelled() and discussion_id in self._halted:
@@ -220,13 +170,10 @@ class Driver:
             work.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):  # already raised above
                 await work
-            self._work.pop(discussion_id, None)
-            self._expires.pop(discussion_id, None)
             self._shown.pop(discussion_id, None)
-            self._kept.pop(discussion_id, None)
+            self.kept.drop(discussion_id)
             self._halted.discard(discussion_id)
-            async with self.store.tx() as tx:
-                await tx.release_lease(discussion_id, self.config.owner)
+            await self.lease.let_go(discussion_id)
             # A wake-up that raced with our exit gets a fresh driver: no await between check and pop.
             self._tasks.pop(discussion_id, None)
             for per_discussion in (self._publish_locks, self._publish_asked, self._publish_served):
@@ -242,7 +189,7 @@ class Driver:
     def halt(self, discussion_id: str) -> None:
         """A discussion was stopped: cancel its step here, model calls included (the loop comes back for the
         stop notice, which a wake-up publishes)."""
-        work = self._work.get(discussion_id)
+        work = self.lease.work.get(discussion_id)
         if work is not None and not work.done():
             self._halted.add(discussion_id)
             self._wake.add(discussion_id)
@@ -251,7 +198,7 @@ class Driver:
     async def _steps(self, discussion_id: str, stored: list[tuple[str, str, str]]) -> None:
         await self._retract_left(discussion_id, stored)
         # This lease's reads of the state: a takeover starts from the database, whole.
-        kept = self._kept[discussion_id] = KeptState()
+        kept = self.kept.start(discussion_id)
         lock = self._publish_locks.setdefault(discussion_id, asyncio.Lock())
         while True:
             await self.admission.turn()
@@ -259,7 +206,7 @@ class Driver:
             drains = False  # this step's transaction claims the queue's first post, and this loop sends it
             try:
                 # One fenced transaction reads the state and, when the next step runs turns, starts them.
-                async with self.fenced(discussion_id, spent=True) as (tx, d):
+                async with self.lease.fenced(discussion_id, spent=True) as (tx, d):
                     # Posts still queued go out before anything is decided: the state is not read for nothing (the fence
                     # saw whether any are). With no drain running here, this transaction claims the first of them: a
                     # free lock is taken without waiting, before the queue is read, so no other drain claims from it.
@@ -353,87 +300,6 @@ class Driver:
             await tx.forget_placeholders(discussion_id, gone)
         self._shown[discussion_id] -= set(gone)
 
-    def _renew_soon(self) -> None:
-        """Make sure the process's one heartbeat runs while it drives anything."""
-        if self._renewer is None or self._renewer.done():
-            self._renewer = asyncio.create_task(self._heartbeat(), name="lease-heartbeat")
-
-    async def _heartbeat(self) -> None:
-        """Renew every lease this process holds every third of their lifetime, in one transaction (one per
-        discussion cost a transaction per discussion every few seconds); stop a discussion's work the moment its
-        lease is gone or can no longer be renewed before it runs out (a database error is retried until then)."""
-        interval = self.config.lease_ttl / 3
-        while True:
-            await self.config.beat_wait(interval)
-            held = {d: w for d, w in self._work.items() if not w.done()}
-            if not held:
-                return  # the next driver starts it again
-            now = self.clock.now()
-            try:
-                async with self.store.lease_tx() as tx:  # never behind the work it protects
-                    kept = await tx.renew_leases(sorted(held), self.config.owner, now, self.config.lease_ttl)
-            except Exception:
-                log.warning("could not renew the leases on %d discussion(s)", len(held), exc_info=True)
-                kept = {d for d in held if self.clock.now().timestamp() + interval < self._expires.get(d, 0.0)}
-            else:
-                for d in kept:
-                    self._expires[d] = now.timestamp() + self.config.lease_ttl
-            for d, work in held.items():
-                if d not in kept:
-                    work.cancel()
-
-    @contextlib.asynccontextmanager
-    async def fenced(self, discussion_id: str, *, charge: tuple[str, Usage | None] = ("", None),
-                     spent: bool = False) -> AsyncIterator[tuple[Tx, Discussion]]:
-        """A transaction that writes only while this process holds the discussion's lease (checked and held in
-        the same transaction), with the discussion as it is now; otherwise LeaseLost, and the discussion's steps
-        here stop. `charge`: a turn's key and its call's cost, which the fence adds to the discussion's when the
-        state kept here is whole, the turn running in it (`tx.charged_at_fence`). `spent`: the fence also reads
-        what the workspace spent today, where it can (`tx.spent_at_fence`), for a step that may start turns."""
-        kept = self._kept.get(discussion_id)
-        async with kept.turn if kept is not None else contextlib.nullcontext():
-            async with self._fenced(discussion_id, kept, charge, spent) as fenced:
-                yield fenced
-
-    @contextlib.asynccontextmanager
-    async def _fenced(self, discussion_id: str, kept: KeptState | None, charge: tuple[str, Usage | None],
-                      spent: bool) -> AsyncIterator[tuple[Tx, Discussion]]:
-        if kept is not None:
-            kept.open += 1
-        try:
-            key, usage = charge
-            fee = None
-            if kept is not None and usage is not None and kept.revision is not None and kept.running(key):
-                fee = (usage.cost_usd, kept.revision)
-            async with self.store.tx() as tx:
-                now, limits = self.clock.now(), self.config.limits
-                since = day_window(now, limits.tz)[0] if spent and limits.workspace_usd_per_day > 0 else None
-                current = await tx.fence(discussion_id, self.config.owner, now, charge=fee, spent_since=since,
-                                         spend_key=kept.workspace if kept is not None else None)
-                if current is not None and kept is not None:
-                    kept.workspace = (current.platform, current.workspace)
-                if current is None:
-                    work = self._work.get(discussion_id)
-                    if work is not None and work is not asyncio.current_task():
-                        work.cancel()  # parallel turns of the step stop too, not only the one that noticed
-                    raise LeaseLost(discussion_id)
-                yield tx, current
-            self._committed(discussion_id, tx)
-        finally:
-            if kept is not None:
-                kept.open -= 1
-
-    def _known(self, tx: Tx, discussion_id: str) -> Known | None:
-        """What recording a turn would read, as this driver keeps it, when nothing else can have changed it."""
-        kept = self._kept.get(discussion_id)
-        return kept.known(tx) if kept is not None else None
-
-    def _committed(self, discussion_id: str, tx: Tx) -> None:
-        """A transaction of this driver on the discussion committed: the state it keeps takes what it wrote."""
-        kept = self._kept.get(discussion_id)
-        if kept is not None:
-            kept.apply(discussion_id, tx.changes)
-
     async def apply(self, state: State, step: Transition) -> None:
         """Apply a transition decided on `state`, unless a human changed the discussion meanwhile (the loop then
         decides again on what is there now)."""
@@ -450,7 +316,7 @@ class Driver:
         for the decision record of a discussion it finishes)."""
         now = self.clock.now()
         notice = posts.transition_notice(step.notice, state)
-        known = self._known(tx, d.id)  # the state as kept here, when nothing else changed it
+        known = self.kept.known(tx, d.id)  # the state as kept here, when nothing else changed it
         if step.status == Status.DONE:
             await record_decision(tx, state, await people_ballots(tx, d.id, d.round), link, now)
         for name in ("status", "pending", "round", "round_topic", "blocked_reason"):
@@ -519,7 +385,7 @@ class Driver:
             return  # every turn was recorded done (or already finished): nothing failed, nothing to settle
         keys = {p.key for p in turns}
         refused, self._refused = self._refused & keys, self._refused - keys
-        async with self.fenced(d.id) as (tx, current):
+        async with self.lease.fenced(d.id) as (tx, current):
             after = await load_state(tx, d.id, self.config.context_rounds, d=current)
             assert after is not None
             step_turns = [t for t in after.turns if t.key in keys]
@@ -577,7 +443,7 @@ class Driver:
         is whole (the turn is then known to be running here, so paid for)."""
         await self.admission.turn()
         async with self._sending(discussion_id, charge=charge) as (tx, current):
-            await record(tx=tx, now=self.clock.now(), current=current, kept=self._known(tx, discussion_id))
+            await record(tx=tx, now=self.clock.now(), current=current, kept=self.kept.known(tx, discussion_id))
 
     @contextlib.asynccontextmanager
     async def _sending(self, discussion_id: str, *, charge: tuple[str, Usage | None] = ("", None)
@@ -588,13 +454,13 @@ class Driver:
         publish."""
         lock = self._publish_locks.setdefault(discussion_id, asyncio.Lock())
         if lock.locked():
-            async with self.fenced(discussion_id, charge=charge) as fenced:
+            async with self.lease.fenced(discussion_id, charge=charge) as fenced:
                 yield fenced
             await self.publish(discussion_id)
             return
         async with lock:  # free: taken at once, before the queue is read, so no other drain claims from it
             covers = self._ask_publish(discussion_id)
-            async with self.fenced(discussion_id, charge=charge) as (tx, current):
+            async with self.lease.fenced(discussion_id, charge=charge) as (tx, current):
                 tx.claim_first = True  # sent right after this commits, by this drain
                 yield tx, current
                 first = await self._first_post(tx, current)
@@ -675,7 +541,7 @@ class Driver:
         Retry continues it once the day resets. Answers waiting between rounds are dropped, saying so."""
         now = self.clock.now()
         why = reason if daily else f"the discussion's {reason}"
-        async with self.fenced(seen.id) as (tx, d):
+        async with self.lease.fenced(seen.id) as (tx, d):
             checks = [plan for plan in step.turns if factcheck.REQUESTED in plan.key]
             if checks:
                 # A check someone asked for is stored running and the engine returns it whatever the discussion
@@ -840,9 +706,9 @@ class Driver:
                         pending.extend(more)
                 if following is None and i + 1 < len(pending):  # read again just now
                     claimed = await self._claim(tx, d.id, pending[i + 1])
-            self._committed(d.id, tx)
+            self.kept.committed(d.id, tx)
             self._shown.get(d.id, set()).difference_update(settled)
-            kept = self._kept.get(d.id)
+            kept = self.kept.get(d.id)
             if kept is not None and ref and not post.replaces:
                 kept.refs[post.key] = ref
         return covers
@@ -885,7 +751,7 @@ class Driver:
         starter privately (the thread is where it cannot post), with a Retry button.
 
         A refused queue is still tried on its backoff; Retry tries every post again at once and goes on."""
-        async with self.fenced(discussion_id) as (tx, d):
+        async with self.lease.fenced(discussion_id) as (tx, d):
             if d.status not in (Status.RUNNING, Status.WAITING):
                 return
             d.status, d.blocked_reason = Status.BLOCKED, reason
@@ -895,20 +761,12 @@ class Driver:
         except Exception:
             log.warning("could not tell %s that %s is blocked", d.created_by, d.id, exc_info=True)
 
-    def _seats(self, discussion_id: str) -> tuple[list[Persona], list[Turn]] | None:
-        """The discussion's personas and turns as this driver keeps them under its lease, where it keeps both and
-        its own writes left none unknown (None: read them)."""
-        kept = self._kept.get(discussion_id)
-        if kept is None or kept.personas is None or kept.turns.by_key is None or kept.stale:
-            return None
-        return list(kept.personas), list(kept.turns.by_key.values())
-
     async def _send(self, *, d: Discussion, chat: ChatPort, post: Post, attempts: int) -> str:
         """Send a claimed post: an edit in place, one found on the platform after a crash, or a new message."""
         post = await decorate(self.store, self.config.pages, d, post, self.clock.now(),
-                              functools.partial(self._seats, d.id))
+                              functools.partial(self.kept.seats, d.id))
         if post.replaces:
-            kept = self._kept.get(d.id)
+            kept = self.kept.get(d.id)
             ref = kept.refs.get(post.replaces) if kept is not None else None
             if ref is None:
                 async with self.store.tx() as tx:
@@ -931,7 +789,7 @@ class Driver:
         # between it and the call, so a post sent here began its way while the lease held (see send_lands_s).
         # A drain outside this process's drive loop (none runs so in production: every publish is a step's) has
         # only its claim's fence to go by.
-        expires = self._expires.get(d.id)
+        expires = self.lease.held_until(d.id)
         if expires is not None and self.clock.now().timestamp() >= expires:
             raise NotOurs(post.key)
         return await chat.publish(d, post)

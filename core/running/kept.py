@@ -6,6 +6,7 @@ import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 
+from core.deliberation.engine import State
 from core.models import FINISHED_TURN, Discussion, HumanMessage, Persona, Turn, TurnStatus
 from core.storage.changes import Changes
 from core.storage.store import Tx
@@ -132,3 +133,60 @@ class KeptState:
             self.personas = None
         if changes.humans:
             self.humans = None
+
+
+class Kept:
+    """The state kept for each discussion driven here, from its lease's first step until the lease is let go; the
+    driver's parts share it (each transaction that commits hands it what it wrote)."""
+
+    def __init__(self) -> None:
+        self._states: dict[str, KeptState] = {}
+
+    def start(self, discussion_id: str) -> KeptState:
+        """A lease's reads of the state: a takeover starts from the database, whole."""
+        kept = self._states[discussion_id] = KeptState()
+        return kept
+
+    def get(self, discussion_id: str) -> KeptState | None:
+        return self._states.get(discussion_id)
+
+    def drop(self, discussion_id: str) -> None:
+        self._states.pop(discussion_id, None)
+
+    def known(self, tx: Tx, discussion_id: str) -> Known | None:
+        """What recording a turn would read, as kept here, when nothing else can have changed it."""
+        kept = self._states.get(discussion_id)
+        return kept.known(tx) if kept is not None else None
+
+    def committed(self, discussion_id: str, tx: Tx) -> None:
+        """A transaction of this driver on the discussion committed: the state kept takes what it wrote."""
+        kept = self._states.get(discussion_id)
+        if kept is not None:
+            kept.apply(discussion_id, tx.changes)
+
+    def seats(self, discussion_id: str) -> tuple[list[Persona], list[Turn]] | None:
+        """The discussion's personas and turns as kept here, where both are kept and this driver's own writes
+        left none unknown (None: read them)."""
+        kept = self._states.get(discussion_id)
+        if kept is None or kept.personas is None or kept.turns.by_key is None or kept.stale:
+            return None
+        return list(kept.personas), list(kept.turns.by_key.values())
+
+
+async def load_state(tx: Tx, discussion_id: str, context_rounds: int = 2, *, d: Discussion | None = None,
+                     kept: KeptState | None = None) -> State | None:
+    """The discussion's state; `d` when the caller has just read the discussion in this transaction; `kept`: the
+    state this driver has read so far under its lease (only what can have changed is read again)."""
+    d = d if d is not None else await tx.discussion(discussion_id)
+    if d is None:
+        return None
+    if kept is not None:
+        personas, turns, humans = await kept.read(tx, d)
+        return State(discussion=d, personas=personas, turns=turns, humans=humans, context_rounds=context_rounds)
+    return State(
+        discussion=d,
+        personas=await tx.personas(d.id),
+        turns=await tx.turns(d.id),
+        humans=await tx.human_messages(d.id),
+        context_rounds=context_rounds,
+    )

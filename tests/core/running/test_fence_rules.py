@@ -11,7 +11,7 @@ from sqlalchemy import Engine, event, update
 
 from core.models import Post
 from core.storage import tables as t
-from tests.core.running.test_fencing import TTL, Replica, start_on, two
+from tests.core.running.test_lease import TTL, Replica, start_on, two
 from tests.fakes.cluster import until
 
 

@@ -1,5 +1,7 @@
-"""Two drivers on one discussion (two apps on one database, as two replicas would be): the one that lost its lease
-mid-step records no turn, changes no state and sends no post, and a failed heartbeat stops its model call."""
+"""The lease (core/running/lease.py), between two drivers on one discussion (two apps on one database, as two
+replicas would be): the one that lost its lease mid-step records no turn, changes no state and sends no post; a
+failed heartbeat stops its model call, and one the database refuses keeps the work only while its lease outlives
+the next beat."""
 
 from __future__ import annotations
 
@@ -7,7 +9,6 @@ import asyncio
 import contextlib
 from collections import Counter
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from datetime import datetime, timedelta
 
 import pytest
@@ -105,7 +106,7 @@ async def quick_pair(db_url: str) -> AsyncIterator[tuple[Replica, Replica]]:
 def stepped(r: Replica) -> Beats:
     """The replica's heartbeat, stepped by the test one beat at a time instead of every 0.1 s of real time."""
     beats = Beats()
-    r.app.driver.config = replace(r.app.driver.config, beat_wait=beats)
+    r.app.driver.config.beat_wait = beats  # the config the driver's parts share
     return beats
 
 
@@ -403,3 +404,52 @@ async def test_a_heartbeat_that_renews_keeps_a_long_model_call_alive_and_the_lea
     async with a.app.store.tx() as tx:
         d = await tx.discussion(did)
     assert d is not None and d.status.value in ("waiting", "done") and a.llm.cancelled == 0
+
+
+# A heartbeat the database refuses: a renewal that cannot reach the database must neither kill work early nor let
+# it run on a lease that has run out.
+LIFETIME = 3.0  # seconds of lease on the replica's own clock; it beats every third of it, each second
+
+
+class Refusing:
+    """The database refuses every lease renewal while `on` (a connection dropped, a failover): a fault of the
+    database's, raised where its driver would raise it."""
+
+    def __init__(self) -> None:
+        self.on, self.refused = False, 0
+
+    def __call__(self, conn: object, cursor: object, statement: str, *args: object) -> None:
+        renewal = statement.lstrip().upper().startswith(f"UPDATE {t.discussions.name.upper()} SET LEASE_EXPIRES_AT")
+        if self.on and renewal:
+            self.refused += 1
+            raise ConnectionError("the database is unreachable")
+
+
+async def one_beat(r: Replica, beats: Beats) -> None:
+    r.clock.advance(seconds=LIFETIME / 3)
+    await beats.tick()
+
+
+async def test_a_refused_renewal_keeps_the_work_until_its_lease_would_lapse_before_the_next_beat(db_url: str) -> None:
+    a = await replica(db_url, "replica-a", RecordingChat("console"), ttl=LIFETIME)
+    beats = Beats()
+    a.app.driver.config.beat_wait = beats  # the config the driver's parts share
+    refusing = Refusing()
+    event.listen(Engine, "before_cursor_execute", refusing)
+    try:
+        a.llm.hold()
+        await start_on(a)
+        await until(lambda: a.llm.waiting == 1, 5, "A is inside its first model call")
+        await one_beat(a, beats)  # renewed: the lease runs until a lifetime after this beat
+        refusing.on = True
+        await one_beat(a, beats)  # refused, but the lease outlives the next beat by a second: the call goes on
+        await asyncio.sleep(0)
+        assert refusing.refused == 1 and a.llm.cancelled == 0
+        await one_beat(a, beats)  # refused again, and the lease would lapse exactly at the next beat: stop now
+        await until(lambda: a.llm.cancelled == 1, 5, "the call stopped by the heartbeat")
+        assert refusing.refused == 2
+    finally:
+        event.remove(Engine, "before_cursor_execute", refusing)
+        if a.llm.gate is not None:
+            a.llm.gate.set()
+        await a.app.close(grace_s=5)
