@@ -140,7 +140,7 @@ def outcomes(killed: int, survived: int) -> dict[str, str]:
 
 
 def test_the_target_is_the_logic_only_score_and_the_fences_have_their_own() -> None:
-    rule, driver = "core/running/spending.py", "core/running/driver.py"
+    rule, driver = "core/running/spending.py", "core/running/lease.py"
     # 86 of 100 logic mutants killed, and 10 more that change only wording, all survivors.
     found = outcomes(86, 24)
     strings = {f"x.f__mutmut_{i}" for i in range(100, 110)}
@@ -200,10 +200,10 @@ def test_a_module_with_postgresql_tests_is_not_measured_without_postgresql(
     ran: list[str] = []
     monkeypatch.setattr(mutation, "run", lambda module, *_: ran.append(module))
     with pytest.raises(SystemExit):
-        mutation.main(["core/running/driver.py"])
+        mutation.main(["core/running/lease.py"])
     assert ran == [] and "set TEST_DATABASE_URL" in capsys.readouterr().err
     assert "core/storage/activity.py" in mutation.ON_POSTGRES
     assert "core/deliberation/engine.py" not in mutation.ON_POSTGRES
     monkeypatch.setenv("TEST_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
     monkeypatch.setattr(mutation, "report", lambda *_: 0)
-    assert mutation.main(["core/running/driver.py"]) == 0 and ran == ["core/running/driver.py"]
+    assert mutation.main(["core/running/lease.py"]) == 0 and ran == ["core/running/lease.py"]

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
 
 from pydantic import BaseModel
@@ -17,23 +17,22 @@ from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStat
 from core.ports import (
     LLM,
     Block,
-    CannotPost,
     ChatPort,
     Clock,
     Completion,
     LLMRefused,
     LLMUnavailable,
     Prompt,
-    RateLimited,
 )
 from core.running import seat_turns
 from core.running.admission import Admission
 from core.running.config import SEND_LANDS_S, DriverConfig
 from core.running.effects import close_polls, people_ballots, record_turn, save_discussion
-from core.running.grouped import Grouped
 from core.running.kept import Kept, load_state
 from core.running.lease import Lease, LeaseLost
 from core.running.live import LiveText
+from core.running.outbox import Drain, Outbox
+from core.running.placeholders import Placeholders
 from core.running.records import record_decision
 from core.running.spending import (
     day_window,
@@ -43,31 +42,14 @@ from core.running.spending import (
     workspace_message,
 )
 from core.showing import posts
-from core.showing.extras import decorate
-from core.storage.discussions import Queue, Unsent
-from core.storage.placeholders import Shown
 from core.storage.store import Store, Tx
 
 __all__ = ["SEND_LANDS_S", "Driver", "DriverConfig", "load_state"]  # where the wiring and tests find them
 
 log = logging.getLogger(__name__)
 
-class NotOurs(Exception):
-    """Another drain sent (or is sending) this post, or our lease on the discussion expired."""
-
-
 SPEND_KEPT = timedelta(days=31)  # the longest spend window read is the last 30 days (the admins' usage view)
 EVENT_IDS_KEPT = timedelta(days=1)  # platforms retry a delivery for minutes, not days: older ids are dropped
-MAX_POST_ATTEMPTS = 6  # refusals of one post (about a minute of backoff) before the discussion is blocked
-FIRST_RETRY_S, MAX_RETRY_S = 2.0, 600.0
-FAILURE_KINDS = ("notice", "error")  # posts that may report a turn's failure, under a key that starts with the turn's
-SETTLING_KINDS = (*FAILURE_KINDS, "header")  # posts that may settle a placeholder of a turn they are not
-Queued = tuple[Unsent, bool]  # unsent posts in order, and whether the first is claimed here
-
-
-def retry_delay(attempts: int) -> float:
-    """Seconds before trying a refused post again: 2, 4, 8 … doubling up to ten minutes."""
-    return min(MAX_RETRY_S, FIRST_RETRY_S * 2 ** max(0, attempts - 1))
 
 
 class Driver:
@@ -81,17 +63,13 @@ class Driver:
         self._closing = False
         self._wake: set[str] = set()
         self._later: dict[str, float] = {}  # discussions to drive again after the platform's Retry-After
-        self._publish_locks: dict[str, asyncio.Lock] = {}
-        # publish() calls per discussion, and how many of them a successful drain has served (see publish).
-        self._publish_asked: dict[str, int] = {}
-        self._publish_served: dict[str, int] = {}
-        # The turn keys whose placeholders may still be stored, per discussion driven here: read once as its lease
-        # is taken, then kept as this process shows and settles them (a turn's post reads none of them again).
-        self._shown: dict[str, set[str]] = {}
         # The state each discussion driven here was last read at, kept up to date with this process's own writes.
         self.kept = Kept()
         self.lease = Lease(store, clock, config, self.kept)
-        self._placeholders: Grouped[Shown] = Grouped(self._store_placeholders)
+        self.placeholders = Placeholders(store, chats, clock, config)
+        self.outbox = Outbox(store, chats, clock, config, self.kept, fenced=self.lease.fenced,
+                             held_until=self.lease.held_until, placeholders=self.placeholders,
+                             come_back=self._come_back)
         self.admission = Admission(config.admit_per_pass)
 
     # scheduling of drivers inside this process ------------------------------------------------------
@@ -170,14 +148,13 @@ class Driver:
             work.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):  # already raised above
                 await work
-            self._shown.pop(discussion_id, None)
+            self.placeholders.forget(discussion_id)
             self.kept.drop(discussion_id)
             self._halted.discard(discussion_id)
             await self.lease.let_go(discussion_id)
             # A wake-up that raced with our exit gets a fresh driver: no await between check and pop.
             self._tasks.pop(discussion_id, None)
-            for per_discussion in (self._publish_locks, self._publish_asked, self._publish_served):
-                per_discussion.pop(discussion_id, None)  # every publish of this driver has returned
+            self.outbox.forget(discussion_id)  # every publish of this driver has returned
             later = self._later.pop(discussion_id, None)
             if discussion_id in self._wake:
                 self._wake.discard(discussion_id)
@@ -196,26 +173,20 @@ class Driver:
             work.cancel()
 
     async def _steps(self, discussion_id: str, stored: list[tuple[str, str, str]]) -> None:
-        await self._retract_left(discussion_id, stored)
+        await self.placeholders.retract_left(discussion_id, stored)
         # This lease's reads of the state: a takeover starts from the database, whole.
         kept = self.kept.start(discussion_id)
-        lock = self._publish_locks.setdefault(discussion_id, asyncio.Lock())
         while True:
             await self.admission.turn()
-            first: Queued | None = None
-            drains = False  # this step's transaction claims the queue's first post, and this loop sends it
+            drain: Drain | None = None  # this step's transaction claims the queue's first post, and this loop sends it
             try:
                 # One fenced transaction reads the state and, when the next step runs turns, starts them.
                 async with self.lease.fenced(discussion_id, spent=True) as (tx, d):
                     # Posts still queued go out before anything is decided: the state is not read for nothing (the fence
-                    # saw whether any are). With no drain running here, this transaction claims the first of them: a
-                    # free lock is taken without waiting, before the queue is read, so no other drain claims from it.
+                    # saw whether any are). With no drain running here, this transaction claims the first of them.
                     queued = bool(tx.queued_at_fence)
-                    if queued and not lock.locked():
-                        await lock.acquire()
-                        drains = True
-                        covers = self._ask_publish(discussion_id)
-                        first = await self._first_post(tx, d)
+                    if queued and (drain := await self.outbox.take(discussion_id)) is not None:
+                        await drain.claim(tx, d)
                     if not queued:
                         loaded = await load_state(tx, discussion_id, self.config.context_rounds, d=d, kept=kept)
                         assert loaded is not None
@@ -227,26 +198,22 @@ class Driver:
                                                                           self.config.seat_wait_s)
                         started = (await self._start_step(tx, state, step) if isinstance(step, RunTurns)
                                    else ([], 0.0, {}))
-                        if isinstance(step, Transition) and step.status != Status.DONE and not lock.locked():
+                        if (isinstance(step, Transition) and step.status != Status.DONE
+                                and (drain := await self.outbox.take(discussion_id)) is not None):
                             # Applied in the transaction that decided it, which claims the first post it queues
                             # and sends it below (a finished discussion's link is asked of the chat first: apply).
-                            await lock.acquire()
-                            drains = True
-                            covers = self._ask_publish(discussion_id)
                             tx.claim_first = True
                             await self._transit(tx, d, state, step)
-                            first = await self._first_post(tx, d)
-                if drains:
-                    served = await self._send_queue(d, first, covers)
-                    if served is None:
+                            await drain.claim(tx, d)
+                if drain is not None:
+                    if not await drain.send(d):
                         return  # refused (or sent elsewhere); a sweep comes back when it is due
-                    self._served(discussion_id, served)
                     continue
             finally:
-                if drains:
-                    lock.release()
+                if drain is not None:
+                    drain.release()
             if queued or seated:  # publish first, then decide on the state as it is after publishing
-                if not await self.publish(discussion_id):
+                if not await self.outbox.publish(discussion_id):
                     return  # refused (or sent elsewhere): no turns nobody sees; a sweep comes back when it is due
                 if queued or not isinstance(step, RunTurns):
                     continue
@@ -259,54 +226,13 @@ class Driver:
             else:
                 return
 
-    async def placeholder_shown(self, d: Discussion, key: str, ref: str) -> None:
-        """A chat showed a message for the turn `key` while it is written: kept with this process's name until
-        the turn's post settles it, so a process taking over after a crash here can remove it. Returns once
-        stored; placeholders shown while another is being stored share the next transaction."""
-        await self._placeholders.add((d.id, key, ref, self.config.owner, self.clock.now()))
-
-    async def _store_placeholders(self, shown: list[Shown]) -> None:
-        async with self.store.tx() as tx:
-            await tx.placeholders_shown(shown)
-        for discussion_id, key, _, _, _ in shown:
-            known = self._shown.get(discussion_id)
-            if known is not None:
-                known.add(key)
-
-    async def _retract_left(self, discussion_id: str, stored: list[tuple[str, str, str]]) -> None:
-        """Remove the messages another process showed for turns it never finished (it died mid-step, or stopped):
-        those turns run again here, and their first copy must not stay "writing…" beside the second. `stored`:
-        the placeholders not settled, as the lease's transaction read them."""
-        self._shown[discussion_id] = {key for key, _, _ in stored}
-        left = [(key, ref) for key, ref, owner in stored if owner != self.config.owner]
-        if not left:
-            return
-        async with self.store.tx() as tx:
-            d = await tx.discussion(discussion_id)
-        if d is None:
-            return
-        gone = []
-        for key, ref in left:
-            try:
-                await self.chats[d.platform].retract(d, ref)
-            except Exception:  # kept: the next takeover tries again
-                log.warning("could not remove the placeholder of %s left by another process", key, exc_info=True)
-                continue
-            gone.append(key)
-        if not gone:
-            return
-        log.info("removed %d placeholder(s) of %s left by another process", len(gone), discussion_id)
-        async with self.store.tx() as tx:
-            await tx.forget_placeholders(discussion_id, gone)
-        self._shown[discussion_id] -= set(gone)
-
     async def apply(self, state: State, step: Transition) -> None:
         """Apply a transition decided on `state`, unless a human changed the discussion meanwhile (the loop then
         decides again on what is there now)."""
         seen = state.discussion
         link = await self._link(seen) if step.status == Status.DONE else ""
         # What the transition queues (a notice, the header, closed polls) goes out at once, not after another fence.
-        async with self._sending(seen.id) as (tx, d):
+        async with self.outbox.sending(seen.id) as (tx, d):
             if (d.status, d.pending, d.round) != (seen.status, seen.pending, seen.round):
                 return
             await self._transit(tx, d, state, step, link)
@@ -442,31 +368,8 @@ class Driver:
         key and what its call cost, added to the discussion's cost by the fence when the state this driver keeps
         is whole (the turn is then known to be running here, so paid for)."""
         await self.admission.turn()
-        async with self._sending(discussion_id, charge=charge) as (tx, current):
+        async with self.outbox.sending(discussion_id, charge=charge) as (tx, current):
             await record(tx=tx, now=self.clock.now(), current=current, kept=self.kept.known(tx, discussion_id))
-
-    @contextlib.asynccontextmanager
-    async def _sending(self, discussion_id: str, *, charge: tuple[str, Usage | None] = ("", None)
-                       ) -> AsyncIterator[tuple[Tx, Discussion]]:
-        """A fenced transaction whose posts are published once it commits. When no drain of the discussion runs
-        here, the transaction also reads the queue and claims its first post, under the lease it has just checked:
-        the drain's own first transaction is saved. Otherwise its posts go out behind that drain, as any other
-        publish."""
-        lock = self._publish_locks.setdefault(discussion_id, asyncio.Lock())
-        if lock.locked():
-            async with self.lease.fenced(discussion_id, charge=charge) as fenced:
-                yield fenced
-            await self.publish(discussion_id)
-            return
-        async with lock:  # free: taken at once, before the queue is read, so no other drain claims from it
-            covers = self._ask_publish(discussion_id)
-            async with self.lease.fenced(discussion_id, charge=charge) as (tx, current):
-                tx.claim_first = True  # sent right after this commits, by this drain
-                yield tx, current
-                first = await self._first_post(tx, current)
-            served = await self._send_queue(current, first, covers)
-            if served is not None:
-                self._served(discussion_id, served)
 
     async def _complete_live(self, d: Discussion, persona: Persona | None, key: str, prompt: Prompt) -> Completion:
         """A persona's turn, its words shown as they arrive; the live text ends before the finished post."""
@@ -574,170 +477,6 @@ class Driver:
             await close_polls(tx, d, now, before_round=d.round + 1, offline=self.llm.offline)
             await save_discussion(tx, d, now)  # the header's "Stopped" last: nothing lands after the ending
 
-    # the outbox -------------------------------------------------------------------------------------
-    async def publish(self, discussion_id: str) -> bool:
-        """Send unsent posts in order; stops at the first failure so the thread never reorders."""
-        lock = self._publish_locks.setdefault(discussion_id, asyncio.Lock())
-        ticket = self._ask_publish(discussion_id)
-        async with lock:
-            # A drain that read the queue after this call was made, and sent all of it, has done this call's
-            # work (parallel turns each ask to publish; the first drain usually sends every one of them).
-            if self._publish_served.get(discussion_id, 0) >= ticket:
-                return True
-            return await self._drain(discussion_id, self._publish_asked[discussion_id])
-
-    async def _drain(self, discussion_id: str, covers: int = 0) -> bool:
-        """Send what is queued, in order; False at the first refusal (the rest stays queued). `covers`: the
-        publish calls asked before the queue is read, served once it is sent (see `_send_queue`).
-
-        Each post is claimed before it is sent (an attempt counted under the lease, so a post a crash cut short
-        is looked up on the platform before it is sent again); the first claim shares the transaction that reads
-        the queue, and every later one the transaction that records the post before it as sent."""
-        async with self.store.tx() as tx:
-            # The queue first: a discussion with nothing queued costs one statement, no lease check.
-            queue = await tx.queue(discussion_id)
-            if not queue[0]:
-                self._served(discussion_id, covers)
-                return True
-            d = await tx.fence(discussion_id, self.config.owner, self.clock.now())
-            if d is None:
-                log.info("%s is no longer driven here; its posts are left to the driver that has it", discussion_id)
-                return False
-            first = await self._first_post(tx, d, queue)
-        served = await self._send_queue(d, first, covers)
-        if served is None:
-            return False
-        self._served(discussion_id, served)
-        return True
-
-    def _ask_publish(self, discussion_id: str) -> int:
-        """Count a publish asked of the discussion: its ticket, served once a drain that read the queue after it
-        has sent it (see `_served`)."""
-        self._publish_asked[discussion_id] = self._publish_asked.get(discussion_id, 0) + 1
-        return self._publish_asked[discussion_id]
-
-    def _served(self, discussion_id: str, covers: int) -> None:
-        """The publish calls up to `covers` have had their posts sent."""
-        self._publish_served[discussion_id] = max(self._publish_served.get(discussion_id, 0), covers)
-
-    async def _first_post(self, tx: Tx, d: Discussion, queue: Queue | None = None) -> Queued | None:
-        """The queue (`queue`: as this transaction has just read it), and whether its first post is now claimed
-        here, in a transaction that holds the lease; None: the first post waits out its backoff, and the rest keep
-        their order behind it."""
-        if queue is None:  # what this transaction queued, when that is the whole queue; else read
-            here = tx.queued_here()
-            queue = (here, None) if here is not None else await tx.queue(d.id)
-        pending, due = queue
-        if not pending:
-            return [], False
-        if pending[0][0] == tx.claimed_at_insert:  # claimed as it was queued, never tried before
-            outbox_id, post, turn_key, _ = pending[0]
-            return [(outbox_id, post, turn_key, 0), *pending[1:]], True
-        if due is not None and due > self.clock.now():
-            return None
-        return pending, await self._claim(tx, d.id, pending[0], fenced=True)
-
-    async def _send_queue(self, d: Discussion, first: Queued | None, covers: int) -> int | None:
-        """Send the queue `_first_post` read, in order; None at the first refusal (the rest stays queued), else the
-        publish calls served: `covers` (those asked before the queue was read), or more when publish was asked
-        again while it was sent (parallel turns recorded behind this drain): the transaction that marks the last
-        post sent then reads the queue again and claims what they queued, instead of a drain of their own."""
-        if first is None:
-            return None
-        pending, claimed = first
-        chat = self.chats[d.platform]
-        for i, (outbox_id, post, turn_key, attempts) in enumerate(pending):
-            try:
-                if not claimed:
-                    raise NotOurs(post.key)
-                ref = await self._send(d=d, chat=chat, post=post, attempts=attempts)
-            except NotOurs:
-                log.info("%s is being sent by another driver", post.key)
-                return None
-            except CannotPost as exc:
-                log.warning("%s can never be posted: %s", post.key, exc)
-                async with self.store.tx() as tx:
-                    await tx.bury_posts(d.id, str(exc))
-                await self._block_for_posting(d.id, f"it cannot post any more: {exc}")
-                return None
-            except RateLimited as exc:  # pacing, not a refusal: waited out, never counted toward blocking
-                log.info("%s: the platform asked to slow down; trying again in %.1f s", post.key, exc.retry_after)
-                async with self.store.tx() as tx:
-                    await tx.defer_post(outbox_id, self.clock.now() + timedelta(seconds=exc.retry_after),
-                                        f"rate limited: {exc}", forget_attempt=True)
-                self._come_back(d.id, exc.retry_after)
-                return None
-            except Exception as exc:
-                # A platform that says when to come back (Discord's RateLimited.retry_after) is believed.
-                delay = max(retry_delay(attempts + 1), float(getattr(exc, "retry_after", 0) or 0))
-                log.warning("could not publish %s; trying again in %.0f s", post.key, delay, exc_info=True)
-                async with self.store.tx() as tx:
-                    await tx.defer_post(outbox_id, self.clock.now() + timedelta(seconds=delay),
-                                        f"{type(exc).__name__}: {exc}")
-                if attempts + 1 >= MAX_POST_ATTEMPTS:
-                    await self._block_for_posting(
-                        d.id, f"the chat platform keeps refusing posts ({type(exc).__name__}); still trying")
-                return None
-            settled: list[str] = []
-            async with self.store.tx() as tx:  # not fenced: the platform has the post, so its ref must be kept
-                following = pending[i + 1] if i + 1 < len(pending) else None
-                if following is not None:  # the next post is claimed in the statement that marks this one sent
-                    claimed = await tx.mark_sent_claiming(outbox_id, ref, self.clock.now(), turn_key,
-                                                          (following[0], following[3]), self.config.owner, d.id)
-                else:
-                    await tx.mark_sent(outbox_id, ref, self.clock.now(), turn_key)
-                if turn_key or post.kind in SETTLING_KINDS:  # its turn's placeholder became it, or says why not
-                    settled = await self._settle_placeholders(tx, d, post)
-                if post.kind == "header" and d.status in (Status.DONE, Status.STOPPED):
-                    await tx.forget_settled_placeholders(d.id)  # an ending's header is its last post: rows let go
-                if post.kind == "header" and not d.thread_ref:
-                    d.thread_ref = ref
-                    fresh = await tx.discussion(d.id)
-                    assert fresh is not None
-                    fresh.thread_ref = ref
-                    await tx.save_discussion(fresh, self.clock.now())
-                if post.kind == "poll" and post.poll is not None and not post.replaces:
-                    await tx.set_poll_ref(post.poll.poll_id, ref)
-                asked = self._publish_asked.get(d.id, 0)
-                if i + 1 == len(pending) and asked > covers:  # more was queued, and publish asked, meanwhile
-                    more, due = await tx.queue(d.id)
-                    if due is None or due <= self.clock.now():  # else the drains asked for find it waiting
-                        covers = asked
-                        pending.extend(more)
-                if following is None and i + 1 < len(pending):  # read again just now
-                    claimed = await self._claim(tx, d.id, pending[i + 1])
-            self.kept.committed(d.id, tx)
-            self._shown.get(d.id, set()).difference_update(settled)
-            kept = self.kept.get(d.id)
-            if kept is not None and ref and not post.replaces:
-                kept.refs[post.key] = ref
-        return covers
-
-    async def _claim(self, tx: Tx, discussion_id: str, queued: tuple[int, Post, str | None, int], *,
-                     fenced: bool = False) -> bool:
-        """Count an attempt at this post before any call, so one the platform keeps refusing eventually blocks;
-        False when another driver has it or our lease is gone (`fenced`: this transaction already checked it)."""
-        outbox_id, _, _, attempts = queued
-        return await tx.claim_send(outbox_id, attempts, self.config.owner, self.clock.now(), discussion_id,
-                                   fenced=fenced)
-
-    async def _settle_placeholders(self, tx: Tx, d: Discussion, post: Post) -> list[str]:
-        """A turn's post settles its placeholder, as do the notice that its turn failed (keyed under the turn's
-        key) and the header a roster turn drew (its key ends with the turn's), and any post of a stopped discussion
-        every placeholder still shown (its turns were set aside): the chat turned the placeholder into the post or
-        a note, and no takeover may remove it. The keys stored are the ones this lease keeps; the caller forgets the
-        ones settled (returned) once the transaction has committed."""
-        known = self._shown.get(d.id)
-        keys = known if known is not None else set(await tx.placeholder_keys(d.id))
-        # A turn's own post settles its row by being marked sent (see placeholders()); a note keyed otherwise
-        # settles it by deleting it.
-        noted = list(keys) if d.status == Status.STOPPED else [
-            k for k in keys if (post.kind in FAILURE_KINDS and post.key.startswith(k + ":"))
-            or (post.kind == "header" and post.key.endswith(":" + k))]
-        if noted:
-            await tx.forget_placeholders(d.id, noted)
-        return [*noted, *([post.key] if post.key in keys else [])]
-
     def _come_back(self, discussion_id: str, after_s: float) -> None:
         """Drive the discussion again once the wait the platform asked for is over, not a whole sweep later."""
         self._later[discussion_id] = max(after_s, self._later.get(discussion_id, 0.0))
@@ -746,50 +485,11 @@ class Driver:
         await asyncio.sleep(after_s)
         await self._drive_logged(discussion_id)
 
-    async def _block_for_posting(self, discussion_id: str, reason: str) -> None:
-        """Posts keep being refused, or never can land: stop spending on turns nobody can see, and tell the
-        starter privately (the thread is where it cannot post), with a Retry button.
+    # the outbox, as the wiring and tests reach it ---------------------------------------------------
+    async def publish(self, discussion_id: str) -> bool:
+        """Send the discussion's unsent posts in order (see `Outbox.publish`)."""
+        return await self.outbox.publish(discussion_id)
 
-        A refused queue is still tried on its backoff; Retry tries every post again at once and goes on."""
-        async with self.lease.fenced(discussion_id) as (tx, d):
-            if d.status not in (Status.RUNNING, Status.WAITING):
-                return
-            d.status, d.blocked_reason = Status.BLOCKED, reason
-            await save_discussion(tx, d, self.clock.now())
-        try:
-            await self.chats[d.platform].tell(d, d.created_by, posts.cannot_post_post(d))
-        except Exception:
-            log.warning("could not tell %s that %s is blocked", d.created_by, d.id, exc_info=True)
-
-    async def _send(self, *, d: Discussion, chat: ChatPort, post: Post, attempts: int) -> str:
-        """Send a claimed post: an edit in place, one found on the platform after a crash, or a new message."""
-        post = await decorate(self.store, self.config.pages, d, post, self.clock.now(),
-                              functools.partial(self.kept.seats, d.id))
-        if post.replaces:
-            kept = self.kept.get(d.id)
-            ref = kept.refs.get(post.replaces) if kept is not None else None
-            if ref is None:
-                async with self.store.tx() as tx:
-                    ref = await tx.post_ref(post.replaces)
-                if ref and kept is not None:
-                    kept.refs[post.replaces] = ref
-            if ref:
-                await chat.update(d, ref, post)
-            return ref or ""
-        if attempts > 0 and self.config.send_lands_s > 0:  # tried before, maybe by a process still sending it
-            log.info("%s was tried before; looking for it on the platform in %.0f s", post.key,
-                     self.config.send_lands_s)
-            await asyncio.sleep(self.config.send_lands_s)
-        found = await chat.find(d, post.key) if attempts > 0 else None
-        if found:
-            await chat.update(d, found, post)
-            return found
-        # The claim held the lease, but the way here (a look-up, a chart, a starved process) may have outlasted it:
-        # another process may have claimed the post since and, finding nothing, sent it. Checked with no wait
-        # between it and the call, so a post sent here began its way while the lease held (see send_lands_s).
-        # A drain outside this process's drive loop (none runs so in production: every publish is a step's) has
-        # only its claim's fence to go by.
-        expires = self.lease.held_until(d.id)
-        if expires is not None and self.clock.now().timestamp() >= expires:
-            raise NotOurs(post.key)
-        return await chat.publish(d, post)
+    async def placeholder_shown(self, d: Discussion, key: str, ref: str) -> None:
+        """A chat showed a placeholder for the turn `key` (see `Placeholders.shown`)."""
+        await self.placeholders.shown(d, key, ref)

@@ -89,14 +89,14 @@ async def test_the_drain_sends_nothing_while_another_driver_holds_the_lease(app:
         assert await tx.acquire_lease(did, app.driver.config.owner, clock.now(), 60.0)
     assert await app.driver.publish(did) is True
     assert chat.sent[-1].post.key == f"{did}:fenced"
-    assert await app.driver._drain(did) is True  # nothing left to send: done, not refused
+    assert await app.driver.outbox.drain(did) is True  # nothing left to send: done, not refused
     async with app.store.tx() as tx:  # a post waiting out its backoff is not sent before its time
         await tx.enqueue(did, Post(kind="notice", key=f"{did}:later", text="After the backoff."), clock.now())
         [(outbox_id, _, _, _)] = await tx.pending_posts(did)
         await tx.defer_post(outbox_id, clock.now() + timedelta(seconds=30), "refused once")
-    assert await app.driver._drain(did) is False and chat.sent[-1].post.key == f"{did}:fenced"
+    assert await app.driver.outbox.drain(did) is False and chat.sent[-1].post.key == f"{did}:fenced"
     clock.advance(seconds=31)
-    assert await app.driver._drain(did) is True and chat.sent[-1].post.key == f"{did}:later"
+    assert await app.driver.outbox.drain(did) is True and chat.sent[-1].post.key == f"{did}:later"
 
 
 # 4. a digest sees ballots and turns finished in its period --------------------------------------------------
