@@ -1,8 +1,8 @@
-"""What a placeholder costs the database. Placeholders many discussions show at the same moment are stored
-together: each chat hears back only once its own row is committed (a crash after that leaves the next process a
-row to remove the message by), and the rows that come together (or while one is being written) share a
-transaction instead of taking one each. A turn's post settles its placeholder by being marked sent: no statement of
-its own, and no takeover removes a placeholder that became a post."""
+"""Placeholders (core/running/placeholders.py): what one costs the database. Placeholders many discussions show at
+the same moment are stored together: each chat hears back only once its own row is committed (a crash after that
+leaves the next process a row to remove the message by), and the rows that come together (or while one is being
+written) share a transaction instead of taking one each. A turn's post settles its placeholder by being marked
+sent: no statement of its own, and no takeover removes a placeholder that became a post."""
 
 from __future__ import annotations
 

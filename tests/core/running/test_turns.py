@@ -1,4 +1,5 @@
-"""The write path of a turn: the transactions and statements that carry it from the model to the thread."""
+"""Running turns (core/running/turns.py), the write path of a turn: the transactions and statements that carry it
+from the model to the thread."""
 
 from __future__ import annotations
 

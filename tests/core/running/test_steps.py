@@ -1,4 +1,5 @@
-"""Pause at any step and resume where it stopped; Stop is final: nothing posted after it, polls closed."""
+"""The step loop (core/running/steps.py): pause at any step and resume where it stopped; Stop is final: nothing
+posted after it, polls closed."""
 
 from __future__ import annotations
 
