@@ -131,6 +131,7 @@ class FakeSlack(CanvasMethods):
         self.latency: dict[str, deque[float | Callable[[], Awaitable[None]]]] = defaultdict(deque)
         self.failures: dict[str, deque[str]] = defaultdict(deque)
         self.unreachable: set[str] = set()  # methods whose calls are hung up on without an answer
+        self.cuts: dict[str, int] = defaultdict(int)  # method -> calls to hang up on before they take effect
         self.lost: dict[str, deque[bool]] = defaultdict(deque)  # method -> answers lost after the call took effect
         self.lost_when: dict[str, list[Callable[[dict[str, Any]], bool]]] = defaultdict(list)
         self.disabled: set[str] = set()
@@ -151,8 +152,12 @@ class FakeSlack(CanvasMethods):
 
     def lose_answer(self, method: str, times: int = 1, *, drop: bool = False) -> None:
         """The next `times` calls of `method` take effect (a message is stored) but their answer is lost: Slack
-        answers 500 internal_error, or with `drop` hangs up (the client's connection-error retry calls again)."""
+        answers 500 internal_error, or with `drop` hangs up, so the client sees a dropped connection."""
         self.lost[method].extend([drop] * times)
+
+    def cut(self, method: str, times: int = 1) -> None:
+        """The next `times` calls of `method` are hung up on before Slack acts on them: nothing is stored."""
+        self.cuts[method] += times
 
     def lose_answer_when(self, method: str, matches: Callable[[dict[str, Any]], bool]) -> None:
         """The first call of `method` whose parameters `matches` takes effect, but its answer is lost (500)."""
@@ -317,7 +322,8 @@ class FakeSlack(CanvasMethods):
         if retry_after := self.limits.retry_after(team, method, self.conversation(channel)["id"] if channel else ""):
             call.limited = True
             return self._limited(method, retry_after)
-        if method in self.unreachable:  # the client sees a dropped connection (after its retries), not an error
+        if method in self.unreachable or self.cuts[method] > 0:  # a dropped connection, not an error
+            self.cuts[method] = max(0, self.cuts[method] - 1)
             if request.transport is not None:
                 request.transport.abort()
             return web.Response(status=500)  # never reaches the client
