@@ -17,9 +17,9 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from adapters.slack.announce import announcement
 from adapters.slack.budgeted import PRIORITY, Skipped, idle
 from adapters.slack.canvas import Canvases, is_canvas
-from adapters.slack.landed import After, post_once
+from adapters.slack.landed import After, known, post_once
 from adapters.slack.markup import escape
-from adapters.slack.plain import plain_parts
+from adapters.slack.plain import edit_plain, post_plain
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
 from core.models import Discussion, Persona, Post, Status
 from core.ports import CannotPost, PlaceholderShown
@@ -67,12 +67,6 @@ def as_app(args: dict[str, Any]) -> dict[str, Any]:
         if out.get("blocks"):
             out["blocks"] = [{"type": "context", "elements": [{"type": "mrkdwn", "text": who}]}, *out["blocks"]]
     return out
-
-
-def _known(ts: str) -> After:
-    async def newest() -> str:
-        return ts
-    return newest
 
 
 @dataclass
@@ -123,7 +117,7 @@ class SlackChat:
                 ts = await self._post(client, discussion.channel, thread, message, after)
                 if i == 0 and placeholder:
                     await self._remove(client, discussion.channel, placeholder)
-            after = _known(ts)
+            after = known(ts)
             ref = ref or ts
         if post.kind == "error":
             await self._settle_placeholders(discussion, "{name} did not respond to this step.")
@@ -162,7 +156,14 @@ class SlackChat:
             return await self.canvases.update(discussion, ref, post)
         client = await self.client_for(discussion.workspace)
         messages = render(post, discussion.topic)
-        await self._edit(client, discussion.channel, ref, messages[0])
+        try:
+            await self._edit(client, discussion.channel, ref, messages[0])
+        except SlackApiError as exc:
+            if exc.response.get("error") not in BLOCK_ERRORS:
+                raise
+            log.warning("Slack refused the blocks of %s (%s); editing in its lines as plain sections", post.key,
+                        exc.response.get("error"))
+            await edit_plain(client, discussion.channel, discussion.thread_ref or ref, ref, messages[0].args())
         if post.kind == "header":  # a roster turn's result is the header itself: its key names the turn
             await self._settle_placeholders(discussion, "{name} assembled the council: the roster is above.",
                                             named_by=post.key)
@@ -233,7 +234,7 @@ class SlackChat:
         ref = await self._post(client, channel, None, top)
         for i, message in enumerate(replies, start=1):
             try:
-                await self._post(client, channel, ref, message, _known(ref))
+                await self._post(client, channel, ref, message, known(ref))
             except Exception:  # the top-level message names everything: it stands without its details
                 log.warning("announcement %s: part %s of %s not posted", post.key, i, len(replies), exc_info=True)
                 break
@@ -321,22 +322,10 @@ class SlackChat:
                     args.pop("metadata", None)
                 elif error in BLOCK_ERRORS:
                     log.warning("Slack refused the blocks (%s); posting its lines as plain sections", error)
-                    return await self._post_plain(client, args, after)
+                    return await post_plain(client, args, after)
                 else:
                     raise
                 return await post_once(client, args, after)
-
-    async def _post_plain(self, client: AsyncWebClient, args: dict[str, Any], after: After | None) -> str:
-        """Blocks Slack refused, re-rendered as plain sections that keep every line, over as many messages as they
-        need (the first one's ts is the post's): nothing is cut or flattened into one line."""
-        ts = ""
-        for i, part in enumerate(plain_parts(args)):
-            posted = await post_once(client, part, after)
-            ts = ts or posted
-            after = _known(posted)
-            if i == 0 and args.get("thread_ts") is None and "thread_ts" not in part:
-                args = {**args, "thread_ts": posted}  # a top-level post's overflow goes into its thread
-        return ts
 
     @staticmethod
     async def _edit(client: AsyncWebClient, channel: str, ts: str, message: Message) -> bool:

@@ -22,6 +22,13 @@ PAGES = 4  # a thread read from the last known post: the lost one is among its n
 After = Callable[[], Awaitable[str]]  # the newest message known to be in the thread before this one ("": none)
 
 
+def known(ts: str) -> After:
+    """`after` for a post that follows the message `ts`."""
+    async def newest() -> str:
+        return ts
+    return newest
+
+
 class NotKnown(Exception):
     """The post may or may not be in Slack, and the look for it failed: it is not sent again blindly."""
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.landed import After, find, identity, known, post_once
 from adapters.slack.markup import SECTION_CHARS, flat, split_text
 
 MESSAGE_CHARS = 9000  # of section text per message: well under the ~11k Slack takes
@@ -63,3 +66,33 @@ def plain_parts(args: dict[str, Any]) -> list[dict[str, Any]]:
             part["metadata"] = {**meta, "event_payload": {**(meta.get("event_payload") or {}), "piece": i}}
         parts.append(part)
     return parts
+
+
+async def post_plain(client: AsyncWebClient, args: dict[str, Any], after: After | None) -> str:
+    """The plain parts of a message whose blocks Slack refused, in order; the first one's ts is the post's. A
+    top-level message's later parts go into its thread (a digest stays one top-level message)."""
+    ts = ""
+    for part in plain_parts(args):
+        if ts and not part.get("thread_ts"):
+            part["thread_ts"] = ts
+        posted = await post_once(client, part, after)
+        ts = ts or posted
+        after = known(posted)
+    return ts
+
+
+async def edit_plain(client: AsyncWebClient, channel: str, thread: str, ts: str, args: dict[str, Any]) -> None:
+    """An edit whose blocks Slack refused: the message becomes the first plain part; the parts after it are edited
+    where an earlier edit posted them (found by their metadata), else posted after it."""
+    args = {k: v for k, v in args.items() if k not in ("username", "icon_emoji", "icon_url")}
+    first, *rest = plain_parts({"channel": channel, "thread_ts": thread, **args})
+    await client.chat_update(channel=channel, ts=ts, text=first["text"], blocks=first["blocks"])
+    after = known(ts)
+    for part in rest:
+        ident = identity(part)
+        found = await find(client, channel, thread, ident, after) if ident else ""
+        if found:
+            await client.chat_update(channel=channel, ts=found, text=part["text"], blocks=part["blocks"])
+        else:
+            found = await post_once(client, part, after)
+        after = known(found)
