@@ -492,10 +492,18 @@ class FakeSlack(CanvasMethods):
         return {"ok": True, "users": members} if members is not None else {"ok": False, "error": "no_such_subteam"}
 
     def m_conversations_replies(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        """A thread, earliest first. Bounded by `latest` alone, a page holds the messages nearest `latest` (Slack's
+        "pagination by time": the next page takes the page's end as `latest`); otherwise it starts at `oldest`."""
         msgs = self.thread(p.get("channel", ""), p.get("ts", ""))
         if not msgs:
             return {"ok": False, "error": "thread_not_found"}
-        return self._page([m for m in msgs if self._within(m, p)], p)
+        within = [m for m in msgs if self._within(m, p)]
+        if p.get("latest") and not p.get("oldest") and not p.get("cursor"):
+            limit = self.limits.page(int(p.get("limit") or 100))
+            meta = str(p.get("include_all_metadata", "")).lower() in ("1", "true")
+            return {"ok": True, "messages": [self._wire(m, meta) for m in within[-limit:]],
+                    "has_more": len(within) > limit, "response_metadata": {"next_cursor": ""}}
+        return self._page(within, p)
 
     def m_conversations_history(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         """Top-level messages, newest first, from `oldest` to `latest`; metadata with include_all_metadata."""
@@ -512,12 +520,21 @@ class FakeSlack(CanvasMethods):
             return oldest <= ts <= latest
         return oldest < ts < latest
 
+    def _wire(self, m: Msg, with_metadata: bool) -> dict[str, Any]:
+        """A thread's parent carries reply_count and latest_reply, as Slack's message objects do."""
+        out = m.wire(with_metadata)
+        if m.thread_ts in (None, m.ts):
+            replies = [r for r in self.messages if r.channel == m.channel and r.thread_ts == m.ts and r is not m]
+            if replies:
+                out |= {"thread_ts": m.ts, "reply_count": len(replies), "latest_reply": replies[-1].ts}
+        return out
+
     def _page(self, msgs: list[Msg], p: dict[str, Any]) -> dict[str, Any]:
         start, limit = int(p.get("cursor") or 0), self.limits.page(int(p.get("limit") or 100))
         meta = str(p.get("include_all_metadata", "")).lower() in ("1", "true")
         page = msgs[start:start + limit]
         more = start + limit < len(msgs)
-        return {"ok": True, "messages": [m.wire(meta) for m in page], "has_more": more,
+        return {"ok": True, "messages": [self._wire(m, meta) for m in page], "has_more": more,
                 "response_metadata": {"next_cursor": str(start + limit) if more else ""}}
 
     def m_conversations_info(self, p: dict[str, Any], team: str) -> dict[str, Any]:
