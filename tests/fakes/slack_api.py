@@ -19,7 +19,8 @@ from tests.fakes.slack_limits import ALL_SCOPES, Limits, Triggers, missing_scope
 BOT_USER, BOT_ID, TEAM = "UBOT", "BBOT", "T0001"
 # block_text: Slack answers msg_blocks_too_long from ~13k characters of text in blocks; the fake is stricter.
 RESPONSE_URL_USES, RESPONSE_URL_TTL_S = 5, 30 * 60  # "up to five times within 30 minutes"
-LIMITS = {"blocks": 50, "section": 3000, "button": 75, "header": 150, "text": 40000, "block_text": 11000}
+LIMITS = {"blocks": 50, "section": 3000, "button": 75, "header": 150, "text": 40000, "block_text": 11000,
+          "select_options": 100}
 
 
 @dataclass
@@ -84,6 +85,8 @@ def block_error(blocks: list[dict[str, Any]]) -> str:
         for e in b.get("elements") or []:
             if e.get("type") == "button" and len(e["text"]["text"]) > LIMITS["button"]:
                 return "invalid_blocks"
+            if e.get("type") == "static_select" and len(e.get("options") or []) > LIMITS["select_options"]:
+                return "invalid_blocks"  # a static select menu: "maximum number of options is 100"
         ids = [e["action_id"] for e in [*(b.get("elements") or []), b.get("accessory") or {}] if e.get("action_id")]
         if len(ids) != len(set(ids)):  # an action_id must be unique among the elements of its block
             return "invalid_blocks"
