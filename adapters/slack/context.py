@@ -39,8 +39,9 @@ async def read(client: AsyncWebClient, channel: str, thread_ts: str, *, newest: 
     with calls it has to spare right now (an app Slack limits to a read a minute keeps what it has rather than
     hold the start for minutes). The parent, when not reached, is asked for apart (conversations.history: its
     own budget): it carries the topic and the thread's reply count. `parent_needed`: wait for that call too."""
-    pages: list[list[dict[str, Any]]] = []
-    latest, inclusive = newest or f"{time.time():.6f}", True
+    pages: list[list[dict[str, Any]]] = []  # replies, a page each, oldest page first
+    parent: dict[str, Any] | None = None  # Slack may list it on every page: it is kept apart
+    latest, inclusive, complete = newest or f"{time.time():.6f}", True, False
     try:
         for page in range(PAGES):
             marked = PRIORITY.set("spare" if page else "final")
@@ -50,24 +51,27 @@ async def read(client: AsyncWebClient, channel: str, thread_ts: str, *, newest: 
             finally:
                 PRIORITY.reset(marked)
             got = sorted(resp.get("messages") or [], key=lambda m: float(m["ts"]))
-            got = [m for m in got if not any(m["ts"] == seen["ts"] for p in pages for seen in p)]
-            if got:
-                pages.insert(0, got)
-            if not (resp.get("has_more") and got) or any(m["ts"] == thread_ts for m in got):
+            parent = parent or next((m for m in got if m["ts"] == thread_ts), None)
+            seen = {m["ts"] for p in pages for m in p}
+            replies = [m for m in got if m["ts"] != thread_ts and m["ts"] not in seen]
+            if replies:
+                pages.insert(0, replies)
+            if not resp.get("has_more") or not replies:
+                complete = True
                 break
-            latest, inclusive = str(got[0]["ts"]), False  # the page before this one
+            latest, inclusive = str(replies[0]["ts"]), False  # the page before this one
     except Skipped:
         log.info("thread %s read in part: no read to spare now", thread_ts)
     except SlackApiError as exc:
         log.warning("could not read the thread for context: %s", exc.response.get("error"))
-    messages = [m for p in pages for m in p]
-    if messages and messages[0]["ts"] == thread_ts:  # read back to its first message: all of it
-        return Thread(messages)
-    parent = await _parent(client, channel, thread_ts, parent_needed)
+    replies = [m for p in pages for m in p]
     if parent is None:
-        return Thread(messages, unread=None)
-    total = int(parent.get("reply_count") or 0) + 1
-    return Thread([parent, *messages], unread=max(0, total - len(messages) - 1))
+        parent = await _parent(client, channel, thread_ts, parent_needed)
+    if complete:
+        return Thread([*([parent] if parent else []), *replies])
+    if parent is None:
+        return Thread(replies, unread=None)
+    return Thread([parent, *replies], unread=max(0, int(parent.get("reply_count") or 0) - len(replies)))
 
 
 async def _parent(client: AsyncWebClient, channel: str, thread_ts: str, needed: bool) -> dict[str, Any] | None:
