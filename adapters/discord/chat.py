@@ -199,7 +199,7 @@ class DiscordChat:
         """A forum post this bot started for the header (starting one takes no nonce): an active thread of the
         forum with the header's name, owned by the bot, not recorded for another post, whose first message
         carries the header's title (its other words may have changed since)."""
-        [message] = self._render(d, post, webhook=False)
+        message = self._render(d, post, webhook=False)[0]
         title = message.embeds[0].title if message.embeds else None
         name, bot = render.thread_name(post.title), self._bot_id()
         active = await self.http.get_active_threads(int(d.workspace))
@@ -368,7 +368,7 @@ class DiscordChat:
         return str((await self.http.request(route, form=form))["id"])
 
     async def _publish_header(self, d: Discussion, post: Post) -> str:
-        [message] = self._render(d, post, webhook=False)
+        message, *more = self._render(d, post, webhook=False)
         if await self.places.is_forum(d.channel):  # a forum takes no plain messages: the header starts a forum post
             body = {"name": render.thread_name(post.title), "auto_archive_duration": ARCHIVE_MINUTES,
                     "message": message.payload()}
@@ -380,18 +380,26 @@ class DiscordChat:
             elif tags.required and tags.usable:
                 body["applied_tags"] = tags.usable[:1]
             try:
-                return str((await self.http.request(route, json=body))["id"])  # the post's first message has its id
+                started = str((await self.http.request(route, json=body))["id"])  # its first message has its id
             except discord.HTTPException as exc:
                 if exc.code != TAG_REQUIRED or "applied_tags" in body:
                     raise
                 tags = await self.places.forum_tags(d.channel, fresh=True)  # the cache missed the forum's change
                 if not tags.usable:
                     raise
-            body["applied_tags"] = [chosen] if chosen in tags.usable else tags.usable[:1]
-            return str((await self.http.request(route, json=body))["id"])
+                body["applied_tags"] = [chosen] if chosen in tags.usable else tags.usable[:1]
+                started = str((await self.http.request(route, json=body))["id"])
+            await self._send_rest(started, post, more)
+            return started
         message_id = await self._send(d.channel, message, nonce(post.key, 0))
         await self._open_thread(d, message_id, post)
+        await self._send_rest(message_id, post, more)
         return message_id  # a thread started on a message has that message's id
+
+    async def _send_rest(self, thread: str, post: Post, more: list[render.Message]) -> None:
+        """A header longer than one message's embeds allow: the rest of it, first in its thread."""
+        for part, message in enumerate(more, start=1):
+            await self._send(thread, message, nonce(post.key, part))
 
     async def _chosen_tag(self, d: Discussion) -> str:
         """The tag `/council-config tag:` chose for new posts in the discussion's forum ("" when none)."""

@@ -8,13 +8,12 @@ from typing import Any
 
 import discord
 
-from adapters.discord.views import view
+from adapters.discord.embeds import AUTHOR_MAX, CONTINUED, FOOTER_MAX, TITLE_MAX, layouts
+from adapters.discord.views import view, views
 from core.models import Persona, Post, Role
 from core.showing.moments import Moment, expand
 
 CONTENT_MAX = 2000
-EMBED_TEXT_MAX = 4096
-TITLE_MAX = 256
 THREAD_NAME_MAX = 100
 NAME_MAX = 80
 URL_MAX = 512  # a link button's URL
@@ -128,13 +127,27 @@ def roster_lines(personas: list[Persona]) -> str:
     return "\n".join(f"{icon(p)} **{p.name}** — {p.title}" for p in personas)
 
 
-def header(post: Post, *, reply_to: str = "") -> Message:
+def header(post: Post, *, reply_to: str = "") -> list[Message]:
+    """The header: one embed, its text in the description and fields after it; only a text past Discord's 6,000
+    characters an embed goes on in more messages (in the thread, after the first). A topic too long for the title
+    is shown whole at the top of the text."""
     text = f"{post.text}\n\n{post.state}" if post.state else post.text
-    embed = discord.Embed(title=_shorten(f"🏛️ Council: {post.title}", TITLE_MAX),
-                          description=_shorten(emojize(text), EMBED_TEXT_MAX), colour=0x5865F2)
-    if post.offline:
-        embed.set_footer(text=OFFLINE.removeprefix("-# "))
-    return Message(embeds=[embed], view=view(post.actions, reply_to=reply_to))
+    title = f"🏛️ Council: {post.title}"
+    if len(title) > TITLE_MAX:
+        text = f"**Topic:** {post.title}\n\n{text}"
+        title = _shorten(title, TITLE_MAX)
+    footer = OFFLINE.removeprefix("-# ") if post.offline else ""
+    messages = []
+    for i, layout in enumerate(layouts(emojize(text), taken=len(title) + len(footer))):
+        embed = discord.Embed(title=title if i == 0 else None, description=layout.description or None,
+                              colour=0x5865F2)
+        for value in layout.fields:
+            embed.add_field(name=CONTINUED, value=value, inline=False)
+        if footer:
+            embed.set_footer(text=footer)
+        messages.append(Message(embeds=[embed]))
+    messages[0].view = view(post.actions, reply_to=reply_to)
+    return messages
 
 
 def persona_chunks(post: Post) -> list[str]:
@@ -144,14 +157,23 @@ def persona_chunks(post: Post) -> list[str]:
 
 
 def persona_embeds(post: Post) -> list[Message]:
-    """Without a webhook: the bot speaks, and an embed names the persona as its author."""
+    """Without a webhook: the bot speaks, and an embed names the persona as its author. A persona's title that would
+    not fit the author line (256) and a post title that would not fit the footer (2,048) open the text instead."""
     assert post.persona is not None
     p = post.persona
+    author, lead = sanitize_name(p.name), ""
+    if p.title and len(author) + 3 + len(p.title) <= AUTHOR_MAX:
+        author += f" · {p.title}"
+    elif p.title:
+        lead += f"*{p.title}*\n"
+    footer = " · ".join(x for x in (post.title, OFFLINE.removeprefix("-# ") if post.offline else "") if x)
+    if len(footer) > FOOTER_MAX:
+        lead += f"**{post.title}**\n"
+        footer = OFFLINE.removeprefix("-# ") if post.offline else ""
     messages = []
-    for chunk in split(emojize(post.text)):
+    for chunk in split(lead + emojize(post.text)):
         embed = discord.Embed(description=chunk or "…", colour=COLOURS.get(p.role, 0x99AAB5))
-        embed.set_author(name=sanitize_name(p.name) + (f" · {p.title}" if p.title else ""), icon_url=avatar_url(p))
-        footer = " · ".join(x for x in (post.title, OFFLINE.removeprefix("-# ") if post.offline else "") if x)
+        embed.set_author(name=author, icon_url=avatar_url(p))
         if footer:
             embed.set_footer(text=footer)
         messages.append(Message(embeds=[embed]))
@@ -168,14 +190,17 @@ def plain(post: Post, *, reply_to: str = "") -> list[Message]:
     chunks = split("\n".join(x for x in parts if x))
     messages = [Message(content=chunk) for chunk in chunks]
     wants_reply = reply_to if post.kind == "choice" else ""
-    messages[-1].view = view(post.actions, reply_to=wants_reply)
+    first, *more = views(post.actions, reply_to=wants_reply)
+    messages[-1].view = first
+    for extra in more:  # the menus of a long choice that did not fit under the text: in messages of their own
+        messages.append(Message(content="-# More choices:", view=extra))
     return messages
 
 
 def render(post: Post, *, webhook: bool, reply_to: str = "") -> list[Message]:
     """The messages for a post; a persona's post is content for its webhook identity, or embeds without one."""
     if post.kind == "header":
-        messages = [header(post, reply_to=reply_to)]
+        messages = header(post, reply_to=reply_to)
     elif post.persona is not None:
         messages = [Message(content=c) for c in persona_chunks(post)] if webhook else persona_embeds(post)
     else:

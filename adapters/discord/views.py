@@ -40,22 +40,27 @@ class CouncilButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=CUS
             await handler.on_action(interaction, self.action, self.value)
 
 
-PICK_ID = re.compile(r"cl-pick\|(?P<poll>\d+)")
+PICK_ID = re.compile(r"cl-pick\|(?P<poll>\d+)(?:\|(?P<page>\d+))?")
+SELECT_OPTIONS = 25  # a select menu's most options
+ROWS = 5  # a message's most action rows; a select menu fills one
 
 
 class CouncilSelect(discord.ui.DynamicItem[discord.ui.Select[Any]], template=PICK_ID.pattern):
-    """A place in a ranking as a select menu (`pick:*` actions): the option picked is the ballot."""
+    """A place in a ranking as a select menu (`pick:*` actions): the option picked is the ballot. A list longer than
+    a menu allows is split over menus (`page` 2, 3...), each naming its range."""
 
-    def __init__(self, poll: str, options: list[tuple[str, str]] | None = None) -> None:
-        super().__init__(discord.ui.Select(custom_id=f"cl-pick|{poll}", placeholder="Choose…", options=[
-            discord.SelectOption(label=label[:100] or "…", value=value) for label, value in (options or [])][:25]
+    def __init__(self, poll: str, options: list[tuple[str, str]] | None = None, page: int = 1,
+                 placeholder: str = "Choose…") -> None:
+        custom = f"cl-pick|{poll}" if page == 1 else f"cl-pick|{poll}|{page}"
+        super().__init__(discord.ui.Select(custom_id=custom, placeholder=placeholder, options=[
+            discord.SelectOption(label=label[:100] or "…", value=value) for label, value in (options or [])]
             or [discord.SelectOption(label="…", value="0")]))
         self.poll = poll
 
     @classmethod
     async def from_custom_id(cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any],
                              match: re.Match[str], /) -> CouncilSelect:
-        return cls(match["poll"])
+        return cls(match["poll"], page=int(match["page"] or 1))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         handler = getattr(interaction.client, "handlers", None)
@@ -65,25 +70,54 @@ class CouncilSelect(discord.ui.DynamicItem[discord.ui.Select[Any]], template=PIC
 
 
 def view(actions: list[Action], *, reply_to: str = "") -> discord.ui.View | None:
-    """Buttons for a post's actions (5 to a row), plus a Reply button when human replies need one."""
-    items: list[discord.ui.Item[Any]] = []
-    picks = [a for a in actions if a.id.startswith("pick:")]
-    if picks:  # one menu for the choices of one pick; its value is "poll|choice"
-        items.append(CouncilSelect(picks[0].value.partition("|")[0],
-                                   [(a.label, a.value.partition("|")[2]) for a in picks]))
-        actions = [a for a in actions if not a.id.startswith("pick:")]
+    """Buttons for a post's actions (5 to a row), plus a Reply button when human replies need one; the menus of a
+    long choice that do not fit beside them are in views() after it."""
+    return views(actions, reply_to=reply_to)[0]
+
+
+def views(actions: list[Action], *, reply_to: str = "") -> list[discord.ui.View | None]:
+    """The post's buttons and menus, over as many messages' views as Discord's 5 rows a message need: the first
+    holds the buttons and the menus that fit beside them; each later one, five more menus."""
+    menus = _menus([a for a in actions if a.id.startswith("pick:")])
+    actions = [a for a in actions if not a.id.startswith("pick:")]
+    buttons: list[discord.ui.Item[Any]] = []
     for a in [*actions, Action(id="reply", label="Reply to the council", value=reply_to)] if reply_to else actions:
         try:
             # A final or costly action asks first: its button opens a private question with the real button.
-            items.append(CouncilButton(confirm_action_id(a.id) if a.confirm else a.id, a.value, a.label, a.style))
+            buttons.append(CouncilButton(confirm_action_id(a.id) if a.confirm else a.id, a.value, a.label, a.style))
         except ValueError:  # a custom_id over 100 characters: better one button missing than a post that never lands
             log.error("button %s dropped: its custom_id would be too long", a.id)
-    if not items:
-        return None
-    v = discord.ui.View(timeout=None)
-    for item in items[:25]:
-        v.add_item(item)
-    return v
+    if len(buttons) > 5 * ROWS:
+        log.error("%s buttons: only the first %s fit a message", len(buttons), 5 * ROWS)
+    button_rows = -(-min(len(buttons), 5 * ROWS) // 5)
+    first = menus[:max(0, ROWS - button_rows)]
+    groups: list[list[discord.ui.Item[Any]]] = [[*first, *buttons[:5 * ROWS]]]
+    rest = menus[len(first):]
+    groups += [list(rest[i:i + ROWS]) for i in range(0, len(rest), ROWS)]
+    out: list[discord.ui.View | None] = []
+    for items in groups:
+        if not items:
+            out.append(None)
+            continue
+        v = discord.ui.View(timeout=None)
+        for item in items:
+            v.add_item(item)
+        out.append(v)
+    return out
+
+
+def _menus(picks: list[Action]) -> list[discord.ui.Item[Any]]:
+    """One menu for the choices of one pick (its value is "poll|choice"), or several of 25 naming their ranges."""
+    if not picks:
+        return []
+    poll = picks[0].value.partition("|")[0]
+    options = [(a.label, a.value.partition("|")[2]) for a in picks]
+    pages = [options[i:i + SELECT_OPTIONS] for i in range(0, len(options), SELECT_OPTIONS)]
+    if len(pages) == 1:
+        return [CouncilSelect(poll, options)]
+    starts = [(n - 1) * SELECT_OPTIONS for n in range(1, len(pages) + 1)]
+    return [CouncilSelect(poll, page, n, f"Choose ({start + 1}–{start + len(page)})…")
+            for n, (start, page) in enumerate(zip(starts, pages, strict=True), start=1)]
 
 
 def confirm_view(action: str, value: str, label: str) -> discord.ui.View:

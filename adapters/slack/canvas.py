@@ -19,16 +19,13 @@ Keep = Callable[[str, str], Awaitable[None]]  # (post key, canvas id): stored be
 Kept = Callable[[str], Awaitable[str]]  # post key -> the canvas id stored for it ("" when none)
 # Refusals a retry may cure: raised, so the outbox tries the document again later.
 PASSING = {"ratelimited", "internal_error", "fatal_error", "request_timeout", "service_unavailable"}
-FREE_PLAN = "free_teams_cannot_create_non_tabbed_canvases"  # a free workspace: channel canvases only
-TAB_TAKEN = {"channel_canvas_already_exists", "free_team_canvas_tab_already_exists"}
+FREE_PLAN = "free_teams_cannot_create_non_tabbed_canvases"  # a free workspace: canvases tabbed in a channel only
 SCOPE_RECHECK_S = 3600.0  # a missing scope is believed this long: an admin's fix is noticed within the hour
 SCOPE_HELP = (
     "📄 I could not keep this synthesis as a canvas: Council's Slack app lacks the `{needed}` scope. A workspace "
     "admin can add it at api.slack.com/apps → Council → *OAuth & Permissions* → *Bot Token Scopes* (`app-manifest.yml` "
     "lists it), then reinstall the app. Everything else works without it: the synthesis is in this thread."
 )
-TAB_HELP = ("📄 This channel already has its canvas, and Slack's free plan allows one per channel, so this synthesis "
-            "is kept in this thread only.")
 UNSHARED = ("📄 I kept this synthesis in a canvas, but Slack would not share it with this channel, so its members "
             "could not open it. The synthesis is in this thread.")
 
@@ -50,9 +47,13 @@ class Canvases:
     """Writes `document` posts (core.showing.document) to canvases; publish returns the canvas id as the post's ref,
     so the outbox keeps it and a later document edits the same canvas.
 
-    A paid workspace gets a standalone canvas the channel may read; a free one (no standalone canvases there) the
-    channel's own canvas. The id is kept (`keep`, on the post's outbox row) as soon as Slack answers, so a failure
-    after it (sharing, linking) is retried with the same canvas, never a second one."""
+    A paid workspace gets a standalone canvas the channel may read; a free one (no standalone canvases there) a
+    canvas tabbed in the channel (canvases.create with channel_id). Never the channel's own canvas
+    (conversations.canvases.create): a channel has one, so a second discussion there would get none, and some plans
+    may not make it at all. One discussion, one canvas, however many discussions share a channel.
+
+    The id is kept (`keep`, on the post's outbox row) as soon as Slack answers, so a failure after it (sharing,
+    linking) is retried with the same canvas, never a second one."""
 
     def __init__(self, client_for: ClientFor, publish: Publish, *, clock: Callable[[], float] = time.monotonic
                  ) -> None:
@@ -62,7 +63,6 @@ class Canvases:
         self._base: dict[str, str] = {}  # workspace -> its web address (auth.test's url)
         self._free: set[str] = set()  # workspaces on a free plan
         self._no_scope: dict[str, tuple[float, str]] = {}  # workspace -> (when found missing, the scope needed)
-        self._tab_taken: set[tuple[str, str]] = set()  # (workspace, channel) whose one canvas is someone else's
         self._unshared: set[str] = set()  # canvases Slack would not share with their channel
         self.linked: set[str] = set()  # canvases whose link is in their thread already (found after a lost answer)
 
@@ -129,8 +129,6 @@ class Canvases:
         missing = self._no_scope.get(d.workspace)
         if missing is not None and self.clock() - missing[0] < SCOPE_RECHECK_S:
             raise NoCanvas("missing_scope", missing[1])
-        if (d.workspace, d.channel) in self._tab_taken:
-            raise NoCanvas("channel_canvas_already_exists")
         title, content = post.title or d.topic[:120], {"type": "markdown", "markdown": post.text}
         if d.workspace not in self._free:
             try:
@@ -139,13 +137,14 @@ class Canvases:
                 if exc.response.get("error") != FREE_PLAN:
                     raise
                 self._free.add(d.workspace)
-        created = await client.conversations_canvases_create(channel_id=d.channel, title=title,
-                                                             document_content=content)
+        # A tab of its own in the discussion's channel: its members have it there, whatever other tabs it has.
+        created = await client.canvases_create(title=title, document_content=content, channel_id=d.channel)
         return str(created["canvas_id"])
 
     async def _share(self, client: AsyncWebClient, d: Discussion, canvas_id: str) -> bool:
         """The channel's members may read a standalone canvas; only the app edits it, so it stays the record. A
-        channel's own canvas is theirs already. False: Slack answered ok but would not share it with the channel."""
+        canvas tabbed in the channel (a free plan) is theirs already. False: Slack answered ok but would not share it
+        with the channel."""
         if d.workspace in self._free:
             return True
         resp = await client.canvases_access_set(canvas_id=canvas_id, access_level="read", channel_ids=[d.channel])
@@ -159,8 +158,6 @@ class Canvases:
     def _remember(self, d: Discussion, error: str, needed: str) -> None:
         if error == "missing_scope":
             self._no_scope[d.workspace] = (self.clock(), needed or "canvases:write")
-        elif error in TAB_TAKEN:
-            self._tab_taken.add((d.workspace, d.channel))
 
     async def _refused(self, d: Discussion, post: Post, error: str, needed: str, *, told: bool = False) -> str:
         """Slack will not keep the canvas: say why in the thread (once per discussion) and go on without it."""
@@ -169,8 +166,6 @@ class Canvases:
             return ""
         if error == "missing_scope":
             text = SCOPE_HELP.format(needed=needed or "canvases:write")
-        elif error in TAB_TAKEN:
-            text = TAB_HELP
         else:
             text = (f"📄 Slack would not keep this synthesis as a canvas ({error}); canvases may be turned off in "
                     "this workspace. The synthesis is in this thread.")

@@ -17,7 +17,9 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from adapters.slack.announce import announcement
 from adapters.slack.budgeted import PRIORITY, Skipped, idle
 from adapters.slack.canvas import Canvases, is_canvas
+from adapters.slack.landed import After, known, post_once
 from adapters.slack.markup import escape
+from adapters.slack.plain import edit_plain, post_plain
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
 from core.models import Discussion, Persona, Post, Status
 from core.ports import CannotPost, PlaceholderShown
@@ -107,19 +109,27 @@ class SlackChat:
             await self._settle_placeholders(discussion, "⏹️ {name} was stopped before finishing.")
         placeholder = await self._take_placeholder(discussion, post)
         ref = ""
+        after = self._after(discussion)
         for i, message in enumerate(messages):
             if i == 0 and placeholder and await self._fill(client, discussion.channel, placeholder, message):
                 ts = placeholder
             else:  # no placeholder, no edit to spare, or someone deleted it: the post itself must still be seen
-                ts = await self._post(client, discussion.channel, thread, message)
+                ts = await self._post(client, discussion.channel, thread, message, after)
                 if i == 0 and placeholder:
                     await self._remove(client, discussion.channel, placeholder)
+            after = known(ts)
             ref = ref or ts
         if post.kind == "error":
             await self._settle_placeholders(discussion, "{name} did not respond to this step.")
         if post.files:
             await self.upload(discussion, post)
         return ref
+
+    def _after(self, discussion: Discussion) -> After:
+        """The newest post the database knows was sent in the discussion's thread (asked only when needed)."""
+        async def newest() -> str:
+            return await self.last_ref(discussion.id) if self.last_ref is not None else ""
+        return newest
 
     async def upload(self, discussion: Discussion, post: Post) -> None:
         await self._upload(discussion.workspace, discussion.channel, discussion.thread_ref, post)
@@ -146,7 +156,14 @@ class SlackChat:
             return await self.canvases.update(discussion, ref, post)
         client = await self.client_for(discussion.workspace)
         messages = render(post, discussion.topic)
-        await self._edit(client, discussion.channel, ref, messages[0])
+        try:
+            await self._edit(client, discussion.channel, ref, messages[0])
+        except SlackApiError as exc:
+            if exc.response.get("error") not in BLOCK_ERRORS:
+                raise
+            log.warning("Slack refused the blocks of %s (%s); editing in its lines as plain sections", post.key,
+                        exc.response.get("error"))
+            await edit_plain(client, discussion.channel, discussion.thread_ref or ref, ref, messages[0].args())
         if post.kind == "header":  # a roster turn's result is the header itself: its key names the turn
             await self._settle_placeholders(discussion, "{name} assembled the council: the roster is above.",
                                             named_by=post.key)
@@ -157,7 +174,8 @@ class SlackChat:
             if i in parts:
                 await self._edit(client, discussion.channel, parts[i], message)
             else:
-                await self._post(client, discussion.channel, discussion.thread_ref or None, message)
+                await self._post(client, discussion.channel, discussion.thread_ref or None, message,
+                                 self._after(discussion))
 
     async def find(self, discussion: Discussion, key: str) -> str | None:
         """Called only for a post whose fate is unknown: one page read from Slack, never a whole thread. A document
@@ -216,7 +234,7 @@ class SlackChat:
         ref = await self._post(client, channel, None, top)
         for i, message in enumerate(replies, start=1):
             try:
-                await self._post(client, channel, ref, message)
+                await self._post(client, channel, ref, message, known(ref))
             except Exception:  # the top-level message names everything: it stands without its details
                 log.warning("announcement %s: part %s of %s not posted", post.key, i, len(replies), exc_info=True)
                 break
@@ -279,7 +297,10 @@ class SlackChat:
         await client.conversations_join(channel=channel)  # a channel it was removed from, or never joined
         return await client.conversations_history(**args)
 
-    async def _post(self, client: AsyncWebClient, channel: str, thread: str | None, message: Message) -> str:
+    async def _post(self, client: AsyncWebClient, channel: str, thread: str | None, message: Message,
+                    after: After | None = None) -> str:
+        """A new message, exactly once (landed.post_once). `after`: the newest message known to be in the thread
+        before this one, where a post whose answer was lost is looked for from."""
         args: dict[str, Any] = {"channel": channel, **message.args(), "unfurl_links": False, "unfurl_media": False}
         if thread:
             args["thread_ts"] = thread
@@ -287,7 +308,7 @@ class SlackChat:
             args = as_app(args)
         async with _for_good():
             try:
-                resp = await client.chat_postMessage(**args)
+                return await post_once(client, args, after)
             except SlackApiError as exc:
                 error = exc.response.get("error")
                 if error == "missing_scope" and exc.response.get("needed") == "chat:write.customize":
@@ -300,13 +321,11 @@ class SlackChat:
                     log.warning("Slack refused the metadata; posting without it")
                     args.pop("metadata", None)
                 elif error in BLOCK_ERRORS:
-                    log.warning("Slack refused the blocks (%s); posting plain text", error)
-                    args.pop("blocks", None)
-                    args["text"] = args["text"][:3900]
+                    log.warning("Slack refused the blocks (%s); posting its lines as plain sections", error)
+                    return await post_plain(client, args, after)
                 else:
                     raise
-                resp = await client.chat_postMessage(**args)
-        return str(resp["ts"])
+                return await post_once(client, args, after)
 
     @staticmethod
     async def _edit(client: AsyncWebClient, channel: str, ts: str, message: Message) -> bool:
@@ -334,6 +353,10 @@ class SlackChat:
         except Skipped:
             log.debug("no chat.update to spare for %s in %s: posted anew", ts, channel)
             return False
+        except SlackApiError as exc:
+            if exc.response.get("error") not in BLOCK_ERRORS:
+                raise
+            return False  # a new message, whose refused blocks are re-rendered plain there (_post)
         finally:
             PRIORITY.reset(marked)
 
@@ -358,7 +381,8 @@ class SlackChat:
             if not await idle(client, "chat.update"):
                 log.debug("no placeholder for %s: no chat.update to spare in %s", key, discussion.workspace)
                 return None
-            ts = await self._post(client, discussion.channel, discussion.thread_ref or None, thinking(persona, key))
+            ts = await self._post(client, discussion.channel, discussion.thread_ref or None, thinking(persona, key),
+                                  self._after(discussion))
             await self._report(discussion, key, ts)
             return ts
         except Exception:
@@ -439,6 +463,8 @@ class SlackChat:
                 meta = message.get("metadata") or {}
                 payload = meta.get("event_payload") or {}
                 key = str(payload.get("key") or "")
+                if int(payload.get("piece") or 0):  # a later piece of a part re-rendered plain: the part is its first
+                    continue
                 if meta.get("event_type") == EVENT_TYPE and key:
                     index.posts.setdefault(key, {})[int(payload.get("part") or 0)] = str(message["ts"])
                 elif meta.get("event_type") == THINKING_EVENT and key:

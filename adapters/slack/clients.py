@@ -15,6 +15,9 @@ from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
 )
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
@@ -25,6 +28,31 @@ from core.running.budget import RateBudget
 
 log = logging.getLogger(__name__)
 USER_TTL_S = 300.0
+# Methods a second call cannot duplicate: reads, and writes that set a state rather than add one. A connection
+# dropped after Slack acted on any other (chat.postMessage, canvases.create, files.completeUploadExternal...) is
+# never sent again blindly: the caller looks for what the first call made (SlackChat._post) or lets it fail.
+IDEMPOTENT = frozenset({
+    "auth.test", "team.info", "users.info", "users.conversations", "usergroups.users.list", "chat.getPermalink",
+    "conversations.history", "conversations.replies", "conversations.info", "conversations.join",
+    "chat.update", "chat.delete", "canvases.edit", "canvases.access.set", "views.update", "views.publish",
+    "apps.connections.open",
+})
+
+
+def api_method(url: str) -> str:
+    """The Web API method a request calls: the last part of its URL's path."""
+    return url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+
+
+class IdempotentRetry(AsyncConnectionErrorRetryHandler):
+    """slack_sdk's connection-error retry, for IDEMPOTENT methods only: when Slack stored a chat.postMessage and
+    the answer was lost, calling again would post it twice."""
+
+    async def _can_retry_async(self, *, state: RetryState, request: HttpRequest,
+                               response: HttpResponse | None = None, error: Exception | None = None) -> bool:
+        if api_method(request.url) not in IDEMPOTENT:
+            return False
+        return await super()._can_retry_async(state=state, request=request, response=response, error=error)
 
 
 def web_client(
@@ -36,7 +64,7 @@ def web_client(
     With a `budget`, the workspace's client spends it before each call and paces new messages per channel
     (BudgetedClient answers 429s); without one, 429s are retried after Retry-After."""
     base_url = base_url if base_url.endswith("/") else base_url + "/"
-    connection = AsyncConnectionErrorRetryHandler(max_retry_count=1)
+    connection = IdempotentRetry(max_retry_count=1)
     if budget is not None:
         return BudgetedClient(budget=budget, scope=workspace, pace_s=pace_s, token=token, base_url=base_url,
                               session=session, retry_handlers=[connection])

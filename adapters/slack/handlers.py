@@ -15,10 +15,9 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack import extras, forms
+from adapters.slack import context, extras, forms
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
-from adapters.slack.budgeted import PRIORITY, Skipped
 from adapters.slack.chat import ClientFor
 from adapters.slack.clients import Users, dismiss, ephemeral
 from adapters.slack.markup import escape, mrkdwn
@@ -36,8 +35,6 @@ from core.showing import posts
 log = logging.getLogger(__name__)
 OOPS = "Sorry, something went wrong on our side; nothing was lost. Please try again in a moment."
 TOPIC_FROM_THREAD = 300
-# A thread read for context: Slack suggests pages of at most 200; ten of them keep a start from reading for long.
-THREAD_PAGE, THREAD_PAGES = 200, 10
 SETTLE_NOTES = {"roster:start": "started the discussion", "fail:retry": "chose *Retry*",
                 "fail:skip": "chose *Skip*", "fail:stop": "chose *Stop*"}
 
@@ -233,14 +230,16 @@ class Council:
             await self.tell(client, place, f"This thread already hosts a council (`{existing.id}`): reply here to "
                                            "join it, or `@Council status`.")
             return
-        thread = await self._thread(client, place, thread_ts) or [message]
-        context = tr.thread_context(thread, await self._names(client, place.team, thread))
+        read = await context.read(client, place.channel, thread_ts, newest=str(message.get("ts") or ""),
+                                   parent_needed=not tr.has_topic(text))
+        thread = read.messages or [message]
+        ctx = tr.thread_context(thread, await self._names(client, place.team, thread), unread=read.unread)
         who, _ = await self.who(client, place)
         if not tr.has_topic(text):  # only the mention (and options): the thread's first message is the topic
-            text = f"{text} -- {self.topic_of(thread[0])}"
+            text = f"{text} -- {self.topic_of(read.parent or thread[0])}"
         try:
             intent = tr.parse_council(text, who=who, team_id=place.team, channel_id=place.channel,
-                                      default_tz=self.default_tz, thread_ref=thread_ts, context=context)
+                                      default_tz=self.default_tz, thread_ref=thread_ts, context=ctx)
         except tr.BadInput as exc:
             await self.tell(client, place, str(exc))
             return
@@ -262,9 +261,9 @@ class Council:
         """The start form submitted; started from a thread (the shortcut), that thread is the context."""
         if cmd.thread_ref and not cmd.context:
             async with self._guard(client, place, "start form"):
-                thread = await self._thread(client, place, cmd.thread_ref)
+                read = await context.read(client, place.channel, cmd.thread_ref)
                 cmd = cmd.model_copy(update={"context": tr.thread_context(
-                    thread, await self._names(client, place.team, thread))})
+                    read.messages, await self._names(client, place.team, read.messages), unread=read.unread)})
         await self.execute(cmd, place, client, tz_explicit=False)
 
     @staticmethod
@@ -366,30 +365,6 @@ class Council:
             return True
         async with self.core.store.tx() as tx:
             return await tx.first_sight(event_id, self.core.clock.now())
-
-    async def _thread(self, client: AsyncWebClient, place: Place, thread_ts: str) -> list[dict[str, Any]]:
-        """The thread, oldest first, paged (cursor) to its newest message: that is the context that counts. Pages
-        after the first only from calls the workspace has to spare right now (an app Slack limits to a read a
-        minute keeps what it has rather than hold the start for minutes)."""
-        messages: list[dict[str, Any]] = []
-        cursor = ""
-        try:
-            for page in range(THREAD_PAGES):
-                marked = PRIORITY.set("spare" if page else "final")
-                try:
-                    resp = await client.conversations_replies(channel=place.channel, ts=thread_ts,
-                                                              limit=THREAD_PAGE, cursor=cursor or None)
-                finally:
-                    PRIORITY.reset(marked)
-                messages += list(resp.get("messages") or [])
-                cursor = str((resp.get("response_metadata") or {}).get("next_cursor") or "")
-                if not cursor:
-                    break
-        except Skipped:
-            log.info("thread %s read in part: no read to spare now", thread_ts)
-        except SlackApiError as exc:
-            log.warning("could not read the thread for context: %s", exc.response.get("error"))
-        return messages
 
     async def _names(self, client: AsyncWebClient, team: str, messages: list[dict[str, Any]]) -> dict[str, str]:
         ids = {m.get("user", "") for m in messages if m.get("user")}

@@ -58,7 +58,7 @@ def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRost
             return c.ChooseNextAction(discussion_id=did, action=NextAction(action or name), after_round=after, **f)
         if family == "roster":
             return c.ConfirmRoster(discussion_id=value, **f) if name == "start" else OpenRosterModal(value)
-        if family == "vote" or action_id == "pick":  # a button, or a place in a ranking picked from its menu
+        if family in ("vote", "pick"):  # a button, or a place in a ranking picked from one of its menus
             poll, _, choice = value.partition("|")
             return c.CastBallot(poll_id=int(poll), choice=int(choice or name), **f)
         if action_id == "check:claims":  # the value is the post's turn key, which starts with the discussion id

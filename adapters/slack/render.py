@@ -27,6 +27,7 @@ THINKING_EVENT = "council_thinking"
 MESSAGE_CHARS = 9000  # stay well under ~11k characters of block text per message
 MAX_BLOCKS = 50
 BUTTON_CHARS = 75
+SELECT_OPTIONS = 100  # a static_select's most options
 OFFLINE_LABEL = "⚠️ _Offline model: these words were not written by an AI. Set ANTHROPIC_API_KEY for real answers._"
 ROLE_LABELS = {Role.MODERATOR: "moderator", Role.HISTORIAN: "historian", Role.CONTRARIAN: "contrarian",
                Role.CROSS_DOMAIN: "cross-domain thinker", Role.EXPERT: "expert", Role.ADVISOR: "advisor",
@@ -72,11 +73,14 @@ def actions_blocks(actions: list[Action], block_prefix: str = "actions") -> list
     """Buttons, except that the choices of one pick (`pick:*`, a place in a ranking) become one select menu."""
     buttons: list[ButtonElement | StaticSelectElement] = []
     picks = [a for a in actions if a.id.startswith("pick:")]
-    if picks:
+    for start in range(0, len(picks), SELECT_OPTIONS):  # a long list over several menus, each naming its range
+        page = picks[start:start + SELECT_OPTIONS]
+        label = "Choose…" if len(picks) <= SELECT_OPTIONS else f"Choose ({start + 1}–{start + len(page)})…"
         buttons.append(StaticSelectElement(
-            action_id="pick", placeholder=PlainTextObject(text="Choose…"),
+            action_id="pick" if not start else f"pick:{start // SELECT_OPTIONS + 1}",
+            placeholder=PlainTextObject(text=label),
             options=[Option(text=PlainTextObject(text=button_label(a.label)[:75]), value=a.value[:150])
-                     for a in picks[:100]]))
+                     for a in page]))
     for a in actions:
         if a.id.startswith("pick:"):
             continue

@@ -427,13 +427,37 @@ def human_message(event: dict[str, Any], event_id: str, discussion_id: str, who:
                               **who.fields())
 
 
-def thread_context(messages: list[dict[str, Any]], names: dict[str, str], limit: int = 6000) -> str:
-    """A thread's human messages as attributed lines, newest kept when it is long."""
+def thread_context(messages: list[dict[str, Any]], names: dict[str, str], limit: int = 6000,
+                   unread: int | None = 0) -> str:
+    """A thread's human messages as attributed lines, oldest first; when they are long the thread's first message
+    and the newest are kept, whole. What was left out is said in a line of its own: the messages never read
+    (`unread`; None when Slack did not say how many) and those dropped here."""
     lines = []
     for m in messages:
         if m.get("bot_id") or not (m.get("text") or "").strip():
             continue
         who = names.get(m.get("user", ""), m.get("user", "someone"))
         lines.append(f"{who}: {unescape(m['text']).strip()}")
-    text = "\n".join(lines)
-    return text[-limit:]
+    first = lines[:1] if messages and messages[0].get("thread_ts") in (None, messages[0].get("ts")) else []
+    rest = lines[len(first):]
+    room = limit - sum(len(x) + 1 for x in first)
+    kept: list[str] = []
+    for line in reversed(rest):  # the newest first, while they fit
+        if len(line) + 1 > room:
+            break
+        kept.insert(0, line)
+        room -= len(line) + 1
+    dropped = len(rest) - len(kept)
+    gap = left_out(unread, dropped)
+    return "\n".join([*first, *([gap] if gap else []), *kept])
+
+
+def left_out(unread: int | None, dropped: int) -> str:
+    """The line that says how many earlier messages of the thread the context leaves out ("" for none)."""
+    if unread is None:
+        more = f", and {dropped} more did not fit" if dropped else ""
+        return f"[Earlier messages of this thread were not read{more}: only the newest are here.]"
+    n = unread + dropped
+    if not n:
+        return ""
+    return f"[{n} earlier message{'s' if n != 1 else ''} of this thread left out: only the newest are here.]"

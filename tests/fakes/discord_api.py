@@ -203,8 +203,10 @@ class FakeDiscord(Driving):
         return as_json(data, status, headers)
 
     @staticmethod
-    def error(status: int, code: int, message: str) -> web.Response:
-        return as_json({"message": message, "code": code}, status, {"Via": "1.1 google"})
+    def error(status: int, code: int, message: str, errors: dict[str, Any] | None = None) -> web.Response:
+        """Discord's JSON error: a code and message; a form body refused names each bad field under `errors`."""
+        body: dict[str, Any] = {"message": message, "code": code, **({"errors": errors} if errors else {})}
+        return as_json(body, status, {"Via": "1.1 google"})
 
     @staticmethod
     def fault_response(fault: Fault) -> web.Response:

@@ -14,6 +14,7 @@ from tests.fakes.discord_routes import (
     Match,
     apply_edit,
     check_body,
+    check_limits,
     find_message,
     invalid,
     refused,
@@ -81,6 +82,8 @@ async def execute_webhook(fake: FakeDiscord, request: web.Request, m: Match, bod
 
 async def edit_webhook_message(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
     wid, token, mid = m["wid"], m["token"], m["mid"]
+    if (bad := check_limits(fake, body)) is not None:  # an edit keeps the limits a new message keeps
+        return bad
     if wid == fake.app_id:
         record = next((i for i in fake.interactions.values() if i.token == token), None)
         if record is None:

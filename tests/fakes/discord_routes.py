@@ -51,15 +51,21 @@ def truthy(value: str | None) -> bool:
     return value in ("true", "True", "1")
 
 
+def check_limits(fake: FakeDiscord, body: dict[str, Any]) -> web.Response | None:
+    """What a new message and an edit alike must keep within: content, every embed limit, select menus' options."""
+    if len(body.get("content") or "") > 2000:
+        return invalid(fake, "content: Must be 2000 or fewer in length.")
+    if errors := r.embed_errors(body.get("embeds") or []) or r.select_errors(body.get("components") or []):
+        return fake.error(400, 50035, "Invalid Form Body", errors)
+    return None
+
+
 def check_body(fake: FakeDiscord, body: dict[str, Any], *, webhook: bool = False) -> web.Response | None:
     content = body.get("content") or ""
-    if len(content) > 2000:
-        return invalid(fake, "content: Must be 2000 or fewer in length.")
+    if (bad := check_limits(fake, body)) is not None:
+        return bad
     if not (content or body.get("embeds") or body.get("components") or body.get("_files")):
         return fake.error(400, 50006, "Cannot send an empty message")
-    for e in body.get("embeds") or []:
-        if len(e.get("description") or "") > 4096 or len(e.get("title") or "") > 256:
-            return invalid(fake, "embeds: too long")
     rows = body.get("components") or []
     if len(rows) > 5:
         return invalid(fake, "components: Must be 5 or fewer in length.")
@@ -239,6 +245,8 @@ async def edit_message(fake: FakeDiscord, request: web.Request, m: Match, body: 
         return fake.error(404, 10008, "Unknown Message")
     if msg["author"]["id"] != fake.app_id or msg.get("webhook_id"):
         return fake.error(403, 50005, "Cannot edit a message authored by another user")
+    if (bad := check_limits(fake, body)) is not None:
+        return bad
     if fake.channels[m["cid"]]["type"] != r.DM and ((no := refused(fake, m["cid"])) is not None or
                                                      (no := embeds_refused(fake, m["cid"], body)) is not None):
         return no

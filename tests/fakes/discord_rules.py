@@ -145,3 +145,63 @@ def route_key(method: str, path: str) -> str:
     if parts[0] == "interactions":
         out = ["interactions", ":id", ":token", *parts[3:]]
     return method + " /" + "/".join(out)
+
+
+# An embed's limits, as Discord's message resource lists them ("Embed Limits"): each field, and 6,000 characters of
+# title, description, field names and values, footer text and author name over all the embeds of a message.
+EMBED_LIMITS = {"title": 256, "description": 4096, "fields": 25, "field.name": 256, "field.value": 1024,
+                "footer.text": 2048, "author.name": 256}
+EMBEDS_TOTAL, EMBEDS_MAX, SELECT_OPTIONS_MAX = 6000, 10, 25
+
+
+def too_long(limit: int) -> dict[str, Any]:
+    return {"_errors": [{"code": "BASE_TYPE_MAX_LENGTH", "message": f"Must be {limit} or fewer in length."}]}
+
+
+def embed_errors(embeds: list[dict[str, Any]]) -> dict[str, Any]:
+    """Discord's 400 Invalid Form Body `errors` for a message's embeds ({} when they are within every limit): keyed by
+    the embed's index and the field's path, each with `_errors` (code and message) as Discord answers."""
+    if len(embeds) > EMBEDS_MAX:
+        return {"embeds": {"_errors": [{"code": "BASE_TYPE_MAX_LENGTH",
+                                        "message": f"Must be {EMBEDS_MAX} or fewer in length."}]}}
+    errors: dict[str, Any] = {}
+    total = 0
+    for i, e in enumerate(embeds):
+        mine: dict[str, Any] = {}
+        fields = e.get("fields") or []
+        texts = {"title": e.get("title") or "", "description": e.get("description") or "",
+                 "footer.text": (e.get("footer") or {}).get("text") or "",
+                 "author.name": (e.get("author") or {}).get("name") or ""}
+        for path, text in texts.items():
+            if len(text) > EMBED_LIMITS[path]:
+                head, _, leaf = path.rpartition(".")
+                (mine.setdefault(head, {}) if head else mine)[leaf] = too_long(EMBED_LIMITS[path])
+        if len(fields) > EMBED_LIMITS["fields"]:
+            mine["fields"] = too_long(EMBED_LIMITS["fields"])
+        for j, f in enumerate(fields):
+            for key in ("name", "value"):
+                text = f.get(key) or ""
+                if not text:  # a field's name and value are required
+                    mine.setdefault("fields", {}).setdefault(str(j), {})[key] = {"_errors": [
+                        {"code": "BASE_TYPE_REQUIRED", "message": "This field is required"}]}
+                elif len(text) > EMBED_LIMITS[f"field.{key}"]:
+                    mine.setdefault("fields", {}).setdefault(str(j), {})[key] = too_long(EMBED_LIMITS[f"field.{key}"])
+        total += sum(len(t) for t in texts.values()) + sum(len(f.get("name") or "") + len(f.get("value") or "")
+                                                         for f in fields)
+        if total > EMBEDS_TOTAL and not mine:
+            mine["_errors"] = [{"code": "MAX_EMBED_SIZE_EXCEEDED",
+                                "message": f"Embed size exceeds maximum size of {EMBEDS_TOTAL}"}]
+        if mine:
+            errors[str(i)] = mine
+    return {"embeds": errors} if errors else {}
+
+
+def select_errors(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A select menu takes 1 to 25 options (Discord's "String Select" component); {} when every menu does."""
+    for i, row in enumerate(rows):
+        for j, item in enumerate(row.get("components") or []):
+            if item.get("type") == 3 and not 1 <= len(item.get("options") or []) <= SELECT_OPTIONS_MAX:
+                return {"components": {str(i): {"components": {str(j): {"options": {"_errors": [
+                    {"code": "BASE_TYPE_BAD_LENGTH", "message": f"Must be between 1 and {SELECT_OPTIONS_MAX} in "
+                                                               "length."}]}}}}}}
+    return {}

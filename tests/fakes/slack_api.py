@@ -19,7 +19,8 @@ from tests.fakes.slack_limits import ALL_SCOPES, Limits, Triggers, missing_scope
 BOT_USER, BOT_ID, TEAM = "UBOT", "BBOT", "T0001"
 # block_text: Slack answers msg_blocks_too_long from ~13k characters of text in blocks; the fake is stricter.
 RESPONSE_URL_USES, RESPONSE_URL_TTL_S = 5, 30 * 60  # "up to five times within 30 minutes"
-LIMITS = {"blocks": 50, "section": 3000, "button": 75, "header": 150, "text": 40000, "block_text": 11000}
+LIMITS = {"blocks": 50, "section": 3000, "button": 75, "header": 150, "text": 40000, "block_text": 11000,
+          "select_options": 100}
 
 
 @dataclass
@@ -84,6 +85,8 @@ def block_error(blocks: list[dict[str, Any]]) -> str:
         for e in b.get("elements") or []:
             if e.get("type") == "button" and len(e["text"]["text"]) > LIMITS["button"]:
                 return "invalid_blocks"
+            if e.get("type") == "static_select" and len(e.get("options") or []) > LIMITS["select_options"]:
+                return "invalid_blocks"  # a static select menu: "maximum number of options is 100"
         ids = [e["action_id"] for e in [*(b.get("elements") or []), b.get("accessory") or {}] if e.get("action_id")]
         if len(ids) != len(set(ids)):  # an action_id must be unique among the elements of its block
             return "invalid_blocks"
@@ -131,6 +134,7 @@ class FakeSlack(CanvasMethods):
         self.latency: dict[str, deque[float | Callable[[], Awaitable[None]]]] = defaultdict(deque)
         self.failures: dict[str, deque[str]] = defaultdict(deque)
         self.unreachable: set[str] = set()  # methods whose calls are hung up on without an answer
+        self.cuts: dict[str, int] = defaultdict(int)  # method -> calls to hang up on before they take effect
         self.lost: dict[str, deque[bool]] = defaultdict(deque)  # method -> answers lost after the call took effect
         self.lost_when: dict[str, list[Callable[[dict[str, Any]], bool]]] = defaultdict(list)
         self.disabled: set[str] = set()
@@ -151,8 +155,12 @@ class FakeSlack(CanvasMethods):
 
     def lose_answer(self, method: str, times: int = 1, *, drop: bool = False) -> None:
         """The next `times` calls of `method` take effect (a message is stored) but their answer is lost: Slack
-        answers 500 internal_error, or with `drop` hangs up (the client's connection-error retry calls again)."""
+        answers 500 internal_error, or with `drop` hangs up, so the client sees a dropped connection."""
         self.lost[method].extend([drop] * times)
+
+    def cut(self, method: str, times: int = 1) -> None:
+        """The next `times` calls of `method` are hung up on before Slack acts on them: nothing is stored."""
+        self.cuts[method] += times
 
     def lose_answer_when(self, method: str, matches: Callable[[dict[str, Any]], bool]) -> None:
         """The first call of `method` whose parameters `matches` takes effect, but its answer is lost (500)."""
@@ -317,7 +325,8 @@ class FakeSlack(CanvasMethods):
         if retry_after := self.limits.retry_after(team, method, self.conversation(channel)["id"] if channel else ""):
             call.limited = True
             return self._limited(method, retry_after)
-        if method in self.unreachable:  # the client sees a dropped connection (after its retries), not an error
+        if method in self.unreachable or self.cuts[method] > 0:  # a dropped connection, not an error
+            self.cuts[method] = max(0, self.cuts[method] - 1)
             if request.transport is not None:
                 request.transport.abort()
             return web.Response(status=500)  # never reaches the client
@@ -486,10 +495,18 @@ class FakeSlack(CanvasMethods):
         return {"ok": True, "users": members} if members is not None else {"ok": False, "error": "no_such_subteam"}
 
     def m_conversations_replies(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        """A thread, earliest first. Bounded by `latest` alone, a page holds the messages nearest `latest` (Slack's
+        "pagination by time": the next page takes the page's end as `latest`); otherwise it starts at `oldest`."""
         msgs = self.thread(p.get("channel", ""), p.get("ts", ""))
         if not msgs:
             return {"ok": False, "error": "thread_not_found"}
-        return self._page([m for m in msgs if self._within(m, p)], p)
+        within = [m for m in msgs if self._within(m, p)]
+        if p.get("latest") and not p.get("oldest") and not p.get("cursor"):
+            limit = self.limits.page(int(p.get("limit") or 100))
+            meta = str(p.get("include_all_metadata", "")).lower() in ("1", "true")
+            return {"ok": True, "messages": [self._wire(m, meta) for m in within[-limit:]],
+                    "has_more": len(within) > limit, "response_metadata": {"next_cursor": ""}}
+        return self._page(within, p)
 
     def m_conversations_history(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         """Top-level messages, newest first, from `oldest` to `latest`; metadata with include_all_metadata."""
@@ -506,12 +523,21 @@ class FakeSlack(CanvasMethods):
             return oldest <= ts <= latest
         return oldest < ts < latest
 
+    def _wire(self, m: Msg, with_metadata: bool) -> dict[str, Any]:
+        """A thread's parent carries reply_count and latest_reply, as Slack's message objects do."""
+        out = m.wire(with_metadata)
+        if m.thread_ts in (None, m.ts):
+            replies = [r for r in self.messages if r.channel == m.channel and r.thread_ts == m.ts and r is not m]
+            if replies:
+                out |= {"thread_ts": m.ts, "reply_count": len(replies), "latest_reply": replies[-1].ts}
+        return out
+
     def _page(self, msgs: list[Msg], p: dict[str, Any]) -> dict[str, Any]:
         start, limit = int(p.get("cursor") or 0), self.limits.page(int(p.get("limit") or 100))
         meta = str(p.get("include_all_metadata", "")).lower() in ("1", "true")
         page = msgs[start:start + limit]
         more = start + limit < len(msgs)
-        return {"ok": True, "messages": [m.wire(meta) for m in page], "has_more": more,
+        return {"ok": True, "messages": [self._wire(m, meta) for m in page], "has_more": more,
                 "response_metadata": {"next_cursor": str(start + limit) if more else ""}}
 
     def m_conversations_info(self, p: dict[str, Any], team: str) -> dict[str, Any]:

@@ -33,8 +33,8 @@ class CanvasMethods:
 
     @property
     def free_teams(self) -> set[str]:
-        """Workspaces on Slack's free plan: channel canvases only, one canvas tab per channel, no standalone
-        canvases (`fake.free_teams.add("T0001")`); the others are on a paid plan."""
+        """Workspaces on Slack's free plan: no standalone canvases, only canvases tabbed in a channel
+        (`fake.free_teams.add("T0001")`); the others are on a paid plan."""
         return self.__dict__.setdefault("_free_teams", set())
 
     @property
@@ -69,28 +69,39 @@ class CanvasMethods:
         self.canvases[canvas.id] = canvas
         return canvas
 
+    @property
+    def no_channel_canvases(self) -> set[str]:
+        """Workspaces whose plan conversations.canvases.create answers team_tier_cannot_create_channel_canvases."""
+        return self.__dict__.setdefault("_no_channel_canvases", set())
+
     def m_canvases_create(self, p: dict[str, Any], team: str) -> dict[str, Any]:
-        """A standalone canvas (paid plans only), or with `channel_id` one tabbed in that channel (a free plan
-        allows one tab per channel)."""
+        """A standalone canvas, or with `channel_id` one tabbed in that channel ("required for free teams": without
+        it a free team is answered free_teams_cannot_create_non_tabbed_canvases). Slack documents no limit on the
+        tabs canvases.create adds to a channel, so every call with channel_id makes one more."""
         if refused := self._scope("canvases:write"):
             return refused
         channel = str(p.get("channel_id") or "")
         if team in self.free_teams and not channel:
             return {"ok": False, "error": "free_teams_cannot_create_non_tabbed_canvases"}
-        if team in self.free_teams and self._tabbed(team, channel):
-            return {"ok": False, "error": "free_team_canvas_tab_already_exists"}
         markdown = self._content(p)
         if markdown is None:
             return {"ok": False, "error": "invalid_arguments"}
-        return {"ok": True, "canvas_id": self._new(str(p.get("title") or "Untitled"), markdown, channel, team).id}
+        canvas = self._new(str(p.get("title") or "Untitled"), markdown, channel, team)
+        if channel:  # "added to a channel tab with write permissions"
+            canvas.access[channel] = "write"
+        return {"ok": True, "canvas_id": canvas.id}
 
     def m_conversations_canvases_create(self, p: dict[str, Any], team: str) -> dict[str, Any]:
-        """The channel's own canvas: one per channel, on every plan."""
+        """The channel's own canvas: one per channel (channel_canvas_already_exists), none on a plan that cannot make
+        them (team_tier_cannot_create_channel_canvases), and on a free team none beside an existing tab
+        (free_team_canvas_tab_already_exists), as the method's documented errors say."""
         if refused := self._scope("canvases:write"):
             return refused
         channel = str(p.get("channel_id") or "")
         if not channel:
             return {"ok": False, "error": "invalid_arguments"}
+        if team in self.no_channel_canvases:
+            return {"ok": False, "error": "team_tier_cannot_create_channel_canvases"}
         if any(c.channel_id == channel and c.team == team and c.channel_canvas for c in self.canvases.values()):
             return {"ok": False, "error": "channel_canvas_already_exists"}
         if team in self.free_teams and self._tabbed(team, channel):

@@ -60,7 +60,8 @@ def test_header_and_shortcodes() -> None:
                 offline=True, actions=[Action(id="ctl:stop", label="Stop", value="ab12", style="danger")])
     [message] = render.render(post, webhook=False)
     embed = message.embeds[0].to_dict()
-    assert len(embed["title"]) == 256 and embed["description"] == "📜 **Historian** :unknown_code:"
+    assert len(embed["title"]) == 256  # the topic too long for the title is shown whole above the text
+    assert embed["description"] == f"**Topic:** {'T' * 300}\n\n📜 **Historian** :unknown_code:"
     assert "offline" in embed["footer"]["text"]
     assert message.payload()["components"][0]["components"][0]["style"] == 4
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from adapters.slack.server import SlackServer
 from bot.wiring import build_app
@@ -57,10 +58,11 @@ async def test_without_the_canvas_scope_council_says_how_to_add_it_and_everythin
     assert not any("kept in a canvas" in m.text for m in fake.messages)
 
 
-async def test_on_a_free_workspace_the_synthesis_becomes_the_channels_canvas(
+async def test_on_a_free_workspace_the_synthesis_becomes_a_canvas_tabbed_in_the_channel(
         slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
     """A free plan has no standalone canvases (canvases.create without channel_id is refused there): the
-    synthesis becomes the channel's canvas, created once and edited by the later syntheses."""
+    synthesis becomes a canvas tabbed in the channel (canvases.create with channel_id), created once and edited by the
+    later syntheses; never the channel's one canvas (conversations.canvases.create)."""
     fake.free_teams.add("T0001")
     await slack.command("Should we adopt Rust? --rounds 2")
     await server.idle()
@@ -68,12 +70,35 @@ async def test_on_a_free_workspace_the_synthesis_becomes_the_channels_canvas(
     d = (await server.core.service.guard.discussions())[0]
     assert d.status.value == "done"
     [canvas] = fake.canvases.values()
-    assert canvas.channel_id == "C0001" and canvas.channel_canvas and canvas.edits == 2
+    assert canvas.channel_id == "C0001" and not canvas.channel_canvas and canvas.edits == 2
     assert canvas.markdown.startswith("# Should we adopt Rust?\n\n## Final synthesis")
-    assert len(fake.called("canvases.create")) <= 1, "the plan is learnt once, not at every synthesis"
+    creates = fake.called("canvases.create")
+    assert [c.params.get("channel_id") for c in creates] == [None, "C0001"], "the plan is learnt once"
+    assert not fake.called("conversations.canvases.create") and not fake.called("canvases.access.set")
     [first] = said(fake, "kept in a canvas")
     assert f"https://fake.slack.test/docs/T0001/{canvas.id}" in first
-    assert not said(fake, "paid Slack plan")
+
+
+@pytest.mark.parametrize("free", [True, False])
+async def test_every_discussion_sharing_a_channel_gets_its_own_canvas_on_every_plan(
+        slack: Slack, server: SlackServer, fake: FakeSlack, free: bool) -> None:
+    if free:
+        fake.free_teams.add("T0001")
+    fake.no_channel_canvases.add("T0001")  # a plan without channel canvases: Council never needs one
+    await slack.command("Should we adopt Rust? --rounds 2")
+    await server.idle()
+    await slack.command("Should we adopt Go? --rounds 2")
+    await server.idle()
+    assert server.core is not None
+    discussions = await server.core.service.guard.discussions()
+    assert len(discussions) == 2 and all(d.status.value == "done" for d in discussions)
+    canvases = sorted(fake.canvases.values(), key=lambda c: c.title)
+    assert [c.title for c in canvases] == ["Council: Should we adopt Go?", "Council: Should we adopt Rust?"]
+    for canvas, topic in zip(canvases, ("Go", "Rust"), strict=True):  # each edited by its own discussion only
+        assert canvas.edits == 2 and canvas.markdown.startswith(f"# Should we adopt {topic}?")
+        assert canvas.access.get("C0001") in ("read", "write")
+    assert len(said(fake, "kept in a canvas")) == 2 and not said(fake, "kept in this thread only")
+    assert not fake.called("conversations.canvases.create")
 
 
 async def test_a_failure_after_the_canvas_is_created_never_makes_a_second_one(

@@ -211,3 +211,22 @@ async def test_workspaces_are_apart_each_token_finds_only_its_own(slack: FakeSla
         {"operation": "replace", "document_content": {"type": "markdown", "markdown": "y"}}])))[0] == "canvas_not_found"
     await theirs.chat_postMessage(channel="C0900", text="theirs")  # their own channel: found
     assert (await theirs.users_info(user="U0900"))["user"]["team_id"] == "T0002"
+
+
+async def test_a_thread_read_back_from_latest_gives_its_newest_page_and_metadata_when_asked(
+        slack: FakeSlack, client: AsyncWebClient) -> None:
+    parent = await client.chat_postMessage(channel="C0002", text="the question",
+                                           metadata={"event_type": "council_post", "event_payload": {"key": "k"}})
+    replies = [slack.human("C0002", f"r{i}", "U0001", thread_ts=parent["ts"]).ts for i in range(30)]
+    newest = await client.conversations_replies(channel="C0002", ts=parent["ts"], latest=replies[-1], inclusive=True,
+                                                limit=10)
+    assert [m["text"] for m in newest["messages"]] == [f"r{i}" for i in range(20, 30)] and newest["has_more"]
+    before = await client.conversations_replies(channel="C0002", ts=parent["ts"], latest=replies[20], limit=10)
+    assert [m["text"] for m in before["messages"]] == [f"r{i}" for i in range(10, 20)]
+    first = await client.conversations_replies(channel="C0002", ts=parent["ts"], limit=1)
+    assert first["messages"][0]["reply_count"] == 30 and first["messages"][0]["latest_reply"] == replies[-1]
+    assert "metadata" not in first["messages"][0]
+    meta = await client.conversations_replies(channel="C0002", ts=parent["ts"], limit=1, include_all_metadata=True)
+    assert meta["messages"][0]["metadata"]["event_payload"] == {"key": "k"}
+    top = await client.conversations_history(channel="C0002", latest=parent["ts"], inclusive=True, limit=1)
+    assert [m["text"] for m in top["messages"]] == ["the question"]

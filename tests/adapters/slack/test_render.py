@@ -7,8 +7,11 @@ import json
 import pytest
 
 from adapters.slack.announce import announcement
+from adapters.slack.interactions import action_command
 from adapters.slack.markup import mrkdwn, split_text
 from adapters.slack.render import MESSAGE_CHARS, button_label, render
+from adapters.slack.translate import Who
+from core.control.commands import CastBallot
 from core.models import Action, Persona, PollView, Post, Role
 from tests.fakes.slack_api import LIMITS, block_error, block_text
 
@@ -117,3 +120,17 @@ def test_an_announcement_too_long_for_one_message_names_everything_in_the_first(
     assert announcement(short)[1] == []
     between = post.model_copy(update={"text": "\n\n".join(["word " * 380] * 5)})  # two by render, one here
     assert len(render(between)) == 2 and announcement(between)[1] == []
+
+
+def test_a_choice_longer_than_a_select_allows_is_split_over_menus_each_naming_its_range() -> None:
+    picks = [Action(id=f"pick:{i}", label=f"Option {i}", value=f"7|{i}") for i in range(1, 131)]
+    [message] = render(Post(kind="poll", key="d1:poll", text="Rank them", actions=picks))
+    assert not block_error(message.blocks)
+    menus = [e for b in message.blocks if b["type"] == "actions" for e in b["elements"]
+             if e["type"] == "static_select"]
+    assert [m["action_id"] for m in menus] == ["pick", "pick:2"]
+    assert [len(m["options"]) for m in menus] == [LIMITS["select_options"], 130 - LIMITS["select_options"]]
+    assert [o["value"] for m in menus for o in m["options"]] == [f"7|{i}" for i in range(1, 131)]  # none left out
+    assert [m["placeholder"]["text"] for m in menus] == ["Choose (1–100)…", "Choose (101–130)…"]
+    assert action_command("pick:2", "7|120", Who("U1")) == CastBallot(poll_id=7, choice=120, user_id="U1",
+                                                                      user_name="U1", is_admin=False, groups=[])
