@@ -5,15 +5,15 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from core.control import clarify, defaults
 from core.control import commands as c
 from core.control.checks import Checks
-from core.control.guard import ASKER, Guard, not_found
-from core.control.permissions import Policy, check, check_configure, visible
+from core.control.desk import Desk, ServiceConfig
+from core.control.guard import ASKER, Guard
+from core.control.permissions import check_configure
 from core.control.recall import Recall
 from core.control.replies import Reply, UserError
 from core.control.schedules import Schedules
@@ -32,7 +32,6 @@ from core.models import (
     Persona,
     Phase,
     Poll,
-    Post,
     Role,
     SeatHolder,
     Status,
@@ -42,7 +41,6 @@ from core.ports import Clock
 from core.running.driver import Driver, load_state
 from core.running.effects import close_poll, close_polls, redraw_header, refresh_verdict, save_discussion
 from core.running.seat_turns import choose_stance, claim_reply
-from core.running.spending import Limits
 from core.showing.memory import earlier_post
 from core.showing.moments import mark
 from core.showing.posts import header_post, header_sig, poll_post, writer_name
@@ -50,16 +48,6 @@ from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
 MAX_HUMAN_CHARS = 4000
-
-
-@dataclass
-class ServiceConfig:
-    budget_usd: float = 5.0
-    default_experts: int = 4
-    open_max_speeches: int = 16
-    fact_check: bool = False  # COUNCIL_FACT_CHECK: discussions check their claims unless started with --no-check
-    policy: Policy = field(default_factory=Policy)  # who may do what
-    limits: Limits = field(default_factory=Limits)  # daily workspace budget, starts per person
 
 
 def seat_holder(s: SeatHolder) -> SeatHolder:
@@ -89,7 +77,7 @@ def validate_topic(topic: str) -> str:
 Handler = Callable[[Any], Awaitable[Reply]]
 
 
-class Service:
+class Service(Desk):
     """handle(command) through one table of handlers; the guard and the schedules are collaborators it holds."""
 
     def __init__(
@@ -142,17 +130,6 @@ class Service:
         if reply.discussion_id and not reply.duplicate:
             self.driver.kick(reply.discussion_id)
         return reply
-
-    async def get(self, tx: Tx, discussion_id: str) -> Discussion:
-        """The discussion, when the person asking (if any) can see it from where they are and may do what they
-        asked; otherwise the same "no such discussion" as for an unknown id, or a refusal saying who may."""
-        d = await tx.discussion(discussion_id.strip(), for_update=True)
-        asker = ASKER.get()
-        if d is None or (asker is not None and not visible(self.config.policy, d, asker)):
-            raise not_found(discussion_id)
-        if asker is not None:
-            check(self.config.policy, d, asker)
-        return d
 
     # starting --------------------------------------------------------------------------------------
     async def start_discussion(self, cmd: c.StartDiscussion) -> Reply:
@@ -247,7 +224,7 @@ class Service:
             if d.pending.startswith(clarify.PENDING):  # Go: the topic as it is
                 d.pending = clarify.after(d)
             await save_discussion(tx, d, self.clock.now())
-            await self._notice(tx, d, f"{d.id}:confirmed", f"{cmd.user_name or 'Someone'} started the discussion.")
+            await self.notice(tx, d, f"{d.id}:confirmed", f"{cmd.user_name or 'Someone'} started the discussion.")
         return Reply(text="Starting.", discussion_id=d.id)
 
     async def _open_roster(self, tx: Tx, discussion_id: str) -> tuple[Discussion, list[Persona]]:
@@ -367,7 +344,7 @@ class Service:
         await redraw_header(tx, d, now)
         await save_discussion(tx, d, now)
         said = f"the council takes up “{d.topic}”" if topic is not None else "the council starts on the topic as it is"
-        await self._notice(tx, d, f"{d.id}:clarified", f"Thanks, {cmd.user_name or 'someone'}: {said}.")
+        await self.notice(tx, d, f"{d.id}:clarified", f"Thanks, {cmd.user_name or 'someone'}: {said}.")
         return Reply(text="Starting.", discussion_id=d.id)
 
     async def cast_ballot(self, cmd: c.CastBallot) -> Reply:
@@ -443,8 +420,8 @@ class Service:
         # thread reads in the order things happened.
         detail = f": {d.round_topic}" if action in (NextAction.DEEP_DIVE, NextAction.DIFFERENT_TOPIC) else ""
         end = "" if detail.rstrip().endswith((".", "?", "!")) else "."  # a topic that is a question ends itself
-        await self._notice(tx, d, f"{d.id}:r{chosen_round}:chose:{d.resume_count}",
-                           f"➡️ {user_name or 'Someone'} chose **{label}**{detail}{end}")
+        await self.notice(tx, d, f"{d.id}:r{chosen_round}:chose:{d.resume_count}",
+                          f"➡️ {user_name or 'Someone'} chose **{label}**{detail}{end}")
         if d.round > chosen_round:
             await close_polls(tx, d, now, before_round=d.round, offline=self.driver.llm.offline)
         await save_discussion(tx, d, now)
@@ -457,9 +434,9 @@ class Service:
                 raise UserError(f"This discussion can't be synthesized now: it is {d.status.value}.")
             d.status, d.pending = Status.RUNNING, "final"
             await save_discussion(tx, d, self.clock.now())
-            await self._notice(tx, d, f"{d.id}:synthesize:{d.round}:{d.resume_count}",
-                               f"📜 {cmd.user_name or 'Someone'} asked for the final synthesis; "
-                               f"{writer_name(d, Phase.FINAL_SYNTHESIS)} is writing it after the current turn.")
+            await self.notice(tx, d, f"{d.id}:synthesize:{d.round}:{d.resume_count}",
+                              f"📜 {cmd.user_name or 'Someone'} asked for the final synthesis; "
+                              f"{writer_name(d, Phase.FINAL_SYNTHESIS)} is writing it after the current turn.")
         return Reply(text=f"{writer_name(d, Phase.FINAL_SYNTHESIS).capitalize()} will write the final synthesis.",
                      discussion_id=d.id)
 
@@ -475,9 +452,9 @@ class Service:
                                 f"{d.status.value.replace('_', ' ')}.")
             d.status, d.pending = Status.RUNNING, "pause"
             await save_discussion(tx, d, self.clock.now())
-            await self._notice(tx, d, f"{d.id}:pausing:{d.resume_count}",
-                               f"⏸️ {cmd.user_name or 'Someone'} paused the discussion; "
-                               f"{writer_name(d, Phase.RESUME_SUMMARY)} is writing a resume summary.")
+            await self.notice(tx, d, f"{d.id}:pausing:{d.resume_count}",
+                              f"⏸️ {cmd.user_name or 'Someone'} paused the discussion; "
+                              f"{writer_name(d, Phase.RESUME_SUMMARY)} is writing a resume summary.")
         return Reply(text="Pausing after the current turn.", discussion_id=d.id)
 
     async def resume_discussion(self, cmd: c.Resume) -> Reply:
@@ -509,8 +486,8 @@ class Service:
         d.pending = ""
         d.resume_count += 1
         await save_discussion(tx, d, self.clock.now())
-        await self._notice(tx, d, f"{d.id}:unpaused:{d.resume_count}",
-                           f"▶️ {cmd.user_name or 'Someone'} called off the pause; the discussion goes on.")
+        await self.notice(tx, d, f"{d.id}:unpaused:{d.resume_count}",
+                          f"▶️ {cmd.user_name or 'Someone'} called off the pause; the discussion goes on.")
         return Reply(text="The pause is called off; the discussion goes on.", discussion_id=d.id)
 
     async def reopen(self, tx: Tx, d: Discussion, user_name: str, *, then_round: bool) -> None:
@@ -522,8 +499,8 @@ class Service:
         if then_round and engine.round_complete(state):
             d.round += 1
         await save_discussion(tx, d, self.clock.now())
-        await self._notice(tx, d, f"{d.id}:resumed:{d.resume_count}",
-                           f"▶️ {user_name or 'Someone'} resumed the discussion.")
+        await self.notice(tx, d, f"{d.id}:resumed:{d.resume_count}",
+                          f"▶️ {user_name or 'Someone'} resumed the discussion.")
 
     async def stop(self, cmd: c.Stop) -> Reply:
         async with self.store.tx() as tx:
@@ -533,7 +510,7 @@ class Service:
             d.status, d.pending = Status.STOPPED, ""
             now = self.clock.now()
             # The stop, then what it closes, then the header's "Stopped": nothing lands after the ending.
-            await self._notice(tx, d, f"{d.id}:stopped", f"⏹️ {cmd.user_name or 'Someone'} stopped the discussion.")
+            await self.notice(tx, d, f"{d.id}:stopped", f"⏹️ {cmd.user_name or 'Someone'} stopped the discussion.")
             await close_polls(tx, d, now, before_round=d.round + 1, offline=self.driver.llm.offline)
             await save_discussion(tx, d, now)
             # Stop is final: turns being written are set aside now, so none of them is posted after the notice.
@@ -555,8 +532,8 @@ class Service:
         await tx.revive_posts(d.id)  # posts refused or given up on are tried again now
         d.status, d.blocked_reason = Status.RUNNING, ""
         await save_discussion(tx, d, self.clock.now())
-        await self._notice(tx, d, f"{d.id}:retry:{self.clock.now().timestamp()}",
-                           f"🔁 {cmd.user_name or 'Someone'} asked to retry.")
+        await self.notice(tx, d, f"{d.id}:retry:{self.clock.now().timestamp()}",
+                          f"🔁 {cmd.user_name or 'Someone'} asked to retry.")
         return Reply(text="Retrying.", discussion_id=d.id)
 
     async def skip_turns(self, cmd: c.SkipTurns) -> Reply:
@@ -574,9 +551,6 @@ class Service:
             d.status, d.blocked_reason = Status.RUNNING, ""
             await save_discussion(tx, d, self.clock.now())
         return Reply(text="Skipping the failed turns.", discussion_id=d.id)
-
-    async def _notice(self, tx: Tx, d: Discussion, key: str, text: str) -> None:
-        await tx.enqueue(d.id, Post(kind="notice", key=key, text=text), self.clock.now())
 
 
 def list_text(discussions: list[Discussion]) -> str:
