@@ -11,14 +11,13 @@ from typing import Any
 from core.control import clarify, defaults
 from core.control import commands as c
 from core.control.checks import Checks
+from core.control.configuring import Configuring
 from core.control.desk import Desk, ServiceConfig
 from core.control.guard import ASKER, Guard
-from core.control.permissions import check_configure
 from core.control.recall import Recall
 from core.control.replies import Reply, UserError
 from core.control.schedules import Schedules
 from core.deliberation import engine, flows
-from core.deliberation.holders import holder_line, stored_line
 from core.deliberation.roster import EXPERT_ICONS, addressed, clean_name, full_roster, slug
 from core.deliberation.seats import with_people
 from core.models import (
@@ -56,13 +55,6 @@ def seat_holder(s: SeatHolder) -> SeatHolder:
     return s.model_copy(update={"name": clean_name(s.name) or s.user_id, "title": clean_name(s.title)})
 
 
-def owner_shown(line: str) -> str:
-    """An owner line in plain words (adapters escape replies): a seat held by a person says so, not a mention."""
-    text, held_by = holder_line(line)
-    name, colon, domain = text.partition(":")
-    return f"{name} (in person){colon}{domain}" if held_by else text
-
-
 def validate_topic(topic: str) -> str:
     topic = " ".join(topic.split())
     if not topic:
@@ -88,11 +80,12 @@ class Service(Desk):
         self.schedules = Schedules(store, driver, clock, self)
         self.checks = Checks(self)
         self.recall = Recall(store, config.policy, self.handle)
+        self.configuring = Configuring(store, clock, config)
         # Every command's handler, by the command's class: the one way in, read by people, mypy and editors.
         self.handlers: dict[type[c.Command], Handler] = {
             c.StartDiscussion: self.start_discussion,
-            c.SetOwners: self.set_owners,
-            c.SetDefaults: self.set_defaults,
+            c.SetOwners: self.configuring.set_owners,
+            c.SetDefaults: self.configuring.set_defaults,
             c.ConfirmRoster: self.confirm_roster,
             c.ModifyRoster: self.modify_roster,
             c.AddExpert: self.add_expert,
@@ -190,30 +183,6 @@ class Service(Desk):
             return Reply(text=f"“{topic}” is a short topic, so I asked one question in the thread first: answer it "
                               f"there, or say `go` (id `{d.id}`).{warning}", discussion_id=d.id)
         return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}{warning}", discussion_id=d.id)
-
-    async def set_defaults(self, cmd: c.SetDefaults) -> Reply:
-        """A channel's defaults for new discussions: every valid field applies, every bad one is named. The same
-        rule as its owners: they shape every discussion after them."""
-        check_configure(self.config.policy, cmd, cmd.channel)
-        values, warnings = defaults.read(cmd.text)
-        async with self.store.tx() as tx:
-            await tx.set_channel_defaults(cmd.platform, cmd.workspace, cmd.channel, values, cmd.user_id,
-                                          self.clock.now())
-        return Reply(text=defaults.confirmation(values, warnings))
-
-    async def set_owners(self, cmd: c.SetOwners) -> Reply:
-        check_configure(self.config.policy, cmd, cmd.channel)
-        owners = [line for line in map(stored_line, cmd.owners) if line]
-        if len(owners) == 1 or len(owners) > 8:
-            raise UserError("A meeting needs 2 to 8 domain owners, for example "
-                            "“Dana: Billing; Eli: Mobile app” (or off, to have them generated for each topic).")
-        async with self.store.tx() as tx:
-            await tx.set_channel_owners(cmd.platform, cmd.workspace, cmd.channel, owners, cmd.user_id,
-                                        self.clock.now())
-        if not owners:
-            return Reply(text="Meetings in this channel will generate domain owners for each topic again.")
-        shown = "; ".join(map(owner_shown, owners))
-        return Reply(text=f"Meetings in this channel will seat these domain owners: {shown}.")
 
     async def confirm_roster(self, cmd: c.ConfirmRoster) -> Reply:
         async with self.store.tx() as tx:
