@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
@@ -17,20 +16,19 @@ from core.control.guard import ASKER, Guard
 from core.control.recall import Recall
 from core.control.replies import Reply, UserError
 from core.control.schedules import Schedules
+from core.control.voting import Voting
 from core.deliberation import engine, flows
 from core.deliberation.roster import EXPERT_ICONS, addressed, clean_name, full_roster, slug
 from core.deliberation.seats import with_people
 from core.models import (
     FINISHED_TURN,
     NEXT_ACTION_LABELS,
-    Ballot,
     Discussion,
     FlowOptions,
     HumanMessage,
     NextAction,
     Persona,
     Phase,
-    Poll,
     Role,
     SeatHolder,
     Status,
@@ -38,11 +36,11 @@ from core.models import (
 )
 from core.ports import Clock
 from core.running.driver import Driver, load_state
-from core.running.effects import close_poll, close_polls, redraw_header, refresh_verdict, save_discussion
+from core.running.effects import close_polls, redraw_header, save_discussion
 from core.running.seat_turns import choose_stance, claim_reply
 from core.showing.memory import earlier_post
 from core.showing.moments import mark
-from core.showing.posts import header_post, header_sig, poll_post, writer_name
+from core.showing.posts import header_post, header_sig, writer_name
 from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
@@ -81,6 +79,7 @@ class Service(Desk):
         self.checks = Checks(self)
         self.recall = Recall(store, config.policy, self.handle)
         self.configuring = Configuring(store, clock, config)
+        self.voting = Voting(store, clock, config, driver, self.guard)
         # Every command's handler, by the command's class: the one way in, read by people, mypy and editors.
         self.handlers: dict[type[c.Command], Handler] = {
             c.StartDiscussion: self.start_discussion,
@@ -90,9 +89,9 @@ class Service(Desk):
             c.ModifyRoster: self.modify_roster,
             c.AddExpert: self.add_expert,
             c.PostHumanMessage: self.post_human_message,
-            c.CastBallot: self.cast_ballot,
+            c.CastBallot: self.voting.cast_ballot,
             c.CheckClaims: self.checks.check_claims,
-            c.ClosePoll: self.close_poll,
+            c.ClosePoll: self.voting.close_poll,
             c.ChooseNextAction: self.choose_next_action,
             c.Synthesize: self.synthesize,
             c.Pause: self.pause,
@@ -315,45 +314,6 @@ class Service(Desk):
         said = f"the council takes up “{d.topic}”" if topic is not None else "the council starts on the topic as it is"
         await self.notice(tx, d, f"{d.id}:clarified", f"Thanks, {cmd.user_name or 'someone'}: {said}.")
         return Reply(text="Starting.", discussion_id=d.id)
-
-    async def cast_ballot(self, cmd: c.CastBallot) -> Reply:
-        now = self.clock.now()
-        async with self.store.tx() as tx:
-            # Locked: closing the poll waits for this vote (or this vote sees it closed), so the tally queued
-            # below is always ahead of the closed poll in the thread's queue.
-            poll, d = await self.guard.poll(tx, cmd.poll_id, ASKER.get(), for_update=True)
-            if poll.closed:
-                raise UserError("This poll is closed; it shows its final counts.")
-            if not 0 <= cmd.choice < len(poll.options):
-                raise UserError("That option is not on this poll.")
-            await tx.cast(Ballot(poll_id=poll.id, voter_id=cmd.user_id, voter_name=cmd.user_name or cmd.user_id,
-                                 choice=cmd.choice, created_at=now))
-            await self._queue_tally(tx, d, poll, now)
-            # The verdict under the synthesis, and the decision record's, follow the people's side.
-            await refresh_verdict(tx, d, poll, now, self.driver.llm.offline)
-        self.driver.kick(d.id)
-        return Reply(text=f"Your vote: {poll.options[cmd.choice]}. Vote again to change it.")
-
-    async def _queue_tally(self, tx: Tx, d: Discussion, poll: Poll, now: datetime) -> None:
-        """The poll's new counts go out through the outbox, in order with everything else in the thread: an
-        edit can never land after the poll's closing and bring its buttons back. A tally not yet sent is
-        replaced by the newer one (one edit for a burst of votes)."""
-        prefix = f"{poll.key}:tally:"
-        await tx.drop_unsent(d.id, prefix)
-        # Keyed by what it shows and by how many ballots were ever cast: a repeat of a tally already sent is
-        # nothing to send, while A, then B, then A again are three different edits.
-        cast = len(await tx.ballots(poll.id, include_superseded=True))
-        tally = poll_post(poll, await tx.ballots(poll.id), self.driver.llm.offline, replaces=poll.key)
-        digest = hashlib.sha256(tally.model_dump_json().encode()).hexdigest()[:12]
-        await tx.enqueue(d.id, tally.model_copy(update={"key": f"{prefix}{cast}:{digest}"}), now)
-
-    async def close_poll(self, cmd: c.ClosePoll) -> Reply:
-        async with self.store.tx() as tx:
-            poll, d = await self.guard.poll(tx, cmd.poll_id, ASKER.get())
-            if not poll.closed:
-                # Its verdict, and the decision record's, follow (a hidden poll's votes count from now).
-                await close_poll(tx, d, poll, self.clock.now(), self.driver.llm.offline)
-        return Reply(text="Poll closed.", discussion_id=d.id)
 
     # steering --------------------------------------------------------------------------------------
     async def choose_next_action(self, cmd: c.ChooseNextAction) -> Reply:
