@@ -15,10 +15,11 @@ from core.control.desk import Desk, ServiceConfig
 from core.control.guard import ASKER, Guard
 from core.control.recall import Recall
 from core.control.replies import Reply, UserError
+from core.control.rostering import Rostering
 from core.control.schedules import Schedules
 from core.control.voting import Voting
 from core.deliberation import engine, flows
-from core.deliberation.roster import EXPERT_ICONS, addressed, clean_name, full_roster, slug
+from core.deliberation.roster import addressed, clean_name
 from core.deliberation.seats import with_people
 from core.models import (
     FINISHED_TURN,
@@ -27,9 +28,7 @@ from core.models import (
     FlowOptions,
     HumanMessage,
     NextAction,
-    Persona,
     Phase,
-    Role,
     SeatHolder,
     Status,
     TurnStatus,
@@ -80,14 +79,15 @@ class Service(Desk):
         self.recall = Recall(store, config.policy, self.handle)
         self.configuring = Configuring(store, clock, config)
         self.voting = Voting(store, clock, config, driver, self.guard)
+        self.rostering = Rostering(store, clock, config)
         # Every command's handler, by the command's class: the one way in, read by people, mypy and editors.
         self.handlers: dict[type[c.Command], Handler] = {
             c.StartDiscussion: self.start_discussion,
             c.SetOwners: self.configuring.set_owners,
             c.SetDefaults: self.configuring.set_defaults,
-            c.ConfirmRoster: self.confirm_roster,
-            c.ModifyRoster: self.modify_roster,
-            c.AddExpert: self.add_expert,
+            c.ConfirmRoster: self.rostering.confirm_roster,
+            c.ModifyRoster: self.rostering.modify_roster,
+            c.AddExpert: self.rostering.add_expert,
             c.PostHumanMessage: self.post_human_message,
             c.CastBallot: self.voting.cast_ballot,
             c.CheckClaims: self.checks.check_claims,
@@ -182,70 +182,6 @@ class Service(Desk):
             return Reply(text=f"“{topic}” is a short topic, so I asked one question in the thread first: answer it "
                               f"there, or say `go` (id `{d.id}`).{warning}", discussion_id=d.id)
         return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}{warning}", discussion_id=d.id)
-
-    async def confirm_roster(self, cmd: c.ConfirmRoster) -> Reply:
-        async with self.store.tx() as tx:
-            d = await self.get(tx, cmd.discussion_id)
-            if d.status != Status.AWAITING_CONFIRMATION:
-                return Reply(text="This discussion has already started.", discussion_id="")
-            d.status = Status.RUNNING
-            if d.pending.startswith(clarify.PENDING):  # Go: the topic as it is
-                d.pending = clarify.after(d)
-            await save_discussion(tx, d, self.clock.now())
-            await self.notice(tx, d, f"{d.id}:confirmed", f"{cmd.user_name or 'Someone'} started the discussion.")
-        return Reply(text="Starting.", discussion_id=d.id)
-
-    async def _open_roster(self, tx: Tx, discussion_id: str) -> tuple[Discussion, list[Persona]]:
-        """The discussion and its roster, while the roster may still change (before the discussion starts)."""
-        d = await self.get(tx, discussion_id)
-        if d.status != Status.AWAITING_CONFIRMATION:
-            raise UserError("The roster can only be changed before the discussion starts.")
-        return d, await tx.personas(d.id)
-
-    async def modify_roster(self, cmd: c.ModifyRoster) -> Reply:
-        async with self.store.tx() as tx:
-            d, personas = await self._open_roster(tx, cmd.discussion_id)
-            target = next((p for p in personas if p.key == cmd.persona_key), None)
-            if target is None:
-                raise UserError("That participant is no longer on the roster.")
-            if cmd.remove:
-                if target.role.value != "expert" or sum(p.role.value == "expert" for p in personas) <= 2:
-                    raise UserError("A council needs its fixed roles and at least two experts.")
-                personas.remove(target)
-            else:
-                target.name = clean_name(cmd.name) or target.name
-                target.title = clean_name(cmd.title, 120) or target.title
-                if cmd.held_by is not None:  # the form gives the seat to a person (or back to the persona: "")
-                    target.held_by = cmd.held_by
-                    target.name = clean_name(cmd.name) or (clean_name(cmd.held_by_name) if cmd.held_by else "") or \
-                        target.name
-            await tx.set_personas(d.id, personas)
-            await self._refresh_header(tx, d)
-        return Reply(text="Roster updated.", discussion_id=d.id)
-
-    async def add_expert(self, cmd: c.AddExpert) -> Reply:
-        async with self.store.tx() as tx:
-            d, personas = await self._open_roster(tx, cmd.discussion_id)
-            experts = [p for p in personas if p.role == Role.EXPERT]
-            if len(experts) >= 8:
-                raise UserError("A council can have at most eight experts.")
-            name = clean_name(cmd.name)
-            if not name:
-                raise UserError("Please give the new expert a name.")
-            key = slug(name)
-            while any(p.key == key for p in personas):
-                key += "_x"
-            experts.append(Persona(key=key, name=name, role=Role.EXPERT,
-                                   title=clean_name(cmd.title, 120) or "Expert",
-                                   icon=EXPERT_ICONS[len(experts) % len(EXPERT_ICONS)]))
-            personas = full_roster(experts)
-            await tx.set_personas(d.id, personas)
-            await self._refresh_header(tx, d)
-        return Reply(text=f"Added {name}.", discussion_id=d.id)
-
-    async def _refresh_header(self, tx: Tx, d: Discussion) -> None:
-        await redraw_header(tx, d, self.clock.now())  # the roster changed: the state may not have
-        await tx.save_discussion(d, self.clock.now())
 
     # humans ----------------------------------------------------------------------------------------
     async def post_human_message(self, cmd: c.PostHumanMessage) -> Reply:
