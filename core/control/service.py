@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import datetime
 from typing import Any
 
 from core.control import clarify, defaults
@@ -13,20 +12,19 @@ from core.control.checks import Checks
 from core.control.configuring import Configuring
 from core.control.desk import Desk, ServiceConfig
 from core.control.guard import ASKER, Guard
+from core.control.people import People
 from core.control.recall import Recall
 from core.control.replies import Reply, UserError
 from core.control.rostering import Rostering
 from core.control.schedules import Schedules
 from core.control.voting import Voting
 from core.deliberation import engine, flows
-from core.deliberation.roster import addressed, clean_name
+from core.deliberation.roster import clean_name
 from core.deliberation.seats import with_people
 from core.models import (
-    FINISHED_TURN,
     NEXT_ACTION_LABELS,
     Discussion,
     FlowOptions,
-    HumanMessage,
     NextAction,
     Phase,
     SeatHolder,
@@ -35,15 +33,13 @@ from core.models import (
 )
 from core.ports import Clock
 from core.running.driver import Driver, load_state
-from core.running.effects import close_polls, redraw_header, save_discussion
-from core.running.seat_turns import choose_stance, claim_reply
+from core.running.effects import close_polls, save_discussion
 from core.showing.memory import earlier_post
 from core.showing.moments import mark
 from core.showing.posts import header_post, header_sig, writer_name
 from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
-MAX_HUMAN_CHARS = 4000
 
 
 def seat_holder(s: SeatHolder) -> SeatHolder:
@@ -80,6 +76,7 @@ class Service(Desk):
         self.configuring = Configuring(store, clock, config)
         self.voting = Voting(store, clock, config, driver, self.guard)
         self.rostering = Rostering(store, clock, config)
+        self.people = People(store, clock, config, self.guard)
         # Every command's handler, by the command's class: the one way in, read by people, mypy and editors.
         self.handlers: dict[type[c.Command], Handler] = {
             c.StartDiscussion: self.start_discussion,
@@ -88,7 +85,7 @@ class Service(Desk):
             c.ConfirmRoster: self.rostering.confirm_roster,
             c.ModifyRoster: self.rostering.modify_roster,
             c.AddExpert: self.rostering.add_expert,
-            c.PostHumanMessage: self.post_human_message,
+            c.PostHumanMessage: self.people.post_human_message,
             c.CastBallot: self.voting.cast_ballot,
             c.CheckClaims: self.checks.check_claims,
             c.ClosePoll: self.voting.close_poll,
@@ -102,7 +99,7 @@ class Service(Desk):
             c.ScheduleRound: self.schedules.schedule_round,
             c.SetDigest: self.schedules.set_digest,
             c.ForgetWorkspace: self.schedules.forget_workspace,
-            c.TakeStance: self.take_stance,
+            c.TakeStance: self.people.take_stance,
             c.SearchDecisions: self.recall.search,
             c.Revisit: self.recall.revisit,
         }
@@ -183,73 +180,6 @@ class Service(Desk):
                               f"there, or say `go` (id `{d.id}`).{warning}", discussion_id=d.id)
         return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}{warning}", discussion_id=d.id)
 
-    # humans ----------------------------------------------------------------------------------------
-    async def post_human_message(self, cmd: c.PostHumanMessage) -> Reply:
-        text = cmd.text.strip()
-        if not text:
-            return Reply(text="", duplicate=True)
-        now = self.clock.now()
-        async with self.store.tx() as tx:
-            if not await tx.first_sight(cmd.event_id, now):
-                return Reply(text="", duplicate=True)
-            d = await self.get(tx, cmd.discussion_id)
-            if d.status == Status.AWAITING_CONFIRMATION and d.pending.startswith(clarify.PENDING):
-                return await self._clarified(tx, d, cmd, text, now)
-            seat = await claim_reply(tx, d, cmd.user_id, text[:MAX_HUMAN_CHARS], now) if d.status in (
-                Status.RUNNING, Status.WAITING) else ""
-            if seat == "turn":  # the person holding a seat answered their turn: it is the turn, not a comment
-                return Reply(text="Noted: this is your turn.", discussion_id=d.id)
-            personas = await tx.personas(d.id)
-            # Owed an answer in every flow, between rounds and while one runs (the next step answers it).
-            owed = d.status in (Status.WAITING, Status.RUNNING)
-            paced = owed and await self.guard.answered_lately(tx, d.id, cmd.user_id, now)
-            await tx.add_human_message(
-                HumanMessage(discussion_id=d.id, author_id=cmd.user_id, author_name=cmd.user_name or "someone",
-                             text=text[:MAX_HUMAN_CHARS], event_id=cmd.event_id,
-                             addressed_to=addressed(text, personas),
-                             needs_answer=owed and not paced, created_at=now)
-            )
-            closed = d.pending == "final" and any(t.phase == Phase.FINAL_SYNTHESIS and t.status in FINISHED_TURN
-                                                  for t in await tx.turns(d.id))
-        heard = d.status in (Status.RUNNING, Status.WAITING)
-        if heard and closed:  # the closing is written: nothing answers after it, the export files the message
-            return Reply(text="Noted: the council has closed; this is filed with its open questions "
-                              "(open-questions.md in the export).", discussion_id=d.id)
-        if heard and d.pending == "final":
-            return Reply(text="Noted: the council is closing; this is answered before the closing, or listed among "
-                              "its open questions.", discussion_id=d.id)
-        if paced:
-            return Reply(text="Noted: the council answered you a moment ago, so this one is heard in the next "
-                              "answer or the next round.")
-        if d.status == Status.AWAITING_CONFIRMATION:  # not started yet: nothing "resumes"
-            return Reply(text="Noted: the council will hear this once it starts.")
-        return Reply(text="Noted: the council will hear this on its next turn." if heard else
-                     "Noted: the council will hear this when the discussion resumes.",
-                     discussion_id=d.id if heard else "")
-
-    async def take_stance(self, cmd: c.TakeStance) -> Reply:
-        async with self.store.tx() as tx:
-            d = await self.get(tx, cmd.discussion_id)
-            if d.status in (Status.DONE, Status.STOPPED):
-                raise UserError("This discussion has ended, so its stances stay as they were recorded.")
-            turn = await tx.turn(cmd.turn_key)
-            if turn is not None and turn.discussion_id == d.id and turn.status in FINISHED_TURN:
-                raise UserError("That turn is already recorded, with the stance it was written with.")
-            if not await choose_stance(tx, d, cmd.user_id, cmd.turn_key, cmd.label):
-                raise UserError("Only the person who holds this seat picks its stance.")
-        return Reply(text=f"Your stance: {cmd.label}.", discussion_id=d.id)
-
-    async def _clarified(self, tx: Tx, d: Discussion, cmd: c.PostHumanMessage, text: str, now: datetime) -> Reply:
-        """The answer to the clarifying question (or "go") starts the discussion, its topic made clearer."""
-        topic = clarify.answered_topic(d.topic, text)
-        if topic is not None:
-            d.topic = d.round_topic = topic
-        d.status, d.pending = Status.RUNNING, clarify.after(d)
-        await redraw_header(tx, d, now)
-        await save_discussion(tx, d, now)
-        said = f"the council takes up “{d.topic}”" if topic is not None else "the council starts on the topic as it is"
-        await self.notice(tx, d, f"{d.id}:clarified", f"Thanks, {cmd.user_name or 'someone'}: {said}.")
-        return Reply(text="Starting.", discussion_id=d.id)
 
     # steering --------------------------------------------------------------------------------------
     async def choose_next_action(self, cmd: c.ChooseNextAction) -> Reply:
