@@ -155,12 +155,16 @@ class Steering(Desk):
         self.driver.halt(d.id)  # and the model calls for them stop here (another process's end at their record)
         return Reply(text="Stopped.", discussion_id=d.id)
 
+    async def _blocked(self, tx: Tx, discussion_id: str, doing: str) -> Discussion:
+        """The discussion, if it is blocked: retrying and skipping only act on the turns that blocked it."""
+        d = await self.get(tx, discussion_id)
+        if d.status != Status.BLOCKED:
+            raise UserError(f"Nothing to {doing}: the discussion is not blocked.")
+        return d
+
     async def retry_turns(self, cmd: c.RetryTurns) -> Reply:
         async with self.store.tx() as tx:
-            d = await self.get(tx, cmd.discussion_id)
-            if d.status != Status.BLOCKED:
-                raise UserError("Nothing to retry: the discussion is not blocked.")
-            return await self._retry(tx, d, cmd)
+            return await self._retry(tx, await self._blocked(tx, cmd.discussion_id, "retry"), cmd)
 
     async def _retry(self, tx: Tx, d: Discussion, cmd: c.Command) -> Reply:
         failed = [t.key for t in await tx.turns(d.id) if t.status == TurnStatus.FAILED]
@@ -174,9 +178,7 @@ class Steering(Desk):
 
     async def skip_turns(self, cmd: c.SkipTurns) -> Reply:
         async with self.store.tx() as tx:
-            d = await self.get(tx, cmd.discussion_id)
-            if d.status != Status.BLOCKED:
-                raise UserError("Nothing to skip: the discussion is not blocked.")
+            d = await self._blocked(tx, cmd.discussion_id, "skip")
             turns = [t for t in await tx.turns(d.id) if t.status == TurnStatus.FAILED]
             if any(t.phase in engine.essential(d) for t in turns):
                 raise UserError("That turn can't be skipped: the discussion needs it. Retry or stop instead.")

@@ -154,6 +154,11 @@ async def test_an_essential_failure_blocks_with_retry_skip_stop_and_retry_recove
     await app.service.handle(c.RetryTurns(**C1, discussion_id=d.id, user_id="U1", user_name="Dana"))
     await settle(app)
     assert (await discussion(app, d.id)).status == Status.DONE
+    # Once it is no longer blocked, a late Retry or Skip (a button left in the thread) changes nothing.
+    for late, doing in ((c.RetryTurns, "retry"), (c.SkipTurns, "skip")):
+        with pytest.raises(UserError, match=f"^Nothing to {doing}: the discussion is not blocked.$"):
+            await app.service.handle(late(**C1, discussion_id=d.id, user_id="U1"))
+    assert (await discussion(app, d.id)).status == Status.DONE
 
 
 async def test_the_budget_stops_a_discussion_and_says_so(app: App, chat: RecordingChat, llm: ScriptedLLM) -> None:
