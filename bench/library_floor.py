@@ -46,7 +46,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.load import DELTA_CHARS, REPLY_CHARS, SPEEDOMETER, mean_kb, pinned, timings  # noqa: E402
+from bench.common import DELTA_CHARS, REPLY_CHARS, SPEEDOMETER, message, pinned, prompt, timings  # noqa: E402
 from bench.platform_limits import drop_database, fresh_database  # noqa: E402
 from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
 
@@ -94,49 +94,6 @@ async def _lanes(count: int, lanes: int, one: Callable[[int], Awaitable[None]]) 
     return time.process_time() - began
 
 
-# The load's requests, as bench/load.py prints them: the flow's rules as one cached system block of about 4 KB, the
-# transcript as a block a turn (the last cached), the persona's instruction last; adaptive thinking and an effort.
-# A discussion's transcript grows over its rounds, and the app condenses its oldest turns: 0 to 29 turns of the
-# load's length make requests of 5 to 50 KB, about 28 KB on average, as the load's are.
-RULES = "Speak as your persona, in a few plain paragraphs; build on what was said, and say where you disagree. " * 40
-TRANSCRIPT_TURNS = 30
-
-
-def _prompt(i: int) -> dict[str, Any]:
-    """The i-th request: its transcript holds i % TRANSCRIPT_TURNS turns."""
-    said = ("A considered view on trunk-based development, with its reasons and its doubts. " * 20)[:REPLY_CHARS]
-    turns: list[dict[str, Any]] = [
-        {"type": "text", "text": f"[Round {1 + k // 13} · Statement] Speaker {k % 8}:\n{said}"}
-        for k in range(i % TRANSCRIPT_TURNS)]
-    if turns:
-        turns[-1]["cache_control"] = {"type": "ephemeral"}
-    instruction = f"You are Speaker {i % 8}. " + "Answer the points made before you, briefly and in your voice. " * 12
-    return {"model": "claude-sonnet-5-5", "max_tokens": 4096, "thinking": {"type": "adaptive"},
-            "output_config": {"effort": "low"},
-            "system": [{"type": "text", "text": RULES, "cache_control": {"type": "ephemeral"}}],
-            "messages": [{"role": "user", "content": [*turns, {"type": "text", "text": instruction}]}]}
-
-
-# The load's Slack messages, as bench/load.py prints them at 300 discussions (-n 300): a new message is mostly a short
-# notice or a placeholder (about 0.55 KB; a turn's words go out as the placeholder's edit), an edit carries a turn's
-# text (about 2.65 KB).
-def _message(i: int, *, edit: bool) -> dict[str, Any]:
-    """Blocks as the app sends them: sections of words, a context line, metadata."""
-    words = "A considered view, in a few plain sentences, on the question before the council. "
-    blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": words * (6 if edit else 2)}}
-                                    for _ in range(4 if edit else 1)]
-    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f":speech_balloon: _Speaker {i % 7}_"}]})
-    return {"text": (words * 4)[:200 if edit else 80], "blocks": blocks,
-            "metadata": {"event_type": "council_post", "event_payload": {"key": f"d{i}:r1:s{i}", "part": 0}}}
-
-
-def sizes() -> tuple[float, float, float]:
-    """The KB of JSON the floor sends on average: a model request, a new Slack message, an edit."""
-    ids = range(TRANSCRIPT_TURNS * 13)
-    return (mean_kb([_prompt(i) for i in ids]), mean_kb([_message(i, edit=False) | {"channel": "C0000"} for i in ids]),
-            mean_kb([_message(i, edit=True) | {"channel": "C0000", "ts": "1700000000.000000"} for i in ids]))
-
-
 def model_ms(base_url: str, calls: int, lanes: int) -> float:
     """Anthropic SDK CPU per model call: streamed turns read event by event, structured answers as the app reads
     them (streamed, their raw events' text joined, then validated)."""
@@ -156,11 +113,11 @@ def model_ms(base_url: str, calls: int, lanes: int) -> float:
 
         async def call(i: int) -> None:
             if i % 13 < STREAMED:
-                stream = await client.messages.create(**_prompt(i), stream=True)
+                stream = await client.messages.create(**prompt(i), stream=True)
                 async for _ in stream:
                     pass
             else:
-                request = _prompt(i)
+                request = prompt(i)
                 request["output_config"]["format"] = fmt
                 parts = []
                 async for event in await client.messages.create(**request, stream=True):
@@ -169,7 +126,7 @@ def model_ms(base_url: str, calls: int, lanes: int) -> float:
                 Bid.model_validate_json("".join(parts))
 
         async with client:
-            await client.messages.create(**_prompt(0))  # untimed: first-use caches
+            await client.messages.create(**prompt(0))  # untimed: first-use caches
             return await _lanes(calls, lanes, call)
 
     return _on_the_apps_loop(run()) * 1000 / calls
@@ -189,9 +146,9 @@ def slack_ms(base_url: str, calls: int, lanes: int) -> float:
 
             async def post(i: int) -> None:
                 channel = channels[i % len(channels)]
-                resp = await client.chat_postMessage(channel=channel, **_message(i, edit=False))
+                resp = await client.chat_postMessage(channel=channel, **message(i, edit=False))
                 if i < edits:
-                    await client.chat_update(channel=channel, ts=resp["ts"], **_message(i, edit=True))
+                    await client.chat_update(channel=channel, ts=resp["ts"], **message(i, edit=True))
 
             return await _lanes(posts, lanes, post)
 

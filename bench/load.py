@@ -35,7 +35,6 @@ import gc
 import json
 import os
 import re
-import shutil
 import signal
 import statistics
 import sys
@@ -54,6 +53,16 @@ sys.path.insert(0, str(ROOT))
 
 from adapters.slack.render import EVENT_TYPE  # noqa: E402
 from bench import profile_split  # noqa: E402
+from bench.common import (  # noqa: E402
+    DELTA_CHARS,
+    REPLY_CHARS,
+    SPEEDOMETER,
+    mean_kb,
+    pinned,
+    sizes,
+    timed_in,
+    timings,
+)
 from bench.platform_limits import Statuses, drop_database, fresh_database, healthy  # noqa: E402
 from bench.sql_count import OPENS, SHAPE  # noqa: E402
 from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
@@ -68,23 +77,12 @@ ROUND_MARK = re.compile(r"Round (\d+) synthesis")
 ROUNDS = 3  # --rounds: each discussion runs this many rounds; round 1 is timed, the last compared with it
 MAX_GROWTH = 1.15  # a model call in the last round against one in round 1 (CPU, and statements with --count-sql)
 TOP_STATEMENTS = 12  # --count-sql: the statements run most a model call, listed under the totals
-# A model's turn as real ones are: about 1,500 characters, streamed in deltas of about 12 (the fake's default 250 in
-# 24 made the SDK's share of a call a quarter of what it is).
-REPLY_CHARS, DELTA_CHARS = 1500, 12
 # The database work a model call may cost (--count-sql): statements are round trips, transactions a BEGIN, a COMMIT
 # and a lease check each; neither changes with the machine's speed.
 MAX_STATEMENTS, MAX_TRANSACTIONS = 12.0, 4.0
 FLOOR = ROOT / "bench" / "library_floor.py"
 MAX_FLOOR_RATIO = 1.5  # the app's CPU a model call against the libraries' floor measured in the same run
 TIME_SCALE = 1.0  # --time-scale: Slack's limits and the app's pacing counted this many times faster (quick runs)
-
-
-def pinned(core: int) -> list[str]:
-    """`taskset -c core` where the machine has that core and taskset: the command it prefixes runs on it alone."""
-    cores = os.cpu_count() or 1
-    if shutil.which("taskset") is None or cores < 2 or core >= cores:
-        return []
-    return ["taskset", "-c", str(core)]
 
 
 class TimedSlack(FakeSlack):
@@ -121,31 +119,6 @@ class TimedSlack(FakeSlack):
 def cpu_s(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
-
-
-# Run in a process of its own during the load: a fixed loop of plain Python, timed every few seconds. CPU figures
-# are milliseconds of this machine, and its speed drifts (its host shares the cores: the same code measured 6.4 ms
-# a model call in one session and 43 ms in another), so the app's CPU is also given in these loops.
-# Each line: when (the monotonic clock every process here shares) and how long, so a timing falls in a window.
-SPEEDOMETER = """
-import time
-while True:
-    began, total = time.process_time(), 0
-    for i in range(1_000_000):
-        total += i
-    print(time.monotonic(), (time.process_time() - began) * 1000, flush=True)
-    time.sleep(4)
-"""
-
-
-def timings(lines: str) -> list[tuple[float, float]]:
-    """The speedometer's (when, ms) pairs."""
-    return [(float(when), float(ms)) for when, ms in (line.split() for line in lines.splitlines() if line.strip())]
-
-
-def timed_in(timed: list[tuple[float, float]], window: tuple[float, float] | None) -> list[float]:
-    """The timings taken within a window (monotonic from, to)."""
-    return [ms for when, ms in timed if window is not None and window[0] <= when <= window[1]]
 
 
 def thread_cpu_s(pid: int) -> dict[str, float]:
@@ -251,11 +224,6 @@ def no_room(floor_ms: float | None, calls: int, replicas: int, cores: int, withi
         return ""
     return (f"at {MAX_FLOOR_RATIO:g}x the floor an app needs {needs:.1f} s of CPU for its {calls / replicas:.0f} "
             f"calls, more than the {has:.1f} s the ratio target leaves it")
-
-
-def mean_kb(bodies: list[dict[str, Any]]) -> float:
-    """The KB of JSON a body holds on average."""
-    return sum(len(json.dumps(body, default=str)) for body in bodies) / max(len(bodies), 1) / 1000
 
 
 async def floor_ms(runs: int, database: str) -> list[float]:
@@ -578,10 +546,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
         f"{m} {k / max(method_calls, 1):.2f}" for m, k in methods.most_common()))
     if profile and replicas == 1:
         print("\n".join(profile_split.lines(profile_split.split(Path(profile)), lifetime_calls)))
-    # The floor is fair only while it sends what the load sends: both sizes, side by side (imported here: the
-    # floor imports this module).
-    from bench.library_floor import sizes as floor_sizes
-    prompt_kb, post_kb, edit_kb = floor_sizes()
+    # The floor is fair only while it sends what the load sends: both sizes, side by side.
+    prompt_kb, post_kb, edit_kb = sizes()
     print(f"model requests during the load: {mean_kb(model.requests[calls_before:]):.1f} KB of JSON on average; "
           f"Slack's new messages {mean_kb(sent['chat.postMessage']):.2f} KB, edits {mean_kb(sent['chat.update']):.2f} "
           f"KB; the floor sends {prompt_kb:.1f} KB, {post_kb:.2f} KB and {edit_kb:.2f} KB")

@@ -1,128 +1,76 @@
-"""handle(command): validates, records and wakes the driver; the one entry point every adapter calls."""
+"""handle(command): the one entry point every adapter calls. The guard checks the command, the handler of its
+family (starting, steering, voting, rostering, people, configuring, schedules, checks, recall) records it, and
+the driver is woken."""
 
 from __future__ import annotations
 
-import hashlib
-import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
-from core.control import clarify, defaults
 from core.control import commands as c
 from core.control.checks import Checks
-from core.control.guard import ASKER, Guard, not_found
-from core.control.permissions import Policy, check, check_configure, visible
+from core.control.configuring import Configuring
+from core.control.desk import Desk, ServiceConfig
+from core.control.guard import ASKER, Guard
+from core.control.people import People
 from core.control.recall import Recall
 from core.control.replies import Reply, UserError
+from core.control.rostering import Rostering
 from core.control.schedules import Schedules
-from core.deliberation import engine, flows
-from core.deliberation.holders import holder_line, stored_line
-from core.deliberation.roster import EXPERT_ICONS, addressed, clean_name, full_roster, slug
-from core.deliberation.seats import with_people
-from core.models import (
-    FINISHED_TURN,
-    NEXT_ACTION_LABELS,
-    Ballot,
-    Discussion,
-    FlowOptions,
-    HumanMessage,
-    NextAction,
-    Persona,
-    Phase,
-    Poll,
-    Post,
-    Role,
-    SeatHolder,
-    Status,
-    TurnStatus,
-)
+from core.control.starting import Starting, validate_topic
+from core.control.steering import Steering
+from core.control.voting import Voting
+from core.models import Discussion
 from core.ports import Clock
-from core.running.driver import Driver, load_state
-from core.running.effects import close_poll, close_polls, redraw_header, refresh_verdict, save_discussion
-from core.running.seat_turns import choose_stance, claim_reply
-from core.running.spending import Limits
-from core.showing.memory import earlier_post
+from core.running.driver import Driver
 from core.showing.moments import mark
-from core.showing.posts import header_post, header_sig, poll_post, writer_name
-from core.storage.store import Store, Tx
-
-log = logging.getLogger(__name__)
-MAX_HUMAN_CHARS = 4000
-
-
-@dataclass
-class ServiceConfig:
-    budget_usd: float = 5.0
-    default_experts: int = 4
-    open_max_speeches: int = 16
-    fact_check: bool = False  # COUNCIL_FACT_CHECK: discussions check their claims unless started with --no-check
-    policy: Policy = field(default_factory=Policy)  # who may do what
-    limits: Limits = field(default_factory=Limits)  # daily workspace budget, starts per person
-
-
-def seat_holder(s: SeatHolder) -> SeatHolder:
-    """A person given a seat, their name and title cleaned of markup and invisible characters as any seat's (the
-    name a platform gives is one its owner chose); their id when nothing is left of the name."""
-    return s.model_copy(update={"name": clean_name(s.name) or s.user_id, "title": clean_name(s.title)})
-
-
-def owner_shown(line: str) -> str:
-    """An owner line in plain words (adapters escape replies): a seat held by a person says so, not a mention."""
-    text, held_by = holder_line(line)
-    name, colon, domain = text.partition(":")
-    return f"{name} (in person){colon}{domain}" if held_by else text
-
-
-def validate_topic(topic: str) -> str:
-    topic = " ".join(topic.split())
-    if not topic:
-        raise UserError("Please give a topic, for example: “Should we move to trunk-based development?”")
-    if len(topic) >= c.MAX_TOPIC_CHARS:
-        raise UserError(
-            f"That topic is {len(topic):,} characters long; please keep it under {c.MAX_TOPIC_CHARS:,}."
-        )
-    return topic
-
+from core.storage.store import Store
 
 Handler = Callable[[Any], Awaitable[Reply]]
 
 
 class Service:
-    """handle(command) through one table of handlers; the guard and the schedules are collaborators it holds."""
+    """handle(command) through one table of handlers, each a method of the family of commands it belongs to;
+    the guard checks every command before its handler runs."""
 
     def __init__(
         self, store: Store, driver: Driver, clock: Clock, new_id: Callable[[], str], config: ServiceConfig
     ) -> None:
         self.store, self.driver, self.clock, self.new_id, self.config = store, driver, clock, new_id, config
         self.guard = Guard(store, clock, config)
-        self.schedules = Schedules(store, driver, clock, self)
-        self.checks = Checks(self)
+        self.steering = Steering(store, clock, config, driver)
+        self.schedules = Schedules(store, driver, clock, self.steering)
+        self.checks = Checks(Desk(store, clock, config))
         self.recall = Recall(store, config.policy, self.handle)
-        # Every command's handler, by the command's class: the one way in, read by people, mypy and editors.
+        self.configuring = Configuring(store, clock, config)
+        self.voting = Voting(store, clock, config, driver, self.guard)
+        self.rostering = Rostering(store, clock, config)
+        self.people = People(store, clock, config, self.guard)
+        self.starting = Starting(store, clock, config, new_id, self.guard, self.recall, self.schedules)
+        # Every command's handler, by the command's class and grouped by family: the one way in, read by people,
+        # mypy and editors.
         self.handlers: dict[type[c.Command], Handler] = {
-            c.StartDiscussion: self.start_discussion,
-            c.SetOwners: self.set_owners,
-            c.SetDefaults: self.set_defaults,
-            c.ConfirmRoster: self.confirm_roster,
-            c.ModifyRoster: self.modify_roster,
-            c.AddExpert: self.add_expert,
-            c.PostHumanMessage: self.post_human_message,
-            c.CastBallot: self.cast_ballot,
-            c.CheckClaims: self.checks.check_claims,
-            c.ClosePoll: self.close_poll,
-            c.ChooseNextAction: self.choose_next_action,
-            c.Synthesize: self.synthesize,
-            c.Pause: self.pause,
-            c.Resume: self.resume_discussion,
-            c.Stop: self.stop,
-            c.RetryTurns: self.retry_turns,
-            c.SkipTurns: self.skip_turns,
+            c.StartDiscussion: self.starting.start_discussion,
+            c.ChooseNextAction: self.steering.choose_next_action,
+            c.Synthesize: self.steering.synthesize,
+            c.Pause: self.steering.pause,
+            c.Resume: self.steering.resume_discussion,
+            c.Stop: self.steering.stop,
+            c.RetryTurns: self.steering.retry_turns,
+            c.SkipTurns: self.steering.skip_turns,
+            c.CastBallot: self.voting.cast_ballot,
+            c.ClosePoll: self.voting.close_poll,
+            c.ConfirmRoster: self.rostering.confirm_roster,
+            c.ModifyRoster: self.rostering.modify_roster,
+            c.AddExpert: self.rostering.add_expert,
+            c.PostHumanMessage: self.people.post_human_message,
+            c.TakeStance: self.people.take_stance,
+            c.SetOwners: self.configuring.set_owners,
+            c.SetDefaults: self.configuring.set_defaults,
             c.ScheduleRound: self.schedules.schedule_round,
             c.SetDigest: self.schedules.set_digest,
             c.ForgetWorkspace: self.schedules.forget_workspace,
-            c.TakeStance: self.take_stance,
+            c.CheckClaims: self.checks.check_claims,
             c.SearchDecisions: self.recall.search,
             c.Revisit: self.recall.revisit,
         }
@@ -132,7 +80,7 @@ class Service:
         if handler is None:
             raise TypeError(f"no handler for {type(cmd).__name__}")
         # Who may, and spending limits: refused before anything changes. Commands on a discussion are checked
-        # by get(), inside the handler's own transaction; starts and digests here.
+        # by Desk.get(), inside the handler's own transaction; starts and digests here.
         await self.guard.authorize(cmd)
         asking = ASKER.set(cmd)
         try:
@@ -142,441 +90,6 @@ class Service:
         if reply.discussion_id and not reply.duplicate:
             self.driver.kick(reply.discussion_id)
         return reply
-
-    async def get(self, tx: Tx, discussion_id: str) -> Discussion:
-        """The discussion, when the person asking (if any) can see it from where they are and may do what they
-        asked; otherwise the same "no such discussion" as for an unknown id, or a refusal saying who may."""
-        d = await tx.discussion(discussion_id.strip(), for_update=True)
-        asker = ASKER.get()
-        if d is None or (asker is not None and not visible(self.config.policy, d, asker)):
-            raise not_found(discussion_id)
-        if asker is not None:
-            check(self.config.policy, d, asker)
-        return d
-
-    # starting --------------------------------------------------------------------------------------
-    async def start_discussion(self, cmd: c.StartDiscussion) -> Reply:
-        topic = validate_topic(cmd.topic)
-        if cmd.channel:
-            async with self.store.tx() as tx:
-                saved = await tx.channel_defaults(cmd.platform, cmd.workspace, cmd.channel)
-            cmd = defaults.apply(cmd, defaults.still_valid(saved))
-        try:
-            rounds = flows.planned_rounds(cmd.flow, cmd.rounds, cmd.style)
-        except flows.BadFlow as exc:
-            raise UserError(str(exc)) from None
-        options = FlowOptions(style=cmd.style, tier=cmd.tier, lang=cmd.lang, hints=cmd.hints,
-                              max_speeches=self.config.open_max_speeches, memory=cmd.memory,
-                              people=[seat_holder(s) for s in cmd.seats],
-                              private=cmd.private,
-                              check=self.config.fact_check if cmd.check is None else cmd.check)
-        async with self.store.tx() as tx:
-            if cmd.flow == "meeting":
-                options.owners = await tx.channel_owners(cmd.platform, cmd.workspace, cmd.channel)
-            options.recalled = await self.recall.recalled(tx, cmd)
-        now = self.clock.now()
-        ask = cmd.clarify and clarify.vague(topic) and not (cmd.context or cmd.every or cmd.next_at)
-        d = Discussion(
-            id=self.new_id(), topic=topic, status=Status.AWAITING_CONFIRMATION if ask else Status.RUNNING,
-            platform=cmd.platform, workspace=cmd.workspace,
-            channel=cmd.channel, thread_ref=cmd.thread_ref, created_by=cmd.user_id, created_by_name=cmd.user_name,
-            round_topic=topic, auto_rounds=rounds, flow=cmd.flow, options=options, experts=cmd.experts,
-            mode=cmd.mode, roles=cmd.roles,
-            context=cmd.context, budget_usd=self.config.budget_usd,
-            pending=(f"{clarify.PENDING}:confirm" if cmd.confirm else clarify.PENDING) if ask else
-            "confirm" if cmd.confirm else "",
-            tz=cmd.tz, poll_anonymous=cmd.anonymous, poll_hidden=cmd.hide_results, created_at=now,
-            updated_at=now,
-        )
-        d.header_shown = header_sig(d)
-        async with self.store.tx() as tx:
-            await self.guard.may_start_now(tx, cmd)  # counted and inserted in one transaction
-            await tx.add_discussion(d)
-            flow = flows.get(d.flow)
-            seats = flow.seats(d)
-            if not flow.needs_roster(engine.State(discussion=d, personas=seats, turns=[])):
-                seats = with_people(d, seats)  # else the people sit down beside the roster once it is generated
-            await tx.set_personas(d.id, seats)
-            await tx.enqueue(d.id, header_post(d, seats), now)
-            if options.recalled:
-                await tx.enqueue(d.id, earlier_post(d, options.recalled), now)
-            if ask:
-                await tx.enqueue(d.id, clarify.question_post(d), now)
-            scheduled = await self.schedules.schedule_start(tx, cmd, d)
-        if scheduled:
-            self.schedules.changed()
-        what = {"meeting": "a council meeting", "open": "an open floor"}.get(d.flow, "a council")
-        ignored = flows.ignored_options(cmd.flow, style=cmd.style, tier=cmd.tier, hints=cmd.hints,
-                                        experts=cmd.experts, mode=cmd.mode, roles=cmd.roles)
-        warning = f"\n⚠️ Ignored: {'; '.join(ignored)}." if ignored else ""
-        if ask:
-            return Reply(text=f"“{topic}” is a short topic, so I asked one question in the thread first: answer it "
-                              f"there, or say `go` (id `{d.id}`).{warning}", discussion_id=d.id)
-        return Reply(text=f"Starting {what} on “{topic}” (id `{d.id}`).{scheduled}{warning}", discussion_id=d.id)
-
-    async def set_defaults(self, cmd: c.SetDefaults) -> Reply:
-        """A channel's defaults for new discussions: every valid field applies, every bad one is named. The same
-        rule as its owners: they shape every discussion after them."""
-        check_configure(self.config.policy, cmd, cmd.channel)
-        values, warnings = defaults.read(cmd.text)
-        async with self.store.tx() as tx:
-            await tx.set_channel_defaults(cmd.platform, cmd.workspace, cmd.channel, values, cmd.user_id,
-                                          self.clock.now())
-        return Reply(text=defaults.confirmation(values, warnings))
-
-    async def set_owners(self, cmd: c.SetOwners) -> Reply:
-        check_configure(self.config.policy, cmd, cmd.channel)
-        owners = [line for line in map(stored_line, cmd.owners) if line]
-        if len(owners) == 1 or len(owners) > 8:
-            raise UserError("A meeting needs 2 to 8 domain owners, for example "
-                            "“Dana: Billing; Eli: Mobile app” (or off, to have them generated for each topic).")
-        async with self.store.tx() as tx:
-            await tx.set_channel_owners(cmd.platform, cmd.workspace, cmd.channel, owners, cmd.user_id,
-                                        self.clock.now())
-        if not owners:
-            return Reply(text="Meetings in this channel will generate domain owners for each topic again.")
-        shown = "; ".join(map(owner_shown, owners))
-        return Reply(text=f"Meetings in this channel will seat these domain owners: {shown}.")
-
-    async def confirm_roster(self, cmd: c.ConfirmRoster) -> Reply:
-        async with self.store.tx() as tx:
-            d = await self.get(tx, cmd.discussion_id)
-            if d.status != Status.AWAITING_CONFIRMATION:
-                return Reply(text="This discussion has already started.", discussion_id="")
-            d.status = Status.RUNNING
-            if d.pending.startswith(clarify.PENDING):  # Go: the topic as it is
-                d.pending = clarify.after(d)
-            await save_discussion(tx, d, self.clock.now())
-            await self._notice(tx, d, f"{d.id}:confirmed", f"{cmd.user_name or 'Someone'} started the discussion.")
-        return Reply(text="Starting.", discussion_id=d.id)
-
-    async def _open_roster(self, tx: Tx, discussion_id: str) -> tuple[Discussion, list[Persona]]:
-        """The discussion and its roster, while the roster may still change (before the discussion starts)."""
-        d = await self.get(tx, discussion_id)
-        if d.status != Status.AWAITING_CONFIRMATION:
-            raise UserError("The roster can only be changed before the discussion starts.")
-        return d, await tx.personas(d.id)
-
-    async def modify_roster(self, cmd: c.ModifyRoster) -> Reply:
-        async with self.store.tx() as tx:
-            d, personas = await self._open_roster(tx, cmd.discussion_id)
-            target = next((p for p in personas if p.key == cmd.persona_key), None)
-            if target is None:
-                raise UserError("That participant is no longer on the roster.")
-            if cmd.remove:
-                if target.role.value != "expert" or sum(p.role.value == "expert" for p in personas) <= 2:
-                    raise UserError("A council needs its fixed roles and at least two experts.")
-                personas.remove(target)
-            else:
-                target.name = clean_name(cmd.name) or target.name
-                target.title = clean_name(cmd.title, 120) or target.title
-                if cmd.held_by is not None:  # the form gives the seat to a person (or back to the persona: "")
-                    target.held_by = cmd.held_by
-                    target.name = clean_name(cmd.name) or (clean_name(cmd.held_by_name) if cmd.held_by else "") or \
-                        target.name
-            await tx.set_personas(d.id, personas)
-            await self._refresh_header(tx, d)
-        return Reply(text="Roster updated.", discussion_id=d.id)
-
-    async def add_expert(self, cmd: c.AddExpert) -> Reply:
-        async with self.store.tx() as tx:
-            d, personas = await self._open_roster(tx, cmd.discussion_id)
-            experts = [p for p in personas if p.role == Role.EXPERT]
-            if len(experts) >= 8:
-                raise UserError("A council can have at most eight experts.")
-            name = clean_name(cmd.name)
-            if not name:
-                raise UserError("Please give the new expert a name.")
-            key = slug(name)
-            while any(p.key == key for p in personas):
-                key += "_x"
-            experts.append(Persona(key=key, name=name, role=Role.EXPERT,
-                                   title=clean_name(cmd.title, 120) or "Expert",
-                                   icon=EXPERT_ICONS[len(experts) % len(EXPERT_ICONS)]))
-            personas = full_roster(experts)
-            await tx.set_personas(d.id, personas)
-            await self._refresh_header(tx, d)
-        return Reply(text=f"Added {name}.", discussion_id=d.id)
-
-    async def _refresh_header(self, tx: Tx, d: Discussion) -> None:
-        await redraw_header(tx, d, self.clock.now())  # the roster changed: the state may not have
-        await tx.save_discussion(d, self.clock.now())
-
-    # humans ----------------------------------------------------------------------------------------
-    async def post_human_message(self, cmd: c.PostHumanMessage) -> Reply:
-        text = cmd.text.strip()
-        if not text:
-            return Reply(text="", duplicate=True)
-        now = self.clock.now()
-        async with self.store.tx() as tx:
-            if not await tx.first_sight(cmd.event_id, now):
-                return Reply(text="", duplicate=True)
-            d = await self.get(tx, cmd.discussion_id)
-            if d.status == Status.AWAITING_CONFIRMATION and d.pending.startswith(clarify.PENDING):
-                return await self._clarified(tx, d, cmd, text, now)
-            seat = await claim_reply(tx, d, cmd.user_id, text[:MAX_HUMAN_CHARS], now) if d.status in (
-                Status.RUNNING, Status.WAITING) else ""
-            if seat == "turn":  # the person holding a seat answered their turn: it is the turn, not a comment
-                return Reply(text="Noted: this is your turn.", discussion_id=d.id)
-            personas = await tx.personas(d.id)
-            # Owed an answer in every flow, between rounds and while one runs (the next step answers it).
-            owed = d.status in (Status.WAITING, Status.RUNNING)
-            paced = owed and await self.guard.answered_lately(tx, d.id, cmd.user_id, now)
-            await tx.add_human_message(
-                HumanMessage(discussion_id=d.id, author_id=cmd.user_id, author_name=cmd.user_name or "someone",
-                             text=text[:MAX_HUMAN_CHARS], event_id=cmd.event_id,
-                             addressed_to=addressed(text, personas),
-                             needs_answer=owed and not paced, created_at=now)
-            )
-            closed = d.pending == "final" and any(t.phase == Phase.FINAL_SYNTHESIS and t.status in FINISHED_TURN
-                                                  for t in await tx.turns(d.id))
-        heard = d.status in (Status.RUNNING, Status.WAITING)
-        if heard and closed:  # the closing is written: nothing answers after it, the export files the message
-            return Reply(text="Noted: the council has closed; this is filed with its open questions "
-                              "(open-questions.md in the export).", discussion_id=d.id)
-        if heard and d.pending == "final":
-            return Reply(text="Noted: the council is closing; this is answered before the closing, or listed among "
-                              "its open questions.", discussion_id=d.id)
-        if paced:
-            return Reply(text="Noted: the council answered you a moment ago, so this one is heard in the next "
-                              "answer or the next round.")
-        if d.status == Status.AWAITING_CONFIRMATION:  # not started yet: nothing "resumes"
-            return Reply(text="Noted: the council will hear this once it starts.")
-        return Reply(text="Noted: the council will hear this on its next turn." if heard else
-                     "Noted: the council will hear this when the discussion resumes.",
-                     discussion_id=d.id if heard else "")
-
-    async def take_stance(self, cmd: c.TakeStance) -> Reply:
-        async with self.store.tx() as tx:
-            d = await self.get(tx, cmd.discussion_id)
-            if d.status in (Status.DONE, Status.STOPPED):
-                raise UserError("This discussion has ended, so its stances stay as they were recorded.")
-            turn = await tx.turn(cmd.turn_key)
-            if turn is not None and turn.discussion_id == d.id and turn.status in FINISHED_TURN:
-                raise UserError("That turn is already recorded, with the stance it was written with.")
-            if not await choose_stance(tx, d, cmd.user_id, cmd.turn_key, cmd.label):
-                raise UserError("Only the person who holds this seat picks its stance.")
-        return Reply(text=f"Your stance: {cmd.label}.", discussion_id=d.id)
-
-    async def _clarified(self, tx: Tx, d: Discussion, cmd: c.PostHumanMessage, text: str, now: datetime) -> Reply:
-        """The answer to the clarifying question (or "go") starts the discussion, its topic made clearer."""
-        topic = clarify.answered_topic(d.topic, text)
-        if topic is not None:
-            d.topic = d.round_topic = topic
-        d.status, d.pending = Status.RUNNING, clarify.after(d)
-        await redraw_header(tx, d, now)
-        await save_discussion(tx, d, now)
-        said = f"the council takes up “{d.topic}”" if topic is not None else "the council starts on the topic as it is"
-        await self._notice(tx, d, f"{d.id}:clarified", f"Thanks, {cmd.user_name or 'someone'}: {said}.")
-        return Reply(text="Starting.", discussion_id=d.id)
-
-    async def cast_ballot(self, cmd: c.CastBallot) -> Reply:
-        now = self.clock.now()
-        async with self.store.tx() as tx:
-            # Locked: closing the poll waits for this vote (or this vote sees it closed), so the tally queued
-            # below is always ahead of the closed poll in the thread's queue.
-            poll, d = await self.guard.poll(tx, cmd.poll_id, ASKER.get(), for_update=True)
-            if poll.closed:
-                raise UserError("This poll is closed; it shows its final counts.")
-            if not 0 <= cmd.choice < len(poll.options):
-                raise UserError("That option is not on this poll.")
-            await tx.cast(Ballot(poll_id=poll.id, voter_id=cmd.user_id, voter_name=cmd.user_name or cmd.user_id,
-                                 choice=cmd.choice, created_at=now))
-            await self._queue_tally(tx, d, poll, now)
-            # The verdict under the synthesis, and the decision record's, follow the people's side.
-            await refresh_verdict(tx, d, poll, now, self.driver.llm.offline)
-        self.driver.kick(d.id)
-        return Reply(text=f"Your vote: {poll.options[cmd.choice]}. Vote again to change it.")
-
-    async def _queue_tally(self, tx: Tx, d: Discussion, poll: Poll, now: datetime) -> None:
-        """The poll's new counts go out through the outbox, in order with everything else in the thread: an
-        edit can never land after the poll's closing and bring its buttons back. A tally not yet sent is
-        replaced by the newer one (one edit for a burst of votes)."""
-        prefix = f"{poll.key}:tally:"
-        await tx.drop_unsent(d.id, prefix)
-        # Keyed by what it shows and by how many ballots were ever cast: a repeat of a tally already sent is
-        # nothing to send, while A, then B, then A again are three different edits.
-        cast = len(await tx.ballots(poll.id, include_superseded=True))
-        tally = poll_post(poll, await tx.ballots(poll.id), self.driver.llm.offline, replaces=poll.key)
-        digest = hashlib.sha256(tally.model_dump_json().encode()).hexdigest()[:12]
-        await tx.enqueue(d.id, tally.model_copy(update={"key": f"{prefix}{cast}:{digest}"}), now)
-
-    async def close_poll(self, cmd: c.ClosePoll) -> Reply:
-        async with self.store.tx() as tx:
-            poll, d = await self.guard.poll(tx, cmd.poll_id, ASKER.get())
-            if not poll.closed:
-                # Its verdict, and the decision record's, follow (a hidden poll's votes count from now).
-                await close_poll(tx, d, poll, self.clock.now(), self.driver.llm.offline)
-        return Reply(text="Poll closed.", discussion_id=d.id)
-
-    # steering --------------------------------------------------------------------------------------
-    async def choose_next_action(self, cmd: c.ChooseNextAction) -> Reply:
-        async with self.store.tx() as tx:
-            d = await self.get(tx, cmd.discussion_id)
-            if d.status != Status.WAITING:
-                raise UserError(f"The next step was already chosen; the discussion is {d.status.value}.")
-            if cmd.after_round and cmd.after_round != d.round:  # a button left on an earlier round's choice
-                raise UserError(f"The next step after round {cmd.after_round} was already chosen; the discussion "
-                                f"now waits after round {d.round}: use the newest choice in the thread.")
-            label = await self.choose(tx, d, cmd.action, cmd.user_name, cmd.topic)
-        return Reply(text=f"{label}: on it.", discussion_id=d.id)
-
-    async def choose(self, tx: Tx, d: Discussion, action: NextAction, user_name: str, topic: str = "") -> str:
-        """Record a waiting discussion's next action (inside the caller's transaction); returns its label."""
-        now = self.clock.now()
-        state = await load_state(tx, d.id)
-        assert state is not None
-        ideas = engine.suggestions(state)
-        chosen_round, label = d.round, NEXT_ACTION_LABELS[action]
-        d.status = Status.RUNNING
-        if action == NextAction.PAUSE:
-            d.pending = "pause"
-        elif action == NextAction.SYNTHESIZE:
-            d.pending = "final"
-        else:
-            d.round += 1
-            if action == NextAction.DEEP_DIVE:
-                d.round_topic = topic.strip() or (ideas[0] if ideas else d.round_topic)
-            elif action == NextAction.DIFFERENT_TOPIC:
-                d.round_topic = topic.strip() or (ideas[1] if len(ideas) > 1 else d.topic)
-        # The choice first, then what it sets off (the round's polls closed, the header's "Running"), so the
-        # thread reads in the order things happened.
-        detail = f": {d.round_topic}" if action in (NextAction.DEEP_DIVE, NextAction.DIFFERENT_TOPIC) else ""
-        end = "" if detail.rstrip().endswith((".", "?", "!")) else "."  # a topic that is a question ends itself
-        await self._notice(tx, d, f"{d.id}:r{chosen_round}:chose:{d.resume_count}",
-                           f"➡️ {user_name or 'Someone'} chose **{label}**{detail}{end}")
-        if d.round > chosen_round:
-            await close_polls(tx, d, now, before_round=d.round, offline=self.driver.llm.offline)
-        await save_discussion(tx, d, now)
-        return label
-
-    async def synthesize(self, cmd: c.Synthesize) -> Reply:
-        async with self.store.tx() as tx:
-            d = await self.get(tx, cmd.discussion_id)
-            if d.status not in (Status.RUNNING, Status.WAITING, Status.PAUSED) or d.pending == "final":
-                raise UserError(f"This discussion can't be synthesized now: it is {d.status.value}.")
-            d.status, d.pending = Status.RUNNING, "final"
-            await save_discussion(tx, d, self.clock.now())
-            await self._notice(tx, d, f"{d.id}:synthesize:{d.round}:{d.resume_count}",
-                               f"📜 {cmd.user_name or 'Someone'} asked for the final synthesis; "
-                               f"{writer_name(d, Phase.FINAL_SYNTHESIS)} is writing it after the current turn.")
-        return Reply(text=f"{writer_name(d, Phase.FINAL_SYNTHESIS).capitalize()} will write the final synthesis.",
-                     discussion_id=d.id)
-
-    async def pause(self, cmd: c.Pause) -> Reply:
-        async with self.store.tx() as tx:
-            d = await self.get(tx, cmd.discussion_id)
-            if d.pending == "pause" or d.status == Status.PAUSED:
-                raise UserError("This discussion is already paused (or pausing).")
-            if d.pending == "final":
-                raise UserError("The final synthesis is being written; the discussion ends after it.")
-            if d.status not in (Status.RUNNING, Status.WAITING):
-                raise UserError(f"Only a running or waiting discussion can be paused; this one is "
-                                f"{d.status.value.replace('_', ' ')}.")
-            d.status, d.pending = Status.RUNNING, "pause"
-            await save_discussion(tx, d, self.clock.now())
-            await self._notice(tx, d, f"{d.id}:pausing:{d.resume_count}",
-                               f"⏸️ {cmd.user_name or 'Someone'} paused the discussion; "
-                               f"{writer_name(d, Phase.RESUME_SUMMARY)} is writing a resume summary.")
-        return Reply(text="Pausing after the current turn.", discussion_id=d.id)
-
-    async def resume_discussion(self, cmd: c.Resume) -> Reply:
-        return await self.resume(cmd, then_round=False)
-
-    async def resume(self, cmd: c.Resume, *, then_round: bool) -> Reply:
-        async with self.store.tx() as tx:
-            d = await self.get(tx, cmd.discussion_id)
-            if d.status == Status.BLOCKED:
-                return await self._retry(tx, d, cmd)
-            if d.status == Status.RUNNING and d.pending == "pause":
-                return await self._cancel_pause(tx, d, cmd)
-            if d.status != Status.PAUSED:
-                raise UserError(self._not_paused(d))
-            await self.reopen(tx, d, cmd.user_name, then_round=then_round)
-        return Reply(text="Resuming.", discussion_id=d.id)
-
-    @staticmethod
-    def _not_paused(d: Discussion) -> str:
-        if d.status in (Status.DONE, Status.STOPPED):
-            return f"This discussion has already finished ({d.status.value}); start a new one to go on."
-        if d.status == Status.RUNNING and d.pending.startswith("resume"):
-            return "This discussion is already resuming."
-        return f"Only a paused discussion can be resumed; this one is {d.status.value.replace('_', ' ')}."
-
-    async def _cancel_pause(self, tx: Tx, d: Discussion, cmd: c.Command) -> Reply:
-        """Resume pressed before the pause took effect: the pause is called off and the round goes on.
-        The resume count moves on so a later pause writes its own summary instead of finding this one."""
-        d.pending = ""
-        d.resume_count += 1
-        await save_discussion(tx, d, self.clock.now())
-        await self._notice(tx, d, f"{d.id}:unpaused:{d.resume_count}",
-                           f"▶️ {cmd.user_name or 'Someone'} called off the pause; the discussion goes on.")
-        return Reply(text="The pause is called off; the discussion goes on.", discussion_id=d.id)
-
-    async def reopen(self, tx: Tx, d: Discussion, user_name: str, *, then_round: bool) -> None:
-        """Resume a paused discussion (inside the caller's transaction), straight into its next round if asked."""
-        d.resume_count += 1
-        d.status, d.pending = Status.RUNNING, "resume_round" if then_round else "resume"
-        state = await load_state(tx, d.id)
-        assert state is not None
-        if then_round and engine.round_complete(state):
-            d.round += 1
-        await save_discussion(tx, d, self.clock.now())
-        await self._notice(tx, d, f"{d.id}:resumed:{d.resume_count}",
-                           f"▶️ {user_name or 'Someone'} resumed the discussion.")
-
-    async def stop(self, cmd: c.Stop) -> Reply:
-        async with self.store.tx() as tx:
-            d = await self.get(tx, cmd.discussion_id)
-            if d.status in (Status.DONE, Status.STOPPED):
-                raise UserError(f"This discussion is already {d.status.value}.")
-            d.status, d.pending = Status.STOPPED, ""
-            now = self.clock.now()
-            # The stop, then what it closes, then the header's "Stopped": nothing lands after the ending.
-            await self._notice(tx, d, f"{d.id}:stopped", f"⏹️ {cmd.user_name or 'Someone'} stopped the discussion.")
-            await close_polls(tx, d, now, before_round=d.round + 1, offline=self.driver.llm.offline)
-            await save_discussion(tx, d, now)
-            # Stop is final: turns being written are set aside now, so none of them is posted after the notice.
-            unfinished = [t.key for t in await tx.turns(d.id) if t.status in (TurnStatus.PLANNED, TurnStatus.RUNNING)]
-            await tx.set_turn_status(unfinished, TurnStatus.SKIPPED)
-        self.driver.halt(d.id)  # and the model calls for them stop here (another process's end at their record)
-        return Reply(text="Stopped.", discussion_id=d.id)
-
-    async def retry_turns(self, cmd: c.RetryTurns) -> Reply:
-        async with self.store.tx() as tx:
-            d = await self.get(tx, cmd.discussion_id)
-            if d.status != Status.BLOCKED:
-                raise UserError("Nothing to retry: the discussion is not blocked.")
-            return await self._retry(tx, d, cmd)
-
-    async def _retry(self, tx: Tx, d: Discussion, cmd: c.Command) -> Reply:
-        failed = [t.key for t in await tx.turns(d.id) if t.status == TurnStatus.FAILED]
-        await tx.set_turn_status(failed, TurnStatus.PLANNED, reset=True)
-        await tx.revive_posts(d.id)  # posts refused or given up on are tried again now
-        d.status, d.blocked_reason = Status.RUNNING, ""
-        await save_discussion(tx, d, self.clock.now())
-        await self._notice(tx, d, f"{d.id}:retry:{self.clock.now().timestamp()}",
-                           f"🔁 {cmd.user_name or 'Someone'} asked to retry.")
-        return Reply(text="Retrying.", discussion_id=d.id)
-
-    async def skip_turns(self, cmd: c.SkipTurns) -> Reply:
-        async with self.store.tx() as tx:
-            d = await self.get(tx, cmd.discussion_id)
-            if d.status != Status.BLOCKED:
-                raise UserError("Nothing to skip: the discussion is not blocked.")
-            turns = [t for t in await tx.turns(d.id) if t.status == TurnStatus.FAILED]
-            if any(t.phase in engine.essential(d) for t in turns):
-                raise UserError("That turn can't be skipped: the discussion needs it. Retry or stop instead.")
-            await tx.set_turn_status([t.key for t in turns], TurnStatus.SKIPPED)
-            for t in turns:
-                if t.reply_to is not None:
-                    await tx.mark_answered(t.reply_to)
-            d.status, d.blocked_reason = Status.RUNNING, ""
-            await save_discussion(tx, d, self.clock.now())
-        return Reply(text="Skipping the failed turns.", discussion_id=d.id)
-
-    async def _notice(self, tx: Tx, d: Discussion, key: str, text: str) -> None:
-        await tx.enqueue(d.id, Post(kind="notice", key=key, text=text), self.clock.now())
 
 
 def list_text(discussions: list[Discussion]) -> str:

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from bench.library_floor import LANES, _prompt, main
+from bench.common import prompt
+from bench.library_floor import LANES, main
 from bench.load import MAX_STATEMENTS, MAX_TRANSACTIONS
 from bench.verdict import overrides
 from core.llm import AnthropicLLM, LLMConfig
@@ -80,7 +81,7 @@ async def test_the_floor_asks_the_model_as_the_app_does() -> None:
         finally:
             await llm.aclose()
     [app] = fake.requests
-    floor = _prompt(5) | {"stream": True}  # streamed, as 11 of 13 of the floor's calls are
+    floor = prompt(5) | {"stream": True}  # streamed, as 11 of 13 of the floor's calls are
     assert shape(floor) == shape(app)
     assert floor["thinking"] == app["thinking"] and floor["output_config"].keys() == app["output_config"].keys()
     last = floor["messages"][0]["content"]

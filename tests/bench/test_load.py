@@ -16,7 +16,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from bench.load import MAX_FLOOR_RATIO, SPEEDOMETER, cpu_s, no_room, postgres_s, timed_in, timings
+from bench.common import SPEEDOMETER, timed_in, timings
+from bench.load import MAX_FLOOR_RATIO, cpu_s, no_room, postgres_s
 
 ROOT = Path(__file__).resolve().parents[2]
 # Not timed here; the statements' counts are judged on a real load, not on two discussions' set-up.

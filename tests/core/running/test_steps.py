@@ -94,7 +94,7 @@ async def test_a_discussion_paused_mid_round_goes_on_after_a_restart_and_on_a_sc
     try:
         assert (await discussion(second, did)).status == Status.PAUSED
         # What a scheduled round does for a paused discussion: reopen it into its next round, then drive it.
-        await second.service.resume(c.Resume(**C1, discussion_id=did, user_id="scheduler"), then_round=True)
+        await second.service.steering.resume(c.Resume(**C1, discussion_id=did, user_id="scheduler"), then_round=True)
         second.driver.kick(did)
         await settle(second)
         assert (await discussion(second, did)).status == Status.DONE

@@ -1,0 +1,94 @@
+"""What people say in a discussion's thread: a message the council hears (or a held seat's turn, or the answer to
+the clarifying question that starts it), and the stance a person picks for the seat they hold."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from core.control import clarify
+from core.control import commands as c
+from core.control.desk import Desk
+from core.control.guard import Guard
+from core.control.replies import Reply, UserError
+from core.deliberation.roster import addressed
+from core.models import FINISHED_TURN, Discussion, HumanMessage, Phase, Status
+from core.running.effects import redraw_header, save_discussion
+from core.running.seat_turns import choose_stance, claim_reply
+from core.storage.store import Tx
+
+MAX_HUMAN_CHARS = 4000
+
+
+@dataclass(eq=False)
+class People(Desk):
+    """PostHumanMessage and TakeStance; the guard paces how often the council answers one person."""
+
+    guard: Guard
+
+    async def post_human_message(self, cmd: c.PostHumanMessage) -> Reply:
+        text = cmd.text.strip()
+        if not text:
+            return Reply(text="", duplicate=True)
+        now = self.clock.now()
+        async with self.store.tx() as tx:
+            if not await tx.first_sight(cmd.event_id, now):
+                return Reply(text="", duplicate=True)
+            d = await self.get(tx, cmd.discussion_id)
+            if d.status == Status.AWAITING_CONFIRMATION and d.pending.startswith(clarify.PENDING):
+                return await self._clarified(tx, d, cmd, text, now)
+            seat = await claim_reply(tx, d, cmd.user_id, text[:MAX_HUMAN_CHARS], now) if d.status in (
+                Status.RUNNING, Status.WAITING) else ""
+            if seat == "turn":  # the person holding a seat answered their turn: it is the turn, not a comment
+                return Reply(text="Noted: this is your turn.", discussion_id=d.id)
+            personas = await tx.personas(d.id)
+            # Owed an answer in every flow, between rounds and while one runs (the next step answers it).
+            owed = d.status in (Status.WAITING, Status.RUNNING)
+            paced = owed and await self.guard.answered_lately(tx, d.id, cmd.user_id, now)
+            await tx.add_human_message(
+                HumanMessage(discussion_id=d.id, author_id=cmd.user_id, author_name=cmd.user_name or "someone",
+                             text=text[:MAX_HUMAN_CHARS], event_id=cmd.event_id,
+                             addressed_to=addressed(text, personas),
+                             needs_answer=owed and not paced, created_at=now)
+            )
+            closed = d.pending == "final" and any(t.phase == Phase.FINAL_SYNTHESIS and t.status in FINISHED_TURN
+                                                  for t in await tx.turns(d.id))
+        heard = d.status in (Status.RUNNING, Status.WAITING)
+        if heard and closed:  # the closing is written: nothing answers after it, the export files the message
+            return Reply(text="Noted: the council has closed; this is filed with its open questions "
+                              "(open-questions.md in the export).", discussion_id=d.id)
+        if heard and d.pending == "final":
+            return Reply(text="Noted: the council is closing; this is answered before the closing, or listed among "
+                              "its open questions.", discussion_id=d.id)
+        if paced:
+            return Reply(text="Noted: the council answered you a moment ago, so this one is heard in the next "
+                              "answer or the next round.")
+        if d.status == Status.AWAITING_CONFIRMATION:  # not started yet: nothing "resumes"
+            return Reply(text="Noted: the council will hear this once it starts.")
+        return Reply(text="Noted: the council will hear this on its next turn." if heard else
+                     "Noted: the council will hear this when the discussion resumes.",
+                     discussion_id=d.id if heard else "")
+
+    async def take_stance(self, cmd: c.TakeStance) -> Reply:
+        async with self.store.tx() as tx:
+            d = await self.get(tx, cmd.discussion_id)
+            if d.status in (Status.DONE, Status.STOPPED):
+                raise UserError("This discussion has ended, so its stances stay as they were recorded.")
+            turn = await tx.turn(cmd.turn_key)
+            if turn is not None and turn.discussion_id == d.id and turn.status in FINISHED_TURN:
+                raise UserError("That turn is already recorded, with the stance it was written with.")
+            if not await choose_stance(tx, d, cmd.user_id, cmd.turn_key, cmd.label):
+                raise UserError("Only the person who holds this seat picks its stance.")
+        return Reply(text=f"Your stance: {cmd.label}.", discussion_id=d.id)
+
+    async def _clarified(self, tx: Tx, d: Discussion, cmd: c.PostHumanMessage, text: str, now: datetime) -> Reply:
+        """The answer to the clarifying question (or "go") starts the discussion, its topic made clearer."""
+        topic = clarify.answered_topic(d.topic, text)
+        if topic is not None:
+            d.topic = d.round_topic = topic
+        d.status, d.pending = Status.RUNNING, clarify.after(d)
+        await redraw_header(tx, d, now)
+        await save_discussion(tx, d, now)
+        said = f"the council takes up “{d.topic}”" if topic is not None else "the council starts on the topic as it is"
+        await self.notice(tx, d, f"{d.id}:clarified", f"Thanks, {cmd.user_name or 'someone'}: {said}.")
+        return Reply(text="Starting.", discussion_id=d.id)
