@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Console, Group
+from rich.console import Console
 from rich.emoji import Emoji
-from rich.live import Live
 from rich.text import Text
 
+from adapters.console.live import Bottom
 from adapters.console.render import markdown, render
 from core.models import Discussion, Persona, Post
 from core.showing.moments import plain
+
+
+PANEL = "#panel"  # journalled beside a header's key once its roster panel is drawn
 
 
 class ConsoleChat:
@@ -24,17 +27,18 @@ class ConsoleChat:
         if journal is not None and journal.exists():
             self._seen = set(journal.read_text().split())
         self._count = 0
-        self._writing: dict[str, tuple[str, str]] = {}  # turn key -> (who, text so far)
-        self._live: Live | None = None
+        self.bottom = Bottom(console)  # turns being written (and, read key by key, the line being typed)
         self._rosters: dict[str, list[tuple[str, str, str, str]]] = {}  # discussion -> the roster last shown
         self._states: dict[str, str] = {}  # discussion -> the header's state line last shown
         self._shown: dict[str, str] = {}  # ref -> the text a post was last printed with (an edit shows what changed)
 
     async def publish(self, discussion: Discussion, post: Post) -> str:
-        self._done_writing(post.key)
+        self.bottom.done(post.key)
         if post.kind == "header":
             self._rosters[discussion.id] = [(p.key, p.icon, p.name, p.title) for p in post.roster]
             self._states[discussion.id] = post.state
+            if post.roster:
+                self._remember(post.key + PANEL)
         self.console.print(render(post, voting=self._votable(discussion, post)))
         self._extras(discussion, post)
         self._count += 1
@@ -71,8 +75,11 @@ class ConsoleChat:
         now = [(p.key, p.icon, p.name, p.title) for p in post.roster]
         self._rosters[discussion.id] = now if now else before
         if now and not before:
-            self.console.print(render(post, voting=self.voting))
-            return
+            if not self._printed(post.key + PANEL):  # once per discussion, across processes (a resume included)
+                self.console.print(render(post, voting=self.voting))
+                self._remember(post.key + PANEL)
+                return
+            before = now  # drawn by an earlier process: from here on, only what changes
         changed = [p for p in post.roster if (p.key, p.icon, p.name, p.title) not in before] if now else []
         for p in changed:
             self.console.print(Text.assemble(f"{Emoji.replace(p.icon)} ", (p.name, "bold"), f" — {p.title}",
@@ -95,12 +102,13 @@ class ConsoleChat:
         """A terminal keeps no message a turn showed while it was written: nothing to remove."""
 
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
-        self.console.print(f"[dim]{persona.icon} {persona.name} is thinking…[/]")
+        self.console.print(Text(f"{Emoji.replace(persona.icon)} {persona.name} is thinking…", style="dim"),
+                           soft_wrap=True)
 
     def _extras(self, discussion: Discussion, post: Post) -> None:
         """The page link, and charts saved beside the exports (a terminal cannot show a picture)."""
         if post.page_url:
-            self.console.print(f"[dim]📄 Page: {post.page_url}[/]", soft_wrap=True)
+            self.console.print(Text(f"📄 Page: {post.page_url}", style="dim"), soft_wrap=True)
         self._save_files(discussion.id, post)
 
     def _save_files(self, folder_name: str, post: Post) -> None:
@@ -109,40 +117,14 @@ class ConsoleChat:
             folder.mkdir(parents=True, exist_ok=True)
             for f in post.files:
                 (folder / f.name).write_bytes(f.data)
-                self.console.print(f"[dim]📊 Chart saved: {folder / f.name} ({f.alt})[/]", soft_wrap=True)
+                self.console.print(Text(f"📊 Chart saved: {folder / f.name} ({f.alt})", style="dim"), soft_wrap=True)
 
     async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
         """On a terminal, the turns being written show live below the thread (the last lines of each), and give
         way to the finished post; piped output gets only finished posts."""
         if not self.console.is_terminal:
             return
-        self._writing[key] = (f"{persona.icon} {persona.name}", text)
-        self._refresh()
-
-    def _done_writing(self, key: str) -> None:
-        """A post ends its turn's live text; a notice about a failed turn (its key extends the turn's) ends that."""
-        done = [k for k in self._writing if k == key or key.startswith(k + ":")]
-        for k in done:
-            del self._writing[k]
-        if done:
-            self._refresh()
-
-    def _refresh(self) -> None:
-        if not self._writing:
-            if self._live is not None:
-                self._live.stop()
-                self._live = None
-            return
-        width = max(20, self.console.width - 4)
-        shown = Group(*(Text.assemble((f"{who} is writing: ", "bold dim"), ("…" + text[-width * 3:]
-                                                                           if len(text) > width * 3 else text,
-                                                                           "dim"))
-                        for who, text in self._writing.values()))
-        if self._live is None:
-            self._live = Live(shown, console=self.console, transient=True, auto_refresh=False)
-            self._live.start(refresh=True)
-        else:
-            self._live.update(shown, refresh=True)
+        self.bottom.write(key, f"{Emoji.replace(persona.icon)} {persona.name}", text)
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         self.console.print(render(post, voting=self.voting))
