@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from bot.logs import redact_settings
 from bot.settings import Settings, unknown_variables
@@ -82,7 +83,7 @@ def _pace(settings: Settings, pace: float | None, *, attended: bool) -> float:
 
 
 def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}")
+    err.print(f"[bold red]error:[/] {escape(message)}")  # a message may quote the topic: "[core]" is words
     raise typer.Exit(2)
 
 

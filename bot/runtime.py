@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from adapters.console.app import ConsoleSession, Interrupted
 from adapters.console.chat import ConsoleChat
@@ -128,7 +129,7 @@ async def run_console(
                                           if discussion_id else "The discussion had not started."), soft_wrap=True)
         return 130
     except UserError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}")
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}")
         return 2
     finally:
         session.close()

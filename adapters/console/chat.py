@@ -30,6 +30,7 @@ class ConsoleChat:
         self.bottom = Bottom(console)  # turns being written (and, read key by key, the line being typed)
         self._rosters: dict[str, list[tuple[str, str, str, str]]] = {}  # discussion -> the roster last shown
         self._states: dict[str, str] = {}  # discussion -> the header's state line last shown
+        self._newest_poll: dict[str, int] = {}  # discussion -> the newest poll printed
         self._shown: dict[str, str] = {}  # ref -> the text a post was last printed with (an edit shows what changed)
 
     async def publish(self, discussion: Discussion, post: Post) -> str:
@@ -39,6 +40,8 @@ class ConsoleChat:
             self._states[discussion.id] = post.state
             if post.roster:
                 self._remember(post.key + PANEL)
+        if post.poll is not None:
+            self._newest_poll[discussion.id] = max(self._newest_poll.get(discussion.id, 0), post.poll.poll_id)
         self.console.print(render(post, voting=self._votable(discussion, post)))
         self._extras(discussion, post)
         self._count += 1
@@ -53,6 +56,10 @@ class ConsoleChat:
         # changed (an open floor fills its slots one by one), or the state line.
         if post.kind == "header":
             return self._header_changed(discussion, post)
+        if post.poll is not None and post.poll.closed and self._newest_poll.get(discussion.id, 0) > post.poll.poll_id:
+            # A terminal cannot close it in place, and its tally printed now would land below the newer poll it
+            # led to (a round's poll closes at the end, after the final one opened); the export keeps it.
+            return
         before, self._shown[ref] = self._shown.get(ref), post.text
         if post.persona is not None and before is not None:
             return self._edited(post, before)
