@@ -13,7 +13,6 @@ from adapters.console.render import markdown, render
 from core.models import Discussion, Persona, Post
 from core.showing.moments import plain
 
-
 PANEL = "#panel"  # journalled beside a header's key once its roster panel is drawn
 
 
