@@ -10,9 +10,11 @@ from rich.text import Text
 
 from adapters.console.live import Bottom
 from adapters.console.render import markdown, render
+from core.deliberation import closings
 from core.models import Discussion, Persona, Post
 from core.showing.moments import plain
 
+REF = "console:"  # a post's ref is its key after this
 PANEL = "#panel"  # journalled beside a header's key once its roster panel is drawn
 
 
@@ -44,7 +46,7 @@ class ConsoleChat:
         self.console.print(render(post, voting=self._votable(discussion, post)))
         self._extras(discussion, post)
         self._count += 1
-        ref = f"console:{post.key}"
+        ref = REF + post.key
         self._shown[ref] = post.text
         self._remember(post.key)
         return ref
@@ -54,10 +56,12 @@ class ConsoleChat:
         # only what changed: the panel once when the council is first seated, then a line per seat filled or
         # changed (an open floor fills its slots one by one), or the state line.
         if post.kind == "header":
-            return self._header_changed(discussion, post)
-        if post.poll is not None and post.poll.closed and self._newest_poll.get(discussion.id, 0) > post.poll.poll_id:
+            return self._header_changed(discussion, ref[len(REF):], post)
+        if post.poll is not None and post.poll.closed and (
+                self._newest_poll.get(discussion.id, 0) > post.poll.poll_id or closings.ranking_of(ref[len(REF):])):
             # A terminal cannot close it in place, and its tally printed now would land below the newer poll it
-            # led to (a round's poll closes at the end, after the final one opened); the export keeps it.
+            # led to (a round's poll closes at the end, after the final one opened); a ranking's places close
+            # together, and the people's ranking beside the owners' follows them. The export keeps each tally.
             return
         before, self._shown[ref] = self._shown.get(ref), post.text
         if post.persona is not None and before is not None:
@@ -76,14 +80,15 @@ class ConsoleChat:
         self.console.print(Text.assemble(("✏️ Updated: ", "bold dim"), (who, "dim")), soft_wrap=True)
         self.console.print(markdown(plain("\n".join(changed)), style="dim"))
 
-    def _header_changed(self, discussion: Discussion, post: Post) -> None:
+    def _header_changed(self, discussion: Discussion, key: str, post: Post) -> None:
+        """`key`: the header's own (its new versions have keys of their own)."""
         before = self._rosters.get(discussion.id, [])
         now = [(p.key, p.icon, p.name, p.title) for p in post.roster]
         self._rosters[discussion.id] = now if now else before
         if now and not before:
-            if not self._printed(post.key + PANEL):  # once per discussion, across processes (a resume included)
+            if not self._printed(key + PANEL):  # once per discussion, across processes (a resume included)
                 self.console.print(render(post, voting=self.voting))
-                self._remember(post.key + PANEL)
+                self._remember(key + PANEL)
                 return
             before = now  # drawn by an earlier process: from here on, only what changes
         changed = [p for p in post.roster if (p.key, p.icon, p.name, p.title) not in before] if now else []

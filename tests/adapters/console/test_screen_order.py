@@ -25,18 +25,19 @@ def printed(c: ConsoleChat) -> str:
     return c.console.export_text(clear=True)
 
 
-def header(state: str, roster: list[Persona]) -> Post:
-    return Post(kind="header", key="d1:header", title=D.topic, text="The council\n\nFlow: moderated", state=state,
+def header(state: str, roster: list[Persona], key: str = "d1:header") -> Post:
+    return Post(kind="header", key=key, title=D.topic, text="The council\n\nFlow: moderated", state=state,
                 roster=roster)
 
 
 async def test_the_header_panel_is_drawn_once_across_a_resume(tmp_path: Path) -> None:
     first = chat(tmp_path / "journal")
     ref = await first.publish(D, header("Assembling", []))
-    await first.update(D, ref, header("Running · Round 1", ROSTER))
+    # A header's new versions have keys of their own, as the driver gives them; the ref is the first's.
+    await first.update(D, ref, header("Running · Round 1", ROSTER, key="d1:header:d1:roster"))
     assert printed(first).count("Flow: moderated") == 1
     again = chat(tmp_path / "journal")  # the resumed process: only the journal is left of the first
-    await again.update(D, ref, header("▶️ Running · Round 1 (resumed)", ROSTER))
+    await again.update(D, ref, header("▶️ Running · Round 1 (resumed)", ROSTER, key="d1:header:d1:r1"))
     shown = printed(again)
     assert "Flow: moderated" not in shown and "Council:" not in shown, shown
     assert "Running · Round 1 (resumed)" in shown, "the state line still says where it stands"
