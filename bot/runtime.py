@@ -122,9 +122,9 @@ async def run_console(
         if session.interrupts < 2:
             raise
         grace = 0.0  # quitting at once: nothing waits for the turns being written
-        await app.driver.shutdown()  # before the last line: nothing a turn cut short prints lands after it
         session.close()
-        chat.bottom.close()
+        chat.bottom.close()  # the live lines go first: the driver's warning below is written past rich, to stderr
+        await app.driver.shutdown()  # before the last line: nothing a turn cut short prints lands after it
         out.print("[bold]Stopped.[/] " + (f"Resume with: python -m bot console --resume {discussion_id}"
                                           if discussion_id else "The discussion had not started."), soft_wrap=True)
         return 130

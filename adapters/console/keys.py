@@ -35,7 +35,8 @@ class Lines:
         self.ended = False
         self._loop = asyncio.get_running_loop()
         self._fd = sys.stdin.fileno() if fd is None else fd
-        self._bottom = bottom if bottom is not None and os.isatty(self._fd) else None
+        # Key by key only where the typed line can be drawn: input and output both a terminal.
+        self._bottom = bottom if bottom is not None and os.isatty(self._fd) and bottom.console.is_terminal else None
         self._saved: list[Any] | None = None
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._typed, self._escape, self._after_cr = "", "", False
