@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from bot.logs import redact_settings
 from bot.settings import Settings, unknown_variables
@@ -66,8 +67,23 @@ def _login_name() -> str:
         return "Operator"
 
 
+# The offline model's pace on a terminal, a step at a time (the experts' statements are written together): a
+# round takes under a minute (45 s measured), time to read a post and type a question before the next turn answers it.
+PACE_S = 4.0
+
+
+def _pace(settings: Settings, pace: float | None, *, attended: bool) -> float:
+    """The offline model's seconds a step: --pace, else COUNCIL_OFFLINE_DELAY_S when set, else PACE_S when a person
+    sits at a terminal to take part, else none (unattended, piped, or a test's)."""
+    if pace is not None:
+        return pace
+    if "council_offline_delay_s" in settings.model_fields_set:
+        return settings.council_offline_delay_s
+    return PACE_S if attended and sys.stdin.isatty() and sys.stdout.isatty() else 0.0
+
+
 def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}")
+    err.print(f"[bold red]error:[/] {escape(message)}")  # a message may quote the topic: "[core]" is words
     raise typer.Exit(2)
 
 
@@ -95,6 +111,9 @@ def console(
     no_memory: Annotated[bool, typer.Option("--no-memory", help="Open without earlier decisions")] = False,
     seat: Annotated[str, typer.Option(help="Take this seat yourself (e.g. 'Billing'): you are asked on its turns")]
     = "",
+    pace: Annotated[float | None, typer.Option(min=0, max=30, help=(
+        "Offline model only: seconds each step takes, so a person can read and join in (default: "
+        f"{PACE_S:g} on a terminal, 0 unattended or piped, or COUNCIL_OFFLINE_DELAY_S)"))] = None,
 ) -> None:
     """Run a discussion in this terminal."""
     from bot.runtime import run_console
@@ -129,7 +148,9 @@ def console(
         flows.planned_rounds(flow, rounds, style)
     except flows.BadFlow as exc:
         _fail(str(exc).replace("`", ""))
-    code = asyncio.run(run_console(_settings(quiet=not verbose), topic=topic, rounds=rounds, experts=experts,
+    settings = _settings(quiet=not verbose)
+    settings = settings.model_copy(update={"council_offline_delay_s": _pace(settings, pace, attended=not no_input)})
+    code = asyncio.run(run_console(settings, topic=topic, rounds=rounds, experts=experts,
                                    no_input=no_input, confirm=confirm, resume=resume, exports=exports, user_name=name,
                                    flow_options=chosen))
     raise typer.Exit(code)

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 
-from adapters.console.app import ConsoleSession
+from adapters.console.app import ConsoleSession, Interrupted
 from adapters.console.chat import ConsoleChat
 from bot.settings import Settings
 from bot.wiring import App, build_app, web_pages
@@ -64,14 +65,29 @@ async def run_console(
     settings: Settings, *, topic: str, rounds: int | None, experts: int, no_input: bool, confirm: bool,
     resume: str | None, exports: Path, user_name: str, flow_options: dict[str, Any] | None = None,
 ) -> int:
+    """Runs one discussion in the terminal. The first Ctrl-C stops it at the next safe point, exports it and
+    prints how to resume; a second quits at once (exit 130 either way, as a shell expects of an interrupt)."""
+    import asyncio
+    import signal
+
     out = Console(highlight=False)
     # The person at the terminal is the operator, spending their own key: the per-person start limit guards a
     # shared workspace from one member, not the operator from themselves.
     settings = settings.model_copy(update={"council_starts_per_user_per_hour": 0})
     chat = ConsoleChat(out, journal=_journal(settings), voting=not no_input, exports=exports)
     app = await build_app(settings, {"console": chat})
-    session = ConsoleSession(app.service, app.driver, app.store, out, user_name)
+    session = ConsoleSession(app.service, app.driver, app.store, out, user_name, bottom=chat.bottom)
     interactive = not no_input
+    main, loop = asyncio.current_task(), asyncio.get_running_loop()
+    discussion_id = ""
+
+    def ctrl_c() -> None:
+        session.interrupt()
+        if session.interrupts > 1 and main is not None:
+            main.cancel()  # the second: quit at once, turns cut short (a resume runs them again)
+
+    loop.add_signal_handler(signal.SIGINT, ctrl_c)
+    grace = 60.0
     try:
         if resume:
             discussion_id = await session.resume(resume.strip())
@@ -82,21 +98,43 @@ async def run_console(
                                   user_name=user_name, rounds=_rounds(rounds, no_input, flow_options or {}),
                                   experts=experts, confirm=confirm and interactive, **(flow_options or {}))
             )
-        status = await session.run(discussion_id, interactive=interactive)
+        try:
+            status = await session.run(discussion_id, interactive=interactive)
+        except Interrupted:
+            status = await session.stop_here(discussion_id)
+        session.close()
+        chat.bottom.close()
         if status == Status.DONE:
             folder = await session.write_exports(discussion_id, exports)
             out.print(f"[bold green]Done.[/] Exported to {folder}/ (synthesis.md, open-questions.md, transcript.json)")
+        elif session.interrupts:
+            folder = await session.write_exports(discussion_id, exports)
+            out.print(f"[bold]Stopped.[/] Exported to {folder}/. Resume with: python -m bot console --resume "
+                      f"{discussion_id}", soft_wrap=True)
+            return 130
         elif status == Status.PAUSED:
             out.print(f"[bold]Paused.[/] Continue later with: python -m bot console --resume {discussion_id}")
         elif status == Status.BLOCKED:
             out.print(f"[bold red]Blocked.[/] Fix the cause, then: python -m bot console --resume {discussion_id}")
             return 1
         return 0
+    except asyncio.CancelledError:
+        if session.interrupts < 2:
+            raise
+        grace = 0.0  # quitting at once: nothing waits for the turns being written
+        session.close()
+        chat.bottom.close()  # the live lines go first: the driver's warning below is written past rich, to stderr
+        await app.driver.shutdown()  # before the last line: nothing a turn cut short prints lands after it
+        out.print("[bold]Stopped.[/] " + (f"Resume with: python -m bot console --resume {discussion_id}"
+                                          if discussion_id else "The discussion had not started."), soft_wrap=True)
+        return 130
     except UserError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}")
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}")
         return 2
     finally:
-        await app.close()
+        session.close()
+        loop.remove_signal_handler(signal.SIGINT)
+        await app.close(grace)
 
 
 def slack_config(settings: Settings) -> SlackConfig:

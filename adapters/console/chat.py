@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Console, Group
+from rich.console import Console
 from rich.emoji import Emoji
-from rich.live import Live
 from rich.text import Text
 
+from adapters.console.live import Bottom
 from adapters.console.render import markdown, render
+from core.deliberation import closings
 from core.models import Discussion, Persona, Post
 from core.showing.moments import plain
+
+REF = "console:"  # a post's ref is its key after this
+PANEL = "#panel"  # journalled beside a header's key once its roster panel is drawn
 
 
 class ConsoleChat:
@@ -24,21 +28,25 @@ class ConsoleChat:
         if journal is not None and journal.exists():
             self._seen = set(journal.read_text().split())
         self._count = 0
-        self._writing: dict[str, tuple[str, str]] = {}  # turn key -> (who, text so far)
-        self._live: Live | None = None
+        self.bottom = Bottom(console)  # turns being written (and, read key by key, the line being typed)
         self._rosters: dict[str, list[tuple[str, str, str, str]]] = {}  # discussion -> the roster last shown
         self._states: dict[str, str] = {}  # discussion -> the header's state line last shown
+        self._newest_poll: dict[str, int] = {}  # discussion -> the newest poll printed
         self._shown: dict[str, str] = {}  # ref -> the text a post was last printed with (an edit shows what changed)
 
     async def publish(self, discussion: Discussion, post: Post) -> str:
-        self._done_writing(post.key)
+        self.bottom.done(post.key)
         if post.kind == "header":
             self._rosters[discussion.id] = [(p.key, p.icon, p.name, p.title) for p in post.roster]
             self._states[discussion.id] = post.state
+            if post.roster:
+                self._remember(post.key + PANEL)
+        if post.poll is not None:
+            self._newest_poll[discussion.id] = max(self._newest_poll.get(discussion.id, 0), post.poll.poll_id)
         self.console.print(render(post, voting=self._votable(discussion, post)))
         self._extras(discussion, post)
         self._count += 1
-        ref = f"console:{post.key}"
+        ref = REF + post.key
         self._shown[ref] = post.text
         self._remember(post.key)
         return ref
@@ -48,7 +56,13 @@ class ConsoleChat:
         # only what changed: the panel once when the council is first seated, then a line per seat filled or
         # changed (an open floor fills its slots one by one), or the state line.
         if post.kind == "header":
-            return self._header_changed(discussion, post)
+            return self._header_changed(discussion, ref[len(REF):], post)
+        if post.poll is not None and post.poll.closed and (
+                self._newest_poll.get(discussion.id, 0) > post.poll.poll_id or closings.ranking_of(ref[len(REF):])):
+            # A terminal cannot close it in place, and its tally printed now would land below the newer poll it
+            # led to (a round's poll closes at the end, after the final one opened); a ranking's places close
+            # together, and the people's ranking beside the owners' follows them. The export keeps each tally.
+            return
         before, self._shown[ref] = self._shown.get(ref), post.text
         if post.persona is not None and before is not None:
             return self._edited(post, before)
@@ -66,13 +80,17 @@ class ConsoleChat:
         self.console.print(Text.assemble(("✏️ Updated: ", "bold dim"), (who, "dim")), soft_wrap=True)
         self.console.print(markdown(plain("\n".join(changed)), style="dim"))
 
-    def _header_changed(self, discussion: Discussion, post: Post) -> None:
+    def _header_changed(self, discussion: Discussion, key: str, post: Post) -> None:
+        """`key`: the header's own (its new versions have keys of their own)."""
         before = self._rosters.get(discussion.id, [])
         now = [(p.key, p.icon, p.name, p.title) for p in post.roster]
         self._rosters[discussion.id] = now if now else before
         if now and not before:
-            self.console.print(render(post, voting=self.voting))
-            return
+            if not self._printed(key + PANEL):  # once per discussion, across processes (a resume included)
+                self.console.print(render(post, voting=self.voting))
+                self._remember(key + PANEL)
+                return
+            before = now  # drawn by an earlier process: from here on, only what changes
         changed = [p for p in post.roster if (p.key, p.icon, p.name, p.title) not in before] if now else []
         for p in changed:
             self.console.print(Text.assemble(f"{Emoji.replace(p.icon)} ", (p.name, "bold"), f" — {p.title}",
@@ -95,12 +113,13 @@ class ConsoleChat:
         """A terminal keeps no message a turn showed while it was written: nothing to remove."""
 
     async def thinking(self, discussion: Discussion, persona: Persona, key: str) -> None:
-        self.console.print(f"[dim]{persona.icon} {persona.name} is thinking…[/]")
+        self.console.print(Text(f"{Emoji.replace(persona.icon)} {persona.name} is thinking…", style="dim"),
+                           soft_wrap=True)
 
     def _extras(self, discussion: Discussion, post: Post) -> None:
         """The page link, and charts saved beside the exports (a terminal cannot show a picture)."""
         if post.page_url:
-            self.console.print(f"[dim]📄 Page: {post.page_url}[/]", soft_wrap=True)
+            self.console.print(Text(f"📄 Page: {post.page_url}", style="dim"), soft_wrap=True)
         self._save_files(discussion.id, post)
 
     def _save_files(self, folder_name: str, post: Post) -> None:
@@ -109,40 +128,14 @@ class ConsoleChat:
             folder.mkdir(parents=True, exist_ok=True)
             for f in post.files:
                 (folder / f.name).write_bytes(f.data)
-                self.console.print(f"[dim]📊 Chart saved: {folder / f.name} ({f.alt})[/]", soft_wrap=True)
+                self.console.print(Text(f"📊 Chart saved: {folder / f.name} ({f.alt})", style="dim"), soft_wrap=True)
 
     async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
         """On a terminal, the turns being written show live below the thread (the last lines of each), and give
         way to the finished post; piped output gets only finished posts."""
         if not self.console.is_terminal:
             return
-        self._writing[key] = (f"{persona.icon} {persona.name}", text)
-        self._refresh()
-
-    def _done_writing(self, key: str) -> None:
-        """A post ends its turn's live text; a notice about a failed turn (its key extends the turn's) ends that."""
-        done = [k for k in self._writing if k == key or key.startswith(k + ":")]
-        for k in done:
-            del self._writing[k]
-        if done:
-            self._refresh()
-
-    def _refresh(self) -> None:
-        if not self._writing:
-            if self._live is not None:
-                self._live.stop()
-                self._live = None
-            return
-        width = max(20, self.console.width - 4)
-        shown = Group(*(Text.assemble((f"{who} is writing: ", "bold dim"), ("…" + text[-width * 3:]
-                                                                           if len(text) > width * 3 else text,
-                                                                           "dim"))
-                        for who, text in self._writing.values()))
-        if self._live is None:
-            self._live = Live(shown, console=self.console, transient=True, auto_refresh=False)
-            self._live.start(refresh=True)
-        else:
-            self._live.update(shown, refresh=True)
+        self.bottom.write(key, f"{Emoji.replace(persona.icon)} {persona.name}", text)
 
     async def announce(self, workspace: str, channel: str, post: Post) -> str:
         self.console.print(render(post, voting=self.voting))

@@ -10,6 +10,7 @@ from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.text import Text
 
+from adapters.console.translate import choices
 from core.models import Post, Role
 from core.showing.moments import plain
 
@@ -48,17 +49,18 @@ def render(post: Post, *, voting: bool = True) -> RenderableType:
     if post.kind == "header":
         # The roster's icons are shortcodes (":bulb:"), one persona a line: keep the lines as lines.
         body = markdown(Emoji.replace(post.text))
-        return Panel(body, title=f"[bold]Council: {post.title}[/]", border_style="bold white", subtitle=subtitle)
+        return Panel(body, title=Text(f"Council: {post.title}", style="bold"), border_style="bold white",
+                     subtitle=subtitle)
     if post.persona is not None:
         p = post.persona
         colour = COLOURS.get(p.role, "white")
-        title = f"{p.icon} [bold {colour}]{p.name}[/] [dim]— {p.title} · {post.title}[/]"
+        # Names and titles are the model's (or a person's) text: "[core]" in one is words, not rich markup.
+        title = Text.assemble(f"{Emoji.replace(p.icon)} ", (p.name, f"bold {colour}"), (f" — {p.title} · {post.title}",
+                                                                                        "dim"))
         return Panel(markdown(post.text), title=title, title_align="left", border_style=colour, subtitle=subtitle)
     if post.kind == "choice" and post.actions:
-        # The terminal runs no scheduler, so "Next round in 1 hour"-style buttons (sched:*) are not offered.
-        actions = [a for a in post.actions if not a.id.startswith("sched:")]
-        choices = Text("\n".join(f"  [{i}] {a.label}" for i, a in enumerate(actions, 1)))
-        parts = [x for x in (Text(post.title, style="bold") if post.title else None, markdown(post.text), choices)
+        numbered = Text("\n".join(f"  [{i}] {a.label}" for i, a in enumerate(choices(post.actions), 1)))
+        parts = [x for x in (Text(post.title, style="bold") if post.title else None, markdown(post.text), numbered)
                  if x is not None]
         return Panel(Group(*parts), border_style="cyan", subtitle=subtitle)
     if post.kind == "poll" and post.poll is not None:

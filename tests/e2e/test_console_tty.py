@@ -64,4 +64,7 @@ def test_the_first_command_returns_to_the_shell_by_itself_with_no_log_lines_in_t
     # The ending is the last word: the round's poll closes before it, and only the export line follows.
     after = shown[shown.index("✅ Finished"):]
     assert "closed" not in after and "╭" not in after, after
-    assert "Poll closed: Which proposal should the team pursue?" in shown
+    # Round 1's poll closes at the end, after the final poll opened: not printed below it (the export has it).
+    assert "Poll closed" not in shown[shown.index("poll 2 ·"):], shown[shown.index("poll 2 ·"):]
+    # Paced for a person on a terminal by default: turns are seen being written (the unpaced model writes at once).
+    assert "is writing: " in shown

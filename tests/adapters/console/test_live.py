@@ -21,7 +21,7 @@ async def test_live_text_on_a_terminal_and_none_when_piped() -> None:
     await chat.stream(D, ADA, "k1", "Flags let us merge early")
     assert "Ada is writing" in out.getvalue() and "merge early" in out.getvalue()
     await chat.publish(D, Post(kind="turn", key="k1", text="Flags let us merge early and often.", persona=ADA))
-    assert chat._live is None, "the live region gives way to the finished post"
+    assert not chat.bottom.active, "the live region gives way to the finished post"
 
     piped = io.StringIO()
     quiet = ConsoleChat(Console(file=piped, force_terminal=False))

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from adapters.console.translate import parse_choice
-from core.control import commands as c
 from core.deliberation import flows, prompts
 from core.deliberation.engine import State, TurnPlan
 from core.deliberation.roster import addressed, experts_from_spec, full_roster
 from core.deliberation.schemas import ExpertSpec
-from core.models import Ballot, Discussion, HumanMessage, NextAction, Phase, Poll, Role
+from core.models import Ballot, Discussion, HumanMessage, Phase, Poll, Role
 from core.showing import formats
 
 T0 = datetime(2026, 11, 2, tzinfo=UTC)
@@ -42,15 +40,6 @@ def test_poll_views_hide_what_they_must() -> None:
     hidden = formats.poll_view(poll.model_copy(update={"hide_results": True}), ballots)
     assert hidden.counts is None and hidden.total == 1
     assert "results shown when the poll closes" in formats.poll_text(hidden)
-
-
-def test_console_input_maps_to_commands() -> None:
-    assert parse_choice("3", "d", "Me") == c.ChooseNextAction(discussion_id="d", action=NextAction.ANOTHER_ROUND,
-                                                              user_id="console-user", user_name="Me",
-                                                              platform="console", in_channel="console")
-    assert isinstance(parse_choice("/pause", "d", "Me"), c.Pause)
-    assert isinstance(parse_choice("I disagree", "d", "Me"), c.PostHumanMessage)
-    assert parse_choice("/nonsense", "d", "Me") is None
 
 
 def test_prompts_keep_human_text_out_of_the_system_prompt_and_persona_text_last() -> None:
