@@ -6,14 +6,10 @@ import difflib
 from collections.abc import Mapping
 from typing import Literal, get_args
 
-from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-DEFAULT_PRICES = {
-    "claude-haiku-5-5": (0.10, 0.50),
-    "claude-sonnet-5-5": (2.0, 10.0),
-    "claude-opus-5-5": (4.0, 20.0),
-}
+from core.llm import ModelPrice, default_prices
 
 
 def unknown_variables(environ: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -59,8 +55,10 @@ class Settings(BaseSettings):
     council_model_light: str = "claude-haiku-5-5"
     council_model_medium: str = "claude-sonnet-5-5"
     council_model_heavy: str = "claude-opus-5-5"
-    # model id -> (input, output) US dollars per million tokens; COUNCIL_PRICES is JSON.
-    council_prices: dict[str, tuple[float, float]] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+    # model id -> its rates (core/llm.py's table). COUNCIL_PRICES is JSON: per model, [input, output] US dollars
+    # per million tokens, or an object with any of the rates' names (see `_over_the_table`); a model it names
+    # keeps the table's other rates, and a model it leaves out keeps its row.
+    council_prices: dict[str, ModelPrice] = Field(default_factory=default_prices)
     council_budget_usd: float = 5.0  # per discussion
     council_workspace_budget_usd_per_day: float = 25.0  # per Slack team / Discord guild; 0 means no limit
     council_starts_per_user_per_hour: int = 5  # 0 means no limit
@@ -112,6 +110,35 @@ class Settings(BaseSettings):
         def split(raw: str) -> list[str]:
             return [x.strip() for x in raw.split(",") if x.strip()]
         return split(self.council_search_allowed_domains), split(self.council_search_blocked_domains)
+
+    @field_validator("council_prices", mode="before")
+    @classmethod
+    def _over_the_table(cls, value: object) -> object:
+        """COUNCIL_PRICES over the price table, each model checked with a message that names it and the rates."""
+        if not isinstance(value, Mapping):
+            raise ValueError('COUNCIL_PRICES must be a JSON object: {"model id": [input, output]} or {"model id": '
+                             '{"input_per_mtok": ..., "cache_read_mult": ...}}')
+        table = default_prices()
+        names = ", ".join(ModelPrice.model_fields)
+        out: dict[str, ModelPrice] = dict(table)
+        for model, given in value.items():
+            if isinstance(given, ModelPrice):
+                out[model] = given
+                continue
+            if isinstance(given, list | tuple):
+                if len(given) != 2:
+                    raise ValueError(f"COUNCIL_PRICES[{model!r}]: a list gives [input, output] per million tokens")
+                given = {"input_per_mtok": given[0], "output_per_mtok": given[1]}
+            if not isinstance(given, Mapping):
+                raise ValueError(f"COUNCIL_PRICES[{model!r}]: give [input, output] or an object of rates ({names})")
+            row = table[model].model_dump() if model in table else {}
+            try:
+                out[model] = ModelPrice.model_validate({**row, **given})
+            except ValidationError as exc:
+                problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'rates'}: {e['msg']}"
+                                     for e in exc.errors())
+                raise ValueError(f"COUNCIL_PRICES[{model!r}]: {problems} (rates: {names})") from None
+        return out
 
     @field_validator("council_turn_effort", "council_synthesis_effort", mode="before")
     @classmethod

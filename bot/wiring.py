@@ -16,7 +16,7 @@ from core.control.permissions import Policy
 from core.control.scheduling import Scheduler, SchedulerConfig
 from core.control.service import Service, ServiceConfig
 from core.deliberation.offline import OfflineLLM
-from core.llm import AnthropicLLM, LLMConfig, ModelPrice, SearchConfig
+from core.llm import AnthropicLLM, LLMConfig, SearchConfig
 from core.ports import LLM, ChatPort, Clock, ShowsPlaceholders, SystemClock
 from core.running.admission import Admission
 from core.running.driver import SEND_LANDS_S, Driver, DriverConfig
@@ -86,9 +86,7 @@ def build_llm(settings: Settings) -> LLM:
                 "medium": settings.council_model_medium,
                 "heavy": settings.council_model_heavy,
             },
-            prices={
-                m: ModelPrice(input_per_mtok=i, output_per_mtok=o) for m, (i, o) in settings.council_prices.items()
-            },
+            prices=settings.council_prices,
             timeout_s=settings.council_llm_timeout_s,
             effort=settings.council_turn_effort,
             synthesis_effort=settings.council_synthesis_effort,

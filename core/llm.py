@@ -8,7 +8,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from core.models import Phase, Usage
 from core.ports import (
@@ -48,26 +48,64 @@ Effort = Literal["low", "medium", "high", "xhigh", "max"]
 # Adaptive thinking is the one setting every configured model takes: Opus 5.5 cannot turn thinking off, Sonnet 5.5
 # refuses "disabled" with a 400, and none takes a fixed budget. The effort says how much it thinks.
 THINKING: ThinkingConfigParam = {"type": "adaptive"}
+# The beta a request names to ask for thinking display "updates" (the notes a model writes between tool calls).
+DISPLAY_UPDATES_BETA = "thinking-display-updates-2026-08-18"
+
+
+def _notes_in_thinking() -> frozenset[str]:
+    return frozenset({"claude-sonnet-5-5", "claude-opus-5-5"})
 
 
 class ModelPrice(BaseModel):
-    """US dollars per million tokens; cache writes and reads are priced relative to input."""
+    """One model's rates in US dollars per million tokens: input and output, a cache write (5 minutes, the only
+    kind this project asks for) and a cache read as multiples of the input rate, and, for a model that charges
+    more for a long prompt, the input and output rates of a request whose prompt (its input, cache writes and
+    cache reads together) is over `long_context_over` tokens; every token of such a request is charged at them,
+    its cache writes and reads at the same multiples."""
 
-    input_per_mtok: float
-    output_per_mtok: float
-    cache_write_mult: float = 1.25
-    cache_read_mult: float = 0.1
+    model_config = ConfigDict(extra="forbid")  # a misspelt rate in COUNCIL_PRICES is an error, not a default
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+    cache_write_mult: float = Field(default=1.25, ge=0)
+    cache_read_mult: float = Field(default=0.1, ge=0)
+    long_context_over: int | None = Field(default=None, ge=1)
+    long_input_per_mtok: float | None = Field(default=None, ge=0)
+    long_output_per_mtok: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _long_rates_come_together(self) -> ModelPrice:
+        given = [self.long_context_over is not None, self.long_input_per_mtok is not None,
+                 self.long_output_per_mtok is not None]
+        if any(given) and not all(given):
+            raise ValueError("a long-context price needs long_context_over, long_input_per_mtok and "
+                             "long_output_per_mtok together")
+        return self
+
+    def rates(self, prompt_tokens: int) -> tuple[float, float]:
+        """The input and output rates of one request whose prompt is this many tokens."""
+        if self.long_context_over is not None and prompt_tokens > self.long_context_over:
+            assert self.long_input_per_mtok is not None and self.long_output_per_mtok is not None
+            return self.long_input_per_mtok, self.long_output_per_mtok
+        return self.input_per_mtok, self.output_per_mtok
 
 
 def _default_models() -> dict[Tier, str]:
     return {"light": "claude-haiku-5-5", "medium": "claude-sonnet-5-5", "heavy": "claude-opus-5-5"}
 
 
-def _default_prices() -> dict[str, ModelPrice]:
+def default_prices() -> dict[str, ModelPrice]:
+    """The price table: each configured model's rates as its model page lists them (late 2026). COUNCIL_PRICES
+    overrides any rate of any row (bot/settings.py)."""
     return {
-        "claude-haiku-5-5": ModelPrice(input_per_mtok=0.10, output_per_mtok=0.50),
+        # $0.10 / $0.50, cache writes $0.125, reads $0.01; a prompt over 100,000 tokens: $0.50 / $2.50 (writes
+        # $0.625, reads $0.05), on every token of the request.
+        "claude-haiku-5-5": ModelPrice(input_per_mtok=0.10, output_per_mtok=0.50, long_context_over=100_000,
+                                       long_input_per_mtok=0.50, long_output_per_mtok=2.50),
+        # $2 / $10, cache writes $2.50, reads $0.20.
         "claude-sonnet-5-5": ModelPrice(input_per_mtok=2.0, output_per_mtok=10.0),
-        "claude-opus-5-5": ModelPrice(input_per_mtok=4.0, output_per_mtok=20.0),
+        # $4 / $20, cache writes $5, reads $0.20: 0.05x the input rate, not the usual 0.1x.
+        "claude-opus-5-5": ModelPrice(input_per_mtok=4.0, output_per_mtok=20.0, cache_read_mult=0.05),
     }
 
 
@@ -104,7 +142,7 @@ class SearchConfig(BaseModel):
 class LLMConfig(BaseModel):
     search: SearchConfig = Field(default_factory=SearchConfig)
     models: dict[Tier, str] = Field(default_factory=_default_models)
-    prices: dict[str, ModelPrice] = Field(default_factory=_default_prices)
+    prices: dict[str, ModelPrice] = Field(default_factory=default_prices)
     timeout_s: float = 120.0
     max_retries: int = 3  # the SDK's own retries of 408/409/429/5xx before any output
     turn_attempts: int = 2  # whole-turn attempts when a stream fails after it started
@@ -117,6 +155,9 @@ class LLMConfig(BaseModel):
     # Thinking counts against max_tokens: each call's cap is its visible answer's plus this room for its effort.
     thinking_room: dict[Effort, int] = Field(default_factory=_thinking_room)
     room_attempts: int = Field(default=3, ge=1)  # a call cut at max_tokens runs again with twice the room
+    # Models that return the text they write between tool calls inside thinking blocks (Sonnet 5.5, Opus 5.5;
+    # not Haiku 5.5): a search on them asks for display "updates" to read it.
+    notes_in_thinking: frozenset[str] = Field(default_factory=_notes_in_thinking)
     base_url: str | None = None
     api_key: str = Field(repr=False)
 
@@ -129,13 +170,15 @@ class LLMConfig(BaseModel):
 
 
 def cost(usage_counts: Usage, price: ModelPrice) -> float:
-    """Dollars for the token counts in `usage_counts` (its cost_usd is ignored)."""
-    u, p = usage_counts, price
+    """Dollars for the token counts of one request (its cost_usd is ignored): a long prompt's rates depend on that
+    request's prompt alone, so the counts of several requests are priced one by one, never summed first."""
+    u = usage_counts
+    rate_in, rate_out = price.rates(u.input_tokens + u.cache_write_tokens + u.cache_read_tokens)
     return (
-        u.input_tokens * p.input_per_mtok
-        + u.cache_write_tokens * p.input_per_mtok * p.cache_write_mult
-        + u.cache_read_tokens * p.input_per_mtok * p.cache_read_mult
-        + u.output_tokens * p.output_per_mtok
+        u.input_tokens * rate_in
+        + u.cache_write_tokens * rate_in * price.cache_write_mult
+        + u.cache_read_tokens * rate_in * price.cache_read_mult
+        + u.output_tokens * rate_out
     ) / 1_000_000
 
 
@@ -182,15 +225,21 @@ class AnthropicLLM:
     def worst_case_usd(self, prompt: Prompt, *, search: bool = False) -> float:
         """The most one call of `prompt` may cost: every token of the max_tokens its request asks for (thinking
         room included) at the output price, and its input written to the cache at a token for every three
-        characters (more tokens than the models count in prose); with the web search tool, `max_uses` searches
-        too. A call cut at max_tokens and run again with more room is a further call."""
+        characters (more tokens than the models count in prose), at a long prompt's rates when that many tokens
+        would make it one; with the web search tool, the searches it may run too (one request runs `max_uses` at
+        most, and a paused turn is continued only while fewer ran). A call cut at max_tokens and run again with
+        more room is a further call."""
         model = self._config.models[prompt.tier]
         price = self._config.prices[model]
         cap = self._request(prompt, model)["max_tokens"]
         chars = sum(len(b.text) for b in [*prompt.system, *prompt.shared]) + len(prompt.instruction)
-        inputs = -(-chars // 3) * price.input_per_mtok * max(1.0, price.cache_write_mult)
-        searches = self._config.search.max_uses * self._config.search.price_per_search_usd if search else 0.0
-        return (inputs + cap * price.output_per_mtok) / 1_000_000 + searches
+        tokens = -(-chars // 3)
+        rate_in, rate_out = price.rates(tokens)
+        inputs = tokens * rate_in * max(1.0, price.cache_write_mult)
+        config = self._config.search
+        runs = config.max_uses if config.max_continuations == 0 else 2 * config.max_uses - 1
+        searches = runs * config.price_per_search_usd if search else 0.0
+        return (inputs + cap * rate_out) / 1_000_000 + searches
 
     def _more_room(self, request: dict[str, Any], model: str, paid: Usage, attempt: int) -> None:
         """After a stop at max_tokens: twice the room for the next attempt, or the call fails (never cut)."""
@@ -199,30 +248,32 @@ class AnthropicLLM:
                     self._config.room_attempts)
         if attempt == self._config.room_attempts or cap >= MAX_OUTPUT_TOKENS:
             raise LLMUnavailable(f"the model's answer did not fit in {cap} tokens, even with room to think",
-                                 usage=self._priced(model, paid))
+                                 usage=paid)
         request["max_tokens"] = min(MAX_OUTPUT_TOKENS, cap * 2)
 
-    def _stopped(self, stop: str | None, model: str, paid: Usage) -> None:
+    @staticmethod
+    def _stopped(stop: str | None, model: str, paid: Usage) -> None:
         """Raise for a stop reason that leaves no usable answer (its cost carried on the error)."""
         if stop == "refusal":
             log.warning("LLM refused (%s)", model)
-            raise LLMRefused("the model declined to write this", usage=self._priced(model, paid))
+            raise LLMRefused("the model declined to write this", usage=paid)
         if stop == "model_context_window_exceeded":
-            raise LLMUnavailable("the discussion no longer fits the model's context window",
-                                 usage=self._priced(model, paid))
+            raise LLMUnavailable("the discussion no longer fits the model's context window", usage=paid)
 
     async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
         model = self._config.models[prompt.tier]
         text, paid, _ = await self._answer(self._request(prompt, model), on_text, model)
-        return Completion(text=text, usage=self._priced(model, paid))
+        return Completion(text=text, usage=paid)
 
     async def _answer(self, request: dict[str, Any], on_text: TextSink | None, model: str) -> tuple[str, Usage, str]:
         """A whole answer: an attempt cut at max_tokens (thinking took its room) is asked again with more room.
-        Returns the text, what every attempt cost, and the stop reason; an error carries what was paid so far."""
-        paid = Usage()
+        Returns the text, what every attempt cost (each priced as the request it was), and the stop reason; an
+        error, whichever attempt it ends, carries what every earlier attempt cost, so it is charged."""
+        paid: Usage | None = None
         for attempt in range(1, self._config.room_attempts + 1):
-            text, usage, stop = await self._turn(request, on_text, model, paid if attempt > 1 else None)
-            paid = _plus(paid, usage)
+            text, counts, stop = await self._turn(request, on_text, model, paid)
+            usage = self._priced(model, counts)
+            paid = usage if paid is None else paid + usage
             if stop == "max_tokens":
                 self._more_room(request, model, paid, attempt)
                 continue
@@ -244,7 +295,7 @@ class AnthropicLLM:
                 reason = _reason(cause)
                 log.warning("LLM stream broke (%s, %s, attempt %d/%d)", reason, model, attempt, attempts)
                 if attempt == attempts:
-                    raise LLMUnavailable(reason) from cause
+                    raise LLMUnavailable(reason, usage=paid) from cause
                 await asyncio.sleep(self._config.turn_retry_delay_s * attempt)
             except self._sdk.APIError as exc:
                 raise self._unavailable(exc, model, paid) from exc
@@ -306,7 +357,7 @@ class AnthropicLLM:
         request["output_config"] = {**request["output_config"], "format": fmt}
         text, paid, stop = await self._answer(request, None, model)
         try:
-            return schema.model_validate_json(text), self._priced(model, paid)
+            return schema.model_validate_json(text), paid
         except ValidationError as exc:
             log.warning("LLM returned no %s (%s, stop_reason %s)", schema.__name__, model, stop)
             raise self._unavailable(exc, model, paid) from exc
@@ -317,24 +368,39 @@ class AnthropicLLM:
         why). A turn the API paused is sent back to be continued; searches are paid for as they run, so a call
         that breaks off is charged for those it reported, and none is run again."""
         model = self._config.models[prompt.tier]
-        request = self._request(prompt, model) | {"tools": [self._config.search.tool()]}
+        config = self._config.search
+        # Built once for the whole turn: a continuation sends the same system, tools and earlier blocks. Each
+        # thinking block is bound to everything before it, and the API answers 400 when any of that changed.
+        request = self._request(prompt, model) | {"tools": [config.tool()]}
+        if model in self._config.notes_in_thinking:
+            # These models return the text they write between searches inside thinking blocks, empty at the
+            # default display; "updates" returns those notes and still leaves the reasoning out.
+            request["thinking"] = {**THINKING, "display": "updates"}
+            request["extra_headers"] = {"anthropic-beta": DISPLAY_UPDATES_BETA}
+        question = request["messages"][0]
         blocks: list[CitedText] = []
         failures: list[str] = []
         found = searches = 0
-        paid = Usage()
+        paid = Usage(model=model)
         refused = ""
-        sent_back: list[Any] = []  # the paused turn so far, every leg's content in order
-        for leg in range(self._config.search.max_continuations + 1):
+        sent_back: list[Any] = []  # the paused turn so far, every leg's content in order, as it came
+        for leg in range(config.max_continuations + 1):
             message, broke = await self._search_leg(request)
-            if message is None:  # refused before anything ran: nothing to pay
-                return Searched(refused=self._search_refused(broke, model), usage=self._priced(model, paid))
-            paid = _plus(paid, _counts(message))
+            if message is None:  # nothing of this leg arrived
+                refused = self._search_refused(broke, model, leg, searches)
+                blocks = []
+                break
+            paid += self._priced(model, _counts(message))
             ran = 0
             for block in message.content:
                 if block.type == "text":
                     sources = [Source(url=c.url, title=c.title or "") for c in block.citations or []
                                if c.type == "web_search_result_location"]
                     blocks.append(CitedText(text=block.text, sources=sources))
+                elif block.type == "thinking" and block.thinking.strip():
+                    # Text written between searches (a verdict, too), which comes back as a thinking block.
+                    note = block.thinking if block.thinking.endswith("\n") else block.thinking + "\n"
+                    blocks.append(CitedText(text=note))
                 elif block.type == "web_search_tool_result":
                     ran += 1
                     if isinstance(block.content, list):
@@ -345,9 +411,8 @@ class AnthropicLLM:
             # Searches are billed per search: as the usage counts them, or as the results a broken stream showed.
             searches += max(ran, server.web_search_requests if server is not None else 0)
             if broke is not None:
-                n = f"{searches} search{'es' if searches != 1 else ''}"
-                refused = (f"the web search broke off after {n} ({_reason(broke)}); they are charged and were not "
-                           "run again")
+                refused = (f"the web search broke off after {_searches(searches)} ({_reason(broke)}); they are "
+                           "charged and were not run again")
                 blocks = []
                 break
             if message.stop_reason != "pause_turn":
@@ -355,19 +420,23 @@ class AnthropicLLM:
                 if refused:
                     blocks = []  # never a half-written verdict; asking again would run (and bill) the searches again
                 break
-            if leg == self._config.search.max_continuations:
-                refused = (f"the web search was still running after the API paused it {leg + 1} times; its "
-                           f"{searches} searches are charged")
+            if leg == config.max_continuations:
+                refused = (f"the web search was still running after the API paused it {leg + 1} times; "
+                           f"{_charged(searches)}")
                 blocks = []
                 break
-            # Paused: the turn so far goes back as the assistant's, and the API carries on from it.
+            if searches >= config.max_uses:
+                # The tool's max_uses caps one request, and a continuation sends the tool unchanged: the check's
+                # own cap is kept here, by not continuing a turn that has run all its searches.
+                refused = (f"the web search was paused after running all the searches a check may run, before "
+                           f"its verdicts were written; {_charged(searches)}")
+                blocks = []
+                break
+            # Paused: the turn so far goes back as the assistant's, thinking blocks as they came, and the API
+            # carries on from it.
             sent_back += [_param(b) for b in message.content]
-            turn: MessageParam = {"role": "assistant", "content": sent_back}
-            # max_uses caps one request: the continuation may run only what the cap leaves (the tool needs one).
-            tool = self._config.search.tool() | {"max_uses": max(1, self._config.search.max_uses - searches)}
-            request = request | {"messages": [*request["messages"][:1], turn], "tools": [tool]}
-        usage = self._priced(model, paid)
-        usage.cost_usd += searches * self._config.search.price_per_search_usd
+            request = request | {"messages": [question, {"role": "assistant", "content": sent_back}]}
+        usage = paid.model_copy(update={"cost_usd": paid.cost_usd + searches * config.price_per_search_usd})
         if not refused and not found:
             why = f"the search tool answered {', '.join(sorted(set(failures)))}" if failures else "no search ran"
             refused = f"the web search found nothing to check against ({why})"
@@ -391,7 +460,7 @@ class AnthropicLLM:
     @staticmethod
     def _stopped_check(stop: str | None, model: str, searches: int) -> str:
         """Why a fact check that stopped early is no check ('' when it finished)."""
-        n = "its 1 search is charged" if searches == 1 else f"its {searches} searches are charged"
+        n = _charged(searches)
         if stop == "refusal":
             log.warning("the fact check was refused (%s)", model)
             return f"the model declined to check these claims; {n}"
@@ -400,21 +469,30 @@ class AnthropicLLM:
             return f"the check was cut off before its verdicts were written; {n}"
         return ""
 
-    def _search_refused(self, exc: BaseException | None, model: str) -> str:
-        if isinstance(exc, self._sdk.BadRequestError):
-            # The API's 400 for the tool: web search is off for the organization, or the model does not offer it.
+    def _search_refused(self, exc: BaseException | None, model: str, leg: int, searches: int) -> str:
+        """Why a search leg that returned nothing is no check. Only the first request's 400 is the tool refused
+        (web search off for the organization, or a model without it); a continuation's is the API refusing what
+        was sent back, after searches that ran and are charged."""
+        exc = exc or RuntimeError()
+        if leg == 0 and isinstance(exc, self._sdk.BadRequestError):
             log.warning("the web search tool was refused (%s, %s)", _reason(exc), model)
             return ("the Anthropic API refused the web search tool: an admin must turn web search on for the "
                     "organization in the Anthropic Console, and the model must offer it")
-        return str(self._unavailable(exc or RuntimeError(), model))
+        reason = str(self._unavailable(exc, model))
+        if leg == 0:
+            return reason
+        return f"the web search could not be continued after the API paused it ({reason}); {_charged(searches)}"
 
     def _priced(self, model: str, counts: Usage) -> Usage:
+        """One request's counts with their cost (a request at a time: see `cost`)."""
         return counts.model_copy(update={"model": model, "cost_usd": cost(counts, self._config.prices[model])})
 
-    def _unavailable(self, exc: BaseException, model: str, paid: Usage | None = None) -> LLMUnavailable:
+    @staticmethod
+    def _unavailable(exc: BaseException, model: str, paid: Usage | None = None) -> LLMUnavailable:
+        """`paid`: what the call's earlier attempts cost, already priced (None: nothing)."""
         reason = _reason(exc)
         log.warning("LLM call failed (%s, %s)", reason, model)
-        return LLMUnavailable(reason, usage=self._priced(model, paid) if paid is not None else None)
+        return LLMUnavailable(reason, usage=paid)
 
 
 def _counts(message: Message) -> Usage:
@@ -427,10 +505,12 @@ def _counts(message: Message) -> Usage:
     )
 
 
-def _plus(a: Usage, b: Usage) -> Usage:
-    return Usage(input_tokens=a.input_tokens + b.input_tokens, output_tokens=a.output_tokens + b.output_tokens,
-                 cache_write_tokens=a.cache_write_tokens + b.cache_write_tokens,
-                 cache_read_tokens=a.cache_read_tokens + b.cache_read_tokens)
+def _searches(n: int) -> str:
+    return f"{n} search{'es' if n != 1 else ''}"
+
+
+def _charged(n: int) -> str:
+    return f"its {_searches(n)} {'is' if n == 1 else 'are'} charged"
 
 
 def _param(block: Any) -> Any:

@@ -146,13 +146,17 @@ def prompt(covered: list[Covered]) -> Prompt:
 
 
 async def condense(llm: LLM, covered: list[Covered]) -> tuple[DigestSummary, Usage | None]:
-    """The light model condenses the syntheses; on failure the digest still goes out, from the syntheses."""
+    """The light model condenses the syntheses; on failure the digest still goes out, from the syntheses (with what
+    the failed call cost, to be charged)."""
     if not any(item.synthesis for item in covered):
         return DigestSummary(decided=[], dissent=[], open_questions=[]), None
     try:
         summary, usage = await asyncio.wait_for(llm.structured(prompt(covered), DigestSummary), LLM_TIMEOUT_S)
-    except (LLMUnavailable, TimeoutError) as exc:
-        log.warning("digest summary from the model failed (%s); using the stored syntheses", exc or "timeout")
+    except LLMUnavailable as exc:  # what its attempts cost is charged all the same
+        log.warning("digest summary from the model failed (%s); using the stored syntheses", exc)
+        return fallback_summary(covered), exc.usage
+    except TimeoutError:
+        log.warning("digest summary from the model timed out; using the stored syntheses")
         return fallback_summary(covered), None
     return summary, usage
 

@@ -399,7 +399,12 @@ async def test_every_call_states_its_thinking_and_effort_and_room_for_both(
     await llm.structured(synthesis_prompt(max_tokens=4096), RoundSynthesis)
     await llm.search(prompt(max_tokens=2048))
 
-    assert [b.get("thinking") for b in fake.requests] == [{"type": "adaptive"}] * 4
+    # The check runs on Sonnet 5.5, which returns text written between searches in thinking blocks: it asks for
+    # the display that shows those notes, with the beta that display needs.
+    assert [b.get("thinking") for b in fake.requests] == [{"type": "adaptive"}] * 3 + [
+        {"type": "adaptive", "display": "updates"}]
+    assert "thinking-display-updates-2026-08-18" in fake.headers[3]["anthropic-beta"]
+    assert all("anthropic-beta" not in h for h in fake.headers[:3])
     assert [(b.get("output_config") or {}).get("effort") for b in fake.requests] == ["low", "low", "medium", "low"]
     # The visible answer's cap plus room for the thinking its effort allows.
     config = LLMConfig(api_key=SECRET)
@@ -483,9 +488,9 @@ async def test_a_search_that_keeps_pausing_stops_at_the_limit_and_is_charged(
     searched = await make_llm(search=SearchConfig(max_continuations=2, price_per_search_usd=1.0)).search(prompt())
 
     assert fake.request_count == 3  # the call and two continuations
-    # The searches of a paused turn count against its cap: each continuation may run only what is left of it.
-    assert [b["tools"][0]["max_uses"] for b in fake.requests] == [5, 4, 3]
-    assert "paused" in searched.refused
+    # A continuation sends the tool as it was: its thinking blocks are bound to the tools before them.
+    assert all(b["tools"] == fake.requests[0]["tools"] for b in fake.requests)
+    assert "paused it 3 times" in searched.refused
     assert searched.searches == fake.searches_run == 3
     assert searched.usage.cost_usd >= 3.0
 
@@ -548,7 +553,8 @@ async def test_a_calls_worst_case_is_its_whole_cap_and_input_and_a_checks_search
         opus = llm._config.prices["claude-opus-5-5"]
         # 2,000 more tokens of output room cost 2,000 tokens at the output price, whatever the thinking room adds.
         assert llm.worst_case_usd(long) - llm.worst_case_usd(short) == pytest.approx(2000 * opus.output_per_mtok / 1e6)
-        assert llm.worst_case_usd(short, search=True) - llm.worst_case_usd(short) == pytest.approx(0.04)
+        # A request runs 4 searches at most, and a paused turn goes on only while fewer ran: 3 + 4 at worst.
+        assert llm.worst_case_usd(short, search=True) - llm.worst_case_usd(short) == pytest.approx(0.07)
         # Never less than what the call is allowed to write, nor than its input at the input price.
         chars = len(RULES) + len(TRANSCRIPT) + len(short.instruction)
         assert llm.worst_case_usd(short) > (1000 * opus.output_per_mtok + chars / 4 * opus.input_per_mtok) / 1e6
@@ -678,3 +684,223 @@ async def test_a_call_that_fails_after_running_out_of_room_reports_what_the_cut_
                 await llm.structured(synthesis_prompt(max_tokens=200), RoundSynthesis)
     assert [b["max_tokens"] for b in model.requests] == [200, 400]
     assert raised.value.usage is not None and raised.value.usage.output_tokens == model.output_tokens > 0
+
+
+# -- a paused search on a model that thinks: the prefix of every thinking block is sent unchanged ----------------
+
+TWO_CLAIMS = [("[supported] The survey claim — the survey says so.", [("https://a.example.org/s", "A")]),
+              ("\n[false] The cost claim — the report says otherwise.", [("https://b.example.org/r", "B")])]
+NOTE = "[unverifiable] The headcount claim — no source gives a figure.\n"
+
+
+@pytest.fixture
+async def thinker() -> AsyncIterator[FakeAnthropic]:
+    """A model that thinks before each part of its answer, as the 5.5 models always do."""
+    async with FakeAnthropic(thinking_tokens=50) as server:
+        yield server
+
+
+async def test_a_paused_search_on_a_thinking_model_is_continued_with_its_prefix_unchanged(
+        thinker: FakeAnthropic, make_llm: MakeLLM) -> None:
+    thinker.web_search = "pause"
+    searched = await make_llm(base_url=thinker.base_url, search=SearchConfig(price_per_search_usd=1.0)).search(
+        prompt("Check the claims."))
+
+    assert not searched.refused, searched.refused
+    assert any(s.url == "https://research.example.org/survey-2025" for b in searched.blocks for s in b.sources)
+    first, again = thinker.requests
+    assert again["system"] == first["system"] and again["tools"] == first["tools"]
+    assert again["messages"][0] == first["messages"][0]
+    thought = again["messages"][1]["content"][0]
+    assert thought["type"] == "thinking" and thought["signature"] in thinker.thinking_made  # sent back as it came
+    assert searched.searches == thinker.searches_run == 1 and searched.usage.cost_usd >= 1.0
+
+
+async def test_the_fake_refuses_a_thinking_block_whose_prefix_or_text_changed(thinker: FakeAnthropic) -> None:
+    """The API's rule, which the fake keeps: a thinking block is bound to the system prompt, tools and messages
+    before it, and to its own text; a request that changed any of them is answered 400."""
+    thinker.web_search = "pause"
+    tool = {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}
+    body: dict[str, Any] = {"model": "claude-sonnet-5-5", "max_tokens": 4096, "tools": [tool],
+                            "system": [{"type": "text", "text": RULES}],
+                            "messages": [{"role": "user", "content": "Check the claims."}]}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(thinker.base_url + "/v1/messages", json=body) as response:
+            paused = await response.json()
+        assert paused["stop_reason"] == "pause_turn" and paused["content"][0]["type"] == "thinking"
+        turn = {"role": "assistant", "content": paused["content"]}
+        same = body | {"messages": [*body["messages"], turn]}
+        fewer_uses = same | {"tools": [tool | {"max_uses": 4}]}
+        other_system = same | {"system": [{"type": "text", "text": RULES + " Be brief."}]}
+        edited = same | {"messages": [*body["messages"], {"role": "assistant", "content": [
+            {**paused["content"][0], "thinking": "I decided differently."}, *paused["content"][1:]]}]}
+        answers = []
+        for sent in (fewer_uses, other_system, edited, same):
+            async with session.post(thinker.base_url + "/v1/messages", json=sent) as response:
+                answers.append((response.status, (await response.json()).get("error", {}).get("message", "")))
+    assert [status for status, _ in answers] == [400, 400, 400, 200]
+    assert "messages.1.content.0" in answers[0][1] and "unchanged" in answers[0][1]
+    assert "signature" in answers[2][1]
+
+
+async def test_a_continuation_the_api_refuses_is_charged_for_its_searches_and_not_blamed_on_the_admin(
+        fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    fake.web_search = "pause"
+    fake.fail_next(1, status=400, retry_after_ms=None, skip=1)  # the first request is answered; the next is not
+    searched = await make_llm(search=SearchConfig(price_per_search_usd=1.0)).search(prompt())
+
+    assert fake.request_count == 2
+    assert "admin" not in searched.refused and "could not be continued" in searched.refused
+    assert "1 search is charged" in searched.refused
+    assert searched.searches == 1 and searched.usage.cost_usd >= 1.0 and not searched.blocks
+
+
+async def test_a_paused_search_that_ran_all_its_searches_is_not_continued(fake: FakeAnthropic,
+                                                                           make_llm: MakeLLM) -> None:
+    fake.web_search = "pause_always"  # one search a request, paused every time
+    searched = await make_llm(search=SearchConfig(max_uses=2, max_continuations=5)).search(prompt())
+
+    assert fake.request_count == 2 and searched.searches == fake.searches_run == 2
+    assert "all the searches a check may run" in searched.refused and not searched.blocks
+    assert all(b["tools"][0]["max_uses"] == 2 for b in fake.requests)
+
+
+# -- text the model writes between searches ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tier", ["medium", "heavy"])
+async def test_text_written_between_searches_is_read_from_the_thinking_blocks_it_comes_in(
+        thinker: FakeAnthropic, make_llm: MakeLLM, tier: str) -> None:
+    thinker.search_answer, thinker.between_searches = TWO_CLAIMS, NOTE
+    searched = await make_llm(base_url=thinker.base_url).search(prompt("Check the claims.", tier=tier))
+
+    assert not searched.refused
+    written = "".join(b.text for b in searched.blocks)
+    assert NOTE in written and "[false] The cost claim" in written
+    assert "summary of the model's reasoning" not in written  # the reasoning itself stays out
+    assert [b.text for b in searched.blocks if not b.sources] == [NOTE]  # the note cites nothing
+    assert thinker.requests[0]["thinking"] == {"type": "adaptive", "display": "updates"}
+
+
+async def test_a_model_that_writes_text_between_searches_as_text_is_asked_as_before(
+        thinker: FakeAnthropic, make_llm: MakeLLM) -> None:
+    thinker.search_answer, thinker.between_searches = TWO_CLAIMS, NOTE
+    searched = await make_llm(base_url=thinker.base_url).search(prompt("Check the claims.", tier="light"))
+
+    assert NOTE in "".join(b.text for b in searched.blocks)
+    assert thinker.requests[0]["thinking"] == {"type": "adaptive"}  # Haiku 5.5 has no "updates" display
+    assert "anthropic-beta" not in thinker.headers[0]
+
+
+async def test_notes_between_searches_survive_a_pause_and_go_back_as_they_came(
+        thinker: FakeAnthropic, make_llm: MakeLLM) -> None:
+    thinker.search_answer, thinker.between_searches, thinker.web_search = TWO_CLAIMS, NOTE, "pause"
+    searched = await make_llm(base_url=thinker.base_url).search(prompt("Check the claims."))
+
+    assert not searched.refused, searched.refused
+    assert "".join(b.text for b in searched.blocks).startswith(NOTE)
+    sent = thinker.requests[1]["messages"][1]["content"]
+    assert [b["type"] for b in sent].count("thinking") == 2 and NOTE in [b.get("thinking") for b in sent]
+
+
+@pytest.mark.parametrize(("model", "beta", "problem"), [
+    ("claude-sonnet-5-5", "", "requires the anthropic-beta header"),
+    ("claude-haiku-5-5", "thinking-display-updates-2026-08-18", "not supported for this model")])
+async def test_the_fake_refuses_the_updates_display_where_the_api_does(
+        fake: FakeAnthropic, model: str, beta: str, problem: str) -> None:
+    body = {"model": model, "max_tokens": 100, "thinking": {"type": "adaptive", "display": "updates"},
+            "messages": [{"role": "user", "content": "Hello."}]}
+    async with aiohttp.ClientSession() as session, session.post(
+            fake.base_url + "/v1/messages", json=body, headers={"anthropic-beta": beta} if beta else {}) as response:
+        assert response.status == 400
+        assert problem in (await response.json())["error"]["message"]
+
+
+# -- every attempt's usage is charged ------------------------------------------------------------------------------
+
+async def test_a_stream_that_breaks_after_an_attempt_cut_at_max_tokens_carries_that_attempts_cost(
+        make_llm: MakeLLM) -> None:
+    async with FakeAnthropic(thinking_tokens=300, reply_chars=1500) as model:
+        model.break_stream_next(2, after_deltas=1, skip=1)  # the cut attempt finishes; both tries with room break
+        llm = make_llm(base_url=model.base_url, thinking_room={"low": 0, "medium": 0, "high": 0}, room_attempts=2,
+                       turn_attempts=2)
+        with pytest.raises(LLMUnavailable, match="overloaded") as raised:
+            await llm.complete(prompt(max_tokens=200))
+    assert [b["max_tokens"] for b in model.requests] == [200, 400, 400]
+    usage = raised.value.usage
+    assert usage is not None and usage.output_tokens == model.output_tokens == 200  # the cut attempt, paid
+    assert usage.cost_usd == pytest.approx(expected_cost(usage, 2.0, 10.0)) and usage.cost_usd > 0
+
+
+# -- prices ----------------------------------------------------------------------------------------------------------
+
+async def test_opus_cache_reads_cost_a_twentieth_of_its_input_rate(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    llm = make_llm()
+    await llm.complete(prompt(tier="heavy"))
+    second = (await llm.complete(prompt("Opening statement as Bram.", tier="heavy"))).usage
+
+    assert second.cache_read_tokens > 1024
+    # $4 in, $20 out, cache reads $0.20 a million (Opus 5.5's page).
+    assert second.cost_usd == pytest.approx((second.input_tokens * 4.0 + second.cache_read_tokens * 0.20
+                                             + second.output_tokens * 20.0) / 1e6)
+
+
+async def test_haiku_charges_its_long_prompt_rates_on_every_token_of_a_request_over_100k(
+        fake: FakeAnthropic, make_llm: MakeLLM) -> None:
+    llm = make_llm()
+    near = Block(text="Moderator: the figures from each team follow. " * 8_300)  # ~96k tokens
+    far = Block(text="Moderator: the figures from each team follow. " * 9_100)  # ~105k tokens
+    short = (await llm.complete(prompt(tier="light", system=[], shared=[near]))).usage
+    long = (await llm.complete(prompt(tier="light", system=[], shared=[far]))).usage
+
+    assert short.input_tokens < 100_000 < long.input_tokens and short.cache_read_tokens == long.cache_write_tokens == 0
+    assert short.cost_usd == pytest.approx((short.input_tokens * 0.10 + short.output_tokens * 0.50) / 1e6)
+    assert long.cost_usd == pytest.approx((long.input_tokens * 0.50 + long.output_tokens * 2.50) / 1e6)
+
+
+async def test_each_attempt_is_priced_as_its_own_request(make_llm: MakeLLM) -> None:
+    """Two attempts of 60k prompt tokens each are two short prompts, not one long one."""
+    async with FakeAnthropic(thinking_tokens=300) as model:
+        llm = make_llm(base_url=model.base_url, thinking_room={"low": 0, "medium": 0, "high": 0})
+        big = Block(text="Moderator: the figures from each team follow. " * 5_200)  # ~60k tokens
+        usage = (await llm.complete(prompt(tier="light", system=[], shared=[big], max_tokens=200))).usage
+
+    assert len(model.requests) == 2 and usage.input_tokens > 100_000
+    assert usage.cost_usd == pytest.approx((usage.input_tokens * 0.10 + usage.output_tokens * 0.50) / 1e6)
+
+
+def test_council_prices_overrides_each_rate_and_keeps_the_rest_of_the_table() -> None:
+    settings = Settings(_env_file=None, council_prices={  # type: ignore[call-arg]
+        "claude-opus-5-5": {"cache_read_mult": 0.08, "cache_write_mult": 2.0},
+        "claude-haiku-5-5": {"long_context_over": 200_000, "long_output_per_mtok": 3.0},
+        "claude-sonnet-5-5": [3, 15],
+    })
+    prices = settings.council_prices
+    assert (prices["claude-opus-5-5"].input_per_mtok, prices["claude-opus-5-5"].cache_read_mult,
+            prices["claude-opus-5-5"].cache_write_mult) == (4.0, 0.08, 2.0)
+    haiku = prices["claude-haiku-5-5"]
+    assert (haiku.long_context_over, haiku.long_input_per_mtok, haiku.long_output_per_mtok) == (200_000, 0.5, 3.0)
+    assert (prices["claude-sonnet-5-5"].input_per_mtok, prices["claude-sonnet-5-5"].output_per_mtok) == (3, 15)
+    usage = Usage(input_tokens=150_000, output_tokens=1_000, cache_read_tokens=10_000)
+    assert cost(usage, haiku) == pytest.approx((150_000 * 0.10 + 10_000 * 0.01 + 1_000 * 0.50) / 1e6)
+    assert cost(usage, prices["claude-opus-5-5"]) == pytest.approx((150_000 * 4 + 10_000 * 0.32 + 1_000 * 20) / 1e6)
+
+
+@pytest.mark.parametrize(("given", "words"), [
+    ({"claude-opus-5-5": {"cache_red_mult": 0.05}}, "cache_red_mult"),
+    ({"my-model": {"input_per_mtok": 1.0}}, "output_per_mtok"),
+    ({"claude-haiku-5-5": {"long_context_over": None}}, "together"),
+    ({"claude-opus-5-5": [1, 2, 3]}, "[input, output]")])
+def test_a_wrong_price_is_refused_naming_the_model_and_the_rates(given: dict[str, Any], words: str) -> None:
+    with pytest.raises(ValidationError) as raised:
+        Settings(_env_file=None, council_prices=given)  # type: ignore[call-arg]
+    message = str(raised.value)
+    assert "COUNCIL_PRICES" in message and next(iter(given)) in message and words in message
+
+
+async def test_a_long_prompt_reserves_at_the_long_prompt_rates(make_llm: MakeLLM) -> None:
+    llm = make_llm()
+    far = prompt(tier="light", system=[], shared=[Block(text="x" * 330_000)], max_tokens=1000)  # 110k tokens
+    near = prompt(tier="light", system=[], shared=[Block(text="x" * 270_000)], max_tokens=1000)  # 90k
+    cap = 1000 + LLMConfig(api_key=SECRET).thinking_room["low"]
+    assert llm.worst_case_usd(far) == pytest.approx((110_000 * 0.50 * 1.25 + cap * 2.50) / 1e6, rel=1e-3)
+    assert llm.worst_case_usd(near) == pytest.approx((90_000 * 0.10 * 1.25 + cap * 0.50) / 1e6, rel=1e-3)

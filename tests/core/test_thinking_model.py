@@ -10,11 +10,12 @@ import pytest
 import typer
 
 from bot.__main__ import _settings
-from bot.settings import DEFAULT_PRICES, Settings
+from bot.settings import Settings
 from bot.wiring import build_app
 from core.control import commands as c
 from core.deliberation import flows
 from core.deliberation.schemas import RoundSynthesis
+from core.llm import default_prices
 from core.models import Phase, Status, TurnStatus
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.chat import RecordingChat
@@ -54,12 +55,18 @@ async def test_five_rounds_on_a_thinking_model_post_every_turn_whole_with_every_
 
 
 def ledger_cost(fake: FakeAnthropic) -> float:
-    """What the fake billed, priced from the default price list (cache writes 1.25x, reads 0.1x of input)."""
+    """What the fake billed, priced request by request from the price table's rates."""
     total = 0.0
     for row in fake.ledger:
-        price_in, price_out = DEFAULT_PRICES[row["model"]]
-        total += (row["input_tokens"] * price_in + row["cache_write_tokens"] * price_in * 1.25
-                  + row["cache_read_tokens"] * price_in * 0.1 + row["output_tokens"] * price_out) / 1_000_000
+        price = default_prices()[row["model"]]
+        prompt = row["input_tokens"] + row["cache_write_tokens"] + row["cache_read_tokens"]
+        long = price.long_context_over is not None and prompt > price.long_context_over
+        price_in = price.long_input_per_mtok if long else price.input_per_mtok
+        price_out = price.long_output_per_mtok if long else price.output_per_mtok
+        assert price_in is not None and price_out is not None
+        total += (row["input_tokens"] * price_in + row["cache_write_tokens"] * price_in * price.cache_write_mult
+                  + row["cache_read_tokens"] * price_in * price.cache_read_mult
+                  + row["output_tokens"] * price_out) / 1_000_000
     return total
 
 

@@ -37,6 +37,14 @@ MODELS: dict[str, tuple[frozenset[str], str]] = {
     "claude-opus-5-5": (frozenset({"adaptive"}), "medium"),
 }
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
+# What a thinking block's text shows (thinking.display). The 5.5 models default to "omitted": blocks come back with
+# an empty `thinking` and only a signature. "updates" is a beta (its header below) on Sonnet 5.5 and Opus 5.5, not
+# Haiku 5.5: the notes written between tool calls carry their text, the reasoning stays empty.
+DISPLAYS = ("summarized", "omitted", "updates")
+UPDATES_BETA = "thinking-display-updates-2026-08-18"
+# Models whose text between tool calls comes back in thinking blocks (the 5.5 pages' "text between tool calls").
+NOTES_IN_THINKING = frozenset({"claude-sonnet-5-5", "claude-opus-5-5"})
+REASONING_SUMMARY = "(a summary of the model's reasoning)"  # what "summarized" shows of a reasoning block
 THINKING_SCALE = {"low": 1, "medium": 2, "high": 4, "xhigh": 6, "max": 8}  # thinking grows with the effort
 # What the API answers when web search is off for the organization (an admin turns it on in the Console).
 WEB_SEARCH_OFF = "Web search is not enabled for this organization. An administrator can enable it in the Console."
@@ -57,6 +65,7 @@ class Fault:
     retry_after_ms: int | None = 10
     mid_stream: bool = False
     after_deltas: int = 2
+    skip: int = 0  # requests it lets through first (a fault for a later request: a continuation, a retry)
 
 
 class FakeAnthropic:
@@ -112,18 +121,26 @@ class FakeAnthropic:
         # "stall" sends the searches, then nothing more (no pings) until the fake stops.
         self.web_search = "results"
         self.search_answer: list[tuple[str, list[tuple[str, str]]]] | None = None  # (text, [(url, title)]) blocks
+        # Text the model writes after its first search and before its second: a thinking block on the models of
+        # NOTES_IN_THINKING (its text shown only at display "summarized" or "updates"), a text block on others.
+        self.between_searches = ""
         self.searches_run = 0
+        # Each thinking block made: its signature -> the request that made it, the blocks before it in its turn,
+        # and its text. A block sent back is checked against them (preserved thinking).
+        self.thinking_made: dict[str, tuple[dict[str, Any], list[Any], str]] = {}
         self._unstall = asyncio.Event()  # "stall" mode: the stream waits for this (set at stop) after its searches
 
     # -- control ---------------------------------------------------------------------------------
 
-    def fail_next(self, n: int = 1, *, status: int = 529, retry_after_ms: int | None = 10) -> None:
-        """The next n requests answer `status` (529 overloaded_error, 429, 500...) before any output."""
-        self.faults.extend(Fault(status, retry_after_ms) for _ in range(n))
+    def fail_next(self, n: int = 1, *, status: int = 529, retry_after_ms: int | None = 10, skip: int = 0) -> None:
+        """The next n requests (after `skip` more) answer `status` (529 overloaded_error, 429, 500...) before any
+        output."""
+        self.faults.extend(Fault(status, retry_after_ms, skip=skip) for _ in range(n))
 
-    def break_stream_next(self, n: int = 1, *, after_deltas: int = 2, status: int = 529) -> None:
-        """The next n streaming requests send an SSE `error` event after `after_deltas` text deltas."""
-        self.faults.extend(Fault(status, None, True, after_deltas) for _ in range(n))
+    def break_stream_next(self, n: int = 1, *, after_deltas: int = 2, status: int = 529, skip: int = 0) -> None:
+        """The next n streaming requests (after `skip` more) send an SSE `error` event after `after_deltas` text
+        deltas."""
+        self.faults.extend(Fault(status, None, True, after_deltas, skip) for _ in range(n))
 
     def serve(self, *models: str) -> None:
         """Serve these model ids too (others answer 404 not_found_error, as the API does for an unknown id)."""
@@ -202,7 +219,7 @@ class FakeAnthropic:
             return _error(400, rid, problem)
         if body["model"] not in self.models:
             return _error(404, rid, f"model: {body['model']}")
-        problem = self._check_thinking(body)
+        problem = self._check_thinking(body, request.headers.get("anthropic-beta", "")) or self._check_binding(body)
         if problem:
             return _error(400, rid, problem)
         streaming = bool(body.get("stream"))
@@ -262,7 +279,7 @@ class FakeAnthropic:
         cap, thought = body["max_tokens"], self._thinking(body)
         content: list[dict[str, Any]] = []
         if thought:
-            content.append({"type": "thinking", "thinking": "", "signature": f"sig-{self.request_count}"})
+            content.append(self._thought(body, content))
         if thought >= cap:
             return content, "max_tokens", cap
         room = cap - thought
@@ -273,13 +290,56 @@ class FakeAnthropic:
         content.append({"type": "text", "text": text})
         return content, "end_turn", thought + tokens(text)
 
-    def _check_thinking(self, body: dict[str, Any]) -> str:
+    def _thought(self, body: dict[str, Any], before: list[dict[str, Any]], note: str = "") -> dict[str, Any]:
+        """A thinking block, recorded with what came before it: the model's reasoning, or (`note`) text it wrote
+        between tool calls, each shown as the request's display shows it."""
+        display = (body.get("thinking") or {}).get("display") or "omitted"
+        if note:
+            text = note if display in ("summarized", "updates") else ""
+        else:
+            text = REASONING_SUMMARY if display == "summarized" else ""
+        signature = f"sig-{self.request_count}-{len(before)}"
+        messages = body["messages"]
+        turn = messages[-1]["content"] if messages[-1]["role"] == "assistant" else []  # a paused turn goes on
+        self.thinking_made[signature] = (body, [*turn, *before], text)
+        return {"type": "thinking", "thinking": text, "signature": signature}
+
+    def _check_binding(self, body: dict[str, Any]) -> str:
+        """A thinking block sent back must be one this API made, as it came, after the same system prompt, tools
+        and earlier blocks as when it was made (preserved thinking: on accounts created since 31 August 2026 a
+        block whose prefix changed fails the request with a 400); '' when every block holds."""
+        messages = body["messages"]
+        for i, message in enumerate(messages):
+            if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
+                continue
+            for j, block in enumerate(message["content"]):
+                if not isinstance(block, dict) or block.get("type") != "thinking":
+                    continue
+                made = self.thinking_made.get(str(block.get("signature")))
+                if made is None or made[2] != block.get("thinking"):
+                    return f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block"
+                origin, before, _ = made
+                turn = origin["messages"][:-1] if origin["messages"][-1]["role"] == "assistant" \
+                    else origin["messages"]
+                if _prefix(origin, turn, before) != _prefix(body, messages[:i], message["content"][:j]):
+                    return (f"messages.{i}.content.{j}: the system prompt, tools or messages before this thinking "
+                            "block differ from those it was produced after; send them unchanged")
+        return ""
+
+    def _check_thinking(self, body: dict[str, Any], betas: str = "") -> str:
         """The thinking settings the model refuses with a 400, as its page says; '' when fine."""
         accepted, _ = self.models[body["model"]]
         thinking = (body.get("thinking") or {}).get("type", "adaptive")
+        display = (body.get("thinking") or {}).get("display")
         effort = (body.get("output_config") or {}).get("effort")
         if effort is not None and effort not in EFFORTS:
             return f"output_config.effort: Input should be {', '.join(repr(e) for e in EFFORTS)}"
+        if display is not None and display not in DISPLAYS:
+            return f"thinking.display: Input should be {', '.join(repr(d) for d in DISPLAYS)}"
+        if display == "updates" and UPDATES_BETA not in [b.strip() for b in betas.split(",")]:
+            return f'thinking.display: "updates" requires the anthropic-beta header "{UPDATES_BETA}"'
+        if display == "updates" and body["model"] not in NOTES_IN_THINKING:
+            return 'thinking.display: "updates" is not supported for this model'
         if thinking not in accepted:
             hint = '"thinking.type.between_tools"' if "between_tools" in accepted else '"thinking.type.adaptive"'
             return (f'"thinking.type.{thinking}" is not supported for this model. Use {hint} and '
@@ -329,6 +389,9 @@ class FakeAnthropic:
                 first = block
             await send("content_block_start", {"type": "content_block_start", "index": index, "content_block": first})
             if kind == "thinking":
+                if block["thinking"]:
+                    delta = {"type": "thinking_delta", "thinking": block["thinking"]}
+                    await send("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
                 delta = {"type": "signature_delta", "signature": block["signature"]}
                 await send("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
             elif kind == "server_tool_use":
@@ -394,7 +457,7 @@ class FakeAnthropic:
         content: list[dict[str, Any]] = []
         thought = self._thinking(body)
         if thought:
-            content.append({"type": "thinking", "thinking": "", "signature": f"sig-{self.request_count}"})
+            content.append(self._thought(body, content))
         for n in range(searches):
             tool_id = f"srvtoolu_fake{self.request_count:04d}{n:02d}"
             content.append({"type": "server_tool_use", "id": tool_id, "name": "web_search",
@@ -406,6 +469,11 @@ class FakeAnthropic:
                 result = [{"type": "web_search_result", "url": u, "title": titles[u], "page_age": "April 2, 2025",
                            "encrypted_content": f"enc-{n}-{i}"} for i, u in enumerate(mine)]
             content.append({"type": "web_search_tool_result", "tool_use_id": tool_id, "content": result})
+            if n == 0 and searches > 1 and self.between_searches:
+                note = self.between_searches
+                thought += tokens(note)
+                content.append(self._thought(body, content, note) if body["model"] in NOTES_IN_THINKING
+                               else {"type": "text", "text": note})
         written = [] if pause else answer
         for text, cited in written:
             block: dict[str, Any] = {"type": "text", "text": text}
@@ -444,8 +512,13 @@ class FakeAnthropic:
     # -- helpers ---------------------------------------------------------------------------------
 
     def _take_fault(self, streaming: bool) -> Fault | None:
-        """The first queued fault that applies; mid-stream faults wait for a streaming request."""
+        """The first queued fault that applies; mid-stream faults wait for a streaming request, and faults that
+        skip requests let this one through (counting it)."""
         for fault in self.faults:
+            if fault.skip:
+                for waiting in self.faults:
+                    waiting.skip = max(0, waiting.skip - 1)
+                return None
             if streaming or not fault.mid_stream:
                 self.faults.remove(fault)
                 return fault
@@ -538,6 +611,13 @@ def _validate(body: dict[str, Any]) -> str:
     if fmt and (fmt.get("type") != "json_schema" or not isinstance(fmt.get("schema"), dict)):
         return "output_config.format: expected {type: 'json_schema', schema: {...}}"
     return ""
+
+
+def _prefix(body: dict[str, Any], messages: list[Any], blocks: list[Any]) -> str:
+    """What a thinking block is bound to: the system prompt, the tools, the messages before its turn and the
+    blocks before it in its turn."""
+    return json.dumps({"system": body.get("system"), "tools": body.get("tools"), "messages": messages,
+                       "blocks": blocks}, sort_keys=True)
 
 
 def _usage(plan: CachePlan, output: int) -> dict[str, Any]:

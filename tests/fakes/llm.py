@@ -18,6 +18,7 @@ class ScriptedLLM:
         self.inner = OfflineLLM(delay=delay)
         self.prompts: list[Prompt] = []
         self.failures: dict[tuple[str, Phase], int] = {}  # (persona name, phase) -> failures left
+        self.failure_cost: dict[tuple[str, Phase], float] = {}  # (persona name, phase) -> what a failure cost
         self.cost_per_call = 0.0
         # Phase -> something to do (once) when the first prompt of that phase arrives: a person pressing a
         # button while the model is writing that turn.
@@ -50,14 +51,18 @@ class ScriptedLLM:
         finally:
             self.waiting -= 1
 
-    def fail(self, persona: str, phase: Phase, times: int = 1) -> None:
+    def fail(self, persona: str, phase: Phase, times: int = 1, *, cost_usd: float = 0.0) -> None:
+        """The next `times` calls for this persona and phase fail; `cost_usd`: what each failed call had cost (an
+        attempt cut at max_tokens before it), carried on the error as the real client does."""
         self.failures[(persona, phase)] = times
+        self.failure_cost[(persona, phase)] = cost_usd
 
     def _maybe_fail(self, prompt: Prompt) -> None:
         key = (prompt.purpose.persona, prompt.purpose.phase)
         if self.failures.get(key, 0) > 0:
             self.failures[key] -= 1
-            raise LLMUnavailable("Anthropic API overloaded (529)")
+            paid = self.failure_cost.get(key, 0.0)
+            raise LLMUnavailable("Anthropic API overloaded (529)", usage=Usage(cost_usd=paid) if paid else None)
 
     def _charge(self, usage: Usage) -> Usage:
         return usage.model_copy(update={"cost_usd": self.cost_per_call})

@@ -378,6 +378,21 @@ async def test_a_digest_goes_out_from_the_stored_syntheses_when_the_model_fails(
     assert "Start small and reversible" in post.text and "Should we move to trunk-based development?" in post.text
 
 
+async def test_a_digest_whose_model_call_fails_is_charged_what_the_call_cost(
+    app: App, chat: RecordingChat, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    await app.service.handle(c.SetDigest(**C1, user_id="U1", platform="console", channel="C1", cadence="weekly"))
+    await waiting(app)
+    schedule = await digest_schedule(app)
+    llm.fail("digest", Phase.DIGEST, cost_usd=0.25)  # an attempt was cut at max_tokens, then the call failed
+    clock.set(datetime(2026, 3, 9, 9, 0, tzinfo=UTC))
+    assert await fire(app, schedule)
+    assert len(chat.announced) == 1  # written from the stored syntheses
+    async with app.store.tx() as tx:
+        spent = await tx.workspace_spend(schedule.platform, schedule.workspace, datetime(2026, 3, 9, tzinfo=UTC))
+    assert spent == pytest.approx(0.25)
+
+
 async def test_digest_settings_are_checked_and_can_be_turned_off(app: App, clock: FakeClock) -> None:
     with pytest.raises(UserError, match="5 fields"):
         await app.service.handle(c.SetDigest(**C1, user_id="U1", platform="console", channel="C1", cadence="cron",

@@ -154,7 +154,7 @@ async def test_a_paused_search_is_continued_and_the_check_posted(tmp_path: Path,
 
 
 @pytest.mark.parametrize(("mode", "why"), [("unavailable", "the search tool answered unavailable"),
-                                           ("pause_always", "the API paused it 4 times")])
+                                           ("pause_always", "all the searches a check may run")])
 async def test_searches_that_fail_or_pause_are_no_check(tmp_path: Path, fake: FakeAnthropic, mode: str,
                                                         why: str) -> None:
     fake.web_search = mode
