@@ -60,7 +60,10 @@ class Settings(BaseSettings):
     # keeps the table's other rates, and a model it leaves out keeps its row.
     council_prices: dict[str, ModelPrice] = Field(default_factory=default_prices)
     council_budget_usd: float = 5.0  # per discussion
-    council_workspace_budget_usd_per_day: float = 25.0  # per Slack team / Discord guild; 0 means no limit
+    # Low by default: a public app is installed by strangers, each a workspace with a budget of its own.
+    council_workspace_budget_usd_per_day: float = Field(default=10.0, ge=0)  # per Slack team / Discord guild; 0: none
+    # The operator's cap for the whole deployment, every workspace and guild together (all replicas); 0: none.
+    council_process_daily_usd: float = Field(default=50.0, ge=0)
     council_starts_per_user_per_hour: int = 5  # 0 means no limit
     council_turn_estimate_usd: float = 0.05  # what a discussion's first turns reserve of the daily budget
     council_answer_interval_s: float = 180.0  # at most one paid answer per person this often, between rounds

@@ -20,7 +20,7 @@ from core.llm import AnthropicLLM, LLMConfig, SearchConfig
 from core.ports import LLM, ChatPort, Clock, ShowsPlaceholders, SystemClock
 from core.running.admission import Admission
 from core.running.driver import SEND_LANDS_S, Driver, DriverConfig
-from core.running.spending import Limits
+from core.running.spending import Attempts, Limits
 from core.showing.pages import PageLinks
 from core.storage.db import make_engine, migrate
 from core.storage.store import Store
@@ -104,6 +104,16 @@ def build_llm(settings: Settings) -> LLM:
     )
 
 
+def attempts_of(llm: LLM) -> Attempts:
+    """How many requests one call of this model may make, so that what a turn reserves covers them all: the real
+    client's room retries and a fact check's continuations, as LLMConfig has them (build_llm keeps its defaults);
+    any other model (offline, a test's) asks once."""
+    if not isinstance(llm, AnthropicLLM):
+        return Attempts()
+    room = LLMConfig.model_fields["room_attempts"].default
+    return Attempts(room=room, legs=SearchConfig.model_fields["max_continuations"].default + 1)
+
+
 async def build_app(
     settings: Settings,
     chats: Mapping[str, ChatPort],
@@ -128,7 +138,8 @@ async def build_app(
     limits = Limits(workspace_usd_per_day=settings.council_workspace_budget_usd_per_day,
                     starts_per_user_per_hour=settings.council_starts_per_user_per_hour,
                     answer_interval_s=settings.council_answer_interval_s, tz=settings.council_default_tz,
-                    turn_estimate_usd=settings.council_turn_estimate_usd)
+                    turn_estimate_usd=settings.council_turn_estimate_usd,
+                    process_usd_per_day=settings.council_process_daily_usd, attempts=attempts_of(llm))
     driver = Driver(store, llm, chats, clock, DriverConfig(owner=owner, lease_ttl=settings.lease_ttl_s,
                                                            context_rounds=settings.council_context_rounds,
                                                            limits=limits, pages=page_links(settings),

@@ -45,6 +45,9 @@ class Checks:
                 done = asked.status in FINISHED_TURN
                 return Reply(text="That post has been checked already: the check is in the thread." if done else
                              "That post is being checked; the Fact-checker posts in the thread when done.")
+            # Counted under a lock on the person's checks in this discussion, held until the insert commits: checks
+            # asked at once are counted one after another, so no more than the limit get in.
+            await tx.serialize("checks", d.id, cmd.user_id)
             mine = [t for t in await tx.turns(d.id) if factcheck.asked_by(t) == cmd.user_id]
             if len(mine) >= factcheck.CHECKS_PER_PERSON:
                 raise UserError(f"You have asked for {len(mine)} checks in this discussion, the most one person "

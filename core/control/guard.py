@@ -14,7 +14,7 @@ from core.deliberation import engine
 from core.models import Discussion, Persona, Poll, Status
 from core.ports import Clock
 from core.running.driver import load_state
-from core.running.spending import Limits, day_window, workspace_exhausted, workspace_message
+from core.running.spending import Limits, day_refusal, day_window
 from core.showing.moments import mark
 from core.storage.store import Store, Tx
 
@@ -110,10 +110,13 @@ class Guard:
         await self.may_start_now(tx, cmd)
         limits = self.config.limits
         now = self.clock.now()
-        if limits.workspace_usd_per_day > 0:
-            spent = await tx.workspace_spend(cmd.platform, cmd.workspace, day_window(now, limits.tz)[0])
-            if workspace_exhausted(limits, spent):
-                raise UserError(f"I can't start a new discussion: {workspace_message(limits, spent, now)}.")
+        since = day_window(now, limits.tz)[0]
+        spent = (await tx.workspace_spend(cmd.platform, cmd.workspace, since)
+                 if limits.workspace_usd_per_day > 0 else 0.0)
+        process = await tx.process_spend(since) if limits.process_usd_per_day > 0 else 0.0
+        refusal = day_refusal(limits, spent, process, now)
+        if refusal:
+            raise UserError(f"I can't start a new discussion: {refusal}.")
 
     async def may_start_now(self, tx: Tx, cmd: c.StartDiscussion) -> None:
         """The person's starts in the last hour, counted in the transaction that inserts this one and under a

@@ -17,7 +17,7 @@ from core.models import Discussion, NextAction, Post, PostFile, Schedule, Status
 from core.ports import Clock
 from core.running.driver import Driver, load_state
 from core.running.effects import save_discussion
-from core.running.spending import day_window, workspace_exhausted, workspace_message
+from core.running.spending import day_refusal, day_window
 from core.showing import digest
 from core.showing.moments import mark
 from core.storage.store import Store, Tx
@@ -285,19 +285,30 @@ class Schedules:
             held = await tx.hold_digest(row["id"], row["attempts"] + 1, config.owner, now, config.lease_ttl)
         return held and self.clock.now() < now + timedelta(seconds=config.lease_ttl)
 
-    async def _day_allows(self, material: digest.Material) -> bool:
-        """Whether the workspace's budget for the day has room for the digest's model call at its worst case."""
+    async def _hold_day(self, material: digest.Material, at: datetime) -> float | None:
+        """Hold the digest's model call at its worst case (every attempt included) in the workspace's spend for
+        the day, as a turn holds its own, so digests written together each see the others; None: the workspace's
+        or the process's budget for the day has no room for it (nothing held)."""
         limits, s = self.driver.config.limits, material.schedule
-        if limits.workspace_usd_per_day <= 0:
-            return True
+        if limits.workspace_usd_per_day <= 0 and limits.process_usd_per_day <= 0:
+            return 0.0
+        worst = limits.attempts.call_usd(self.driver.llm.worst_case_usd(digest.prompt(material.covered)))
+        since = day_window(at, limits.tz)[0]
         async with self.store.tx() as tx:
-            spent = await tx.workspace_spend(s.platform, s.workspace, day_window(self.clock.now(), limits.tz)[0])
-        worst = self.driver.llm.worst_case_usd(digest.prompt(material.covered))
-        if workspace_exhausted(limits, spent + worst):
-            log.info("digest %s written without the model: %s", s.id,
-                     workspace_message(limits, spent, self.clock.now()))
-            return False
-        return True
+            spent = process = 0.0
+            if limits.workspace_usd_per_day > 0:  # locks as a turn's start takes them: the workspace's first
+                await tx.serialize("spend", s.platform, s.workspace)
+                spent = await tx.workspace_spend(s.platform, s.workspace, since)
+            if limits.process_usd_per_day > 0:
+                await tx.serialize("spend")
+                process = await tx.process_spend(since)
+            refusal = day_refusal(limits, spent, process, at, more=worst)
+            if refusal:
+                log.info("digest %s written without the model: %s", s.id, refusal)
+                return None
+            if worst > 0:
+                await tx.hold_workspace_spend(s.platform, s.workspace, at, worst)
+        return worst
 
     async def _written(self, row: dict[str, Any], material: digest.Material, key: str) -> Post:
         """The digest's words: those kept from an earlier attempt, else written now (the model condenses the
@@ -308,15 +319,24 @@ class Schedules:
         await digest.links(chat, material.covered + material.waiting)
         for item in material.covered + material.waiting:
             item.page = self.driver.config.pages.url(item.discussion.id, self.clock.now())
-        if await self._day_allows(material):
-            summary, usage = await digest.condense(self.driver.llm, material.covered)
-        else:  # the day's budget is spent: the digest goes out from the stored syntheses, as when the model fails
-            summary, usage = digest.fallback_summary(material.covered), None
-        post = digest.render(material, summary, key, self.driver.llm.offline)
-        async with self.store.tx() as tx:
-            await tx.set_digest_post(row["id"], post.model_dump(mode="json", exclude={"files"}))
-            if usage is not None:
-                # charged to the workspace's daily budget like any discussion's model call
-                await tx.add_usage(None, key, usage, self.clock.now(),
-                                   workspace=(material.schedule.platform, material.schedule.workspace))
-        return post
+        where, held_at = (material.schedule.platform, material.schedule.workspace), self.clock.now()
+        held = await self._hold_day(material, held_at)
+        try:
+            if held is not None:
+                summary, usage = await digest.condense(self.driver.llm, material.covered)
+            else:  # the day's budget is spent: the digest goes out from the stored syntheses, as when the model fails
+                summary, usage = digest.fallback_summary(material.covered), None
+            post = digest.render(material, summary, key, self.driver.llm.offline)
+            async with self.store.tx() as tx:
+                await tx.set_digest_post(row["id"], post.model_dump(mode="json", exclude={"files"}))
+                if held:  # the hold gives way to what the call cost, in the transaction that charges it
+                    await tx.hold_workspace_spend(*where, held_at, -held)
+                if usage is not None:
+                    # charged to the workspace's daily budget like any discussion's model call
+                    await tx.add_usage(None, key, usage, self.clock.now(), workspace=where)
+            held = None
+            return post
+        finally:
+            if held:  # never charged (it failed on the way): its hold is given back, or the day stays short
+                async with self.store.tx() as tx:
+                    await tx.hold_workspace_spend(*where, held_at, -held)

@@ -57,7 +57,8 @@ class Posting(Protocol):
 class Running(Protocol):
     """Starting and running a step's turns, as the step loop asks for them (`Turns`)."""
 
-    async def start(self, tx: Tx, state: State, step: RunTurns) -> tuple[list[TurnPlan], float, dict[str, Prompt]]: ...
+    async def start(self, tx: Tx, state: State, step: RunTurns
+                    ) -> tuple[list[TurnPlan], tuple[float, float], dict[str, Prompt]]: ...
 
-    async def run(self, state: State, step: RunTurns, turns: list[TurnPlan], spent_today: float,
+    async def run(self, state: State, step: RunTurns, turns: list[TurnPlan], spent_today: tuple[float, float],
                   built: dict[str, Prompt] | None = None) -> None: ...

@@ -60,7 +60,7 @@ class Steps:
                             step, state, seated = await seat_turns.triage(tx, state, step, self.clock.now(),
                                                                           self.config.seat_wait_s)
                         started = (await self.turns.start(tx, state, step) if isinstance(step, RunTurns)
-                                   else ([], 0.0, {}))
+                                   else ([], (0.0, 0.0), {}))
                         if (isinstance(step, Transition) and step.status != Status.DONE
                                 and (drain := await self.outbox.take(discussion_id)) is not None):
                             # Applied in the transaction that decided it, which claims the first post it queues

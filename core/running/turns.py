@@ -20,7 +20,7 @@ from core.running.effects import close_polls, record_turn, save_discussion
 from core.running.kept import Kept, load_state
 from core.running.live import LiveText
 from core.running.seams import Fence, Sending
-from core.running.spending import day_window, turn_estimate, turns_that_fit, workspace_exhausted, workspace_message
+from core.running.spending import day_refusal, day_window, turn_estimate, turns_that_fit
 from core.showing import posts
 from core.storage.store import Tx
 
@@ -39,15 +39,15 @@ class Turns:
         self.admission, self.fenced, self.sending = admission, fenced, sending
         self._refused: set[str] = set()  # turns the model declined (stop_reason refusal), until their step settles
 
-    async def start(self, tx: Tx, state: State, step: RunTurns) -> tuple[list[TurnPlan], float, dict[str, Prompt]]:
+    async def start(self, tx: Tx, state: State, step: RunTurns
+                    ) -> tuple[list[TurnPlan], tuple[float, float], dict[str, Prompt]]:
         """Start the step's turns that fit the budgets (the rest wait for the next step, which sees what these
-        cost), in the fenced transaction that decided on the step; the workspace's spend today; and each turn's
-        prompt, built here to know its worst case and sent as it is."""
+        cost), in the fenced transaction that decided on the step; the workspace's and the whole process's spend
+        today; and each turn's prompt, built here to know its worst case and sent as it is."""
         d = state.discussion
         transcripts: dict[bool, list[Block]] = {}  # one transcript for the step's turns: they read one state
         built = {plan.key: self._prompt(state, plan, transcripts) for plan in step.turns}
-        worst = max((self.llm.worst_case_usd(p, search=p.purpose.phase == Phase.FACT_CHECK) for p in built.values()),
-                    default=0.0)
+        worst = max((self.worst_usd(p) for p in built.values()), default=0.0)
         fit, spent_today, estimate = await self._turns_within_budget(tx, d, step, worst)
         turns = step.turns[:fit]
         now = self.clock.now()
@@ -60,12 +60,21 @@ class Turns:
         ], hold=(estimate, now))
         return turns, spent_today, built
 
+    def worst_usd(self, prompt: Prompt) -> float:
+        """The most one turn of `prompt` may cost, every attempt the model client may make included: the room
+        retries of an answer cut at max_tokens, or a fact check's continuations and their searches."""
+        attempts = self.config.limits.attempts
+        leg = self.llm.worst_case_usd(prompt)
+        if prompt.purpose.phase == Phase.FACT_CHECK:
+            return attempts.check_usd(leg, self.llm.worst_case_usd(prompt, search=True) - leg)
+        return attempts.call_usd(leg)
+
     @staticmethod
     def _prompt(state: State, plan: TurnPlan, transcripts: dict[bool, list[Block]] | None = None) -> Prompt:
         return factcheck.prompt(state, plan) if plan.phase == Phase.FACT_CHECK else \
             prompts.build(state, plan, transcripts)
 
-    async def run(self, state: State, step: RunTurns, turns: list[TurnPlan], spent_today: float,
+    async def run(self, state: State, step: RunTurns, turns: list[TurnPlan], spent_today: tuple[float, float],
                   built: dict[str, Prompt] | None = None) -> None:
         """Run the turns `start` started (none: no turn fits the budgets, and the thread says why)."""
         d = state.discussion
@@ -178,13 +187,14 @@ class Turns:
             await tx.enqueue(d.id, posts.skipped_post(d, t, name), now)
 
     async def _turns_within_budget(self, tx: Tx, d: Discussion, step: RunTurns, worst: float = 0.0
-                                   ) -> tuple[int, float, float]:
-        """How many of the step's turns may start, the workspace's spend today (reservations of running turns
-        included) and what each turn reserves: the worst case of the step's costliest turn (`worst`), against
-        what is left of the discussion's budget and of the workspace's budget for the day (0 = no limit)."""
+                                   ) -> tuple[int, tuple[float, float], float]:
+        """How many of the step's turns may start, the workspace's and the whole process's spend today
+        (reservations of running turns included) and what each turn reserves: the worst case of the step's
+        costliest turn (`worst`), against what is left of the discussion's budget and of the workspace's and the
+        process's budgets for the day (0 = no limit)."""
         limits, now = self.config.limits, self.clock.now()
         estimate = turn_estimate(limits, d.costliest_call_usd, worst)  # `d` was read in this transaction
-        spent_today = 0.0
+        spent_today = process_today = 0.0
         if limits.workspace_usd_per_day > 0:
             # One reader at a time per workspace: the spend read and the reservation written are one step.
             await tx.serialize("spend", d.platform, d.workspace)
@@ -195,13 +205,20 @@ class Turns:
         remaining = d.budget_usd - d.cost_usd if d.budget_usd > 0 else float("inf")
         if limits.workspace_usd_per_day > 0:
             remaining = min(remaining, limits.workspace_usd_per_day - spent_today)
-        return turns_that_fit(len(step.turns), remaining, estimate), spent_today, estimate
+        if limits.process_usd_per_day > 0:
+            # The whole process's day, under a lock of its own taken after the workspace's and never before it
+            # (no transaction waits for a workspace while holding this one, so no two wait for each other).
+            await tx.serialize("spend")
+            process_today = await tx.process_spend(day_window(now, limits.tz)[0])
+            remaining = min(remaining, limits.process_usd_per_day - process_today)
+        return turns_that_fit(len(step.turns), remaining, estimate), (spent_today, process_today), estimate
 
-    async def _out_of_budget(self, d: Discussion, step: RunTurns, spent_today: float) -> None:
+    async def _out_of_budget(self, d: Discussion, step: RunTurns, spent_today: tuple[float, float]) -> None:
         """No turn fits: the discussion stops (or its waiting answers are dropped) and the thread says why."""
         limits, now = self.config.limits, self.clock.now()
-        if workspace_exhausted(limits, spent_today):
-            await self._stop_for_budget(d, step, workspace_message(limits, spent_today, now), daily=True)
+        daily = day_refusal(limits, *spent_today, now)
+        if daily:
+            await self._stop_for_budget(d, step, daily, daily=True)
         else:
             await self._stop_for_budget(d, step, f"budget reached: ${d.cost_usd:.2f} spent of ${d.budget_usd:.2f}")
 

@@ -31,6 +31,8 @@ _s = t.spend.c
 _WORKSPACE_SPEND = select(func.coalesce(func.sum(_s.cost_usd), 0.0)).where(
     _s.platform == bindparam("platform"), _s.workspace == bindparam("workspace"), _s.starts_at >= bindparam("since"))
 
+_PROCESS_SPEND = select(func.coalesce(func.sum(_s.cost_usd), 0.0)).where(_s.starts_at >= bindparam("since"))
+
 
 class ActivityRepo(Repo):
     # humans --------------------------------------------------------------------------------------
@@ -206,6 +208,16 @@ class ActivityRepo(Repo):
         (exact from a midnight in any time zone): a sum over at most 96 rows a day, however busy the day was."""
         params = {"platform": platform, "workspace": workspace, "since": since}
         return float((await self.conn.execute(_WORKSPACE_SPEND, params)).scalar_one())
+
+    async def hold_workspace_spend(self, platform: str, workspace: str, at: datetime, usd: float) -> None:
+        """Hold (or, negative, give back) dollars in a workspace's spend of the quarter hour `at` falls in: a call
+        of no discussion (a digest's) reserves its worst case so, and gives it back in the same quarter hour."""
+        await add_workspace_spend(self.conn, platform, workspace, at, usd)
+
+    async def process_spend(self, since: datetime) -> float:
+        """Dollars every workspace spent since `since` (reservations of running turns included), to the quarter
+        hour: the whole process's day, read on the index by time."""
+        return float((await self.conn.execute(_PROCESS_SPEND, {"since": since})).scalar_one())
 
     async def prune_spend(self, before: datetime) -> int:
         """Forget quarter hours older than any window that is read (the day, the last 30 days)."""

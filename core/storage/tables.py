@@ -251,6 +251,7 @@ spend = Table(
     Column("workspace", String(64), primary_key=True),
     Column("starts_at", TS, primary_key=True),
     Column("cost_usd", Float, nullable=False),
+    Index("ix_spend_starts", "starts_at"),  # the whole process's day (COUNCIL_PROCESS_DAILY_USD), every workspace
 )
 
 schedules = Table(

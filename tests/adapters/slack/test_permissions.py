@@ -66,7 +66,7 @@ async def test_usage_is_shown_to_admins_only(slack: Slack, server: SlackServer, 
     assert [e["text"] for e in fake.ephemerals if e["user"] == "U0002"] == [
         "Only workspace admins can see this workspace's usage."]
     [usage] = [e["text"] for e in fake.ephemerals if e["user"] == "U0003"]
-    assert usage.startswith("*Council usage in this workspace*: $0.00 today of $25.00")
+    assert usage.startswith("*Council usage in this workspace*: $0.00 today of $10.00")
 
 
 @contextlib.asynccontextmanager

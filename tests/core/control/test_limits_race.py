@@ -98,3 +98,32 @@ async def test_ten_parallel_discussions_reserve_their_turns_within_the_daily_bud
     # Settled: the spend is what the model calls cost, never more than the budget plus one turn.
     assert spent == pytest.approx(sum(costs)) and not held_after
     assert spent <= 0.05 + 0.01 + 1e-9
+
+
+async def test_the_process_cap_spans_workspaces_and_names_itself_when_reached(
+    make_app: Make, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    app = await make_app(council_workspace_budget_usd_per_day=0, council_process_daily_usd=0.05,
+                         council_starts_per_user_per_hour=0, council_turn_estimate_usd=0.01)
+    llm.cost_per_call = 0.01
+    gate = llm.hold()
+    results = await asyncio.gather(*(app.service.handle(start(user=f"U{i}", workspace=f"T{i}", channel=f"C{i}",
+                                                              in_channel=f"C{i}")) for i in range(10)),
+                                   return_exceptions=True)
+    ids = [r.discussion_id for r in results if not isinstance(r, BaseException)]
+    for _ in range(500):  # every driver has reached its first step: a turn waiting on the model, or blocked
+        await asyncio.sleep(0)
+        async with app.store.tx() as tx:
+            blocked = [d for i in ids if (d := await tx.discussion(i)) and d.status == Status.BLOCKED]
+        if llm.waiting + len(blocked) == len(ids):
+            break
+    # Ten workspaces, none with a cap of its own: five turns of $0.01 hold the process's whole $0.05 between them.
+    assert llm.waiting == 5 and len(blocked) == len(ids) - 5
+    assert all("COUNCIL_PROCESS_DAILY_USD = $0.05" in d.blocked_reason for d in blocked)
+    gate.set()
+    await app.driver.idle()
+    async with app.store.tx() as tx:
+        spent = await tx.process_spend(datetime(2026, 3, 2, tzinfo=UTC))
+    assert spent <= 0.05 + 0.01 + 1e-9
+    with pytest.raises(UserError, match="every workspace together"):
+        await app.service.handle(start(user="U99", workspace="T99", channel="C99", in_channel="C99"))

@@ -194,6 +194,6 @@ async def test_usage_is_for_admins(app: App, llm: ScriptedLLM, chat: RecordingCh
     with pytest.raises(Refused, match="Only workspace admins"):
         await app.service.guard.usage_text(c.Command(**ACTORS["member"]))
     text = await app.service.guard.usage_text(c.Command(**ACTORS["admin"]))
-    assert "$0.13 today of $25.00" in text and "Trunk-based development? — $0.13" in text
+    assert "$0.13 today of $10.00" in text and "Trunk-based development? — $0.13" in text
     foreign = await app.service.guard.usage_text(c.Command(**ACTORS["other workspace's admin"]))
     assert "$0.00 today" in foreign and "Trunk" not in foreign
