@@ -138,7 +138,7 @@ def poll_text(view: PollView) -> str:
             line += f" — {view.counts[i]} vote{'s' if view.counts[i] != 1 else ''}"
             if view.voters and view.voters[i]:
                 line += f" ({', '.join(view.voters[i])})"
-        if view.closed and view.ai_positions and view.ai_positions[i]:
+        if view.ai_positions and view.ai_positions[i]:  # the personas the verdict counts, open or closed
             line += f" · personas: {', '.join(view.ai_positions[i])}"
         lines.append(line)
     if view.counts is None:

@@ -41,8 +41,8 @@ def test_each_persons_ranking_reads_their_live_ballots_place_by_place() -> None:
         (poll("d1:final:rank3"), [ballot(1, "U1", "Dana"), ballot(0, "U2", "")]),
     ]
     assert closings.people_ballots(places) == {
-        "Dana": ["O2", "O1"],  # her third place repeats her first: counted once, where she placed it higher
-        "U2": ["O1", "O3"],  # no name: known by their id
+        "Dana": ["O2", "O1", ""],  # her third place repeats her first: counted once, where she placed it higher
+        "U2": ["O1", "O3", ""],  # no name: known by their id
         "Gus": ["O1"],  # read after a vote for no option and a replaced one: neither stops the reading
     }, "an AI stand-in's ballot, a replaced ballot and one for no option are not a person's ranking"
 
@@ -109,13 +109,16 @@ def test_an_owners_ballot_shows_each_option_once_with_its_id_and_marks_what_name
                       stance="scope first", label="O2")
     assert closings.ranking_text(vote, options).split("\n") == [
         "1. **Cut scope** [O2] _(affects billing)_ — weekly breakage",
-        "- _Do not cut scope (unmatched: names no option on the list, not counted)_ — users wait",
-        "2. **Stabilise the core** [O1] — later",
+        "2. _Do not cut scope (unmatched: names no option on the list, not counted)_ — users wait",
+        "3. _cut scope (unmatched: repeats an option placed higher, not counted)_ — again",
+        "4. **Stabilise the core** [O1] — later",
         "",
-        "Stance: Cut scope [O2] — scope first",
+        "Stance: O2 (Cut scope) — scope first",
     ]
-    unread = RankedVote(ranking=[RankedItem(item="Something else", why="x")], stance="mine", label="x")
-    assert closings.ranking_text(unread, options).endswith("\n\nStance: undecided — mine"), "names no option"
+    unread = RankedVote(ranking=[RankedItem(item="Something else", why="x"), RankedItem(item="O1", why="y")],
+                        stance="mine", label="x")
+    # The #1 as written names no option: the ballot's first choice is unmatched, never the #2.
+    assert closings.ranking_text(unread, options).endswith("\n\nStance: undecided (their #1 names no option) — mine")
     assert closings.ranking_text(RankedVote(ranking=[], stance="none", label=""), options) == \
         "\n\nStance: undecided — none"
 
