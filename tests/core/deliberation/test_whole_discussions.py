@@ -86,15 +86,22 @@ def test_a_verdict_counts_each_person_and_counted_persona_once_and_names_only_th
     turns: list[Turn] = []
     polled: list[tuple[Poll, list[Ballot]]] = []
     clock = T0
+    since = 1  # the round the current question opened in, as the test keeps it
+
+    def current() -> list[Option]:
+        return choices.catalogue(t for t in turns if t.round >= since)
+
     for r, (new_topic, kinds, votes, answers) in enumerate(played, 1):
         d.round = r
         if r == 1 or new_topic:  # the question turn opening the question (round 1's, or a Different topic's)
             if r > 1:
                 question.open_new(d)
+                since = r
             turns.append(turn(question.key(d), r, 0, Phase.QUESTION, "moderator",
                               question.record(turns, d, answers, "the question")))
         for p, kind in zip(personas, kinds, strict=False):
             table = question.options(turns, d)
+            assert table == current()  # the options of the question asked since its topic opened, and no others
             old = [o for o in choices.catalogue(turns) if o not in table]
             line = stance_line(kind, table, old)
             if line is None:
@@ -124,7 +131,7 @@ def test_a_verdict_counts_each_person_and_counted_persona_once_and_names_only_th
     voted = {b.voter_id for p, bs in polled if p.round == last for b in bs if not b.superseded}
     assert side(verdict.text, "personas") == experts  # the Contrarian is shown beside the count, never in it
     assert side(verdict.text, "people") == len(voted) == len(people)  # one vote a person, whatever they voted on
-    on_table = {o.id for o in question.on_table(state)}
+    on_table = {o.id for o in current()}
     assert set(re.findall(r"\[(O\d+)\]", verdict.text)) <= on_table, (verdict.text, on_table)
     assert verdict.choice in on_table | {""}
     # The stance table and the poll panel count the same personas as the verdict.
