@@ -44,7 +44,8 @@ def every(state: Any) -> list[Option]:
 def opening(turns: Iterable[Turn], d: Discussion) -> Turn | None:
     """The turn that opened the current question with its options, if one has."""
     since = opened_in(d)
-    return next((t for t in turns if (since == 1 or t.round >= since) and isinstance(t.data, dict) and t.data.get(OPENS)), None)
+    return next((t for t in turns if (since == 1 or t.round >= since) and isinstance(t.data, dict)
+                 and t.data.get(OPENS)), None)
 
 
 def key(d: Discussion) -> str:

@@ -183,7 +183,7 @@ def _side(name: str, counts: Counter[str], shown: dict[str, str], empty: str) ->
     total = sum(counts.values())
     if not total:
         return f"{name}: {empty}"
-    ranked = counts.most_common()
+    ranked = sorted(counts.most_common(), key=lambda kn: kn[0] == UNDECIDED)  # undecided last: it is no side
     sides = [n for k, n in ranked if k != UNDECIDED]
     tied = [n for n in sides if sides and n == sides[0]]
     split = f"split {'-'.join(str(n) for n in tied)} — " if len(tied) > 1 else ""

@@ -50,7 +50,9 @@ async def gather(tx: Tx, discussion_id: str, seats: tuple[list[Persona], list[Tu
         ai = [b for b in ballots if b.is_ai and not b.superseded]
         if ai and not poll.key.endswith(":closed"):
             material.stances[poll.round] = {b.voter_name: b.choice + 1 for b in ai}
-            material.proposals[poll.round] = list(poll.options)
+            # Each option as people read it, its label with its id (a poll opened before ids were kept: its label).
+            material.proposals[poll.round] = [f"{o} [{i}]" for o, i in zip(poll.options, poll.option_ids,
+                                                                            strict=False)] or list(poll.options)
     if not material.stances and d is not None:  # stances in the personas' own words (none named a poll's option)
         table = _Seats(d, *seats) if seats is not None else \
             _Seats(d, await tx.personas(discussion_id), await tx.turns(discussion_id))
