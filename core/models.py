@@ -286,6 +286,7 @@ class PollView(BaseModel):
     poll_id: int
     question: str
     options: list[str]
+    option_ids: list[str] = Field(default_factory=list)  # each option's id, as the verdict names it
     counts: list[int] | None  # None while results are hidden
     voters: list[list[str]] | None = None  # names per option, unless anonymous
     ai_positions: list[list[str]] = Field(default_factory=list)  # persona names per option
