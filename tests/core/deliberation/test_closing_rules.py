@@ -170,3 +170,26 @@ def test_the_recommendation_heads_with_its_verdict_and_names_who_left_the_winner
     alone, _ = closings.recommendation("Q3 priorities", _meeting(("Eli", ["O1"])), rec,
                                        stances.Verdict("LEANING", "O1", "lean"))
     assert "owners are split" not in alone, "one option ranked: nothing for people to decide between"
+
+
+def test_picking_an_option_already_placed_at_another_place_is_refused_with_a_message() -> None:
+    first = poll("d1:final:rank1").model_copy(update={"id": 1})
+    second = poll("d1:final:rank2").model_copy(update={"id": 2})
+    other = poll("d1:r2:poll").model_copy(update={"id": 3})
+    places = [(first, [ballot(1, "U1", "Dana")]), (second, []), (other, [ballot(0, "U2", "Lee")])]
+    said = closings.repeated_place(places, second, "U1", 1)
+    assert said == ("You already put Cut scope at #1: pick another option for this place (each option takes one "
+                    "place in your ranking).")
+    assert closings.repeated_place(places, second, "U1", 0) == ""  # another option: taken
+    assert closings.repeated_place(places, second, "U2", 1) == ""  # someone else's #1 is theirs
+    assert closings.repeated_place(places, first, "U1", 1) == ""  # the same place again: a change of mind
+    assert closings.repeated_place(places, other, "U2", 0) == ""  # not a place in a ranking
+
+
+def test_a_persons_latest_vote_on_any_poll_of_the_round_stands_and_counts_once() -> None:
+    later = NOW.replace(minute=5)
+    synthesis, final = poll("d1:r2:poll").model_copy(update={"id": 1}), poll("d1:r2:final:poll").model_copy(
+        update={"id": 2})
+    voted = [(synthesis, [ballot(0, "U1", "Dana"), ballot(2, "U2", "Lee")]),
+             (final, [ballot(1, "U1", "Dana").model_copy(update={"created_at": later})])]
+    assert sorted(closings.people_choices(voted, 2)) == ["O2", "O3"]  # Dana once, as she voted last; Lee once
