@@ -110,7 +110,7 @@ def answer_data(phase: Phase, text: str, chosen: str, writer: Persona, stance_tu
     if phase == Phase.RANKED_VOTE:
         return ranking(text).model_dump() | by
     parsed = stances.parse(text) or {}
-    label = (parsed.get("label") or chosen or "undecided").lower()[:40]
+    label = (parsed.get("label") or chosen or "undecided")[:40]  # as written: a `new:` option keeps its case
     stance = parsed.get("stance") or " ".join(text.split())[:200]
     data: dict[str, Any] = {"text": text.strip(), **by}
     if stance_turn or phase == Phase.SPEECH:
