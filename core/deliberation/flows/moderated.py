@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
+from core.deliberation import question
 from core.deliberation.flows.base import QuestionFrom, State, Step, StepSpec, Tier, Transition, TurnPlan
 from core.deliberation.flows.common import (
     HUMANS_RULE,
@@ -206,6 +207,10 @@ class Moderated:
                 f"two or three angles, and ask each expert ({experts}) one pointed question by name. If humans "
                 "have written since the last round, say how their points shape this round."
             )
+            listed = question.on_table(state)
+            if listed:  # the question's options, which every stance this round names
+                text += "\nThe options on the table, each with its id:\n" + "\n".join(
+                    f"- {o.id}: {quote('option', o.label)}" for o in listed)
             return f"{text}\nStay under {word_budget(plan.phase, plan.round)} words."
         if plan.phase == Phase.ROUND_SYNTHESIS:
             names = ", ".join(named(x.name) for x in state.personas if x.role != Role.HISTORIAN)
