@@ -64,4 +64,4 @@ def test_the_first_command_returns_to_the_shell_by_itself_with_no_log_lines_in_t
     # The ending is the last word: the round's poll closes before it, and only the export line follows.
     after = shown[shown.index("✅ Finished"):]
     assert "closed" not in after and "╭" not in after, after
-    assert "Poll closed: Which proposal should the team pursue?" in shown
+    assert "Poll closed: Which option should the team pursue?" in shown
