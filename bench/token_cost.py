@@ -26,6 +26,7 @@ from core.deliberation.schemas import (  # noqa: E402
     ExpertSpec,
     FinalSynthesis,
     Insight,
+    Question,
     RosterSpec,
     RoundSynthesis,
     Stance,
@@ -40,6 +41,7 @@ TARGET = 0.30
 REPEATS = 3
 ROUNDS, EXPERTS = 3, 4
 TOPIC = "Should our 40-person engineering org move from long-lived release branches to trunk-based development?"
+ANSWERS = ["Adopt trunk-based development", "Keep release branches"]  # the topic's two answers, as a model frames them
 WRITE, READ = 1.25, 0.1  # cache write and read prices relative to uncached input
 
 EXPERT_POOL = [
@@ -112,7 +114,9 @@ def reply(body: dict[str, Any]) -> str:
         return RosterSpec(experts=[
             ExpertSpec(name=n, title=t, expertise=e, thinking_style="empirical", bias="Trusts measurements",
                        reply_tendency="Grounds claims in an example") for n, t, e in EXPERT_POOL[:count]
-        ]).model_dump_json()
+        ], options=ANSWERS).model_dump_json()  # a roster gives the topic's answers: the question's first options
+    if "question" in props and "options" in props:  # a question turn (a council's, or a new topic's)
+        return Question(question=TOPIC, options=ANSWERS).model_dump_json()
     if "executive_summary" in props:
         people = _names(instruction) or [n for n, _, _ in EXPERT_POOL[:EXPERTS]]
         return FinalSynthesis(

@@ -35,6 +35,7 @@ class Phase(StrEnum):
     """What a turn is for; the order of a moderated round is seed 000's."""
 
     ROSTER = "roster"
+    QUESTION = "question"  # the question a topic asks, and its answers as the first options (any flow)
     OPENING = "opening"
     STATEMENT = "initial_statement"
     COUNTERPOINT = "counterpoint"
@@ -148,6 +149,9 @@ class FlowOptions(BaseModel):
     memory: Literal["channel", "workspace", "off"] = "channel"  # where earlier decisions are looked up
     recalled: list[Decision] = Field(default_factory=list)  # earlier decisions the discussion opened with
     private: bool = False  # its channel is private (the platform said so at the start): so is its record
+    # The round whose topic the question on the table asks: *Different topic* opens a new question from its round
+    # (core.deliberation.question.open_new). Kept here, in the discussion's JSON column, so it needs no migration.
+    question_round: int = 1
 
 
 class Discussion(BaseModel):
@@ -282,6 +286,7 @@ class PollView(BaseModel):
     poll_id: int
     question: str
     options: list[str]
+    option_ids: list[str] = Field(default_factory=list)  # each option's id, as the verdict names it
     counts: list[int] | None  # None while results are hidden
     voters: list[list[str]] | None = None  # names per option, unless anonymous
     ai_positions: list[list[str]] = Field(default_factory=list)  # persona names per option

@@ -58,18 +58,44 @@ def is_hedge(label: str) -> bool:
         t.startswith(h + " ") for h in HEDGES)
 
 
+# The forms an option takes where the bot shows it or a model restates it: "O2", "[O2]", "O2: label",
+# "O2 (label)", "O2 — label", "label [O2]", "label (O2)". The id decides; the words beside it only have to not be
+# another option's whole label.
+_ID_FIRST = re.compile(r"^[\[(]?(?P<id>o[1-9]\d{0,2})[\])]?(?:\s*(?:[:(—–]|\s-\s)\s*(?P<rest>.*?)\)?)?$")
+_ID_LAST = re.compile(r"^(?P<rest>.+?)\s*[\[(](?P<id>o[1-9]\d{0,2})[\])]?$")
+_ANY_ID = re.compile(r"\bo[1-9]\d{0,2}\b")
+
+
+def _by_id(t: str, listed: list[Option]) -> str | None:
+    """The option a label names by its id in one of the shown forms; UNREADABLE when the words beside the id are
+    another option's whole label or name another id (the label contradicts itself); None when no id form matches."""
+    m = _ID_FIRST.match(t) or _ID_LAST.match(t)
+    if m is None:
+        return None
+    found = next((o for o in listed if o.id.casefold() == m.group("id")), None)
+    if found is None:
+        return None
+    rest = norm(m.group("rest") or "")
+    if rest and (_ANY_ID.search(rest) or any(norm(o.label) == rest for o in listed if o.id != found.id)):
+        return UNREADABLE  # "O1 (or O2)", "O1 (Stabilise the core first)" where that is O2: which one?
+    return found.id
+
+
 def read(label: str, options: Iterable[Option]) -> str:
-    """The choice a stance label records, strictly: an option's id (or its whole label, exactly), else for,
-    against or undecided in one of the languages above; a hedge is undecided; anything else is unreadable."""
+    """The choice a stance label records, strictly: an option's id (alone or in a form the bot shows, such as
+    `O2 (label)` or `label [O2]`), or its whole label exactly; else undecided in one of the languages above; for /
+    against only where no option is listed (an old discussion's sides); a hedge is undecided; anything else is
+    unreadable."""
     t = norm(label)
     listed = list(options)
-    for o in listed:
-        if t == o.id.casefold():
-            return o.id
+    by_id = _by_id(t, listed)
+    if by_id is not None:
+        return by_id
     same = [o.id for o in listed if norm(o.label) == t]
     if len(same) == 1:
         return same[0]
-    if t in WORDS:
+    sides = not any(ID.match(o.id) for o in listed)  # "for" names no option of a list: which one would it be?
+    if t in WORDS and (sides or WORDS[t] == UNDECIDED):
         return WORDS[t]
     if not t or is_hedge(label):
         return UNDECIDED

@@ -4,11 +4,12 @@ recommendation format, the dissents, and a ranking poll per place so people rank
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from core.deliberation import choices, stances, tally
 from core.deliberation.choices import Option
 from core.deliberation.flows.base import State
-from core.deliberation.flows.meeting import fixed_options, owner_ballots
+from core.deliberation.flows.meeting import as_written, fixed_options, owner_ballots
 from core.deliberation.holders import credited
 from core.deliberation.schemas import MeetingRecommendation, RankedVote
 from core.models import Ballot, Phase, Poll, Role
@@ -17,28 +18,36 @@ PLACES = 3  # people rank their top three, one poll per place
 RANK_POLL = re.compile(r":rank(\d+)$")  # the key of a place poll ends with its place
 
 def seated_first_choices(state: State, ballots: dict[str, list[str]]) -> list[str]:
-    """Every owner's first choice (an option id); an owner who cast no ranking (skipped, failed) is undecided."""
+    """Every owner's first choice (an option id): their #1 as written; an owner whose #1 names no option, or who
+    cast no ranking (skipped, failed), is undecided."""
     cast = {t.persona_key: t for t in state.done_turns(Phase.RANKED_VOTE)}
     return [(ballots.get(credited(p, cast.get(p.key))) or [""])[0] for p in state.personas if p.role == Role.OWNER]
 
 
+def placed(vote: RankedVote, options: list[Option]) -> list[str]:
+    """A ranking as written: for each place, the option id its item names (by id, exact label, or a form the bot
+    shows), "" for an item that names none or repeats an option placed higher. Every item keeps its place: an
+    unmatched #1 is never replaced by the #2."""
+    return as_written(vote, options)
+
+
 def ranking_text(vote: RankedVote, options: list[Option]) -> str:
-    """An owner's ballot as posted: each option once with its id and the domain it affects; an item that names
-    no option exactly is shown as unmatched (it counts for none)."""
+    """An owner's ballot as posted, place by place as written: each option with its id and the domain it affects;
+    an item that names no option (or repeats one) keeps its place, shown as unmatched (it counts for none)."""
     lines: list[str] = []
-    seen: set[str] = set()
-    for r in vote.ranking:
-        named = choices.named(r.item, options)
+    ids = placed(vote, options)
+    shown = {o.id: o.label for o in options}
+    for place, (r, named) in enumerate(zip(vote.ranking, ids, strict=True), 1):
         domain = f" _(affects {r.domain})_" if r.domain else ""
-        if named is None:
-            lines.append(f"- _{r.item.strip()} (unmatched: names no option on the list, not counted)_ — {r.why}")
-        elif named not in seen:
-            seen.add(named)
-            label = next(o.label for o in options if o.id == named)
-            lines.append(f"{len(seen)}. **{label}** [{named}]{domain} — {r.why}")
-    first = choices.named(vote.ranking[0].item, options) if vote.ranking else None
-    shown = choices.show(first, {o.id: o.label for o in options}) if first else "undecided"
-    return "\n".join(lines) + f"\n\nStance: {shown} — {vote.stance}"
+        if not named:
+            why = "repeats an option placed higher" if choices.named(r.item, options) else "names no option on the list"
+            lines.append(f"{place}. _{r.item.strip()} (unmatched: {why}, not counted)_ — {r.why}")
+        else:
+            lines.append(f"{place}. **{shown[named]}** [{named}]{domain} — {r.why}")
+    first = ids[0] if ids else ""
+    said = stances.line({"choice": first, "stance": vote.stance}, shown) if first else \
+        f"Stance: undecided{' (their #1 names no option)' if vote.ranking else ''} — {vote.stance}"
+    return "\n".join(lines) + f"\n\n{said}"
 
 
 def recommendation(topic: str, state: State, rec: MeetingRecommendation,
@@ -106,30 +115,63 @@ def chosen(poll: Poll, ballot: Ballot) -> str:
 
 
 def people_choices(polls: list[tuple[Poll, list[Ballot]]], round_: int) -> list[str]:
-    """What people chose in this round's polls (live ballots only), as option ids; in a ranking, only each
-    person's first choice. An earlier round's poll asked another question, so it is not read as this round's.
-    A poll whose results are hidden counts for nothing until it closes."""
-    out: list[str] = []
+    """What people chose in this round's polls (live ballots only), as option ids, each person once: a person's
+    latest choice on any poll of the round stands (one question, one vote each); in a ranking, only a person's #1
+    counts. An earlier round's poll asked another question, so it is not read as this round's. A poll whose
+    results are hidden counts for nothing until it closes."""
+    latest: dict[str, tuple[datetime, int, str]] = {}
     for poll, ballots in polls:
         place = RANK_POLL.search(poll.key)
         hidden = poll.hide_results and not poll.closed
-        if poll.round == round_ and not hidden and (place is None or place.group(1) == "1"):
-            out += [chosen(poll, b) for b in ballots if not b.is_ai and not b.superseded and chosen(poll, b)]
-    return out
-
-
-def people_ballots(places: list[tuple[Poll, list[Ballot]]]) -> dict[str, list[str]]:
-    """Each person's ranking (voter -> option ids, best first) from their live ballot in each place's poll; an
-    option a person already placed higher is not counted again."""
-    rankings: dict[str, list[str]] = {}
-    for poll, ballots in sorted(places, key=lambda pb: pb[0].key):  # ":rank1" < ":rank2" < ":rank3"
+        if poll.round != round_ or hidden or (place is not None and place.group(1) != "1"):
+            continue
         for b in ballots:
             if b.is_ai or b.superseded or not chosen(poll, b):
                 continue
-            mine = rankings.setdefault(b.voter_name or b.voter_id, [])
-            if chosen(poll, b) not in mine:
-                mine.append(chosen(poll, b))
-    return rankings
+            seen = latest.get(b.voter_id)
+            if seen is None or (b.created_at, poll.id) >= seen[:2]:
+                latest[b.voter_id] = (b.created_at, poll.id, chosen(poll, b))
+    return [choice for _, _, choice in latest.values()]
+
+
+def people_ballots(places: list[tuple[Poll, list[Ballot]]]) -> dict[str, list[str]]:
+    """Each person's ranking (voter -> option ids, place by place; "" for a place they left empty) from their live
+    ballot in each place's poll. An option a person already placed higher leaves the lower place empty: it never
+    moves another pick up."""
+    rankings: dict[str, list[str]] = {}
+    names: dict[str, str] = {}
+    for poll, ballots in places:
+        m = RANK_POLL.search(poll.key)
+        if m is None:
+            continue
+        place = int(m.group(1))
+        for b in ballots:
+            if b.is_ai or b.superseded or not chosen(poll, b):
+                continue
+            names.setdefault(b.voter_id, b.voter_name or b.voter_id)
+            mine = rankings.setdefault(b.voter_id, [])
+            mine.extend([""] * (place - len(mine)))
+            mine[place - 1] = chosen(poll, b)
+    out: dict[str, list[str]] = {}
+    for voter, mine in rankings.items():
+        out[names[voter]] = [x if x not in mine[:i] else "" for i, x in enumerate(mine)]
+    return out
+
+
+def repeated_place(places: list[tuple[Poll, list[Ballot]]], poll: Poll, voter_id: str, choice: int) -> str:
+    """Why a pick on one place of a ranking is refused ("" when it is not): the option is already the person's
+    pick for another place."""
+    if not ranking_of(poll.key) or not 0 <= choice < len(poll.options):
+        return ""
+    picked = poll.option_ids[choice] if choice < len(poll.option_ids) else poll.options[choice]
+    for other, ballots in places:
+        m = RANK_POLL.search(other.key)
+        if other.id == poll.id or m is None or ranking_of(other.key) != ranking_of(poll.key):
+            continue
+        if any(b.voter_id == voter_id and not b.superseded and chosen(other, b) == picked for b in ballots):
+            return (f"You already put {poll.options[choice]} at #{m.group(1)}: pick another option for this place "
+                    "(each option takes one place in your ranking).")
+    return ""
 
 
 def people_beside_owners(owners: dict[str, list[str]], people: dict[str, list[str]], shown: dict[str, str],

@@ -5,7 +5,7 @@ failure policy); what a round consists of, and what follows it, is the discussio
 
 from __future__ import annotations
 
-from core.deliberation import factcheck, flows
+from core.deliberation import factcheck, flows, question
 from core.deliberation.flows.base import (
     Idle,
     RunTurns,
@@ -131,11 +131,30 @@ def next_step(state: State) -> Step:
     if d.pending == "confirm":
         return Transition(status=Status.AWAITING_CONFIRMATION, pending="", notice="roster")
 
+    asking = question_turn(state)  # the question is on the table before anyone takes a stance on it
+    if asking is not None:
+        return RunTurns(turns=[asking])
     for spec in round_steps(state):
         todo = [p for p in plans(d, spec) if not state.finished(p.key)]
         if todo:
             return RunTurns(turns=todo)
     return flow.after_round(state)
+
+
+def question_turn(state: State) -> TurnPlan | None:
+    """The turn that frames the current question when nothing opened it yet: a council's first, a roster that
+    gave no two answers, a *Different topic*. Once written (or skipped) it is never asked again."""
+    d = state.discussion
+    source = flows.get(d.flow).question_from
+    if source == "owners" or question.opening(state.done_turns(), d) is not None:
+        return None
+    if source == "roster" and question.opened_in(d) == 1 and not state.finished(special_key(d, Phase.ROSTER)):
+        return None  # round 1's question comes with the roster: asked only where a roster was written without it
+    writer = flows.get(d.flow).writer(state, Phase.QUESTION)
+    key = question.key(d)
+    if writer is None or state.finished(key):
+        return None
+    return TurnPlan(key=key, round=d.round, step=0, phase=Phase.QUESTION, persona_key=writer.key)
 
 
 def closing_begun(state: State) -> bool:
@@ -146,7 +165,8 @@ def closing_begun(state: State) -> bool:
 
 def said_anything(state: State) -> bool:
     """Whether any persona said something in the discussion (bookkeeping turns aside)."""
-    return any(t.text for t in state.done_turns() if t.phase not in SILENT and t.phase != Phase.ROSTER)
+    return any(t.text for t in state.done_turns()
+               if t.phase not in SILENT and t.phase not in (Phase.ROSTER, Phase.QUESTION))
 
 
 def should_block(state: State, step_turns: list[Turn]) -> str:

@@ -22,7 +22,7 @@ REQUESTED = ":check:"  # in the key of a check someone asked for on one post: "<
 REQUESTED_STEP = 90  # a requested check sits after its round's steps
 ASKED_BY = "asked_by"  # in a requested check's data: the person who asked for it
 CHECKS_PER_PERSON = 5  # checks one person may ask for in one discussion: each is paid web searches
-NOT_CLAIMS = {Phase.ROSTER, Phase.PERSONA, Phase.BID, Phase.FACT_CHECK, Phase.ROUND_SYNTHESIS,
+NOT_CLAIMS = {Phase.ROSTER, Phase.QUESTION, Phase.PERSONA, Phase.BID, Phase.FACT_CHECK, Phase.ROUND_SYNTHESIS,
               Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY, Phase.RANKED_VOTE}
 
 RULES = """\

@@ -20,6 +20,7 @@ from core.deliberation.schemas import (
     ExpertSpec,
     FinalSynthesis,
     Insight,
+    Question,
     RosterSpec,
     RoundSynthesis,
     Speech,
@@ -74,8 +75,8 @@ class OfflineLLM:
         (the first one more often, so the council can agree), else for / against / undecided."""
         if "`new: <your proposal" in prompt.instruction:
             return [f"new: {o}" for o in offline_flows.OPTIONS]
-        ids = re.findall(r"^- (O\d+): ", prompt.instruction, re.M)
-        return [ids[0], ids[0], ids[-1], "against", "undecided"] if ids else LABELS
+        ids = offline_flows.ids_offered(prompt.instruction)
+        return [ids[0], ids[0], ids[-1], ids[min(1, len(ids) - 1)], "undecided"] if ids else LABELS
 
     def _usage(self, prompt: Prompt, out: str) -> Usage:
         text = "".join(b.text for b in prompt.system + prompt.shared) + prompt.instruction
@@ -192,8 +193,12 @@ class OfflineLLM:
                         bias=BIASES[i % len(BIASES)], reply_tendency="Grounds claims in an example",
                     )
                     for i, (name, title, skills) in enumerate(NAMES[:count])
-                ]
+                ],
+                # A roster asked for the topic's answers gives them (a meeting's owners propose their own).
+                options=offline_flows.answers(p.topic) if "List the answers" in prompt.instruction else [],
             ).model_dump()
+        if schema is Question:
+            return Question(question=p.topic, options=offline_flows.answers(p.topic)).model_dump()
         people = [n for n in p.others if n]
         if schema is Speech:
             label = self._pick(prompt, self._labels(prompt))

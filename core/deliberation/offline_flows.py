@@ -39,6 +39,31 @@ BRIEFS = [
 OPTIONS = ["Stabilise the core first", "Ship the customer-facing fix", "Automate the pipeline", "Cut scope"]
 
 
+# The words a yes/no topic opens with; what follows is the action the question asks about.
+_ASKS = re.compile(r"^(?:should|shall|do|must|can|could|would)\s+(?:we|i|the team|our team|they)\s+", re.I)
+OPEN_ANSWERS = ["Run a four-week reversible trial", "Gather evidence first, decide next month"]
+
+
+def answers(topic: str) -> list[str]:
+    """The offline model's framing of a topic's question, from its words alone: an either/or topic's two
+    alternatives, a yes/no topic's action and staying as we are, else two generic first steps."""
+    text = " ".join(topic.split()).rstrip("?!. ")
+    head, _, rest = text.partition(": ")
+    text = rest or head
+    asked = _ASKS.sub("", text)
+    if " or " in asked:
+        first, _, second = asked.partition(" or ")
+        return [f"Choose {first.strip(' ,')}", f"Choose {second.strip(' ,')}"]
+    if asked != text and asked:
+        return [asked[0].upper() + asked[1:], "Stay as we are"]
+    return list(OPEN_ANSWERS)
+
+
+def ids_offered(text: str) -> list[str]:
+    """The option ids a prompt lists ("- O1: …" or "O1: …"), in order."""
+    return list(dict.fromkeys(re.findall(r"^(?:- )?(O\d+): ", text, re.M)))
+
+
 def _n(prompt: Prompt, salt: str = "") -> int:
     seed = f"{prompt.purpose.persona}|{prompt.purpose.round}|{len(''.join(b.text for b in prompt.shared))}|{salt}"
     return hashlib.sha256(seed.encode()).digest()[0]
@@ -51,7 +76,8 @@ def structure(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any] | None:
         count = next((int(w) for w in text.split() if w.isdigit()), 4)
         cultures = list(CULTURE_NAMES)
         return FloorPlan(slots=[Slot(brief=b, name_culture=cultures[i].capitalize(), position=pos, tone=tone)
-                                for i, (b, pos, tone) in enumerate(BRIEFS[:count])]).model_dump()
+                                for i, (b, pos, tone) in enumerate(BRIEFS[:count])],
+                         options=answers(p.topic)).model_dump()
     if schema is ExpertSpec:
         m = re.search(r"name culture: ([A-Za-z ]+)", text)
         name = CULTURE_NAMES.get((m.group(1) if m else "").strip().lower(), "Sam Carter")
@@ -63,7 +89,9 @@ def structure(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any] | None:
                    answers=p.others[0] if p.others else "").model_dump()
     if schema is FloorSpeech:
         later = "not your first speech" in text
-        label = ["for", "against", "undecided"][_n(prompt, "label") % 3] if not later else "for"
+        ids = ids_offered(text)  # the question's options: a speech names one by its id
+        picks = [ids[0], ids[-1], "undecided"] if ids else ["for", "against", "undecided"]
+        label = picks[_n(prompt, "label") % 3] if not later else picks[0]
         return FloorSpeech(
             text=(f"Building on what was said: on {p.topic}, a small, reversible step is where I land, and I "
                   "propose we converge on that." if later else
@@ -72,7 +100,7 @@ def structure(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any] | None:
             proposes_synthesis=later, open_question="" if later else "What would change your mind?",
         ).model_dump()
     if schema is RankedVote:
-        offered = list(dict.fromkeys(re.findall(r"^(O\d+): ", text, re.M))) or OPTIONS
+        offered = ids_offered(text) or OPTIONS
         shift = _n(prompt) % len(offered)
         order = offered[shift:] + offered[:shift] if _n(prompt, "agree") % 3 else offered
         items = [RankedItem(item=o, why="it unblocks the most work", domain=p.persona)

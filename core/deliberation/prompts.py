@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from core.deliberation import choices, context, flows, memory, stances
+from core.deliberation import context, flows, memory, question, stances
 from core.deliberation.flows.base import State, TurnPlan
 from core.deliberation.holders import credited
 from core.deliberation.quoting import inline, quote
@@ -115,8 +115,9 @@ def language(state: State) -> str:
 
 
 def options_note(state: State) -> str:
-    """The options on the table with their ids, which a stance names (none listed yet: for, against, undecided)."""
-    listed = choices.catalogue(state.done_turns())
+    """The current question's options with their ids, which a stance names (none listed: for, against,
+    undecided)."""
+    listed = question.on_table(state)
     if not listed:
         return "\nNo options are on the table yet: your stance label is for, against or undecided (or `new: …`)."
     return "\nThe options on the table (name the one you support by its id):\n" + "\n".join(

@@ -16,11 +16,23 @@ class ExpertSpec(BaseModel):
     reply_tendency: str
 
 
+# What every question turn asks for: the answers people and personas choose between, worded as actions.
+ANSWERS = ("The answers the topic asks to choose between, 2 to 5, each a distinct action in a few words: a yes/no "
+           "question's two answers (for 'Should we move to trunk-based development?': 'Adopt trunk-based "
+           "development', 'Keep release branches'), an either/or question's alternatives ('Use Postgres', 'Use "
+           "MySQL'), an open question's main candidate answers")
+
+
 class RosterSpec(BaseModel):
     experts: list[ExpertSpec]
-    options: list[str] = Field(default_factory=list, description=(
-        "When the topic is a question with a few answers to choose between (such as 'A or B?'), those answers, "
-        "each in a few words; otherwise empty"))
+    options: list[str] = Field(default_factory=list, description=ANSWERS)
+
+
+class Question(BaseModel):
+    """The question a topic asks and its answers: the first options every stance and every vote names."""
+
+    question: str = Field(description="The decision the topic asks for, as one short question")
+    options: list[str] = Field(description=ANSWERS)
 
 
 class RoundSynthesis(BaseModel):
@@ -85,8 +97,8 @@ class Speech(BaseModel):
     text: str = Field(description="What you say in the thread, within your word budget")
     stance: str = Field(description="Your position right now, in one line of at most 20 words")
     label: str = Field(description="Exactly one of: the id of the option you support (such as O2), "
-                                   "`new: <a new option in at most five words>`, for, against, undecided; "
-                                   "in English whatever language you write in")
+                                   "`new: <a new option in at most five words>`, or undecided (for or against "
+                                   "only while no option is listed); in English whatever language you write in")
 
 
 class AdvisorPerspective(BaseModel):
@@ -147,6 +159,7 @@ class FloorPlan(BaseModel):
     """The open floor's composition: one slot per participant."""
 
     slots: list[Slot]
+    options: list[str] = Field(default_factory=list, description=ANSWERS)
 
 
 class Bid(BaseModel):
@@ -161,8 +174,8 @@ class FloorSpeech(BaseModel):
     text: str = Field(description="What you say, within your word budget")
     stance: str = Field(description="Your position right now, in one line of at most 20 words")
     label: str = Field(description="Exactly one of: the id of the option you support (such as O2), "
-                                   "`new: <a new option in at most five words>`, for, against, undecided; "
-                                   "in English whatever language you write in")
+                                   "`new: <a new option in at most five words>`, or undecided (for or against "
+                                   "only while no option is listed); in English whatever language you write in")
     builds_on_earlier: bool = Field(description="True if you build on or answer positions already stated")
     proposes_synthesis: bool = Field(description="True if you explicitly propose a synthesis or convergence point")
     open_question: str = Field(default="", description="A question you put to someone that awaits an answer, or empty")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.deliberation import choices, stances
+from core.deliberation import choices, question, stances
 from core.deliberation.choices import Option
 from core.deliberation.flows.base import State, TurnPlan
 from core.deliberation.holders import PERSON_ICON
@@ -17,7 +17,7 @@ from core.models import Discussion, Persona, Phase, Role
 
 # Turns a seat's holder does not write themselves: bookkeeping (the stand-in bids for them on an open floor) and
 # answers to people between rounds.
-NOT_PERSONAL = frozenset({Phase.ROSTER, Phase.PERSONA, Phase.BID, Phase.ANSWER})
+NOT_PERSONAL = frozenset({Phase.ROSTER, Phase.QUESTION, Phase.PERSONA, Phase.BID, Phase.ANSWER})
 SEAT_ROLE = {"moderated": Role.EXPERT, "council": Role.ADVISOR, "meeting": Role.OWNER, "open": Role.EXPERT}
 DEFAULT_STANCES = ["for", "against", "undecided"]
 _ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*(?P<item>.+?)\s*$")
@@ -59,7 +59,7 @@ def with_people(d: Discussion, personas: list[Persona]) -> list[Persona]:
 def stance_choices(state: State) -> list[Option]:
     """What a person may pick as their stance (an id and how it reads): the options on the table, else for /
     against / undecided."""
-    listed = choices.catalogue(state.done_turns())
+    listed = question.on_table(state)
     undecided = Option(choices.UNDECIDED, choices.UNDECIDED)
     if not listed:
         return [Option(x, x) for x in DEFAULT_STANCES]
@@ -110,7 +110,7 @@ def answer_data(phase: Phase, text: str, chosen: str, writer: Persona, stance_tu
     if phase == Phase.RANKED_VOTE:
         return ranking(text).model_dump() | by
     parsed = stances.parse(text) or {}
-    label = (parsed.get("label") or chosen or "undecided").lower()[:40]
+    label = (parsed.get("label") or chosen or "undecided")[:40]  # as written: a `new:` option keeps its case
     stance = parsed.get("stance") or " ".join(text.split())[:200]
     data: dict[str, Any] = {"text": text.strip(), **by}
     if stance_turn or phase == Phase.SPEECH:

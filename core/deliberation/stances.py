@@ -8,22 +8,24 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from core.deliberation import choices
+from core.deliberation import choices, question
 from core.deliberation.choices import UNDECIDED, UNREADABLE, Option
 from core.deliberation.holders import credited
-from core.models import Persona, Role, Turn
+from core.models import Discussion, Persona, Role, Turn
 
 
 class State(Protocol):
     """What stances read of a discussion's state (the flows' State has it; the flows import this module)."""
 
+    discussion: Discussion
     personas: list[Persona]
 
     def done_turns(self) -> list[Turn]: ...
 
 # One label rule for every prompt and every structured answer (the stance rule, the stance line, the schemas).
 LABEL_LENGTH = ("exactly one of: the id of an option on the table (such as O2), `new: <a new option in at most "
-                "five words>`, for, against, or undecided; anything else is recorded as undecided (unreadable)")
+                "five words>`, or undecided (for or against only while no option is listed); anything else is "
+                "recorded as undecided (unreadable)")
 # One form in every language: the keyword and the label are read as data, so they are never translated; only
 # the reason after the dash is in the discussion's language.
 LINE_INSTRUCTION = (
@@ -37,31 +39,54 @@ LINE_INSTRUCTION = (
 # the keyword into one of these languages, and tolerant of markdown emphasis, a full-width colon and of -, – or |
 # instead of the em dash.
 _KEYWORD = r"(?:stance|haltung|standpunkt|position|posición|postura|posizione|standpunt|positie)"
-_LINE = re.compile(rf"^[\s*_>]*{_KEYWORD}[\s*_]*[:：][\s*_]*(?P<label>[^—–|\n]+?)[\s*_]*(?:—|–|\||\s-\s)\s*"
-                   r"(?P<stance>.+?)[\s*_]*$", re.IGNORECASE)
+# The label runs to the dash; a colon inside it stays in it ("Stance: O1: trial — …"), as do brackets ("Stance: O1
+# (Run a four-week trial) — …"). A line without a dash is a stance only when its label is an option's id, alone or
+# with its label in brackets ("Stance: O2.", "**Stance:** O2 (Fix the core first)").
+_HEAD = rf"^[\s*_>]*{_KEYWORD}[\s*_]*[:：][\s*_]*"
+_LINE = re.compile(_HEAD + r"(?P<label>[^—–|\n]+?)[\s*_.]*(?:—|–|\||\s-\s)\s*(?P<stance>.*?)[\s*_]*$",
+                   re.IGNORECASE)
+_BARE = re.compile(_HEAD + r"(?P<label>\[?O[1-9]\d{0,2}\]?(?:\s*\([^)\n]*\))?)[\s*_.]*$", re.IGNORECASE)
 
 
 def parse(text: str) -> dict[str, Any] | None:
     """The stance a turn's last line records, as data; None when the turn ends otherwise."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    m = _LINE.match(lines[-1]) if lines else None
+    m = (_LINE.match(lines[-1]) or _BARE.match(lines[-1])) if lines else None
     if m is None:
         return None
-    return {"label": " ".join(m.group("label").split())[:100], "stance": m.group("stance").strip()[:200]}
+    reason = m.groupdict().get("stance") or ""
+    return {"label": " ".join(m.group("label").split())[:100], "stance": reason.strip()[:200]}
 
 
-def record(data: dict[str, Any], known: list[Option]) -> dict[str, Any]:
-    """A turn's stance as data: its label read strictly into a `choice` (an option id, for, against, undecided
-    or unreadable); a `new: …` label puts a new option on the table (`listed`) and chooses it."""
+def record(data: dict[str, Any], on_table: list[Option], every: list[Option] | None = None) -> dict[str, Any]:
+    """A turn's stance as data: its label read strictly against the options on the table into a `choice` (an
+    option id, undecided or unreadable; for / against where no option is listed); a `new: …` label puts a new
+    option on the table (`listed`, its id after `every` id any question gave) and chooses it."""
     label = str(data.get("label", ""))
     new = choices.proposed(label)
-    shown = {o.id: o.label for o in known}
+    shown = {o.id: o.label for o in on_table}
     if new:
-        (option,) = choices.extend(known, [new])
-        return data | {"choice": option.id, "listed": choices.records([option]),
-                       "shown": choices.show(option.id, shown | {option.id: option.label})}
-    choice = choices.read(label, known)
-    return data | {"choice": choice, "shown": choices.show(choice, shown)}
+        # An exact repeat of a label keeps its id; a new one takes the next id of the whole discussion.
+        (option,) = choices.extend(every or on_table, [new])
+        shown |= {option.id: option.label}
+        out = data | {"choice": option.id, "listed": choices.records([option])}
+    else:
+        out = data | {"choice": choices.read(label, on_table)}
+    # As people read it: "Fix the core first [O2]" in a table, "Stance: O2 (Fix the core first) — …" in a post.
+    return out | {"shown": choices.show(out["choice"], shown), "said": line(out, shown)}
+
+
+def line(data: dict[str, Any], shown: dict[str, str]) -> str:
+    """A recorded stance as a post shows it, the id with its label: "Stance: O2 (Stabilise the core first) — …";
+    a label that names no option is shown as written, and said to count as undecided."""
+    choice, reason = str(data.get("choice", "")), str(data.get("stance", "")).strip()
+    if choice in shown:
+        said = f"{choice} ({shown[choice]})"
+    elif choice == UNREADABLE:
+        said = f"{data.get('label', '')} _(names no option on the table: counted as undecided)_"
+    else:
+        said = choices.show(choice, shown)
+    return f"Stance: {said} — {reason}" if reason else f"Stance: {said}"
 
 
 @dataclass
@@ -123,7 +148,8 @@ def counted(persona: Persona) -> bool:
 
 
 def names(state: State) -> dict[str, str]:
-    """Option id -> label, for every option the discussion put on the table."""
+    """Option id -> label, for every option any question of the discussion put on the table (ids are never
+    reused, so an earlier question's choice still reads as it was)."""
     return {o.id: o.label for o in choices.catalogue(state.done_turns())}
 
 
@@ -133,8 +159,8 @@ def table(state: State, round_: int, *, carry: bool = False) -> list[Row]:
     open floor, where not everyone speaks every round)."""
     now = {k: t for k, t in latest(state, round_).items() if carry or t.round == round_}
     before = latest(state, round_ - 1)
-    known = choices.catalogue(state.done_turns())
-    shown = {o.id: o.label for o in known}
+    known = question.on_table(state)
+    shown = names(state)
     rows = []
     for p in voters(state.personas):
         t = now.get(p.key)
@@ -153,11 +179,15 @@ def _bucket(choice: str) -> str:
 
 
 def _side(name: str, counts: Counter[str], shown: dict[str, str], empty: str) -> str:
+    """One side's count; a tie at the top reads as a tie ("people: split 2-2 — …")."""
     total = sum(counts.values())
     if not total:
         return f"{name}: {empty}"
-    return f"{name}: " + " · ".join(f"{choices.show(k, shown)} {n}" for k, n in counts.most_common()) + \
-        f" of {total}"
+    ranked = sorted(counts.most_common(), key=lambda kn: kn[0] == UNDECIDED)  # undecided last: it is no side
+    sides = [n for k, n in ranked if k != UNDECIDED]
+    tied = [n for n in sides if sides and n == sides[0]]
+    split = f"split {'-'.join(str(n) for n in tied)} — " if len(tied) > 1 else ""
+    return f"{name}: {split}" + " · ".join(f"{choices.show(k, shown)} {n}" for k, n in ranked) + f" of {total}"
 
 
 @dataclass(frozen=True)
@@ -176,7 +206,8 @@ def judge(personas: list[str], people: list[str] | None = None, shown: dict[str,
     unreadable are undecided) and the people who voted (their choices, ids too).
 
     CONSENSUS only when at least two counted personas all chose one id and most people who voted did not
-    choose otherwise; LEANING when one choice holds a strict majority of the counted personas; else SPLIT.
+    choose otherwise (people split evenly are a SPLIT, said as a tie); LEANING when one choice holds a strict
+    majority of the counted personas; else SPLIT.
     `aside`: the Contrarian's choices, shown and not counted."""
     shown = shown or {}
     theirs = Counter(_bucket(x) for x in people or [])
@@ -194,10 +225,13 @@ def judge(personas: list[str], people: list[str] | None = None, shown: dict[str,
     if len(mine) == 1 and len(personas) >= 2:
         if otherwise * 2 < voted or not voted:
             return Verdict("CONSENSUS", top, f"CONSENSUS: {choices.show(top, shown)} — {sides}")
+        if otherwise * 2 == voted:  # as many people chose it as chose otherwise: a tie, read as one
+            return Verdict("SPLIT", "", f"SPLIT: the personas agree on {choices.show(top, shown)}; the people who "
+                                        f"voted are split {voted - otherwise}-{otherwise} — {sides}")
         return Verdict("SPLIT", "", f"SPLIT: the personas agree on {choices.show(top, shown)}, but most people who "
                                     f"voted chose otherwise — {sides}")
     if top != UNDECIDED and n * 2 > len(personas) and list(mine.values()).count(n) == 1:
-        return Verdict("LEANING", top, f"LEANING {choices.show(top, shown)} — {sides}")
+        return Verdict("LEANING", top, f"LEANING: {choices.show(top, shown)} — {sides}")
     return Verdict("SPLIT", "", f"SPLIT — {sides}")
 
 

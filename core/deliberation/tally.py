@@ -16,17 +16,24 @@ class Tallied:
     voters: int  # how many ranked it at all
 
 
-def dedupe(items: list[str]) -> list[str]:
-    """A ranking with each id once, at its best place (a repeat lower down is dropped; an empty item is none)."""
-    return list(dict.fromkeys(x for x in items if x))
+def places(items: list[str]) -> list[tuple[int, str]]:
+    """A ranking's (place, id) pairs as written: each id once, at its best place; an empty item ("" an unmatched
+    one) and a repeat lower down count for none, and keep their places (nothing below moves up)."""
+    seen: set[str] = set()
+    out = []
+    for place, item in enumerate(items[:5], 1):
+        if item and item not in seen:
+            seen.add(item)
+            out.append((place, item))
+    return out
 
 
 def tally(ballots: dict[str, list[str]]) -> list[Tallied]:
-    """`ballots`: voter -> option ids, most important first. Ties on the average go to more first places, then
-    to more voters, then by id."""
+    """`ballots`: voter -> option ids, most important first, "" for a place that names none. Ties on the average
+    go to more first places, then to more voters, then by id."""
     ranks: dict[str, dict[str, int]] = {}
     for voter, items in ballots.items():
-        for place, item in enumerate(dedupe(items)[:5], 1):
+        for place, item in places(items):
             ranks.setdefault(item, {})[voter] = place
     out = []
     for item, by_voter in ranks.items():
@@ -37,4 +44,5 @@ def tally(ballots: dict[str, list[str]]) -> list[Tallied]:
 
 
 def first_choices(ballots: dict[str, list[str]]) -> list[str]:
-    return [items[0] for items in (dedupe(x) for x in ballots.values()) if items]
+    """Each voter's #1 as written ("" when their first place names no option: undecided, never their #2)."""
+    return [items[0] for items in ballots.values() if items]

@@ -17,6 +17,7 @@ from core.deliberation import (
     flows,
     holders,
     links,
+    question,
     seating,
     seats,
     stances,
@@ -32,6 +33,7 @@ from core.deliberation.schemas import (
     FinalSynthesis,
     MeetingOptions,
     MeetingRecommendation,
+    Question,
     RankedVote,
     RoundSynthesis,
 )
@@ -96,25 +98,27 @@ def seated_header(current: Discussion, personas: list[Persona], turn_key: str) -
 
 
 async def _open_poll(
-    tx: Tx, state: State, key: str, question: str, options: list[Option], final: bool, now: datetime, offline: bool,
+    tx: Tx, state: State, key: str, asking: str, options: list[Option], final: bool, now: datetime, offline: bool,
 ) -> None:
     """Open a poll on option records; a persona has a ballot on it only when its own choice this round (an open
     floor: its latest) is one of the options' ids (nobody fills in another persona's ballot, and no wording is
     matched)."""
     d = state.discussion
     poll = await tx.add_poll(
-        Poll(key=key, final=final, discussion_id=d.id, round=d.round, question=question,
+        Poll(key=key, final=final, discussion_id=d.id, round=d.round, question=asking,
              options=[o.label for o in options[:5]], option_ids=[o.id for o in options[:5]],
              anonymous=d.poll_anonymous, hide_results=d.poll_hidden, created_at=now)
     )
     if poll is None:
         return
     mine = stances.latest(state, d.round)
-    known = choices.catalogue(state.done_turns())
+    known = question.on_table(state)
     carry = flows.get(d.flow).keeps_stances  # an open floor: the latest choice, as its stance table shows
     ai = []
     # A place in a meeting's ranking is for people: the owners' own rankings stand beside theirs when it closes.
-    for persona in stances.voters(state.personas) if not closings.ranking_of(key) else []:
+    # The personas the verdict counts, and no other: the Contrarian's stance is shown beside the count, not in it.
+    counted = [p for p in stances.voters(state.personas) if stances.counted(p)]
+    for persona in counted if not closings.ranking_of(key) else []:
         turn = mine.get(persona.key)
         choice = stances.choice_of(turn, known) if turn is not None and (carry or turn.round == d.round) else ""
         if choice in poll.option_ids:
@@ -123,6 +127,23 @@ async def _open_poll(
                              choice=poll.option_ids.index(choice), is_ai=True, created_at=now))
     await tx.add_ballots(ai)  # a new poll has no earlier ballots to supersede, nor any other yet
     await tx.enqueue(d.id, poll_post(poll, ai, offline), now)
+
+
+BALLOT = 5  # the options a poll shows at most (one button or menu entry each)
+
+
+def _on_ballot(state: State, listed: list[Option], fresh: list[Option]) -> list[Option]:
+    """The options a poll offers: the question's list, each once, in its order; past `BALLOT`, those the
+    counted personas chose this round and this synthesis's own come first, then the newest."""
+    unique = list({o.id: o for o in listed}.values())
+    if len(unique) <= BALLOT:
+        return unique
+    known = question.on_table(state)
+    chosen = {stances.choice_of(t, known) for t in stances.latest(state, state.discussion.round).values()}
+    fresh_ids = {o.id for o in fresh}
+    order = sorted(range(len(unique)), key=lambda i: (unique[i].id not in chosen, unique[i].id not in fresh_ids, -i))
+    keep = set(order[:BALLOT])
+    return [o for i, o in enumerate(unique) if i in keep]
 
 
 async def people_ballots(tx: Tx, discussion_id: str, round_: int) -> list[str]:
@@ -265,24 +286,37 @@ async def record_turn(
     # one after another, and each `new:` option takes the next id after those its siblings already put on the table.
     fresh = list(kept.turns.values()) if kept is not None else await tx.turns_changing(d.id, plan.round, [])
     latest = {t.key: t for t in [*state.turns, *fresh]}
-    on_table = choices.catalogue(State(discussion=d, personas=state.personas, turns=list(latest.values())).done_turns())
+    finished = State(discussion=d, personas=state.personas, turns=list(latest.values())).done_turns()
+    on_table = question.options(finished, d)  # the current question's options: what a stance names
     if data is not None and "stance" in data and "text" in data:  # a structured turn with its stance
         text = str(data["text"]).strip()
-        data = stances.record(data, on_table)
+        data = stances.record(data, on_table, choices.catalogue(finished))
     elif persona is not None and flows.get(d.flow).stance(plan.phase, persona):
         data = stances.parse(text)  # the stance line the turn ends with, kept in the text people read
-        data = stances.record(data, on_table) if data is not None else None
+        if data is not None:
+            data = stances.record(data, on_table, choices.catalogue(finished))
+            # The line as people read it: the id with its label, whatever form the model wrote it in.
+            text = "\n".join([*text.rstrip().splitlines()[:-1], str(data["said"])])
     if plan.phase == Phase.ROSTER:
         personas = seats.with_people(d, seating.roster(d, state.personas, data))
         await tx.set_personas(d.id, personas)
         text = formats.roster_text(personas)
-        opening = [str(o) for o in (data or {}).get("options") or []]
-        if len(opening) >= 2:  # the topic is a question with answers: they are the first options, with ids
-            data = (data or {}) | {"listed": choices.records(choices.extend(on_table, opening))}
+        # The topic's answers, as the roster gave them, open the question with ids (the first options).
+        data = (data or {}) | question.record(finished, d, (data or {}).get("options") or [])
         turn.text, turn.data, turn.status, turn.finished_at = text, data, TurnStatus.DONE, now
         await tx.save_turn(turn)
         await tx.enqueue(d.id, seated_header(current or d, personas, turn.key), now, turn_key=turn.key)
+        if data.get(question.OPENS):
+            await tx.enqueue(d.id, Post(kind="notice", key=f"{turn.key}:question", offline=offline,
+                                        text=question.text(question.asked(replace(state, turns=[*finished, turn])),
+                                                           question.options([turn], d))), now)
         return
+    if plan.phase == Phase.QUESTION:
+        framed = Question.model_validate(data)
+        data = question.record(finished, d, framed.options, framed.question.strip())
+        listed = question.options([turn.model_copy(update={"data": data})], d)
+        text = (question.text(framed.question.strip() or question.asked(state), listed) if data.get(question.OPENS)
+                else "_No answers to choose between could be framed: stances name for, against or a new option._")
     if plan.phase == Phase.PERSONA and persona is not None:  # an open-floor slot becomes a participant
         seated = seating.seat(persona, ExpertSpec.model_validate(data))
         await tx.update_persona(d.id, seated)
@@ -305,11 +339,12 @@ async def record_turn(
         vote = RankedVote.model_validate(data)
         fixed = meeting.fixed_options(state)
         text = closings.ranking_text(vote, fixed)
-        first = next((c for c in (choices.named(r.item, fixed) for r in vote.ranking) if c), choices.UNDECIDED)
-        data = (data or {}) | {"choice": first}
+        # The ballot's #1 is the item written first: an option when it names one, else unmatched (never the next).
+        first = closings.placed(vote, fixed)[:1]
+        data = (data or {}) | {"choice": (first[0] if first and first[0] else choices.UNREADABLE)}
     if plan.phase == Phase.ROUND_SYNTHESIS:
         rs = RoundSynthesis.model_validate(data)
-        proposals = choices.extend(on_table, rs.proposals)
+        proposals = choices.extend(choices.catalogue(finished), rs.proposals)
         data = (data or {}) | {"listed": choices.records(proposals)}
         # The kind its summary reads, as data, against the verdict it was given: one verdict per post.
         if not verdicts.reading(verdicts.of_round(state, plan.round, []), rs.reads, "none", []).agrees:
@@ -322,8 +357,9 @@ async def record_turn(
         text += (await _stance_section(tx, state, plan.round, verdict=verdict))[0]
         data |= {"verdict": verdict.text}
         await tx.add_synthesis(plan.key, d.id, plan.round, "round", data, text, now)
-        if rs.proposals:
-            polls.append((f"{plan.key}:poll", "Which proposal should the team pursue?", proposals, False))
+        listed = _on_ballot(state, [*on_table, *proposals], proposals)
+        if len(listed) >= 2:  # people choose from the question's one list, as the personas did
+            polls.append((f"{plan.key}:poll", "Which option should the team pursue?", listed, False))
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "meeting":
         rec = MeetingRecommendation.model_validate(data)  # the moderator's words, marked; the tally is Council's
         rec = rec.model_copy(update={name: [mark(x) for x in getattr(rec, name)]
@@ -335,8 +371,10 @@ async def record_turn(
         full, shown = await _stance_section(tx, state, plan.round, final=True)
         text, in_thread, kind = text + full, text + shown, "synthesis"
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
-        by_id = {o.id: o for o in meeting.fixed_options(state)}
-        polls += closings.place_polls(plan.key, [by_id[i] for i in items if i in by_id])
+        # People rank the moderator's whole list, the owners' order first: whatever the owners' ballots named.
+        fixed = meeting.fixed_options(state)
+        polls += closings.place_polls(plan.key, sorted(fixed, key=lambda o: items.index(o.id) if o.id in items
+                                                       else len(items) + fixed.index(o)))
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "council":
         # People vote on the same ids the advisors chose from: the options on the table, else for / against.
         council_choices = council.choosable(state)
@@ -353,7 +391,7 @@ async def record_turn(
         polls.append((f"{plan.key}:poll", "Where do you stand on the council's question?", council_choices, True))
     elif plan.phase == Phase.FINAL_SYNTHESIS:
         fs = FinalSynthesis.model_validate(data)
-        recommended = choices.extend(on_table, fs.recommendations)
+        recommended = choices.extend(choices.catalogue(finished), fs.recommendations)
         data = (data or {}) | {"listed": choices.records(recommended)}
         # The kind its summary reads, as data, against the verdict it was given: one verdict per post.
         if not verdicts.reading(verdicts.of_round(state, plan.round, []), fs.reads, "none", []).agrees:
@@ -365,9 +403,9 @@ async def record_turn(
         text, in_thread = text + full, text + shown
         data |= {"verdict": verdict.text}
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
-        if fs.recommendations:
-            polls.append((f"{plan.key}:poll", "Which recommendation should the team act on first?",
-                          recommended, True))
+        listed = _on_ballot(state, [*on_table, *recommended], recommended)
+        if len(listed) >= 2:  # the question's one list, the recommendations added to it
+            polls.append((f"{plan.key}:poll", "Which option should the team act on?", listed, True))
     elif plan.phase == Phase.RESUME_SUMMARY:
         text, kind = mark(text), "synthesis"
         await tx.add_synthesis(plan.key, d.id, plan.round, "resume", None, text, now)
@@ -388,8 +426,8 @@ async def record_turn(
     await tx.save_turn(turn)
     await tx.enqueue(d.id, turn_post(d, turn, state.persona(plan.persona_key), in_thread, kind, offline), now,
                      turn_key=plan.key)
-    for key, question, options, final in polls:
-        await _open_poll(tx, state, key, question, options, final, now, offline)
+    for key, asking, options, final in polls:
+        await _open_poll(tx, state, key, asking, options, final, now, offline)
     if plan.phase in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS):
         await enqueue_document(tx, current or d, plan.key, now)
 

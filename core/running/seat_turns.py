@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
-from core.deliberation import flows, seats
+from core.deliberation import choices, flows, seats
 from core.deliberation.engine import Idle, RunTurns, State, Step, TurnPlan
 from core.deliberation.holders import stand_in
 from core.deliberation.prompts import label
@@ -121,9 +122,22 @@ async def record_answer(tx: Tx, state: State, plan: TurnPlan, holder: Persona, w
     await tx.drop_post(d.id, plan.key)
     w.state = "done"
     await tx.save_seat_wait(w)
-    stance = f" Stance: **{data['label']}**." if data.get("label") else ""
+    recorded = next((t for t in await tx.turns(d.id) if t.key == plan.key), None)
     await tx.enqueue(d.id, Post(kind="notice", key=f"{plan.key}:in", text=(
-        f"✍️ {holder.name} wrote their turn ({label(state, plan.phase)}) in person.{stance}")), now)
+        f"✍️ {holder.name} wrote their turn ({label(state, plan.phase)}) in person."
+        f"{_read_back(recorded.data if recorded is not None else None)}")), now)
+
+
+def _read_back(data: dict[str, Any] | None) -> str:
+    """The stance the turn recorded, as it was read: the option with its id, or that no option could be read (the
+    words are never echoed as if they had been accepted)."""
+    if not data or "choice" not in data:
+        return ""
+    if data["choice"] == choices.UNREADABLE:
+        return (f" I couldn't read an option in that (“{str(data.get('label', ''))[:40]}”): it counts as undecided. "
+                "Name one by its id next time (`Stance: O2 — …`), or pick it from the menu.")
+    said = str(data.get("said") or "").split(" — ", 1)[0]  # the stance as read; their reason is in their words
+    return f" {said}." if said else ""
 
 
 async def claim_reply(tx: Tx, d: Discussion, author_id: str, text: str, now: datetime) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from core.deliberation import stances as stance_table
-from core.models import FINISHED_TURN, Ballot, Persona, Poll, Turn
+from core.models import FINISHED_TURN, Ballot, Discussion, Persona, Poll, Turn
 from core.storage.store import Tx
 
 
@@ -28,6 +28,7 @@ class ChartMaterial:
 class _Seats:
     """What the stance table reads of a discussion: its personas and their finished turns, in step order."""
 
+    discussion: Discussion
     personas: list[Persona]
     turns: list[Turn]
 
@@ -49,13 +50,16 @@ async def gather(tx: Tx, discussion_id: str, seats: tuple[list[Persona], list[Tu
         ai = [b for b in ballots if b.is_ai and not b.superseded]
         if ai and not poll.key.endswith(":closed"):
             material.stances[poll.round] = {b.voter_name: b.choice + 1 for b in ai}
-            material.proposals[poll.round] = list(poll.options)
-    if not material.stances:  # stances in the personas' own words (a model seldom names a proposal verbatim)
-        table = _Seats(*seats) if seats is not None else \
-            _Seats(await tx.personas(discussion_id), await tx.turns(discussion_id))
+            # Each option as people read it, its label with its id (a poll opened before ids were kept: its label).
+            material.proposals[poll.round] = [f"{o} [{i}]" for o, i in zip(poll.options, poll.option_ids,
+                                                                            strict=False)] or list(poll.options)
+    if not material.stances and d is not None:  # stances in the personas' own words (none named a poll's option)
+        table = _Seats(d, *seats) if seats is not None else \
+            _Seats(d, await tx.personas(discussion_id), await tx.turns(discussion_id))
         rounds = [t.round for t in table.done_turns() if stance_table.has_stance(t)]
         if rounds:
             material.positions_round = max(rounds)
-            for row in stance_table.table(table, material.positions_round):
+            # The personas the verdict counts: the Contrarian's stance is shown beside the count, never in it.
+            for row in (r for r in stance_table.table(table, material.positions_round) if r.counted):
                 material.positions[row.label] = material.positions.get(row.label, 0) + 1
     return material

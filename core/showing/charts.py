@@ -28,7 +28,9 @@ def draw(material: ChartMaterial) -> list[Any]:
     files = []
     if material.poll is not None:
         ai, people = tallies(material.poll, material.ballots)
-        png, alt = _vote_png(material.poll.question, tuple(material.poll.options), tuple(ai), tuple(people))
+        poll = material.poll  # each option with its id, as the verdict names it
+        shown = tuple(f"{o} [{i}]" for o, i in zip(poll.options, poll.option_ids, strict=False)) or tuple(poll.options)
+        png, alt = _vote_png(poll.question, shown, tuple(ai), tuple(people))
         files.append(PostFile(name="vote.png", data=png, alt=alt, title=f"Vote: {material.poll.question}"[:200]))
     if material.stances:
         png, alt = _stance_png(_frozen(material.stances), _frozen(material.proposals))
@@ -134,6 +136,11 @@ def _vote_figure(question: str, options: list[str], ai: list[int], people: list[
 
 def stance_chart(stances: dict[int, dict[str, int]],
                  proposals: dict[int, list[str]] | None = None) -> tuple[bytes, str]:
+    def _id_of(r: int, choice: int) -> str:  # a cell shows the option's id, as its label ends ("Cut scope [O2]")
+        labels = (proposals or {}).get(r, [])
+        label = labels[choice - 1] if 0 < choice <= len(labels) else ""
+        return label.rsplit("[", 1)[1].rstrip("]") if label.endswith("]") and "[" in label else f"P{choice}"
+
     """A grid: one row per persona, one column per round, each cell the proposal that persona backed; its words
     name each option by its label where the round's poll gives it (a council's For / Against is no "proposal 2")."""
     rounds = sorted(stances)
@@ -147,12 +154,12 @@ def stance_chart(stances: dict[int, dict[str, int]],
                 continue
             colour = STANCE_COLOURS[(choice - 1) % len(STANCE_COLOURS)]
             ax.add_patch(_cell(x, y, colour))
-            ax.text(x, y, f"P{choice}", ha="center", va="center", color="white", fontsize=9, weight="bold")
+            ax.text(x, y, _id_of(r, choice), ha="center", va="center", color="white", fontsize=9, weight="bold")
     ax.set_xlim(-0.5, len(rounds) - 0.5)
     ax.set_ylim(len(names) - 0.5, -0.5)
     ax.set_xticks(range(len(rounds)), [f"round {r}" for r in rounds])
     ax.set_yticks(range(len(names)), [_short(n) for n in names])
-    ax.set_title("Which proposal each persona backed", loc="left")
+    ax.set_title("Which option each persona chose", loc="left")
     ax.spines[:].set_visible(False)
     ax.tick_params(length=0)
     def named(r: int, choice: int) -> str:

@@ -99,7 +99,7 @@ def waited(since: datetime, now: datetime) -> str:
 def vote_text(view: PollView) -> str:
     if view.counts is None:
         return f"“{view.question}”: {view.total} ballot(s), results hidden until it closes"
-    ranked = sorted(zip(view.options, view.counts, strict=True), key=lambda oc: -oc[1])
+    ranked = sorted(((formats.shown(view, i), n) for i, n in enumerate(view.counts)), key=lambda oc: -oc[1])
     tally = " · ".join(f"{option} {count}" for option, count in ranked if count) or "no human votes yet"
     return f"“{view.question}” ({'closed' if view.closed else 'open'}): {tally}"
 

@@ -52,8 +52,10 @@ async def export(store: Store, discussion_id: str, *, operator: bool = False) ->
                 # A seat held by a person: the turns they wrote, and those their AI stand-in wrote for them.
                 "written_by": names.get(t.persona_key) if t.author == Author.PERSON else None,
                 "stand_in_for": names.get(t.persona_key) if t.author == Author.STAND_IN else None,
-                "stance": ({"label": stances.label_of(t), "text": str((t.data or {}).get("stance", ""))}
-                           if stances.has_stance(t) else None),
+                # What the stance chose (an option's id) and how people read it (its label with the id).
+                "stance": ({"label": stances.label_of(t), "choice": stances.choice_of(t),
+                            "shown": str((t.data or {}).get("shown") or stances.choice_of(t)),
+                            "text": str((t.data or {}).get("stance", ""))} if stances.has_stance(t) else None),
                 "created_at": t.created_at.isoformat(),
                 "finished_at": t.finished_at.isoformat() if t.finished_at else None,
             }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.deliberation import choices
 from core.deliberation.schemas import CouncilVerdict, FinalSynthesis, RoundSynthesis
 from core.models import Ballot, Persona, Poll, PollView
 
@@ -121,6 +122,7 @@ def poll_view(poll: Poll, ballots: list[Ballot]) -> PollView:
         final=poll.final,
         question=poll.question,
         options=poll.options,
+        option_ids=poll.option_ids,
         counts=None if hidden else counts,
         voters=None if (poll.anonymous or hidden) else voters,
         ai_positions=ai,
@@ -129,16 +131,22 @@ def poll_view(poll: Poll, ballots: list[Ballot]) -> PollView:
     )
 
 
+def shown(view: PollView, i: int) -> str:
+    """A poll's option as the verdict names it: its label with its id (a poll from before ids: its label)."""
+    ids = view.option_ids
+    return f"{view.options[i]} [{ids[i]}]" if i < len(ids) and choices.ID.match(ids[i]) else view.options[i]
+
+
 def poll_text(view: PollView) -> str:
     head = f"**{'Poll closed' if view.closed else 'Vote'}: {view.question}**"
     lines = [head]
-    for i, option in enumerate(view.options):
-        line = f"{i + 1}. {option}"
+    for i in range(len(view.options)):
+        line = f"{i + 1}. {shown(view, i)}"
         if view.counts is not None:
             line += f" — {view.counts[i]} vote{'s' if view.counts[i] != 1 else ''}"
             if view.voters and view.voters[i]:
                 line += f" ({', '.join(view.voters[i])})"
-        if view.closed and view.ai_positions and view.ai_positions[i]:
+        if view.ai_positions and view.ai_positions[i]:  # the personas the verdict counts, open or closed
             line += f" · personas: {', '.join(view.ai_positions[i])}"
         lines.append(line)
     if view.counts is None:

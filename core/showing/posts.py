@@ -246,7 +246,8 @@ def turn_post(d: Discussion, turn: Turn, persona: Persona | None, text: str, kin
     label = flows.get(d.flow).labels.get(turn.phase, turn.phase.value.replace("_", " ").capitalize())
     if turn.data and turn.data.get("stance") and "text" in turn.data and kind == "turn":  # structured turns
         shown = turn.data.get("shown") or turn.data.get("label") or "undecided"  # the choice as people read it
-        text = f"{text}\n\n_Stance: *{shown}* — {turn.data['stance']}_"
+        said = turn.data.get("said") or f"Stance: {shown} — {turn.data['stance']}"  # the id with its label
+        text = f"{text}\n\n_{said}_"
     # Any persona's words may be checked against sources, one post at a time.
     checkable = kind == "turn" and persona is not None and turn.phase not in factcheck.NOT_CLAIMS
     actions = [Action(id="check:claims", label="Check claims", value=turn.key)] if checkable else []

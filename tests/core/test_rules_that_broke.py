@@ -64,8 +64,8 @@ def test_personas_who_all_are_undecided_are_no_consensus(labels: list[str]) -> N
 
 
 def test_one_undecided_persona_breaks_a_consensus() -> None:
-    assert stances.verdict(["for", "for", "undecided"]).startswith("LEANING for")
-    assert stances.verdict(["for", "for", ""]).startswith("LEANING for")
+    assert stances.verdict(["for", "for", "undecided"]).startswith("LEANING: for")
+    assert stances.verdict(["for", "for", ""]).startswith("LEANING: for")
 
 
 # 3. the outbox drain sends only under the lease -------------------------------------------------------------

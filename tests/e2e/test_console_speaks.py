@@ -93,11 +93,12 @@ def test_a_moderated_session_speaks_like_a_terminal_program(tmp_path: Path) -> N
     assert chose < screen.index("Running · Round 2")
     # Each poll closes once, never below the poll that followed it: round 1's as round 2 began; round 2's closes
     # at the end, after the final poll opened, so the terminal leaves its tally to the export.
-    assert screen.count("Poll closed: Which proposal should the team pursue?") == 1
+    assert screen.count("Poll closed: Which option should the team pursue?") == 1
     assert "Poll closed" not in screen[screen.index("Vote on"):]
-    first = screen[screen.index("Poll closed: Which proposal should the team pursue?"):]
-    assert "2 Gather evidence first, decide next month — 1 vote (dana)" in first[:first.index("╰")]
-    assert "Your vote: Run a four-week reversible trial" in screen
+    first = screen[screen.index("Poll closed: Which option should the team pursue?"):]
+    # The round's poll offers the question's options with their ids: the roster's answers, then the proposals.
+    assert "2 Stay as we are [O2] — 1 vote (dana)" in first[:first.index("╰")]
+    assert "Your vote: Stay as we are" in screen
     # The closing right after round 2's synthesis points to its table; the vote edits one line, not the post.
     assert screen.count("Stances after round 2") == 1 and "Stances as after round 2, above." in screen
     assert screen.count("Final synthesis. After deliberating") == 1, "the closing printed again after the vote"

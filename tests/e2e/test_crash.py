@@ -40,7 +40,7 @@ FLOWS: dict[str, tuple[list[str], int, int | None]] = {
     # roster + 2 rounds x (opening, 4 statements, contrarian, 4 rebuttals, cross-domain, synthesis) + final
     "moderated": (["--rounds", "2"], 6, 1 + 2 * 12 + 1),
     # 3 advisors x 2 rounds + the referee's verdict
-    "council": (["--flow", "council", "--rounds", "2"], 3, 3 * 2 + 1),
+    "council": (["--flow", "council", "--rounds", "2"], 3, 1 + 3 * 2 + 1),  # the question, two rounds, the verdict
     # roster + 4 owners x (proposal, deliberation, vote) + the direct answers of round 2 + the recommendation
     "meeting": (["--flow", "meeting"], 6, None),
     # plan, 4 personas, then bids and speeches until the floor closes, then the synthesis

@@ -14,6 +14,7 @@ from core.ports import Tier
 __all__ = ["Tier"]
 # The posts a transition asks for; core.showing.posts builds them.
 Notice = Literal["", "next_action", "roster", "nothing_said", "positions"]
+QuestionFrom = Literal["roster", "turn", "owners"]  # see Flow.question_from
 
 
 @dataclass
@@ -115,6 +116,10 @@ class Flow(Protocol):
     verbatim_rounds: int | None  # rounds a prompt reads verbatim; None: the COUNCIL_CONTEXT_ROUNDS setting
     transcript_chars: int | None  # the verbatim rounds' budget: older turns beyond it are condensed; None: none
     keeps_stances: bool  # one who did not speak this round keeps their latest stance (else: undecided)
+    # Which turn opens round 1's question with its options: "roster" (its answers; a question turn where the roster
+    # gave none), "turn" (a question turn of its own), "owners" (a meeting: the owners' proposals). A new topic's
+    # question is always a question turn's.
+    question_from: QuestionFrom
 
     def seats(self, d: Discussion) -> list[Persona]:
         """Who sits at the table when the discussion is created (before any generated roster)."""

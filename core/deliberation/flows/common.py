@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from core.deliberation import stances
+from core.deliberation import question, stances
 from core.deliberation.flows.base import State, TurnPlan
-from core.deliberation.quoting import named
+from core.deliberation.quoting import named, quote
 from core.deliberation.stances import LABEL_LENGTH
 from core.models import Phase
 
 SHARED_LABELS: dict[Phase, str] = {
     Phase.ROSTER: "Roster",
+    Phase.QUESTION: "The question",
     Phase.ANSWER: "Answer to a human",
     Phase.RESUME_SUMMARY: "Resume summary",
     Phase.REOPENING: "Reopening",
@@ -59,6 +60,14 @@ def shared_task(state: State, plan: TurnPlan) -> str | None:
         text = (f"{who} wrote in the thread (see their message above). Answer them directly, naming them "
                 "(their name as written)")
         return f"{text}, in at most {shrink(120, plan.round)} words, drawing on the discussion so far."
+    if plan.phase == Phase.QUESTION:
+        d = state.discussion
+        topic = d.round_topic or d.topic if question.opened_in(d) > 1 else d.topic
+        return ("Before anyone speaks, frame the decision this topic asks for, as one short question, and list "
+                "the answers to choose between: every stance and every vote will name one of them.\n"
+                f"{quote('topic', topic)}\nWord each answer as an action, in a few words, each distinct from the "
+                "others; for a yes/no question give both answers (what to do, and what to do instead), for an "
+                "either/or question each alternative.")
     if plan.phase == Phase.RESUME_SUMMARY:
         return (
             "The team is pausing. Write the minimum context needed to resume later, in Markdown, "

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from core.deliberation import choices
+from core.deliberation import choices, question
 from core.deliberation.choices import Option
-from core.deliberation.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan
+from core.deliberation.flows.base import QuestionFrom, State, Step, StepSpec, Tier, Transition, TurnPlan
 from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task, verdict_note
 from core.deliberation.quoting import inline, named
 from core.deliberation.roster import seats_from_lines
-from core.deliberation.schemas import CouncilVerdict
+from core.deliberation.schemas import CouncilVerdict, Question
 from core.models import Discussion, Persona, Phase, Role
 
 DEFAULT_ADVISORS = [
@@ -69,8 +69,9 @@ def rounds(d: Discussion) -> int:
 
 
 def choosable(state: State) -> list[Option]:
-    """What advisors, the referee and people choose from: the options on the table, else for / against."""
-    on_table = choices.catalogue(state.done_turns())
+    """What advisors, the referee and people choose from: the question's options, else (no question could be
+    framed) for / against."""
+    on_table = question.on_table(state)
     return on_table[:5] if len(on_table) >= 2 else choices.SIDES
 
 
@@ -89,6 +90,7 @@ class Council:
     verbatim_rounds: int | None = 5
     transcript_chars: int | None = None
     keeps_stances = False  # everyone speaks every round: a missing stance is undecided
+    question_from: QuestionFrom = "turn"  # no roster: the referee frames the question before the advisors speak
     nudges = 1  # a failed turn is tried once more (with a note) before the step blocks or skips it
     essential = frozenset({Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {
@@ -122,12 +124,15 @@ class Council:
         return Transition(pending="final")
 
     def schema(self, phase: Phase, persona: Persona) -> type[BaseModel] | None:
-        return CouncilVerdict if phase == Phase.FINAL_SYNTHESIS else None
+        schemas: dict[Phase, type[BaseModel]] = {Phase.FINAL_SYNTHESIS: CouncilVerdict, Phase.QUESTION: Question}
+        return schemas.get(phase)
 
     def stance(self, phase: Phase, persona: Persona) -> bool:
         return persona.role == Role.ADVISOR and phase in BUDGETS
 
     def tier(self, state: State, plan: TurnPlan, persona: Persona) -> Tier:
+        if plan.phase == Phase.QUESTION:
+            return "light"
         advisors, referee = TIERS.get(state.discussion.options.tier, TIERS["light"])
         return referee if persona.role == Role.REFEREE else advisors
 

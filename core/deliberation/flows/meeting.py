@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from core.deliberation import choices, holders, stances, tally
+from core.deliberation import choices, holders, question, stances, tally
 from core.deliberation.choices import Option
-from core.deliberation.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan
+from core.deliberation.flows.base import QuestionFrom, State, Step, StepSpec, Tier, Transition, TurnPlan
 from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task
 from core.deliberation.quoting import named, quote
 from core.deliberation.roster import mentioned, seats_from_lines
@@ -68,7 +68,7 @@ def converged(state: State, round_: int) -> bool:
     stance; an owner without a stance, or with a position that names no option, does not add to anyone's count."""
     owners = state.by_role(Role.OWNER)
     latest = stances.latest(state, round_)
-    known = choices.catalogue(state.done_turns())
+    known = question.on_table(state)
     picked = [stances.choice_of(latest[o.key], known) for o in owners if o.key in latest]
     counts: dict[str, int] = {}
     for choice in picked:
@@ -97,7 +97,7 @@ def addressed(state: State, round_: int) -> list[Persona]:
 def options_on_table(state: State) -> list[Option]:
     """The options the owners have been arguing for: those their latest stances chose, in the order they were
     put on the table."""
-    known = choices.catalogue(state.done_turns())
+    known = question.on_table(state)
     chosen = {stances.choice_of(t, known) for t in stances.latest(state, state.discussion.round).values()}
     return [o for o in known if o.id in chosen]
 
@@ -132,8 +132,9 @@ def positions_post(state: State) -> str:
 
 
 def owner_ballots(state: State) -> tuple[dict[str, list[str]], dict[str, str], dict[str, list[str]]]:
-    """Each owner's final ranking (name -> option ids, each once), the reason for each id from the owners who
-    ranked it highest, and each owner's items that name no option exactly (kept apart, shown as unmatched)."""
+    """Each owner's final ranking as written (name -> option id per place, "" where an item names no option or
+    repeats one placed higher), the reason for each id from the owners who ranked it highest, and each owner's
+    items that name no option exactly (shown as unmatched; they keep their places)."""
     ballots: dict[str, list[str]] = {}
     best: dict[str, tuple[int, list[str]]] = {}
     unmatched: dict[str, list[str]] = {}
@@ -144,21 +145,30 @@ def owner_ballots(state: State) -> tuple[dict[str, list[str]], dict[str, str], d
             continue
         vote = RankedVote.model_validate(t.data)
         name = holders.credited(persona, t)  # a ranking an AI stand-in cast is credited to the stand-in
-        ids: list[str] = []
-        for r in vote.ranking:
-            named = choices.named(r.item, options)
-            if named is None:
-                unmatched.setdefault(name, []).append(r.item.strip())
-            elif named not in ids:
-                ids.append(named)
-                why = f"{r.why} ({name})" if r.why else f"({name})"
-                place, whys = best.get(named, (99, []))
-                if len(ids) < place:
-                    best[named] = (len(ids), [why])
-                elif len(ids) == place:
-                    whys.append(why)
+        ids = as_written(vote, options)
+        for place, (r, chosen) in enumerate(zip(vote.ranking, ids, strict=True), 1):
+            if not chosen:
+                if choices.named(r.item, options) is None:
+                    unmatched.setdefault(name, []).append(r.item.strip())
+                continue
+            why = f"{r.why} ({name})" if r.why else f"({name})"
+            at, whys = best.get(chosen, (99, []))
+            if place < at:
+                best[chosen] = (place, [why])
+            elif place == at:
+                whys.append(why)
         ballots[name] = ids
     return ballots, {k: "; ".join(whys) for k, (_, whys) in best.items()}, unmatched
+
+
+def as_written(vote: RankedVote, options: list[Option]) -> list[str]:
+    """A ranking as written: the option id each item names per place, "" for one that names none or repeats an
+    option placed higher."""
+    out: list[str] = []
+    for r in vote.ranking:
+        named = choices.named(r.item, options)
+        out.append(named if named is not None and named not in out else "")
+    return out
 
 
 def tally_summary(state: State) -> str:
@@ -168,7 +178,8 @@ def tally_summary(state: State) -> str:
     shown = {o.id: o.label for o in fixed_options(state)}
     lines = [f"{i}. {choices.show(t.item, shown)}: average rank {t.average:.1f}, {t.firsts}× #1"
              for i, t in enumerate(tally.tally(ballots), 1)]
-    lines += [f"- {name} ranked: " + ", ".join(choices.show(x, shown) for x in ids) for name, ids in ballots.items()]
+    lines += [f"- {name} ranked: " + ", ".join(f"#{i} " + (choices.show(x, shown) if x else "unmatched")
+                                                for i, x in enumerate(ids, 1)) for name, ids in ballots.items()]
     lines += [f"- {name} also named, matching no option: " + "; ".join(items) for name, items in unmatched.items()]
     return "\n".join(lines)
 
@@ -190,6 +201,7 @@ class Meeting:
     verbatim_rounds: int | None = 5
     transcript_chars: int | None = None
     keeps_stances = False  # everyone speaks every round: a missing stance is undecided
+    question_from: QuestionFrom = "owners"  # the owners' proposals are the options, and the moderator fixes the list
     nudges = 1
     essential = frozenset({Phase.ROSTER, Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {

@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
-from core.deliberation.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan
+from core.deliberation import question
+from core.deliberation.flows.base import QuestionFrom, State, Step, StepSpec, Tier, Transition, TurnPlan
 from core.deliberation.flows.common import (
     HUMANS_RULE,
     SHARED_LABELS,
@@ -17,7 +18,7 @@ from core.deliberation.flows.common import (
 )
 from core.deliberation.quoting import named, quote
 from core.deliberation.roster import FIXED
-from core.deliberation.schemas import FinalSynthesis, RosterSpec, RoundSynthesis
+from core.deliberation.schemas import FinalSynthesis, Question, RosterSpec, RoundSynthesis
 from core.models import Discussion, Persona, Phase, Role, Status
 
 Selector = Callable[[list[Persona]], list[Persona]]
@@ -124,11 +125,12 @@ def contrarian_spoke(state: State, round_: int) -> bool:
 
 SCHEMAS: dict[Phase, type[BaseModel]] = {
     Phase.ROSTER: RosterSpec,
+    Phase.QUESTION: Question,
     Phase.ROUND_SYNTHESIS: RoundSynthesis,
     Phase.FINAL_SYNTHESIS: FinalSynthesis,
 }
 STANCE_PHASES = {Phase.STATEMENT, Phase.COUNTERPOINT, Phase.REBUTTAL, Phase.ANALOGY}
-TIERS: dict[Phase, Tier] = {Phase.ROSTER: "light", Phase.FINAL_SYNTHESIS: "heavy"}
+TIERS: dict[Phase, Tier] = {Phase.ROSTER: "light", Phase.QUESTION: "light", Phase.FINAL_SYNTHESIS: "heavy"}
 
 
 def round_steps(personas: list[Persona]) -> list[tuple[int, Phase, list[Persona]]]:
@@ -148,6 +150,7 @@ class Moderated:
     verbatim_rounds: int | None = None
     transcript_chars: int | None = None
     keeps_stances = False  # everyone speaks every round: a missing stance is undecided
+    question_from: QuestionFrom = "roster"
     nudges = 1  # a failed turn is tried once more (with a note) before the step blocks or skips it
     essential = frozenset({Phase.ROSTER, Phase.OPENING, Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS,
                            Phase.RESUME_SUMMARY})
@@ -204,6 +207,10 @@ class Moderated:
                 f"two or three angles, and ask each expert ({experts}) one pointed question by name. If humans "
                 "have written since the last round, say how their points shape this round."
             )
+            listed = question.on_table(state)
+            if listed:  # the question's options, which every stance this round names
+                text += "\nThe options on the table, each with its id:\n" + "\n".join(
+                    f"- {o.id}: {quote('option', o.label)}" for o in listed)
             return f"{text}\nStay under {word_budget(plan.phase, plan.round)} words."
         if plan.phase == Phase.ROUND_SYNTHESIS:
             names = ", ".join(named(x.name) for x in state.personas if x.role != Role.HISTORIAN)
@@ -230,8 +237,9 @@ class Moderated:
                 "different disciplines and career paths, different thinking styles and biases, at least "
                 "one who is likely to disagree with the others. Give each a realistic full name, each "
                 "from a different name culture, a short title, 2-4 areas of expertise, a thinking style, "
-                "a natural bias and a reply tendency. If the topic is a question with a few answers to choose "
-                "between, list those answers as its options; otherwise leave the options empty."
+                "a natural bias and a reply tendency. List the answers the topic asks to choose between as its "
+                "options, each worded as an action (for a yes/no question both answers: what to do, and what to "
+                "do instead): every stance and every vote will name one of them."
                 + (" Include these perspectives the team asked for:\n" + "\n".join(quote("role", r) for r in d.roles)
                    if d.roles else "")
                 + (" It is a debate: balance the experts between pro and con." if d.mode == "debate" else "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from core.deliberation.flows.base import State, Step, StepSpec, Tier, Transition, TurnPlan, turn_key
+from core.deliberation.flows.base import QuestionFrom, State, Step, StepSpec, Tier, Transition, TurnPlan, turn_key
 from core.deliberation.flows.common import (
     HUMANS_RULE,
     SHARED_LABELS,
@@ -16,7 +16,7 @@ from core.deliberation.flows.common import (
 )
 from core.deliberation.quoting import named, quote
 from core.deliberation.roster import addressed
-from core.deliberation.schemas import Bid, ExpertSpec, FinalSynthesis, FloorPlan, FloorSpeech
+from core.deliberation.schemas import Bid, ExpertSpec, FinalSynthesis, FloorPlan, FloorSpeech, Question
 from core.models import Discussion, Persona, Phase, Role, Status, Turn, TurnStatus
 
 LEAD = Persona(key="moderator", name="Floor Lead", role=Role.MODERATOR, title="Opens the floor, closes it, sums up",
@@ -142,6 +142,7 @@ class OpenFloor:
     verbatim_rounds: int | None = WHOLE_FLOOR
     transcript_chars: int | None = FLOOR_CHARS
     keeps_stances = True  # not everyone speaks every round: one who did not keeps their latest stance
+    question_from: QuestionFrom = "roster"
     nudges = 1  # a failed speech is tried once more (with a note) before it is skipped
     essential = frozenset({Phase.ROSTER, Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY})
     labels = SHARED_LABELS | {Phase.PERSONA: "Persona", Phase.BID: "Bid", Phase.SPEECH: "Speech",
@@ -195,15 +196,15 @@ class OpenFloor:
 
     def schema(self, phase: Phase, persona: Persona) -> type[BaseModel] | None:
         schemas: dict[Phase, type[BaseModel]] = {
-            Phase.ROSTER: FloorPlan, Phase.PERSONA: ExpertSpec, Phase.BID: Bid, Phase.SPEECH: FloorSpeech,
-            Phase.FINAL_SYNTHESIS: FinalSynthesis}
+            Phase.ROSTER: FloorPlan, Phase.QUESTION: Question, Phase.PERSONA: ExpertSpec, Phase.BID: Bid,
+            Phase.SPEECH: FloorSpeech, Phase.FINAL_SYNTHESIS: FinalSynthesis}
         return schemas.get(phase)
 
     def stance(self, phase: Phase, persona: Persona) -> bool:
         return False  # speeches are structured and carry their stance themselves
 
     def tier(self, state: State, plan: TurnPlan, persona: Persona) -> Tier:
-        return {Phase.ROSTER: "light", Phase.PERSONA: "light", Phase.BID: "light",
+        return {Phase.ROSTER: "light", Phase.QUESTION: "light", Phase.PERSONA: "light", Phase.BID: "light",
                 Phase.FINAL_SYNTHESIS: "heavy"}.get(plan.phase, "medium")  # type: ignore[return-value]
 
     def task(self, state: State, plan: TurnPlan, persona: Persona) -> str:
@@ -222,7 +223,9 @@ class OpenFloor:
                     "domain and the axes people really disagree on. For each slot write a 1-2 sentence brief that "
                     "sets them apart (career path, seniority, background), a name culture (all different, from "
                     "different regions), the position they start from, and their tone. Spread the positions across "
-                    f"the axes.{debate}{hints}{roles}")
+                    "the axes. List the answers the topic asks to choose between as its options, each worded as an "
+                    "action (for a yes/no question both answers: what to do, and what to do instead): every stance "
+                    f"names one.{debate}{hints}{roles}")
         if plan.phase == Phase.PERSONA:
             outlier = (" This participant is an outlier: an unusual background for this domain; give them a "
                        "compelling career path.") if "outlier" in persona.reply_tendency else ""

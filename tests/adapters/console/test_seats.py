@@ -35,6 +35,6 @@ async def test_the_terminals_person_holds_a_meeting_seat(parts: tuple[App, int, 
     assert state is not None
     # Her items name none of the moderator's options exactly: each stays unmatched, none counts as an option.
     ballots, _, unmatched = meeting.owner_ballots(state)
-    assert ballots["Dana"] == [] and unmatched["Dana"] == ["Billing fixes", "Mobile app", "Platform"]
+    assert ballots["Dana"] == ["", "", ""] and unmatched["Dana"] == ["Billing fixes", "Mobile app", "Platform"]
     assert len(ballots) == 3
     assert "Council Recommendation" in shown

@@ -57,7 +57,7 @@ async def test_a_meeting_with_dana_seated_runs_to_its_recommendation(council: Co
                     and t.phase.value == "proposal")
     assert proposal.data is not None and proposal.data["label"] == "against"  # the button she pressed
     ballots, _, unmatched = meeting.owner_ballots(state)
-    assert ballots["Dana"] == [first_id, second_id] and unmatched["Dana"] == ["Platform"]
+    assert ballots["Dana"] == [first_id, second_id, ""] and unmatched["Dana"] == ["Platform"]  # #3 unmatched
     assert any("Council Recommendation" in m["content"] for m in fake.thread_messages(d.thread_ref))
 
 

@@ -70,8 +70,8 @@ async def test_votes_one_per_person_changeable_counted_in_place(
     # One event, one message: the poll itself now reads as closed, and no copy of it is posted below.
     closing = [m for m in fake.thread("C0001", d.thread_ref) if "Poll closed" in m.text]
     assert [m.ts for m in closing] == [poll.ts]
-    # Round 1's stances came before its proposals had ids: no persona is on this poll, only the people.
-    assert "personas:" not in closing[0].text and "2 votes (Dana, Lee)" in closing[0].text
+    # The round's stances named the question's options: the personas stand on this poll beside the people.
+    assert "personas:" in closing[0].text and "2 votes (Dana, Lee)" in closing[0].text
     assert not buttons(closing[0]), "a closed poll offers no vote"
 
 

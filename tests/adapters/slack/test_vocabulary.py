@@ -44,7 +44,7 @@ class Council:
         fmt = (body.get("output_config") or {}).get("format") or {}
         if fmt.get("type") == "json_schema":
             value = json.loads(default_reply(body))
-            if "experts" in value:  # the topic asks no question with answers: no opening options
+            if "experts" in value or "question" in value:  # no answers framed: no opening options
                 value |= {"options": []}
             # The moderator writes who backs what in prose fields: everyone behind proposal 2. Nothing reads it.
             backs_two = [{"persona": name, "proposal": 2} for name in self.experts]

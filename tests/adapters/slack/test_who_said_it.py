@@ -148,7 +148,8 @@ async def test_a_stand_ins_poll_position_is_the_stand_ins(fake: FakeSlack, tmp_p
     assert "Initial statement] Dana:" not in asked
     twice = STAND_IN.replace("Dana", STAND_IN)  # the stand-in's own later turn reads its statement named once
     assert not [b for b in anthropic.requests if twice in json.dumps(b["messages"], ensure_ascii=False)]
-    [poll] = [p for p in (doc or {})["polls"] if p["options"] == PROPOSALS]
+    # The round's poll offers the question's whole list: its opening answers, Adopt Rust, and the proposals.
+    [poll] = [p for p in (doc or {})["polls"] if not p["final"] and set(PROPOSALS) <= set(p["options"])]
     voters = {b["user"] for b in poll["ballots"] if b["is_ai"]}
     assert STAND_IN in voters and "Dana" not in voters, voters
     closed = [m.text + json.dumps(m.blocks, ensure_ascii=False) for m in fake.thread("C0001", d.thread_ref)

@@ -96,7 +96,8 @@ async def test_one_ballot_per_person_changeable_with_counts_edited_in_place(app:
     await app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=1, user_id="U3", user_name="Ana"))
     await settle(app)  # the tally goes out through the outbox
     view = chat.by_ref[poll.message_ref].updates[-1].poll
-    assert view is not None and view.counts == [0, 2] and view.voters == [[], ["Sam", "Ana"]]
+    # The poll offers the question's whole list (its two answers, then the synthesis's proposals).
+    assert view is not None and view.counts == [0, 2, 0, 0] and view.voters == [[], ["Sam", "Ana"], [], []]
     with pytest.raises(UserError, match="not on this poll"):
         await app.service.handle(c.CastBallot(**C1, poll_id=poll.id, choice=7, user_id="U2"))
 

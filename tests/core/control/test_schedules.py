@@ -285,7 +285,7 @@ async def test_a_daily_digest_names_every_discussion_with_its_link_votes_and_the
     assert "Office plants" not in post.text and elsewhere not in post.text
     assert "**Waiting for people**\n- [Should we adopt a four-day week?]" in post.text
     assert "**Decided**\n- A reversible trial" in post.text  # the light model's condensed lists
-    assert "vote “Which recommendation should the team act on first?” (open)" in post.text
+    assert "vote “Which option should the team act on?” (open)" in post.text
     async with app.store.tx() as tx:
         cost = await tx.usage_total([open_one, done], since=T0, until=clock.now())
         [row] = await tx.digests(s.id)

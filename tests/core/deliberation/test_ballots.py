@@ -47,8 +47,7 @@ async def test_only_a_persona_whose_own_stance_names_an_option_has_a_ballot(app:
     async with app.store.tx() as tx:
         round_poll = next(p for p in await tx.polls(reply.discussion_id) if not p.final and p.round == 2)
         ai = [b for b in await tx.ballots(round_poll.id) if b.is_ai]
-    assert [(b.voter_name, round_poll.options[b.choice]) for b in ai] == [
-        ("Amara Okafor", "Run a four-week reversible trial")]
+    assert [(b.voter_name, round_poll.option_ids[b.choice]) for b in ai] == [("Amara Okafor", "O1")]
     synthesis = next(p for p in llm.prompts if p.purpose.phase == Phase.ROUND_SYNTHESIS)
     assert "proposal they support" not in synthesis.instruction
 

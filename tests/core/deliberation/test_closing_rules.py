@@ -41,8 +41,8 @@ def test_each_persons_ranking_reads_their_live_ballots_place_by_place() -> None:
         (poll("d1:final:rank3"), [ballot(1, "U1", "Dana"), ballot(0, "U2", "")]),
     ]
     assert closings.people_ballots(places) == {
-        "Dana": ["O2", "O1"],  # her third place repeats her first: counted once, where she placed it higher
-        "U2": ["O1", "O3"],  # no name: known by their id
+        "Dana": ["O2", "O1", ""],  # her third place repeats her first: counted once, where she placed it higher
+        "U2": ["O1", "O3", ""],  # no name: known by their id
         "Gus": ["O1"],  # read after a vote for no option and a replaced one: neither stops the reading
     }, "an AI stand-in's ballot, a replaced ballot and one for no option are not a person's ranking"
 
@@ -109,13 +109,16 @@ def test_an_owners_ballot_shows_each_option_once_with_its_id_and_marks_what_name
                       stance="scope first", label="O2")
     assert closings.ranking_text(vote, options).split("\n") == [
         "1. **Cut scope** [O2] _(affects billing)_ — weekly breakage",
-        "- _Do not cut scope (unmatched: names no option on the list, not counted)_ — users wait",
-        "2. **Stabilise the core** [O1] — later",
+        "2. _Do not cut scope (unmatched: names no option on the list, not counted)_ — users wait",
+        "3. _cut scope (unmatched: repeats an option placed higher, not counted)_ — again",
+        "4. **Stabilise the core** [O1] — later",
         "",
-        "Stance: Cut scope [O2] — scope first",
+        "Stance: O2 (Cut scope) — scope first",
     ]
-    unread = RankedVote(ranking=[RankedItem(item="Something else", why="x")], stance="mine", label="x")
-    assert closings.ranking_text(unread, options).endswith("\n\nStance: undecided — mine"), "names no option"
+    unread = RankedVote(ranking=[RankedItem(item="Something else", why="x"), RankedItem(item="O1", why="y")],
+                        stance="mine", label="x")
+    # The #1 as written names no option: the ballot's first choice is unmatched, never the #2.
+    assert closings.ranking_text(unread, options).endswith("\n\nStance: undecided (their #1 names no option) — mine")
     assert closings.ranking_text(RankedVote(ranking=[], stance="none", label=""), options) == \
         "\n\nStance: undecided — none"
 
@@ -167,3 +170,26 @@ def test_the_recommendation_heads_with_its_verdict_and_names_who_left_the_winner
     alone, _ = closings.recommendation("Q3 priorities", _meeting(("Eli", ["O1"])), rec,
                                        stances.Verdict("LEANING", "O1", "lean"))
     assert "owners are split" not in alone, "one option ranked: nothing for people to decide between"
+
+
+def test_picking_an_option_already_placed_at_another_place_is_refused_with_a_message() -> None:
+    first = poll("d1:final:rank1").model_copy(update={"id": 1})
+    second = poll("d1:final:rank2").model_copy(update={"id": 2})
+    other = poll("d1:r2:poll").model_copy(update={"id": 3})
+    places = [(first, [ballot(1, "U1", "Dana")]), (second, []), (other, [ballot(0, "U2", "Lee")])]
+    said = closings.repeated_place(places, second, "U1", 1)
+    assert said == ("You already put Cut scope at #1: pick another option for this place (each option takes one "
+                    "place in your ranking).")
+    assert closings.repeated_place(places, second, "U1", 0) == ""  # another option: taken
+    assert closings.repeated_place(places, second, "U2", 1) == ""  # someone else's #1 is theirs
+    assert closings.repeated_place(places, first, "U1", 1) == ""  # the same place again: a change of mind
+    assert closings.repeated_place(places, other, "U2", 0) == ""  # not a place in a ranking
+
+
+def test_a_persons_latest_vote_on_any_poll_of_the_round_stands_and_counts_once() -> None:
+    later = NOW.replace(minute=5)
+    synthesis, final = poll("d1:r2:poll").model_copy(update={"id": 1}), poll("d1:r2:final:poll").model_copy(
+        update={"id": 2})
+    voted = [(synthesis, [ballot(0, "U1", "Dana"), ballot(2, "U2", "Lee")]),
+             (final, [ballot(1, "U1", "Dana").model_copy(update={"created_at": later})])]
+    assert sorted(closings.people_choices(voted, 2)) == ["O2", "O3"]  # Dana once, as she voted last; Lee once

@@ -26,13 +26,16 @@ async def test_a_two_round_council_gives_positions_then_final_positions_then_the
     assert [p.name for p in personas] == ["Pragmatist", "Visionary", "Skeptic", "Referee"]
     by_round = {r: sorted(t.phase for t in turns if t.round == r and t.phase != Phase.FINAL_SYNTHESIS)
                 for r in (1, 2)}
-    assert by_round == {1: [Phase.ADVISOR_OPENING] * 3, 2: [Phase.ADVISOR_FINAL] * 3}
+    assert by_round == {1: [Phase.ADVISOR_OPENING] * 3 + [Phase.QUESTION], 2: [Phase.ADVISOR_FINAL] * 3}
     assert all(t.status == TurnStatus.PUBLISHED for t in turns)
-    # No roster call and no moderator: three advisors x two rounds, then one verdict.
-    assert [p.purpose.phase for p in llm.prompts].count(Phase.FINAL_SYNTHESIS) == 1 and len(llm.prompts) == 7
+    # No roster call and no moderator: the referee's question, three advisors x two rounds, then one verdict.
+    assert [p.purpose.phase for p in llm.prompts].count(Phase.FINAL_SYNTHESIS) == 1 and len(llm.prompts) == 8
+    assert llm.prompts[0].purpose.phase == Phase.QUESTION and llm.prompts[0].tier == "light"
     verdict = next(p for p in chat.posts(d.id) if p.kind == "synthesis")
     poll = chat.posts(d.id)[-1]  # people vote in a council too, on the same ids the advisors chose from
-    assert poll.kind == "poll" and poll.poll is not None and poll.poll.options == ["For", "Against"]
+    # The referee's question put the topic's two answers on the table: advisors and people choose from them.
+    assert poll.kind == "poll" and poll.poll is not None
+    assert poll.poll.options == ["Move to trunk-based development", "Stay as we are"]
     assert verdict.kind == "synthesis" and verdict.text.startswith("**Referee's reading.**")
     assert "**Stances after round 2**" in verdict.text and "**Verdict:**" in verdict.text
     for name in ("Pragmatist", "Visionary", "Skeptic"):
@@ -89,7 +92,8 @@ async def test_roles_override_the_advisors_and_tiers_choose_the_models(app: App,
     llm.prompts.clear()
     await app.service.handle(start(flow="council", tier="heavy"))
     await settle(app)
-    assert {p.tier for p in llm.prompts} == {"heavy"}
+    # Framing the question is bookkeeping, on the light model like a roster; every seat's turn is heavy.
+    assert {p.tier for p in llm.prompts if p.purpose.phase != Phase.QUESTION} == {"heavy"}
 
 
 async def test_a_discussion_speaks_the_language_asked_for(app: App, llm: ScriptedLLM) -> None:

@@ -21,9 +21,15 @@ def moderated(turns: list[Turn] | None = None, personas: list[Persona] | None = 
     return State(discussion=d, personas=full_roster(EXPERTS) if personas is None else personas, turns=turns or [])
 
 
-def a_council(**kw: object) -> State:
+ANSWERS = {"question": "t?", "listed": [{"id": "O1", "label": "Do it"}, {"id": "O2", "label": "Wait"}], "opens": True}
+
+
+def a_council(*, asked: bool = True, **kw: object) -> State:
+    """A council; `asked`: its question is on the table already (the referee's question turn is written)."""
     d = Discussion(id="d", topic="t", flow="council", created_at=T0, updated_at=T0, **kw)  # type: ignore[arg-type]
-    return State(discussion=d, personas=council.Council().seats(d), turns=[])
+    question = TurnPlan(key="d:question:r1", round=1, step=0, phase=Phase.QUESTION, persona_key="referee")
+    return State(discussion=d, personas=council.Council().seats(d),
+                 turns=[turn(question, data=ANSWERS)] if asked else [])
 
 
 def turn(plan: TurnPlan, status: TurnStatus = TurnStatus.PUBLISHED, text: str = "said", data: dict | None = None,
@@ -175,11 +181,34 @@ def test_the_roster_comes_first_and_reads_before_the_round_it_opens() -> None:
     s = moderated(personas=list(FIXED))
     roster = single(engine.next_step(s))
     assert (roster.key, roster.phase, roster.persona_key) == ("d:roster", Phase.ROSTER, "moderator")
-    s.turns.append(turn(roster))
+    s.turns.append(turn(roster, data=ANSWERS))  # the roster gave the topic's answers: the question is open
     s.personas = full_roster(EXPERTS)  # what the roster seated
     opening = single(engine.next_step(s))
     s.turns.append(turn(opening))
     assert [t.phase for t in s.done_turns()] == [Phase.ROSTER, Phase.OPENING]
+
+
+def test_a_roster_that_gave_no_answers_is_followed_by_a_question_turn_once() -> None:
+    s = moderated(personas=list(FIXED))
+    s.turns.append(turn(single(engine.next_step(s))))  # a roster without the topic's answers
+    s.personas = full_roster(EXPERTS)
+    asked = single(engine.next_step(s))
+    assert (asked.key, asked.phase, asked.persona_key) == ("d:question:r1", Phase.QUESTION, "moderator")
+    s.turns.append(turn(asked, TurnStatus.SKIPPED, text=""))  # it failed and was skipped: never asked again
+    assert single(engine.next_step(s)).phase == Phase.OPENING
+
+
+def test_a_different_topic_opens_a_new_question_before_its_round() -> None:
+    from core.deliberation import question
+    s = moderated(personas=full_roster(EXPERTS))
+    s.turns.append(turn(TurnPlan(key="d:roster", round=1, step=0, phase=Phase.ROSTER, persona_key="moderator"),
+                        data=ANSWERS))
+    run(s)
+    s.discussion.round = 2
+    assert single(engine.next_step(s)).phase == Phase.OPENING  # another round: the same question
+    question.open_new(s.discussion)  # *Different topic*
+    asked = single(engine.next_step(s))
+    assert (asked.key, asked.phase, asked.round) == ("d:question:r2", Phase.QUESTION, 2)
 
 
 def test_a_finished_roster_that_seated_nobody_is_never_written_again() -> None:
@@ -208,13 +237,15 @@ def apply(s: State, step: Transition) -> None:
 
 # each protocol's round --------------------------------------------------------------------------------------
 def test_a_council_needs_no_roster_and_its_round_is_the_advisors_openings() -> None:
+    first = single(engine.next_step(a_council(asked=False)))
+    assert (first.phase, first.persona_key) == (Phase.QUESTION, "referee"), "the referee frames the question first"
     c = a_council()
     step = engine.next_step(c)
     assert isinstance(step, RunTurns)
     assert {(p.phase, p.persona_key) for p in step.turns} == {
         (Phase.ADVISOR_OPENING, a.key) for a in council.DEFAULT_ADVISORS}
     assert not engine.round_complete(c)
-    c.turns = [turn(p) for p in step.turns]
+    c.turns += [turn(p) for p in step.turns]
     assert engine.round_complete(c)
     assert engine.next_step(c) == Transition(pending="final"), "one round by default, then the verdict"
 

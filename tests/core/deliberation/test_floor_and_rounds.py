@@ -104,7 +104,7 @@ async def test_nobody_takes_the_floor_twice_in_a_row_while_someone_has_spoken_fe
 async def test_a_participant_who_did_not_speak_this_round_keeps_their_latest_stance(tmp_path: Path) -> None:
     # Cy bids highest once, speaks first in round 1 and never again: round 2 is Ada's and Ben's.
     script = Floor(lambda who, n: {"Ada": 9, "Ben": 5}.get(who, 10 if n == 0 else 1),
-                   {"Ada": "for", "Ben": "for", "Cy": "against"})
+                   {"Ada": "O1", "Ben": "O1", "Cy": "O2"})  # the roster's two answers, by id
     async with FakeAnthropic(reply=script) as fake:
         app, chat, did = await floor(tmp_path, fake, rounds=2)
         try:
@@ -115,10 +115,12 @@ async def test_a_participant_who_did_not_speak_this_round_keeps_their_latest_sta
             await app.close()
     assert order[:3].count("Cy") == 1 and "Cy" not in order[3:], order
     closing = next(p.text for p in chat.posts(did) if p.kind == "synthesis" and "Stances after round 2" in p.text)
-    assert "- Cy: **against**" in closing, closing
+    cy = next(line for line in closing.splitlines() if line.startswith("- Cy: **"))
+    assert "[O2]** (unchanged)" in cy, closing
     assert "undecided" not in closing.split("**Verdict:**")[1].split("people:")[0], closing
-    assert "personas: for 2 · against 1 of 3" in closing
-    assert {"persona": "Cy", "label": "against", "stance": "Cy holds against"} in record.stances, record.stances
+    assert "[O1] 2 · " in closing and "[O2] 1 of 3" in closing
+    assert [(r["persona"], r["label"].endswith("[O2]")) for r in record.stances if r["persona"] == "Cy"] == [
+        ("Cy", True)], record.stances
 
 
 def openings(fake: FakeAnthropic) -> dict[int, str]:  # also read by the Slack test of `--rounds N`

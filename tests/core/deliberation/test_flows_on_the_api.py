@@ -73,14 +73,14 @@ async def test_a_persons_message_is_answered_by_name_on_the_messages_api(tmp_pat
 
 
 def skeptic_forgets_the_stance(body: dict[str, Any]) -> str:
-    """Two advisors end with `Stance: for`; the Skeptic writes no stance line at all."""
+    """Two advisors end with `Stance: O1` (the question's first answer); the Skeptic writes no stance line."""
     reply = default_reply(body)
     if "Stance: <label>" not in json.dumps(body["messages"][-1]):
         return reply
     body_text = reply.rsplit("\n\n", 1)[0]
     if 'and only as them:\\n<persona name=\\"Skeptic\\"' in json.dumps(body["messages"][-1]):  # its own brief
         return body_text
-    return f"{body_text}\n\nStance: for — worth a trial"
+    return f"{body_text}\n\nStance: O1 — worth a trial"
 
 
 async def test_a_missing_stance_counts_as_undecided_on_the_messages_api(tmp_path: Path) -> None:
@@ -94,7 +94,7 @@ async def test_a_missing_stance_counts_as_undecided_on_the_messages_api(tmp_path
                                                                flow="council", rounds=1, user_id="U1"))
             await app.driver.idle()
             closing = next(p.text for p in chat.posts(reply.discussion_id) if "**Referee's reading.**" in p.text)
-            assert "**Verdict:** LEANING for — personas: for 2 · undecided 1 of 3" in closing
+            assert "**Verdict:** LEANING: " in closing and "[O1] 2 · undecided 1 of 3" in closing
             assert "- Skeptic: **undecided**" in closing and "CONSENSUS" not in closing
         finally:
             await app.close()

@@ -59,9 +59,10 @@ async def test_agreeing_owners_in_four_wordings_rank_one_item_once_with_one_verd
     assert "4 owners ranked this #1" in ranking
     assert recommendation.count("Verdict") == 1 and "Tally" not in recommendation
     assert "**Verdict:** CONSENSUS" in recommendation
-    # Each owner's ballot lists each item once.
+    # Each owner's ballot counts each item once; the repeat keeps its place (#3), shown as not counted.
     ballots = [p.text for p in chat.posts(reply.discussion_id) if p.title.endswith("Final vote")]
-    assert ballots and all(len(re.findall(r"^\d\. ", b, re.M)) == 2 for b in ballots)
+    assert ballots and all(len(re.findall(r"^\d\. \*\*", b, re.M)) == 2 for b in ballots)
+    assert all(re.search(r"^3\. _.*repeats an option placed higher, not counted\)_", b, re.M) for b in ballots)
 
 
 async def test_an_owner_whose_vote_was_skipped_counts_as_undecided(app: App, chat: RecordingChat,
@@ -71,7 +72,7 @@ async def test_an_owner_whose_vote_was_skipped_counts_as_undecided(app: App, cha
     await settle(app)
     recommendation = next(p.text for p in chat.posts(reply.discussion_id) if "**Council Recommendation**" in p.text)
     verdict = recommendation.split("**Verdict:** ")[1].splitlines()[0]
-    assert verdict.startswith(f"LEANING {llm.first}") and "undecided 1 of 4" in verdict
+    assert verdict.startswith(f"LEANING: {llm.first}") and "undecided 1 of 4" in verdict
 
 
 async def test_a_person_who_ranks_otherwise_denies_the_consensus(app: App, chat: RecordingChat,

@@ -186,7 +186,8 @@ def ranked() -> State:
 
 def test_each_ballot_names_each_fixed_option_once_and_keeps_items_naming_none_apart() -> None:
     ballots, _, unmatched = owner_ballots(ranked())
-    assert ballots == {"Eli": ["O1", "O2"], "Fay": ["O2", "O1"], "Gus": ["O2", "O3"]}
+    # Each item keeps its place as written: a repeat or an item naming no option leaves its place empty.
+    assert ballots == {"Eli": ["O1", "O2", ""], "Fay": ["O2", "O1"], "Gus": ["O2", "", "O3"]}
     assert unmatched == {"Gus": ["Keep gitflow forever"]}
 
 
@@ -206,14 +207,15 @@ def test_a_ranking_an_ai_stand_in_cast_is_credited_to_the_stand_in() -> None:
 
 
 def test_the_tally_the_moderator_reads_ranks_by_average_then_lists_each_ballot_and_what_matched_nothing() -> None:
-    # A left-out option counts as rank 6: O2 (2 + 1 + 1) / 3, O1 (1 + 2 + 6) / 3, O3 (6 + 6 + 2) / 3.
+    # A left-out option counts as rank 6: O2 (2 + 1 + 1) / 3, O1 (1 + 2 + 6) / 3, O3 (6 + 6 + 3) / 3: Gus wrote
+    # Platform work third, after an item naming no option, and it stays third.
     assert tally_summary(ranked()).splitlines() == [
         "1. Mobile app [O2]: average rank 1.3, 2× #1",
         "2. Billing fixes [O1]: average rank 3.0, 1× #1",
-        "3. Platform work [O3]: average rank 4.7, 0× #1",
-        "- Eli ranked: Billing fixes [O1], Mobile app [O2]",
-        "- Fay ranked: Mobile app [O2], Billing fixes [O1]",
-        "- Gus ranked: Mobile app [O2], Platform work [O3]",
+        "3. Platform work [O3]: average rank 5.0, 0× #1",
+        "- Eli ranked: #1 Billing fixes [O1], #2 Mobile app [O2], #3 unmatched",
+        "- Fay ranked: #1 Mobile app [O2], #2 Billing fixes [O1]",
+        "- Gus ranked: #1 Mobile app [O2], #2 unmatched, #3 Platform work [O3]",
         "- Gus also named, matching no option: Keep gitflow forever",
     ]
 

@@ -19,12 +19,13 @@ from core.models import Phase, Status
 from tests.fakes.anthropic_server import FakeAnthropic, default_reply
 from tests.fakes.chat import RecordingChat
 
-SPLIT_STANCES = {"Pragmatist": "for — it pays back", "Visionary": "against — too early",
+# The referee's question put the topic's answers on the table as O1 and O2: the advisors name them by id.
+SPLIT_STANCES = {"Pragmatist": "O1 — it pays back", "Visionary": "O2 — too early",
                  "Skeptic": "undecided — no data yet"}
 
 
 def council(referee: dict[str, Any]) -> Callable[[dict[str, Any]], str]:
-    """Advisors split (for, against, undecided); the referee answers `referee` over the default shape."""
+    """Advisors split (O1, O2, undecided); the referee answers `referee` over the default shape."""
     def reply(body: dict[str, Any]) -> str:
         fmt = (body.get("output_config") or {}).get("format") or {}
         if "perspectives" in json.dumps(fmt.get("schema", {})):
@@ -70,7 +71,7 @@ async def run_council(tmp_path: Path, reply: Callable[[dict[str, Any]], str]) ->
 async def test_a_referee_claiming_consensus_over_split_stances_is_never_shown_as_a_second_verdict(
         tmp_path: Path) -> None:
     referee = {"verdict": "The council reached a clear CONSENSUS: adopt it now.", "reads": "CONSENSUS",
-               "recommends": "for", "recommendation": "Everyone agrees: adopt the four-day week."}
+               "recommends": "O1", "recommendation": "Everyone agrees: adopt the four-day week."}
     closing, fake = await run_council(tmp_path, council(referee))
     assert "**Verdict:** SPLIT" in closing
     assert "CONSENSUS" not in closing and "clear" not in closing and "Everyone agrees" not in closing
@@ -81,11 +82,12 @@ async def test_a_referee_claiming_consensus_over_split_stances_is_never_shown_as
 
 async def test_a_referee_recommending_another_option_than_the_advisors_lean_to_is_labelled_not_a_verdict(
         tmp_path: Path) -> None:
-    referee = {"verdict": "Two of three advisors lean against.", "reads": "SPLIT", "recommends": "for",
+    referee = {"verdict": "Two of three advisors lean against.", "reads": "SPLIT", "recommends": "O1",
                "recommendation": "Run a trial first."}
     closing, _ = await run_council(tmp_path, council(referee))
     assert "**Verdict:** SPLIT" in closing and "Two of three advisors lean against." in closing
-    assert "**Referee's recommendation** (the referee's, not the verdict): for — Run a trial first." in closing
+    assert "**Referee's recommendation** (the referee's, not the verdict): " in closing
+    assert " [O1] — Run a trial first." in closing  # the option's label with its id, never a bare "for"
 
 
 async def test_a_referee_naming_no_option_on_the_table_recommends_none(tmp_path: Path) -> None:
@@ -109,9 +111,9 @@ def polish_council(body: dict[str, Any]) -> str:
     assert "Write in Polish" in last
     english = LANGUAGE_FREE in last
     body_text = "Moim zdaniem czterodniowy tydzień pracy się opłaca."
-    for name, (label, polish, reason) in {"Pragmatist": ("for", "za", "zwraca się w pół roku"),
-                                          "Visionary": ("for", "za", "ludzie zostaną dłużej"),
-                                          "Skeptic": ("against", "przeciw", "za wcześnie, brak danych")}.items():
+    for name, (label, polish, reason) in {"Pragmatist": ("O1", "za", "zwraca się w pół roku"),
+                                          "Visionary": ("O1", "za", "ludzie zostaną dłużej"),
+                                          "Skeptic": ("O2", "przeciw", "za wcześnie, brak danych")}.items():
         if f'and only as them:\\n<persona name=\\"{name}\\"' in last:
             line = f"Stance: {label} — {reason}" if english else f"Stanowisko: {polish} — {reason}"
             return f"{body_text}\n\n{line}"
@@ -124,10 +126,10 @@ async def test_a_polish_discussions_stances_are_recorded_in_the_language_indepen
         async with app.store.tx() as tx:
             turns = await tx.turns(did)
         recorded = sorted((t.data or {}).get("choice", "none") for t in turns if t.phase == Phase.ADVISOR_OPENING)
-        assert recorded == ["against", "for", "for"]
+        assert recorded == ["O1", "O1", "O2"]
         closing = next(p.text for p in chat.posts(did) if "**Referee's reading.**" in p.text)
-        assert "- Skeptic: **against** (new) — za wcześnie, brak danych" in closing
-        assert "**Verdict:** LEANING for" in closing
+        assert "- Skeptic: **" in closing and " [O2]** (new) — za wcześnie, brak danych" in closing
+        assert "**Verdict:** LEANING: " in closing and "[O1] — personas:" in closing
 
 
 def final_claims_consensus(body: dict[str, Any]) -> str:

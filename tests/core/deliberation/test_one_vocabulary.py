@@ -71,8 +71,8 @@ def test_option_a_stays_apart_from_a_b_and_c() -> None:
     on_table = opts("A", "B", "C")
     assert [o.id for o in on_table] == ["O1", "O2", "O3"]
     verdict = stances.judge(["O1", "O1", "O2"], shown={o.id: o.label for o in on_table})
-    assert verdict.kind == "LEANING" and verdict.choice == "O1" and verdict.text.startswith("LEANING A [O1]")
-    assert tally.dedupe(["O1", "O2", "O3"]) == ["O1", "O2", "O3"]
+    assert verdict.kind == "LEANING" and verdict.choice == "O1" and verdict.text.startswith("LEANING: A [O1]")
+    assert tally.places(["O1", "O2", "O3"]) == [(1, "O1"), (2, "O2"), (3, "O3")]
     assert [o.label for o in opts("Option A", "Option B")] == ["Option A", "Option B"]
 
 
@@ -113,8 +113,13 @@ def test_a_hedge_is_undecided_and_never_makes_a_consensus(label: str) -> None:
     ("Stance: undecided — zależy od danych", "undecided"),
 ])
 def test_the_stance_line_reads_in_the_discussions_language(line: str, choice: str) -> None:
+    """For and against are read only where no option is listed; beside a list they name none of its options."""
     data = stances.parse(f"Text.\n{line}")
-    assert data is not None and stances.record(data, opts(ADOPT))["choice"] == choice
+    on_table = opts(ADOPT)
+    assert data is not None
+    assert stances.record(data, on_table if choice.startswith("O") else [])["choice"] == choice
+    if choice in ("for", "against"):
+        assert stances.record(data, on_table)["choice"] == "unreadable"
 
 
 def test_anything_else_is_undecided_unreadable_and_shown_so() -> None:
@@ -129,9 +134,9 @@ def test_anything_else_is_undecided_unreadable_and_shown_so() -> None:
 def test_the_contrarian_neither_makes_nor_blocks_a_consensus() -> None:
     known = opts(ADOPT)
     blocks = state([*EXPERTS[:2], CONTRARIAN], [listed(known), said("ana", "O1", known), said("ben", "O1", known),
-                                                said("contrarian", "against", known)])
+                                                said("contrarian", "undecided", known)])
     verdict = stances.of_rows(stances.table(blocks, 1), shown={"O1": ADOPT})
-    assert verdict.kind == "CONSENSUS" and "the Contrarian (not counted): against" in verdict.text
+    assert verdict.kind == "CONSENSUS" and "the Contrarian (not counted): undecided" in verdict.text
     makes = state([EXPERTS[0], CONTRARIAN], [listed(known), said("ana", "O1", known),
                                              said("contrarian", "O1", known)])
     assert stances.of_rows(stances.table(makes, 1)).kind == "LEANING"  # one counted persona is no consensus
@@ -171,7 +176,7 @@ def test_an_owner_ranking_do_not_adopt_first_is_never_recorded_as_adopt() -> Non
                                                                                    ("O2", "works")])],
               flow="meeting")
     ballots, _, unmatched = meeting.owner_ballots(s)
-    assert ballots["Dana"] == ["O2"] and unmatched["Dana"] == [DO_NOT]
+    assert ballots["Dana"] == ["", "O2"] and unmatched["Dana"] == [DO_NOT]  # #1 stays unmatched: O2 is #2
 
 
 def test_each_items_reason_comes_from_the_owners_who_ranked_it_highest_and_the_heading_follows_the_verdict() -> None:
@@ -200,11 +205,11 @@ def test_the_moderator_sees_the_tally_before_writing_dissents_and_the_vote_asks_
                                               ranked("eli", [("O1", "c")])], flow="meeting")
     summary = meeting.tally_summary(s)
     assert "1. Mobile app [O2]: average rank" in summary or "1. Billing fixes [O1]: average rank" in summary
-    assert "Dana ranked: Mobile app [O2], Billing fixes [O1]" in summary
+    assert "Dana ranked: #1 Mobile app [O2], #2 Billing fixes [O1]" in summary
     plan = TurnPlan(key="d:r3:final", round=3, step=2, phase=Phase.FINAL_SYNTHESIS, persona_key="moderator")
     assert summary in meeting.Meeting().task(s, plan, meeting.MODERATOR)  # before it writes the dissents
     vote = RankedVote(ranking=[RankedItem(item="O2", why="users wait", domain="Mobile")], stance="s", label="O2")
-    assert "**Mobile app** [O2] _(affects Mobile)_ — users wait" in closings.ranking_text(vote, fixed)
+    assert "1. **Mobile app** [O2] _(affects Mobile)_ — users wait" in closings.ranking_text(vote, fixed)
 
 
 def test_a_middle_round_opens_with_the_positions_of_the_round_before() -> None:
@@ -227,7 +232,9 @@ PAIRS = [
     ("Billing", "Billing rewrite"), ("Rewrite billing", "Rewrite billing in Rust"),
 ]
 HEDGES = ["undecided, leaning for", "not sure", "it depends", "no position", "n/a", "unentschieden", "weiß nicht"]
-WORDS = {"for": "for", "against": "against", "dafür": "for", "dagegen": "against", "undecided": "undecided"}
+# Beside a list, for and against name none of its options: which one would "for" be?
+WORDS = {"for": "unreadable", "against": "unreadable", "dafür": "unreadable", "dagegen": "unreadable",
+         "undecided": "undecided"}
 
 
 @st.composite

@@ -133,13 +133,14 @@ def test_the_text_without_its_stance_line_is_one_line() -> None:
 def test_a_statement_records_its_stance_line_its_words_and_who_wrote_it() -> None:
     data = seats.answer_data(Phase.STATEMENT, "  We should trial it.\nStance: O1 — the trial  ", "against", DANA, True)
     assert data == {"text": "We should trial it.\nStance: O1 — the trial", "written_by": "U1",
-                    "written_by_name": "Dana", "stance": "the trial", "label": "o1", "builds_on_earlier": True,
+                    "written_by_name": "Dana", "stance": "the trial", "label": "O1", "builds_on_earlier": True,
                     "proposes_synthesis": False, "open_question": ""}
 
 
 def test_without_a_stance_line_the_menus_pick_then_undecided_is_the_stance() -> None:
     picked = seats.answer_data(Phase.STATEMENT, "We  should\ntrial it.", "Against", DANA, True)
-    assert (picked["label"], picked["stance"]) == ("against", "We should trial it.")
+    # Kept as written (a `new:` option keeps its case); what it names is read without regard to case.
+    assert (picked["label"], picked["stance"]) == ("Against", "We should trial it.")
     assert seats.answer_data(Phase.STATEMENT, "Maybe.", "", DANA, True)["label"] == "undecided"
     assert len(seats.answer_data(Phase.STATEMENT, "w " * 300, "", DANA, True)["stance"]) == 200
     assert seats.answer_data(Phase.STATEMENT, "Maybe.", "x" * 60, DANA, True)["label"] == "x" * 40

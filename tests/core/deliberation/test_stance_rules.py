@@ -75,14 +75,14 @@ def test_the_stance_line_is_cut_to_size() -> None:
     (["for", "for"], ["for"], "CONSENSUS: for"),
     (["for", "for"], ["for", "against"], "SPLIT"),  # one of two did not choose otherwise: that is not most
     (["for", "for"], ["against"], "SPLIT"),  # the personas agree, most people who voted chose otherwise
-    (["for"], None, "LEANING for"),  # a consensus takes at least two
+    (["for"], None, "LEANING: for"),  # a consensus takes at least two
     (["undecided", "unreadable", ""], None, "NO VERDICT"),
     (["undecided", "unreadable"], ["O1", "O1"], "NO VERDICT"),
-    (["for", "against", "for"], None, "LEANING for"),
+    (["for", "against", "for"], None, "LEANING: for"),
     (["for", "against", "O1", "O2"], None, "SPLIT"),
     (["for", "for", "against", "against"], None, "SPLIT"),  # half is no majority
     (["undecided", "undecided", "for"], None, "SPLIT"),  # one of three is no majority
-    (["for", "for", ""], None, "LEANING for"),  # a persona without a stance is undecided, and counts
+    (["for", "for", ""], None, "LEANING: for"),  # a persona without a stance is undecided, and counts
 ])
 def test_the_verdict(labels: list[str], people: list[str] | None, kind: str) -> None:
     said = stances.verdict(labels, people)

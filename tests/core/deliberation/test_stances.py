@@ -27,13 +27,14 @@ def test_the_table_shows_each_latest_stance_and_what_changed_since_the_last_roun
         ("Ana", "for", "unchanged"), ("Ben", "for", "was against"), ("Cy", "undecided", "new")]
     text = stances.text(rows, 2)
     assert "- Ben: **for** (was against) — convinced by Ana" in text
-    assert text.endswith("**Verdict:** LEANING for — personas: for 2 · undecided 1 of 3; people: no votes")
+    assert text.endswith("**Verdict:** LEANING: for — personas: for 2 · undecided 1 of 3; people: no votes")
 
 
 def test_consensus_needs_every_ballot_personas_and_people_alike() -> None:
     assert stances.verdict(["for", "for", "for"]) == "CONSENSUS: for — personas: for 3 of 3; people: no votes"
-    assert stances.verdict(["for", "for", "undecided"]).startswith("LEANING for")
-    assert stances.verdict(["for", "against"]) == "SPLIT — personas: for 1 · against 1 of 2; people: no votes"
+    assert stances.verdict(["for", "for", "undecided"]).startswith("LEANING: for")
+    assert stances.verdict(["for", "against"]) == \
+        "SPLIT — personas: split 1-1 — for 1 · against 1 of 2; people: no votes"
     assert stances.verdict(["for", "for"], ["O1", "O2"]).startswith("SPLIT: the personas agree on for")
     assert stances.verdict(["for", "for"], ["for", "O2", "for"]).startswith("CONSENSUS")
     assert stances.verdict(["for"]).startswith("LEANING")  # one voice is not a consensus

@@ -3,12 +3,12 @@ items are option ids compared exactly."""
 
 from __future__ import annotations
 
-from core.deliberation.tally import MISSING_RANK, Tallied, dedupe, first_choices, tally
+from core.deliberation.tally import MISSING_RANK, Tallied, first_choices, places, tally
 
 
 def test_items_are_ids_never_merged_by_their_words() -> None:
     """"Option A" is not "Option B", "A" is not "a", and no article is dropped: ids are compared exactly."""
-    assert dedupe(["A", "B", "C", "A", ""]) == ["A", "B", "C"]
+    assert places(["A", "B", "C", "A", ""]) == [(1, "A"), (2, "B"), (3, "C")]
     assert [t.item for t in tally({"ana": ["A", "B"], "ben": ["A"]})] == ["A", "B"]
     assert first_choices({"ana": ["A"], "ben": ["a"]}) == ["A", "a"]
 
@@ -32,14 +32,14 @@ def test_ties_go_to_first_places_then_to_voters_then_by_name() -> None:
     assert {t.item: (t.average, t.firsts, t.voters) for t in more_voters}["Q"] == ((2 + 1 + 6) / 3, 1, 2)
 
 
-def test_only_a_voters_first_five_items_count_once_each() -> None:
-    """A repeat takes no place of its own (an item listed twice never ranks itself lower): five items count."""
+def test_only_a_voters_first_five_places_count_and_a_repeat_keeps_its_place() -> None:
+    """A repeat counts for none and keeps its place (nothing below it moves up): the first five places count."""
     result = tally({"ana": ["apex", "apex", "b", "c", "d", "e", "f"], "ben": ["apex", ""]})
     assert result[0].item == "apex"
-    assert {t.item for t in result} == {"apex", "b", "c", "d", "e"}  # f is the sixth item
+    assert {t.item for t in result} == {"apex", "b", "c", "d"}  # e is the sixth place
+    assert {t.item: t.average for t in result}["b"] == (3 + 6) / 2  # b stays third, never moved up to second
     first = result[0]
     assert (first.average, first.firsts, first.voters) == (1.0, 2, 2)
-    assert {t.item: t.average for t in result}["b"] == (2 + 6) / 2  # b is ana's second item
     five = tally({"ana": ["apex", "b", "c", "d", "e", "f"]})
     assert [t.item for t in five] == ["apex", "b", "c", "d", "e"] and five[-1].average == 5.0
 

@@ -43,7 +43,8 @@ def test_people_who_voted_otherwise_deny_a_consensus() -> None:
     assert stances.verdict(["for", "for", "for"], ["for", "for", "against"]).startswith("CONSENSUS: for")
     # The people's side is shown in the personas' terms: the option's label and its id.
     shown = stances.verdict(["O1", "O1"], ["O1", "O2"], {"O1": "Ship it", "O2": "Wait"})
-    assert "personas: Ship it [O1] 2 of 2" in shown and "people: Ship it [O1] 1 · Wait [O2] 1 of 2" in shown
+    assert "personas: Ship it [O1] 2 of 2" in shown and "people: split 1-1 — Ship it [O1] 1 · Wait [O2] 1 of 2" in shown
+    assert shown.startswith("SPLIT: the personas agree on Ship it [O1]; the people who voted are split 1-1")
 
 
 def test_no_stances_and_no_votes_are_said_so() -> None:
@@ -54,7 +55,7 @@ def test_no_stances_and_no_votes_are_said_so() -> None:
 def test_an_item_listed_twice_in_one_ranking_counts_once_at_its_best_place() -> None:
     ranked = tally.tally({"A": ["O1", "O2", "O1"], "B": ["O2", "O1"]})
     assert {t.item: t.voters for t in ranked} == {"O1": 2, "O2": 2}
-    assert tally.dedupe(["O1", "O2", "O1", ""]) == ["O1", "O2"]
+    assert tally.places(["O1", "O2", "O1", ""]) == [(1, "O1"), (2, "O2")]
 
 
 # Property tests -------------------------------------------------------------------------------------------
@@ -97,4 +98,4 @@ def test_the_tally_lists_each_id_once_with_sane_ranks(ballots: dict[str, list[st
     assert len(items) == len(set(items)) and "" not in items
     assert all(1 <= t.average <= tally.MISSING_RANK and 0 <= t.firsts <= t.voters <= len(ballots) for t in ranked)
     assert [t.average for t in ranked] == sorted(t.average for t in ranked)
-    assert sum(t.firsts for t in ranked) == sum(1 for items in ballots.values() if tally.dedupe(items))
+    assert sum(t.firsts for t in ranked) == sum(1 for items in ballots.values() if items and items[0])

@@ -44,11 +44,20 @@ async def test_a_picked_stance_is_recorded_as_one_lower_case_label(world: World)
 
 async def test_the_in_person_note_names_the_stance_the_turn_recorded(world: World) -> None:
     did = await meeting_with_dana(world)
-    await say(world, did, "Invoices break every week.\nStance: billing first — fix invoices")
+    await say(world, did, "Invoices break every week.\nStance: new: Billing first — fix invoices")
     [mine] = [t for t in (await state_of(world, did)).turns if (t.data or {}).get("written_by") == "U1"]
     assert mine.data is not None
     note = next(p for p in world.posts(did) if p.key == f"{mine.key}:in")
-    assert note.text.endswith(f"Stance: **{mine.data['label']}**.")
+    assert note.text.endswith(f"Stance: {mine.data['choice']} (Billing first).")
+
+
+async def test_an_unreadable_stance_is_answered_never_echoed_as_accepted(world: World) -> None:
+    did = await meeting_with_dana(world)
+    await say(world, did, "Invoices break every week.\nStance: b). — fix invoices")
+    [mine] = [t for t in (await state_of(world, did)).turns if (t.data or {}).get("written_by") == "U1"]
+    assert mine.data is not None and mine.data["choice"] == "unreadable"
+    note = next(p for p in world.posts(did) if p.key == f"{mine.key}:in")
+    assert "I couldn't read an option in that (“b)”)" in note.text and "Stance: b" not in note.text
 
 
 async def test_a_reply_from_someone_without_a_seat_is_a_comment_not_the_seats_turn(world: World) -> None:

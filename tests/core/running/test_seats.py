@@ -118,7 +118,7 @@ async def test_a_seated_persons_meeting_ranking_is_the_owners_ballot(world: Worl
     state = await state_of(world, did)
     assert state.discussion.status == Status.DONE
     ballots, _, unmatched = meeting.owner_ballots(state)
-    assert ballots["Dana"] == [fixed[1].id, fixed[0].id] and unmatched["Dana"] == ["Not the platform"]
+    assert ballots["Dana"] == [fixed[1].id, fixed[0].id, ""] and unmatched["Dana"] == ["Not the platform"]
     assert set(ballots) == {"Dana", "Eli", "Fay"}
     recommendation = next(p.text for p in world.posts(did) if "**Council Recommendation**" in p.text)
     assert f"{fixed[1].label} [{fixed[1].id}]" in recommendation
