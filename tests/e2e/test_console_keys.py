@@ -43,7 +43,9 @@ def test_ctrl_c_stops_at_a_safe_point_exports_and_the_resume_finishes(tmp_path: 
 
 
 def test_a_second_ctrl_c_quits_at_once_and_still_says_how_to_resume(tmp_path: Path) -> None:
-    term = Terminal(tmp_path, "--rounds", "1", "--pace", "2")
+    # Paced slowly: the second Ctrl-C must land before the turn the first one waits for ends (at 2 s a step a
+    # loaded machine let the pause take effect first, and the resume then had no pause to call off).
+    term = Terminal(tmp_path, "--rounds", "1", "--pace", "8")
     term.wait("is thinking")
     ctrl_c(term)
     term.wait("Stopping at the next safe point")
