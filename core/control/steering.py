@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from core.control import commands as c
 from core.control.desk import Desk
 from core.control.replies import Reply, UserError
-from core.deliberation import engine
+from core.deliberation import engine, question
 from core.models import NEXT_ACTION_LABELS, Discussion, NextAction, Phase, Status, TurnStatus
 from core.running.driver import Driver, load_state
 from core.running.effects import close_polls, save_discussion
@@ -52,6 +52,7 @@ class Steering(Desk):
                 d.round_topic = topic.strip() or (ideas[0] if ideas else d.round_topic)
             elif action == NextAction.DIFFERENT_TOPIC:
                 d.round_topic = topic.strip() or (ideas[1] if len(ideas) > 1 else d.topic)
+                question.open_new(d)  # the old topic's options leave the table; the record keeps them
         # The choice first, then what it sets off (the round's polls closed, the header's "Running"), so the
         # thread reads in the order things happened.
         detail = f": {d.round_topic}" if action in (NextAction.DEEP_DIVE, NextAction.DIFFERENT_TOPIC) else ""

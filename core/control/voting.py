@@ -10,6 +10,7 @@ from core.control import commands as c
 from core.control.desk import Desk
 from core.control.guard import ASKER, Guard
 from core.control.replies import Reply, UserError
+from core.deliberation import closings
 from core.models import Ballot, Discussion, Poll
 from core.running.driver import Driver
 from core.running.effects import close_poll, refresh_verdict
@@ -34,6 +35,9 @@ class Voting(Desk):
                 raise UserError("This poll is closed; it shows its final counts.")
             if not 0 <= cmd.choice < len(poll.options):
                 raise UserError("That option is not on this poll.")
+            said = closings.repeated_place(await tx.round_ballots(d.id, poll.round), poll, cmd.user_id, cmd.choice)
+            if said:
+                raise UserError(said)
             await tx.cast(Ballot(poll_id=poll.id, voter_id=cmd.user_id, voter_name=cmd.user_name or cmd.user_id,
                                  choice=cmd.choice, created_at=now))
             await self._queue_tally(tx, d, poll, now)

@@ -7,6 +7,7 @@ import pytest
 
 from bot.wiring import App
 from core.control import commands as c
+from core.control.replies import UserError
 from core.deliberation.schemas import RankedItem, RankedVote
 from core.ports import Prompt, T, Usage
 from tests.core.conftest import C1, settle, start
@@ -52,3 +53,20 @@ async def test_owners_naming_no_option_still_leave_people_the_whole_list_to_rank
     assert "_2 people ranked" in closed
     verdict = closed.split("**Verdict:** ")[1]
     assert verdict.startswith("NO VERDICT") and " of 2" in verdict.split("people:")[1]  # Sam and Ria, once each
+
+
+async def test_the_same_option_for_two_places_is_refused_with_a_message(
+        app: App, chat: RecordingChat, llm: OwnersOffTheList) -> None:
+    reply = await app.service.handle(start(topic="What should the card game fix first?", flow="meeting"))
+    await settle(app)
+    did = reply.discussion_id
+    async with app.store.tx() as tx:
+        first, second = [p for p in await tx.polls(did) if ":rank" in p.key][:2]
+    await app.service.handle(c.CastBallot(**C1, poll_id=first.id, choice=0, user_id="U2", user_name="Sam"))
+    with pytest.raises(UserError) as refused:
+        await app.service.handle(c.CastBallot(**C1, poll_id=second.id, choice=0, user_id="U2", user_name="Sam"))
+    assert str(refused.value), "the refusal says why"
+    async with app.store.tx() as tx:
+        assert [b.voter_id for b in await tx.ballots(second.id) if not b.is_ai] == []  # nothing was recorded
+    # Another option for the second place is taken.
+    await app.service.handle(c.CastBallot(**C1, poll_id=second.id, choice=1, user_id="U2", user_name="Sam"))
