@@ -186,9 +186,8 @@ class Council:
         reply = await self.execute(intent, place, client, announce=not quiet)
         if reply is None or not message.get("ts"):
             return
+        # A round's choice is settled by the core's edit of its message (the outbox); these only here.
         note = SETTLE_NOTES.get(action["action_id"])
-        if isinstance(intent, c.ChooseNextAction) and action["action_id"].startswith("next:"):
-            note = f"chose *{NEXT_ACTION_LABELS[intent.action]}*"
         if note:  # done: settling the buttons is cosmetic, and its failure must not ask for another click
             try:
                 who = (await self.who(client, place))[0].user_name
