@@ -13,6 +13,7 @@ from tests.fakes.discord_hooks import (
 )
 from tests.fakes.discord_routes import (
     active_threads,
+    add_reaction,
     application,
     create_message,
     edit_channel,
@@ -27,7 +28,6 @@ from tests.fakes.discord_routes import (
     start_forum_post,
     start_thread,
     typing,
-    add_reaction,
 )
 
 SNOW = r"\d+"
