@@ -225,6 +225,7 @@ class HumanMessage(BaseModel):
     needs_answer: bool = False  # arrived between rounds: someone answers it within one turn
     answered: bool = False
     created_at: datetime
+    ref: str = ""  # the message on the platform (Slack ts, Discord message id): marked once a turn answers it
 
 
 class Poll(BaseModel):
@@ -308,7 +309,8 @@ class Post(BaseModel):
     """What the core asks a platform to show; each adapter renders it natively."""
 
     # "document": the discussion's living synthesis (a Slack canvas, a synthesis.md on Discord), rewritten in place
-    kind: Literal["header", "turn", "notice", "choice", "poll", "synthesis", "error", "document"]
+    # "reaction": a mark (its text: "answered") on a person's message (`reacts_to`), not a message of its own
+    kind: Literal["header", "turn", "notice", "choice", "poll", "synthesis", "error", "document", "reaction"]
     key: str  # idempotency key, attached to the platform message
     replaces: str = ""  # key of an earlier post to edit in place instead of posting anew
     text: str
@@ -322,6 +324,7 @@ class Post(BaseModel):
     page_url: str = ""  # the discussion's web page (signed link), added when the post is sent
     files: list[PostFile] = Field(default_factory=list)  # charts, added when the post is sent (never stored)
     state: str = ""  # a header's line on where the discussion stands (status, round, spend, what it waits for)
+    reacts_to: str = ""  # a reaction's target: the platform ref of the person's message it marks
 
 
 class Schedule(BaseModel):

@@ -30,6 +30,9 @@ SCAN_LIMIT = 100
 FILES_REFUSED = "-# (charts left out: I may not attach files in this channel; give me *Attach Files* to see them)"
 
 
+REACTIONS = {"heard": "👀", "answered": "✅"}  # a mark on a person's message, by its name
+
+
 @dataclass(frozen=True)
 class Ref:
     """Where a post lives: `<message id>` for a header (its id is the thread's), else `<channel>:<ids>[:<hook>]`."""
@@ -103,6 +106,13 @@ class DiscordChat:
             raise
 
     async def _publish(self, discussion: Discussion, post: Post) -> str:
+        if post.kind == "reaction":  # a mark on a person's message (Add Reactions), no message of its own
+            where = Ref.parse(post.reacts_to, discussion)
+            try:
+                await self.http.add_reaction(int(where.channel), int(where.ids[0]), REACTIONS[post.text])
+            except (discord.NotFound, discord.Forbidden) as exc:  # deleted since, or no Add Reactions: a courtesy
+                log.warning("could not mark %s as %s: %s", post.reacts_to, post.text, exc)
+            return post.reacts_to
         if post.kind == "document":
             target = discussion.thread_ref or discussion.channel
             try:

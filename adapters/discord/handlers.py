@@ -12,7 +12,7 @@ from discord.app_commands import Choice
 
 from adapters.discord import access, tags
 from adapters.discord import translate as t
-from adapters.discord.chat import DiscordChat
+from adapters.discord.chat import REACTIONS, DiscordChat
 from adapters.discord.render import times
 from adapters.discord.views import confirm_view, modify_modal, reply_modal, settled_view, settles
 from core.control import commands as c
@@ -341,13 +341,19 @@ class Handlers:
         who = t.Who(user_id=str(message.author.id), user_name=message.author.display_name,
                     guild_id=str(message.guild.id), channel_id=str(parent),
                     roles=tuple(str(r.id) for r in getattr(message.author, "roles", ())))
-        cmd = t.human_message(message.content, str(message.id), str(bot_id), who, d.id)
+        cmd = t.human_message(message.content, str(message.id), str(bot_id), who, d.id, str(message.channel.id))
         if cmd is None:
             return
         try:
-            await self.service.handle(cmd)
+            reply = await self.service.handle(cmd)
         except UserError as exc:
             log.info("reply in %s not taken: %s", d.id, exc)
+            return
+        if not reply.duplicate and reply.discussion_id:  # queued for a turn: 👀 at once (Add Reactions)
+            try:
+                await message.add_reaction(REACTIONS["heard"])
+            except discord.HTTPException as exc:  # a courtesy: the message is stored whatever becomes of its mark
+                log.warning("could not mark a reply in %s as heard: %s", d.id, exc)
 
     async def _parent(self, channel: Any) -> int | None:
         """The text channel a thread belongs to (None when this is not a thread)."""

@@ -411,14 +411,14 @@ def person_id(raw: str) -> str | None:
 
 
 def human_message(
-    content: str, message_id: str, bot_id: str, who: Who, discussion_id: str
+    content: str, message_id: str, bot_id: str, who: Who, discussion_id: str, thread_id: str = ""
 ) -> c.PostHumanMessage | None:
     """A thread reply; a leading @mention of the bot is dropped. None when nothing readable is left."""
     text = re.sub(rf"<@!?{re.escape(bot_id)}>", "", content).strip() if bot_id else content.strip()
     if not text:
         return None
     return c.PostHumanMessage(discussion_id=discussion_id, text=text, event_id=f"discord:{message_id}",
-                              **who.fields())
+                              ref=f"{thread_id}:{message_id}" if thread_id else "", **who.fields())
 
 
 def _int(value: Any) -> int | None:

@@ -26,7 +26,7 @@ PER_MINUTE = {
     "chat.postEphemeral": 100, "chat.getPermalink": 100, "users.info": 100, "views.open": 100, "views.update": 100,
     "views.publish": 100, "files.getUploadURLExternal": 100, "files.completeUploadExternal": 100,
     "canvases.create": 20, "conversations.canvases.create": 20, "canvases.edit": 50, "canvases.access.set": 50,
-    "auth.test": 100, "apps.connections.open": 1,
+    "auth.test": 100, "apps.connections.open": 1, "reactions.add": 50,
 }
 UNNAMED = 50.0
 # Commercially distributed apps outside the Slack Marketplace: thread and history reads are 1 call a minute (and

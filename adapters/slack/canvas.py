@@ -119,10 +119,9 @@ class Canvases:
             self._remember(d, error, str(exc.response.get("needed") or ""))
             log.warning("canvas %s of %s not updated: %s", ref, d.id, error)
             return
-        if not shared:
+        if not shared or not was_unshared:  # one notice per discussion: its link, already in the thread, still serves
             return
-        text = ("📄 The synthesis, the stance table and the open questions are kept in a canvas: [{title}]({url})."
-                if was_unshared else "📄 The canvas is updated: [{title}]({url}).")
+        text = "📄 The synthesis, the stance table and the open questions are kept in a canvas: [{title}]({url})."
         await self._link(client, d, ref, f"{post.key}:updated", text, post.title)
 
     async def _create(self, client: AsyncWebClient, d: Discussion, post: Post) -> str:

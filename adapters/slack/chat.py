@@ -41,6 +41,7 @@ FOREVER = {
     "token_revoked": "the app's token was revoked",
     "invalid_auth": "the app's token is no longer valid",
 }
+REACTIONS = {"heard": "eyes", "answered": "white_check_mark"}  # a mark on a person's message, by its name
 LIVE_GAP_S = 1.0  # live-text edits per channel at most this often, whatever the number of turns writing at once
 
 
@@ -54,6 +55,27 @@ async def _for_good() -> AsyncIterator[None]:
         if error in FOREVER:
             raise CannotPost(FOREVER[error]) from exc
         raise
+
+
+async def add_reaction(client: AsyncWebClient, channel: str, ts: str, mark: str) -> None:
+    """A mark on a person's message (reactions.add, scope reactions:write); one already there is no error, nor a
+    message deleted since or an install from before the scope (logged: the mark is a courtesy)."""
+    try:
+        async with _for_good():
+            await client.reactions_add(channel=channel, timestamp=ts, name=REACTIONS[mark])
+    except SlackApiError as exc:
+        error = exc.response.get("error")
+        if error == "already_reacted":
+            return
+        if error in ("message_not_found", "no_item_specified", "missing_scope"):
+            log.warning("could not mark %s in %s as %s: %s", ts, channel, mark, error)
+            return
+        raise
+
+
+def caption(post: Post) -> str:
+    """A chart message's one line: what its charts are (their titles); each chart's alt text stays on its file."""
+    return escape("📊 " + " · ".join(f.title or f.name for f in post.files))[:300]
 
 
 def as_app(args: dict[str, Any]) -> dict[str, Any]:
@@ -98,6 +120,9 @@ class SlackChat:
 
     # ChatPort ---------------------------------------------------------------------------------------
     async def publish(self, discussion: Discussion, post: Post) -> str:
+        if post.kind == "reaction":  # a mark on a person's message, no message of its own
+            await self.react(discussion, post.reacts_to, post.text)
+            return post.reacts_to
         if post.kind == "document":
             return await self.canvases.publish(discussion, post)
         client = await self.client_for(discussion.workspace)
@@ -142,7 +167,7 @@ class SlackChat:
                    for f in post.files]
         try:
             await client.files_upload_v2(channel=channel, thread_ts=thread_ts or None, file_uploads=uploads,
-                                         initial_comment=escape(" ".join(f.alt for f in post.files))[:3000])
+                                         initial_comment=caption(post))
         except SlackApiError as exc:
             log.warning("could not upload the charts of %s: %s", post.key, exc.response.get("error"))
         except Exception:
@@ -164,9 +189,8 @@ class SlackChat:
             log.warning("Slack refused the blocks of %s (%s); editing in its lines as plain sections", post.key,
                         exc.response.get("error"))
             await edit_plain(client, discussion.channel, discussion.thread_ref or ref, ref, messages[0].args())
-        if post.kind == "header":  # a roster turn's result is the header itself: its key names the turn
-            await self._settle_placeholders(discussion, "{name} assembled the council: the roster is above.",
-                                            named_by=post.key)
+        if post.kind == "header":  # a roster turn's result is the header itself: its placeholder just goes
+            await self._settle_placeholders(discussion, "", named_by=post.key)
         parts = self._index.get(discussion.id, ThreadIndex()).posts.pop(post.key, None)
         if parts is None:
             return
@@ -217,6 +241,11 @@ class SlackChat:
             log.debug("live text of %s skipped: no chat.update left in the budget", key)
         finally:
             PRIORITY.reset(marked)
+
+    async def react(self, discussion: Discussion, ts: str, mark: str) -> None:
+        """A reaction on a person's message (reactions.add, scope reactions:write): "heard" (👀) as it is queued,
+        "answered" (✅, through the outbox) once a turn answered it. One already there is no error."""
+        await add_reaction(await self.client_for(discussion.workspace), discussion.channel, ts, mark)
 
     async def retract(self, discussion: Discussion, ref: str) -> None:
         """Delete a placeholder a dead process left (chat.delete: the app's own message)."""
@@ -411,8 +440,9 @@ class SlackChat:
         return index.placeholders.pop(post.key, None) if index is not None else None
 
     async def _settle_placeholders(self, discussion: Discussion, text: str, named_by: str | None = None) -> None:
-        """Placeholders whose turns bring no post of their own: a blocked step, the roster in the header (only
-        the turn a header's key names: a header redrawn for a pause leaves the turns being written alone)."""
+        """Placeholders whose turns bring no post of their own: a blocked step (its note), the roster in the header
+        (no `text`: removed, the header says it; only the turn a header's key names: a header redrawn for a pause
+        leaves the turns being written alone)."""
         client = await self.client_for(discussion.workspace)
         for key, (name, task) in list(self._thinking.get(discussion.id, {}).items()):
             if named_by is not None and not named_by.endswith(f":{key}"):
@@ -420,7 +450,7 @@ class SlackChat:
             self._forget_placeholder(discussion.id, key)
             with contextlib.suppress(Exception):
                 ts = await task
-                if ts and not await self._fill(client, discussion.channel, ts, note(text.format(name=name))):
+                if ts and not (text and await self._fill(client, discussion.channel, ts, note(text.format(name=name)))):
                     await self._remove(client, discussion.channel, ts)  # no edit to spare: the note is a courtesy
 
     def _forget_placeholder(self, discussion_id: str, key: str) -> None:

@@ -18,7 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack import context, extras, forms
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
-from adapters.slack.chat import ClientFor
+from adapters.slack.chat import ClientFor, add_reaction
 from adapters.slack.clients import Users, dismiss, ephemeral
 from adapters.slack.markup import escape, mrkdwn
 from adapters.slack.member import channels_of
@@ -29,7 +29,7 @@ from adapters.slack.render import render, settled
 from adapters.slack.views import notice_view, roster_view, start_view
 from core.control import commands as c
 from core.control.service import Reply, UserError, list_text
-from core.models import NEXT_ACTION_LABELS, Discussion, NextAction, Persona, Status
+from core.models import Discussion, NextAction, Persona, Status
 from core.showing import posts
 
 log = logging.getLogger(__name__)
@@ -186,9 +186,8 @@ class Council:
         reply = await self.execute(intent, place, client, announce=not quiet)
         if reply is None or not message.get("ts"):
             return
+        # A round's choice is settled by the core's edit of its message (the outbox); these only here.
         note = SETTLE_NOTES.get(action["action_id"])
-        if isinstance(intent, c.ChooseNextAction) and action["action_id"].startswith("next:"):
-            note = f"chose *{NEXT_ACTION_LABELS[intent.action]}*"
         if note:  # done: settling the buttons is cosmetic, and its failure must not ask for another click
             try:
                 who = (await self.who(client, place))[0].user_name
@@ -316,7 +315,12 @@ class Council:
             text = tr.strip_mention(event.get("text") or "", bot_user_id) if mentioned else event.get("text") or ""
             cmd = tr.human_message({**event, "text": text}, event_id, d.id, who)
             if cmd is not None:
-                await self.execute(cmd, place, client, announce=False)
+                reply = await self.execute(cmd, place, client, announce=False)
+                if reply is not None and not reply.duplicate and reply.discussion_id:  # queued for a turn: 👀
+                    try:  # a courtesy: the message is stored whatever becomes of its mark
+                        await add_reaction(client, place.channel, cmd.ref, "heard")
+                    except Exception:
+                        log.warning("could not mark a reply as heard", exc_info=True)
 
     # beyond the thread (adapters/slack/extras.py) ------------------------------------------------------
     async def home(self, team: str, user: str, client: AsyncWebClient) -> None:

@@ -37,7 +37,7 @@ EVENTS_PATH = "/slack/events"
 # the :read scopes let it ask whether it is in a conversation before starting one there.
 BOT_SCOPES = ["commands", "chat:write", "chat:write.customize", "app_mentions:read", "channels:history",
               "groups:history", "channels:join", "channels:read", "groups:read", "im:read", "mpim:read",
-              "users:read", "usergroups:read", "files:write", "canvases:write"]
+              "users:read", "usergroups:read", "files:write", "canvases:write", "reactions:write"]
 
 
 class ClosableCore(CoreApp, Protocol):

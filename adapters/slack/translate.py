@@ -424,7 +424,7 @@ def human_message(event: dict[str, Any], event_id: str, discussion_id: str, who:
     if not text:
         return None
     return c.PostHumanMessage(discussion_id=discussion_id, text=text, event_id=event_id or event.get("ts", ""),
-                              **who.fields())
+                              ref=str(event.get("ts") or ""), **who.fields())
 
 
 def thread_context(messages: list[dict[str, Any]], names: dict[str, str], limit: int = 6000,

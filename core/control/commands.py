@@ -85,6 +85,7 @@ class PostHumanMessage(Command):
     discussion_id: str
     text: str
     event_id: str = ""
+    ref: str = ""  # the person's message on the platform: marked (a reaction) once a turn answers it
 
 
 class CheckClaims(Command):

@@ -49,7 +49,7 @@ class People(Desk):
                 HumanMessage(discussion_id=d.id, author_id=cmd.user_id, author_name=cmd.user_name or "someone",
                              text=text[:MAX_HUMAN_CHARS], event_id=cmd.event_id,
                              addressed_to=addressed(text, personas),
-                             needs_answer=owed and not paced, created_at=now)
+                             needs_answer=owed and not paced, created_at=now, ref=cmd.ref)
             )
             closed = d.pending == "final" and any(t.phase == Phase.FINAL_SYNTHESIS and t.status in FINISHED_TURN
                                                   for t in await tx.turns(d.id))

@@ -9,7 +9,7 @@ from core.control import commands as c
 from core.control.desk import Desk
 from core.control.replies import Reply, UserError
 from core.deliberation import engine, question
-from core.models import NEXT_ACTION_LABELS, Discussion, NextAction, Phase, Status, TurnStatus
+from core.models import NEXT_ACTION_LABELS, Discussion, NextAction, Phase, Post, Status, TurnStatus
 from core.running.driver import Driver, load_state
 from core.running.effects import close_polls, save_discussion
 from core.showing.posts import writer_name
@@ -57,8 +57,13 @@ class Steering(Desk):
         # thread reads in the order things happened.
         detail = f": {d.round_topic}" if action in (NextAction.DEEP_DIVE, NextAction.DIFFERENT_TOPIC) else ""
         end = "" if detail.rstrip().endswith((".", "?", "!")) else "."  # a topic that is a question ends itself
-        await self.notice(tx, d, f"{d.id}:r{chosen_round}:chose:{d.resume_count}",
-                          f"➡️ {user_name or 'Someone'} chose **{label}**{detail}{end}")
+        said = f"{user_name or 'Someone'} chose **{label}**{detail}{end}"
+        asked = f"{d.id}:r{chosen_round}:choice:{d.resume_count}"
+        if await tx.has_post(asked):  # one post per event: the choice is shown where it was made, its buttons gone
+            await tx.enqueue(d.id, Post(kind="choice", key=f"{asked}:chosen", replaces=asked,
+                                        text=f"**Round {chosen_round} is complete.** ✅ {said}"), now)
+        else:  # nowhere to show it in place (no choice was posted): a line of its own
+            await self.notice(tx, d, f"{d.id}:r{chosen_round}:chose:{d.resume_count}", f"➡️ {said}")
         if d.round > chosen_round:
             await close_polls(tx, d, now, before_round=d.round, offline=self.driver.llm.offline)
         await save_discussion(tx, d, now)

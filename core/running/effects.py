@@ -53,6 +53,7 @@ from core.models import (
 from core.running.kept import Known
 from core.showing import formats
 from core.showing.document import enqueue_document
+from core.showing.marks import mark_heard
 from core.showing.posts import header_post, header_sig, poll_post, turn_post
 from core.storage.store import Tx
 
@@ -413,6 +414,7 @@ async def record_turn(
         text = mark(text)  # a turn in the speaker's own words (or ballot): all of it theirs
         if plan.phase == Phase.ANSWER and plan.reply_to is not None:
             await tx.mark_answered(plan.reply_to)
+            await mark_heard(tx, d, plan.reply_to, now)
     in_thread = text if in_thread is None else in_thread
     if plan.phase in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS):
         # Read now, not when the synthesis was asked for: a message written while it was being written is one

@@ -545,6 +545,10 @@ class DiscussionRepo(Repo):
         """The ref kept for a post, sent or not ("" when none)."""
         return str((await self.conn.execute(select(t.outbox.c.ref).where(t.outbox.c.key == key))).scalar() or "")
 
+    async def has_post(self, key: str) -> bool:
+        """Whether a post was queued under this key (sent or not)."""
+        return (await self.conn.execute(select(t.outbox.c.id).where(t.outbox.c.key == key))).first() is not None
+
     async def post_ref(self, key: str) -> str | None:
         query = select(t.outbox.c.ref).where(t.outbox.c.key == key, t.outbox.c.sent.is_(True))
         return (await self.conn.execute(query)).scalar()

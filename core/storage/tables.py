@@ -169,6 +169,7 @@ human_messages = Table(
     Column("needs_answer", Boolean, nullable=False, default=False),
     Column("answered", Boolean, nullable=False, default=False),
     Column("created_at", TS, nullable=False),
+    Column("ref", String(64), nullable=False, default=""),  # the person's message, marked once it is answered
 )
 
 # Platform events already handled (Slack retries deliveries; bolt does not deduplicate).

@@ -13,6 +13,7 @@ from tests.fakes.discord_hooks import (
 )
 from tests.fakes.discord_routes import (
     active_threads,
+    add_reaction,
     application,
     create_message,
     edit_channel,
@@ -47,6 +48,7 @@ ROUTES = [
     ("POST", rf"/channels/(?P<cid>{SNOW})/messages/(?P<mid>{SNOW})/threads", start_thread),
     ("POST", rf"/channels/(?P<cid>{SNOW})/threads", start_forum_post),
     ("POST", rf"/channels/(?P<cid>{SNOW})/typing", typing),
+    ("PUT", rf"/channels/(?P<cid>{SNOW})/messages/(?P<mid>{SNOW})/reactions/(?P<emoji>[^/]+)/@me", add_reaction),
     ("GET", rf"/channels/(?P<cid>{SNOW})/webhooks", list_webhooks),
     ("POST", rf"/channels/(?P<cid>{SNOW})/webhooks", create_webhook),
     ("POST", rf"/webhooks/(?P<wid>{SNOW})/(?P<token>[^/]+)", execute_webhook),

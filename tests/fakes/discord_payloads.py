@@ -14,7 +14,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "discord"
 ALL_PERMISSIONS = str((1 << 50) - 1)
 # What the README's invite grants: View Channel, Send Messages, Embed Links, Attach Files, Read Message History,
 # Manage Webhooks, Create Public Threads, Send Messages in Threads.
-INVITE_PERMISSIONS = 309774633984
+INVITE_PERMISSIONS = 309774634048  # the README's invite, Add Reactions (1 << 6) included
 MESSAGE_CONTENT_INTENT = 1 << 15
 FLAG_MESSAGE_CONTENT_LIMITED = 1 << 19
 _counter = itertools.count(1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import urllib.parse
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -355,6 +356,29 @@ async def active_threads(fake: FakeDiscord, request: web.Request, m: Match, body
     threads = [c for c in fake.channels.values() if c["type"] in r.THREADS
                and not c["thread_metadata"]["archived"] and fake.permissions_in(c["id"]) & r.VIEW_CHANNEL]
     return fake.ok({"threads": threads, "members": []})
+
+
+async def add_reaction(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:
+    """PUT .../reactions/{emoji}/@me: needs Read Message History, and Add Reactions unless someone already put
+    this emoji there; 204 whether or not the bot had already reacted (Create Reaction)."""
+    msg = find_message(fake, m["cid"], m["mid"])
+    if m["cid"] not in fake.channels:
+        return fake.error(404, 10003, "Unknown Channel")
+    if (no := refused(fake, m["cid"], r.READ_MESSAGE_HISTORY)) is not None:
+        return no
+    if msg is None:
+        return fake.error(404, 10008, "Unknown Message")
+    emoji = urllib.parse.unquote(m["emoji"])
+    reactions: list[dict[str, Any]] = msg.setdefault("reactions", [])
+    there = next((x for x in reactions if x["emoji"]["name"] == emoji), None)
+    if there is None and (no := refused(fake, m["cid"], r.ADD_REACTIONS)) is not None:
+        return no
+    if there is None:
+        reactions.append({"emoji": {"id": None, "name": emoji}, "count": 1, "me": True})
+    elif not there["me"]:
+        there["count"] += 1
+        there["me"] = True
+    return fake.ok(None, 204)
 
 
 async def typing(fake: FakeDiscord, request: web.Request, m: Match, body: Any) -> web.Response:

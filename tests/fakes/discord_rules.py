@@ -19,7 +19,9 @@ MANAGE_THREADS = 1 << 34
 MANAGE_WEBHOOKS = 1 << 29
 CREATE_PUBLIC_THREADS = 1 << 35
 SEND_MESSAGES_IN_THREADS = 1 << 38
-NAMES = {VIEW_CHANNEL: "View Channel", SEND_MESSAGES: "Send Messages", EMBED_LINKS: "Embed Links",
+ADD_REACTIONS = 1 << 6
+NAMES = {ADD_REACTIONS: "Add Reactions",
+         VIEW_CHANNEL: "View Channel", SEND_MESSAGES: "Send Messages", EMBED_LINKS: "Embed Links",
          ATTACH_FILES: "Attach Files", READ_MESSAGE_HISTORY: "Read Message History",
          MANAGE_WEBHOOKS: "Manage Webhooks", CREATE_PUBLIC_THREADS: "Create Public Threads",
          SEND_MESSAGES_IN_THREADS: "Send Messages in Threads"}

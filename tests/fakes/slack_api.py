@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import time
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
@@ -45,6 +46,7 @@ class Msg:
     user: str = BOT_USER
     bot_id: str | None = BOT_ID
     edits: int = 0
+    reactions: dict[str, list[str]] = field(default_factory=dict)  # name -> users who reacted with it
     files: list[dict[str, Any]] = field(default_factory=list)  # shared with this message (file uploads)
     posted_metadata: dict[str, Any] | None = None  # as it was posted, whatever edits changed since
 
@@ -458,6 +460,23 @@ class FakeSlack(CanvasMethods):
         m.text, m.blocks, m.edits = p.get("text", m.text), p.get("blocks", m.blocks), m.edits + 1
         m.metadata = p.get("metadata", m.metadata)
         return {"ok": True, "channel": m.channel, "ts": m.ts, "text": m.text}
+
+    def m_reactions_add(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        """reactions.add: the message is named by channel and timestamp; the same reaction twice by one user is
+        already_reacted, a name Slack does not know invalid_name, an unknown message message_not_found."""
+        m = self.find(p.get("channel", ""), p.get("timestamp", ""))
+        name = str(p.get("name") or "")
+        if not p.get("channel") or not p.get("timestamp"):
+            return {"ok": False, "error": "no_item_specified"}
+        if m is None:
+            return {"ok": False, "error": "message_not_found"}
+        if not re.fullmatch(r"[a-z0-9_+\-]+", name):
+            return {"ok": False, "error": "invalid_name"}
+        who = m.reactions.setdefault(name, [])
+        if BOT_USER in who:
+            return {"ok": False, "error": "already_reacted"}
+        who.append(BOT_USER)
+        return {"ok": True}
 
     def m_chat_delete(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         m = self.find(p.get("channel", ""), p.get("ts", ""))

@@ -19,7 +19,7 @@ METHOD_TIER = {
     "users.info": 4, "usergroups.users.list": 2, "views.open": 4, "views.update": 4, "views.publish": 4,
     "files.getUploadURLExternal": 4, "files.completeUploadExternal": 4, "users.conversations": 3,
     "canvases.create": 2, "conversations.canvases.create": 2, "canvases.edit": 3, "canvases.access.set": 3,
-    "team.info": 3, "apps.connections.open": 1, "oauth.v2.access": 4,
+    "team.info": 3, "apps.connections.open": 1, "oauth.v2.access": 4, "reactions.add": 3,
 }
 # Commercially distributed apps outside the Marketplace (only they): these two, 1 call a minute and 15 messages a page.
 SCAN_METHODS = ("conversations.history", "conversations.replies")
@@ -38,7 +38,7 @@ SCOPES = {
     "conversations.info": ("channels:read", "groups:read", "im:read", "mpim:read"),
     "conversations.join": ("channels:join",), "users.info": ("users:read",),
     "usergroups.users.list": ("usergroups:read",), "files.getUploadURLExternal": ("files:write",),
-    "files.completeUploadExternal": ("files:write",),
+    "files.completeUploadExternal": ("files:write",), "reactions.add": ("reactions:write",),
 }
 ALL_SCOPES = frozenset(s for needs in SCOPES.values() for s in needs) | {"commands", "chat:write.customize",
                                                                        "app_mentions:read"}

@@ -45,7 +45,8 @@ async def test_next_action_buttons_work_for_anyone_and_say_who_chose(
     assert d.round == 2 and d.status == Status.WAITING
     settled = fake.find("C0001", choice.ts)
     assert settled is not None and not buttons(settled) and "Lee chose *Another round*" in json.dumps(settled.blocks)
-    assert any("Lee chose *Another round*" in m.text for m in fake.thread("C0001", d.thread_ref))
+    said = [m.ts for m in fake.thread("C0001", d.thread_ref) if "chose *Another round*" in json.dumps(m.blocks)]
+    assert said == [choice.ts], "the choice is shown once, in the message where it was made"
     await slack.click(choice.ts, "next:synthesize", f"{d.id}|synthesize", user="U0002")  # a stale click
     await server.idle()
     assert (await only(server)).round == 2

@@ -140,7 +140,8 @@ async def test_a_scheduled_round_of_a_waiting_discussion_is_chosen_in_the_schedu
     following = mark(T0 + timedelta(hours=2), BERLIN, relative=True)
     assert reminder.text == ("⏰ Scheduled round 2 starts now. Reply in this thread: the council hears you in this "
                              f"round. The round after this one: {following}.")
-    assert any(p.text.startswith("➡️ The schedule chose **") for p in chat.posts(did))
+    # Shown once, in the round's choice message it settles (no line of its own).
+    assert [p.replaces for p in chat.posts(did) if "The schedule chose **" in p.text] == [f"{did}:r1:choice:0"]
 
 
 async def round_in_an_hour(app: App, chat: RecordingChat, clock: FakeClock, did: str) -> Post:
