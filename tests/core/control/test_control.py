@@ -252,3 +252,17 @@ async def test_every_command_reaches_its_handler_through_the_service_table(app: 
     assert all(any(h.__self__ is x for x in held) for h in app.service.handlers.values())  # type: ignore[attr-defined]
     with pytest.raises(TypeError, match="no handler for Command"):
         await app.service.handle(c.Command(**C1))
+
+
+async def test_a_different_topic_opens_a_new_question_whose_options_replace_the_old(app: App) -> None:
+    reply = await app.service.handle(start())
+    await settle(app)
+    did = reply.discussion_id
+    await app.service.handle(c.ChooseNextAction(**C1, discussion_id=did, action=NextAction.DIFFERENT_TOPIC,
+                                                topic="Who pays for the pipeline?", after_round=1, user_id="U1",
+                                                user_name="Dana"))
+    await settle(app)
+    async with app.store.tx() as tx:
+        asked = [t.round for t in await tx.turns(did) if t.phase == Phase.QUESTION]
+    assert asked == [2], "round 2 asks the new topic's question (round 1's options came with the roster)"
+    assert (await discussion(app, did)).options.question_round == 2
