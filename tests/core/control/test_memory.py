@@ -156,4 +156,6 @@ async def test_the_record_follows_the_peoples_vote_on_the_final_poll(world: Worl
     posted = sent.updates[-1] if sent.updates else sent.post
     assert f"**Verdict:** {record.verdict}" in posted.text
     found = await world.app.service.handle(c.SearchDecisions(words="trunk", in_channel="C1", user_id="U2", **WHERE))
-    assert f"People: {shown} 3." in found.text
+    # One line: the people's vote once, inside the verdict, which is shown once.
+    assert found.text.count(f"{shown} 3") == 1 and found.text.count(record.verdict) == 1
+    assert len(found.text.splitlines()) == 2  # the heading and the record
