@@ -92,6 +92,12 @@ async def test_no_memory_and_unrelated_topics_open_without_it(world: World) -> N
     other = await run(world, "Which coffee machine for the office?", rounds=1)
     assert not [p for p in world.chat.posts(off) + world.chat.posts(other) if p.key.endswith(":earlier")]
     assert all("<decision" not in p for p in prompts_of(world.fake, before))
+    # The case: an earlier decision that shares "team" with the topic is on another subject.
+    await run(world, "Should we move the team to a monorepo?", rounds=1)
+    before = len(world.fake.requests)
+    leads = await run(world, "Should we rotate team leads every six months?", rounds=1)
+    assert not [p for p in world.chat.posts(leads) if p.key.endswith(":earlier")]
+    assert all("<decision" not in p for p in prompts_of(world.fake, before))
 
 
 @pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
