@@ -58,7 +58,8 @@ class Recall:
 
     async def recalled(self, tx: Tx, cmd: c.StartDiscussion) -> list[Decision]:
         """The earlier records a new discussion opens with: at most three, of its channel (or the workspace with
-        `--memory workspace`), matching its topic; none with `--no-memory`. A revisited record comes first."""
+        `--memory workspace`), on its topic's subject (`decisions_related`); none with `--no-memory`. A revisited
+        record comes first."""
         if cmd.memory == "off" and not cmd.revisits:
             return []
         out: list[Decision] = []
@@ -73,8 +74,8 @@ class Recall:
                         channels_of(self.policy, cmd, [cmd.channel, *cmd.member_of]))
             # The thread is read by everyone in its channel, not only by its starter: a private channel's records
             # never open a discussion elsewhere.
-            for d in await tx.decisions_found(cmd.platform, cmd.workspace, channels, cmd.topic, match="any",
-                                              limit=MAX_RECALLED + 1, private_in=[cmd.channel]):
+            for d in await tx.decisions_related(cmd.platform, cmd.workspace, channels, cmd.topic,
+                                                limit=MAX_RECALLED + 1, private_in=[cmd.channel]):
                 if all(d.id != o.id for o in out):
                     out.append(d)
         return out[:MAX_RECALLED]

@@ -16,6 +16,7 @@ from core.deliberation.schemas import (
     Agreement,
     CouncilVerdict,
     Debate,
+    DigestItem,
     DigestSummary,
     ExpertSpec,
     FinalSynthesis,
@@ -258,6 +259,10 @@ class OfflineLLM:
                 recommendations=[*PROPOSALS, "Review with affected teams"],
             ).model_dump()
         if schema is DigestSummary:
-            return DigestSummary(decided=["A reversible trial"], dissent=["Evidence threshold"],
-                                 open_questions=["Who carries the cost?"]).model_dump()
+            # Every discussion it was given (each a quoted block, numbered from 1) gets the same three lines.
+            numbers = range(1, len(prompt.shared) + 1)
+            return DigestSummary(decided=[DigestItem(discussion=n, text="A reversible trial") for n in numbers],
+                                 dissent=[DigestItem(discussion=n, text="Evidence threshold") for n in numbers],
+                                 open_questions=[DigestItem(discussion=n, text="Who carries the cost?")
+                                                 for n in numbers]).model_dump()
         raise ValueError(f"the offline model cannot fill {schema.__name__}")

@@ -85,10 +85,18 @@ class FinalSynthesis(BaseModel):
                                           "agrees with")
 
 
+class DigestItem(BaseModel):
+    """One line of a digest, with the discussion it comes from as data: the digest names and links it."""
+
+    discussion: int = Field(ge=1, description="The number of the discussion it comes from: its <discussion> "
+                                              "tag's `number`")
+    text: str = Field(description="Under 30 words, without the discussion's topic (the digest adds it)")
+
+
 class DigestSummary(BaseModel):
-    decided: list[str]
-    dissent: list[str]
-    open_questions: list[str]
+    decided: list[DigestItem]
+    dissent: list[DigestItem]
+    open_questions: list[DigestItem]
 
 
 class Speech(BaseModel):

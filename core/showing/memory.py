@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
+from core.deliberation.memory import parts
 from core.models import Action, Decision, Discussion, Post
 from core.showing.moments import mark
 
 REVISIT = "mem:revisit"  # each button's id adds its place: ids are unique within a message's block
-DECIDED_SHOWN = 280
+DECIDED_SHOWN = 200  # of a record's prose in one line; its verdict is shown whole
 
 
 def _decided(d: Decision) -> str:
-    text = " ".join(d.decided.split())
-    return text if len(text) <= DECIDED_SHOWN else text[: DECIDED_SHOWN - 1].rstrip() + "…"
+    """The prose cut short, the verdict whole: the verdict is what a reader scans for."""
+    prose, verdict = parts(d)
+    if len(prose) > DECIDED_SHOWN:
+        prose = prose[: DECIDED_SHOWN - 1].rstrip() + "…"
+    return " ".join(x for x in (prose, verdict) if x)
 
 
 def line(d: Decision, tz: str = "UTC") -> str:
-    """One record: dated, linked, with what was decided."""
+    """One record on one line: its topic, when, what was decided (the verdict once: the people's vote is in it),
+    and its thread's link where the platform gives one."""
     link = f" · {d.link}" if d.link else ""
-    people = (" People: " + ", ".join(f"{o} {n}" for o, n in d.people.items()) + ".") if d.people else ""
-    return (f"• **{d.topic[:150]}** — {mark(d.decided_at, tz)} ({d.flow}){link}\n  Decided: {_decided(d)}"
-            + (f" {d.verdict}." if d.verdict else "") + people)
+    return f"• **{' '.join(d.topic.split())[:150]}** · {mark(d.decided_at, tz)} — {_decided(d)}{link}"
 
 
 def earlier_post(d: Discussion, records: list[Decision]) -> Post:

@@ -109,7 +109,8 @@ async def test_a_hidden_final_polls_votes_stay_out_of_the_record_until_it_closes
     assert record.people == {shown: 2} and "no votes" not in record.verdict
     await slack.command("decisions okrs", user="U0001")
     await server.idle()
-    assert f"People: {shown} 2" in fake.ephemerals[-1]["text"]
+    found = fake.ephemerals[-1]["text"]
+    assert f"people: {shown} 2 of 2" in found and found.count(record.verdict) == 1, "the verdict, once"
 
 
 async def test_a_private_channels_records_stay_in_it_for_admins_too(

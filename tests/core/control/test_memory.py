@@ -92,6 +92,12 @@ async def test_no_memory_and_unrelated_topics_open_without_it(world: World) -> N
     other = await run(world, "Which coffee machine for the office?", rounds=1)
     assert not [p for p in world.chat.posts(off) + world.chat.posts(other) if p.key.endswith(":earlier")]
     assert all("<decision" not in p for p in prompts_of(world.fake, before))
+    # The case: an earlier decision that shares "team" with the topic is on another subject.
+    await run(world, "Should we move the team to a monorepo?", rounds=1)
+    before = len(world.fake.requests)
+    leads = await run(world, "Should we rotate team leads every six months?", rounds=1)
+    assert not [p for p in world.chat.posts(leads) if p.key.endswith(":earlier")]
+    assert all("<decision" not in p for p in prompts_of(world.fake, before))
 
 
 @pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
@@ -156,4 +162,6 @@ async def test_the_record_follows_the_peoples_vote_on_the_final_poll(world: Worl
     posted = sent.updates[-1] if sent.updates else sent.post
     assert f"**Verdict:** {record.verdict}" in posted.text
     found = await world.app.service.handle(c.SearchDecisions(words="trunk", in_channel="C1", user_id="U2", **WHERE))
-    assert f"People: {shown} 3." in found.text
+    # One line: the people's vote once, inside the verdict, which is shown once.
+    assert found.text.count(f"{shown} 3") == 1 and found.text.count(record.verdict) == 1
+    assert len(found.text.splitlines()) == 2  # the heading and the record

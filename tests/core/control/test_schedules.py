@@ -284,7 +284,14 @@ async def test_a_daily_digest_names_every_discussion_with_its_link_votes_and_the
         assert f"[{topic}](https://chat.invalid/console/{did})" in post.text
     assert "Office plants" not in post.text and elsewhere not in post.text
     assert "**Waiting for people**\n- [Should we adopt a four-day week?]" in post.text
-    assert "**Decided**\n- A reversible trial" in post.text  # the light model's condensed lists
+    # The light model's condensed lists: each item names the discussion it comes from, by the number the prompt
+    # gave it, and the digest names and links that discussion (the model writes no topic or link).
+    links = {did: f"[{topic}](https://chat.invalid/console/{did})"
+             for did, topic in ((open_one, "Should we adopt a four-day week?"), (done, "Which CI provider?"))}
+    for title, said in (("Decided", "A reversible trial"), ("Dissent that remains", "Evidence threshold"),
+                        ("Open questions", "Who carries the cost?")):
+        section = post.text.split(f"**{title}**\n")[1].split("\n\n")[0].splitlines()
+        assert sorted(section) == sorted(f"- {said} — {link}" for link in links.values()), section
     assert "vote “Which option should the team act on?” (open)" in post.text
     async with app.store.tx() as tx:
         cost = await tx.usage_total([open_one, done], since=T0, until=clock.now())
@@ -375,7 +382,9 @@ async def test_a_digest_goes_out_from_the_stored_syntheses_when_the_model_fails(
     clock.set(datetime(2026, 3, 9, 9, 0, tzinfo=UTC))
     assert await fire(app, await digest_schedule(app))
     [(_, _, _, post)] = chat.announced
-    assert "Start small and reversible" in post.text and "Should we move to trunk-based development?" in post.text
+    [did] = [d.id for d in await app.service.guard.discussions()]  # type: ignore[union-attr]
+    named = f" — [Should we move to trunk-based development?](https://chat.invalid/console/{did})"
+    assert f"**Decided**\n- Start small and reversible{named}" in post.text, post.text
 
 
 async def test_a_digest_whose_model_call_fails_is_charged_what_the_call_cost(
