@@ -47,6 +47,16 @@ def private_channel(interaction: discord.Interaction[Any]) -> bool:
     return not parent.permissions_for(guild.default_role).view_channel
 
 
+def shared_channel(interaction: discord.Interaction[Any]) -> bool:
+    """Whether people outside this server read the channel (a thread's parent): an announcement channel can be
+    followed by other servers, whose channels then receive its published messages. Unknown counts as shared."""
+    channel = interaction.channel
+    parent = getattr(channel, "parent", None) or channel
+    if not isinstance(parent, discord.abc.GuildChannel):
+        return True
+    return parent.type == discord.ChannelType.news
+
+
 class Handlers:
     def __init__(self, service: Service, store: Store, chat: DiscordChat, default_tz: str = "UTC") -> None:
         self.service, self.store, self.chat, self.default_tz = service, store, chat, default_tz
@@ -93,7 +103,8 @@ class Handlers:
                 log.warning("could not open the %s form for %s", intent.kind, interaction.id, exc_info=True)
             return
         if isinstance(intent, c.Revisit):
-            intent = intent.model_copy(update={"private": private_channel(interaction)})
+            intent = intent.model_copy(update={"private": private_channel(interaction),
+                                               "shared": shared_channel(interaction)})
         key = (interaction.guild_id, interaction.user.id, interaction.message.id if interaction.message else None)
         before, mine = self._clicks.get(key), asyncio.get_running_loop().create_future()
         self._clicks[key] = mine
@@ -196,7 +207,8 @@ class Handlers:
                                                      intent.memory == "workspace"):
             intent = intent.model_copy(update={"member_of": visible_channels(interaction)})
         if isinstance(intent, c.StartDiscussion | c.Revisit):
-            intent = intent.model_copy(update={"private": private_channel(interaction)})
+            intent = intent.model_copy(update={"private": private_channel(interaction),
+                                               "shared": shared_channel(interaction)})
         if isinstance(intent, c.Stop):  # asks first, privately; only who may stop it is asked
             d = await self.service.guard.may_stop(intent)
             stop = posts.confirm_stop_post(d)
