@@ -10,6 +10,7 @@ from core.control import clarify
 from core.control import commands as c
 from core.control.desk import Desk
 from core.control.guard import Guard
+from core.control.permissions import may_clarify
 from core.control.replies import Reply, UserError
 from core.deliberation import context, flows
 from core.deliberation.flows.base import State
@@ -37,7 +38,8 @@ class People(Desk):
             if not await tx.first_sight(cmd.event_id, now):
                 return Reply(text="", duplicate=True)
             d = await self.get(tx, cmd.discussion_id)
-            if d.status == Status.AWAITING_CONFIRMATION and d.pending.startswith(clarify.PENDING):
+            asked = d.status == Status.AWAITING_CONFIRMATION and d.pending.startswith(clarify.PENDING)
+            if asked and may_clarify(self.config.policy, d, cmd):
                 return await self._clarified(tx, d, cmd, text, now)
             seat = await claim_reply(tx, d, cmd.user_id, text[:MAX_HUMAN_CHARS], now) if d.status in (
                 Status.RUNNING, Status.WAITING) else ""
@@ -68,6 +70,10 @@ class People(Desk):
         if paced:
             return Reply(text="Noted: the council answered you a moment ago, so this one is heard in the next "
                               "answer or the next round.")
+        if asked:  # someone else's reply to the question: heard once it starts, but it settles nothing
+            starter = d.created_by_name or "the person who started it"
+            return Reply(text=f"Noted: the council will hear this once it starts. The question above is for "
+                              f"{starter} (or a workspace admin) to answer, since the topic runs under their name.")
         if d.status == Status.AWAITING_CONFIRMATION:  # not started yet: nothing "resumes"
             return Reply(text="Noted: the council will hear this once it starts.")
         return Reply(text="Noted: the council will hear this on its next turn." if heard else

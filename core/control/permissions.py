@@ -89,6 +89,12 @@ def check(policy: Policy, d: Discussion, cmd: c.Command) -> None:
     raise Refused(f"Only {starter} or a workspace admin can {verb_of(cmd)} this discussion.")
 
 
+def may_clarify(policy: Policy, d: Discussion, cmd: c.Command) -> bool:
+    """The answer to the clarifying question sets the topic that runs under the starter's name and budget: it is
+    theirs to give, or an admin's."""
+    return (bool(cmd.user_id) and cmd.user_id == d.created_by) or is_admin(policy, cmd)
+
+
 def check_digest(policy: Policy, cmd: c.SetDigest, existing: Schedule | None) -> None:
     """Set a digest for the channel you are in, daily, weekly or by a cron that fires at most once an hour; for
     another channel, or more often, admins only. A digest that is on is replaced or turned off only by whoever
