@@ -128,7 +128,7 @@ class Handlers:
 
         async def run(_: discord.Interaction[Any]) -> str:
             nonlocal done
-            text = await self._perform(intent, who)
+            text = await self._perform(intent, who, interaction)
             done = text or "Done."
             return text if isinstance(intent, c.CastBallot | c.TakeStance) else ""
 
@@ -215,7 +215,7 @@ class Handlers:
             confirm = stop.actions[0]
             asks.append(t.AskConfirm(action=confirm.id, value=confirm.value, question=stop.text, label=confirm.label))
             return ""
-        text = await self._perform(intent, who)
+        text = await self._perform(intent, who, interaction)
         return f"{text}\n{note}" if note and text else text
 
     async def _set_tag(self, interaction: discord.Interaction[Any], value: str, where: t.Where, who: t.Who) -> str:
@@ -257,15 +257,16 @@ class Handlers:
 
     async def _modal(self, interaction: discord.Interaction[Any]) -> str:
         who = self._who(interaction)
-        return await self._perform(t.modal(dict(interaction.data or {}), who, str(interaction.id)), who)
+        return await self._perform(t.modal(dict(interaction.data or {}), who, str(interaction.id)), who, interaction)
 
-    async def _perform(self, intent: t.Intent, who: t.Who) -> str:
+    async def _perform(self, intent: t.Intent, who: t.Who, interaction: discord.Interaction[Any]) -> str:
         if isinstance(intent, t.ListDiscussions):
             return list_text(await self.service.guard.discussions(c.Command(**who.fields())))
         if isinstance(intent, t.ShowHelp):
             return t.HELP
         if isinstance(intent, t.ShowStatus):
-            return await self.service.guard.status_text(intent.discussion_id, c.Command(**who.fields()))
+            return await self.service.guard.status_text(intent.discussion_id, c.Command(**who.fields()),
+                                                        visible_channels(interaction))
         if isinstance(intent, t.RosterEdit):  # the roster is read only for who may edit it
             _, personas = await self.service.guard.roster(c.Command(**who.fields()), intent.discussion_id)
             intent = t.roster_command(intent, personas, who)

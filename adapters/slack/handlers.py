@@ -91,10 +91,12 @@ class Council:
                 await self.tell(client, place, list_text(await self.core.service.guard.discussions(asker)))
             elif intent.kind == "status":
                 asker = await self.asker(client, place)
-                await self.tell(client, place, await self.core.service.guard.status_text(intent.discussion_id, asker))
+                await self.tell(client, place, await self.core.service.guard.status_text(
+                    intent.discussion_id, asker, await channels_of(client, place.user) if asker.is_admin else None))
             elif intent.kind == "usage":
                 asker = await self.asker(client, place)
-                await self.tell(client, place, await self.core.service.guard.usage_text(asker))
+                await self.tell(client, place, await self.core.service.guard.usage_text(
+                    asker, await channels_of(client, place.user) if asker.is_admin else None))
             elif isinstance(intent.command, c.Stop):
                 await self.ask_to_stop(intent.command, place, client)
             elif intent.command is not None:

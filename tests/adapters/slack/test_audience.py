@@ -9,6 +9,7 @@ import pytest
 from adapters.slack.server import SlackServer
 from tests.adapters.slack.conftest import Slack
 from tests.adapters.slack.test_decisions import TOPIC, finished
+from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
 
 KINDS = ["ext", "pending", "org", "guest", "single-guest", "stranger", "plain"]
@@ -68,3 +69,30 @@ async def test_a_slack_connect_admin_is_not_this_workspaces_admin(
     await slack.command("usage", user="U0003")  # this workspace's admin
     await server.idle()
     assert "Council usage" in fake.ephemerals[-1]["text"]
+
+
+async def test_an_admin_sees_a_private_channels_spend_not_its_topic_unless_they_are_in_it(
+        slack: Slack, server: SlackServer, fake: FakeSlack, llm: ScriptedLLM) -> None:
+    llm.cost_per_call = 0.01  # the usage view lists what spent something
+    fake.add_channel("G0001", private=True, member=True, people=["U0001", "UBOT"])
+    fake.join("G0001", "U0001")
+    fake.join("C0001", "U0001", "U0003")
+    await slack.command("Should we lay off the platform team? --rounds 1", channel="G0001")
+    await server.idle()
+    [secret] = await finished(server)
+    await slack.command("usage", user="U0003", channel="C0001")  # an admin, not in the private channel
+    await server.idle()
+    usage = fake.ephemerals[-1]["text"]
+    assert "Council usage" in usage and "a discussion in a private channel you are not in" in usage
+    assert "lay off" not in usage and secret not in usage
+    await slack.command(f"status {secret}", user="U0003", channel="C0001")
+    await server.idle()
+    assert "I can't find a discussion" in fake.ephemerals[-1]["text"]
+    fake.add_channel("G0001", private=True, member=True, people=["U0001", "U0003", "UBOT"])
+    fake.join("G0001", "U0003")  # now the admin is in it: they read it like its other members
+    await slack.command("usage", user="U0003", channel="C0001")
+    await server.idle()
+    assert "lay off" in fake.ephemerals[-1]["text"]
+    await slack.command(f"status {secret}", user="U0003", channel="C0001")
+    await server.idle()
+    assert "lay off" in fake.ephemerals[-1]["text"]
