@@ -148,6 +148,7 @@ class FlowOptions(BaseModel):
     memory: Literal["channel", "workspace", "off"] = "channel"  # where earlier decisions are looked up
     recalled: list[Decision] = Field(default_factory=list)  # earlier decisions the discussion opened with
     private: bool = False  # its channel is private (the platform said so at the start): so is its record
+    links: int = 0  # its page links' key version: raised to revoke every link given out so far
 
 
 class Discussion(BaseModel):

@@ -131,6 +131,12 @@ class Stop(Command):
     discussion_id: str
 
 
+class RevokeLinks(Command):
+    """Every page link given out for this discussion stops working; posts from now on carry fresh ones."""
+
+    discussion_id: str
+
+
 class RetryTurns(Command):
     """After an LLM failure: try the failed turns again."""
 

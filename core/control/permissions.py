@@ -31,7 +31,7 @@ VERBS: dict[type[c.Command], str] = {
     c.ConfirmRoster: "start", c.ModifyRoster: "edit the roster of", c.AddExpert: "edit the roster of",
     c.Synthesize: "ask for the final synthesis of", c.Pause: "pause", c.Resume: "resume", c.Stop: "stop",
     c.RetryTurns: "retry turns in", c.SkipTurns: "skip turns in", c.ScheduleRound: "schedule rounds of",
-    c.ClosePoll: "close a poll in",
+    c.ClosePoll: "close a poll in", c.RevokeLinks: "revoke the page links of",
 }
 
 

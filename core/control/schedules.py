@@ -307,7 +307,8 @@ class Schedules:
         chat = self.driver.chats[material.schedule.platform]
         await digest.links(chat, material.covered + material.waiting)
         for item in material.covered + material.waiting:
-            item.page = self.driver.config.pages.url(item.discussion.id, self.clock.now())
+            item.page = self.driver.config.pages.url(item.discussion.id, self.clock.now(),
+                                                         item.discussion.options.links)
         if await self._day_allows(material):
             summary, usage = await digest.condense(self.driver.llm, material.covered)
         else:  # the day's budget is spent: the digest goes out from the stored syntheses, as when the model fails
