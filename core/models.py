@@ -152,6 +152,7 @@ class FlowOptions(BaseModel):
     # The round whose topic the question on the table asks: *Different topic* opens a new question from its round
     # (core.deliberation.question.open_new). Kept here, in the discussion's JSON column, so it needs no migration.
     question_round: int = 1
+    links: int = 0  # its page links' key version: raised to revoke every link given out so far
 
 
 class Discussion(BaseModel):

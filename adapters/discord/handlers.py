@@ -47,6 +47,16 @@ def private_channel(interaction: discord.Interaction[Any]) -> bool:
     return not parent.permissions_for(guild.default_role).view_channel
 
 
+def shared_channel(interaction: discord.Interaction[Any]) -> bool:
+    """Whether people outside this server read the channel (a thread's parent): an announcement channel can be
+    followed by other servers, whose channels then receive its published messages. Unknown counts as shared."""
+    channel = interaction.channel
+    parent = getattr(channel, "parent", None) or channel
+    if not isinstance(parent, discord.abc.GuildChannel):
+        return True
+    return parent.type == discord.ChannelType.news
+
+
 class Handlers:
     def __init__(self, service: Service, store: Store, chat: DiscordChat, default_tz: str = "UTC") -> None:
         self.service, self.store, self.chat, self.default_tz = service, store, chat, default_tz
@@ -93,7 +103,8 @@ class Handlers:
                 log.warning("could not open the %s form for %s", intent.kind, interaction.id, exc_info=True)
             return
         if isinstance(intent, c.Revisit):
-            intent = intent.model_copy(update={"private": private_channel(interaction)})
+            intent = intent.model_copy(update={"private": private_channel(interaction),
+                                               "shared": shared_channel(interaction)})
         key = (interaction.guild_id, interaction.user.id, interaction.message.id if interaction.message else None)
         before, mine = self._clicks.get(key), asyncio.get_running_loop().create_future()
         self._clicks[key] = mine
@@ -117,7 +128,7 @@ class Handlers:
 
         async def run(_: discord.Interaction[Any]) -> str:
             nonlocal done
-            text = await self._perform(intent, who)
+            text = await self._perform(intent, who, interaction)
             done = text or "Done."
             return text if isinstance(intent, c.CastBallot | c.TakeStance) else ""
 
@@ -196,14 +207,15 @@ class Handlers:
                                                      intent.memory == "workspace"):
             intent = intent.model_copy(update={"member_of": visible_channels(interaction)})
         if isinstance(intent, c.StartDiscussion | c.Revisit):
-            intent = intent.model_copy(update={"private": private_channel(interaction)})
+            intent = intent.model_copy(update={"private": private_channel(interaction),
+                                               "shared": shared_channel(interaction)})
         if isinstance(intent, c.Stop):  # asks first, privately; only who may stop it is asked
             d = await self.service.guard.may_stop(intent)
             stop = posts.confirm_stop_post(d)
             confirm = stop.actions[0]
             asks.append(t.AskConfirm(action=confirm.id, value=confirm.value, question=stop.text, label=confirm.label))
             return ""
-        text = await self._perform(intent, who)
+        text = await self._perform(intent, who, interaction)
         return f"{text}\n{note}" if note and text else text
 
     async def _set_tag(self, interaction: discord.Interaction[Any], value: str, where: t.Where, who: t.Who) -> str:
@@ -245,15 +257,16 @@ class Handlers:
 
     async def _modal(self, interaction: discord.Interaction[Any]) -> str:
         who = self._who(interaction)
-        return await self._perform(t.modal(dict(interaction.data or {}), who, str(interaction.id)), who)
+        return await self._perform(t.modal(dict(interaction.data or {}), who, str(interaction.id)), who, interaction)
 
-    async def _perform(self, intent: t.Intent, who: t.Who) -> str:
+    async def _perform(self, intent: t.Intent, who: t.Who, interaction: discord.Interaction[Any]) -> str:
         if isinstance(intent, t.ListDiscussions):
             return list_text(await self.service.guard.discussions(c.Command(**who.fields())))
         if isinstance(intent, t.ShowHelp):
             return t.HELP
         if isinstance(intent, t.ShowStatus):
-            return await self.service.guard.status_text(intent.discussion_id, c.Command(**who.fields()))
+            return await self.service.guard.status_text(intent.discussion_id, c.Command(**who.fields()),
+                                                        visible_channels(interaction))
         if isinstance(intent, t.RosterEdit):  # the roster is read only for who may edit it
             _, personas = await self.service.guard.roster(c.Command(**who.fields()), intent.discussion_id)
             intent = t.roster_command(intent, personas, who)

@@ -23,6 +23,7 @@ PER_MINUTE = {
     "chat.postMessage": POSTS_PER_MINUTE,
     "chat.update": 50, "chat.delete": 50, "conversations.history": 50, "conversations.replies": 50,
     "conversations.info": 50, "conversations.join": 50, "users.conversations": 50, "usergroups.users.list": 20,
+    "conversations.members": 100,
     "chat.postEphemeral": 100, "chat.getPermalink": 100, "users.info": 100, "views.open": 100, "views.update": 100,
     "views.publish": 100, "files.getUploadURLExternal": 100, "files.completeUploadExternal": 100,
     "canvases.create": 20, "conversations.canvases.create": 20, "canvases.edit": 50, "canvases.access.set": 50,

@@ -117,6 +117,7 @@ class User:
     is_admin: bool = False
     tz: str = ""
     groups: tuple[str, ...] = ()
+    guest: bool = False  # a multi- or single-channel guest (is_restricted / is_ultra_restricted)
 
 
 class Users:
@@ -155,10 +156,15 @@ class Users:
             return User(name=fallback or user_id)
         u: dict[str, Any] = resp.get("user") or {}
         profile = u.get("profile") or {}
+        # In a Slack Connect channel users.info describes a person of another organisation by their own team: its
+        # admins are not this workspace's. An Enterprise Grid member lists every workspace they belong to.
+        teams = {u.get("team_id"), *((u.get("enterprise_user") or {}).get("teams") or [])}
+        ours = (not team or not u.get("team_id") or team in teams) and not u.get("is_stranger")
         user = User(
             name=profile.get("display_name") or profile.get("real_name") or u.get("real_name") or u.get("name")
             or fallback or user_id,
-            is_admin=bool(u.get("is_admin") or u.get("is_owner") or u.get("is_primary_owner")),
+            is_admin=ours and bool(u.get("is_admin") or u.get("is_owner") or u.get("is_primary_owner")),
+            guest=bool(u.get("is_restricted") or u.get("is_ultra_restricted")) or not ours,
             tz=u.get("tz") or "",
             groups=await self._groups_of(client, team, user_id),
         )

@@ -84,7 +84,7 @@ async def home_facts(council: Desk, client: AsyncWebClient, team: str, user: str
         if chat is not None:
             with contextlib.suppress(Exception):
                 thread = await chat.link(d)
-        rows.append(Row(d, thread=thread, page=core.driver.config.pages.url(d.id, now)))
+        rows.append(Row(d, thread=thread, page=core.driver.config.pages.url(d.id, now, d.options.links)))
     asker = c.Command(user_id=user, is_admin=me.is_admin, groups=list(me.groups), platform=tr.PLATFORM,
                       workspace=team)
     decisions = await core.service.recall.recent(asker, await channels_of(client, user), limit=MAX_DECISIONS)

@@ -22,7 +22,7 @@ from adapters.slack.chat import ClientFor, add_reaction
 from adapters.slack.clients import Users, dismiss, ephemeral
 from adapters.slack.markup import escape, mrkdwn
 from adapters.slack.member import channels_of
-from adapters.slack.membership import ensure_member
+from adapters.slack.membership import ensure_member, has_guests
 from adapters.slack.people import named
 from adapters.slack.place import CoreApp, Place, facts
 from adapters.slack.render import render, settled
@@ -91,10 +91,12 @@ class Council:
                 await self.tell(client, place, list_text(await self.core.service.guard.discussions(asker)))
             elif intent.kind == "status":
                 asker = await self.asker(client, place)
-                await self.tell(client, place, await self.core.service.guard.status_text(intent.discussion_id, asker))
+                await self.tell(client, place, await self.core.service.guard.status_text(
+                    intent.discussion_id, asker, await channels_of(client, place.user) if asker.is_admin else None))
             elif intent.kind == "usage":
                 asker = await self.asker(client, place)
-                await self.tell(client, place, await self.core.service.guard.usage_text(asker))
+                await self.tell(client, place, await self.core.service.guard.usage_text(
+                    asker, await channels_of(client, place.user) if asker.is_admin else None))
             elif isinstance(intent.command, c.Stop):
                 await self.ask_to_stop(intent.command, place, client)
             elif intent.command is not None:
@@ -132,9 +134,13 @@ class Council:
                 cmd = cmd.model_copy(update={"channel": cmd.channel or place.channel})
             if isinstance(cmd, c.StartDiscussion | c.Revisit) or (isinstance(cmd, c.SetDigest)
                                                                    and cmd.cadence != "off"):
-                private = await ensure_member(client, cmd.channel)  # or a UserError saying how to invite Council
+                reach = await ensure_member(client, cmd.channel)  # or a UserError saying how to invite Council
                 if isinstance(cmd, c.StartDiscussion | c.Revisit):
-                    cmd = cmd.model_copy(update={"private": private})
+                    # Guests are looked for only when other channels' records could come in (a few calls).
+                    recalls = isinstance(cmd, c.Revisit) or cmd.memory == "workspace" or bool(cmd.revisits)
+                    shared = reach.shared or (recalls and await has_guests(client, self.users, place.team,
+                                                                           cmd.channel))
+                    cmd = cmd.model_copy(update={"private": reach.private, "shared": shared})
             reply = await self.core.service.handle(cmd)
         if reply is None:
             return None

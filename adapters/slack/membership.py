@@ -2,17 +2,19 @@
 
 Slack delivers message events only from conversations the app is a member of. A public channel is joined
 (`conversations.join`); a private channel, a direct message or a channel Council may not join is refused with
-what to do instead, before anything is posted.
+what to do instead, before anything is posted. Also: who reads the channel, so this workspace's records stay
+among its own members (not in a Slack Connect channel, another workspace's, or one with guests).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, NamedTuple
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.clients import Users
 from core.control.replies import UserError
 
 log = logging.getLogger(__name__)
@@ -27,9 +29,22 @@ NEEDS_INVITE = {"method_not_supported_for_channel_type", "channel_not_found", "i
                 "not_in_channel", "restricted_action", "user_is_restricted"}
 
 
-async def ensure_member(client: AsyncWebClient, channel: str) -> bool:
+# conversations.info's flags for a channel people outside this workspace read: shared with another organisation
+# (Slack Connect), an invitation to share it still pending, or shared across an Enterprise Grid's workspaces.
+OUTSIDE = ("is_ext_shared", "is_shared", "is_org_shared", "is_pending_ext_shared")
+# conversations.members is read one page of this many; a channel with more members than that is not checked for
+# guests person by person, and counts as read from outside (its own records only), the safe side.
+MEMBERS_CHECKED = 200
+
+
+class Reach(NamedTuple):
+    private: bool  # hidden from the workspace: its records stay in it
+    shared: bool  # people outside the workspace read it: no other channel's records go into it
+
+
+async def ensure_member(client: AsyncWebClient, channel: str) -> Reach:
     """Return once Council is a member of `channel` (joining it if it is public): whether the channel is private
-    (Council could join it: public); UserError otherwise."""
+    (Council could join it: public) and whether it is shared outside the workspace; UserError otherwise."""
     try:
         info: dict[str, Any] = (await client.conversations_info(channel=channel))["channel"]
     except SlackApiError as exc:
@@ -43,8 +58,9 @@ async def ensure_member(client: AsyncWebClient, channel: str) -> bool:
     if info.get("is_im") or info.get("is_mpim"):  # Council subscribes to no direct-message events
         raise UserError(IN_DM)
     private = bool(info.get("is_private"))
+    shared = any(bool(info.get(flag)) for flag in OUTSIDE)
     if info.get("is_member"):
-        return private
+        return Reach(private, shared)
     if info.get("is_archived"):
         raise UserError(ARCHIVED)
     if private:
@@ -59,4 +75,17 @@ async def ensure_member(client: AsyncWebClient, channel: str) -> bool:
             raise UserError(ARCHIVED) from exc
         raise
     log.info("joined %s to hear its discussions", channel)
-    return False  # only a public channel can be joined
+    return Reach(False, shared)  # only a public channel can be joined
+
+
+async def has_guests(client: AsyncWebClient, users: Users, team: str, channel: str) -> bool:
+    """Whether guests (or people of another workspace) are among the channel's members; True when Slack will not
+    say or there are too many to check, so a workspace's records never reach them by default."""
+    try:
+        resp = await client.conversations_members(channel=channel, limit=MEMBERS_CHECKED)
+    except SlackApiError as exc:
+        log.warning("conversations.members failed for %s: %s", channel, exc.response.get("error"))
+        return True
+    if (resp.get("response_metadata") or {}).get("next_cursor"):
+        return True
+    return any([(await users.get(client, team, str(m))).guest for m in resp.get("members") or []])

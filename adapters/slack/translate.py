@@ -41,7 +41,8 @@ lang=German` sets what new discussions here use unless their start says otherwis
 `/council revisit N` starts a new discussion from record N.
 • `--seat @dana` gives Dana a seat of her own: she is asked in the thread when it is her turn.
 • `/council` alone opens a form. `/council list` shows this channel's discussions.
-• `/council pause|resume|stop|status ID` steers one (pause, resume and stop: its starter or an admin).
+• `/council pause|resume|stop|status ID` steers one (pause, resume and stop: its starter or an admin); \
+`/council revoke-links ID` stops every link to its page given out so far (the same people).
 • `/council usage` (admins): what this workspace spent today and this month.
 • `/council schedule ID <when> [--every 1d]` runs its next round later.
 • `/council digest daily|weekly|cron "0 9 * * 1"|off [#channel] [--tz Zone]` posts a digest of decisions.
@@ -201,13 +202,13 @@ def parse_council(text: str, *, who: Who, team_id: str, channel_id: str, default
         return Intent(kind="list")
     if head == "usage" and not args:
         return Intent(kind="usage")
-    if head in ("pause", "resume", "stop", "status") and len(args) <= 1:
+    if head in ("pause", "resume", "stop", "status", "revoke-links") and len(args) <= 1:
         if not args:
             raise BadInput(f"Which discussion? Use `/council {head} ID`; `/council list` shows the ids.")
         did = _discussion_id(args[0][0])
         if head == "status":
             return Intent(kind="status", discussion_id=did)
-        cls = {"pause": c.Pause, "resume": c.Resume, "stop": c.Stop}[head]
+        cls = {"pause": c.Pause, "resume": c.Resume, "stop": c.Stop, "revoke-links": c.RevokeLinks}[head]
         return Intent(kind="command", command=cls(discussion_id=did, **who.fields()), discussion_id=did)
     if head == "schedule" and args and re.fullmatch(r"`?[0-9a-f]{4,32}`?", args[0][0]):
         return _schedule(args, who)

@@ -10,7 +10,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from adapters.web.view import markdown, page
 from core.ports import Clock
 from core.showing.export import export
-from core.showing.pages import PageLinks
+from core.showing.pages import PageLinks, version_of
 from core.storage.store import Store
 
 log = logging.getLogger(__name__)
@@ -58,10 +58,16 @@ class Pages:
         did = request.match_info["discussion_id"]
         q = request.query
         once = all(len(q.getall(name, [])) == 1 for name in ("exp", "sig"))  # a link carries each exactly once
-        if not once or not self.links.valid(did, q.get("exp", ""), q.get("sig", ""), self.clock.now()):
+        version = version_of(q.get("v", "")) if len(q.getall("v", [])) <= 1 else None  # none: version 0
+        if not once or version is None or not self.links.valid(did, q.get("exp", ""), q.get("sig", ""),
+                                                                self.clock.now(), version):
             return web.Response(status=403, text=REFUSED, content_type="text/html", headers=HEADERS)
         if self.store is None:
             return web.Response(status=503, text="starting", headers=HEADERS)
+        async with self.store.tx() as tx:  # a good signature, but of a version "Revoke links" has left behind
+            d = await tx.discussion(did)
+        if d is not None and d.options.links != version:
+            return web.Response(status=403, text=REFUSED, content_type="text/html", headers=HEADERS)
         doc = await export(self.store, did)
         if doc is None:
             return web.Response(status=404, text=REFUSED, content_type="text/html", headers=HEADERS)

@@ -58,6 +58,9 @@ class StartDiscussion(Command):
     revisits: int = 0  # a decision record this discussion revisits (its Revisit button), 0 for none
     member_of: list[str] = Field(default_factory=list)  # channels the platform says the starter is in (memory)
     private: bool = False  # the platform says the channel is private: its record will stay in it
+    # The platform says people outside this workspace read the channel (shared with another organisation or
+    # workspace, or guests in it, or a Discord channel other servers follow): other channels' records stay out.
+    shared: bool = False
     clarify: bool = False  # typed by a person: a one-word topic gets one clarifying question before it starts
 
 
@@ -126,6 +129,12 @@ class Resume(Command):
 
 
 class Stop(Command):
+    discussion_id: str
+
+
+class RevokeLinks(Command):
+    """Every page link given out for this discussion stops working; posts from now on carry fresh ones."""
+
     discussion_id: str
 
 
@@ -199,6 +208,7 @@ class Revisit(Command):
     channel: str = ""
     tz: str = "UTC"
     private: bool = False  # the platform says the channel is private
+    shared: bool = False  # the platform says people outside this workspace read it (as StartDiscussion's)
 
 
 class TakeStance(Command):

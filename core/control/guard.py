@@ -35,6 +35,13 @@ def _who(asker: c.Command) -> dict[str, object]:
     return {name: getattr(asker, name) for name in c.Command.model_fields}
 
 
+def readable(d: Discussion, asker: c.Command, member_of: list[str] | None) -> bool:
+    """Whether the asker may read this discussion's topic: a public channel's, or a private channel's they are in
+    (the one they ask from, or one the platform says they are in). Being an admin is no reason to read a private
+    channel: an admin sees what it spends, not what it is about."""
+    return not d.options.private or d.channel in {asker.in_channel, *(member_of or [])}
+
+
 class GuardConfig(Protocol):
     policy: perm.Policy
     limits: Limits
@@ -152,12 +159,14 @@ class Guard:
             return await tx.discussions(channel=asker.in_channel, platform=asker.platform,
                                         workspace=asker.workspace, limit=limit)
 
-    async def status_text(self, discussion_id: str, asker: c.Command | None = None) -> str:
-        """One line on a discussion, for the asker (None: the operator, from anywhere)."""
+    async def status_text(self, discussion_id: str, asker: c.Command | None = None,
+                          member_of: list[str] | None = None) -> str:
+        """One line on a discussion, for the asker (None: the operator, from anywhere); `member_of`: the channels
+        the platform says the asker is in (an admin reads a private channel's discussion only from those)."""
         async with self.store.tx() as tx:
             d = (await self.visible(tx, discussion_id, asker) if asker is not None
                  else await tx.discussion(discussion_id.strip()))
-            if d is None:
+            if d is None or (asker is not None and not readable(d, asker, member_of)):
                 raise not_found(discussion_id)
             polls = await tx.polls(d.id)
             rounds = await tx.find_schedule("round", d.platform, d.workspace, d.id)
@@ -174,8 +183,9 @@ class Guard:
             line += f"; next scheduled round {mark(rounds.next_run_at, rounds.tz, relative=True)}"
         return line
 
-    async def usage_text(self, asker: c.Command) -> str:
-        """Admins only: the workspace's spend today and over 30 days, and its most expensive discussions."""
+    async def usage_text(self, asker: c.Command, member_of: list[str] | None = None) -> str:
+        """Admins only: the workspace's spend today and over 30 days, and its most expensive discussions (those of
+        private channels the admin is not in by their cost alone; `member_of` as for `status_text`)."""
         perm.check_admin(self.config.policy, asker, "see this workspace's usage")
         limits = self.config.limits
         now = self.clock.now()
@@ -191,5 +201,6 @@ class Guard:
         if limits.starts_per_user_per_hour > 0:
             n = limits.starts_per_user_per_hour
             lines.append(f"Each person may start {n} discussion{'s' if n != 1 else ''} an hour.")
-        lines += [f"• `{d.id}` {d.topic[:60]} — ${d.cost_usd:.2f}, {d.status.value}" for d in top if d.cost_usd]
+        lines += [(f"• `{d.id}` {d.topic[:60]}" if readable(d, asker, member_of) else "• a discussion in a private "
+                   "channel you are not in") + f" — ${d.cost_usd:.2f}, {d.status.value}" for d in top if d.cost_usd]
         return "\n".join(lines)

@@ -10,7 +10,10 @@ from core.control import clarify
 from core.control import commands as c
 from core.control.desk import Desk
 from core.control.guard import Guard
+from core.control.permissions import may_clarify
 from core.control.replies import Reply, UserError
+from core.deliberation import context, flows
+from core.deliberation.flows.base import State
 from core.deliberation.roster import addressed
 from core.models import FINISHED_TURN, Discussion, HumanMessage, Phase, Status
 from core.running.effects import redraw_header, save_discussion
@@ -35,7 +38,8 @@ class People(Desk):
             if not await tx.first_sight(cmd.event_id, now):
                 return Reply(text="", duplicate=True)
             d = await self.get(tx, cmd.discussion_id)
-            if d.status == Status.AWAITING_CONFIRMATION and d.pending.startswith(clarify.PENDING):
+            asked = d.status == Status.AWAITING_CONFIRMATION and d.pending.startswith(clarify.PENDING)
+            if asked and may_clarify(self.config.policy, d, cmd):
                 return await self._clarified(tx, d, cmd, text, now)
             seat = await claim_reply(tx, d, cmd.user_id, text[:MAX_HUMAN_CHARS], now) if d.status in (
                 Status.RUNNING, Status.WAITING) else ""
@@ -51,8 +55,11 @@ class People(Desk):
                              addressed_to=addressed(text, personas),
                              needs_answer=owed and not paced, created_at=now, ref=cmd.ref)
             )
+            turns = await tx.turns(d.id)
             closed = d.pending == "final" and any(t.phase == Phase.FINAL_SYNTHESIS and t.status in FINISHED_TURN
-                                                  for t in await tx.turns(d.id))
+                                                  for t in turns)
+            await self._flood(tx, State(discussion=d, personas=personas, turns=turns,
+                                        humans=await tx.human_messages(d.id)), cmd)
         heard = d.status in (Status.RUNNING, Status.WAITING)
         if heard and closed:  # the closing is written: nothing answers after it, the export files the message
             return Reply(text="Noted: the council has closed; this is filed with its open questions "
@@ -63,11 +70,25 @@ class People(Desk):
         if paced:
             return Reply(text="Noted: the council answered you a moment ago, so this one is heard in the next "
                               "answer or the next round.")
+        if asked:  # someone else's reply to the question: heard once it starts, but it settles nothing
+            starter = d.created_by_name or "the person who started it"
+            return Reply(text=f"Noted: the council will hear this once it starts. The question above is for "
+                              f"{starter} (or a workspace admin) to answer, since the topic runs under their name.")
         if d.status == Status.AWAITING_CONFIRMATION:  # not started yet: nothing "resumes"
             return Reply(text="Noted: the council will hear this once it starts.")
         return Reply(text="Noted: the council will hear this on its next turn." if heard else
                      "Noted: the council will hear this when the discussion resumes.",
                      discussion_id=d.id if heard else "")
+
+    async def _flood(self, tx: Tx, state: State, cmd: c.PostHumanMessage) -> None:
+        """Once per discussion (the outbox keeps one post per key): say so when one person writes more than the
+        council reads from one person, so they know why their earlier messages are cut."""
+        if context.flooding(state, flows.get(state.discussion.flow).verbatim_rounds or state.context_rounds,
+                            cmd.user_id):
+            await self.notice(tx, state.discussion, f"{state.discussion.id}:flood",
+                              f"{cmd.user_name or 'Someone'} has written more here than the council reads from one "
+                              "person at a time: each turn reads their newest messages in full, and earlier ones "
+                              "cut or left out. A shorter message, or a new discussion, is heard in full.")
 
     async def take_stance(self, cmd: c.TakeStance) -> Reply:
         async with self.store.tx() as tx:

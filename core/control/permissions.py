@@ -31,7 +31,7 @@ VERBS: dict[type[c.Command], str] = {
     c.ConfirmRoster: "start", c.ModifyRoster: "edit the roster of", c.AddExpert: "edit the roster of",
     c.Synthesize: "ask for the final synthesis of", c.Pause: "pause", c.Resume: "resume", c.Stop: "stop",
     c.RetryTurns: "retry turns in", c.SkipTurns: "skip turns in", c.ScheduleRound: "schedule rounds of",
-    c.ClosePoll: "close a poll in",
+    c.ClosePoll: "close a poll in", c.RevokeLinks: "revoke the page links of",
 }
 
 
@@ -87,6 +87,12 @@ def check(policy: Policy, d: Discussion, cmd: c.Command) -> None:
         return
     starter = d.created_by_name or "the person who started it"
     raise Refused(f"Only {starter} or a workspace admin can {verb_of(cmd)} this discussion.")
+
+
+def may_clarify(policy: Policy, d: Discussion, cmd: c.Command) -> bool:
+    """The answer to the clarifying question sets the topic that runs under the starter's name and budget: it is
+    theirs to give, or an admin's."""
+    return (bool(cmd.user_id) and cmd.user_id == d.created_by) or is_admin(policy, cmd)
 
 
 def check_digest(policy: Policy, cmd: c.SetDigest, existing: Schedule | None) -> None:

@@ -33,10 +33,11 @@ def private_in(policy: Policy, cmd: c.Command, member_of: list[str] | None = Non
     return sorted({x for x in [cmd.in_channel, *(member_of or [])] if x})
 
 
-def shown_in(record: Decision, channel: str) -> bool:
-    """Whether a record may be shown in a channel's thread: everyone who reads a thread there could read a public
-    channel's record; a private channel's stays in that channel."""
-    return not record.private or record.channel == channel
+def shown_in(record: Decision, channel: str, shared: bool = False) -> bool:
+    """Whether a record may be shown in a channel's thread. Public means public to this workspace's members: they
+    all could read a public channel's record, so it may go into any channel only they read. A private channel's
+    record stays in that channel, and a channel people outside the workspace read (`shared`) shows only its own."""
+    return record.channel == channel or not (record.private or shared)
 
 
 class Recall:
@@ -65,12 +66,13 @@ class Recall:
         out: list[Decision] = []
         if cmd.revisits:
             seed = await tx.decision(cmd.revisits)
-            if seed is not None and shown_in(seed, cmd.channel):
+            if seed is not None and shown_in(seed, cmd.channel, cmd.shared):
                 out.append(seed)
         if cmd.memory != "off":
             # Workspace-wide, a member's memory reaches the channels they are in (admins': every channel), so a
             # thread never shows records its starter could not search.
-            channels = ([cmd.channel] if cmd.memory != "workspace" else
+            # A channel read from outside the workspace opens with its own records only.
+            channels = ([cmd.channel] if cmd.memory != "workspace" or cmd.shared else
                         channels_of(self.policy, cmd, [cmd.channel, *cmd.member_of]))
             # The thread is read by everyone in its channel, not only by its starter: a private channel's records
             # never open a discussion elsewhere.
@@ -89,12 +91,18 @@ class Recall:
             raise UserError(f"I can't find a decision record {cmd.decision_id} you can see from here; "
                             "the decisions command lists them.")
         channel = cmd.channel or cmd.in_channel or record.channel
-        if not shown_in(record, channel):
-            raise UserError(f"Decision record {cmd.decision_id} comes from a private channel, so it stays there: "
-                            "revisit it from that channel.")
+        if not shown_in(record, channel, cmd.shared):
+            if record.private:
+                raise UserError(f"Decision record {cmd.decision_id} comes from a private channel, so it stays "
+                                "there: revisit it from that channel.")
+            raise UserError(f"Decision record {cmd.decision_id} belongs to this workspace, and people outside it "
+                            "read this channel (it is shared with another organisation or workspace, or has "
+                            "guests), so it stays out of here: revisit it from a channel only this workspace's "
+                            "members read.")
         start = c.StartDiscussion(
             topic=record.topic, flow=record.flow if record.flow in c.FLOW_NAMES else "moderated",  # type: ignore[arg-type]
             platform=cmd.platform, workspace=cmd.workspace, channel=channel, private=cmd.private,
+            shared=cmd.shared,
             tz=cmd.tz, revisits=record.id,
             **cmd.model_dump(include={"user_id", "user_name", "is_admin", "groups", "in_channel", "in_dm"}))
         return await self.start(start)

@@ -318,7 +318,8 @@ class Schedules:
         chat = self.driver.chats[material.schedule.platform]
         await digest.links(chat, material.covered + material.waiting)
         for item in material.covered + material.waiting:
-            item.page = self.driver.config.pages.url(item.discussion.id, self.clock.now())
+            item.page = self.driver.config.pages.url(item.discussion.id, self.clock.now(),
+                                                         item.discussion.options.links)
         where, held_at = (material.schedule.platform, material.schedule.workspace), self.clock.now()
         held = await self._hold_day(material, held_at)
         try:

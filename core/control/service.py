@@ -17,6 +17,7 @@ from core.control.recall import Recall
 from core.control.replies import Reply, UserError
 from core.control.rostering import Rostering
 from core.control.schedules import Schedules
+from core.control.sharing import Sharing
 from core.control.starting import Starting, validate_topic
 from core.control.steering import Steering
 from core.control.voting import Voting
@@ -46,6 +47,7 @@ class Service:
         self.voting = Voting(store, clock, config, driver, self.guard)
         self.rostering = Rostering(store, clock, config)
         self.people = People(store, clock, config, self.guard)
+        self.sharing = Sharing(store, clock, config)
         self.starting = Starting(store, clock, config, new_id, self.guard, self.recall, self.schedules)
         # Every command's handler, by the command's class and grouped by family: the one way in, read by people,
         # mypy and editors.
@@ -56,6 +58,7 @@ class Service:
             c.Pause: self.steering.pause,
             c.Resume: self.steering.resume_discussion,
             c.Stop: self.steering.stop,
+            c.RevokeLinks: self.sharing.revoke_links,
             c.RetryTurns: self.steering.retry_turns,
             c.SkipTurns: self.steering.skip_turns,
             c.CastBallot: self.voting.cast_ballot,

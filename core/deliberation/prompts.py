@@ -36,7 +36,7 @@ def system_blocks(state: State) -> list[Block]:
 
 
 def human_block(m: HumanMessage) -> str:
-    return quote("human", m.text, name=m.author_name)
+    return context.human_block(m)
 
 
 def _turn_text(t: Turn, state: State) -> str:
@@ -88,7 +88,7 @@ def transcript_blocks(state: State, *, final: bool = False) -> list[Block]:
         group_turns = list(group)
         when = max(t.finished_at or t.created_at for t in group_turns)
         items.append((when, "\n\n".join(_turn_text(t, state) for t in group_turns)))
-    items += [(m.created_at, human_block(m)) for m in seen.humans]
+    items += context.heard(seen.humans).blocks  # within a size budget, however many replies people write
     items.sort(key=lambda item: item[0])  # type: ignore[arg-type,return-value]
     blocks = [Block(text=head)]
     if seen.outline:

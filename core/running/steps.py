@@ -127,7 +127,7 @@ class Steps:
         except Exception:
             log.warning("no link to %s for its decision record", d.id, exc_info=True)
             link = ""
-        return link or self.config.pages.url(d.id, self.clock.now())
+        return link or self.config.pages.url(d.id, self.clock.now(), d.options.links)
 
     def _label(self, post: Post) -> Post:
         return post.model_copy(update={"offline": self.llm.offline})

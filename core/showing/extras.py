@@ -34,7 +34,7 @@ async def decorate(store: Store, pages: PageLinks, d: Discussion, post: Post, no
     final = is_final_synthesis(d, post)
     if post.kind not in ("header", "document") and not final:
         return post
-    update: dict[str, object] = {"page_url": pages.url(d.id, now)}
+    update: dict[str, object] = {"page_url": pages.url(d.id, now, d.options.links)}
     if final:
         try:
             async with store.tx() as tx:

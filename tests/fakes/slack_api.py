@@ -10,7 +10,7 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from aiohttp import web
 
@@ -126,6 +126,7 @@ class FakeSlack(CanvasMethods):
         self.pending_files: dict[str, dict[str, Any]] = {}  # file id -> what getUploadURLExternal announced
         self.uploads: list[dict[str, Any]] = []  # completed files: name, title, alt_txt, data, shares
         self.users: dict[str, dict[str, Any]] = {}
+        self.shared_with: dict[str, set[str]] = defaultdict(set)  # person -> other workspaces that share a channel
         self.usergroups: dict[str, list[str]] = {}  # user-group id -> member ids
         # Conversations by id. One not listed is a public channel the app has not joined (made on first use);
         # a user id (U…) as a channel is the app's direct message with that person.
@@ -169,19 +170,31 @@ class FakeSlack(CanvasMethods):
         self.lost_when[method].append(matches)
 
     def add_user(self, user_id: str, name: str, *, admin: bool = False, tz: str = "Europe/Berlin",
-                 team: str = TEAM) -> None:
+                 team: str = TEAM, guest: Literal["", "multi", "single"] = "", connected: str = "") -> None:
+        """`team`: the person's own workspace; users.info describes a Slack Connect person of another
+        organisation with their team_id and their own organisation's is_admin. `guest`: a multi-channel guest
+        is is_restricted, a single-channel one is_ultra_restricted too. `connected`: a workspace that shares a
+        Slack Connect channel with them (its token then finds them)."""
+        if connected:
+            self.shared_with[user_id].add(connected)
         self.users[user_id] = {"id": user_id, "team_id": team, "name": name.lower(), "real_name": name, "tz": tz,
-                               "is_admin": admin, "is_owner": False, "profile": {"display_name": name,
-                                                                                 "real_name": name}}
+                               "is_admin": admin, "is_owner": False, "is_restricted": bool(guest),
+                               "is_ultra_restricted": guest == "single",
+                               "profile": {"display_name": name, "real_name": name}}
 
     def add_channel(self, channel: str, *, private: bool = False, member: bool = False, archived: bool = False,
-                    mpim: bool = False, people: list[str] | None = None, team: str = TEAM) -> dict[str, Any]:
+                    mpim: bool = False, people: list[str] | None = None, team: str = TEAM,
+                    shared: Literal["", "ext", "pending", "org"] = "") -> dict[str, Any]:
         """`people`: the people in it (None: everyone the fake knows). `team`: the workspace it is in; another
-        workspace's token never finds it."""
+        workspace's token never finds it. `shared`: conversations.info's sharing flags as Slack sets them, for a
+        Slack Connect channel (is_shared and is_ext_shared), one whose invitation is pending
+        (is_pending_ext_shared), or one shared across an Enterprise Grid's workspaces (is_shared, is_org_shared)."""
         self.channels[channel] = {"id": channel, "name": channel.lower(), "is_channel": not private,
                                   "is_group": private and not mpim, "is_private": private or mpim, "is_im": False,
                                   "is_mpim": mpim, "is_archived": archived, "is_member": member, "people": people,
-                                  "context_team_id": team}
+                                  "context_team_id": team, "is_shared": shared in ("ext", "org"),
+                                  "is_ext_shared": shared == "ext", "is_org_shared": shared == "org",
+                                  "is_pending_ext_shared": shared == "pending"}
         return self.channels[channel]
 
     def join(self, channel: str, *users: str) -> None:
@@ -368,7 +381,8 @@ class FakeSlack(CanvasMethods):
                     return "channel_not_found"
         for name in ("user", "user_id"):
             person = self.users.get(str(p.get(name) or ""))
-            if person is not None and person["team_id"] != team:
+            # users.info finds a person of another organisation once a Slack Connect channel is shared with them.
+            if person is not None and person["team_id"] != team and team not in self.shared_with[person["id"]]:
                 return "user_not_found"
         return ""
 
@@ -564,6 +578,16 @@ class FakeSlack(CanvasMethods):
         if conv.get("is_private") and not conv.get("is_member"):
             return {"ok": False, "error": "channel_not_found"}  # the app cannot see it at all
         return {"ok": True, "channel": dict(conv)}
+
+    def m_conversations_members(self, p: dict[str, Any], team: str) -> dict[str, Any]:
+        """The member ids of a conversation the app can see, paginated by cursor (limit at most 1000)."""
+        conv = self.conversation(p.get("channel", ""))
+        if conv.get("is_private") and not conv.get("is_member"):
+            return {"ok": False, "error": "channel_not_found"}
+        people = sorted(self.users) if conv.get("people") is None else list(conv["people"])
+        start, limit = int(p.get("cursor") or 0), int(p.get("limit") or 100)
+        page, more = people[start:start + limit], start + limit < len(people)
+        return {"ok": True, "members": page, "response_metadata": {"next_cursor": str(start + limit) if more else ""}}
 
     def m_conversations_join(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         conv = self.conversation(p.get("channel", ""))

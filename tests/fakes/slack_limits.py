@@ -16,6 +16,7 @@ METHOD_TIER = {
     "chat.postMessage": SPECIAL, "auth.test": SPECIAL,
     "chat.update": 3, "chat.postEphemeral": 4, "chat.getPermalink": 4, "chat.delete": 3,
     "conversations.history": 3, "conversations.replies": 3, "conversations.info": 3, "conversations.join": 3,
+    "conversations.members": 4,
     "users.info": 4, "usergroups.users.list": 2, "views.open": 4, "views.update": 4, "views.publish": 4,
     "files.getUploadURLExternal": 4, "files.completeUploadExternal": 4, "users.conversations": 3,
     "canvases.create": 2, "conversations.canvases.create": 2, "canvases.edit": 3, "canvases.access.set": 3,
@@ -37,6 +38,7 @@ SCOPES = {
     "conversations.replies": ("channels:history", "groups:history", "im:history", "mpim:history"),
     "conversations.info": ("channels:read", "groups:read", "im:read", "mpim:read"),
     "conversations.join": ("channels:join",), "users.info": ("users:read",),
+    "conversations.members": ("channels:read", "groups:read", "im:read", "mpim:read"),
     "usergroups.users.list": ("usergroups:read",), "files.getUploadURLExternal": ("files:write",),
     "files.completeUploadExternal": ("files:write",), "reactions.add": ("reactions:write",),
 }

@@ -52,7 +52,7 @@ def test_bad_input_gets_a_friendly_sentence(text: str, message: str) -> None:
 def test_subcommands() -> None:
     assert parse("help").kind == "help" and parse("list").kind == "list" and parse("").kind == "modal"
     assert parse("status `abcd1234`").discussion_id == "abcd1234"
-    for word, cls in (("pause", c.Pause), ("resume", c.Resume), ("stop", c.Stop)):
+    for word, cls in (("pause", c.Pause), ("resume", c.Resume), ("stop", c.Stop), ("revoke-links", c.RevokeLinks)):
         intent = parse(f"{word} abcd1234")
         assert isinstance(intent.command, cls) and intent.command.discussion_id == "abcd1234"
     sched = parse('schedule abcd1234 "tomorrow 09:00" --every 1w').command

@@ -19,6 +19,7 @@ from adapters.web.page import Pages, application
 from bot.settings import Settings
 from bot.wiring import App, build_app, page_links
 from core.control import commands as c
+from core.control.permissions import Refused
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM
@@ -184,3 +185,25 @@ async def test_times_on_the_page_are_readable_and_name_their_zone(site: Site) ->
     assert f"Started {stamp}" in html
     assert html.count(stamp) > 3, "each turn and message shows when it was written"
     assert "2026-03-02 08:00 UTC" not in html
+
+
+async def test_revoking_links_closes_every_earlier_link_and_the_header_gets_a_fresh_one(site: Site) -> None:
+    old = site.path(header_url(site))
+    assert (await site.client.get(old)).status == 200
+    did = site.discussion_id
+    with pytest.raises(Refused, match="Only Dana <b> or a workspace admin can revoke the page links"):
+        await site.app.service.handle(c.RevokeLinks(in_channel="C1", discussion_id=did, user_id="U2"))
+    assert (await site.client.get(old)).status == 200, "a member who did not start it revokes nothing"
+    site.clock.advance(seconds=1)  # a header redrawn in the same instant as the last is the same post
+    await site.app.service.handle(c.RevokeLinks(in_channel="C1", discussion_id=did, user_id="U1", user_name="Dana"))
+    await site.app.driver.idle()
+    refused = await site.client.get(old)
+    assert refused.status == 403 and "alert" not in await refused.text()
+    assert (await site.client.get(old + "&v=1")).status == 403, "a version cannot be claimed without its signature"
+    fresh = site.path(next(p for p in site.chat.posts(did) if p.kind == "header").page_url)  # as redrawn
+    assert fresh != old and "v=1" in fresh and (await site.client.get(fresh)).status == 200
+    notices = [s.post for s in site.chat.sent if s.post.kind == "notice" and "revoked the links" in s.post.text]
+    assert len(notices) == 1
+    await site.app.service.handle(c.RevokeLinks(in_channel="C1", discussion_id=did, user_id="A1", is_admin=True))
+    await site.app.driver.idle()
+    assert (await site.client.get(fresh)).status == 403, "an admin may revoke too"

@@ -51,3 +51,27 @@ async def test_a_topic_with_one_word_of_substance_is_asked_about_too(app: App, l
         reply = await app.service.handle(start(topic=topic, flow="council", rounds=1, clarify=True).model_copy(
             update={"user_id": f"U{n + 10}"}))
         assert ("asked one question in the thread" in reply.text) is vague, topic
+
+
+async def test_only_the_starter_or_an_admin_answers_the_clarifying_question(
+    app: App, chat: RecordingChat, llm: ScriptedLLM
+) -> None:
+    """Anyone may reply in the thread, but the topic runs under the starter's name and budget."""
+    reply = await app.service.handle(start(topic="Pricing?", flow="council", rounds=1, clarify=True))
+    did = reply.discussion_id
+    other = answer(did, "Should we make the Pro plan free for everyone?", "Ev2").model_copy(
+        update={"user_id": "U2", "user_name": "Mallory"})
+    said = await app.service.handle(other)
+    await settle(app)
+    d = await discussion(app, did)
+    assert d.status == Status.AWAITING_CONFIRMATION and d.topic == "Pricing?" and llm.prompts == []
+    assert "for Dana (or a workspace admin) to answer" in said.text
+    go = answer(did, "go", "Ev3").model_copy(update={"user_id": "U2", "user_name": "Mallory"})
+    await app.service.handle(go)
+    assert (await discussion(app, did)).status == Status.AWAITING_CONFIRMATION, "not even `go`"
+    admin = answer(did, "Should the Pro plan cost 10% more from Q3?", "Ev4").model_copy(
+        update={"user_id": "U3", "user_name": "Ines", "is_admin": True})
+    await app.service.handle(admin)
+    await settle(app)
+    d = await discussion(app, did)
+    assert d.status == Status.DONE and d.topic == "Pricing? — Should the Pro plan cost 10% more from Q3?"

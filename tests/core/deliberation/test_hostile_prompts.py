@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from adapters.slack.translate import unescape as slack_unescape
+from core.control.people import MAX_HUMAN_CHARS
 from core.deliberation import flows, prompts
 from core.deliberation.engine import State, TurnPlan
 from core.deliberation.quoting import clean, escape, quote, unescape
@@ -52,7 +53,9 @@ def state_of(words: list[str]) -> State:
             ExpertSpec(name="Jonas Becker", title="Economist", expertise=["cost"], thinking_style="s", bias="b",
                        reply_tendency="r")]
     personas = full_roster(experts_from_spec(spec, 2))
-    humans = [HumanMessage(id=i + 1, discussion_id="d1", author_id=f"U{i}", author_name=w(i + 7), text=w(i),
+    # A message is cut to the entry limit when it is posted (what reaches a prompt is never longer).
+    humans = [HumanMessage(id=i + 1, discussion_id="d1", author_id=f"U{i}", author_name=w(i + 7),
+                           text=w(i)[:MAX_HUMAN_CHARS],
                            created_at=T0 + timedelta(minutes=i), needs_answer=i == 0)
               for i in range(len(words))]
     turns = [Turn(key="t1", discussion_id="d1", round=1, step=1, phase=Phase.OPENING, persona_key="moderator",
