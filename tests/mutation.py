@@ -253,6 +253,16 @@ def _constant_mutations(value: object) -> list[object]:
     return []
 
 
+# Calls that name a thing for the type checker or the logs, not a rule: their strings are never mutated.
+_DECLARING = {"TypeVar", "NewType", "ParamSpec", "getLogger"}
+
+
+def _declaration(value: ast.expr) -> bool:
+    func = value.func if isinstance(value, ast.Call) else None
+    return isinstance(func, ast.Name | ast.Attribute) and (
+        func.id if isinstance(func, ast.Name) else func.attr) in _DECLARING
+
+
 def module_level_mutants(source: str) -> list[tuple[str, str]]:
     """Each mutant of the module's top-level and class-level assignments: (its name, the module's source with it).
     A docstring is no rule and is left alone."""
@@ -267,7 +277,8 @@ def module_level_mutants(source: str) -> list[tuple[str, str]]:
         for stmt in body:
             if isinstance(stmt, ast.ClassDef):
                 assignments(stmt.body, f"{owner}{stmt.name}.")
-            elif isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
+            elif (isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None
+                  and not _declaration(stmt.value)):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 name = owner + "_".join(ast.unparse(t) for t in targets)
                 for i, node in enumerate(n for n in ast.walk(stmt.value) if isinstance(n, ast.Constant)):

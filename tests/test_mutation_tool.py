@@ -254,6 +254,7 @@ def test_module_level_rules_are_mutated_too() -> None:
     assert changed != source and "def mark_unverified" in changed and "XX[#IiTtBbPp]" in changed
     compile(changed, "evidence.py", "exec")  # each mutant is still Python
     small = 'LIMIT = 3\nON = True\n"""a docstring is no rule"""\nclass K:\n    WORDS = ("a", 2)\n'
+    assert mutation.module_level_mutants('T = TypeVar("T")\nlog = logging.getLogger("x")\n') == []
     assert {n: s.splitlines() for n, s in mutation.module_level_mutants(small)} == {
         "<module>.LIMIT__const_1": ["LIMIT = 4", "ON = True", '"""a docstring is no rule"""', "class K:",
                                     '    WORDS = ("a", 2)'],
