@@ -39,7 +39,11 @@ TARGET = 0.90  # of the whole score: every mutant counts, but those listed below
 TARGETS: dict[str, float] = {}  # a module held to another target (none is)
 # Mutants no test can kill because they change nothing the code does, by name with the reason; they are left out
 # of the whole score's count. A name here that a run no longer produces is ignored.
-EQUIVALENT: dict[str, str] = {}
+EQUIVALENT: dict[str, str] = {
+    "core.deliberation.links.x__code__mutmut_8": "`if kept or True`: every address the pattern finds starts with a "
+                                                 "letter or digit, which the trailing punctuation cut never takes, "
+                                                 "so `kept` is never empty",
+}
 
 # Each rule module, and the tests that pin it (mutmut runs, per mutant, those of them that reach its function).
 MODULES: dict[str, list[str]] = {
