@@ -298,14 +298,81 @@ def module_level_mutants(source: str) -> list[tuple[str, str]]:
     return out
 
 
+# mutmut leaves a decorated function alone (its copies would run the decorator again): a cached lookup, a context
+# manager, a property. Those are mutated here, with mutmut's main operators: a constant changed as above, a
+# comparison turned to its neighbour or its negation, `and` and `or` swapped, a `not` dropped, `+` and `-` swapped.
+DECORATED_PREFIX = "<decorated>."
+_SWAPS: dict[type, type] = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
+                            ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot,
+                            ast.IsNot: ast.Is, ast.And: ast.Or, ast.Or: ast.And, ast.Add: ast.Sub, ast.Sub: ast.Add}
+
+
+def _decorated(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    out = []
+    for node in tree.body:
+        members = [(node.name + ".", m) for m in node.body] if isinstance(node, ast.ClassDef) else [("", node)]
+        for owner, fn in members:
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and fn.decorator_list and not (
+                    len(fn.decorator_list) == 1 and isinstance(fn.decorator_list[0], ast.Name)
+                    and fn.decorator_list[0].id in ("staticmethod", "classmethod")):
+                out.append((owner + fn.name, fn))
+    return out
+
+
+def decorated_mutants(source: str) -> list[tuple[str, str]]:
+    """Each mutant of the module's decorated functions: (its name, the module's source with it)."""
+    lines = source.splitlines(keepends=True)
+    out: list[tuple[str, str]] = []
+    for name, fn in _decorated(ast.parse(source)):
+        first, last = fn.decorator_list[0].lineno - 1, fn.end_lineno or fn.lineno
+        indent = " " * fn.col_offset
+        body = [n for stmt in fn.body[1 if ast.get_docstring(fn) else 0:] for n in ast.walk(stmt)]
+        count = 0
+        for index, node in enumerate(body):
+            changes: list[object] = []
+            if isinstance(node, ast.Constant):
+                changes = _constant_mutations(node.value)
+            elif isinstance(node, ast.Compare | ast.BoolOp | ast.BinOp) and type(
+                    node.ops[0] if isinstance(node, ast.Compare) else node.op) in _SWAPS:
+                changes = ["swap"]
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                changes = ["drop"]
+            for change in changes:
+                copy = ast.parse(source)
+                target = dict(_decorated(copy))[name]
+                mutated = [n for stmt in target.body[1 if ast.get_docstring(target) else 0:] for n in ast.walk(stmt)]
+                _apply(mutated[index], change, target)
+                count += 1
+                text = "".join(indent + line + "\n" for line in ast.unparse(target).splitlines())
+                out.append((f"{DECORATED_PREFIX}{name}#{count}", "".join(lines[:first]) + text + "".join(lines[last:])))
+    return out
+
+
+def _apply(node: ast.AST, change: object, fn: ast.AST) -> None:
+    if isinstance(node, ast.Constant):
+        node.value = change  # type: ignore[assignment]  # one of `_constant_mutations`
+    elif isinstance(node, ast.Compare):
+        node.ops[0] = _SWAPS[type(node.ops[0])]()
+    elif isinstance(node, ast.BoolOp | ast.BinOp):
+        node.op = _SWAPS[type(node.op)]()
+    elif isinstance(node, ast.UnaryOp):  # `not x` becomes `x`: its parent takes the operand in its place
+        for parent in ast.walk(fn):
+            for field, value in ast.iter_fields(parent):
+                if value is node:
+                    setattr(parent, field, node.operand)
+                elif isinstance(value, list) and node in value:
+                    value[value.index(node)] = node.operand
+
+
 def run_module_level(module: str, work: Path) -> dict[str, str]:
-    """Each module-level mutant, run against the row's tests in the scratch copy: killed or survived."""
+    """Each module-level mutant, and each mutant of a decorated function, run against the row's tests in the
+    scratch copy: killed or survived."""
     path = work / module
     original = path.read_text()
     tests = [t for t in MODULES[module] if (ROOT / t).exists()]
     found: dict[str, str] = {}
     try:
-        for name, source in module_level_mutants(original):
+        for name, source in module_level_mutants(original) + decorated_mutants(original):
             path.write_text(source)
             try:
                 done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
@@ -456,6 +523,8 @@ def function_of(mutant: str) -> str:
     """The function a mutant is in, named as `functions_of` names it (`<module>` for a module-level rule)."""
     if mutant.startswith(TOP_PREFIX):
         return "<module>"
+    if mutant.startswith(DECORATED_PREFIX):
+        return mutant.removeprefix(DECORATED_PREFIX).rpartition("#")[0]
     name = mutant.rpartition(".")[2].rpartition("__mutmut_")[0]
     if name.startswith("x\u01c1"):
         return ".".join(name[2:].split("\u01c1"))

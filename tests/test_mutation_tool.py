@@ -268,6 +268,24 @@ def test_module_level_rules_are_mutated_too() -> None:
     assert mutation.function_of("<module>._REF__const_1") == "<module>"
 
 
+def test_decorated_functions_which_mutmut_leaves_alone_are_mutated_too() -> None:
+    source = (
+        "import functools\n\n@functools.lru_cache\ndef seen(n):\n    \"\"\"Doc.\"\"\"\n    return n > 2 and not n\n\n"
+        "class K:\n    @property\n    def size(self):\n        return self.n + 1  # why\n\n"
+        "    @staticmethod\n    def plain(n):\n        return n < 1\n")
+    mutants = dict(mutation.decorated_mutants(source))
+    assert sorted(mutants) == ["<decorated>.K.size#1", "<decorated>.K.size#2", "<decorated>.seen#1",
+                               "<decorated>.seen#2", "<decorated>.seen#3", "<decorated>.seen#4"]
+    assert "    return n > 2 or not n\n" in mutants["<decorated>.seen#1"]
+    assert "    return n >= 2 and (not n)\n" in mutants["<decorated>.seen#2"]
+    assert "    return n > 2 and n\n" in mutants["<decorated>.seen#3"]
+    assert "    return n > 3 and (not n)\n" in mutants["<decorated>.seen#4"]
+    assert "        return self.n - 1\n" in mutants["<decorated>.K.size#1"]
+    assert "        return self.n + 2\n" in mutants["<decorated>.K.size#2"]
+    assert all("def plain(n):\n        return n < 1" in m and "@functools.lru_cache" in m for m in mutants.values())
+    assert mutation.function_of("<decorated>.K.size#2") == "K.size"
+
+
 def test_the_rule_modules_that_guard_prompts_and_the_driver_s_parts_have_rows() -> None:
     for module in ("core/deliberation/links.py", "core/deliberation/prompts.py", "core/control/schedules.py",
                    "core/deliberation/factcheck.py", "core/running/driver.py", "core/running/lease.py",
