@@ -43,6 +43,9 @@ EQUIVALENT: dict[str, str] = {
     "core.deliberation.links.x__code__mutmut_8": "`if kept or True`: every address the pattern finds starts with a "
                                                  "letter or digit, which the trailing punctuation cut never takes, "
                                                  "so `kept` is never empty",
+    "core.deliberation.evidence.x__number__mutmut_1": "`.lower()` to `.upper()`: both sides of the comparison go "
+                                                      "through `_number`, whose pattern keeps ASCII letters only, "
+                                                      "so either case compares the same",
 }
 
 # Each rule module, and the tests that pin it (mutmut runs, per mutant, those of them that reach its function).
