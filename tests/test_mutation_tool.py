@@ -370,3 +370,14 @@ def test_a_module_with_postgresql_tests_is_not_measured_without_postgresql(
     monkeypatch.setenv("TEST_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
     monkeypatch.setattr(mutation, "report", lambda *_: 0)
     assert mutation.main(["core/running/lease.py"]) == 0 and ran == ["core/running/lease.py"]
+
+
+def test_a_row_kept_from_an_older_rule_is_judged_by_today_s(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Rows measured when the verdict was on the logic-only score said "meets" at 82% of all mutants."""
+    module, scores = SPENDING, tmp_path / "scores.json"
+    row = mutation.entry(module, current(module), outcomes(82, 18), set(), True, SPENDING_SOURCE)
+    row["verdict"] = "meets"
+    mutation.write_entry(scores, module, row)
+    assert mutation.report(modules=[module], scores=scores) == 1
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(module))
+    assert line.endswith("MISSES") and "82/100" in line
