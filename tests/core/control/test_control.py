@@ -204,8 +204,33 @@ async def test_confirm_shows_the_roster_which_can_be_modified_before_starting(ap
 
 
 async def test_synthesize_mid_round_writes_the_final_synthesis_after_the_current_step(
-    app: App, chat: RecordingChat
+    app: App, chat: RecordingChat, llm: ScriptedLLM
 ) -> None:
+    asked: list[str] = []
+
+    async def synthesize() -> None:  # pressed while the model writes the round's first opening statement
+        await app.service.handle(c.Synthesize(**C1, discussion_id=asked[0], user_id="U2", is_admin=True,
+                                              user_name="Sam"))
+
+    llm.on_phase[Phase.OPENING] = synthesize
+    reply = await app.service.handle(start())
+    asked.append(reply.discussion_id)
+    await settle(app)
+    d = await discussion(app, reply.discussion_id)
+    assert d.status == Status.DONE and Phase.OPENING not in llm.on_phase, "the button was pressed mid-step"
+    async with app.store.tx() as tx:
+        turns = await tx.turns(d.id)
+    openings = [t for t in turns if t.phase == Phase.OPENING]
+    # The step under way (every opening statement) is finished, then the final synthesis, and nothing else.
+    assert openings and all(t.status == TurnStatus.PUBLISHED for t in openings)
+    assert [t.phase for t in turns][-1] == Phase.FINAL_SYNTHESIS
+    assert {t.phase for t in turns} == {Phase.ROSTER, Phase.OPENING, Phase.FINAL_SYNTHESIS}
+    assert not any("nothing to synthesise" in p.text for p in chat.posts(d.id))
+    with pytest.raises(UserError, match="can't be synthesized now"):
+        await app.service.handle(c.Synthesize(**C1, discussion_id=d.id, user_id="U2", is_admin=True))
+
+
+async def test_synthesize_before_any_statement_writes_no_synthesis_of_nothing(app: App, chat: RecordingChat) -> None:
     reply = await app.service.handle(start())
     await app.service.handle(c.Synthesize(**C1, discussion_id=reply.discussion_id, user_id="U2", is_admin=True,
                                           user_name="Sam"))
@@ -214,14 +239,8 @@ async def test_synthesize_mid_round_writes_the_final_synthesis_after_the_current
     assert d.status == Status.DONE
     async with app.store.tx() as tx:
         phases = [t.phase for t in await tx.turns(d.id)]
-    assert Phase.ROUND_SYNTHESIS not in phases
-    if Phase.OPENING in phases:  # the step under way was the round's first: there is something to synthesise
-        assert phases[-1] == Phase.FINAL_SYNTHESIS
-    else:  # only the roster was written: a synthesis of nothing is never written, and the thread says so
-        assert Phase.FINAL_SYNTHESIS not in phases
-        assert any("nothing to synthesise" in p.text for p in chat.posts(d.id))
-    with pytest.raises(UserError, match="can't be synthesized now"):
-        await app.service.handle(c.Synthesize(**C1, discussion_id=d.id, user_id="U2", is_admin=True))
+    assert Phase.OPENING not in phases and Phase.FINAL_SYNTHESIS not in phases
+    assert any("nothing to synthesise" in p.text for p in chat.posts(d.id))
 
 
 async def test_a_vote_racing_the_close_never_brings_the_buttons_back(app: App, chat: RecordingChat) -> None:

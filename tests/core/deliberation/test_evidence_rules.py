@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core.deliberation.evidence import _REF, MARK, mark_unverified
@@ -68,5 +68,10 @@ PIECES = ["#", "issue", "Issues", "ISSUE", "ticket", "tickets", "bug", "Bugs", "
 
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=14).map("".join))
+@example("&#12")  # an HTML character reference, not a ticket
+@example("x&#12 and #7")
+@example("& #12")  # the "&" not next to the "#": a reference
+@example("/#12 x#7 _#3")  # a path's or a word's "#": not references
+@example("é#12")
 def test_the_references_found_are_those_the_readable_rule_finds(text: str) -> None:
     assert [m.span() for m in _REF.finditer(text)] == [m.span() for m in READABLE.finditer(text)]

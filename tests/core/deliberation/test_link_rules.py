@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.deliberation.links import plain
+from core.deliberation.links import plain, plain_data
 
 
 @pytest.mark.parametrize(("text", "shown"), [
@@ -17,6 +17,9 @@ from core.deliberation.links import plain
     ("[the docs](https://x.example/a) and <https://y.example|the wiki>",
      "the docs (`https://x.example/a`) and the wiki (`https://y.example`)"),
     ("`kept.example` but not.example", "`kept.example` but `not.example`"),  # code the model wrote stays as it is
+    ("`a` then b.example, `c` then d.example", "`a` then `b.example`, `c` then `d.example`"),  # between code spans
+    ("[only a label]() and <https://z.example>", "only a label and `https://z.example`"),  # no address; <url>
+    ("at a.example/X!", "at `a.example/X`!"),  # only the sentence's punctuation is cut from an address
 ])
 def test_each_form_of_address_is_set_as_code(text: str, shown: str) -> None:
     assert plain(text) == shown
@@ -27,3 +30,8 @@ def test_each_form_of_address_is_set_as_code(text: str, shown: str) -> None:
                                   "Costs fall, e.g. on ops, i.e. on us... as in 2.5 or U.S. law. Go to: the end."])
 def test_prose_with_no_address_comes_back_as_it_was(text: str) -> None:
     assert plain(text) == text
+
+
+def test_every_string_of_a_structured_answer_is_made_plain_and_its_keys_and_shape_kept() -> None:
+    assert plain_data({"see.example": ["at a.example", 3, {"x": "[w](https://w.example)"}], "n": None}) == {
+        "see.example": ["at `a.example`", 3, {"x": "w (`https://w.example`)"}], "n": None}

@@ -109,6 +109,13 @@ async def test_a_failed_bid_is_retried_quietly(app: App, chat: RecordingChat, ll
     texts = [p.text for p in chat.posts(d.id)]
     assert not [t for t in texts if "Ji-woo Han" in t and ("nudging" in t or "could not respond" in t)]
     assert not [t for t in texts if "Chidi Okeke" in t and ("nudging" in t or "could not respond" in t)]
+    async with app.store.tx() as tx:
+        keys = {p.name: p.key for p in await tx.personas(d.id)}
+        bids = {t.persona_key: t for t in await tx.turns(d.id) if t.phase == Phase.BID and (t.round, t.step) == (1, 1)}
+    # Failed once: retried, and the second try's bid counts. Failed twice: skipped after its one retry.
+    once, twice = bids[keys["Ji-woo Han"]], bids[keys["Chidi Okeke"]]
+    assert (once.status, once.attempts, bool(once.data)) == (TurnStatus.DONE, 2, True)
+    assert (twice.status, twice.attempts) == (TurnStatus.SKIPPED, 2)
 
 
 async def test_a_roster_slot_that_cannot_be_filled_leaves_the_floor_to_the_others(app: App, chat: RecordingChat,

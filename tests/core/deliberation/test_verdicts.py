@@ -65,6 +65,9 @@ CHOICES = st.sampled_from(["for", "against", "undecided", "unreadable", "", "O1"
 @given(st.lists(CHOICES, min_size=0, max_size=8), st.lists(CHOICES, max_size=6))
 @example(["for", "for", "for"], ["against"])  # a person who voted otherwise
 @example(["O1", "O1"], ["O2", "O2", "O1"])
+@example(["for", "for"], ["for", "against"])  # people tied: half chose otherwise, which is no consensus
+@example(["O1", "O1"], ["O1", "O1", "O2"])  # one of three chose otherwise: a consensus still
+@example(["O1", "O1"], ["O2", "O1"])  # tied the other way round
 def test_consensus_only_when_every_persona_agrees_and_most_people_do_not_object(personas: list[str],
                                                                                people: list[str]) -> None:
     verdict = stances.judge(personas, people)

@@ -98,7 +98,7 @@ async def pair(db_url: str) -> AsyncIterator[tuple[Replica, Replica]]:
 
 @pytest.fixture
 async def quick_pair(db_url: str) -> AsyncIterator[tuple[Replica, Replica]]:
-    """A heartbeats every 0.1 s (real time; its lease lifetime, on its own clock, is 0.3 s)."""
+    """A's lease lifetime, on its own clock, is 0.3 s: a test steps its heartbeat (`stepped`), a third of it a beat."""
     async with two(db_url, a_ttl=0.3) as both:
         yield both
 
@@ -261,17 +261,24 @@ async def test_a_driver_whose_lease_ran_out_before_it_sent_a_claimed_post_leaves
 
 async def test_a_failed_heartbeat_stops_the_model_call_in_flight(quick_pair: tuple[Replica, Replica]) -> None:
     a, b = quick_pair
+    beats = stepped(a)
     a.llm.hold()  # never released: only the heartbeat can end A's step
-    await start_on(a)
+    b_gate = b.llm.hold()  # B's first call waits too: the lease is B's while it runs
+    did = await start_on(a)
     await until(lambda: a.llm.waiting == 1, 5, "A is inside its first model call")
     await take_over(a, b)
-    # A's heartbeat runs every 0.1 s; its next renewal fails and cancels the call at once.
-    await until(lambda: a.llm.cancelled == 1, 10, "A's call cancelled by its heartbeat")
+    assert a.llm.cancelled == 0, "nothing but A's heartbeat stops A's call"
+    await beat(a, beats, 1)  # A's next renewal finds the lease is B's: it cancels the call at once
+    await until(lambda: a.llm.cancelled == 1, 5, "A's call cancelled by its heartbeat")
     await asyncio.wait_for(a.app.driver.idle(), 10.0)
-    await b.app.driver.idle()
+    assert (await lease_of(a, did))[0] == "replica-b", "A never took the lease back"
+    b_gate.set()
+    await asyncio.wait_for(b.app.driver.idle(), 10.0)
     async with b.app.store.tx() as tx:
-        owner, _ = await tx.lease_owner((await tx.latest_discussion_id()) or "")
-    assert owner in (None, "replica-b"), "A never took the lease back"
+        d = await tx.discussion(did)
+        owner, _ = await tx.lease_owner(did)
+    assert d is not None and d.status == Status.DONE and owner is None, "B finished it and gave the lease back"
+    assert a.llm.cancelled == 1 and b.llm.cancelled == 0
 
 
 async def test_one_heartbeat_renews_every_lease_the_process_holds_in_one_statement(
@@ -404,7 +411,7 @@ async def test_a_heartbeat_that_renews_keeps_a_long_model_call_alive_and_the_lea
     await asyncio.wait_for(a.app.driver.idle(), 10.0)
     async with a.app.store.tx() as tx:
         d = await tx.discussion(did)
-    assert d is not None and d.status.value in ("waiting", "done") and a.llm.cancelled == 0
+    assert d is not None and d.status == Status.DONE and a.llm.cancelled == 0  # its one round and synthesis
 
 
 # A heartbeat the database refuses: a renewal that cannot reach the database must neither kill work early nor let
