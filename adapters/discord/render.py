@@ -8,6 +8,7 @@ from typing import Any
 
 import discord
 
+from adapters.discord import embeds
 from adapters.discord.embeds import AUTHOR_MAX, CONTINUED, FOOTER_MAX, TITLE_MAX, layouts
 from adapters.discord.views import view, views
 from core.models import Persona, Post, Role
@@ -100,23 +101,8 @@ def thread_name(topic: str) -> str:
 
 
 def split(text: str, limit: int = CONTENT_MAX) -> list[str]:
-    """Chunks of at most `limit` characters, cut at a paragraph, line or word boundary when there is one."""
-    chunks: list[str] = []
-    rest = text.strip()
-    while len(rest) > limit:
-        window = rest[:limit]
-        cut = max(window.rfind("\n\n"), 0)
-        if cut < limit // 2:
-            cut = window.rfind("\n")
-        if cut < limit // 2:
-            cut = window.rfind(" ")
-        if cut <= 0:
-            cut = limit
-        chunks.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip()
-    if rest or not chunks:
-        chunks.append(rest)
-    return chunks
+    """Chunks of at most `limit` characters (a message's content by default), cut as the embeds' text is."""
+    return embeds.split(text, limit)
 
 
 def _shorten(text: str, limit: int) -> str:
