@@ -47,6 +47,7 @@ async def test_one_round_reads_one_post_per_event(slack: Slack, server: SlackSer
     experts = ["amara_okafor", "kenji_watanabe", "lucia_fernandez", "priya_raghunathan"]
     assert counted == Counter({
         "header": 1,
+        "roster": 1,  # the question on the table: the roster's answers as the options people and personas choose from
         "moderator": 2,  # the opening and the round's synthesis
         **{e: 2 for e in experts},  # a statement and a rebuttal each
         "contrarian": 1, "cross_domain": 1,
