@@ -3,7 +3,6 @@ by its metadata, never sent twice; one that never landed is sent again."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import aiohttp
@@ -13,7 +12,7 @@ from adapters.slack.chat import SlackChat
 from adapters.slack.clients import web_client
 from adapters.slack.landed import NotKnown, post_once
 from core.models import Discussion, Persona, Post, Role
-from tests.adapters.slack.conftest import TIME_SCALE, slack_chat
+from tests.adapters.slack.conftest import slack_chat
 from tests.fakes.slack_api import FakeSlack
 
 NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
@@ -21,10 +20,10 @@ ADA = Persona(key="ada", name="Ada Lovelace", role=Role.EXPERT, title="Analytica
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack(time_scale=TIME_SCALE) as f:
-        f.add_channel("C0001", member=True)
-        yield f
+def fake(fake: FakeSlack) -> FakeSlack:
+    """The package's fake Slack (the manifest's scopes), with the app a member of one channel."""
+    fake.add_channel("C0001", member=True)
+    return fake
 
 
 async def started(c: SlackChat) -> Discussion:

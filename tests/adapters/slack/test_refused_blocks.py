@@ -3,7 +3,6 @@ needed, and says so; never its notification text cut to one line."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
@@ -11,7 +10,7 @@ import pytest
 from adapters.slack.chat import SlackChat
 from adapters.slack.render import render
 from core.models import Action, Discussion, Persona, Post, Role
-from tests.adapters.slack.conftest import TIME_SCALE, slack_chat
+from tests.adapters.slack.conftest import slack_chat
 from tests.fakes.slack_api import LIMITS, FakeSlack, block_text
 
 NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
@@ -19,10 +18,10 @@ ADA = Persona(key="ada", name="Ada Lovelace", role=Role.EXPERT, title="Analytica
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack(time_scale=TIME_SCALE) as f:
-        f.add_channel("C0001", member=True)
-        yield f
+def fake(fake: FakeSlack) -> FakeSlack:
+    """The package's fake Slack (the manifest's scopes), with the app a member of one channel."""
+    fake.add_channel("C0001", member=True)
+    return fake
 
 
 async def started(fake: FakeSlack) -> tuple[Discussion, SlackChat]:
