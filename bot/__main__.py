@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 from collections.abc import Coroutine
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -309,53 +310,56 @@ def export(
     discussion_id: Annotated[str | None, typer.Argument(help="Discussion id")] = None,
     latest: Annotated[bool, typer.Option("--latest", help="The most recently created discussion")] = False,
     format: Annotated[str, typer.Option("--format", help="json, md, html, or dir (a folder: manifest.json, "
-                                                          "personas/, rounds/, artifacts/)")] = "json",
-    out: Annotated[Path | None, typer.Option(help="Also write transcript.json, synthesis.md, open-questions.md here "
-                                                  "(and discussion.html with --format html); with --format dir, the "
-                                                  "folder (default: exports/ID)")]
+                                                          "personas/, rounds/, artifacts/, context/)")] = "json",
+    out: Annotated[Path | None, typer.Option(help="Also write transcript.json, synthesis.md, open-questions.md and "
+                                                  "the charts here (and discussion.html with --format html); with "
+                                                  "--format dir, the folder (default: exports/ID)")]
     = None,
 ) -> None:
     """Print a discussion's full record (JSON), its synthesis (Markdown) or its page as one offline HTML file."""
+    from adapters.console.app import write_files
     from adapters.web.page import render
     from bot.runtime import open_store
-    from core.showing.export import artifacts, layout
+    from bot.wiring import page_links
+    from core.models import PostFile
+    from core.showing import filing
     from core.showing.export import export as build
+    from core.showing.extras import chart_files
 
     if format not in ("json", "md", "html", "dir"):
         _fail("--format must be json, md, html or dir.")
     if not discussion_id and not latest:
         _fail("give a discussion id or --latest.")
     settings = _settings(quiet=True)
+    written = format == "dir" or out is not None  # the charts go where files are written
 
-    async def go() -> dict[str, object] | None:
+    async def go() -> tuple[dict[str, Any] | None, list[PostFile]]:
         store = await open_store(settings)
         try:
             target = discussion_id
             if latest:
                 async with store.tx() as tx:
                     target = await tx.latest_discussion_id()
+            if not target:
+                return None, []
             # The operator sees the ballots of a poll whose results are hidden, marked as such.
-            return await build(store, target, operator=True) if target else None
+            doc = await build(store, target, operator=True, pages=page_links(settings), now=datetime.now(UTC))
+            return doc, (await chart_files(store, target) if doc is not None and written else [])
         finally:
             await store.close()
 
-    doc = asyncio.run(go())
+    doc, charts = asyncio.run(go())
     if doc is None:
         _fail("no discussion found" + (f" with id {discussion_id!r}" if discussion_id else "") + ".")
         return
-    files = artifacts(doc)
     if format == "dir":
-        folder = out if out is not None else Path("exports") / str(doc["discussion"]["id"])  # type: ignore[index]
-        for relative, text in layout(doc).items():
-            (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-            (folder / relative).write_text(text, encoding="utf-8")
-        print(f"Exported to {folder}/ (manifest.json, personas/, rounds/, artifacts/)")
+        folder = out if out is not None else Path("exports") / str(doc["discussion"]["id"])
+        write_files(folder, filing.folder(doc, charts))
+        print(f"Exported to {folder}/ (manifest.json, personas/, rounds/, artifacts/, context/summary.md, "
+              "transcript.json)")
         return
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "transcript.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False))
-        for fname, text in files.items():
-            (out / fname).write_text(text)
+        write_files(out, filing.flat(doc, charts))
         if format == "html":
             (out / "discussion.html").write_text(render(doc), encoding="utf-8")
     if format == "html":
@@ -363,6 +367,7 @@ def export(
     elif format == "json":
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     else:
+        files = filing.artifacts(doc)  # printed: no chart files beside it to show
         sys.stdout.write(files["synthesis.md"] + "\n" + files["open-questions.md"])
 
 

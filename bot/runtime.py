@@ -106,7 +106,8 @@ async def run_console(
         chat.bottom.close()
         if status == Status.DONE:
             folder = await session.write_exports(discussion_id, exports)
-            out.print(f"[bold green]Done.[/] Exported to {folder}/ (synthesis.md, open-questions.md, transcript.json)")
+            out.print(f"[bold green]Done.[/] Exported to {folder}/ (artifacts/synthesis.md, "
+                      "artifacts/open-questions.md, context/summary.md, transcript.json)", soft_wrap=True)
         elif session.interrupts:
             folder = await session.write_exports(discussion_id, exports)
             out.print(f"[bold]Stopped.[/] Exported to {folder}/. Resume with: python -m bot console --resume "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,9 @@ from core.control.service import Service, UserError
 from core.deliberation import closings
 from core.models import Action, Discussion, NextAction, Status
 from core.running.driver import Driver
-from core.showing import posts
-from core.showing.export import artifacts, export
+from core.showing import filing, posts
+from core.showing.export import export
+from core.showing.extras import chart_files
 from core.showing.moments import plain
 from core.storage.store import Store
 
@@ -278,11 +278,25 @@ class ConsoleSession:
         return True
 
     async def write_exports(self, discussion_id: str, folder: Path) -> Path:
-        doc = await export(self.store, discussion_id, operator=True)  # the terminal is the operator's
+        """The discussion's folder (see `filing.layout`), its charts drawn now: after the person's votes."""
+        now = self.driver.clock.now()
+        # The terminal is the operator's: hidden results are shown, marked.
+        doc = await export(self.store, discussion_id, operator=True, pages=self.driver.config.pages, now=now)
         assert doc is not None
+        charts = await chart_files(self.store, discussion_id)
         target = folder / discussion_id
-        target.mkdir(parents=True, exist_ok=True)
-        (target / "transcript.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False))
-        for name, text in artifacts(doc).items():
-            (target / name).write_text(text)
+        write_files(target, filing.folder(doc, charts))
+        for f in charts:
+            self.console.print(Text(f"📊 Chart saved: {target / 'artifacts' / f.name} ({f.title})", style="dim"),
+                               soft_wrap=True)
         return target
+
+
+def write_files(folder: Path, files: dict[str, str | bytes]) -> None:
+    """Export files (relative path -> text or bytes) written under `folder`, each once."""
+    for relative, content in files.items():
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            (folder / relative).write_bytes(content)
+        else:
+            (folder / relative).write_text(content, encoding="utf-8")

@@ -20,8 +20,8 @@ from adapters.slack.views import start_view, topic_view
 from core.control import commands as c
 from core.control.service import UserError
 from core.models import NextAction
-from core.showing.export import artifacts
 from core.showing.export import export as export_doc
+from core.showing.filing import artifacts
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,8 @@ async def export_files(council: Desk, discussion_id: str, place: Place, client: 
     """synthesis.md and the full transcript (JSON), uploaded into the discussion's thread."""
     who, _ = await council.who(client, place)
     d = await council.core.service.guard.may(c.Command(**who.fields(), **facts(place)), discussion_id)
-    doc = await export_doc(council.core.store, d.id)
+    core = council.core
+    doc = await export_doc(core.store, d.id, pages=core.driver.config.pages, now=core.clock.now())
     assert doc is not None
     files = artifacts(doc)
     uploads = [{"content": files["synthesis.md"], "filename": "synthesis.md", "title": "Synthesis"},

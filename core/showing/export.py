@@ -1,25 +1,27 @@
-"""The full record of a discussion as JSON, and its Markdown artifacts (synthesis.md, open-questions.md)."""
+"""The full record of a discussion as JSON: its turns, messages, polls and syntheses, and what a team files (the
+closing's stances, verdict, ranking and open questions; the roster with its seats; the page link)."""
 
 from __future__ import annotations
 
-import json
+from datetime import datetime
 from typing import Any
 
-from pydantic import ValidationError
-
-from core.deliberation import closings, context, flows, stances, verdicts
+from core.deliberation import closings, context, flows, question, stances, tally, verdicts
 from core.deliberation.flows.base import State
+from core.deliberation.flows.meeting import fixed_options, owner_ballots
 from core.deliberation.holders import credited
 from core.deliberation.roster import VISITORS
-from core.deliberation.schemas import FinalSynthesis, RoundSynthesis
-from core.models import Author, Ballot, Poll
+from core.models import Author, Ballot, Persona, Poll, Turn
 from core.showing import formats
+from core.showing.pages import PageLinks
 from core.storage.store import Store
 
 
-async def export(store: Store, discussion_id: str, *, operator: bool = False) -> dict[str, Any] | None:
+async def export(store: Store, discussion_id: str, *, operator: bool = False, pages: PageLinks | None = None,
+                 now: datetime | None = None) -> dict[str, Any] | None:
     """The record. An open poll whose results are hidden shows neither its tally nor its ballots until it closes
-    (the page and exports asked for in chat); `operator` (the server's command line) shows them, marked."""
+    (the page and exports asked for in chat); `operator` (the server's command line) shows them, marked.
+    `pages` and `now`: the discussion's page link is given where pages are set up."""
     async with store.tx() as tx:
         d = await tx.discussion(discussion_id)
         if d is None:
@@ -73,19 +75,32 @@ async def export(store: Store, discussion_id: str, *, operator: bool = False) ->
             for s in syntheses
         ],
         "usage": usage.model_dump(exclude={"model"}),
-        "closing": _closing(state, polls, syntheses),
+        "link": pages.url(d.id, now, d.options.links) if pages is not None and now is not None else "",
+        "roster": _roster(personas, turns),
+        "closing": _closing(state, polls, syntheses, operator),
         "stances": _backed(state),
     }
 
 
-def _closing(state: State, polls: list[tuple[Poll, list[Ballot]]], syntheses: list[dict[str, Any]]) -> dict[str, Any]:
+def _roster(personas: list[Persona], turns: list[Turn]) -> list[dict[str, Any]]:
+    """Who sat at the table: each seat with its role, whether a person held it, and who wrote its turns."""
+    done = [t for t in turns if t.text]
+    return [{"key": p.key, "name": p.name, "role": p.role.value, "title": p.title, "held_in_person": bool(p.held_by),
+             "turns_in_person": sum(1 for t in done if t.persona_key == p.key and t.author == Author.PERSON),
+             "turns_by_stand_in": sum(1 for t in done if t.persona_key == p.key and t.author == Author.STAND_IN)}
+            for p in personas]
+
+
+def _closing(state: State, polls: list[tuple[Poll, list[Ballot]]], syntheses: list[dict[str, Any]],
+             operator: bool) -> dict[str, Any]:
     """What a team files: the last round's stance table and verdict (personas and people, as the thread showed it),
-    the questions left open (the closing's own, the referee's tensions, the debates left unresolved) and the people's
-    messages nobody answered."""
+    the question it asked, the questions left open (the closing's own, the referee's tensions, the debates left
+    unresolved), the people's messages nobody answered, and a meeting's ranking beside its owners'."""
     d = state.discussion
     rows = stances.table(state, d.round, carry=flows.get(d.flow).keeps_stances)
     people = closings.people_choices(polls, d.round)  # ids, as the post and the decision record count them
-    data = next((s["data"] or {} for s in reversed(syntheses) if s["kind"] == "final"), None)
+    final = next((s for s in reversed(syntheses) if s["kind"] == "final"), None)
+    data = (final["data"] or {}) if final is not None else None
     if data is None:
         data = next((s["data"] or {} for s in reversed(syntheses) if s["kind"] == "round"), {})
     questions = [str(q) for q in data.get("open_questions") or []]
@@ -93,13 +108,51 @@ def _closing(state: State, polls: list[tuple[Poll, list[Ballot]]], syntheses: li
                   if isinstance(x, dict)]
     questions += [f"Tension: {t}" for t in data.get("tensions") or []]
     questions += [f"Dissent: {t}" for t in data.get("dissents") or []]
+    verdict = verdicts.of_round(state, d.round, people) if rows else None
     return {
         "round": d.round,
-        "verdict": verdicts.of_round(state, d.round, people).text if rows else "",
+        "question": question.asked(state),
+        "verdict": verdict.text if verdict is not None else "",
+        "verdict_kind": verdict.kind if verdict is not None else "",
         "stances": [_row(r) for r in rows],
+        # The closing as written, without the stance section and verdict the record shows once beside it.
+        "body": _body(final, stances.text(rows, d.round, with_verdict=False)) if final is not None else "",
         "open_questions": questions,
         "people_unanswered": [{"author": m.author_name, "text": m.text} for m in context.unanswered(state)],
+        "ranking": _ranking(state, polls, operator),
     }
+
+
+def _body(final: dict[str, Any], section: str) -> str:
+    """A closing's text without the stance section and verdict line it was recorded with (both the bot's own
+    words, found exactly: the verdict as the record keeps it, refreshed with every vote)."""
+    text = str(final["text"] or "")
+    if section:
+        text = text.replace(f"\n\n{section}", "", 1)
+    said = str((final["data"] or {}).get("verdict") or "")
+    return text.replace(f"\n\n{verdicts.LINE}{said}", "", 1) if said else text
+
+
+def _ranking(state: State, polls: list[tuple[Poll, list[Ballot]]], operator: bool) -> dict[str, Any] | None:
+    """A meeting's ranking: the people's tally beside the owners', item by item in the owners' order (None when
+    people were not asked to rank). While a place's results are hidden, only an operator sees the people's."""
+    places = [(p, b) for p, b in polls if closings.ranking_of(p.key)]
+    if not places:
+        return None
+    hidden = any(p.hide_results and not p.closed for p, _ in places) and not operator
+    owners = owner_ballots(state)[0]
+    people = {} if hidden else closings.people_ballots(places)
+    shown = {o.id: o.label for o in fixed_options(state)}
+    by_owners = {t.item: t for t in tally.tally(owners)}
+    by_people = {t.item: t for t in tally.tally(people)}
+    items = []
+    for k in [*by_owners, *(k for k in by_people if k not in by_owners)]:
+        o, p = by_owners.get(k), by_people.get(k)
+        items.append({"id": k, "label": shown.get(k, k),
+                      "owners_average": round(o.average, 2) if o else None, "owners_firsts": o.firsts if o else 0,
+                      "people_average": round(p.average, 2) if p else None, "people_firsts": p.firsts if p else 0})
+    return {"closed": all(p.closed for p, _ in places), "results_hidden": hidden, "owners": len(owners),
+            "people": len(people), "items": items}
 
 
 def _row(r: stances.Row) -> dict[str, Any]:
@@ -130,98 +183,3 @@ def _poll(p: Poll, ballots: list[Ballot], operator: bool) -> dict[str, Any]:
             for b in ballots
         ] if shown else [],
     }
-
-
-def artifacts(doc: dict[str, Any]) -> dict[str, str]:
-    """synthesis.md and open-questions.md, from an export document."""
-    topic = doc["discussion"]["topic"]
-    rounds = [RoundSynthesis.model_validate(s["data"]) for s in doc["syntheses"] if s["kind"] == "round"]
-    finals = [s for s in doc["syntheses"] if s["kind"] == "final"]
-    final = _final(finals[-1]["data"]) if finals else None
-    if final is not None:
-        synthesis = formats.synthesis_markdown(topic, final)
-    elif finals:  # another flow's closing (a referee's verdict, a meeting's recommendation): its text as written
-        synthesis = f"# Synthesis: {topic}\n\n{finals[-1]['text']}\n"
-    elif rounds:
-        synthesis = f"# Synthesis: {topic}\n\n_No final synthesis yet; latest round synthesis:_\n\n" + \
-            formats.round_synthesis_text(rounds[-1], len(rounds)) + "\n"
-    else:
-        synthesis = f"# Synthesis: {topic}\n\n_No synthesis yet._\n"
-    closing = doc.get("closing") or {}
-    if closing.get("stances"):
-        synthesis = synthesis.rstrip("\n") + "\n\n" + _stance_markdown(closing) + "\n"
-    return {"synthesis.md": synthesis, "open-questions.md": _open_questions(topic, closing, rounds)}
-
-
-def _stance_markdown(closing: dict[str, Any]) -> str:
-    rows = [f"| {r['persona']} | {r['label']} | {r['change']} | {r['stance']} |".replace("\n", " ")
-            for r in closing["stances"]]
-    return "\n".join([f"## Stances after round {closing['round']}", "", "| persona | stance | change | why |",
-                      "| --- | --- | --- | --- |", *rows, "", f"**Verdict:** {closing['verdict']}"])
-
-
-def _open_questions(topic: str, closing: dict[str, Any], rounds: list[RoundSynthesis]) -> str:
-    """The questions the closing left open (its own, the referee's tensions, the dissents) and the people's
-    messages nobody answered."""
-    lines = [f"# Open questions: {topic}", ""]
-    asked = closing.get("open_questions") or []
-    people = closing.get("people_unanswered") or []
-    if asked:
-        lines += ["## From the council", "", *[f"- {q}" for q in asked], ""]
-    if people:
-        lines += ["## From people, unanswered", "",
-                  *[f"- {p['author']}: {' '.join(str(p['text']).split())}" for p in people], ""]
-    for n, r in enumerate(rounds, 1):
-        if r.open_questions:
-            lines += [f"## Round {n}", "", *[f"- {q}" for q in r.open_questions], ""]
-    if len(lines) == 2:
-        lines += ["_None left open._", ""]
-    return "\n".join(lines)
-
-
-def _final(data: dict[str, Any] | None) -> FinalSynthesis | None:
-    try:
-        return FinalSynthesis.model_validate(data)
-    except ValidationError:
-        return None
-
-
-def layout(doc: dict[str, Any]) -> dict[str, str]:
-    """The discussion as a folder a team can file (relative path -> text): manifest.json, personas/<key>.json,
-    rounds/NNN.json (each round's turns, people's messages and synthesis), artifacts/synthesis.json, synthesis.md and
-    open-questions.md."""
-    d = doc["discussion"]
-    files = {"manifest.json": _json({
-        "id": d["id"], "title": d["topic"], "flow": d["flow"], "created": d["created_at"], "status": d["status"],
-        "currentRound": d["round"], "personas": [{"id": p["key"], "name": p["name"], "role": p["role"]}
-                                                 for p in doc["personas"]]})}
-    for p in doc["personas"]:
-        files[f"personas/{p['key']}.json"] = _json(p)
-    rounds = sorted({t["round"] for t in doc["turns"]} | {s["round"] for s in doc["syntheses"]})
-    for n in rounds:
-        turns = [t for t in doc["turns"] if t["round"] == n and t["kind"] not in ("roster", "bid") and t["text"]]
-        start = min((t["created_at"] for t in doc["turns"] if t["round"] == n), default="")
-        later = [t["created_at"] for t in doc["turns"] if t["round"] > n]
-        end = min(later) if later else None
-        said = [m for m in doc["human_messages"] if m["created_at"] >= start and (end is None or m["created_at"] < end)]
-        messages = sorted([{"from": t["author"], "kind": t["kind"], "text": t["text"], "stance": t["stance"],
-                            "written_by": t["written_by"], "timestamp": t["finished_at"] or t["created_at"]}
-                           for t in turns] +
-                          [{"from": m["author"], "kind": "person", "text": m["text"], "stance": None,
-                            "written_by": m["author"], "timestamp": m["created_at"]} for m in said],
-                          key=lambda x: x["timestamp"] or "")
-        synthesis = next((s["data"] for s in doc["syntheses"] if s["round"] == n and s["kind"] == "round"), None)
-        files[f"rounds/{n:03d}.json"] = _json({
-            "roundId": n, "topic": d["topic"],
-            "timestamp": start, "messages": messages, "synthesis": synthesis,
-            "metadata": {"messageCount": len(messages), "participants": sorted({m["from"] for m in messages})}})
-    finals = [s for s in doc["syntheses"] if s["kind"] == "final"]
-    files["artifacts/synthesis.json"] = _json({"flow": d["flow"], "final": finals[-1]["data"] if finals else None,
-                                               "closing": doc.get("closing")})
-    for name, text in artifacts(doc).items():
-        files[f"artifacts/{name}"] = text
-    return files
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"

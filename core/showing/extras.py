@@ -13,6 +13,9 @@ from core.showing.pages import PageLinks
 from core.storage.store import Store
 
 log = logging.getLogger(__name__)
+# Where a thread shows a picture with the final synthesis. A terminal cannot: its exports carry the charts, drawn
+# when they are written, after the person at it has voted (a chart drawn with the post would show no vote of theirs).
+CHART_PLATFORMS = {"slack", "discord"}
 
 
 def is_final_synthesis(d: Discussion, post: Post) -> bool:
@@ -35,7 +38,7 @@ async def decorate(store: Store, pages: PageLinks, d: Discussion, post: Post, no
     if post.kind not in ("header", "document") and not final:
         return post
     update: dict[str, object] = {"page_url": pages.url(d.id, now, d.options.links)}
-    if final:
+    if final and d.platform in CHART_PLATFORMS:
         try:
             async with store.tx() as tx:
                 material = await chart_material.gather(tx, d.id, seats())
@@ -43,3 +46,15 @@ async def decorate(store: Store, pages: PageLinks, d: Discussion, post: Post, no
         except Exception:  # a chart is a courtesy: the synthesis goes out without it
             log.warning("could not draw the charts of %s", d.id, exc_info=True)
     return post.model_copy(update=update)
+
+
+async def chart_files(store: Store, discussion_id: str) -> list[PostFile]:
+    """The discussion's charts as they stand now (for its exports), drawn in a worker thread; none when they
+    cannot be drawn (an export goes out without them rather than not at all)."""
+    try:
+        async with store.tx() as tx:
+            material = await chart_material.gather(tx, discussion_id)
+        return await asyncio.to_thread(_draw, material)
+    except Exception:
+        log.warning("could not draw the charts of %s", discussion_id, exc_info=True)
+        return []

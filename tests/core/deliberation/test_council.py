@@ -7,7 +7,8 @@ import pytest
 from bot.wiring import App
 from core.control.service import UserError
 from core.models import Phase, Status, TurnStatus
-from core.showing.export import artifacts, export
+from core.showing.export import export
+from core.showing.filing import artifacts
 from tests.core.conftest import discussion, settle, start
 from tests.fakes.chat import RecordingChat
 from tests.fakes.llm import ScriptedLLM

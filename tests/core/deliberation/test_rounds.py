@@ -8,7 +8,8 @@ from bot.wiring import App
 from core.control import commands as c
 from core.control.service import UserError
 from core.models import NextAction, Phase, Role, Status, TurnStatus
-from core.showing.export import artifacts, export
+from core.showing.export import export
+from core.showing.filing import artifacts
 from tests.core.conftest import C1, discussion, settle, start
 from tests.fakes.chat import RecordingChat
 from tests.fakes.llm import ScriptedLLM
