@@ -144,7 +144,8 @@ def _colours(grid: Grid) -> dict[str, str]:
     seen = {c for row in grid.cells for c in row if c != choices.UNDECIDED}
     order = sorted(seen, key=lambda c: (not choices.ID.match(c), int(c[1:]) if choices.ID.match(c) else 0, c))
     out = {c: STANCE_COLOURS[i % len(STANCE_COLOURS)] for i, c in enumerate(order)}
-    return out | {choices.UNDECIDED: UNDECIDED_COLOUR}
+    undecided = any(c == choices.UNDECIDED for row in grid.cells for c in row)
+    return out | ({choices.UNDECIDED: UNDECIDED_COLOUR} if undecided else {})
 
 
 def _row_label(name: str, counted: bool) -> str:

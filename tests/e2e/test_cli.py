@@ -8,6 +8,7 @@ import fcntl
 import json
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -96,7 +97,7 @@ def test_a_full_round_then_list_and_export_as_machines_read_them(finished: Finis
     assert doc["usage"]["input_tokens"] > 0
     md = run(workdir, "export", row["id"], "--format", "md")
     assert md.stdout.startswith("# Synthesis:")
-    for name in ("synthesis.md", "open-questions.md", "transcript.json"):
+    for name in ("artifacts/synthesis.md", "artifacts/open-questions.md", "context/summary.md", "transcript.json"):
         assert (finished.folder / "exports" / row["id"] / name).exists()  # the console's own, as it ended
     folder = workdir / "filed"
     filed = here(workdir, monkeypatch, "export", row["id"], "--format", "dir", "--out", str(folder))  # files only
@@ -104,8 +105,16 @@ def test_a_full_round_then_list_and_export_as_machines_read_them(finished: Finis
     assert json.loads((folder / "manifest.json").read_text())["id"] == row["id"]
     assert len(list((folder / "personas").glob("*.json"))) == len(doc["personas"])
     assert json.loads((folder / "rounds" / "001.json").read_text())["roundId"] == 1
-    for name in ("synthesis.json", "synthesis.md", "open-questions.md"):
+    for name in ("synthesis.json", "synthesis.md", "open-questions.md", "stances.png"):
         assert (folder / "artifacts" / name).exists()
+    assert "](stances.png)" in (folder / "artifacts" / "synthesis.md").read_text()
+    assert (folder / "context" / "summary.md").read_text().startswith("# Where it stands:")
+    # Without --out the folder is the console's own: the same files, each once (no synthesis.md beside artifacts/).
+    shutil.copytree(finished.folder / "exports" / row["id"], workdir / "exports" / row["id"])
+    again = here(workdir, monkeypatch, "export", row["id"], "--format", "dir")
+    assert again.exit_code == 0, again.output
+    filed_twice = [str(p) for p in (workdir / "exports" / row["id"]).rglob("synthesis.md")]
+    assert filed_twice == [str(workdir / "exports" / row["id"] / "artifacts" / "synthesis.md")]
 
 
 def test_export_html_is_the_page_as_one_file_that_reads_offline(finished: Finished, workdir: Path,

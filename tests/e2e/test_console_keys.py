@@ -32,7 +32,7 @@ def test_ctrl_c_stops_at_a_safe_point_exports_and_the_resume_finishes(tmp_path: 
     did = stopped.group(1)
     assert f"Stopped. Exported to exports/{did}/." in screen
     assert "paused the discussion" in screen and "Resume summary" in screen, "it stopped after a turn, saved"
-    for name in ("synthesis.md", "open-questions.md", "transcript.json"):
+    for name in ("artifacts/synthesis.md", "artifacts/open-questions.md", "transcript.json"):
         assert (tmp_path / "exports" / did / name).is_file(), name
     assert screen.strip().endswith(f"--resume {did}"), "the resume line is the last word"
 
@@ -94,7 +94,7 @@ def test_numbers_at_each_numbered_prompt_and_help(tmp_path: Path) -> None:
     assert "Done." in screen and "Grace [compilers] Hopper" in screen
     folder = re.search(r"Exported to (\S+)/", screen)
     assert folder is not None
-    questions = (tmp_path / folder.group(1) / "open-questions.md").read_text()
+    questions = (tmp_path / folder.group(1) / "artifacts" / "open-questions.md").read_text()
     for typed in ("2", "7", "9", "8", "4"):
         assert f"dana: {typed}\n" not in questions, f"the number {typed} became a message to the council"
     transcript = (tmp_path / folder.group(1) / "transcript.json").read_text()

@@ -105,4 +105,4 @@ def test_kill_during_a_round_then_resume_finishes_without_duplicates(tmp_path: P
     journal = (tmp_path / "council.console-journal").read_text().split()
     duplicates = [k for k, n in Counter(journal).items() if n > 1]
     assert duplicates == [], f"posted twice: {duplicates}"
-    assert (tmp_path / "out" / discussion_id / "synthesis.md").exists()
+    assert (tmp_path / "out" / discussion_id / "artifacts" / "synthesis.md").exists()
