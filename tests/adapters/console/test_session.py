@@ -65,6 +65,31 @@ async def test_a_person_who_chose_the_final_synthesis_votes_on_its_poll_before_t
     assert "vote: /vote" in shown and "Your vote" in shown
 
 
+async def test_the_exported_vote_chart_is_drawn_after_the_person_voted(
+    parts: tuple[App, int, int], tmp_path: Path,
+) -> None:
+    app, r, w = parts
+    screen = Typist(w, {"Type 1-5": "4", "Vote on": "2"})
+    console = Console(file=screen, width=100)
+    app.driver.chats["console"].console = console  # type: ignore[attr-defined]
+    app.driver.chats["console"].exports = tmp_path / "exports"  # type: ignore[attr-defined]
+    session = ConsoleSession(app.service, app.driver, app.store, console, "Dana", stdin_fd=r)
+    did = await session.start(c.StartDiscussion(topic="Should we adopt trunk-based development?",
+                                                platform="console", channel="console", user_id="console-user"))
+    assert await session.run(did, interactive=True) == Status.DONE
+    assert "Chart saved" not in screen.getvalue(), "no chart is drawn before the person has voted"
+    folder = await session.write_exports(did, tmp_path / "exports")
+    async with app.store.tx() as tx:
+        [final] = [p for p in await tx.polls(did) if p.final]
+    chosen = f"{final.options[1]} [{final.option_ids[1]}]"
+    synthesis = (folder / "artifacts" / "synthesis.md").read_text()
+    assert (folder / "artifacts" / "vote.png").read_bytes().startswith(b"\x89PNG")
+    [vote] = [line for line in synthesis.splitlines() if line.endswith("](vote.png)")]
+    shown = chosen.replace("[", "\\[").replace("]", "\\]")  # as Markdown's image text escapes it
+    assert vote.split(f"{shown}: ")[1].split(";")[0].endswith(", 1 person"), vote
+    assert f"Chart saved: {folder / 'artifacts' / 'vote.png'}" in screen.getvalue()
+
+
 async def test_a_stop_closes_the_round_poll_before_the_header_says_stopped(parts: tuple[App, int, int]) -> None:
     app, r, w = parts
     screen = Typist(w, {"Type 1-5": "/stop"})
