@@ -153,7 +153,7 @@ async def test_the_final_synthesis_brings_its_charts_as_attachments(council: Cou
     [charts] = with_files
     names = [a["filename"] for a in charts["attachments"]]
     assert "vote.png" in names and all(fake.files[a["id"]].startswith(b"\x89PNG") for a in charts["attachments"])
-    assert all(a["description"].startswith(("Bar chart of the vote", "Grid of stances"))
+    assert all(a["description"].startswith(("Bar chart of the vote", "Grid of each persona"))
                for a in charts["attachments"])
     final = next(i for i, m in enumerate(fake.thread_messages(d.thread_ref)) if "Final synthesis" in m["content"])
     assert fake.thread_messages(d.thread_ref).index(charts) > final

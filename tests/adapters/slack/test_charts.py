@@ -47,8 +47,8 @@ async def test_a_one_round_discussion_on_the_real_path_brings_its_charts_into_th
     assert fake.called("files.getUploadURLExternal") and fake.called("files.completeUploadExternal")
     [chart] = [f for f in fake.uploads if f["name"] == "stances.png"]
     assert chart["data"].startswith(b"\x89PNG") and chart["shares"]["thread_ts"] == d.thread_ref
-    assert chart["alt_txt"].startswith("Bar chart of the personas' stances after round 1")
-    assert "undecided" in chart["alt_txt"]  # what each persona's recorded stance says, in words
+    assert chart["alt_txt"].startswith("Grid of each persona's choice, round by round")
+    assert "round 1 undecided" in chart["alt_txt"]  # what each persona's recorded stance says, in words
     synthesis = next(m for m in fake.messages if "Final synthesis" in m.text + str(m.blocks))
     shared = next(m for m in fake.messages if m.files)
     assert float(shared.ts) > float(synthesis.ts), "the charts follow the synthesis they illustrate"
@@ -66,7 +66,7 @@ async def test_the_final_synthesis_brings_its_charts_into_the_thread(slack: Slac
     assert "vote.png" in names
     for f in fake.uploads:
         assert f["data"].startswith(b"\x89PNG") and f["shares"]["thread_ts"] == d.thread_ref
-        assert f["alt_txt"].startswith(("Bar chart of the vote", "Grid of stances"))
+        assert f["alt_txt"].startswith(("Bar chart of the vote", "Grid of each persona's choice"))
     synthesis = next(m for m in fake.messages if "Final synthesis" in m.text or "Final synthesis" in str(m.blocks))
     shared = next(m for m in fake.messages if m.files)
     assert float(shared.ts) > float(synthesis.ts), "the charts follow the synthesis they illustrate"
