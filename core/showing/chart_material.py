@@ -24,6 +24,14 @@ class Grid:
     def __bool__(self) -> bool:
         return bool(self.rounds and self.personas)
 
+    def undecided(self, round_: int) -> int:
+        """How many personas the verdict counts were undecided in a round (they cast no ballot in its poll)."""
+        if round_ not in self.rounds:
+            return 0
+        at = self.rounds.index(round_)
+        return sum(1 for (_, counted), row in zip(self.personas, self.cells, strict=True)
+                   if counted and row[at] == choices.UNDECIDED)
+
 
 @dataclass
 class ChartMaterial:

@@ -34,7 +34,10 @@ def draw(material: ChartMaterial) -> list[PostFile]:
     files = []
     if material.poll is not None:
         ai, people = tallies(material.poll, material.ballots)
-        png, alt = _vote_png(material.poll.question, options_shown(material.poll), tuple(ai), tuple(people))
+        # The personas' side counts who the verdict counts: those undecided cast no ballot, and are said so.
+        undecided = material.grid.undecided(material.poll.round) if any(ai) else 0
+        png, alt = _vote_png(material.poll.question, options_shown(material.poll), tuple(ai), tuple(people),
+                             undecided)
         files.append(PostFile(name="vote.png", data=png, alt=alt, title=f"Vote: {material.poll.question}"[:200]))
     if material.grid:
         png, alt = _stance_png(material.grid)
@@ -55,10 +58,10 @@ _DRAWN = 64
 
 
 @functools.lru_cache(maxsize=_DRAWN)
-def _vote_png(question: str, options: tuple[str, ...], ai: tuple[int, ...],
-              people: tuple[int, ...]) -> tuple[bytes, str]:
-    return _png(_vote_figure(question, list(options), list(ai), list(people))), _vote_alt(question, options, ai,
-                                                                                            people)
+def _vote_png(question: str, options: tuple[str, ...], ai: tuple[int, ...], people: tuple[int, ...],
+              undecided: int = 0) -> tuple[bytes, str]:
+    fig = _vote_figure(question, list(options), list(ai), list(people), undecided)
+    return _png(fig), _vote_alt(question, options, ai, people, undecided)
 
 
 @functools.lru_cache(maxsize=_DRAWN)
@@ -92,22 +95,25 @@ def vote_chart(poll: Poll, ballots: list[Ballot]) -> tuple[bytes, str]:
     return _png(fig), alt
 
 
-def vote_figure(poll: Poll, ballots: list[Ballot]) -> tuple[Figure, str]:
-    """Horizontal bars, one pair per option: the personas' ballots and the people's side by side."""
+def vote_figure(poll: Poll, ballots: list[Ballot], undecided: int = 0) -> tuple[Figure, str]:
+    """Horizontal bars, one pair per option: the personas' ballots and the people's side by side; `undecided`:
+    the counted personas who cast none."""
     ai, people = tallies(poll, ballots)
     shown = options_shown(poll)
-    return _vote_figure(poll.question, list(shown), ai, people), _vote_alt(poll.question, shown, ai, people)
+    return (_vote_figure(poll.question, list(shown), ai, people, undecided),
+            _vote_alt(poll.question, shown, ai, people, undecided))
 
 
-def _vote_figure(question: str, options: list[str], ai: list[int], people: list[int]) -> Figure:
+def _vote_figure(question: str, options: list[str], ai: list[int], people: list[int], undecided: int = 0) -> Figure:
     labels = [wrap(o, LABEL_CHARS) for o in options]
     lines = sum(label.count("\n") + 1 for label in labels)
     fig = Figure(figsize=(7.5, 1.2 + 0.2 * lines + 0.25 * len(options)), layout="constrained")
-    bars(fig.add_subplot(), labels, ai, people, title=wrap(question, TITLE_CHARS))
+    bars(fig.add_subplot(), labels, ai, people, title=wrap(question, TITLE_CHARS), undecided=undecided)
     return fig
 
 
-def bars(ax: Any, labels: list[str], ai: list[int], people: list[int], *, title: str, size: float = 12) -> None:
+def bars(ax: Any, labels: list[str], ai: list[int], people: list[int], *, title: str, size: float = 12,
+         undecided: int = 0) -> None:
     """One vote on one axes: a pair of bars per option, a legend saying which is which, and a clear empty state
     when nobody has voted (no axis of fractions around zero)."""
     rows = list(range(len(labels)))[::-1]
@@ -123,16 +129,21 @@ def bars(ax: Any, labels: list[str], ai: list[int], people: list[int], *, title:
         return
     ax.set_xlabel("ballots", fontsize=9)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(loc="lower right", frameon=False, fontsize=9)
+    handles, _ = ax.get_legend_handles_labels()
+    if undecided:
+        handles.append(Patch(facecolor="none", edgecolor="none",
+                             label=f"{undecided} persona{'s' * (undecided != 1)} undecided (no ballot)"))
+    ax.legend(handles=handles, loc="lower right", frameon=False, fontsize=9)
 
 
 def _vote_alt(question: str, options: tuple[str, ...] | list[str], ai: tuple[int, ...] | list[int],
-              people: tuple[int, ...] | list[int]) -> str:
+              people: tuple[int, ...] | list[int], undecided: int = 0) -> str:
     if not any(ai) and not any(people):
         return f"Bar chart of the vote “{question}”: no votes yet."
     words = "; ".join(f"{o}: {a} persona{'s' * (a != 1)}, {p} {'person' if p == 1 else 'people'}"
                       for o, a, p in zip(options, ai, people, strict=True))
-    return f"Bar chart of the vote “{question}”. {words}."
+    aside = f" {undecided} persona{'s' * (undecided != 1)} undecided, with no ballot." if undecided else ""
+    return f"Bar chart of the vote “{question}”. {words}.{aside}"
 
 
 def _shown(choice: str, names: dict[str, str]) -> str:

@@ -68,6 +68,17 @@ def test_the_vote_chart_names_each_option_with_its_id_in_a_legend_s_two_colours(
     assert "Wait [O2]: 1 persona, 0 people" in alt and "Skip [O3]: 0 personas, 1 person" in alt
 
 
+def test_the_vote_says_how_many_counted_personas_were_undecided_in_its_round() -> None:
+    grid = Grid(rounds=(1, 2), personas=(("Ada", True), ("Bo", True), ("Cy", True), ("Contrarian", False)),
+                cells=(("O1", "O1"), ("undecided", "O1"), ("O2", "undecided"), ("O1", "undecided")))
+    assert grid.undecided(2) == 1 and grid.undecided(1) == 1 and grid.undecided(3) == 0
+    material = charts.ChartMaterial(topic="t", poll=POLL, ballots=BALLOTS, grid=grid)
+    [vote, _] = charts.draw(material)
+    assert vote.alt.endswith("1 persona undecided, with no ballot.")
+    fig, _ = charts.vote_figure(POLL, BALLOTS, grid.undecided(POLL.round))
+    assert texts(fig)["legend"] == ["", "Personas", "People", "1 persona undecided (no ballot)"]
+
+
 def test_a_vote_nobody_cast_says_so_instead_of_drawing_an_axis_around_zero() -> None:
     fig, alt = charts.vote_figure(POLL, [])
     read = texts(fig)
@@ -101,6 +112,14 @@ async def test_the_stance_grid_covers_every_round_and_every_persona_the_verdict_
     counted = sum(1 for r in last if r["counted"])
     assert read["legend"][0] == f"{counted} personas counted in the verdict" and f"of {counted}" in \
         doc["closing"]["verdict"], (read["legend"][0], doc["closing"]["verdict"])
+    # The vote beside it counts the same personas: a ballot from each who chose, and those undecided said so.
+    assert material.poll is not None and material.poll.round == max(table)
+    undecided = sum(1 for r in last if r["counted"] and r["choice"] in ("undecided", "unreadable"))
+    fig, alt = charts.vote_figure(material.poll, material.ballots, material.grid.undecided(material.poll.round))
+    personas = sum(int(b.get_width()) for b in fig.axes[0].patches[:len(material.poll.options)])
+    assert personas + undecided == counted, (personas, undecided, counted)
+    said = [x for x in texts(fig)["legend"] if "undecided" in x]
+    assert said == ([f"{undecided} persona{'s' * (undecided != 1)} undecided (no ballot)"] if undecided else [])
 
 
 def test_the_digest_s_charts_keep_each_title_clear_of_the_chart_above() -> None:
