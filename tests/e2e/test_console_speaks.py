@@ -170,7 +170,8 @@ def test_a_council_hears_the_person_before_its_verdict_and_ends_with_it(tmp_path
     answered = "dana" in screen[screen.index("Noted"):verdict]
     folder = re.search(r"Exported to (\S+)/", screen)
     assert folder is not None
-    filed = "- dana: What does this cost us?" in (tmp_path / folder.group(1) / "artifacts" / "open-questions.md").read_text()
+    questions = (tmp_path / folder.group(1) / "artifacts" / "open-questions.md").read_text()
+    filed = "- dana: What does this cost us?" in questions
     assert answered != filed, screen[verdict - 1500:]
     assert screen.count("Flow: council") == 1, "the header panel is drawn once"
     assert screen.count("Stances after round 1") == 1, "the stance table shown once"

@@ -115,7 +115,7 @@ async def test_the_stance_grid_covers_every_round_and_every_persona_the_verdict_
     # The vote beside it counts the same personas: a ballot from each who chose, and those undecided said so.
     assert material.poll is not None and material.poll.round == max(table)
     undecided = sum(1 for r in last if r["counted"] and r["choice"] in ("undecided", "unreadable"))
-    fig, alt = charts.vote_figure(material.poll, material.ballots, material.grid.undecided(material.poll.round))
+    fig, _ = charts.vote_figure(material.poll, material.ballots, material.grid.undecided(material.poll.round))
     personas = sum(int(b.get_width()) for b in fig.axes[0].patches[:len(material.poll.options)])
     assert personas + undecided == counted, (personas, undecided, counted)
     said = [x for x in texts(fig)["legend"] if "undecided" in x]
