@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from core.deliberation import choices, flows, stances
+from core.deliberation import choices, closings, flows, stances
 from core.models import FINISHED_TURN, Ballot, Discussion, Persona, Poll, Turn
 from core.storage.store import Tx
 
@@ -77,7 +77,8 @@ async def gather(tx: Tx, discussion_id: str, seats: tuple[list[Persona], list[Tu
     material = ChartMaterial(topic=d.topic if d else "")
     polls = await tx.round_ballots(discussion_id)  # every poll with its live ballots, in one read
     for poll, ballots in reversed(polls):  # the latest poll anyone voted in (the final one first)
-        if ballots:
+        place = closings.RANK_POLL.search(poll.key)  # of a ranking, its first place: the choice that counts
+        if ballots and (place is None or place.group(1) == "1"):
             material.poll, material.ballots = poll, ballots
             break
     if d is not None:

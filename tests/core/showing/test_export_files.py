@@ -12,6 +12,7 @@ import pytest
 from bot.wiring import App
 from core.control import commands as c
 from core.models import Phase, PostFile, Status
+from core.showing import chart_material
 from core.showing.export import export
 from core.showing.filing import artifacts, folder, layout
 from core.showing.pages import PageLinks
@@ -107,6 +108,9 @@ async def test_a_meeting_files_the_people_s_ranking_beside_the_owners_and_a_spli
     assert doc["closing"]["verdict_kind"] == "SPLIT" and synthesis.count("**Verdict:**") == 1
     assert f"**{doc['closing']['question']}** — still undecided: {doc['closing']['verdict']}" in questions
     assert "_None left open._" not in questions
+    async with app.store.tx() as tx:  # the vote chart shows the place that counts, the first
+        material = await chart_material.gather(tx, did)
+    assert material.poll is not None and material.poll.id == first.id
 
 
 async def test_the_folder_layout_of_seed_000(app: App, llm: ScriptedLLM) -> None:
