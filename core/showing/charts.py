@@ -90,11 +90,6 @@ def tallies(poll: Poll, ballots: list[Ballot]) -> tuple[list[int], list[int]]:
     return ai, people
 
 
-def vote_chart(poll: Poll, ballots: list[Ballot]) -> tuple[bytes, str]:
-    fig, alt = vote_figure(poll, ballots)
-    return _png(fig), alt
-
-
 def vote_figure(poll: Poll, ballots: list[Ballot], undecided: int = 0) -> tuple[Figure, str]:
     """Horizontal bars, one pair per option: the personas' ballots and the people's side by side; `undecided`:
     the counted personas who cast none."""
