@@ -102,7 +102,7 @@ def vote_figure(poll: Poll, ballots: list[Ballot], undecided: int = 0) -> tuple[
 def _vote_figure(question: str, options: list[str], ai: list[int], people: list[int], undecided: int = 0) -> Figure:
     labels = [wrap(o, LABEL_CHARS) for o in options]
     lines = sum(label.count("\n") + 1 for label in labels)
-    fig = Figure(figsize=(7.5, 1.2 + 0.2 * lines + 0.25 * len(options)), layout="constrained")
+    fig = Figure(figsize=(7.5, 1.2 + 0.2 * lines + 0.25 * len(options)))
     bars(fig.add_subplot(), labels, ai, people, title=wrap(question, TITLE_CHARS), undecided=undecided)
     return fig
 
@@ -163,7 +163,7 @@ def stance_figure(grid: Grid) -> Figure:
     id in the cell, its name in the legend); undecided cells are grey and say so."""
     names, colours = dict(grid.names), _colours(grid)
     n, m = len(grid.personas), len(grid.rounds)
-    fig = Figure(figsize=(max(6.5, 2.6 + 1.1 * m), 1.6 + 0.5 * n + 0.28 * len(colours)), layout="constrained")
+    fig = Figure(figsize=(max(6.5, 2.6 + 1.1 * m), 1.6 + 0.5 * n + 0.28 * len(colours)))
     ax = fig.add_subplot()
     for y, row in enumerate(grid.cells):
         for x, choice in enumerate(row):
