@@ -13,8 +13,10 @@ from aiohttp import web
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
+from adapters.web.log import Logs
 from adapters.web.view import markdown, page
 from core.ports import Clock
+from core.showing.decision_log import LogLinks
 from core.showing.export import export
 from core.showing.pages import PageLinks, version_of
 from core.storage.store import Store
@@ -71,12 +73,14 @@ class Pages:
         self.links, self.clock, self.store = links, clock, store
         self.every_ms = int(every_s * 1000)  # how often an open page asks whether anything changed
         self.env = environment()
+        self.logs = Logs(LogLinks(links), clock, lambda: self.store, self.env)
 
     def attach(self, store: Store) -> None:
         self.store = store
 
     def routes(self) -> list[web.RouteDef]:
-        return [web.get("/d/{discussion_id}", self.discussion), web.get("/d/{discussion_id}/live", self.live)]
+        return [web.get("/d/{discussion_id}", self.discussion), web.get("/d/{discussion_id}/live", self.live),
+                web.get("/log", self.logs.log)]
 
     def _signed(self, request: web.Request) -> int | None:
         """The key version of a good link to this page, None when the link is not good."""
