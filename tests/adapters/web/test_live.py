@@ -4,6 +4,7 @@ the database (any replica serves them)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import re
@@ -19,7 +20,10 @@ from bot.settings import Settings
 from bot.wiring import App, build_app, page_links
 from core.control import commands as c
 from core.models import NextAction
+from core.ports import Completion, Prompt, TextSink
 from core.showing.export import export
+from core.storage.db import make_engine
+from core.storage.store import Store
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM
@@ -37,8 +41,10 @@ async def waiting(tmp_path: Path) -> AsyncIterator[tuple[App, TestClient, str, s
                                                       in_channel="C1", user_id="U1", experts=2))).discussion_id
     await app.driver.idle()
     parts = urlsplit(app.driver.config.pages.url(did, clock.now()))
-    async with TestClient(TestServer(application(Pages(page_links(settings), clock, app.store)))) as client:
+    replica = Store(make_engine(settings.database_url))  # the page served by another process on the same database
+    async with TestClient(TestServer(application(Pages(page_links(settings), clock, replica)))) as client:
         yield app, client, did, f"{parts.path}/live?{parts.query}", clock
+    await replica.close()
     await app.close()
 
 
@@ -126,3 +132,42 @@ async def test_a_finished_discussion_s_page_asks_for_nothing(waiting: tuple) -> 
     await app.driver.idle()
     html = await (await client.get(live.replace("/live", ""))).text()
     assert "<script" not in html and 'data-live="off"' in html and "Finished" in html
+
+
+class Halting(ScriptedLLM):
+    """A persona's turn writes its first words, then waits for `go`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go, self.writing = asyncio.Event(), asyncio.Event()
+
+    async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
+        if on_text is not None and not self.go.is_set():
+            on_text(["Weighing", " the costs"])
+            self.writing.set()
+            await self.go.wait()
+        return await super().complete(prompt, on_text)
+
+
+@pytest.mark.parametrize("pages", [True, False])
+async def test_the_driver_keeps_words_so_far_for_the_page_and_forgets_them_once_written(
+        tmp_path: Path, pages: bool) -> None:
+    web = {"council_public_url": "https://council.example.test",
+           "council_web_secret": "web-secret-for-tests-at-least-32-bytes"} if pages else {}
+    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}", **web)  # type: ignore[call-arg]
+    llm = Halting()
+    app = await build_app(settings, {"console": RecordingChat("console")}, llm=llm, clock=FakeClock())
+    try:
+        did = (await app.service.handle(c.StartDiscussion(topic="Move to a monorepo?", platform="console",
+                                                          channel="C1", user_id="U1", experts=2))).discussion_id
+        await asyncio.wait_for(llm.writing.wait(), 30)
+        async with app.store.tx() as tx:
+            during = await tx.live_texts(did)
+        llm.go.set()
+        await app.driver.idle()
+        async with app.store.tx() as tx:
+            after = await tx.live_texts(did)
+    finally:
+        await app.close()
+    assert set(during.values()) == ({"Weighing the costs"} if pages else set()), "no page: nothing kept"
+    assert after == {}
