@@ -172,13 +172,10 @@ class Driver:
         """Drive the discussion again once the wait the platform asked for is over, not a whole sweep later."""
         self._later[discussion_id] = max(after_s, self._later.get(discussion_id, 0.0))
 
-    async def _jot(self, discussion_id: str, key: str, text: str | None) -> None:
+    async def _jot(self, discussion_id: str, key: str, text: str) -> None:
         """A turn's words so far, kept for its page (a display, as the chat's live text is: no fence)."""
         async with self.store.tx() as tx:
-            if text is None:
-                await tx.forget_live_text(discussion_id, key)
-            else:
-                await tx.live_text_shown(discussion_id, key, text, self.clock.now())
+            await tx.live_text_shown(discussion_id, key, text, self.clock.now())
 
     async def _drive_later(self, discussion_id: str, after_s: float) -> None:
         await asyncio.sleep(after_s)

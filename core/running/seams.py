@@ -66,6 +66,6 @@ class Running(Protocol):
 
 
 class Jot(Protocol):
-    """Keep a turn's words so far for the discussion's page (None: the turn is written, forget them)."""
+    """Keep a turn's words so far for the discussion's page."""
 
-    def __call__(self, discussion_id: str, key: str, text: str | None) -> Awaitable[None]: ...
+    def __call__(self, discussion_id: str, key: str, text: str) -> Awaitable[None]: ...

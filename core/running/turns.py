@@ -164,12 +164,8 @@ class Turns:
             return await self.llm.complete(prompt, on_text=push)
         finally:
             await live.close()
-            if page is not None and jot is not None:
+            if page is not None:  # what it kept stays until the discussion ends: the page shows running turns' only
                 await page.close()
-                try:
-                    await jot(d.id, key, None)  # the turn's record holds its words from now on
-                except Exception:  # a courtesy to the page: the page shows only running turns' words anyway
-                    log.debug("live text for the page not forgotten", exc_info=True)
 
     async def _settle_failures(self, tx: Tx, seen: Discussion, failed: list[Turn], reason: str,
                                refused: set[str] | frozenset[str] = frozenset()) -> None:

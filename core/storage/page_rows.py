@@ -68,9 +68,9 @@ class PageRepo(Repo):
         rows = (await self.conn.execute(select(_l.key, _l.text).where(_l.discussion_id == discussion_id))).all()
         return {str(k): str(v) for k, v in rows}
 
-    async def forget_live_text(self, discussion_id: str, key: str) -> None:
-        """The turn is written: its record holds the words from now on."""
-        await self.conn.execute(delete(t.live_texts).where(_l.discussion_id == discussion_id, _l.key == key))
+    async def forget_live_texts(self, discussion_id: str) -> None:
+        """The discussion is over: its turns' records hold their words."""
+        await self.conn.execute(delete(t.live_texts).where(_l.discussion_id == discussion_id))
 
     async def channel_log(self, platform: str, workspace: str, channel: str | None, *, limit: int = 100
                           ) -> list[tuple[Discussion, Decision | None]]:

@@ -92,7 +92,7 @@ async def test_words_being_written_come_from_the_database(waiting: tuple) -> Non
     html = await (await client.get(live)).text()
     assert "Being written" in html and "Half a &lt;b&gt;thought&lt;/b&gt;" in html
     async with app.store.tx() as tx:
-        await tx.forget_live_text(did, turn.key)
+        await tx.forget_live_texts(did)
     assert "Half a" not in await (await client.get(live)).text()
 
 
@@ -150,7 +150,7 @@ class Halting(ScriptedLLM):
 
 
 @pytest.mark.parametrize("pages", [True, False])
-async def test_the_driver_keeps_words_so_far_for_the_page_and_forgets_them_once_written(
+async def test_the_driver_keeps_words_so_far_for_the_page_and_lets_them_go_at_the_end(
         tmp_path: Path, pages: bool) -> None:
     web = {"council_public_url": "https://council.example.test",
            "council_web_secret": "web-secret-for-tests-at-least-32-bytes"} if pages else {}
@@ -165,9 +165,11 @@ async def test_the_driver_keeps_words_so_far_for_the_page_and_forgets_them_once_
             during = await tx.live_texts(did)
         llm.go.set()
         await app.driver.idle()
+        await app.service.handle(c.Synthesize(in_channel="C1", discussion_id=did, user_id="U1"))
+        await app.driver.idle()
         async with app.store.tx() as tx:
             after = await tx.live_texts(did)
     finally:
         await app.close()
     assert set(during.values()) == ({"Weighing the costs"} if pages else set()), "no page: nothing kept"
-    assert after == {}
+    assert after == {}, "the discussion's end lets them go"

@@ -39,7 +39,7 @@ async def discussion(store: Store, clock: FakeClock, did: str, topic: str, chann
 
 
 @pytest.fixture
-async def site(db_url: str) -> AsyncIterator[tuple[Store, TestClient, LogLinks, FakeClock]]:
+async def site(db_url: str) -> AsyncIterator[tuple[TestClient, LogLinks, FakeClock]]:
     from core.storage.db import make_engine, migrate
 
     engine = make_engine(db_url)
@@ -52,7 +52,7 @@ async def site(db_url: str) -> AsyncIterator[tuple[Store, TestClient, LogLinks, 
                      decided="Reorganise the platform team into two squads.")
     await discussion(store, clock, "d4", HOSTILE, "C1")
     async with TestClient(TestServer(application(Pages(LINKS, clock, store)))) as client:
-        yield store, client, LogLinks(LINKS), clock
+        yield client, LogLinks(LINKS), clock
     await store.close()
 
 
@@ -69,7 +69,7 @@ async def read(client: TestClient, url: str, **more: str) -> str:
 
 
 async def test_a_channels_log_lists_its_discussions_with_verdicts_options_and_page_links(site: tuple) -> None:
-    store, client, logs, clock = site
+    client, logs, clock = site
     html = await read(client, logs.url(Place("slack", "T1", "C1"), clock.now()))
     assert html.index("&lt;script&gt;") < html.index("Which billing") < html.index("trunk-based"), "newest first"
     assert "<script>" not in html
@@ -84,7 +84,7 @@ async def test_a_channels_log_lists_its_discussions_with_verdicts_options_and_pa
 
 
 async def test_a_private_channels_log_opens_with_its_own_link_only(site: tuple) -> None:
-    store, client, logs, clock = site
+    client, logs, clock = site
     private = await read(client, logs.url(Place("slack", "T1", "G1"), clock.now()))
     assert "reorganise the platform team" in private and "billing" not in private
     workspace = await read(client, logs.url(Place("slack", "T1"), clock.now()))
@@ -102,14 +102,14 @@ async def test_a_private_channels_log_opens_with_its_own_link_only(site: tuple) 
 ])
 async def test_the_log_is_searched_with_the_records_full_text_index(site: tuple, words: str, shown: list[str],
                                                                    hidden: list[str]) -> None:
-    store, client, logs, clock = site
+    client, logs, clock = site
     html = await read(client, logs.url(Place("slack", "T1", "C1"), clock.now()), q=words)
     assert all(s in html for s in shown) and not any(h in html for h in hidden), words
     assert "best match first" in html
 
 
 async def test_every_changed_or_expired_log_link_is_refused(site: tuple) -> None:
-    store, client, logs, clock = site
+    client, logs, clock = site
     good = path(logs.url(Place("slack", "T1", "C1"), clock.now()))
     fields = dict(parse_qsl(urlsplit(good).query, keep_blank_values=True))
     page_sig = LINKS.signature("d3", int(fields["exp"]))
