@@ -6,7 +6,7 @@ import hashlib
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Integer, delete, func, select
+from sqlalchemy import Integer, bindparam, delete, func, select
 
 from core.models import Decision, Discussion
 from core.storage import tables as t
@@ -19,7 +19,7 @@ def _scalar(query: Any) -> Any:
     return query.scalar_subquery()
 
 
-def _mark_query(discussion_id: str) -> Any:
+def _mark_query(discussion_id: Any) -> Any:
     """One statement whose row changes whenever anything the page shows changes: the discussion's row (round,
     status, spend, key version), its turns (started, finished, failed), ballots, polls closed, people's messages,
     syntheses and the words being written."""
@@ -42,12 +42,17 @@ def _mark_query(discussion_id: str) -> Any:
     ).where(d.id == discussion_id)
 
 
+# Built once: a page open in a browser asks for its mark every few seconds, and building the statement cost more
+# than running it.
+_MARK = _mark_query(bindparam("did"))
+
+
 class PageRepo(Repo):
     async def page_mark(self, discussion_id: str) -> tuple[str, int] | None:
         """A short fingerprint of everything the discussion's page shows, and its links' key version, in one
         statement (a polling page asks for it every few seconds: most answers are "nothing new"); None for an
         unknown discussion."""
-        row = (await self.conn.execute(_mark_query(discussion_id))).first()
+        row = (await self.conn.execute(_MARK, {"did": discussion_id})).first()
         if row is None:
             return None
         options = row[4] or {}
