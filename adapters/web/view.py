@@ -161,8 +161,12 @@ def progress(doc: dict[str, Any], live: dict[str, str] | None = None) -> dict[st
                      KIND_LABELS.get(t["kind"], t["kind"].replace("_", " ").capitalize()),
                      (live or {}).get(t["key"], ""), _time(t["created_at"])) for t in running]
     closing = doc.get("closing") or {}
+    # A verdict once someone has taken a position (a choice recorded as an id), or people have voted: before
+    # that, "no verdict" says nothing the page does not already show.
+    taken = any(r.get("choice") not in ("", "undecided", "unreadable") for r in closing.get("stances") or []) or \
+        any(not b["superseded"] for p in doc.get("polls") or [] for b in p.get("ballots") or [])
     return {"round": d["round"], "step": step, "writing": writing, "spent": (doc["usage"] or {}).get("cost_usd") or 0,
-            "verdict": closing.get("verdict") or "", "ended": status in ENDED}
+            "verdict": closing.get("verdict") or "" if taken or status in ENDED else "", "ended": status in ENDED}
 
 
 def page(doc: dict[str, Any], live: dict[str, str] | None = None) -> dict[str, Any]:

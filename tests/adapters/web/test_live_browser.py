@@ -93,6 +93,7 @@ async def test_the_page_shows_turns_a_vote_and_the_verdict_as_they_happen_withou
             names = {p.key: p.name for p in await tx.personas(did)}
         assert writing
         await shows(tab, "Being written", PARTIAL, names[writing[0].persona_key])
+        writing_shot = await tab.screenshot(tmp_path / "page-writing-1280.png")
 
         llm.go.set()
         await app.driver.idle()
@@ -123,8 +124,8 @@ async def test_the_page_shows_turns_a_vote_and_the_verdict_as_they_happen_withou
                        {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
         assert await tab.js("document.documentElement.scrollWidth") <= 390, "nothing overflows a phone's width"
         phone = await tab.screenshot(tmp_path / "page-390.png")
-    assert desktop.stat().st_size > 0 and phone.stat().st_size > 0
-    print(f"screenshots: {desktop} {phone}")
+    assert all(p.stat().st_size > 0 for p in (writing_shot, desktop, phone))
+    print(f"screenshots: {writing_shot} {desktop} {phone}")
 
 
 async def _stopped(tab: Tab) -> bool:
