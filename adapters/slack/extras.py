@@ -12,7 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import interactions as ix
 from adapters.slack import translate as tr
-from adapters.slack.home import MAX_DECISIONS, MAX_DISCUSSIONS, NEW_ACTION, HomeFacts, Row, home_view
+from adapters.slack.home import MAX_DECISIONS, MAX_DISCUSSIONS, MAX_LOGS, NEW_ACTION, HomeFacts, Row, home_view
 from adapters.slack.markup import escape
 from adapters.slack.member import channels_of
 from adapters.slack.place import Desk, Place, facts
@@ -88,11 +88,15 @@ async def home_facts(council: Desk, client: AsyncWebClient, team: str, user: str
         rows.append(Row(d, thread=thread, page=core.driver.config.pages.url(d.id, now, d.options.links)))
     asker = c.Command(user_id=user, is_admin=me.is_admin, groups=list(me.groups), platform=tr.PLATFORM,
                       workspace=team)
-    decisions = await core.service.recall.recent(asker, await channels_of(client, user), limit=MAX_DECISIONS)
+    member_of = await channels_of(client, user)
+    decisions = await core.service.recall.recent(asker, member_of, limit=MAX_DECISIONS)
+    # The logs of the person's channels that have decided something lately (Slack says they are in them).
+    logged = [ch for ch in dict.fromkeys(d.channel for d in decisions) if ch in member_of][:MAX_LOGS]
+    logs = [(place.channel, url) for place, url in core.service.recall.log_links(asker, logged)]
     defaults = {"budget per discussion": f"${core.service.config.budget_usd:.2f}",
                 "time zone": council.default_tz}
     return HomeFacts(user=user, rows=rows, schedules=schedules, admin=me.is_admin, spend_today=spend,
-                     defaults=defaults, decisions=decisions)
+                     defaults=defaults, decisions=decisions, logs=logs)
 
 async def home_action(council: Desk, body: dict[str, Any], client: AsyncWebClient) -> None:
     """A button on the Home tab: New discussion opens the start form; Cancel ends a schedule or digest."""

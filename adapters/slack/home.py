@@ -27,6 +27,7 @@ NEW_ACTION = "home:new"
 CANCEL_ACTION = "home:cancel"
 MAX_DISCUSSIONS = 20  # a Home view holds at most 100 blocks
 MAX_DECISIONS = 10
+MAX_LOGS = 5  # channels whose decision logs the Home links to
 OPEN = (Status.RUNNING, Status.WAITING, Status.PAUSED, Status.AWAITING_CONFIRMATION, Status.BLOCKED)
 
 
@@ -46,6 +47,7 @@ class HomeFacts:
     spend_today: float = 0.0
     defaults: dict[str, str] = field(default_factory=dict)
     decisions: list[Decision] = field(default_factory=list)  # recent records of the person's channels
+    logs: list[tuple[str, str]] = field(default_factory=list)  # (channel, or "" for the workspace's; signed link)
 
 
 def when(moment: datetime | None, tz: str = "UTC") -> str:
@@ -77,6 +79,11 @@ def _decision(d: Decision) -> SectionBlock:
         text=f"*{topic}*\n<#{escape(d.channel)}> · {when(d.decided_at)} · {escape(d.flow)}{link}\n{decided}"))
 
 
+def _log_link(channel: str, url: str) -> str:
+    """A channel's log as the channel's name and a link (a link's label cannot hold a channel mention)."""
+    return f"<#{escape(channel)}> <{escape(url)}|log>" if channel else f"<{escape(url)}|the whole workspace's log>"
+
+
 def _schedule(s: Schedule) -> SectionBlock:
     what = f"Rounds of `{escape(s.target)}`" if s.kind == "round" else f"Digest in <#{escape(s.target)}>"
     cancel = ButtonElement(text=PlainTextObject(text="Cancel"), action_id=f"{CANCEL_ACTION}:{s.kind}",
@@ -104,6 +111,9 @@ def home_view(facts: HomeFacts) -> dict[str, Any]:
     else:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(
             text="None yet: every finished discussion leaves one; `/council decisions` searches them.")]))
+    if facts.logs:
+        links = " · ".join(_log_link(ch, url) for ch, url in facts.logs)
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=f"Decision logs, to browse and search: {links}")]))
     blocks += [DividerBlock(), SectionBlock(text=MarkdownTextObject(text="*Your schedules and digests*"))]
     if facts.schedules:
         blocks += [_schedule(s) for s in facts.schedules[:20]]

@@ -37,7 +37,7 @@ seats (`off`: generated for each topic); `/council config defaults flow=meeting 
 lang=German` sets what new discussions here use unless their start says otherwise (`off` clears them).
 • Memory: a new discussion opens with up to three earlier decisions of this channel on its topic; \
 `--memory workspace` looks across the workspace, `--no-memory` not at all. \
-`/council decisions [words]` searches the decisions of the channels you are in; \
+`/council decisions [words]` searches the decisions of the channels you are in and links this channel's decision log; \
 `/council revisit N` starts a new discussion from record N.
 • `--seat @dana` gives Dana a seat of her own: she is asked in the thread when it is her turn.
 • `/council` alone opens a form. `/council list` shows this channel's discussions.

@@ -138,7 +138,38 @@ def stances(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [s for s in doc.get("stances") or [] if s.get("rows")]
 
 
-def page(doc: dict[str, Any]) -> dict[str, Any]:
+ENDED = ("done", "stopped")
+STATUS_STEPS = {"awaiting_confirmation": "Waiting for the roster to be confirmed",
+                "waiting": "Waiting for someone to choose what comes next", "paused": "Paused",
+                "done": "Finished", "stopped": "Stopped", "blocked": "Blocked: it needs someone to step in"}
+
+
+def progress(doc: dict[str, Any], live: dict[str, str] | None = None) -> dict[str, Any]:
+    """Where the discussion stands: its round, its step (the latest turn's kind while it runs), who is writing now
+    with their words so far (`live`, by turn key), its spend and its verdict so far."""
+    d = doc["discussion"]
+    icons = {p["key"]: icon(p.get("icon", "")) for p in doc["personas"]}
+    turns = [t for t in doc["turns"] if t["kind"] != "roster"]
+    running = [t for t in turns if t["status"] == "running"]
+    status = str(d["status"])
+    latest = max(turns, key=lambda t: (t["round"], t["step"], t["created_at"]), default=None)
+    if status == "running" and latest is not None:
+        step = KIND_LABELS.get(latest["kind"], latest["kind"].replace("_", " ").capitalize())
+    else:
+        step = STATUS_STEPS.get(status, status.replace("_", " ").capitalize())
+    writing = [Entry(t["author"], icons.get(t["author_key"], "💬"),
+                     KIND_LABELS.get(t["kind"], t["kind"].replace("_", " ").capitalize()),
+                     (live or {}).get(t["key"], ""), _time(t["created_at"])) for t in running]
+    closing = doc.get("closing") or {}
+    # A verdict once someone has taken a position (a choice recorded as an id), or people have voted: before
+    # that, "no verdict" says nothing the page does not already show.
+    taken = any(r.get("choice") not in ("", "undecided", "unreadable") for r in closing.get("stances") or []) or \
+        any(not b["superseded"] for p in doc.get("polls") or [] for b in p.get("ballots") or [])
+    return {"round": d["round"], "step": step, "writing": writing, "spent": (doc["usage"] or {}).get("cost_usd") or 0,
+            "verdict": closing.get("verdict") or "" if taken or status in ENDED else "", "ended": status in ENDED}
+
+
+def page(doc: dict[str, Any], live: dict[str, str] | None = None) -> dict[str, Any]:
     d = doc["discussion"]
     finals = [s for s in doc["syntheses"] if s["kind"] == "final"]
     return {
@@ -147,5 +178,5 @@ def page(doc: dict[str, Any]) -> dict[str, Any]:
         "rounds": rounds(doc), "polls": polls(doc), "stances": stances(doc),
         "syntheses": [s for s in doc["syntheses"] if s["kind"] == "round"],
         "final": finals[-1] if finals else None, "usage": doc["usage"],
-        "created": _time(d["created_at"]),
+        "created": _time(d["created_at"]), "progress": progress(doc, live),
     }

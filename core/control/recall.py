@@ -10,6 +10,8 @@ from core.control.permissions import Policy, is_admin
 from core.control.replies import Reply, UserError
 from core.deliberation.memory import MAX_RECALLED
 from core.models import Decision
+from core.ports import Clock
+from core.showing.decision_log import LogLinks, Place
 from core.showing.memory import decisions_text
 from core.storage.store import Store, Tx
 
@@ -40,16 +42,37 @@ def shown_in(record: Decision, channel: str, shared: bool = False) -> bool:
     return record.channel == channel or not (record.private or shared)
 
 
+def logs_for(policy: Policy, cmd: c.Command, channels: list[str]) -> list[Place]:
+    """The decision logs a person may be handed a link to: the logs of `channels` (those they are in, as the
+    platform says: a private channel's log is for its members), and the workspace's public log for admins."""
+    out = [Place(cmd.platform, cmd.workspace, ch) for ch in dict.fromkeys(channels) if ch]
+    if is_admin(policy, cmd):
+        out.append(Place(cmd.platform, cmd.workspace))
+    return out
+
+
 class Recall:
-    def __init__(self, store: Store, policy: Policy, start: Callable[[c.StartDiscussion], Awaitable[Reply]]) -> None:
-        self.store, self.policy, self.start = store, policy, start
+    def __init__(self, store: Store, policy: Policy, start: Callable[[c.StartDiscussion], Awaitable[Reply]],
+                 logs: LogLinks | None = None, clock: Clock | None = None) -> None:
+        self.store, self.policy, self.start, self.logs, self.clock = store, policy, start, logs, clock
 
     async def search(self, cmd: c.SearchDecisions) -> Reply:
         channels = channels_of(self.policy, cmd, cmd.member_of)
         async with self.store.tx() as tx:
             found = await tx.decisions_found(cmd.platform, cmd.workspace, channels, cmd.words, limit=SEARCH_LIMIT,
                                              private_in=private_in(self.policy, cmd, cmd.member_of))
-        return Reply(text=decisions_text(found, cmd.words, everywhere=channels is None))
+        text = decisions_text(found, cmd.words, everywhere=channels is None)
+        here = [cmd.in_channel] if cmd.in_channel and not cmd.in_dm else []  # asked there: they read it
+        links = [(f"[Browse this channel's decision log]({url})" if place.channel else
+                  f"[Browse the workspace's decision log]({url})") for place, url in self.log_links(cmd, here)]
+        return Reply(text="\n".join([text, " · ".join(links)]) if links else text)
+
+    def log_links(self, cmd: c.Command, channels: list[str]) -> list[tuple[Place, str]]:
+        """Each decision log the asker may open (`logs_for`) with its signed link; none without pages."""
+        if self.logs is None or self.clock is None or not self.logs.enabled:
+            return []
+        now = self.clock.now()
+        return [(p, self.logs.url(p, now)) for p in logs_for(self.policy, cmd, channels)]
 
     async def recent(self, cmd: c.Command, member_of: list[str], limit: int = 10) -> list[Decision]:
         """The latest records of the asker's channels (App Home)."""

@@ -24,6 +24,7 @@ from core.control.voting import Voting
 from core.models import Discussion
 from core.ports import Clock
 from core.running.driver import Driver
+from core.showing.decision_log import LogLinks
 from core.showing.moments import mark
 from core.storage.store import Store
 
@@ -42,7 +43,7 @@ class Service:
         self.steering = Steering(store, clock, config, driver)
         self.schedules = Schedules(store, driver, clock, self.steering)
         self.checks = Checks(Desk(store, clock, config))
-        self.recall = Recall(store, config.policy, self.handle)
+        self.recall = Recall(store, config.policy, self.handle, LogLinks(driver.config.pages), clock)
         self.configuring = Configuring(store, clock, config)
         self.voting = Voting(store, clock, config, driver, self.guard)
         self.rostering = Rostering(store, clock, config)

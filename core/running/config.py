@@ -20,6 +20,9 @@ class DriverConfig:
     context_rounds: int = 2  # rounds a prompt reads verbatim (COUNCIL_CONTEXT_ROUNDS)
     live_interval_s: float = 1.0  # a persona's post grows as the model writes, at most this often
     pages: PageLinks = field(default_factory=PageLinks)  # signed links to discussion pages ("" when not set up)
+    # A turn's words so far are kept for its page at most this often (every replica serving the page reads them):
+    # as often as an open page asks, no more.
+    page_interval_s: float = 3.0
     seat_wait_s: float = 30 * 60.0  # how long a person's turn waits for them (COUNCIL_SEAT_WAIT_MIN)
     admit_per_pass: int = 2  # discussions starting a stretch of work in one pass of the event loop (admission)
     # How long a post another process began sending may still be on its way to the platform: a post tried before

@@ -52,7 +52,7 @@ class Driver:
                              held_until=self.lease.held_until, placeholders=self.placeholders,
                              come_back=self._come_back)
         self.turns = Turns(llm, chats, clock, config, self.kept, self.admission, fenced=self.lease.fenced,
-                           sending=self.outbox.sending)
+                           sending=self.outbox.sending, jot=self._jot)
         self.steps = Steps(llm, chats, clock, config, self.kept, self.admission, fenced=self.lease.fenced,
                            outbox=self.outbox, turns=self.turns, woken=self._woken)
 
@@ -171,6 +171,11 @@ class Driver:
     def _come_back(self, discussion_id: str, after_s: float) -> None:
         """Drive the discussion again once the wait the platform asked for is over, not a whole sweep later."""
         self._later[discussion_id] = max(after_s, self._later.get(discussion_id, 0.0))
+
+    async def _jot(self, discussion_id: str, key: str, text: str) -> None:
+        """A turn's words so far, kept for its page (a display, as the chat's live text is: no fence)."""
+        async with self.store.tx() as tx:
+            await tx.live_text_shown(discussion_id, key, text, self.clock.now())
 
     async def _drive_later(self, discussion_id: str, after_s: float) -> None:
         await asyncio.sleep(after_s)

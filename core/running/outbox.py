@@ -206,6 +206,7 @@ class Outbox:
                 settled = await self.placeholders.settle(tx, d, post, of_turn=bool(turn_key))
                 if post.kind == "header" and d.status in (Status.DONE, Status.STOPPED):
                     await tx.forget_settled_placeholders(d.id)  # an ending's header is its last post: rows let go
+                    await tx.forget_live_texts(d.id)
                 if post.kind == "header" and not d.thread_ref:
                     d.thread_ref = ref
                     fresh = await tx.discussion(d.id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
@@ -62,3 +63,9 @@ class Running(Protocol):
 
     async def run(self, state: State, step: RunTurns, turns: list[TurnPlan], spent_today: tuple[float, float],
                   built: dict[str, Prompt] | None = None) -> None: ...
+
+
+class Jot(Protocol):
+    """Keep a turn's words so far for the discussion's page."""
+
+    def __call__(self, discussion_id: str, key: str, text: str) -> Awaitable[None]: ...

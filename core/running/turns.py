@@ -19,7 +19,7 @@ from core.running.config import DriverConfig
 from core.running.effects import close_polls, record_turn, save_discussion
 from core.running.kept import Kept, load_state
 from core.running.live import LiveText
-from core.running.seams import Fence, Sending
+from core.running.seams import Fence, Jot, Sending
 from core.running.spending import day_refusal, day_window, turn_estimate, turns_that_fit
 from core.showing import posts
 from core.storage.store import Tx
@@ -34,9 +34,9 @@ class Turns:
     posts are published once it commits)."""
 
     def __init__(self, llm: LLM, chats: Mapping[str, ChatPort], clock: Clock, config: DriverConfig, kept: Kept,
-                 admission: Admission, *, fenced: Fence, sending: Sending) -> None:
+                 admission: Admission, *, fenced: Fence, sending: Sending, jot: Jot | None = None) -> None:
         self.llm, self.chats, self.clock, self.config, self.kept = llm, chats, clock, config, kept
-        self.admission, self.fenced, self.sending = admission, fenced, sending
+        self.admission, self.fenced, self.sending, self.jot = admission, fenced, sending, jot
         self._refused: set[str] = set()  # turns the model declined (stop_reason refusal), until their step settles
 
     async def start(self, tx: Tx, state: State, step: RunTurns
@@ -152,10 +152,20 @@ class Turns:
             return await self.llm.complete(prompt)
         chat = self.chats[d.platform]
         live = LiveText(functools.partial(chat.stream, d, persona, key), self.config.live_interval_s)
+        jot = self.jot if self.config.pages.enabled else None  # no page to show the words on: nothing kept
+        page = LiveText(functools.partial(jot, d.id, key), self.config.page_interval_s) if jot else None
+
+        def push(parts: list[str]) -> None:
+            live.push(parts)
+            if page is not None:
+                page.push(parts)
+
         try:
-            return await self.llm.complete(prompt, on_text=live.push)
+            return await self.llm.complete(prompt, on_text=push)
         finally:
             await live.close()
+            if page is not None:  # what it kept stays until the discussion ends: the page shows running turns' only
+                await page.close()
 
     async def _settle_failures(self, tx: Tx, seen: Discussion, failed: list[Turn], reason: str,
                                refused: set[str] | frozenset[str] = frozenset()) -> None:

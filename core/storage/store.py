@@ -16,6 +16,7 @@ from core.storage.command_sync import CommandSyncRepo
 from core.storage.db import side_engine
 from core.storage.decisions import DecisionRepo
 from core.storage.discussions import DiscussionRepo
+from core.storage.page_rows import PageRepo
 from core.storage.placeholders import PlaceholderRepo
 from core.storage.rate_rows import RateRepo
 from core.storage.rows import aware
@@ -30,7 +31,7 @@ __all__ = ["Store", "Tx", "aware"]
 
 
 class Tx(DiscussionRepo, ActivityRepo, ScheduleRepo, ChannelRepo, ChannelSettingsRepo, CommandSyncRepo, DecisionRepo,
-         SeatRepo, RateRepo, PlaceholderRepo):
+         SeatRepo, RateRepo, PlaceholderRepo, PageRepo):
     """One transaction: the repository methods the service calls, all on a single connection."""
 
 

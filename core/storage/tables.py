@@ -156,6 +156,17 @@ placeholders = Table(
     Column("created_at", TS, nullable=False),
 )
 
+# A turn's words so far, for the discussion's page (read by every replica serving it): written at most every few
+# seconds while the model writes, and read only while the turn runs.
+live_texts = Table(
+    "live_texts",
+    metadata,
+    Column("discussion_id", String(32), ForeignKey("discussions.id"), primary_key=True),
+    Column("key", String(160), primary_key=True),  # the turn's key
+    Column("text", Text, nullable=False),
+    Column("updated_at", TS, nullable=False),
+)
+
 human_messages = Table(
     "human_messages",
     metadata,
