@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.deliberation import closings, context, flows, stances, verdicts
+from core.deliberation import closings, context, flows, routes, stances, verdicts
 from core.deliberation.flows.base import State
 from core.deliberation.holders import credited
 from core.deliberation.roster import VISITORS
@@ -41,7 +41,7 @@ async def export(store: Store, discussion_id: str, *, operator: bool = False) ->
                 "options",
             }),
         },
-        "personas": [p.model_dump(mode="json") for p in personas],
+        "personas": [p.model_dump(mode="json") for p in routes.annotate(state)],  # each with its model
         "turns": [
             {
                 "key": t.key, "round": t.round, "step": t.step, "kind": t.phase.value,
