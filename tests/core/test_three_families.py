@@ -3,7 +3,7 @@ through the service against three loopback fakes; and what a start, a channel an
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -87,6 +87,8 @@ async def test_three_advisors_on_three_families_run_a_council_to_its_verdict(
     verdicts = [billed[turn.key] for turn in turns if turn.persona_key == referee.key
                 and turn.phase == Phase.FINAL_SYNTHESIS]
     assert verdicts == ["claude-sonnet-5-5"]
+    assert sum(r["model"] == "claude-sonnet-5-5" for r in anthropic.requests) == sum(
+        m == "claude-sonnet-5-5" for m in billed.values())
     assert d.cost_usd == pytest.approx(sum(cost for _, _, cost in rows))
     # The header names each persona's model; so does the page's record.
     header = [p for p in chat_of(app).posts(d.id) if p.kind == "header"][-1]
@@ -131,7 +133,7 @@ async def test_a_channel_s_models_apply_to_its_starts_and_a_start_s_own_win(app:
 
 
 def test_models_settings_are_checked_at_start(tmp_path: Path) -> None:
-    with pytest.raises(ValidationError, match="COUNCIL_MODELS: `heavy=gpt-5.1` is not `provider:model`"):
+    with pytest.raises(ValidationError, match=re.escape("COUNCIL_MODELS: `heavy=gpt-5.1` is not `provider:model`")):
         Settings(_env_file=None, council_models="heavy=gpt-5.1")  # type: ignore[call-arg]
     with pytest.raises(ValidationError, match="'anthropic' cannot name a provider"):
         Settings(_env_file=None, council_providers={"anthropic": {"base_url": "http://x"}})  # type: ignore[call-arg]
