@@ -20,6 +20,7 @@ from core.deliberation.offline import OfflineLLM
 from core.llm import AnthropicLLM, LLMConfig, SearchConfig
 from core.llm_openai import OpenAICompatLLM, OpenAIConfig
 from core.llm_router import RoutedLLM
+from core.models import ModelRoutes
 from core.ports import LLM, ChatPort, Clock, ShowsPlaceholders, SystemClock
 from core.running.admission import Admission
 from core.running.driver import SEND_LANDS_S, Driver, DriverConfig
@@ -197,7 +198,9 @@ async def build_app(
             chat.placeholders = driver.placeholder_shown
     service = Service(store, driver, clock, new_discussion_id, ServiceConfig(
         budget_usd=settings.council_budget_usd, open_max_speeches=settings.council_open_max_speeches, limits=limits,
-        fact_check=settings.council_fact_check, models=settings.model_routes,
+        # The offline model runs every route as itself: no discussion says it ran on a model it did not.
+        fact_check=settings.council_fact_check,
+        models=settings.model_routes if isinstance(llm, RoutedLLM) else ModelRoutes(),
         providers=frozenset(llm.providers) if isinstance(llm, RoutedLLM) else frozenset(),
         priced=frozenset(settings.council_prices),
         policy=Policy(admins=settings.admins, members_steer=settings.council_members_steer,
