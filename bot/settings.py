@@ -147,14 +147,40 @@ class Settings(BaseSettings):
             raise ValueError(f"COUNCIL_MODELS: {'; '.join(problems)}")
         return value
 
-    @field_validator("council_providers")
+    @field_validator("council_providers", mode="before")
     @classmethod
-    def _provider_names(cls, value: dict[str, ProviderSpec]) -> dict[str, ProviderSpec]:
-        for name in value:
-            if name in ("anthropic", "openai") or not routes.valid_provider(name):
+    def _providers(cls, value: object) -> object:
+        """Each provider checked with a message that names it and the fields a provider takes."""
+        if not isinstance(value, Mapping):
+            raise ValueError('COUNCIL_PROVIDERS must be a JSON object: {"name": {"base_url": "...", '
+                             '"api_key_env": "VARIABLE"}}')
+        fields = ", ".join(ProviderSpec.model_fields)
+        out: dict[str, ProviderSpec] = {}
+        for name, given in value.items():
+            if name in ("anthropic", "openai") or not routes.valid_provider(str(name)):
                 raise ValueError(f"COUNCIL_PROVIDERS: {name!r} cannot name a provider (anthropic and openai have "
                                  "their own keys; use lower-case letters, digits, - and _)")
-        return value
+            try:
+                out[name] = given if isinstance(given, ProviderSpec) else ProviderSpec.model_validate(given)
+            except ValidationError as exc:
+                problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'spec'}: {e['msg']}"
+                                     for e in exc.errors())
+                raise ValueError(f"COUNCIL_PROVIDERS[{name!r}]: {problems} (fields: {fields})") from None
+        return out
+
+    @model_validator(mode="after")
+    def _routes_have_providers(self) -> Settings:
+        """Every model COUNCIL_MODELS (or a tier) names is on a configured provider and has a price; with no
+        provider at all the offline model runs, and routes say nothing."""
+        providers = {name for name, key in (("anthropic", self.anthropic_api_key), ("openai", self.openai_api_key))
+                     if key is not None} | set(self.council_providers)
+        problems = routes.problems(self.model_routes, providers, self.council_prices) if providers else []
+        if "anthropic" not in providers and any(p.startswith("`anthropic`") for p in problems):
+            problems.append("a tier COUNCIL_MODELS leaves out runs at Anthropic: name each tier (for example "
+                            "`light=openai:gpt-5.1-mini medium=openai:gpt-5.1 heavy=openai:gpt-5.1`)")
+        if problems:
+            raise ValueError(f"COUNCIL_MODELS: {'; '.join(problems)}")
+        return self
 
     @property
     def model_routes(self) -> ModelRoutes:

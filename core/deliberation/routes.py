@@ -81,7 +81,7 @@ def problems(routes: ModelRoutes, providers: Collection[str], priced: Collection
             out.append(f"`{provider}` is not a configured provider (configured: {have})")
         elif model not in priced:
             out.append(f"`{model}` has no price: add it to COUNCIL_PRICES (a self-hosted model can cost [0, 0])")
-    return out
+    return list(dict.fromkeys(out))
 
 
 def _speakers(personas: list[Persona]) -> list[Persona]:

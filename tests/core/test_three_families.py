@@ -12,6 +12,8 @@ import pytest
 from pydantic import ValidationError
 from sqlalchemy import select
 
+from adapters.web.page import render
+from bot.logs import settings_secrets
 from bot.settings import ProviderSpec, Settings
 from bot.wiring import App, ProviderKeyMissing, build_app, build_llm
 from core.control import commands as c
@@ -99,6 +101,9 @@ async def test_three_advisors_on_three_families_run_a_council_to_its_verdict(
     shown = {p["key"]: p["model"] for p in record["personas"]}
     assert {k: shown[k] for k in refs} == refs
     assert shown[referee.key] == "anthropic:claude-sonnet-5-5"
+    html = render(record)
+    for ref in refs.values():
+        assert f"<code>{ref}</code>" in html
 
 
 @pytest.mark.parametrize(("models", "words"), [
@@ -151,10 +156,21 @@ def test_a_provider_s_key_comes_from_the_variable_it_names_and_is_never_shown(tm
     assert "sk-or-SECRET-123" not in repr(llm.providers["openrouter"].__dict__.get("_config"))
 
 
+def test_a_provider_s_key_is_masked_in_the_logs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-SECRET-456")
+    s = Settings(_env_file=None, anthropic_api_key="sk-ant-x", council_providers={  # type: ignore[call-arg]
+        "openrouter": ProviderSpec(base_url="http://x/v1", api_key_env="OPENROUTER_API_KEY")})
+    assert "sk-or-SECRET-456" in settings_secrets(s)
+
+
 def test_a_tier_on_a_provider_that_is_not_configured_is_an_error_at_start() -> None:
-    only_openai = Settings(_env_file=None, openai_api_key="sk-x", council_prices=PRICES)  # type: ignore[call-arg]
-    with pytest.raises(ValueError, match="`anthropic` is not a configured provider"):
-        build_llm(only_openai, environ={})
+    with pytest.raises(ValidationError, match="`anthropic` is not a configured provider") as raised:
+        Settings(_env_file=None, openai_api_key="sk-x", council_prices=PRICES)  # type: ignore[call-arg]
+    assert "name each tier" in str(raised.value)
+    with pytest.raises(ValidationError, match=re.escape("COUNCIL_PROVIDERS['ollama']: jsonschema: Extra inputs")):
+        Settings(_env_file=None, council_providers={"ollama": {"base_url": "http://x", "jsonschema": False}})  # type: ignore[call-arg]
+    with pytest.raises(ValidationError, match="`gpt-9` has no price"):
+        Settings(_env_file=None, openai_api_key="sk-x", council_models="heavy=openai:gpt-9")  # type: ignore[call-arg]
     routed = Settings(_env_file=None, openai_api_key="sk-x", council_prices=PRICES,  # type: ignore[call-arg]
                       council_models="light=openai:gpt-5.1 medium=openai:gpt-5.1 heavy=openai:gpt-5.1")
     llm = build_llm(routed, environ={})
