@@ -3,8 +3,10 @@ chunks, usage in the last chunk, automatic prefix caching where the server has i
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
+import signal
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -268,6 +270,27 @@ def _error(status: int, message: str = "", *, retry_after: str | None = None) ->
     return web.json_response(body, status=status, headers=headers)
 
 
-async def wait_for(fakes: Iterable[FakeOpenAI]) -> None:
-    """Start several fakes together (a council on more than one server)."""
-    await asyncio.gather(*(f.start() for f in fakes))
+async def _serve(args: argparse.Namespace) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    fake = FakeOpenAI(models=args.models.split(","), caching=not args.no_caching, json_schema=not args.no_json_schema)
+    fake.port = args.port
+    async with fake:
+        print(f"fake chat completions listening on {fake.base_url}", flush=True)
+        await stop.wait()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m tests.fakes.openai_server --port 8401 --models gpt-5.1` (a demo, or a console run by hand)."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--models", default="gpt-5.1", help="comma-separated model ids it serves")
+    parser.add_argument("--no-caching", action="store_true", help="report no cached prompt tokens (vLLM, Ollama)")
+    parser.add_argument("--no-json-schema", action="store_true", help="answer 400 to a json_schema response format")
+    asyncio.run(_serve(parser.parse_args(argv)))
+
+
+if __name__ == "__main__":
+    main()
