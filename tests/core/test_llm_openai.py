@@ -192,6 +192,14 @@ async def test_429_with_retry_after_is_retried_by_the_sdk(fake: FakeOpenAI, make
     assert len(fake.requests) == 3 and completion.text
 
 
+async def test_a_retry_after_longer_than_the_sdk_waits_is_not_retried(fake: FakeOpenAI, make_llm: MakeLLM) -> None:
+    """The SDK reads Retry-After: an hour is past what it waits, so the call fails at once instead of hammering."""
+    fake.fail_next(1, status=429, retry_after="3600")
+    with pytest.raises(LLMUnavailable, match=r"rate limit reached \(429\)"):
+        await make_llm(max_retries=3).complete(prompt())
+    assert len(fake.requests) == 1
+
+
 async def test_persistent_rate_limit_is_unavailable_and_leaks_no_secret(
         fake: FakeOpenAI, make_llm: MakeLLM, caplog: pytest.LogCaptureFixture) -> None:
     fake.fail_next(3, status=429, retry_after="0.01")
