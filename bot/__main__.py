@@ -112,6 +112,9 @@ def console(
     no_memory: Annotated[bool, typer.Option("--no-memory", help="Open without earlier decisions")] = False,
     seat: Annotated[str, typer.Option(help="Take this seat yourself (e.g. 'Billing'): you are asked on its turns")]
     = "",
+    models: Annotated[str, typer.Option(help=(
+        "Providers and models: 'openai:gpt-5.1 anthropic:claude-sonnet-5-5' dealt to the speaking seats in turn, "
+        "'heavy=anthropic:claude-opus-5-5' for a tier, 'Skeptic=ollama:llama3.3' for one persona"))] = "",
     pace: Annotated[float | None, typer.Option(min=0, max=30, help=(
         "Offline model only: seconds each step takes, so a person can read and join in (default: "
         f"{PACE_S:g} on a terminal, 0 unattended or piped, or COUNCIL_OFFLINE_DELAY_S)"))] = None,
@@ -140,7 +143,8 @@ def console(
                                   "lang": flows.language(lang) if lang else "",
                                   "hints": [h.strip() for h in hints.split(",") if h.strip()][:8], "check": check,
                                   "memory": "off" if no_memory else flows.choice("memory", memory,
-                                                                                 ("channel", "workspace", "off"))}
+                                                                                 ("channel", "workspace", "off")),
+                                  "models": models}
         if seat.strip():
             from adapters.console.translate import USER_ID
             from core.models import SeatHolder

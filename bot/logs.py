@@ -8,6 +8,7 @@ exception tracebacks and stack traces.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Iterable
 from urllib.parse import unquote, urlsplit
@@ -44,6 +45,9 @@ def settings_secrets(settings: Settings) -> list[str]:
         password = None
     if password:
         values += [password, unquote(password)]
+    for spec in settings.council_providers.values():  # a provider's key, read from the variable it names
+        if spec.api_key_env and os.environ.get(spec.api_key_env):
+            values.append(os.environ[spec.api_key_env])
     return values
 
 

@@ -6,10 +6,21 @@ import difflib
 from collections.abc import Mapping
 from typing import Literal, get_args
 
-from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from core.deliberation import routes
 from core.llm import ModelPrice, default_prices
+from core.models import ModelRoutes
 
 
 def unknown_variables(environ: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -22,6 +33,18 @@ def unknown_variables(environ: Mapping[str, str]) -> list[tuple[str, str]]:
             close = difflib.get_close_matches(name.upper(), known, n=1, cutoff=0.8)
             out.append((name, close[0] if close else ""))
     return out
+
+
+class ProviderSpec(BaseModel):
+    """An OpenAI-compatible server by name (COUNCIL_PROVIDERS): where it is, the environment variable holding its
+    key (never the key itself: vLLM and Ollama need none), and what it supports."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str
+    api_key_env: str = ""
+    json_schema: bool = True  # false: structured answers are asked for as a forced tool call
+    cap_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens"
 
 
 MIN_WEB_SECRET_BYTES = 32
@@ -51,6 +74,15 @@ class Settings(BaseSettings):
 
     anthropic_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None
+    openai_api_key: SecretStr | None = None  # the "openai" provider: api.openai.com, or OPENAI_BASE_URL
+    openai_base_url: str | None = None
+    # Further OpenAI-compatible servers, JSON by name: {"ollama": {"base_url": "http://localhost:11434/v1"},
+    # "openrouter": {"base_url": "https://openrouter.ai/api/v1", "api_key_env": "OPENROUTER_API_KEY"}}.
+    council_providers: dict[str, ProviderSpec] = Field(default_factory=dict)
+    # Which provider and model each tier (and, optionally, each speaking seat or persona) runs on, e.g.
+    # "light=openai:gpt-5.1-mini heavy=anthropic:claude-opus-5-5 openai:gpt-5.1 anthropic:claude-sonnet-5-5"
+    # (core/deliberation/routes.py). A tier it leaves out runs on COUNCIL_MODEL_<TIER> at Anthropic.
+    council_models: str = ""
 
     council_model_light: str = "claude-haiku-5-5"
     council_model_medium: str = "claude-sonnet-5-5"
@@ -106,6 +138,57 @@ class Settings(BaseSettings):
             raise ValueError("set COUNCIL_SEARCH_ALLOWED_DOMAINS or COUNCIL_SEARCH_BLOCKED_DOMAINS, not both: the "
                              "web search tool takes one list")
         return self
+
+    @field_validator("council_models")
+    @classmethod
+    def _a_models_spec(cls, value: str) -> str:
+        _, problems = routes.parse(value)
+        if problems:
+            raise ValueError(f"COUNCIL_MODELS: {'; '.join(problems)}")
+        return value
+
+    @field_validator("council_providers", mode="before")
+    @classmethod
+    def _providers(cls, value: object) -> object:
+        """Each provider checked with a message that names it and the fields a provider takes."""
+        if not isinstance(value, Mapping):
+            raise ValueError('COUNCIL_PROVIDERS must be a JSON object: {"name": {"base_url": "...", '
+                             '"api_key_env": "VARIABLE"}}')
+        fields = ", ".join(ProviderSpec.model_fields)
+        out: dict[str, ProviderSpec] = {}
+        for name, given in value.items():
+            if name in ("anthropic", "openai") or not routes.valid_provider(str(name)):
+                raise ValueError(f"COUNCIL_PROVIDERS: {name!r} cannot name a provider (anthropic and openai have "
+                                 "their own keys; use lower-case letters, digits, - and _)")
+            try:
+                out[name] = given if isinstance(given, ProviderSpec) else ProviderSpec.model_validate(given)
+            except ValidationError as exc:
+                problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'spec'}: {e['msg']}"
+                                     for e in exc.errors())
+                raise ValueError(f"COUNCIL_PROVIDERS[{name!r}]: {problems} (fields: {fields})") from None
+        return out
+
+    @model_validator(mode="after")
+    def _routes_have_providers(self) -> Settings:
+        """Every model COUNCIL_MODELS (or a tier) names is on a configured provider and has a price; with no
+        provider at all the offline model runs, and routes say nothing."""
+        providers = {name for name, key in (("anthropic", self.anthropic_api_key), ("openai", self.openai_api_key))
+                     if key is not None} | set(self.council_providers)
+        problems = routes.problems(self.model_routes, providers, self.council_prices) if providers else []
+        if "anthropic" not in providers and any(p.startswith("`anthropic`") for p in problems):
+            problems.append("a tier COUNCIL_MODELS leaves out runs at Anthropic: name each tier (for example "
+                            "`light=openai:gpt-5.1-mini medium=openai:gpt-5.1 heavy=openai:gpt-5.1`)")
+        if problems:
+            raise ValueError(f"COUNCIL_MODELS: {'; '.join(problems)}")
+        return self
+
+    @property
+    def model_routes(self) -> ModelRoutes:
+        """COUNCIL_MODELS over the Anthropic tier models."""
+        given, _ = routes.parse(self.council_models)
+        tiers = {"light": self.council_model_light, "medium": self.council_model_medium,
+                 "heavy": self.council_model_heavy}
+        return routes.layered(given, ModelRoutes(tiers={t: f"anthropic:{m}" for t, m in tiers.items()}))
 
     @property
     def search_domains(self) -> tuple[list[str], list[str]]:

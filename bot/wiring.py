@@ -6,7 +6,7 @@ import logging
 import os
 import secrets
 import socket
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -15,8 +15,12 @@ from bot.settings import Settings
 from core.control.permissions import Policy
 from core.control.scheduling import Scheduler, SchedulerConfig
 from core.control.service import Service, ServiceConfig
+from core.deliberation import routes
 from core.deliberation.offline import OfflineLLM
 from core.llm import AnthropicLLM, LLMConfig, SearchConfig
+from core.llm_openai import OpenAICompatLLM, OpenAIConfig
+from core.llm_router import RoutedLLM
+from core.models import ModelRoutes
 from core.ports import LLM, ChatPort, Clock, ShowsPlaceholders, SystemClock
 from core.running.admission import Admission
 from core.running.driver import SEND_LANDS_S, Driver, DriverConfig
@@ -45,7 +49,7 @@ class App:
             await self.scheduler.stop()
         await self.driver.shutdown(grace_s)
         await self.store.close()
-        if isinstance(self.llm, AnthropicLLM):
+        if isinstance(self.llm, RoutedLLM | AnthropicLLM | OpenAICompatLLM):
             await self.llm.aclose()
 
 
@@ -75,10 +79,54 @@ def process_owner() -> str:
 STREAM_STRETCHES_A_PASS = 12
 
 
-def build_llm(settings: Settings) -> LLM:
-    if settings.anthropic_api_key is None:
-        log.warning("ANTHROPIC_API_KEY is not set: using the offline model; every post is labelled")
+class ProviderKeyMissing(ValueError):
+    """A configured provider's key variable is not set (its name is said, never a value)."""
+
+
+def openai_providers(settings: Settings, environ: Mapping[str, str]) -> dict[str, OpenAIConfig]:
+    """The OpenAI-compatible servers configured: "openai" from OPENAI_API_KEY (and OPENAI_BASE_URL), the others
+    from COUNCIL_PROVIDERS, each key read from the variable it names."""
+    common = {"prices": settings.council_prices, "timeout_s": settings.council_llm_timeout_s,
+              "max_retries": settings.council_llm_max_retries}
+    out: dict[str, OpenAIConfig] = {}
+    if settings.openai_api_key is not None:
+        out["openai"] = OpenAIConfig(provider="openai", base_url=settings.openai_base_url,
+                                     api_key=settings.openai_api_key.get_secret_value(), **common)
+    for name, spec in settings.council_providers.items():
+        key = "unused"  # a self-hosted server takes any key, and the SDK sends one
+        if spec.api_key_env:
+            if not environ.get(spec.api_key_env):
+                raise ProviderKeyMissing(f"COUNCIL_PROVIDERS[{name!r}] reads its key from {spec.api_key_env}, "
+                                         "which is not set")
+            key = environ[spec.api_key_env]
+        out[name] = OpenAIConfig(provider=name, base_url=spec.base_url, api_key=key, json_schema=spec.json_schema,
+                                 cap_field=spec.cap_field, **common)
+    return out
+
+
+def build_llm(settings: Settings, environ: Mapping[str, str] | None = None) -> LLM:
+    """Every provider configured behind one router, or the offline model when none is."""
+    # A few streams' stretches a pass of the loop, however many answers arrived together, whichever provider
+    # they come from: with 300 discussions at once, /healthz's p99 fell from 214-318 ms to 57-73 ms, at the same
+    # CPU a model call (bench/load.py).
+    pause = Admission(STREAM_STRETCHES_A_PASS).turn
+    providers: dict[str, LLM] = {name: OpenAICompatLLM(config, pause=pause)
+                                 for name, config in openai_providers(settings, environ or os.environ).items()}
+    if settings.anthropic_api_key is not None:
+        providers["anthropic"] = _anthropic(settings, pause)
+    if not providers:
+        log.warning("No model provider is configured (ANTHROPIC_API_KEY, OPENAI_API_KEY, COUNCIL_PROVIDERS): "
+                    "using the offline model; every post is labelled")
         return OfflineLLM(delay=settings.council_offline_delay_s)
+    tiers = {t: ref for t, ref in settings.model_routes.tiers.items() if t in ("light", "medium", "heavy")}
+    missing = routes.problems(settings.model_routes, providers, settings.council_prices)
+    if missing:
+        raise ValueError(f"COUNCIL_MODELS: {'; '.join(missing)}")
+    return RoutedLLM(providers, tiers, priced=settings.council_prices)  # type: ignore[arg-type]
+
+
+def _anthropic(settings: Settings, pause: Callable[[], Awaitable[None]]) -> AnthropicLLM:
+    assert settings.anthropic_api_key is not None
     return AnthropicLLM(
         LLMConfig(
             models={
@@ -98,9 +146,7 @@ def build_llm(settings: Settings) -> LLM:
                                 price_per_search_usd=settings.council_search_price_usd),
             api_key=settings.anthropic_api_key.get_secret_value(),
         ),
-        # A few streams' stretches a pass of the loop, however many answers arrived together: with 300 discussions
-        # at once, /healthz's p99 fell from 214-318 ms to 57-73 ms, at the same CPU a model call (bench/load.py).
-        pause=Admission(STREAM_STRETCHES_A_PASS).turn,
+        pause=pause,
     )
 
 
@@ -108,7 +154,7 @@ def attempts_of(llm: LLM) -> Attempts:
     """How many requests one call of this model may make, so that what a turn reserves covers them all: the real
     client's room retries and a fact check's continuations, as LLMConfig has them (build_llm keeps its defaults);
     any other model (offline, a test's) asks once."""
-    if not isinstance(llm, AnthropicLLM):
+    if not isinstance(llm, RoutedLLM | AnthropicLLM | OpenAICompatLLM):
         return Attempts()
     room = LLMConfig.model_fields["room_attempts"].default
     return Attempts(room=room, legs=SearchConfig.model_fields["max_continuations"].default + 1)
@@ -152,7 +198,11 @@ async def build_app(
             chat.placeholders = driver.placeholder_shown
     service = Service(store, driver, clock, new_discussion_id, ServiceConfig(
         budget_usd=settings.council_budget_usd, open_max_speeches=settings.council_open_max_speeches, limits=limits,
+        # The offline model runs every route as itself: no discussion says it ran on a model it did not.
         fact_check=settings.council_fact_check,
+        models=settings.model_routes if isinstance(llm, RoutedLLM) else ModelRoutes(),
+        providers=frozenset(llm.providers) if isinstance(llm, RoutedLLM) else frozenset(),
+        priced=frozenset(settings.council_prices),
         policy=Policy(admins=settings.admins, members_steer=settings.council_members_steer,
                       members_configure=settings.council_members_configure)))
     app = App(settings=settings, store=store, llm=llm, driver=driver, service=service, clock=clock)

@@ -229,7 +229,7 @@ class AnthropicLLM:
         would make it one; with the web search tool, the searches it may run too (one request runs `max_uses` at
         most, and a paused turn is continued only while fewer ran). A call cut at max_tokens and run again with
         more room is a further call."""
-        model = self._config.models[prompt.tier]
+        model = prompt.model or self._config.models[prompt.tier]
         price = self._config.prices[model]
         cap = self._request(prompt, model)["max_tokens"]
         chars = sum(len(b.text) for b in [*prompt.system, *prompt.shared]) + len(prompt.instruction)
@@ -261,7 +261,7 @@ class AnthropicLLM:
             raise LLMUnavailable("the discussion no longer fits the model's context window", usage=paid)
 
     async def complete(self, prompt: Prompt, on_text: TextSink | None = None) -> Completion:
-        model = self._config.models[prompt.tier]
+        model = prompt.model or self._config.models[prompt.tier]
         text, paid, _ = await self._answer(self._request(prompt, model), on_text, model)
         return Completion(text=text, usage=paid)
 
@@ -351,7 +351,7 @@ class AnthropicLLM:
         whether the JSON is whole. Streamed: a model that thinks long keeps the connection busy, where an
         unstreamed call would time out (and the SDK's retry bill it again); read from its raw events as a turn is
         (the SDK's stream helper rebuilt the message at every delta, and read a buffered stream in one stretch)."""
-        model = self._config.models[prompt.tier]
+        model = prompt.model or self._config.models[prompt.tier]
         request = self._request(prompt, model)
         fmt = {"type": "json_schema", "schema": _json_schema(schema)}
         request["output_config"] = {**request["output_config"], "format": fmt}
@@ -367,7 +367,7 @@ class AnthropicLLM:
         attached to the text, never from the text itself; no successful search means no check (`refused` says
         why). A turn the API paused is sent back to be continued; searches are paid for as they run, so a call
         that breaks off is charged for those it reported, and none is run again."""
-        model = self._config.models[prompt.tier]
+        model = prompt.model or self._config.models[prompt.tier]
         config = self._config.search
         # Built once for the whole turn: a continuation sends the same system, tools and earlier blocks. Each
         # thinking block is bound to everything before it, and the API answers 400 when any of that changed.

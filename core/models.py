@@ -106,6 +106,7 @@ class Persona(BaseModel):
     reply_tendency: str = ""
     icon: str = ":speech_balloon:"  # emoji shortcode; adapters map it to their platform
     held_by: str = ""  # the platform user id of the person who holds this seat ("": the persona speaks)
+    model: str = ""  # "provider:model" its turns run on, as shown (core.deliberation.routes.annotate); "": unsaid
 
 
 class SeatHolder(BaseModel):
@@ -135,6 +136,15 @@ class Decision(BaseModel):
     private: bool = False  # decided in a private channel: the record is shown in that channel alone
 
 
+class ModelRoutes(BaseModel):
+    """Which provider and model a discussion's calls run on, each a "provider:model" reference: per tier, dealt
+    to the speaking seats in turn, or named for one persona (by its name, lower-cased)."""
+
+    tiers: dict[str, str] = Field(default_factory=dict)
+    seats: list[str] = Field(default_factory=list)
+    personas: dict[str, str] = Field(default_factory=dict)
+
+
 class FlowOptions(BaseModel):
     """Settings of a discussion's protocol beyond the moderated defaults."""
 
@@ -152,6 +162,7 @@ class FlowOptions(BaseModel):
     # The round whose topic the question on the table asks: *Different topic* opens a new question from its round
     # (core.deliberation.question.open_new). Kept here, in the discussion's JSON column, so it needs no migration.
     question_round: int = 1
+    models: ModelRoutes = Field(default_factory=ModelRoutes)  # --models, the channel's, then COUNCIL_MODELS
     links: int = 0  # its page links' key version: raised to revoke every link given out so far
 
 

@@ -39,6 +39,9 @@ class Prompt(BaseModel):
     """Shared content first (system rules, then the transcript), the persona's own instruction last."""
 
     tier: Tier = "medium"
+    # The model this call runs on: "provider:model" as a discussion routes it (a router reads the provider off
+    # and hands the provider the bare model id); "" is the tier's model.
+    model: str = ""
     system: list[Block]
     shared: list[Block]
     instruction: str

@@ -110,7 +110,7 @@ def _shorten(text: str, limit: int) -> str:
 
 
 def roster_lines(personas: list[Persona]) -> str:
-    return "\n".join(f"{icon(p)} **{p.name}** — {p.title}" for p in personas)
+    return "\n".join(f"{icon(p)} **{p.name}** — {p.title}" + (f" · `{p.model}`" if p.model else "") for p in personas)
 
 
 def header(post: Post, *, reply_to: str = "") -> list[Message]:

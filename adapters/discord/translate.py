@@ -30,7 +30,7 @@ HELP = """**Council: moderated AI deliberation in this channel**
 rounds unattended), `experts` (2–8), `confirm` (review the roster first), `debate`, `roles` ("security, finance"), \
 `anonymous` and `hidden` (poll ballots), `every` (1d), `next` ("tomorrow 09:00"), `tz` (Europe/Berlin), `flow`, \
 `style` and `tier` (council), `lang` (German), `hints` (open floor), `check` (a Fact-checker checks claims against \
-web sources).
+web sources), `models` ("openai:gpt-5.1 anthropic:claude-sonnet-5-5": the speakers' models, dealt in turn).
 • Flows:{flows}
 • `/council-list` shows this channel's discussions; `/council-status`, `/council-pause`, `/council-resume`, \
 `/council-stop` and `/council-synthesize` take an `id` (inside a council's thread, that one).
@@ -226,6 +226,8 @@ def start_command(opts: dict[str, Any], where: Where, default_tz: str, base: dic
         except flows.BadFlow as exc:
             raise NotUnderstood(str(exc).replace("`--lang`", "`lang`")) from None
     fields["hints"] = [h.strip() for h in str(opts.get("hints") or "").split(",") if h.strip()][:8]
+    if opts.get("models"):  # read and checked against the providers by the start itself
+        fields["models"] = str(opts["models"])
     return c.StartDiscussion(
         **fields, topic=topic, channel=where.channel_id,
         rounds=_int(opts.get("rounds")), experts=_int(opts.get("experts")) or 4, confirm=bool(opts.get("confirm")),

@@ -97,7 +97,7 @@ def actions_blocks(actions: list[Action], block_prefix: str = "actions") -> list
 def roster_lines(personas: list[Persona]) -> str:
     return "\n".join(
         f"{p.icon} *{escape(p.name)}* — {escape(p.title) or ROLE_LABELS[p.role]} _({ROLE_LABELS[p.role]})_"
-        for p in personas
+        + (f" · `{escape(p.model)}`" if p.model else "") for p in personas
     )
 
 

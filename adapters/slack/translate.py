@@ -15,7 +15,7 @@ from core.models import SeatHolder
 
 PLATFORM = "slack"
 VALUE_OPTIONS = {"rounds", "experts", "every", "next", "tz", "roles", "flow", "style", "tier", "lang", "hints",
-                 "memory", "seat"}
+                 "memory", "seat", "models"}
 FLAG_OPTIONS = {"confirm", "anonymous", "hidden", "debate", "check", "no-memory"}
 NEGATED_FLAGS = {"no-check"}  # turns off what a channel setting turns on (COUNCIL_FACT_CHECK)
 CONTROL_WORDS = {"pause", "resume", "stop", "status", "synthesize"}
@@ -31,7 +31,8 @@ first), `--debate`, `--roles "security, finance"`, `--anonymous` and `--hidden` 
 • `--flow NAME` picks how they deliberate (default `moderated`):{flows}
 • Council: `--style parallel|sequential|debate`; council and meeting: \
 `--tier light|medium|heavy`. Any flow: `--lang German` (otherwise the topic's language); open floor: \
-`--hints "cost, privacy"`.
+`--hints "cost, privacy"`. Any flow: `--models "openai:gpt-5.1 anthropic:claude-sonnet-5-5"` seats its \
+speakers on those models in turn (`heavy=provider:model` for a tier, `Name=provider:model` for one persona).
 • `/council config owners "Dana: Billing; Eli: Mobile app"` sets the domain owners a meeting in this channel \
 seats (`off`: generated for each topic); `/council config defaults flow=meeting rounds=3 tier=medium \
 lang=German` sets what new discussions here use unless their start says otherwise (`off` clears them).
@@ -179,7 +180,8 @@ def _options(words: list[tuple[str, bool]]) -> tuple[dict[str, str], list[str]]:
 
 _EXAMPLES = {"flow": "council", "style": "debate", "tier": "medium", "lang": "German", "hints": '"cost, privacy"',
              "rounds": "3", "experts": "4", "every": "1d", "next": '"tomorrow 09:00"', "tz": "Europe/Berlin",
-             "roles": '"security, finance"', "memory": "workspace", "seat": "@dana"}
+             "roles": '"security, finance"', "memory": "workspace", "seat": "@dana",
+             "models": '"openai:gpt-5.1 anthropic:claude-sonnet-5-5"'}
 
 
 def _discussion_id(word: str) -> str:
@@ -299,6 +301,8 @@ def flow_fields(opts: dict[str, str]) -> dict[str, Any]:
             out["tier"] = flows.choice("tier", opts["tier"], flows.TIERS)
         if "lang" in opts:
             out["lang"] = flows.language(opts["lang"])
+        if "models" in opts:  # read and checked against the providers by the start itself
+            out["models"] = opts["models"]
     except flows.BadFlow as exc:
         raise BadInput(str(exc)) from None
     out["hints"] = [h.strip() for h in opts.get("hints", "").split(",") if h.strip()][:8]

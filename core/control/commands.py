@@ -62,6 +62,7 @@ class StartDiscussion(Command):
     # workspace, or guests in it, or a Discord channel other servers follow): other channels' records stay out.
     shared: bool = False
     clarify: bool = False  # typed by a person: a one-word topic gets one clarifying question before it starts
+    models: str = ""  # --models as typed: `[tier=|persona=]provider:model` entries (core.deliberation.routes)
 
 
 class ConfirmRoster(Command):

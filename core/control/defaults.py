@@ -8,9 +8,9 @@ from typing import Any
 
 from core.control import commands as c
 from core.control.replies import UserError
-from core.deliberation import flows
+from core.deliberation import flows, routes
 
-FIELDS = ("flow", "rounds", "style", "tier", "lang", "experts")
+FIELDS = ("flow", "rounds", "style", "tier", "lang", "experts", "models")
 EXAMPLE = "`flow=meeting rounds=3 tier=medium lang=German`"
 
 
@@ -44,6 +44,11 @@ def _value(name: str, raw: str) -> Any:
         return flows.choice(name, raw, flows.STYLES if name == "style" else flows.TIERS)
     if name == "lang":
         return flows.language(raw)
+    if name == "models":  # checked against the providers when a discussion starts, as --models is
+        given, problems = routes.parse(raw)
+        if problems:
+            raise ValueError(f"`models`: {'; '.join(problems)}")
+        return routes.describe(given)
     low, high = (1, 10) if name == "rounds" else (2, 8)
     if not raw.isdigit() or not low <= int(raw) <= high:
         raise ValueError(f"`{name}` takes a whole number from {low} to {high}; you wrote `{raw}`")
@@ -81,12 +86,14 @@ def confirmation(values: dict[str, Any], warnings: list[str]) -> str:
 
 
 def describe(values: dict[str, Any]) -> str:
-    return " ".join(f"{k}={values[k]}" for k in FIELDS if k in values)
+    return " ".join(f"{k}={shlex.quote(str(values[k]))}" if k == "models" else f"{k}={values[k]}"
+                    for k in FIELDS if k in values)
 
 
 def apply(cmd: c.StartDiscussion, values: dict[str, Any]) -> c.StartDiscussion:
     """The start with the channel's defaults where the person gave nothing of their own."""
     given = cmd.model_fields_set
     update = {k: v for k, v in values.items()
-              if k not in given or (k == "rounds" and cmd.rounds is None) or (k == "experts" and cmd.experts == 4)}
+              if k not in given or (k == "rounds" and cmd.rounds is None) or (k == "experts" and cmd.experts == 4)
+              or (k == "models" and not cmd.models)}
     return cmd.model_copy(update=update) if update else cmd

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from core.control.guard import ASKER, not_found
 from core.control.permissions import Policy, check, visible
-from core.models import Discussion, Post
+from core.models import Discussion, ModelRoutes, Post
 from core.ports import Clock
 from core.running.spending import Limits
 from core.storage.store import Store, Tx
@@ -21,6 +21,11 @@ class ServiceConfig:
     fact_check: bool = False  # COUNCIL_FACT_CHECK: discussions check their claims unless started with --no-check
     policy: Policy = field(default_factory=Policy)  # who may do what
     limits: Limits = field(default_factory=Limits)  # daily workspace budget, starts per person
+    models: ModelRoutes = field(default_factory=ModelRoutes)  # COUNCIL_MODELS, under a start's and a channel's
+    # The providers this deployment has, and the models the price table prices: what --models may name (none:
+    # the offline model, which runs every route as itself).
+    providers: frozenset[str] = frozenset()
+    priced: frozenset[str] = frozenset()
 
 
 @dataclass(eq=False)  # a collaborator, not a value: compared and hashed by identity

@@ -13,10 +13,10 @@ from core.control.guard import Guard
 from core.control.recall import Recall
 from core.control.replies import Reply, UserError
 from core.control.schedules import Schedules
-from core.deliberation import engine, flows
+from core.deliberation import engine, flows, routes
 from core.deliberation.roster import clean_name
 from core.deliberation.seats import with_people
-from core.models import Discussion, FlowOptions, SeatHolder, Status
+from core.models import Discussion, FlowOptions, ModelRoutes, SeatHolder, Status
 from core.showing.memory import earlier_post
 from core.showing.posts import header_post, header_sig
 
@@ -47,6 +47,17 @@ class Starting(Desk):
     recall: Recall
     schedules: Schedules
 
+    def _models(self, cmd: c.StartDiscussion) -> ModelRoutes:
+        """The start's models over the deployment's, each one checked against the providers configured here."""
+        given, problems = routes.parse(cmd.models)
+        if problems:
+            raise UserError(f"--models: {'; '.join(problems)}.")
+        models = routes.layered(given, self.config.models)
+        problems = routes.problems(given, self.config.providers, self.config.priced) if self.config.providers else []
+        if problems:
+            raise UserError(f"--models: {'; '.join(problems)}.")
+        return models
+
     async def start_discussion(self, cmd: c.StartDiscussion) -> Reply:
         topic = validate_topic(cmd.topic)
         if cmd.channel:
@@ -57,7 +68,7 @@ class Starting(Desk):
             rounds = flows.planned_rounds(cmd.flow, cmd.rounds, cmd.style)
         except flows.BadFlow as exc:
             raise UserError(str(exc)) from None
-        options = FlowOptions(style=cmd.style, tier=cmd.tier, lang=cmd.lang, hints=cmd.hints,
+        options = FlowOptions(style=cmd.style, tier=cmd.tier, lang=cmd.lang, hints=cmd.hints, models=self._models(cmd),
                               max_speeches=self.config.open_max_speeches, memory=cmd.memory,
                               people=[seat_holder(s) for s in cmd.seats],
                               private=cmd.private,

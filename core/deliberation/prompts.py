@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from core.deliberation import context, flows, memory, question, stances
+from core.deliberation import context, flows, memory, question, routes, stances
 from core.deliberation.flows.base import State, TurnPlan
 from core.deliberation.holders import credited
 from core.deliberation.quoting import inline, quote
@@ -160,6 +160,7 @@ def build(state: State, plan: TurnPlan, transcripts: dict[bool, list[Block]] | N
             block.cache = False
     return Prompt(
         tier=tier,
+        model=routes.model_for(state.discussion.options.models, state.personas, p, tier),
         system=system,
         shared=shared,
         instruction=instruction,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from core.deliberation import closings, context, flows, question, stances, tally, verdicts
+from core.deliberation import closings, context, flows, question, routes, stances, tally, verdicts
 from core.deliberation.flows.base import State
 from core.deliberation.flows.meeting import fixed_options, owner_ballots
 from core.deliberation.holders import credited
@@ -43,7 +43,7 @@ async def export(store: Store, discussion_id: str, *, operator: bool = False, pa
                 "options",
             }),
         },
-        "personas": [p.model_dump(mode="json") for p in personas],
+        "personas": [p.model_dump(mode="json") for p in routes.annotate(state)],  # each with its model
         "turns": [
             {
                 "key": t.key, "round": t.round, "step": t.step, "kind": t.phase.value,

@@ -107,7 +107,7 @@ def people_questions(asked: list[tuple[str, str]], limit: int = 10) -> str:
 
 
 def roster_text(personas: list[Persona]) -> str:
-    return "\n".join(f"{p.icon} **{p.name}** — {p.title}" for p in personas)
+    return "\n".join(f"{p.icon} **{p.name}** — {p.title}" + (f" · `{p.model}`" if p.model else "") for p in personas)
 
 
 def poll_view(poll: Poll, ballots: list[Ballot]) -> PollView:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.deliberation import closings, factcheck, flows
+from core.deliberation import closings, factcheck, flows, routes
 from core.deliberation.engine import suggestions
 from core.deliberation.flows import meeting
 from core.deliberation.flows.base import Notice, State
@@ -64,6 +64,7 @@ def header_post(
     sense now (edited in place whenever its state changes; `stamp` names each edit)."""
     ready = seated if seated is not None else not flows.get(d.flow).needs_roster(
         State(discussion=d, personas=personas, turns=[]))
+    personas = routes.annotate(State(discussion=d, personas=personas, turns=[]))  # each says its model
     roster = formats.roster_text(personas) if ready else "_Assembling the council…_"
     return Post(
         kind="header",
@@ -169,6 +170,7 @@ def next_action_post(d: Discussion, suggestions: list[str]) -> Post:
 
 
 def roster_post(d: Discussion, personas: list[Persona]) -> Post:
+    personas = routes.annotate(State(discussion=d, personas=personas, turns=[]))
     return Post(
         kind="choice",
         key=f"{d.id}:confirm",

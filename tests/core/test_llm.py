@@ -20,6 +20,7 @@ from bot.settings import Settings
 from bot.wiring import STREAM_STRETCHES_A_PASS, build_llm
 from core.deliberation.schemas import RosterSpec, RoundSynthesis
 from core.llm import AnthropicLLM, LLMConfig, ModelPrice, SearchConfig, cost
+from core.llm_router import RoutedLLM
 from core.models import Phase, Usage
 from core.ports import Block, LLMRefused, LLMUnavailable, Prompt, Purpose
 from tests.fakes.anthropic_server import FakeAnthropic, default_reply
@@ -640,7 +641,9 @@ async def test_streams_read_from_full_buffers_at_once_read_a_few_stretches_a_pas
     async with FakeAnthropic(reply_chars=1500, chunk_chars=12) as whole:
         settings = Settings(_env_file=None, anthropic_api_key=SECRET,  # type: ignore[call-arg]
                             anthropic_base_url=whole.base_url)
-        llm = build_llm(settings)
+        routed = build_llm(settings)
+        assert isinstance(routed, RoutedLLM)
+        llm = routed.providers["anthropic"]
         assert isinstance(llm, AnthropicLLM)
         passes = 0
         loop = asyncio.get_running_loop()

@@ -144,3 +144,11 @@ def test_flow_style_tier_language_and_hints_options() -> None:
     with pytest.raises(t.NotUnderstood, match="`lang` takes a language name"):
         t.slash_command("council", {"topic": "x", "lang": "<script>"}, DANA, HERE)
     assert "◦ `meeting` — " in t.HELP
+
+
+def test_models_are_carried_to_the_start_as_typed() -> None:
+    cmd = t.slash_command("council", {"topic": "Ship it?", "models": "openai:gpt-5.1 anthropic:claude-sonnet-5-5"},
+                          DANA, HERE)
+    assert isinstance(cmd, c.StartDiscussion) and cmd.models == "openai:gpt-5.1 anthropic:claude-sonnet-5-5"
+    plain = t.slash_command("council", {"topic": "Ship it?"}, DANA, HERE)
+    assert isinstance(plain, c.StartDiscussion) and plain.models == ""

@@ -163,3 +163,10 @@ def test_a_click_from_a_direct_message_is_known_by_its_channel() -> None:
 def test_a_typed_start_asks_about_a_one_word_topic() -> None:
     cmd = parse("Pricing? --rounds 1").command
     assert isinstance(cmd, c.StartDiscussion) and cmd.clarify
+
+
+def test_models_are_carried_to_the_start_as_typed() -> None:
+    cmd = parse('Rewrite billing? --flow council --models "openai:gpt-5.1 ollama:llama3.1:8b"').command
+    assert isinstance(cmd, c.StartDiscussion) and cmd.models == "openai:gpt-5.1 ollama:llama3.1:8b"
+    assert cmd.topic == "Rewrite billing?"
+    assert parse("Plain topic").command.models == ""  # type: ignore[union-attr]

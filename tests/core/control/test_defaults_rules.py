@@ -9,7 +9,7 @@ from core.control import commands as c
 from core.control import defaults
 from core.control.replies import UserError
 
-KEPT = "(I keep `flow`, `rounds`, `style`, `tier`, `lang`, `experts`)"
+KEPT = "(I keep `flow`, `rounds`, `style`, `tier`, `lang`, `experts`, `models`)"
 
 
 def test_every_field_is_read_into_its_value() -> None:
@@ -83,3 +83,14 @@ def test_a_start_keeps_what_it_said_and_takes_the_channels_defaults_for_the_rest
     assert (unsaid.rounds, unsaid.experts) == (3, 6)  # the values a start gives when it says nothing
     start = c.StartDiscussion(topic="t")
     assert defaults.apply(start, {}) is start
+
+
+def test_a_channel_s_models_are_read_as_routes_and_kept_as_a_spec_that_reads_back() -> None:
+    values, warnings = defaults.parse("models=openai:gpt-5.1,ollama:llama3.3 tier=medium")
+    assert warnings == [] and values["models"] == "openai:gpt-5.1 ollama:llama3.3"
+    assert defaults.still_valid(values) == values
+    _, warnings = defaults.parse("models=gpt-5.1")
+    assert warnings == ["`models`: `gpt-5.1` is not `provider:model` (for example `openai:gpt-5.1 "
+                        "anthropic:claude-sonnet-5-5 ollama:llama3.3` or `heavy=anthropic:claude-opus-5-5`)"]
+    assert defaults.describe(values) == "tier=medium models='openai:gpt-5.1 ollama:llama3.3'"
+    assert defaults.parse(defaults.describe(values))[0] == values  # the confirmation's words set it again
