@@ -111,6 +111,8 @@ def console(
     no_memory: Annotated[bool, typer.Option("--no-memory", help="Open without earlier decisions")] = False,
     seat: Annotated[str, typer.Option(help="Take this seat yourself (e.g. 'Billing'): you are asked on its turns")]
     = "",
+    poll_hours: Annotated[str, typer.Option(help="Hours the final poll stays open after the discussion (1-720; "
+                                                 "default 24): /close closes it sooner")] = "",
     pace: Annotated[float | None, typer.Option(min=0, max=30, help=(
         "Offline model only: seconds each step takes, so a person can read and join in (default: "
         f"{PACE_S:g} on a terminal, 0 unattended or piped, or COUNCIL_OFFLINE_DELAY_S)"))] = None,
@@ -140,14 +142,18 @@ def console(
                                   "hints": [h.strip() for h in hints.split(",") if h.strip()][:8], "check": check,
                                   "memory": "off" if no_memory else flows.choice("memory", memory,
                                                                                  ("channel", "workspace", "off"))}
+        if poll_hours.strip():
+            from core.control.defaults import poll_hours as hours
+
+            chosen["poll_hours"] = hours(poll_hours, "--poll-hours")
         if seat.strip():
             from adapters.console.translate import USER_ID
             from core.models import SeatHolder
 
             chosen["seats"] = [SeatHolder(user_id=USER_ID, name=name, title=seat.strip()[:120])]
         flows.planned_rounds(flow, rounds, style)
-    except flows.BadFlow as exc:
-        _fail(str(exc).replace("`", ""))
+    except (flows.BadFlow, ValueError) as exc:
+        _fail(str(exc).replace("`", "").rstrip(".") + ".")
     settings = _settings(quiet=not verbose)
     settings = settings.model_copy(update={"council_offline_delay_s": _pace(settings, pace, attended=not no_input)})
     code = asyncio.run(run_console(settings, topic=topic, rounds=rounds, experts=experts,

@@ -153,6 +153,8 @@ class FlowOptions(BaseModel):
     # (core.deliberation.question.open_new). Kept here, in the discussion's JSON column, so it needs no migration.
     question_round: int = 1
     links: int = 0  # its page links' key version: raised to revoke every link given out so far
+    # How long a poll that outlives the discussion (a final poll, a meeting's ranking) stays open, in hours.
+    poll_hours: int = 24
 
 
 class Discussion(BaseModel):
@@ -243,6 +245,9 @@ class Poll(BaseModel):
     closed: bool = False
     message_ref: str = ""
     created_at: datetime
+    # When a poll that outlives the discussion closes by itself (None: it closes with its round); a reminder
+    # before the deadline reads it too.
+    closes_at: datetime | None = None
 
 
 class Ballot(BaseModel):
@@ -295,6 +300,7 @@ class PollView(BaseModel):
     closed: bool = False
     total: int = 0
     final: bool = False  # offered by the final synthesis: the discussion is over when it appears
+    closes_at: datetime | None = None  # when it closes by itself (a final poll's deadline)
 
 
 class PostFile(BaseModel):

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from adapters.console.live import Bottom
 from adapters.console.render import markdown, render
+from adapters.console.translate import votable
 from core.deliberation import closings
 from core.models import Discussion, Persona, Post
 from core.showing.moments import plain
@@ -100,11 +101,9 @@ class ConsoleChat:
         self._states[discussion.id] = post.state
 
     def _votable(self, d: Discussion, post: Post) -> bool:
-        """A final poll is votable only when the person chose the end (the session then asks for the vote before
-        it finishes); after unattended rounds the program ends with the synthesis, so it only shows positions.
-        A meeting's ranking is for people to fill in, however its rounds ran: its places are always votable."""
+        """A final poll is votable when the session asks for the vote before it finishes (see `votable`)."""
         place = any(a.id.startswith("pick:") for a in post.actions)
-        return self.voting and (place or not (post.poll is not None and post.poll.final and d.auto_rounds is not None))
+        return self.voting and (post.poll is None or not post.poll.final or votable(d, place))
 
     async def find(self, discussion: Discussion, key: str) -> str | None:
         return f"console:{key}" if self._printed(key) else None

@@ -12,7 +12,7 @@ from core.control import commands as c
 from core.deliberation import flows
 from core.deliberation.roster import owner_lines
 from core.models import Discussion, NextAction, Persona, SeatHolder
-from core.showing.posts import CONFIRM_RANKING, CONFIRM_STOP, CONFIRM_SYNTHESIZE, read_choice
+from core.showing.posts import CONFIRM_POLL, CONFIRM_STOP, CONFIRM_SYNTHESIZE, read_choice
 from core.when.timeparse import TimeParseError, parse_every, zone
 
 PREFIX = "cl"
@@ -134,7 +134,7 @@ Intent = c.Command | AskConfirm | Dismiss | ListDiscussions | OpenModal | Roster
 CONFIRMS = {"ctl:stop": (CONFIRM_STOP, "Yes, stop"), "fail:stop": (CONFIRM_STOP, "Yes, stop"),
             "ctl:synthesize": (CONFIRM_SYNTHESIZE, "Yes, synthesize"),
             "next:synthesize": (CONFIRM_SYNTHESIZE, "Yes, synthesize"),
-            "poll:close": (CONFIRM_RANKING, "Yes, close it")}
+            "poll:close": (CONFIRM_POLL, "Yes, close it")}
 
 
 def is_admin(permissions: str | int | None) -> bool:
@@ -233,7 +233,8 @@ def start_command(opts: dict[str, Any], where: Where, default_tz: str, base: dic
         every=every_text(opts.get("every")), next_at=str(opts.get("next") or "").strip(),
         anonymous=bool(opts.get("anonymous")), hide_results=bool(opts.get("hidden")), clarify=True,
         check=None if opts.get("check") is None else bool(opts["check"]),
-        memory=opts.get("memory") or "channel", seats=seat_holders(opts.get("seat")), **base)
+        memory=opts.get("memory") or "channel", seats=seat_holders(opts.get("seat")),
+        poll_hours=_int(opts.get("poll_hours")), **base)
 
 
 def seat_holders(raw: Any) -> list[SeatHolder]:

@@ -83,7 +83,7 @@ def test_the_peoples_ranking_is_shown_item_by_item_beside_the_owners_with_who_pu
         f"4. **Outsource [O4]** — owners: not ranked · people: average rank {(6 + 3) / 2:.1f}, 0× #1",
     ]
     assert lines[7:9] == ["", "People put **Cut scope [O2]** first; the owners did not."]
-    assert lines[9:] == ["", f"**Verdict:** {stances.verdict(['O1', 'O1'], ['O2', 'O2'], SHOWN)}"]
+    assert lines[9:] == ["", f"**Final verdict:** {stances.verdict(['O1', 'O1'], ['O2', 'O2'], SHOWN)}"]
     # The seated owners' first choices, where given, are the owners' side of the verdict.
     given = closings.people_beside_owners(OWNERS, people, SHOWN, ["O2", ""]).splitlines()
     assert given[-1] == f"**Verdict:** {stances.verdict(['O2', ''], ['O2', 'O2'], SHOWN)}"
