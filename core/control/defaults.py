@@ -11,7 +11,7 @@ from core.control.replies import UserError
 from core.deliberation import flows
 
 FIELDS = ("flow", "rounds", "style", "tier", "lang", "experts", "poll_hours")
-EXAMPLE = "`flow=meeting rounds=3 tier=medium lang=German poll_hours=48`"
+EXAMPLE = "`flow=meeting rounds=3 tier=medium lang=German`"
 MAX_POLL_HOURS = 720
 POLL_HOURS = 24  # a final poll stays open a day unless the channel or the start says otherwise
 
