@@ -154,5 +154,5 @@ def poll_text(view: PollView) -> str:
     if view.counts is None:
         lines.append(f"_{view.total} ballot{'s' if view.total != 1 else ''} cast; results shown when the poll closes._")
     if not view.closed and view.closes_at is not None:
-        lines.append(f"_Open until {mark(view.closes_at, 'UTC')}, unless the starter or an admin closes it sooner._")
+        lines += ["", f"_Open until {mark(view.closes_at, 'UTC')}, unless the starter or an admin closes it sooner._"]
     return "\n".join(lines)
