@@ -153,7 +153,8 @@ class FlowOptions(BaseModel):
     # (core.deliberation.question.open_new). Kept here, in the discussion's JSON column, so it needs no migration.
     question_round: int = 1
     links: int = 0  # its page links' key version: raised to revoke every link given out so far
-    # How long a poll that outlives the discussion (a final poll, a meeting's ranking) stays open, in hours.
+    # How long a poll that outlives the discussion (a final poll, a meeting's ranking) stays open, in hours; 0: it
+    # closes with the discussion (nobody is there to vote after it: a terminal's unattended run).
     poll_hours: int = 24
 
 

@@ -58,8 +58,10 @@ class ConsoleChat:
         # changed (an open floor fills its slots one by one), or the state line.
         if post.kind == "header":
             return self._header_changed(discussion, ref[len(REF):], post)
+        place = any(a.id.startswith("pick:") for a in post.actions) or bool(closings.ranking_of(ref[len(REF):]))
         if post.poll is not None and post.poll.closed and (
-                self._newest_poll.get(discussion.id, 0) > post.poll.poll_id or closings.ranking_of(ref[len(REF):])):
+                self._newest_poll.get(discussion.id, 0) > post.poll.poll_id or closings.ranking_of(ref[len(REF):])
+                or (post.poll.final and not (self.voting and votable(discussion, place)))):
             # A terminal cannot close it in place, and its tally printed now would land below the newer poll it
             # led to (a round's poll closes at the end, after the final one opened); a ranking's places close
             # together, and the people's ranking beside the owners' follows them. The export keeps each tally.

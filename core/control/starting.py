@@ -60,7 +60,8 @@ class Starting(Desk):
         options = FlowOptions(style=cmd.style, tier=cmd.tier, lang=cmd.lang, hints=cmd.hints,
                               max_speeches=self.config.open_max_speeches, memory=cmd.memory,
                               people=[seat_holder(s) for s in cmd.seats],
-                              private=cmd.private, poll_hours=cmd.poll_hours or defaults.POLL_HOURS,
+                              private=cmd.private,
+                              poll_hours=defaults.POLL_HOURS if cmd.poll_hours is None else cmd.poll_hours,
                               check=self.config.fact_check if cmd.check is None else cmd.check)
         async with self.store.tx() as tx:
             if cmd.flow == "meeting":

@@ -11,10 +11,10 @@ from core.models import Discussion, Poll
 from core.showing.moments import mark, plain
 
 
-def deadline(d: Discussion, now: datetime) -> datetime:
+def deadline(d: Discussion, now: datetime) -> datetime | None:
     """When a final poll opened now closes by itself: the discussion's poll hours (its start's, else its
-    channel's default, else a day) from now."""
-    return now + timedelta(hours=d.options.poll_hours)
+    channel's default, else a day) from now; None when it closes with the discussion (no hours)."""
+    return now + timedelta(hours=d.options.poll_hours) if d.options.poll_hours > 0 else None
 
 
 def shown(d: Discussion, at: datetime) -> str:

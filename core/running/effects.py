@@ -387,7 +387,7 @@ async def record_turn(
         # People vote on the same ids the advisors chose from: the options on the table, else for / against.
         council_choices = council.choosable(state)
         computed = verdicts.of_round(state, plan.round, await people_ballots(tx, d.id, plan.round))
-        verdict = deadlines.said(d, computed, deadlines.deadline(d, now))  # its poll stays open below it
+        verdict = deadlines.said(d, computed, deadlines.deadline(d, now))  # its poll stays open below it (or not)
         cv = CouncilVerdict.model_validate(data)
         # The referee's kind and option, as data, against the computed verdict: one verdict per post.
         read = verdicts.reading(verdicts.of_round(state, plan.round, []), cv.reads, cv.recommends, council_choices)
@@ -451,7 +451,9 @@ async def close_polls(tx: Tx, d: Discussion, now: datetime, *, before_round: int
     for poll, _ in polled:
         if poll.closed:
             continue
-        ending = d.status == Status.STOPPED or (d.status == Status.DONE and not poll.final)
+        # A final poll with no deadline closes with the discussion: nobody votes after it.
+        ending = d.status == Status.STOPPED or (
+            d.status == Status.DONE and (not poll.final or poll.closes_at is None))
         if poll.round >= before_round and not ending:
             continue
         await close_poll(tx, d, poll, now, offline, kept=kept, polled=polled)
@@ -486,7 +488,7 @@ async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: 
         await tx.enqueue(d.id, Post(kind="notice", key=f"{ranking}:people", offline=offline,
                                     text=closings.people_beside_owners(owners, closings.people_ballots(places),
                                                                        shown, firsts, verdict)), now)
-    elif poll.final and verdict is not None:  # people could vote after the discussion ended: the verdict now stands
+    elif poll.final and poll.closes_at is not None and verdict is not None:  # it outlived the discussion: restated
         await tx.enqueue(d.id, Post(kind="notice", key=f"{poll.key}:final", offline=offline,
                                     text=f"**Final verdict** (the poll “{poll.question}” is closed): {verdict.text}"),
                          now)
