@@ -82,7 +82,7 @@ def _guild_command(**kwargs: Any) -> Any:
     seat="A person who takes a seat themselves: asked in the thread when it is their turn",
     poll_hours="How many hours the final poll stays open after the discussion (1-720; default 24)",
 )
-@app_commands.rename(next_at="next")
+@app_commands.rename(next_at="next", poll_hours="poll-hours")
 @app_commands.autocomplete(every=_every, next_at=_when, tz=_zones)
 async def council(interaction: discord.Interaction[Any], topic: Topic, rounds: Range[int, 1, 10] | None = None,
                   experts: Range[int, 2, 8] | None = None, confirm: bool = False, debate: bool = False,
