@@ -28,7 +28,8 @@ VERBS: dict[str, type[c.Pause | c.Resume | c.Stop | c.Synthesize]] = {
 HELP = """**Council: moderated AI deliberation in this channel**
 • `/council topic:<text>` starts a discussion in a thread; reply there to be heard. Options: `rounds` (run N \
 rounds unattended), `experts` (2–8), `confirm` (review the roster first), `debate`, `roles` ("security, finance"), \
-`anonymous` and `hidden` (poll ballots), `every` (1d), `next` ("tomorrow 09:00"), `tz` (Europe/Berlin), `flow`, \
+`anonymous` and `hidden` (poll ballots), `poll-hours` (how long the final poll stays open, 1–720; default 24), \
+`every` (1d), `next` ("tomorrow 09:00"), `tz` (Europe/Berlin), `flow`, \
 `style` and `tier` (council), `lang` (German), `hints` (open floor), `check` (a Fact-checker checks claims against \
 web sources).
 • Flows:{flows}
