@@ -17,7 +17,8 @@ from bot.wiring import App, build_app
 from core.control import commands as c
 from core.control import defaults
 from core.control.replies import UserError
-from core.models import Poll, Status
+from core.models import Discussion, Poll, Status
+from core.storage.store import Store
 from tests.core.conftest import C1, start
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
@@ -183,3 +184,19 @@ async def test_the_timer_closes_a_poll_at_its_deadline_after_a_restart(
     posted, recorded = await verdict_and_record(app, did)
     assert SO_FAR not in posted and posted == recorded
     assert any(p.text.startswith("**Final verdict**") for p in chat.posts(did)), "the verdict restated as final"
+
+
+async def test_the_timer_reads_the_open_deadlines_of_the_platforms_it_leads(store: Store) -> None:
+    async with store.tx() as tx:
+        for did, platform in (("d1", "console"), ("d2", "slack")):
+            await tx.add_discussion(Discussion(id=did, topic="t", platform=platform, created_at=T0, updated_at=T0))
+        made = [await tx.add_poll(Poll(key=key, final=True, discussion_id=did, round=1, question="q",
+                                       options=["a", "b"], created_at=T0, closes_at=at, closed=closed))
+                for key, did, at, closed in (("k1", "d1", T0 + timedelta(hours=24), False),
+                                             ("k2", "d1", T0 + timedelta(hours=2), True),  # closed already
+                                             ("k3", "d1", None, False),  # closes with its round
+                                             ("k4", "d2", T0 + timedelta(hours=5), False))]  # another platform's
+    assert all(p is not None for p in made)
+    async with store.tx() as tx:
+        assert await tx.poll_deadlines(["console"]) == [(made[0].id, T0 + timedelta(hours=24))]  # type: ignore[union-attr]
+        assert [i for i, _ in await tx.poll_deadlines(["console", "slack"])] == [made[0].id, made[3].id]  # type: ignore[union-attr]
