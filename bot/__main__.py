@@ -115,6 +115,8 @@ def console(
     models: Annotated[str, typer.Option(help=(
         "Providers and models: 'openai:gpt-5.1 anthropic:claude-sonnet-5-5' dealt to the speaking seats in turn, "
         "'heavy=anthropic:claude-opus-5-5' for a tier, 'Skeptic=ollama:llama3.3' for one persona"))] = "",
+    poll_hours: Annotated[str, typer.Option(help="Hours the final poll stays open after the discussion (1-720; "
+                                                 "default 24): /close closes it sooner")] = "",
     pace: Annotated[float | None, typer.Option(min=0, max=30, help=(
         "Offline model only: seconds each step takes, so a person can read and join in (default: "
         f"{PACE_S:g} on a terminal, 0 unattended or piped, or COUNCIL_OFFLINE_DELAY_S)"))] = None,
@@ -145,14 +147,18 @@ def console(
                                   "memory": "off" if no_memory else flows.choice("memory", memory,
                                                                                  ("channel", "workspace", "off")),
                                   "models": models}
+        if poll_hours.strip():
+            from core.control.defaults import poll_hours as hours
+
+            chosen["poll_hours"] = hours(poll_hours, "--poll-hours")
         if seat.strip():
             from adapters.console.translate import USER_ID
             from core.models import SeatHolder
 
             chosen["seats"] = [SeatHolder(user_id=USER_ID, name=name, title=seat.strip()[:120])]
         flows.planned_rounds(flow, rounds, style)
-    except flows.BadFlow as exc:
-        _fail(str(exc).replace("`", ""))
+    except (flows.BadFlow, ValueError) as exc:
+        _fail(str(exc).replace("`", "").rstrip(".") + ".")
     settings = _settings(quiet=not verbose)
     settings = settings.model_copy(update={"council_offline_delay_s": _pace(settings, pace, attended=not no_input)})
     code = asyncio.run(run_console(settings, topic=topic, rounds=rounds, experts=experts,

@@ -61,6 +61,14 @@ def _rounds(rounds: int | None, no_input: bool, flow_options: dict[str, Any]) ->
     return 1 if no_input else None
 
 
+def _unasked(options: dict[str, Any], rounds: int | None, no_input: bool) -> dict[str, Any]:
+    """The start's options, with a final poll nobody at the terminal will be asked about (unattended, or after
+    `--rounds` in a flow other than a council or a meeting) closing with the discussion, unless `--poll-hours`
+    was given: the program ends with it, and nobody is left to vote."""
+    asked = not no_input and (options.get("flow", "moderated") in ("council", "meeting") or rounds is None)
+    return options if asked or "poll_hours" in options else options | {"poll_hours": 0}
+
+
 async def run_console(
     settings: Settings, *, topic: str, rounds: int | None, experts: int, no_input: bool, confirm: bool,
     resume: str | None, exports: Path, user_name: str, flow_options: dict[str, Any] | None = None,
@@ -96,7 +104,8 @@ async def run_console(
                 c.StartDiscussion(topic=topic, platform="console", channel="console", in_channel="console",
                                   user_id="console-user",
                                   user_name=user_name, rounds=_rounds(rounds, no_input, flow_options or {}),
-                                  experts=experts, confirm=confirm and interactive, **(flow_options or {}))
+                                  experts=experts, confirm=confirm and interactive,
+                                  **_unasked(flow_options or {}, rounds, no_input))
             )
         try:
             status = await session.run(discussion_id, interactive=interactive)

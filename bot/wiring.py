@@ -210,7 +210,8 @@ async def build_app(
         # Started on every replica; it fires a platform's rows only while this process holds that platform's lock.
         app.scheduler = Scheduler(store, service.schedules, clock, SchedulerConfig(
             platforms=tuple(chats), reload_s=settings.council_schedule_reload_s,
-            leader_retry_s=settings.council_leader_retry_s, wall=wall or SystemClock()))
+            leader_retry_s=settings.council_leader_retry_s, wall=wall or SystemClock()),
+            closing=service.voting.close_at_deadline)
         service.schedules.on_changed = app.scheduler.poke
         await app.scheduler.start()
     return app

@@ -164,6 +164,9 @@ class FlowOptions(BaseModel):
     question_round: int = 1
     models: ModelRoutes = Field(default_factory=ModelRoutes)  # --models, the channel's, then COUNCIL_MODELS
     links: int = 0  # its page links' key version: raised to revoke every link given out so far
+    # How long a poll that outlives the discussion (a final poll, a meeting's ranking) stays open, in hours; 0: it
+    # closes with the discussion (nobody is there to vote after it: a terminal's unattended run).
+    poll_hours: int = 24
 
 
 class Discussion(BaseModel):
@@ -254,6 +257,9 @@ class Poll(BaseModel):
     closed: bool = False
     message_ref: str = ""
     created_at: datetime
+    # When a poll that outlives the discussion closes by itself (None: it closes with its round); a reminder
+    # before the deadline reads it too.
+    closes_at: datetime | None = None
 
 
 class Ballot(BaseModel):
@@ -306,6 +312,7 @@ class PollView(BaseModel):
     closed: bool = False
     total: int = 0
     final: bool = False  # offered by the final synthesis: the discussion is over when it appears
+    closes_at: datetime | None = None  # when it closes by itself (a final poll's deadline)
 
 
 class PostFile(BaseModel):

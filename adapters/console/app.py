@@ -12,11 +12,12 @@ from rich.text import Text
 from adapters.console.keys import Lines
 from adapters.console.live import Bottom
 from adapters.console.roster import RosterEditor
-from adapters.console.translate import FACTS, Answer, choices, parse_control, pick
+from adapters.console.translate import FACTS, Answer, choices, parse_control, pick, votable
 from core.control import commands as c
 from core.control.service import Service, UserError
 from core.deliberation import closings
-from core.models import Action, Discussion, NextAction, Status
+from core.models import Action, Discussion, NextAction, Poll, Status
+from core.running import deadlines
 from core.running.driver import Driver
 from core.showing import filing, posts
 from core.showing.export import export
@@ -193,25 +194,24 @@ class ConsoleSession:
 
     async def _final_votes(self, d: Discussion) -> None:
         """The polls the ending offers, votable here before the program ends: the final poll when the person chose
-        the end (after unattended rounds it only shows the council's positions), and a meeting's ranking, place
-        by place, closed once every place has the person's pick so their ranking shows beside the owners'."""
+        the end or a council asked its question (after unattended rounds of another flow it only shows the
+        council's positions), and a meeting's ranking, place by place. Then the person closes them (the verdict
+        restated as final) or leaves them open until their deadline."""
         while True:
             async with self.store.tx() as tx:
-                polls = [p for p in await tx.polls(d.id) if p.final and not p.closed
-                         and (d.auto_rounds is None or closings.ranking_of(p.key))]
+                polls = [p for p in await tx.polls(d.id)
+                         if p.final and not p.closed and votable(d, bool(closings.ranking_of(p.key)))]
                 voted = {b.poll_id for p in polls for b in await tx.ballots(p.id) if b.voter_id == FACTS["user_id"]}
             todo = [p for p in polls if p.id not in voted]
             if not todo:
-                ranked = [p for p in polls if closings.ranking_of(p.key)]
-                if ranked:
-                    await self._do(c.ClosePoll(poll_id=ranked[0].id, **FACTS, user_name=self.user))
-                    await self.driver.idle()
-                return
+                return await self._close_or_leave(d, polls)
             poll = todo[0]
             line = await self._ask(f"Vote on “{poll.question}” (poll {poll.id}): type a number "
                                    f"1-{len(poll.options)}, or press Enter to finish without voting.")
-            if line is None or not line.strip():
+            if line is None:
                 return
+            if not line.strip():
+                return await self._close_or_leave(d, polls)
             text = line.strip()
             if not text.isdigit() or not 1 <= int(text) <= len(poll.options):
                 said = parse_control(text, d.id, self.user) if text.startswith("/") else None
@@ -229,6 +229,26 @@ class ConsoleSession:
                 continue
             self.console.print(Text(f"{reply.text.split('. ')[0]}.", style="dim"), soft_wrap=True)
             await self.driver.idle()
+
+    async def _close_or_leave(self, d: Discussion, polls: list[Poll]) -> None:
+        """The open polls closed now (/close: the verdict restated as final, a ranking beside the owners'), or
+        left open until their deadline (Enter)."""
+        until = deadlines.open_until(polls)
+        if until is None:
+            return
+        while True:
+            line = await self._ask(f"The poll stays open until {deadlines.shown(d, until)}. Type /close to close it "
+                                   "now (its verdict is then final), or press Enter to leave it open.")
+            said = (line or "").strip()
+            if not said:
+                return
+            if said.split()[0] == "/close":
+                break
+            self._say(Answer("Type /close to close the poll now, or press Enter to leave it open.", mistake=True))
+        closing = {deadlines.synthesis_of(p): p for p in polls}  # a ranking's places close together
+        for poll in closing.values():
+            await self._do(c.ClosePoll(poll_id=poll.id, **FACTS, user_name=self.user))
+        await self.driver.idle()
 
     async def _wait_idle(self, discussion_id: str) -> None:
         """Wait for the driver; lines typed meanwhile are messages or /commands; Ctrl-C raises Interrupted (the

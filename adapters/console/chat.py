@@ -10,6 +10,7 @@ from rich.text import Text
 
 from adapters.console.live import Bottom
 from adapters.console.render import markdown, render
+from adapters.console.translate import votable
 from core.deliberation import closings
 from core.models import Discussion, Persona, Post
 from core.showing.moments import plain
@@ -57,8 +58,10 @@ class ConsoleChat:
         # changed (an open floor fills its slots one by one), or the state line.
         if post.kind == "header":
             return self._header_changed(discussion, ref[len(REF):], post)
+        place = any(a.id.startswith("pick:") for a in post.actions) or bool(closings.ranking_of(ref[len(REF):]))
         if post.poll is not None and post.poll.closed and (
-                self._newest_poll.get(discussion.id, 0) > post.poll.poll_id or closings.ranking_of(ref[len(REF):])):
+                self._newest_poll.get(discussion.id, 0) > post.poll.poll_id or closings.ranking_of(ref[len(REF):])
+                or (post.poll.final and not (self.voting and votable(discussion, place)))):
             # A terminal cannot close it in place, and its tally printed now would land below the newer poll it
             # led to (a round's poll closes at the end, after the final one opened); a ranking's places close
             # together, and the people's ranking beside the owners' follows them. The export keeps each tally.
@@ -100,11 +103,9 @@ class ConsoleChat:
         self._states[discussion.id] = post.state
 
     def _votable(self, d: Discussion, post: Post) -> bool:
-        """A final poll is votable only when the person chose the end (the session then asks for the vote before
-        it finishes); after unattended rounds the program ends with the synthesis, so it only shows positions.
-        A meeting's ranking is for people to fill in, however its rounds ran: its places are always votable."""
+        """A final poll is votable when the session asks for the vote before it finishes (see `votable`)."""
         place = any(a.id.startswith("pick:") for a in post.actions)
-        return self.voting and (place or not (post.poll is not None and post.poll.final and d.auto_rounds is not None))
+        return self.voting and (post.poll is None or not post.poll.final or votable(d, place))
 
     async def find(self, discussion: Discussion, key: str) -> str | None:
         return f"console:{key}" if self._printed(key) else None

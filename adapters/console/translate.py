@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.control import commands as c
-from core.models import Action
+from core.models import Action, Discussion
 
 USER_ID = "console-user"
 # The terminal's one person, in its one channel: the facts the core's permission checks read.
@@ -14,6 +14,7 @@ FACTS = {"user_id": USER_ID, "platform": "console", "in_channel": "console"}
 HELP = """Commands (type them at any time):
   /help             this list
   /vote POLL N      vote for option N of poll POLL (each poll's panel shows its number)
+  /close POLL       close poll POLL for everyone: its verdict is then final
   /pause            pause after the current turn; continue later with --resume
   /resume           go on after a pause (or retry a blocked discussion)
   /synthesize       ask for the final synthesis after the current turn
@@ -35,6 +36,13 @@ def choices(actions: list[Action]) -> list[Action]:
     """The actions a terminal offers as numbered choices, in the order shown: it runs no scheduler, so the
     "Next round in 1 hour"-style buttons (sched:*) are left out."""
     return [a for a in actions if not a.id.startswith("sched:")]
+
+
+def votable(d: Discussion, ranking: bool) -> bool:
+    """Whether a final poll is the terminal person's to vote on before the program ends: a meeting's ranking
+    always, a council's question too (people answer it beside the advisors), and another flow's when the person
+    chose the end; after unattended rounds of another flow it only shows the council's positions."""
+    return ranking or d.flow == "council" or d.auto_rounds is None
 
 
 def pick(text: str, menu: list[Action]) -> Action | Answer | None:
@@ -71,6 +79,11 @@ def parse_control(text: str, discussion_id: str, user_name: str) -> c.Command | 
             return c.CastBallot(poll_id=int(poll), choice=int(choice) - 1, **who)
         return Answer("To vote, type /vote POLL N: the poll's number (its panel's title) and your option's "
                       "number, e.g. /vote 1 2.", mistake=True)
+    if word == "/close":
+        if rest.strip().isdigit():
+            return c.ClosePoll(poll_id=int(rest.strip()), **who)
+        return Answer("To close a poll, type /close POLL: the poll's number (its panel's title), e.g. /close 2.",
+                      mistake=True)
     if word.startswith("/"):
         return Answer(f"There is no command {word}. /help lists the commands; to say something to the council, "
                       "write it without the leading /.", mistake=True)

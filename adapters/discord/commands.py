@@ -81,8 +81,9 @@ def _guild_command(**kwargs: Any) -> Any:
     memory="Earlier decisions to open with: this channel's (default), the server's, or off",
     seat="A person who takes a seat themselves: asked in the thread when it is their turn",
     models="Providers and models dealt to the speakers: openai:gpt-5.1 anthropic:claude-sonnet-5-5",
+    poll_hours="How many hours the final poll stays open after the discussion (1-720; default 24)",
 )
-@app_commands.rename(next_at="next")
+@app_commands.rename(next_at="next", poll_hours="poll-hours")
 @app_commands.autocomplete(every=_every, next_at=_when, tz=_zones)
 async def council(interaction: discord.Interaction[Any], topic: Topic, rounds: Range[int, 1, 10] | None = None,
                   experts: Range[int, 2, 8] | None = None, confirm: bool = False, debate: bool = False,
@@ -92,12 +93,14 @@ async def council(interaction: discord.Interaction[Any], topic: Topic, rounds: R
                   tier: TierChoice | None = None, lang: Range[str, 1, 30] | None = None,
                   hints: Range[str, 1, 300] | None = None, check: bool | None = None,
                   memory: Memory | None = None, seat: discord.Member | None = None,
-                  models: Range[str, 1, 300] | None = None) -> None:
+                  models: Range[str, 1, 300] | None = None,
+                  poll_hours: Range[int, 1, 720] | None = None) -> None:
     await _handler(interaction).command(interaction, "council", {"check": check,
         "topic": topic, "rounds": rounds, "experts": experts, "confirm": confirm, "debate": debate, "roles": roles,
         "anonymous": anonymous, "hidden": hidden, "every": every, "next": next_at, "tz": tz, "flow": flow,
         "style": style, "tier": tier, "lang": lang, "hints": hints, "memory": memory,
-        "seat": f"{seat.id}|{seat.display_name}" if seat is not None else None, "models": models})
+        "seat": f"{seat.id}|{seat.display_name}" if seat is not None else None, "models": models,
+        "poll_hours": poll_hours})
 
 
 @_guild_command(name="council-decisions", description="Search the decisions of the channels you can see")

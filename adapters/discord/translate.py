@@ -12,7 +12,7 @@ from core.control import commands as c
 from core.deliberation import flows
 from core.deliberation.roster import owner_lines
 from core.models import Discussion, NextAction, Persona, SeatHolder
-from core.showing.posts import CONFIRM_RANKING, CONFIRM_STOP, CONFIRM_SYNTHESIZE, read_choice
+from core.showing.posts import CONFIRM_POLL, CONFIRM_STOP, CONFIRM_SYNTHESIZE, read_choice
 from core.when.timeparse import TimeParseError, parse_every, zone
 
 PREFIX = "cl"
@@ -28,7 +28,8 @@ VERBS: dict[str, type[c.Pause | c.Resume | c.Stop | c.Synthesize]] = {
 HELP = """**Council: moderated AI deliberation in this channel**
 • `/council topic:<text>` starts a discussion in a thread; reply there to be heard. Options: `rounds` (run N \
 rounds unattended), `experts` (2–8), `confirm` (review the roster first), `debate`, `roles` ("security, finance"), \
-`anonymous` and `hidden` (poll ballots), `every` (1d), `next` ("tomorrow 09:00"), `tz` (Europe/Berlin), `flow`, \
+`anonymous` and `hidden` (poll ballots), `poll-hours` (how long the final poll stays open, 1–720; default 24), \
+`every` (1d), `next` ("tomorrow 09:00"), `tz` (Europe/Berlin), `flow`, \
 `style` and `tier` (council), `lang` (German), `hints` (open floor), `check` (a Fact-checker checks claims against \
 web sources), `models` ("openai:gpt-5.1 anthropic:claude-sonnet-5-5": the speakers' models, dealt in turn).
 • Flows:{flows}
@@ -134,7 +135,7 @@ Intent = c.Command | AskConfirm | Dismiss | ListDiscussions | OpenModal | Roster
 CONFIRMS = {"ctl:stop": (CONFIRM_STOP, "Yes, stop"), "fail:stop": (CONFIRM_STOP, "Yes, stop"),
             "ctl:synthesize": (CONFIRM_SYNTHESIZE, "Yes, synthesize"),
             "next:synthesize": (CONFIRM_SYNTHESIZE, "Yes, synthesize"),
-            "poll:close": (CONFIRM_RANKING, "Yes, close it")}
+            "poll:close": (CONFIRM_POLL, "Yes, close it")}
 
 
 def is_admin(permissions: str | int | None) -> bool:
@@ -235,7 +236,8 @@ def start_command(opts: dict[str, Any], where: Where, default_tz: str, base: dic
         every=every_text(opts.get("every")), next_at=str(opts.get("next") or "").strip(),
         anonymous=bool(opts.get("anonymous")), hide_results=bool(opts.get("hidden")), clarify=True,
         check=None if opts.get("check") is None else bool(opts["check"]),
-        memory=opts.get("memory") or "channel", seats=seat_holders(opts.get("seat")), **base)
+        memory=opts.get("memory") or "channel", seats=seat_holders(opts.get("seat")),
+        poll_hours=_int(opts.get("poll_hours")), **base)
 
 
 def seat_holders(raw: Any) -> list[SeatHolder]:

@@ -9,13 +9,14 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from core.control import commands as c
+from core.control import defaults
 from core.deliberation import flows
 from core.deliberation.roster import owner_lines
 from core.models import SeatHolder
 
 PLATFORM = "slack"
 VALUE_OPTIONS = {"rounds", "experts", "every", "next", "tz", "roles", "flow", "style", "tier", "lang", "hints",
-                 "memory", "seat", "models"}
+                 "memory", "seat", "models", "poll-hours"}
 FLAG_OPTIONS = {"confirm", "anonymous", "hidden", "debate", "check", "no-memory"}
 NEGATED_FLAGS = {"no-check"}  # turns off what a channel setting turns on (COUNCIL_FACT_CHECK)
 CONTROL_WORDS = {"pause", "resume", "stop", "status", "synthesize"}
@@ -26,6 +27,7 @@ HELP = """*Council: moderated AI deliberation in this channel*
 • `/council <topic>` starts a discussion; the personas talk in its thread. Reply there to be heard.
 • Options: `--rounds N` (run N rounds unattended, 1–10), `--experts N` (2–8), `--confirm` (review the roster \
 first), `--debate`, `--roles "security, finance"`, `--anonymous` and `--hidden` (poll ballots), \
+`--poll-hours N` (how long the final poll stays open after the discussion, 1–720; default 24), \
 `--every 1d`, `--next "tomorrow 09:00"`, `--tz Europe/Berlin`, \
 `--check` (a Fact-checker checks claims against web sources; `--no-check` when the channel checks by default)
 • `--flow NAME` picks how they deliberate (default `moderated`):{flows}
@@ -35,7 +37,7 @@ first), `--debate`, `--roles "security, finance"`, `--anonymous` and `--hidden` 
 speakers on those models in turn (`heavy=provider:model` for a tier, `Name=provider:model` for one persona).
 • `/council config owners "Dana: Billing; Eli: Mobile app"` sets the domain owners a meeting in this channel \
 seats (`off`: generated for each topic); `/council config defaults flow=meeting rounds=3 tier=medium \
-lang=German` sets what new discussions here use unless their start says otherwise (`off` clears them).
+lang=German poll_hours=48` sets what new discussions here use unless their start says otherwise (`off` clears them).
 • Memory: a new discussion opens with up to three earlier decisions of this channel on its topic; \
 `--memory workspace` looks across the workspace, `--no-memory` not at all. \
 `/council decisions [words]` searches the decisions of the channels you are in and links this channel's decision log; \
@@ -181,7 +183,7 @@ def _options(words: list[tuple[str, bool]]) -> tuple[dict[str, str], list[str]]:
 _EXAMPLES = {"flow": "council", "style": "debate", "tier": "medium", "lang": "German", "hints": '"cost, privacy"',
              "rounds": "3", "experts": "4", "every": "1d", "next": '"tomorrow 09:00"', "tz": "Europe/Berlin",
              "roles": '"security, finance"', "memory": "workspace", "seat": "@dana",
-             "models": '"openai:gpt-5.1 anthropic:claude-sonnet-5-5"'}
+             "models": '"openai:gpt-5.1 anthropic:claude-sonnet-5-5"', "poll-hours": "48"}
 
 
 def _discussion_id(word: str) -> str:
@@ -258,10 +260,19 @@ def _start(words: list[tuple[str, bool]], who: Who, team_id: str, channel_id: st
         tz=_zone(opts["tz"]) if "tz" in opts else default_tz,
         every=_every(opts["every"]) if "every" in opts else "", next_at=opts.get("next", "").strip(),
         anonymous="anonymous" in opts, hide_results="hidden" in opts, memory=_memory(opts),
-        seats=people(opts.get("seat", "")), clarify=True,
+        seats=people(opts.get("seat", "")), clarify=True, poll_hours=_poll_hours(opts),
         check=True if "check" in opts else False if "no-check" in opts else None, **who.fields(),
     )
     return Intent(kind="command", command=cmd, tz_explicit="tz" in opts)
+
+
+def _poll_hours(opts: dict[str, str]) -> int | None:
+    if "poll-hours" not in opts:
+        return None  # the channel's default, else a day
+    try:
+        return defaults.poll_hours(opts["poll-hours"])
+    except ValueError as exc:
+        raise BadInput(f"{exc}.") from None
 
 
 def _memory(opts: dict[str, str]) -> Literal["channel", "workspace", "off"]:

@@ -52,6 +52,8 @@ class StartDiscussion(Command):
     next_at: str = ""  # the next round at a time: "tomorrow 09:00", "in 1 hour", "monday", ISO 8601
     anonymous: bool = False  # polls record who voted but do not show it
     hide_results: bool = False  # poll counts stay hidden until the poll closes
+    # How long its final poll stays open; None: the channel's default, else 24; 0: it closes with the discussion.
+    poll_hours: int | None = Field(default=None, ge=0, le=720)
     check: bool | None = None  # --check / --no-check: a Fact-checker checks claims; None: COUNCIL_FACT_CHECK
     memory: Literal["channel", "workspace", "off"] = "channel"  # earlier decisions to open with (off: --no-memory)
     seats: list[SeatHolder] = Field(default_factory=list)  # people who take a seat themselves (--seat @dana)

@@ -10,8 +10,10 @@ from core.control import commands as c
 from core.control.replies import UserError
 from core.deliberation import flows, routes
 
-FIELDS = ("flow", "rounds", "style", "tier", "lang", "experts", "models")
+FIELDS = ("flow", "rounds", "style", "tier", "lang", "experts", "models", "poll_hours")
 EXAMPLE = "`flow=meeting rounds=3 tier=medium lang=German`"
+MAX_POLL_HOURS = 720
+POLL_HOURS = 24  # a final poll stays open a day unless the channel or the start says otherwise
 
 
 def parse(text: str) -> tuple[dict[str, Any], list[str]]:
@@ -49,10 +51,21 @@ def _value(name: str, raw: str) -> Any:
         if problems:
             raise ValueError(f"`models`: {'; '.join(problems)}")
         return routes.describe(given)
+    if name == "poll_hours":
+        return poll_hours(raw, "`poll_hours`")
     low, high = (1, 10) if name == "rounds" else (2, 8)
     if not raw.isdigit() or not low <= int(raw) <= high:
         raise ValueError(f"`{name}` takes a whole number from {low} to {high}; you wrote `{raw}`")
     return int(raw)
+
+
+def poll_hours(raw: str, named: str = "`--poll-hours`") -> int:
+    """How long a final poll stays open, in whole hours from 1 to a month; a ValueError names the bad value."""
+    value = raw.strip().lower().removesuffix("h").strip()
+    if not value.isdigit() or not 1 <= int(value) <= MAX_POLL_HOURS:
+        raise ValueError(f"{named} takes a whole number of hours from 1 to {MAX_POLL_HOURS} (a month), for "
+                         f"example `48`; you wrote `{raw}`")
+    return int(value)
 
 
 def still_valid(saved: dict[str, Any]) -> dict[str, Any]:
@@ -94,6 +107,6 @@ def apply(cmd: c.StartDiscussion, values: dict[str, Any]) -> c.StartDiscussion:
     """The start with the channel's defaults where the person gave nothing of their own."""
     given = cmd.model_fields_set
     update = {k: v for k, v in values.items()
-              if k not in given or (k == "rounds" and cmd.rounds is None) or (k == "experts" and cmd.experts == 4)
-              or (k == "models" and not cmd.models)}
+              if k not in given or (k in ("rounds", "poll_hours") and getattr(cmd, k) is None)
+              or (k == "experts" and cmd.experts == 4) or (k == "models" and not cmd.models)}
     return cmd.model_copy(update=update) if update else cmd

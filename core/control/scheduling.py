@@ -1,4 +1,5 @@
-"""The timer: one leader process per platform runs APScheduler 3 over the schedule table (sole apscheduler user)."""
+"""The timer: one leader process per platform runs APScheduler 3 over the schedule table and the deadlines of open
+polls (sole apscheduler user)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 import zlib
-from collections.abc import Collection
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
@@ -27,6 +28,8 @@ LEADER_LOCK = 0x6C0C12  # with a platform's checksum: one advisory lock, and so 
 # minute instead of the kernel's two hours (a killed process closes its socket and frees the lock at once).
 KEEPALIVES = ("tcp_keepalives_idle = 30", "tcp_keepalives_interval = 10", "tcp_keepalives_count = 3")
 DRIFT = timedelta(seconds=1)  # a registered job this close to the wanted time is left alone
+POLL_JOB = "poll:"  # a poll's deadline job is named by its poll id after this (a schedule row's by its id alone)
+Closing = Callable[[int], Awaitable[bool]]  # close a poll whose deadline passed (the service's Voting)
 
 
 def lock_key(platform: str) -> int:
@@ -54,18 +57,21 @@ class Scheduler:
 
     The schedule table is the source of truth: APScheduler (in-memory job store, never shared) holds one
     date job per enabled row, at the row's next_run_at as seen by the injected clock. A job hands the id to
-    `Firing.fire`, whose compare-and-set on next_run_at lets exactly one firing of a slot win.
+    `Firing.fire`, whose compare-and-set on next_run_at lets exactly one firing of a slot win. An open poll with a
+    deadline gets a date job too, which hands its id to `closing` (closing a poll already closed changes nothing):
+    the table is read again at start-up and at every reload, so a restart misses no deadline.
     """
 
-    def __init__(self, store: Store, target: Firing, clock: Clock, config: SchedulerConfig | None = None) -> None:
-        self.store, self.target, self.clock = store, target, clock
+    def __init__(self, store: Store, target: Firing, clock: Clock, config: SchedulerConfig | None = None,
+                 closing: Closing | None = None) -> None:
+        self.store, self.target, self.clock, self.closing = store, target, clock, closing
         self.config = config or SchedulerConfig()
         self._aps: AsyncIOScheduler | None = None
         self._lock_engine: AsyncEngine | None = None
         self._leading: dict[str, AsyncConnection | None] = {}  # platform -> its lock's session (None on SQLite)
         self._task: asyncio.Task[None] | None = None
         self._poke = asyncio.Event()
-        self._running: set[int] = set()
+        self._running: set[str] = set()  # the jobs firing now, by job id
 
     @property
     def is_leader(self) -> bool:
@@ -180,28 +186,47 @@ class Scheduler:
             return
         async with self.store.tx() as tx:
             rows = await tx.schedules()
+            polls = await tx.poll_deadlines(sorted(self._leading)) if self.closing is not None else []
         wanted = {s.id: s.next_run_at for s in rows if s.next_run_at is not None and s.platform in self._leading}
+        due = dict(polls)
         for job in self._aps.get_jobs():
-            if int(job.id) not in wanted:
+            if (int(job.id.removeprefix(POLL_JOB)) not in due) if job.id.startswith(POLL_JOB) \
+                    else int(job.id) not in wanted:
                 job.remove()
         for schedule_id, slot in wanted.items():
             self._register(schedule_id, slot)
+        for poll_id, closes_at in due.items():
+            self._register(poll_id, closes_at, poll=True)
 
-    def _register(self, schedule_id: int, slot: datetime) -> None:
-        if self._aps is None or schedule_id in self._running:
+    def _register(self, target_id: int, slot: datetime, *, poll: bool = False) -> None:
+        job_id = f"{POLL_JOB}{target_id}" if poll else str(target_id)
+        if self._aps is None or job_id in self._running:
             return
         # APScheduler waits on the real clock; the wait is measured on the injected one (the same in production).
         run_at = self.config.wall.now() + max(timedelta(0), slot - self.clock.now())
-        job = self._aps.get_job(str(schedule_id))
+        job = self._aps.get_job(job_id)
         if job is not None and job.next_run_time is not None and abs(job.next_run_time - run_at) < DRIFT:
             return
         # A due row past its time (downtime) runs once at start-up: coalesce, and no misfire grace limit.
-        self._aps.add_job(self._job, DateTrigger(run_date=run_at, timezone=UTC), args=[schedule_id],
-                          id=str(schedule_id), replace_existing=True, coalesce=True, misfire_grace_time=None,
-                          max_instances=1)
+        self._aps.add_job(self._close if poll else self._job, DateTrigger(run_date=run_at, timezone=UTC),
+                          args=[target_id], id=job_id, replace_existing=True, coalesce=True,
+                          misfire_grace_time=None, max_instances=1)
+
+    async def _close(self, poll_id: int) -> None:
+        """A poll's deadline: close it (a timer a hair early finds it not yet due; the next reload comes back)."""
+        if self.closing is None:
+            return
+        job_id = f"{POLL_JOB}{poll_id}"
+        self._running.add(job_id)
+        try:
+            await self.closing(poll_id)
+        except Exception:
+            log.exception("poll %s failed to close at its deadline; the next reload tries again", poll_id)
+        finally:
+            self._running.discard(job_id)
 
     async def _job(self, schedule_id: int) -> None:
-        self._running.add(schedule_id)
+        self._running.add(str(schedule_id))
         try:
             await self.target.fire(schedule_id)
             async with self.store.tx() as tx:
@@ -210,7 +235,7 @@ class Scheduler:
             log.exception("schedule %s failed to fire; the next reload tries again", schedule_id)
             return
         finally:
-            self._running.discard(schedule_id)
+            self._running.discard(str(schedule_id))
         if row is not None and row.enabled and row.next_run_at is not None:
             self._register(schedule_id, row.next_run_at)  # the next slot (or the same one, if it was early)
 
@@ -218,4 +243,12 @@ class Scheduler:
         """Registered jobs and when APScheduler will run them (tests, diagnostics)."""
         if self._aps is None:
             return {}
-        return {int(j.id): j.next_run_time for j in self._aps.get_jobs() if j.next_run_time is not None}
+        return {int(j.id): j.next_run_time for j in self._aps.get_jobs()
+                if j.next_run_time is not None and not j.id.startswith(POLL_JOB)}
+
+    def deadlines(self) -> dict[int, datetime]:
+        """Registered poll deadlines (poll id -> when APScheduler will close it), for tests and diagnostics."""
+        if self._aps is None:
+            return {}
+        return {int(j.id.removeprefix(POLL_JOB)): j.next_run_time for j in self._aps.get_jobs()
+                if j.next_run_time is not None and j.id.startswith(POLL_JOB)}

@@ -72,6 +72,7 @@ class Starting(Desk):
                               max_speeches=self.config.open_max_speeches, memory=cmd.memory,
                               people=[seat_holder(s) for s in cmd.seats],
                               private=cmd.private,
+                              poll_hours=defaults.POLL_HOURS if cmd.poll_hours is None else cmd.poll_hours,
                               check=self.config.fact_check if cmd.check is None else cmd.check)
         async with self.store.tx() as tx:
             if cmd.flow == "meeting":

@@ -175,10 +175,10 @@ def repeated_place(places: list[tuple[Poll, list[Ballot]]], poll: Poll, voter_id
 
 
 def people_beside_owners(owners: dict[str, list[str]], people: dict[str, list[str]], shown: dict[str, str],
-                         owner_firsts: list[str] | None = None) -> str:
+                         owner_firsts: list[str] | None = None, final: stances.Verdict | None = None) -> str:
     """The closed ranking: the people's tally beside the owners', item by item in the owners' order, and the
-    verdict over every owner's first choice and the people's first choices (`owner_firsts`: one per seated
-    owner)."""
+    final verdict: `final`, the one the recommendation now shows, else the one over every owner's first choice
+    and the people's first choices (`owner_firsts`: one per seated owner)."""
     by_owners = {t.item: t for t in tally.tally(owners)}
     by_people = {t.item: t for t in tally.tally(people)}
     lines = ["**The people's ranking beside the owners'**",
@@ -196,5 +196,6 @@ def people_beside_owners(owners: dict[str, list[str]], people: dict[str, list[st
         lines += ["", "People and owners put the same option first." if next(iter(by_owners), "") == top_people
                   else f"People put **{choices.show(top_people, shown)}** first; the owners did not."]
     firsts = owner_firsts if owner_firsts is not None else [items[0] if items else "" for items in owners.values()]
-    lines += ["", f"**Verdict:** {stances.verdict(firsts, tally.first_choices(people), shown)}"]
+    said = final.text if final is not None else stances.verdict(firsts, tally.first_choices(people), shown)
+    lines += ["", f"**Final verdict:** {said}"]
     return "\n".join(lines)

@@ -26,6 +26,12 @@ def of_round(state: State, round_: int, people: list[str]) -> Verdict:
     return stances.of_rows(stances.table(state, round_, carry=carry), people, stances.names(state))
 
 
+def so_far(verdict: Verdict, until: str) -> Verdict:
+    """A verdict whose poll is still open: it says it may change, and until when (`until`, as people read it).
+    When the poll closes it is restated without this."""
+    return Verdict(verdict.kind, verdict.choice, f"{verdict.text} (so far: people can vote until {until})")
+
+
 def refreshed(text: str, old: str, new: Verdict) -> str:
     """A synthesis's text with its verdict line brought up to date (the text is the bot's own, so the line it
     wrote is found exactly)."""

@@ -50,6 +50,7 @@ from core.models import (
     TurnStatus,
     Usage,
 )
+from core.running import deadlines
 from core.running.kept import Known
 from core.showing import formats
 from core.showing.document import enqueue_document
@@ -108,7 +109,8 @@ async def _open_poll(
     poll = await tx.add_poll(
         Poll(key=key, final=final, discussion_id=d.id, round=d.round, question=asking,
              options=[o.label for o in options[:5]], option_ids=[o.id for o in options[:5]],
-             anonymous=d.poll_anonymous, hide_results=d.poll_hidden, created_at=now)
+             anonymous=d.poll_anonymous, hide_results=d.poll_hidden, created_at=now,
+             closes_at=deadlines.deadline(d, now) if final else None)
     )
     if poll is None:
         return
@@ -159,17 +161,18 @@ def people_counts(chosen: list[str], shown: dict[str, str] | None = None) -> dic
 
 
 async def refresh_verdict(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: bool, *,
-                          kept: Known | None = None, polled: Polled | None = None) -> None:
+                          kept: Known | None = None, polled: Polled | None = None) -> stances.Verdict | None:
     """A ballot cast or a poll closed may change the people's side: the synthesis that opened the poll shows
     its one verdict anew, edited in place, and what the page, the export and the decision record read follows
     it in the same transaction. `kept`: the discussion's turns and personas as they are in this transaction, when
     the caller keeps them (a driver's transition); otherwise they are read. `polled`: the discussion's polls
-    with their live ballots as they are in this transaction, when the caller has read them."""
-    key = closings.ranking_of(poll.key) or poll.key.removesuffix(":poll")
+    with their live ballots as they are in this transaction, when the caller has read them. The verdict as it
+    now stands ("so far" while a final poll under it is open), or None for a poll under no verdict."""
+    key = deadlines.synthesis_of(poll)
     turns = kept.ordered() if kept is not None else await tx.turns(d.id)
     found = next((t for t in turns if t.key == key), None)
     if found is None or found.data is None or not verdicts.carries(found):
-        return
+        return None
     # Changed below: the caller's copy stays as it is stored until this commits.
     data = dict(found.data)
     turn = found.model_copy(update={"data": data})
@@ -177,12 +180,13 @@ async def refresh_verdict(tx: Tx, d: Discussion, poll: Poll, now: datetime, offl
     state = State(discussion=d, personas=personas, turns=turns)
     people = (closings.people_choices(polled, turn.round) if polled is not None
               else await people_ballots(tx, d.id, turn.round))
-    new = verdicts.of_round(state, turn.round, people)
+    polls = [p for p, _ in polled] if polled is not None else await tx.polls(d.id)
+    new = deadlines.said(d, verdicts.of_round(state, turn.round, people), deadlines.open_until(polls, key))
     old = str(data["verdict"])
     if poll.final:
         await tx.set_decision_people(d.id, people_counts(people, stances.names(state)), new.text)
     if new.text == old:
-        return
+        return new
     turn.text, turn.data = verdicts.refreshed(turn.text, old, new), {**data, "verdict": new.text}
     stored = next((x for x in await tx.syntheses(d.id) if x["turn_key"] == turn.key), None)
     if stored is not None:
@@ -197,6 +201,7 @@ async def refresh_verdict(tx: Tx, d: Discussion, poll: Poll, now: datetime, offl
     post = turn_post(d, turn, state.persona(turn.persona_key), posted, "synthesis", offline)
     digest = zlib.crc32(new.text.encode())
     await tx.enqueue(d.id, post.model_copy(update={"key": f"{prefix}{digest:08x}", "replaces": turn.key}), now)
+    return new
 
 
 async def _stance_section(tx: Tx, state: State, round_: int, *, final: bool = False,
@@ -365,7 +370,10 @@ async def record_turn(
         rec = MeetingRecommendation.model_validate(data)  # the moderator's words, marked; the tally is Council's
         rec = rec.model_copy(update={name: [mark(x) for x in getattr(rec, name)]
                                      for name in ("key_arguments", "dissents", "next_steps")})
+        fixed = meeting.fixed_options(state)
         verdict = verdicts.of_round(state, plan.round, await people_ballots(tx, d.id, plan.round))
+        # People rank below it until the deadline (at least two options to rank): the verdict says "so far".
+        verdict = deadlines.said(d, verdict, deadlines.deadline(d, now) if len(fixed) >= 2 else None)
         text, items = closings.recommendation(d.topic, state, rec, verdict)
         data = (data or {}) | {"verdict": verdict.text}
         # The recommendation gives the verdict (over every owner's first choice): the table adds no second one.
@@ -373,13 +381,13 @@ async def record_turn(
         text, in_thread, kind = text + full, text + shown, "synthesis"
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
         # People rank the moderator's whole list, the owners' order first: whatever the owners' ballots named.
-        fixed = meeting.fixed_options(state)
         polls += closings.place_polls(plan.key, sorted(fixed, key=lambda o: items.index(o.id) if o.id in items
                                                        else len(items) + fixed.index(o)))
     elif plan.phase == Phase.FINAL_SYNTHESIS and d.flow == "council":
         # People vote on the same ids the advisors chose from: the options on the table, else for / against.
         council_choices = council.choosable(state)
-        verdict = verdicts.of_round(state, plan.round, await people_ballots(tx, d.id, plan.round))
+        computed = verdicts.of_round(state, plan.round, await people_ballots(tx, d.id, plan.round))
+        verdict = deadlines.said(d, computed, deadlines.deadline(d, now))  # its poll stays open below it (or not)
         cv = CouncilVerdict.model_validate(data)
         # The referee's kind and option, as data, against the computed verdict: one verdict per post.
         read = verdicts.reading(verdicts.of_round(state, plan.round, []), cv.reads, cv.recommends, council_choices)
@@ -399,12 +407,13 @@ async def record_turn(
             fs = fs.model_copy(update={"executive_summary": formats.WITHHELD_SUMMARY})
             data |= {"executive_summary": fs.executive_summary, "withheld": True}
         text, kind = mark(formats.final_synthesis_text(fs)), "synthesis"
+        listed = _on_ballot(state, [*on_table, *recommended], recommended)
         verdict = verdicts.of_round(state, plan.round, await people_ballots(tx, d.id, plan.round))
+        verdict = deadlines.said(d, verdict, deadlines.deadline(d, now) if len(listed) >= 2 else None)
         full, shown = await _stance_section(tx, state, plan.round, final=True, verdict=verdict)
         text, in_thread = text + full, text + shown
         data |= {"verdict": verdict.text}
         await tx.add_synthesis(plan.key, d.id, plan.round, "final", data, text, now)
-        listed = _on_ballot(state, [*on_table, *recommended], recommended)
         if len(listed) >= 2:  # the question's one list, the recommendations added to it
             polls.append((f"{plan.key}:poll", "Which option should the team act on?", listed, True))
     elif plan.phase == Phase.RESUME_SUMMARY:
@@ -442,7 +451,9 @@ async def close_polls(tx: Tx, d: Discussion, now: datetime, *, before_round: int
     for poll, _ in polled:
         if poll.closed:
             continue
-        ending = d.status == Status.STOPPED or (d.status == Status.DONE and not poll.final)
+        # A final poll with no deadline closes with the discussion: nobody votes after it.
+        ending = d.status == Status.STOPPED or (
+            d.status == Status.DONE and (not poll.final or poll.closes_at is None))
         if poll.round >= before_round and not ending:
             continue
         await close_poll(tx, d, poll, now, offline, kept=kept, polled=polled)
@@ -466,6 +477,8 @@ async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: 
         await tx.save_poll(p)
         # One event, one message: the poll itself is edited to its closed tally (no second copy below it).
         await tx.enqueue(d.id, poll_post(p, ballots, offline, key=f"{p.key}:closed", replaces=p.key), now)
+    # The verdict under the synthesis is edited to its final form first, so the closing restates that one.
+    verdict = await refresh_verdict(tx, d, poll, now, offline, kept=kept, polled=polled)
     if ranking:
         state = State(discussion=d, personas=await tx.personas(d.id),
                       turns=kept.ordered() if kept is not None else await tx.turns(d.id))
@@ -474,5 +487,8 @@ async def close_poll(tx: Tx, d: Discussion, poll: Poll, now: datetime, offline: 
         shown = {o.id: o.label for o in meeting.fixed_options(state)}
         await tx.enqueue(d.id, Post(kind="notice", key=f"{ranking}:people", offline=offline,
                                     text=closings.people_beside_owners(owners, closings.people_ballots(places),
-                                                                       shown, firsts)), now)
-    await refresh_verdict(tx, d, poll, now, offline, kept=kept, polled=polled)
+                                                                       shown, firsts, verdict)), now)
+    elif poll.final and poll.closes_at is not None and verdict is not None:  # it outlived the discussion: restated
+        await tx.enqueue(d.id, Post(kind="notice", key=f"{poll.key}:final", offline=offline,
+                                    text=f"**Final verdict** (the poll “{poll.question}” is closed): {verdict.text}"),
+                         now)

@@ -12,6 +12,7 @@ from core.deliberation.flows.base import State
 from core.deliberation.flows.meeting import fixed_options, owner_ballots
 from core.deliberation.schemas import CouncilVerdict, FinalSynthesis, MeetingRecommendation
 from core.models import Decision, Discussion, Phase
+from core.running import deadlines
 from core.running.effects import people_counts
 from core.storage.store import Tx
 
@@ -47,13 +48,16 @@ def decided(state: State) -> str:
     return _cut(final.text if final is not None else "Finished without a final synthesis.")
 
 
-def decision_of(state: State, people: list[str], link: str, now: datetime) -> Decision:
+def decision_of(state: State, people: list[str], link: str, now: datetime, until: datetime | None = None
+                ) -> Decision:
+    """The record of a finished discussion; `until`: its final poll's deadline while people can still vote (the
+    verdict then says "so far", and is restated when the poll closes)."""
     d: Discussion = state.discussion
     rows = stances.table(state, d.round, carry=flows.get(d.flow).keeps_stances)
     return Decision(
         discussion_id=d.id, platform=d.platform, workspace=d.workspace, channel=d.channel, topic=d.topic,
         flow=d.flow, decided=decided(state),
-        verdict=verdicts.of_round(state, d.round, people).text if rows else "",
+        verdict=deadlines.said(d, verdicts.of_round(state, d.round, people), until).text if rows else "",
         stances=[{"persona": r.persona, "label": r.label or "undecided", "stance": r.stance[:200]} for r in rows],
         people=people_counts(people, stances.names(state)), link=link, decided_at=now, private=d.options.private,
     )
@@ -61,4 +65,5 @@ def decision_of(state: State, people: list[str], link: str, now: datetime) -> De
 
 async def record_decision(tx: Tx, state: State, people: list[str], link: str, now: datetime) -> None:
     """Written in the transaction that marks the discussion done (once: a re-run finds it)."""
-    await tx.add_decision(decision_of(state, people, link, now))
+    until = deadlines.open_until(await tx.polls(state.discussion.id))
+    await tx.add_decision(decision_of(state, people, link, now, until))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from core.deliberation import choices
 from core.deliberation.schemas import CouncilVerdict, FinalSynthesis, RoundSynthesis
 from core.models import Ballot, Persona, Poll, PollView
+from core.showing.moments import mark
 
 
 def _bullets(items: list[str]) -> str:
@@ -128,6 +129,7 @@ def poll_view(poll: Poll, ballots: list[Ballot]) -> PollView:
         ai_positions=ai,
         closed=poll.closed,
         total=len(humans),
+        closes_at=poll.closes_at,
     )
 
 
@@ -151,4 +153,6 @@ def poll_text(view: PollView) -> str:
         lines.append(line)
     if view.counts is None:
         lines.append(f"_{view.total} ballot{'s' if view.total != 1 else ''} cast; results shown when the poll closes._")
+    if not view.closed and view.closes_at is not None:
+        lines += ["", f"_Open until {mark(view.closes_at, 'UTC')}, unless the starter or an admin closes it sooner._"]
     return "\n".join(lines)

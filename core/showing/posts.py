@@ -33,6 +33,7 @@ SCHEDULE_CHOICES = [  # (action id suffix, button label, when)
 
 
 CONFIRM_STOP = "Stop this discussion for good? Nobody can resume it afterwards."
+CONFIRM_POLL = "Close it for everyone? Nobody can vote after, and the verdict is restated as final."
 CONFIRM_RANKING = "Close the ranking for everyone and show the people's ranking beside the owners'?"
 CONFIRM_SYNTHESIZE = "End the discussion with the final synthesis now?"
 
@@ -266,6 +267,8 @@ def poll_post(poll: Poll, ballots: list[Ballot], offline: bool, *, key: str = ""
     ]
     if place and not poll.closed:  # closed for everyone once people are done
         actions.append(Action(id="poll:close", label="Close the ranking", value=str(poll.id), confirm=CONFIRM_RANKING))
+    elif poll.final and not poll.closed:  # open after the discussion: its starter or an admin may end it sooner
+        actions.append(Action(id="poll:close", label="Close the poll", value=str(poll.id), confirm=CONFIRM_POLL))
     return Post(kind="poll", key=key or poll.key, replaces=replaces, text=formats.poll_text(view), poll=view,
                 actions=actions, offline=offline)
 

@@ -111,6 +111,13 @@ class ActivityRepo(Repo):
         query = select(t.polls).where(t.polls.c.discussion_id == discussion_id).order_by(t.polls.c.id)
         return [Poll.model_validate(_row(r)) for r in (await self.conn.execute(query)).all()]
 
+    async def poll_deadlines(self, platforms: list[str]) -> list[tuple[int, datetime]]:
+        """The open polls with a deadline in discussions on these platforms: (poll id, when it closes)."""
+        p, d = t.polls.c, t.discussions.c
+        query = (select(p.id, p.closes_at).join(t.discussions, d.id == p.discussion_id)
+                 .where(p.closed.is_(False), p.closes_at.is_not(None), d.platform.in_(platforms)).order_by(p.id))
+        return [(int(r["id"]), r["closes_at"]) for r in map(_row, (await self.conn.execute(query)).all())]
+
     async def save_poll(self, poll: Poll) -> None:
         await self.conn.execute(
             update(t.polls).where(t.polls.c.id == poll.id).values(**poll.model_dump(exclude={"id"}))

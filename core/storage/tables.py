@@ -207,6 +207,7 @@ polls = Table(
     Column("closed", Boolean, nullable=False, default=False),
     Column("message_ref", String(128), nullable=False, default=""),
     Column("created_at", TS, nullable=False),
+    Column("closes_at", TS, nullable=True, index=True),  # a final poll's deadline: the timer closes it then
 )
 
 ballots = Table(

@@ -78,6 +78,8 @@ def test_a_moderated_session_speaks_like_a_terminal_program(tmp_path: Path) -> N
     term.type("4")
     term.wait("Vote on")
     term.type("1")
+    term.wait("The poll stays open until")
+    term.type("")  # left open: it closes at its deadline, or when its starter closes it
     screen = term.finish()
     assert "Done." in screen
     # Markdown is rendered: no asterisks shown, a bold heading on a line of its own.
@@ -132,6 +134,8 @@ def test_a_meeting_is_ranked_at_the_terminal(tmp_path: Path) -> None:
     for place in (1, 2, 3):
         term.wait(f"Vote on “Your #{place} priority”")
         term.type(str(place))
+    term.wait("The poll stays open until")
+    term.type("/close")  # the starter closes the ranking: the verdict is restated final beside the owners'
     screen = term.finish()
     assert "Done." in screen
     assert "polls below" not in screen
@@ -147,6 +151,10 @@ def test_a_meeting_is_ranked_at_the_terminal(tmp_path: Path) -> None:
     # The places close together: no three "Poll closed" panels in a row, one comparison of people and owners.
     assert "The people's ranking beside the owners'" in after, "the ranking was not closed with it"
     assert "Poll closed" not in after, after
+    # While people rank, the verdict says so; once closed, it is restated without it.
+    assert "so far: people can vote until" in voted
+    final = after[after.index("Final verdict:"):]
+    assert "so far" not in final and "1 of 1" in final.split("people:")[1], final
 
 
 def test_an_open_floor_draws_its_header_once_and_its_closing_points_to_the_table(tmp_path: Path) -> None:
@@ -162,6 +170,10 @@ def test_a_council_hears_the_person_before_its_verdict_and_ends_with_it(tmp_path
     term = Terminal(tmp_path, "--flow", "council", "--rounds", "1")
     term.wait("is thinking")
     term.type("What does this cost us?")
+    term.wait("Vote on")
+    term.type("")  # no vote: the poll is left as it is
+    term.wait("The poll stays open until")
+    term.type("")
     screen = term.finish()
     assert "Done." in screen and "**" not in screen
     assert "Noted" in screen, "the message got no visible word"
@@ -175,6 +187,26 @@ def test_a_council_hears_the_person_before_its_verdict_and_ends_with_it(tmp_path
     assert answered != filed, screen[verdict - 1500:]
     assert screen.count("Flow: council") == 1, "the header panel is drawn once"
     assert screen.count("Stances after round 1") == 1, "the stance table shown once"
-    ending = screen[screen.index("✅ Finished"):].strip().splitlines()
-    exported = [line for line in ending[1:] if not line.startswith("📊 Chart saved: ")]  # the export's charts
-    assert len(exported) == 1 and exported[0].startswith("Done. Exported to"), "nothing after the ending"
+    ending = [line for line in screen[screen.index("✅ Finished"):].strip().splitlines()
+              if not line.startswith(("> ", "›", "📊 Chart saved: "))]  # the vote's prompts, the export's charts
+    assert len(ending) == 2 and ending[1].startswith("Done. Exported to"), "nothing after the ending but the prompts"
+
+
+def test_a_council_vote_at_the_terminal_is_counted_once_and_closed_final(tmp_path: Path) -> None:
+    term = Terminal(tmp_path, "--flow", "council", "--rounds", "1")
+    term.wait(r"Vote on “Where do you stand on the council's question\?” \(poll (\d+)\): type a number 1-(\d)")
+    term.type("9")  # no such option
+    term.wait("Please type a number from 1 to")
+    term.type("1")
+    term.wait("Your vote: ")
+    term.wait("The poll stays open until")
+    term.type("later")  # neither /close nor Enter
+    term.wait("Type /close to close the poll now")
+    term.type("/close")
+    screen = term.finish()
+    voted = screen[screen.index("Your vote: "):screen.index("The poll stays open until")]
+    assert "so far: people can vote until" in voted and "1 of 1" in voted.split("people:")[-1], voted
+    final = screen[screen.index("Final verdict"):]
+    assert "so far" not in final and "1 of 1" in final.split("people:")[1], final
+    assert screen.count("Poll closed: Where do you stand on the council's question?") == 1
+    assert final.index("Done. Exported to") > 0

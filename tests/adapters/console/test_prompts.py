@@ -107,6 +107,7 @@ async def test_a_number_at_the_vote_prompt_is_checked_against_the_poll(parts: tu
         ("Vote on", "9"),
         ("Please type a number from 1 to", "/help"),
         ("/vote POLL N", "1"),
+        ("The poll stays open until", ""),  # Enter: left open until its deadline
     ])
     session, did = await session_for(app, r, script, confirm=False)
     assert await session.run(did, interactive=True) == Status.DONE

@@ -19,7 +19,8 @@ async def test_the_terminals_person_holds_a_meeting_seat(parts: tuple[App, int, 
     app, r, w = parts
     screen = Typist(w, {"(Proposal, as Billing)": "Billing first: invoices break weekly. Stance: billing — fix it",
                         "(Final vote, as Billing)": "Billing fixes; Mobile app; Platform",
-                        "Vote on “Your #1 priority”": ""})  # the people's ranking: Enter leaves it to others
+                        # the people's ranking: Enter leaves it to others, and open
+                        "Vote on “Your #1 priority”": "", "The poll stays open until": ""})
     console = Console(file=screen, width=120)
     app.driver.chats["console"].console = console  # type: ignore[attr-defined]
     session = ConsoleSession(app.service, app.driver, app.store, console, "Dana", stdin_fd=r)

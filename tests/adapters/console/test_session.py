@@ -50,7 +50,8 @@ async def test_a_person_who_chose_the_final_synthesis_votes_on_its_poll_before_t
     parts: tuple[App, int, int],
 ) -> None:
     app, r, w = parts
-    screen = Typist(w, {"Type 1-5": "4", "Vote on": "2"})  # 4: Synthesize; then the second recommendation
+    # 4: Synthesize; then the second recommendation, and the poll left open
+    screen = Typist(w, {"Type 1-5": "4", "Vote on": "2", "The poll stays open until": ""})
     console = Console(file=screen, width=100)
     app.driver.chats["console"].console = console  # type: ignore[attr-defined]
     session = ConsoleSession(app.service, app.driver, app.store, console, "Dana", stdin_fd=r)

@@ -83,10 +83,10 @@ def test_the_peoples_ranking_is_shown_item_by_item_beside_the_owners_with_who_pu
         f"4. **Outsource [O4]** — owners: not ranked · people: average rank {(6 + 3) / 2:.1f}, 0× #1",
     ]
     assert lines[7:9] == ["", "People put **Cut scope [O2]** first; the owners did not."]
-    assert lines[9:] == ["", f"**Verdict:** {stances.verdict(['O1', 'O1'], ['O2', 'O2'], SHOWN)}"]
+    assert lines[9:] == ["", f"**Final verdict:** {stances.verdict(['O1', 'O1'], ['O2', 'O2'], SHOWN)}"]
     # The seated owners' first choices, where given, are the owners' side of the verdict.
     given = closings.people_beside_owners(OWNERS, people, SHOWN, ["O2", ""]).splitlines()
-    assert given[-1] == f"**Verdict:** {stances.verdict(['O2', ''], ['O2', 'O2'], SHOWN)}"
+    assert given[-1] == f"**Final verdict:** {stances.verdict(['O2', ''], ['O2', 'O2'], SHOWN)}"
 
 
 def test_one_person_agreeing_with_the_owners_and_nobody_ranking_say_so() -> None:
@@ -97,7 +97,7 @@ def test_one_person_agreeing_with_the_owners_and_nobody_ranking_say_so() -> None
     assert alone[1] == "_0 people ranked, 2 owners._"
     assert "_Nobody ranked: the owners' ranking stands alone._" in alone
     assert not [line for line in alone if "first;" in line or "same option first" in line]
-    assert alone[-1] == f"**Verdict:** {stances.verdict(['O1', 'O1'], [], SHOWN)}"
+    assert alone[-1] == f"**Final verdict:** {stances.verdict(['O1', 'O1'], [], SHOWN)}"
 
 
 def test_an_owners_ballot_shows_each_option_once_with_its_id_and_marks_what_names_none() -> None:

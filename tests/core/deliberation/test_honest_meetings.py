@@ -86,7 +86,7 @@ async def test_a_person_who_ranks_otherwise_denies_the_consensus(app: App, chat:
     await app.service.handle(c.ClosePoll(**C1, poll_id=polls[0].id, user_id="U1", user_name="Dana"))
     await settle(app)
     [closed] = [p.text for p in chat.posts(did) if "people's ranking beside the owners'" in p.text]
-    verdict = closed.split("**Verdict:** ")[1]
+    verdict = closed.split("**Final verdict:** ")[1]
     assert verdict.startswith(f"SPLIT: the personas agree on {llm.first}, but most people who voted chose")
     assert f"people: {polls[0].options[1]} [{polls[0].option_ids[1]}] 1 of 1" in verdict
 

@@ -51,7 +51,7 @@ async def test_owners_naming_no_option_still_leave_people_the_whole_list_to_rank
     await settle(app)
     [closed] = [p.text for p in chat.posts(did) if "people's ranking beside the owners'" in p.text]
     assert "_2 people ranked" in closed
-    verdict = closed.split("**Verdict:** ")[1]
+    verdict = closed.split("**Final verdict:** ")[1]
     assert verdict.startswith("NO VERDICT") and " of 2" in verdict.split("people:")[1]  # Sam and Ria, once each
 
 
