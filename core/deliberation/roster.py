@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from core.deliberation import links
 from core.deliberation.quoting import NAME_CHARS, clean
 from core.deliberation.schemas import ExpertSpec
 from core.models import Persona, Role
@@ -57,7 +58,9 @@ def clean_name(text: str, limit: int = NAME_CHARS) -> str:
     """A name or title as it may be shown and seated: no mentions, links or markup, no invisible characters,
     on one line, at most `limit` characters."""
     text = _TOKEN.sub(" ", clean(text)).translate(_MARKS)
-    return " ".join(text.split())[:limit].strip()
+    # An address left (a masked link's target, a bare domain) is set as code, as in every post: a name or title
+    # shown in Council's header must not link where its words point.
+    return links.plain(" ".join(text.split())[:limit].strip())
 
 
 def slug(text: str, limit: int = 40) -> str:

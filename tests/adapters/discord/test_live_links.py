@@ -28,7 +28,7 @@ async def test_no_live_message_or_edit_carries_a_link_the_finished_post_shows_as
     d = await council.discussion()
     ada = Persona(key="ada", name="Ada", role=Role.EXPERT, title="Engines", icon=":gear:")
     before = len(fake.calls)
-    cuts = list(range(20, len(ANSWER) + 1, 6)) + [len(ANSWER)]
+    cuts = [*range(20, len(ANSWER) + 1, 6), len(ANSWER)]
     for i, cut in enumerate(cuts):  # every prefix, each a turn's first words (sent at once, no gap to wait)
         await council.chat.stream(d, ada, f"k{i}", ANSWER[:cut])
     sent = [c.body["content"] for c in fake.calls[before:]

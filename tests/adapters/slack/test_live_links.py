@@ -42,7 +42,7 @@ async def test_no_live_update_carries_a_link_the_finished_post_shows_as_text(fak
                    updated_at=NOW)
     d.thread_ref = await c.publish(d, Post(kind="header", key="d1:header", title=d.topic, text="roster"))
     # The words as a stream shows them: every prefix, each a turn's first words (shown at once, no gap to wait).
-    cuts = list(range(20, len(ANSWER) + 1, 6)) + [len(ANSWER)]
+    cuts = [*range(20, len(ANSWER) + 1, 6), len(ANSWER)]
     for i, cut in enumerate(cuts):
         key = f"d1:r1:s{i}:ada"
         await c.thinking(d, ADA, key)
