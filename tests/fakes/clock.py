@@ -129,3 +129,21 @@ class Naps:
             if end <= self.t and not wake.done():
                 wake.set_result(None)
         await settle()
+
+
+class SkippingTime:
+    """Seconds for code under test that waits one thing at a time: a `sleep` moves the clock by what it asked at
+    once, so every pace and rate is kept on the clock and nothing waits in real time. (Work that runs side by side
+    and must interleave on the clock uses VirtualTime.)"""
+
+    def __init__(self, start: float = 1_000_000.0) -> None:
+        self.t = start
+        self.slept = 0.0  # seconds the code under test waited, in all
+
+    def __call__(self) -> float:
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
+        self.t += max(0.0, seconds)
+        self.slept += max(0.0, seconds)
+        await asyncio.sleep(0)
