@@ -9,14 +9,15 @@ from datetime import UTC, datetime
 import pytest
 from slack_sdk.errors import SlackApiError
 
-from adapters.slack.budgeted import per_minute, slack_budget
+from adapters.slack.budgeted import per_minute
 from adapters.slack.chat import SlackChat
 from adapters.slack.clients import SingleWorkspace, web_client
 from adapters.slack.render import render
 from core.models import Discussion, Persona, Post, Role, Status
 from core.ports import CannotPost
 from core.running.budget import LocalBuckets, RateBudget
-from tests.fakes.clock import SkippingTime, VirtualTime
+from tests.adapters.slack.conftest import skipping_chat
+from tests.fakes.clock import VirtualTime
 from tests.fakes.slack_api import FakeSlack
 
 NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
@@ -25,19 +26,14 @@ ADA = Persona(key="ada", name="Ada Lovelace", role=Role.EXPERT, title="Analytica
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeSlack]:
-    # Slack's seconds and the app's budget on one skipping clock: a wait the budget asks for moves the clock at
-    # once, so every limit holds with no real waiting.
-    async with FakeSlack(clock=SkippingTime()) as f:
+    async with FakeSlack() as f:  # on the skipping clock `chat` gives it
         for channel in ("C0001", "C0002"):  # the app joined them before its discussions started
             f.add_channel(channel, member=True)
         yield f
 
 
 def chat(fake: FakeSlack, pace_s: float = 1.0) -> SlackChat:
-    time = fake.clock
-    assert isinstance(time, SkippingTime)
-    budget = slack_budget(LocalBuckets(), read_limited=fake.limits.read_limited, wall=time, sleep=time.sleep)
-    return SlackChat(SingleWorkspace(web_client(fake.base_url, "xoxb-test"), budget, pace_s))
+    return skipping_chat(fake, pace_s)
 
 
 async def discussion(c: SlackChat, channel: str = "C0001") -> Discussion:

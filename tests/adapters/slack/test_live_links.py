@@ -12,7 +12,7 @@ import pytest
 
 from adapters.slack.chat import SlackChat
 from core.models import Discussion, Persona, Post, Role
-from tests.adapters.slack.conftest import TIME_SCALE, slack_chat
+from tests.adapters.slack.conftest import skipping_chat
 from tests.fakes.slack_api import FakeSlack
 
 NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
@@ -24,7 +24,7 @@ CODE = re.compile(r"`[^`]*`")
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack(time_scale=TIME_SCALE) as f:
+    async with FakeSlack() as f:
         f.add_channel("C0001", member=True)
         yield f
 
@@ -37,7 +37,7 @@ def live_links(text: str) -> list[str]:
 
 
 async def test_no_live_update_carries_a_link_the_finished_post_shows_as_text(fake: FakeSlack) -> None:
-    c: SlackChat = slack_chat(fake)
+    c: SlackChat = skipping_chat(fake)
     d = Discussion(id="d1", topic="Move?", platform="slack", workspace="T0001", channel="C0001", created_at=NOW,
                    updated_at=NOW)
     d.thread_ref = await c.publish(d, Post(kind="header", key="d1:header", title=d.topic, text="roster"))
