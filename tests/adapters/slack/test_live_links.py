@@ -13,6 +13,7 @@ import pytest
 from adapters.slack.chat import SlackChat
 from core.models import Discussion, Persona, Post, Role
 from tests.adapters.slack.conftest import skipping_chat
+from tests.fakes.clock import SkippingTime
 from tests.fakes.slack_api import FakeSlack
 
 NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
@@ -43,10 +44,13 @@ async def test_no_live_update_carries_a_link_the_finished_post_shows_as_text(fak
     d.thread_ref = await c.publish(d, Post(kind="header", key="d1:header", title=d.topic, text="roster"))
     # The words as a stream shows them: every prefix, each a turn's first words (shown at once, no gap to wait).
     cuts = [*range(20, len(ANSWER) + 1, 6), len(ANSWER)]
+    time = fake.clock
+    assert isinstance(time, SkippingTime)
     for i, cut in enumerate(cuts):
         key = f"d1:r1:s{i}:ada"
         await c.thinking(d, ADA, key)
         await c.stream(d, ADA, key, ANSWER[:cut])
+        time.t += 2.0  # chat.update's tier refills (50 a minute): each prefix has its edit
     updates = [call for call in fake.called("chat.update") if "is writing" in str(call.params.get("text"))]
     assert len(updates) == len(cuts), "every prefix was shown live"
     texts = [json.loads(u.params["blocks"])[0]["text"]["text"] if isinstance(u.params["blocks"], str)
