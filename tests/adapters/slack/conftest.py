@@ -163,7 +163,7 @@ def slack_chat(fake: FakeSlack, pace_s: float = 1.0, budget: RateBudget | None =
 def skipping_chat(fake: FakeSlack, pace_s: float = 1.0) -> SlackChat:
     """SlackChat on the real client, Slack's limits in the fake and the app's budget on one skipping clock: a wait
     the budget asks for moves the clock at once, so every limit holds and nothing waits in real time."""
-    time = SkippingTime()
+    time = fake.clock if isinstance(fake.clock, SkippingTime) else SkippingTime()  # one clock per fake
     fake.clock, fake.time_scale = time, 1.0  # trigger_ids keep their own clock (`trigger_time`)
     budget = slack_budget(LocalBuckets(), read_limited=fake.limits.read_limited, wall=time, sleep=time.sleep)
     return SlackChat(SingleWorkspace(web_client(fake.base_url, "xoxb-test"), budget, pace_s))
