@@ -176,7 +176,7 @@ class Canvases:
                     title: str) -> None:
         url = await self._url(client, d.workspace, canvas_id)
         # The title is a person's topic inside Council's own link: its links and addresses are made plain and its
-        # brackets dropped, so it can neither close the label early nor link anywhere but the canvas.
+        # brackets turned to parentheses, so it can neither close the label early nor link anywhere but the canvas.
         label = links.plain(" ".join(title.split())).translate(_BRACKETS)
         await self.publish_message(d, Post(kind="notice", key=key, text=text.format(title=label, url=url)))
 
