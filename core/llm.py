@@ -183,7 +183,12 @@ def cost(usage_counts: Usage, price: ModelPrice) -> float:
 
 
 class _StreamBroke(Exception):
-    """An error inside an open stream (its cause says which), which the SDK does not retry."""
+    """An error inside an open stream (its cause says which), which the SDK does not retry. `counts`: what the
+    stream had used when it broke, so the attempt is charged, not dropped."""
+
+    def __init__(self, counts: Usage) -> None:
+        super().__init__()
+        self.counts = counts
 
 
 class AnthropicLLM:
@@ -271,8 +276,7 @@ class AnthropicLLM:
         error, whichever attempt it ends, carries what every earlier attempt cost, so it is charged."""
         paid: Usage | None = None
         for attempt in range(1, self._config.room_attempts + 1):
-            text, counts, stop = await self._turn(request, on_text, model, paid)
-            usage = self._priced(model, counts)
+            text, usage, stop = await self._turn(request, on_text, model, paid)
             paid = usage if paid is None else paid + usage
             if stop == "max_tokens":
                 self._more_room(request, model, paid, attempt)
@@ -283,22 +287,28 @@ class AnthropicLLM:
 
     async def _turn(self, request: dict[str, Any], on_text: TextSink | None, model: str,
                     paid: Usage | None = None) -> tuple[str, Usage, str]:
-        """One streamed answer, the whole turn retried when its stream breaks after it started. `paid`: what the
-        call's earlier attempts cost (None: nothing yet), carried by an error that ends it, so it is charged."""
+        """One streamed answer, the whole turn retried when its stream breaks after it started; returns its text,
+        what it cost (priced, broken attempts included) and its stop reason. `paid`: what the call's earlier
+        attempts cost (None: nothing yet), carried with this turn's by an error that ends it, so it is charged."""
         attempts = max(1, self._config.turn_attempts)
+        broken: Usage | None = None  # what this turn's broken streams used before they broke
         for attempt in range(1, attempts + 1):
             try:
-                return await self._stream(request, on_text)
+                text, counts, stop = await self._stream(request, on_text)
+                usage = self._priced(model, counts)
+                return text, usage if broken is None else broken + usage, stop
             except _StreamBroke as broke:
+                spent = self._priced(model, broke.counts)
+                broken = spent if broken is None else broken + spent
                 # The SDK never retries an error that arrives inside a stream: retry the whole turn.
                 cause = broke.__cause__ or broke
                 reason = _reason(cause)
                 log.warning("LLM stream broke (%s, %s, attempt %d/%d)", reason, model, attempt, attempts)
                 if attempt == attempts:
-                    raise LLMUnavailable(reason, usage=paid) from cause
+                    raise LLMUnavailable(reason, usage=_sum(paid, broken)) from cause
                 await asyncio.sleep(self._config.turn_retry_delay_s * attempt)
             except self._sdk.APIError as exc:
-                raise self._unavailable(exc, model, paid) from exc
+                raise self._unavailable(exc, model, _sum(paid, broken)) from exc
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _stream(self, request: dict[str, Any], on_text: TextSink | None) -> tuple[str, Usage, str]:
@@ -313,6 +323,7 @@ class AnthropicLLM:
         counts: dict[str, int] = {}
         stop = ""
         read = 0
+        streamed = 0  # characters of text and thinking read: what a broken stream is charged for as output
         try:
             async with stream:
                 async for event in stream:
@@ -321,8 +332,11 @@ class AnthropicLLM:
                     read += 1
                     if event.type == "content_block_delta" and event.delta.type == "text_delta":
                         parts.append(event.delta.text)
+                        streamed += len(event.delta.text)
                         if on_text is not None:
                             on_text(parts)
+                    elif event.type == "content_block_delta" and event.delta.type == "thinking_delta":
+                        streamed += len(event.delta.thinking)
                     elif event.type == "content_block_start" and event.content_block.type == "text":
                         if event.content_block.text:
                             parts.append(event.content_block.text)
@@ -337,14 +351,11 @@ class AnthropicLLM:
                         if event.type == "message_delta":
                             stop = event.delta.stop_reason or ""
         except Exception as exc:  # a dropped connection surfaces as the HTTP library's own error
-            raise _StreamBroke from exc
-        usage = Usage(
-            input_tokens=counts.get("input_tokens", 0),
-            output_tokens=counts.get("output_tokens", 0),
-            cache_write_tokens=counts.get("cache_creation_input_tokens", 0),
-            cache_read_tokens=counts.get("cache_read_input_tokens", 0),
-        )
-        return "".join(parts), usage, stop
+            # Billed all the same: the input message_start counted, and the output read so far, at least a token
+            # for every three characters (the estimate worst_case_usd makes), or the last count if it says more.
+            counts["output_tokens"] = max(counts.get("output_tokens", 0), -(-streamed // 3))
+            raise _StreamBroke(_usage(counts)) from exc
+        return "".join(parts), _usage(counts), stop
 
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]:
         """JSON in the schema's shape (structured outputs), parsed once the message is whole: its stop reason says
@@ -493,6 +504,22 @@ class AnthropicLLM:
         reason = _reason(exc)
         log.warning("LLM call failed (%s, %s)", reason, model)
         return LLMUnavailable(reason, usage=paid)
+
+
+def _sum(*costs: Usage | None) -> Usage | None:
+    """What several attempts cost together (None: none of them cost anything yet)."""
+    known = [c for c in costs if c is not None]
+    return sum(known[1:], known[0]) if known else None
+
+
+def _usage(counts: dict[str, int]) -> Usage:
+    """A stream's running token counts (the API's field names) as a Usage, unpriced."""
+    return Usage(
+        input_tokens=counts.get("input_tokens", 0),
+        output_tokens=counts.get("output_tokens", 0),
+        cache_write_tokens=counts.get("cache_creation_input_tokens", 0),
+        cache_read_tokens=counts.get("cache_read_input_tokens", 0),
+    )
 
 
 def _counts(message: Message) -> Usage:

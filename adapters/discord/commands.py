@@ -168,7 +168,8 @@ async def council_config(interaction: discord.Interaction[Any], owners: Range[st
 
 
 VERBS = [("status", "Show a council's status"), ("pause", "Pause a council"), ("resume", "Resume a council"),
-         ("stop", "Stop a council"), ("synthesize", "Ask for a council's final synthesis now")]
+         ("stop", "Stop a council"), ("synthesize", "Ask for a council's final synthesis now"),
+         ("revoke-links", "Stop every link to a council's page given out so far (its starter or an admin)")]
 
 
 def build_tree(client: discord.Client) -> app_commands.CommandTree[Any]:

@@ -11,6 +11,7 @@ import discord
 from adapters.discord import embeds
 from adapters.discord.embeds import AUTHOR_MAX, CONTINUED, FOOTER_MAX, TITLE_MAX, layouts
 from adapters.discord.views import view, views
+from core.deliberation import links
 from core.models import Persona, Post, Role
 from core.showing.moments import Moment, expand
 
@@ -206,9 +207,10 @@ def render(post: Post, *, webhook: bool, reply_to: str = "") -> list[Message]:
 
 
 def live(text: str) -> Message:
-    """A persona's words so far (the first message's worth), marked as still being written."""
+    """A persona's words so far (the first message's worth), marked as still being written. The words pass the
+    finished post's link rule first: a masked link the post will show as text is never live meanwhile."""
     mark = "\n-# ✍️ writing…"
-    body = emojize(text).strip()
+    body = emojize(links.plain(text)).strip()
     if len(body) > CONTENT_MAX - len(mark) - 1:
         body = body[: CONTENT_MAX - len(mark) - 2].rsplit(" ", 1)[0] + " …"
     return Message(content=body + mark)

@@ -22,8 +22,9 @@ CADENCES = ("daily", "weekly", "cron", "off")
 EVERY_SUGGESTIONS = ("12h", "1d", "2d", "1w")
 NEXT_SUGGESTIONS = ("in 1 hour", "tomorrow 09:00", "tomorrow morning", "monday 09:00")
 CHOICES_MAX = 25  # Discord shows at most 25 autocomplete choices; each name and value at most 100 characters
-VERBS: dict[str, type[c.Pause | c.Resume | c.Stop | c.Synthesize]] = {
-    "council-pause": c.Pause, "council-resume": c.Resume, "council-stop": c.Stop, "council-synthesize": c.Synthesize}
+VERBS: dict[str, type[c.Pause | c.Resume | c.Stop | c.Synthesize | c.RevokeLinks]] = {
+    "council-pause": c.Pause, "council-resume": c.Resume, "council-stop": c.Stop, "council-synthesize": c.Synthesize,
+    "council-revoke-links": c.RevokeLinks}
 
 HELP = """**Council: moderated AI deliberation in this channel**
 • `/council topic:<text>` starts a discussion in a thread; reply there to be heard. Options: `rounds` (run N \
@@ -34,7 +35,8 @@ rounds unattended), `experts` (2–8), `confirm` (review the roster first), `deb
 web sources), `models` ("openai:gpt-5.1 anthropic:claude-sonnet-5-5": the speakers' models, dealt in turn).
 • Flows:{flows}
 • `/council-list` shows this channel's discussions; `/council-status`, `/council-pause`, `/council-resume`, \
-`/council-stop` and `/council-synthesize` take an `id` (inside a council's thread, that one).
+`/council-stop` and `/council-synthesize` take an `id` (inside a council's thread, that one); so does \
+`/council-revoke-links`, which stops every link to its page given out so far (its starter or a server admin).
 • `/council-schedule id when [every] [tz]` runs the next round later; `when:off` cancels.
 • `/council-digest cadence [cron] [tz]` posts a digest of this channel's decisions on a schedule.
 • `/council-config owners:"Dana: Billing; Eli: Mobile app"` sets the domain owners a meeting in this channel \

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from core.deliberation import links
 from core.models import Discussion, Post
 
 log = logging.getLogger(__name__)
@@ -20,6 +21,7 @@ Kept = Callable[[str], Awaitable[str]]  # post key -> the canvas id stored for i
 # Refusals a retry may cure: raised, so the outbox tries the document again later.
 PASSING = {"ratelimited", "internal_error", "fatal_error", "request_timeout", "service_unavailable"}
 FREE_PLAN = "free_teams_cannot_create_non_tabbed_canvases"  # a free workspace: canvases tabbed in a channel only
+_BRACKETS = str.maketrans({"[": "(", "]": ")"})  # a topic in a link label never closes the label
 SCOPE_RECHECK_S = 3600.0  # a missing scope is believed this long: an admin's fix is noticed within the hour
 SCOPE_HELP = (
     "📄 I could not keep this synthesis as a canvas: Council's Slack app lacks the `{needed}` scope. A workspace "
@@ -173,7 +175,10 @@ class Canvases:
     async def _link(self, client: AsyncWebClient, d: Discussion, canvas_id: str, key: str, text: str,
                     title: str) -> None:
         url = await self._url(client, d.workspace, canvas_id)
-        await self.publish_message(d, Post(kind="notice", key=key, text=text.format(title=title, url=url)))
+        # The title is a person's topic inside Council's own link: its links and addresses are made plain and its
+        # brackets turned to parentheses, so it can neither close the label early nor link anywhere but the canvas.
+        label = links.plain(" ".join(title.split())).translate(_BRACKETS)
+        await self.publish_message(d, Post(kind="notice", key=key, text=text.format(title=label, url=url)))
 
     async def _url(self, client: AsyncWebClient, workspace: str, canvas_id: str) -> str:
         """A canvas opens at <workspace address>/docs/<team id>/<canvas id>."""

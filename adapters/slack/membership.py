@@ -32,9 +32,9 @@ NEEDS_INVITE = {"method_not_supported_for_channel_type", "channel_not_found", "i
 # conversations.info's flags for a channel people outside this workspace read: shared with another organisation
 # (Slack Connect), an invitation to share it still pending, or shared across an Enterprise Grid's workspaces.
 OUTSIDE = ("is_ext_shared", "is_shared", "is_org_shared", "is_pending_ext_shared")
-# conversations.members is read one page of this many; a channel with more members than that is not checked for
-# guests person by person, and counts as read from outside (its own records only), the safe side.
-MEMBERS_CHECKED = 200
+# conversations.members is read in pages of this many, cursor by cursor, however large the channel: a big channel
+# is checked person by person like a small one (the people are cached), not taken as read from outside unseen.
+MEMBERS_PAGE = 200
 
 
 class Reach(NamedTuple):
@@ -79,13 +79,18 @@ async def ensure_member(client: AsyncWebClient, channel: str) -> Reach:
 
 
 async def has_guests(client: AsyncWebClient, users: Users, team: str, channel: str) -> bool:
-    """Whether guests (or people of another workspace) are among the channel's members; True when Slack will not
-    say or there are too many to check, so a workspace's records never reach them by default."""
-    try:
-        resp = await client.conversations_members(channel=channel, limit=MEMBERS_CHECKED)
-    except SlackApiError as exc:
-        log.warning("conversations.members failed for %s: %s", channel, exc.response.get("error"))
-        return True
-    if (resp.get("response_metadata") or {}).get("next_cursor"):
-        return True
-    return any([(await users.get(client, team, str(m))).guest for m in resp.get("members") or []])
+    """Whether guests (or people of another workspace) are among the channel's members, every page of them read;
+    True when Slack will not say, so a workspace's records never reach them by default."""
+    cursor = ""
+    while True:
+        try:
+            resp = await client.conversations_members(channel=channel, limit=MEMBERS_PAGE, cursor=cursor or None)
+        except SlackApiError as exc:
+            log.warning("conversations.members failed for %s: %s", channel, exc.response.get("error"))
+            return True
+        for member in resp.get("members") or []:
+            if (await users.get(client, team, str(member))).guest:
+                return True
+        cursor = str((resp.get("response_metadata") or {}).get("next_cursor") or "")
+        if not cursor:
+            return False

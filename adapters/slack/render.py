@@ -20,6 +20,7 @@ from slack_sdk.models.blocks import (
 )
 
 from adapters.slack.markup import SECTION_CHARS, escape, flat, mrkdwn, split_text, user_mentions
+from core.deliberation import links
 from core.models import Action, Persona, Post, Role
 
 EVENT_TYPE = "council_post"
@@ -217,8 +218,9 @@ def thinking(persona: Persona, key: str) -> Message:
 
 
 def live(persona: Persona, key: str, text: str) -> Message:
-    """A placeholder grown with the words written so far; still a placeholder (metadata) until the post lands."""
-    shown = mrkdwn(text)
+    """A placeholder grown with the words written so far; still a placeholder (metadata) until the post lands.
+    The words pass the finished post's link rule first: a link the post will show as text is never live meanwhile."""
+    shown = mrkdwn(links.plain(text))
     if len(shown) > SECTION_CHARS - 2:
         shown = shown[: SECTION_CHARS - 2].rsplit(" ", 1)[0] + " …"
     return Message(

@@ -8,7 +8,7 @@ from core.control import clarify
 from core.control import commands as c
 from core.control.desk import Desk
 from core.control.replies import Reply, UserError
-from core.deliberation.roster import EXPERT_ICONS, clean_name, full_roster, slug
+from core.deliberation.roster import EXPERT_ICONS, clean_name, clean_title, full_roster, slug
 from core.models import Discussion, Persona, Role, Status
 from core.running.effects import redraw_header, save_discussion
 from core.storage.store import Tx
@@ -49,7 +49,7 @@ class Rostering(Desk):
                 personas.remove(target)
             else:
                 target.name = clean_name(cmd.name) or target.name
-                target.title = clean_name(cmd.title, 120) or target.title
+                target.title = clean_title(cmd.title, 120) or target.title
                 if cmd.held_by is not None:  # the form gives the seat to a person (or back to the persona: "")
                     target.held_by = cmd.held_by
                     target.name = clean_name(cmd.name) or (clean_name(cmd.held_by_name) if cmd.held_by else "") or \
@@ -71,7 +71,7 @@ class Rostering(Desk):
             while any(p.key == key for p in personas):
                 key += "_x"
             experts.append(Persona(key=key, name=name, role=Role.EXPERT,
-                                   title=clean_name(cmd.title, 120) or "Expert",
+                                   title=clean_title(cmd.title, 120) or "Expert",
                                    icon=EXPERT_ICONS[len(experts) % len(EXPERT_ICONS)]))
             personas = full_roster(experts)
             await tx.set_personas(d.id, personas)

@@ -14,7 +14,8 @@ from core.control.recall import Recall
 from core.control.replies import Reply, UserError
 from core.control.schedules import Schedules
 from core.deliberation import engine, flows, routes
-from core.deliberation.roster import clean_name
+from core.deliberation.quoting import NAME_CHARS
+from core.deliberation.roster import clean_name, clean_title
 from core.deliberation.seats import with_people
 from core.models import Discussion, FlowOptions, ModelRoutes, SeatHolder, Status
 from core.showing.memory import earlier_post
@@ -24,7 +25,7 @@ from core.showing.posts import header_post, header_sig
 def seat_holder(s: SeatHolder) -> SeatHolder:
     """A person given a seat, their name and title cleaned of markup and invisible characters as any seat's (the
     name a platform gives is one its owner chose); their id when nothing is left of the name."""
-    return s.model_copy(update={"name": clean_name(s.name) or s.user_id, "title": clean_name(s.title)})
+    return s.model_copy(update={"name": clean_name(s.name) or s.user_id, "title": clean_title(s.title, NAME_CHARS)})
 
 
 def validate_topic(topic: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from core.deliberation import links
 from core.deliberation.quoting import NAME_CHARS, clean
 from core.deliberation.schemas import ExpertSpec
 from core.models import Persona, Role
@@ -60,6 +61,13 @@ def clean_name(text: str, limit: int = NAME_CHARS) -> str:
     return " ".join(text.split())[:limit].strip()
 
 
+def clean_title(text: str, limit: int = 120) -> str:
+    """A seat's title as the roster shows it: `clean_name`, then an address it kept (a masked link's target, a bare
+    domain) set as code, as in every post, so a title in Council's header never links where its words point.
+    (Names are left as people wrote them: a display name such as `dana.smith` is a name, not an address.)"""
+    return links.plain(clean_name(text, limit))
+
+
 def slug(text: str, limit: int = 40) -> str:
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     value = re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
@@ -87,7 +95,7 @@ def seats_from_lines(
     out: list[Persona] = []
     for i, raw in enumerate(x for x in lines if clean_name(x.partition(":")[0])):
         name, _, title = raw.partition(":")
-        name, title = clean_name(name), clean_name(title, 120)
+        name, title = clean_name(name), clean_title(title, 120)
         key = slug(name)
         while key in {p.key for p in out} or key == reserved:
             key = f"{key}_{i + 1}"
@@ -115,7 +123,7 @@ def experts_from_spec(specs: list[ExpertSpec], count: int) -> list[Persona]:
                 key=key,
                 name=name or f"Expert {i + 1}",
                 role=Role.EXPERT,
-                title=clean_name(spec.title, 120),
+                title=clean_title(spec.title, 120),
                 expertise=spec.expertise[:6],
                 thinking_style=spec.thinking_style,
                 bias=spec.bias,

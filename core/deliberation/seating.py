@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.deliberation.flows.open_floor import NAME_CULTURES
-from core.deliberation.roster import EXPERT_ICONS, as_role, clean_name, experts_from_spec, full_roster
+from core.deliberation.roster import EXPERT_ICONS, as_role, clean_name, clean_title, experts_from_spec, full_roster
 from core.deliberation.schemas import ExpertSpec, FloorPlan, RosterSpec, Slot
 from core.models import Discussion, Persona, Role
 
@@ -43,7 +43,7 @@ def slots(plan: FloorPlan, count: int) -> list[Persona]:
         used.add(culture.lower())
         note = f"name culture: {culture}" + ("; outlier" if i in outliers(count) else "")
         out.append(Persona(key=f"slot{i + 1}", name=f"Participant {i + 1}", role=Role.EXPERT,
-                           title=clean_name(slot.brief, 200), thinking_style=slot.tone.strip()[:80],
+                           title=clean_title(slot.brief, 200), thinking_style=slot.tone.strip()[:80],
                            bias=slot.position.strip()[:200], reply_tendency=note,
                            icon=EXPERT_ICONS[i % len(EXPERT_ICONS)]))
     return out
@@ -52,7 +52,7 @@ def slots(plan: FloorPlan, count: int) -> list[Persona]:
 def seat(slot: Persona, spec: ExpertSpec) -> Persona:
     """The participant a slot's persona turn created; the key stays, so earlier references still hold."""
     return slot.model_copy(update={
-        "name": clean_name(spec.name) or slot.name, "title": clean_name(spec.title, 120) or slot.title[:120],
+        "name": clean_name(spec.name) or slot.name, "title": clean_title(spec.title, 120) or slot.title[:120],
         "expertise": (spec.expertise or ["their own experience"])[:6], "thinking_style": spec.thinking_style,
         "bias": spec.bias, "reply_tendency": f"{spec.reply_tendency} ({slot.reply_tendency})".strip(),
     })

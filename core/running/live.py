@@ -18,8 +18,10 @@ class LiveText:
     when the interval since its last update has passed. `close` drops what was not shown and waits for an update
     in flight, so no late partial text lands after the finished post."""
 
-    def __init__(self, show: Show, interval_s: float = 1.0, monotonic: Callable[[], float] = time.monotonic) -> None:
-        self._show, self._interval, self._monotonic = show, interval_s, monotonic
+    def __init__(self, show: Show, interval_s: float = 1.0, monotonic: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
+        """`sleep`: how the interval is waited out (tests pass virtual time); by default the loop's own timer."""
+        self._show, self._interval, self._monotonic, self._sleep = show, interval_s, monotonic, sleep
         self._parts: list[str] = []
         self._shown: tuple[list[str] | None, int] = (None, 0)  # the list last shown, and how many of its pieces
         self._last = float("-inf")
@@ -42,8 +44,7 @@ class LiveText:
         while self._unseen() and not self._closed.is_set():
             wait = self._last + self._interval - self._monotonic()
             if wait > 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._closed.wait(), wait)
+                await self._pause(wait)
                 if self._closed.is_set():
                     return
             parts, count = self._parts, len(self._parts)
@@ -55,6 +56,19 @@ class LiveText:
             except Exception:  # live text is a courtesy: the finished post still replaces it
                 log.debug("live update refused", exc_info=True)
             self._shown = (parts, count)
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait out the rest of the interval, or less when close comes first."""
+        if self._sleep is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closed.wait(), seconds)
+            return
+        nap, closed = asyncio.ensure_future(self._sleep(seconds)), asyncio.ensure_future(self._closed.wait())
+        try:
+            await asyncio.wait({nap, closed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            nap.cancel()
+            closed.cancel()
 
     async def close(self) -> None:
         self._closed.set()

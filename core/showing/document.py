@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from core.deliberation import links
 from core.models import Discussion, Post
 from core.storage.store import Tx
 
@@ -21,7 +22,7 @@ def markdown(d: Discussion, syntheses: list[dict[str, Any]]) -> str:
     then every open question still on the record, and one line per earlier round."""
     finals = [s for s in syntheses if s["kind"] == "final"]
     rounds = [s for s in syntheses if s["kind"] == "round"]
-    lines = [f"# {d.topic}", ""]
+    lines = [f"# {links.plain(' '.join(d.topic.split()))}", ""]  # a person's topic: one line, no live link
     if finals:
         lines += ["## Final synthesis", "", finals[-1]["text"], ""]
         later = [s for s in rounds if s["round"] > finals[-1]["round"]]

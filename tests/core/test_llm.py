@@ -230,7 +230,9 @@ async def test_a_structured_answer_whose_stream_breaks_is_asked_again_whole(
 
     assert synthesis.summary
     assert fake.request_count == 2 and fake.requests[0] == fake.requests[1]
-    assert usage.output_tokens == fake.output_tokens  # only the finished stream counts
+    [broken] = fake.broken  # the broken stream is charged for what it used, beside the finished one
+    assert usage.input_tokens == fake.input_tokens + broken["input_tokens"]
+    assert usage.output_tokens > fake.output_tokens
 
 
 async def test_structured_roster(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
@@ -289,7 +291,9 @@ async def test_error_inside_a_stream_retries_the_whole_turn(fake: FakeAnthropic,
     assert fake.requests[0] == fake.requests[1]
     # A fresh turn, not an SDK retry of the same request.
     assert [h["x-stainless-retry-count"] for h in fake.headers] == ["0", "0"]
-    assert completion.usage.output_tokens == fake.output_tokens  # only the finished stream counts
+    [broken] = fake.broken  # what the broken stream used is charged with the finished one
+    assert completion.usage.input_tokens == fake.input_tokens + broken["input_tokens"]
+    assert completion.usage.output_tokens >= fake.output_tokens + broken["chars"] // 4
 
 
 async def test_persistent_overload_is_unavailable_and_leaks_no_secret(
@@ -309,11 +313,20 @@ async def test_persistent_overload_is_unavailable_and_leaks_no_secret(
 
 async def test_stream_that_keeps_breaking_is_unavailable(fake: FakeAnthropic, make_llm: MakeLLM) -> None:
     fake.break_stream_next(5, after_deltas=1)
-    with pytest.raises(LLMUnavailable, match=r"^Anthropic API overloaded \(529\)$"):
+    with pytest.raises(LLMUnavailable, match=r"^Anthropic API overloaded \(529\)$") as raised:
         await make_llm(turn_attempts=3).complete(prompt())
 
     assert fake.request_count == 3
     assert fake.completed_count == 0
+    # Never charged $0: each of the three broken streams is paid for the input its message_start counted (the
+    # cache it wrote and read included) and the words it sent.
+    usage = raised.value.usage
+    assert len(fake.broken) == 3 and usage is not None
+    assert usage.input_tokens == sum(b["input_tokens"] for b in fake.broken) > 0
+    assert usage.cache_write_tokens == sum(b["cache_creation_input_tokens"] for b in fake.broken)
+    assert usage.cache_read_tokens == sum(b["cache_read_input_tokens"] for b in fake.broken)
+    assert usage.output_tokens >= sum(b["chars"] for b in fake.broken) // 4 > 0
+    assert usage.cost_usd == pytest.approx(expected_cost(usage, 2.0, 10.0)) and usage.cost_usd > 0
 
 
 @pytest.mark.parametrize(("status", "words"), [(400, "rejected the request"), (401, "rejected the API key")])
@@ -830,7 +843,11 @@ async def test_a_stream_that_breaks_after_an_attempt_cut_at_max_tokens_carries_t
             await llm.complete(prompt(max_tokens=200))
     assert [b["max_tokens"] for b in model.requests] == [200, 400, 400]
     usage = raised.value.usage
-    assert usage is not None and usage.output_tokens == model.output_tokens == 200  # the cut attempt, paid
+    assert model.output_tokens == 200 and len(model.broken) == 2  # the cut attempt finished; two broke
+    # The cut attempt, paid, and what each broken stream used before it broke.
+    assert usage is not None and usage.input_tokens == model.input_tokens + sum(b["input_tokens"]
+                                                                                for b in model.broken)
+    assert usage.output_tokens >= 200 + sum(b["chars"] for b in model.broken) // 4
     assert usage.cost_usd == pytest.approx(expected_cost(usage, 2.0, 10.0)) and usage.cost_usd > 0
 
 

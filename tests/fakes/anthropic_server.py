@@ -112,6 +112,9 @@ class FakeAnthropic:
         self.request_count = 0
         self.completed_count = 0
         self.input_tokens = self.cache_write_tokens = self.cache_read_tokens = self.output_tokens = 0
+        # Streams broken on purpose, each with the usage its message_start reported and the characters of text
+        # it sent before the error: the API bills what a broken stream used, and so must the client.
+        self.broken: list[dict[str, int]] = []
         self._runner: web.AppRunner | None = None
         # The server-side web search tool: "results" answers with searches and cited text, "refuse" rejects the
         # tool with a 400 (a model or account without it), "unavailable" returns a web_search_tool_result error,
@@ -375,6 +378,7 @@ class FakeAnthropic:
         await send("message_start", {"type": "message_start", "message": start})
         await send("ping", {"type": "ping"})
         sent = 0  # text deltas sent, for a fault that breaks the stream after n of them
+        streamed = 0  # characters of text and thinking sent
         broken = False
         for index, block in enumerate(message["content"]):
             kind = block["type"]
@@ -390,6 +394,7 @@ class FakeAnthropic:
             await send("content_block_start", {"type": "content_block_start", "index": index, "content_block": first})
             if kind == "thinking":
                 if block["thinking"]:
+                    streamed += len(block["thinking"])
                     delta = {"type": "thinking_delta", "thinking": block["thinking"]}
                     await send("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
                 delta = {"type": "signature_delta", "signature": block["signature"]}
@@ -411,6 +416,7 @@ class FakeAnthropic:
                     elif self.delta_gap_s:
                         await asyncio.sleep(self.delta_gap_s)
                     sent += 1
+                    streamed += len(text[i : i + self.chunk_chars])
                     delta = {"type": "text_delta", "text": text[i : i + self.chunk_chars]}
                     await send("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
             if broken:
@@ -420,6 +426,7 @@ class FakeAnthropic:
                 await self._unstall.wait()
                 return response
         if fault is not None:
+            self.broken.append({**{k: v for k, v in first_usage.items() if isinstance(v, int)}, "chars": streamed})
             kind, words = ERROR_TYPES.get(fault.status, ("api_error", "Internal server error"))
             await send("error", {"type": "error", "error": {"type": kind, "message": words}})
             await response.write_eof()

@@ -91,3 +91,59 @@ class VirtualTime:
                 wake.set_result(None)
             await asyncio.sleep(0.001)
         return [t.result() for t in tasks]
+
+
+async def settle(passes: int = 20) -> None:
+    """Let every ready task run until it next waits (loop passes, no timer): work that needs no I/O is done."""
+    for _ in range(passes):
+        await asyncio.sleep(0)
+
+
+class Naps:
+    """Monotonic seconds and a `sleep` on them for one object under test: a nap ends only when `advance` moves the
+    clock past it, so an interval is waited out exactly, with no real waiting."""
+
+    def __init__(self, start: float = 100.0) -> None:
+        self.t = start
+        self._naps: list[tuple[float, asyncio.Future[None]]] = []
+
+    def __call__(self) -> float:
+        return self.t
+
+    @property
+    def napping(self) -> int:
+        return sum(not wake.done() for _, wake in self._naps)
+
+    async def sleep(self, seconds: float) -> None:
+        nap = (self.t + seconds, asyncio.get_running_loop().create_future())
+        self._naps.append(nap)
+        try:
+            await nap[1]
+        finally:
+            self._naps.remove(nap)
+
+    async def advance(self, seconds: float) -> None:
+        """Move the clock on, wake every nap that ends by then, and let the woken work run."""
+        self.t += seconds
+        for end, wake in list(self._naps):
+            if end <= self.t and not wake.done():
+                wake.set_result(None)
+        await settle()
+
+
+class SkippingTime:
+    """Seconds for code under test that waits one thing at a time: a `sleep` moves the clock by what it asked at
+    once, so every pace and rate is kept on the clock and nothing waits in real time. (Work that runs side by side
+    and must interleave on the clock uses VirtualTime.)"""
+
+    def __init__(self, start: float = 1_000_000.0) -> None:
+        self.t = start
+        self.slept = 0.0  # seconds the code under test waited, in all
+
+    def __call__(self) -> float:
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
+        self.t += max(0.0, seconds)
+        self.slept += max(0.0, seconds)
+        await asyncio.sleep(0)

@@ -9,7 +9,7 @@ from core.deliberation import choices, holders, question, stances, tally
 from core.deliberation.choices import Option
 from core.deliberation.flows.base import QuestionFrom, State, Step, StepSpec, Tier, Transition, TurnPlan
 from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task
-from core.deliberation.quoting import named, quote
+from core.deliberation.quoting import inline, named, quote
 from core.deliberation.roster import mentioned, seats_from_lines
 from core.deliberation.schemas import MeetingOptions, MeetingRecommendation, RankedVote, RosterSpec
 from core.models import Discussion, Persona, Phase, Role, TurnStatus
@@ -117,9 +117,18 @@ def _position_lines(state: State, round_: int) -> list[str]:
     return [f"- {r.persona}: {choices.show(r.choice, shown)} — {r.stance}" for r in rows]
 
 
+def _position_prompt_lines(state: State, round_: int) -> list[str]:
+    """The positions as another owner's instruction carries them: a seat may be held by a person, so each name,
+    label and reason is data (escaped, the reason quoted), never a line that reads as the moderator's."""
+    shown = stances.names(state)
+    rows = [r for r in stances.table(state, round_) if r.counted or r.choice]
+    return [f"- {named(r.persona)}: {inline(choices.show(r.choice, shown))}"
+            + (f"\n{quote('stance', r.stance, name=r.persona)}" if r.stance else "") for r in rows]
+
+
 def positions(state: State, round_: int) -> str:
     """Each owner's position at the end of a round, as the moderator states it when the next round opens."""
-    lines = _position_lines(state, round_)
+    lines = _position_prompt_lines(state, round_)
     return f"The moderator states the positions from round {round_}:\n" + "\n".join(lines) if lines else ""
 
 
@@ -176,11 +185,14 @@ def tally_summary(state: State) -> str:
     first places, and each owner's ranking."""
     ballots, _, unmatched = owner_ballots(state)
     shown = {o.id: o.label for o in fixed_options(state)}
-    lines = [f"{i}. {choices.show(t.item, shown)}: average rank {t.average:.1f}, {t.firsts}× #1"
+    lines = [f"{i}. {inline(choices.show(t.item, shown))}: average rank {t.average:.1f}, {t.firsts}× #1"
              for i, t in enumerate(tally.tally(ballots), 1)]
-    lines += [f"- {name} ranked: " + ", ".join(f"#{i} " + (choices.show(x, shown) if x else "unmatched")
-                                                for i, x in enumerate(ids, 1)) for name, ids in ballots.items()]
-    lines += [f"- {name} also named, matching no option: " + "; ".join(items) for name, items in unmatched.items()]
+    lines += [f"- {named(name)} ranked: " + ", ".join(
+        f"#{i} " + (inline(choices.show(x, shown)) if x else "unmatched") for i, x in enumerate(ids, 1))
+        for name, ids in ballots.items()]
+    # A person's ranking items that name no option are their words: quoted, as any message of theirs.
+    lines += [f"- {named(name)} also named, matching no option:\n" + "\n".join(quote("item", x) for x in items)
+              for name, items in unmatched.items()]
     return "\n".join(lines)
 
 

@@ -14,8 +14,8 @@ async def test_connects_through_the_api_url_and_syncs_commands(council: Council)
     assert fake.calls_to("GET", r"^/gateway/bot$"), "the gateway URL must come from GET /gateway/bot"
     assert [c["name"] for c in fake.commands] == [
         "council", "council-list", "council-status", "council-pause", "council-resume", "council-stop",
-        "council-synthesize", "council-schedule", "council-digest", "council-config", "council-decisions",
-        "council-help"]
+        "council-synthesize", "council-revoke-links", "council-schedule", "council-digest", "council-config",
+        "council-decisions", "council-help"]
     intents = int(fake.identifies[-1]["intents"])
     assert intents & 1 and intents & (1 << 9) and intents & p.MESSAGE_CONTENT_INTENT
     assert council.client.http.max_ratelimit_timeout == 30.0

@@ -20,6 +20,7 @@ from bot.settings import Settings
 from bot.wiring import build_app
 from core.running.budget import LocalBuckets, RateBudget
 from tests.databases import migrated_sqlite_url
+from tests.fakes.clock import SkippingTime
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_signing import sign as signature
@@ -156,6 +157,15 @@ def slack_chat(fake: FakeSlack, pace_s: float = 1.0, budget: RateBudget | None =
     """SlackChat on the real client as the app builds it: the workspace's rate budget, on TIME_SCALE (reads limited
     as the fake limits them)."""
     budget = budget or slack_budget(LocalBuckets(), read_limited=fake.limits.read_limited, scale=TIME_SCALE)
+    return SlackChat(SingleWorkspace(web_client(fake.base_url, "xoxb-test"), budget, pace_s))
+
+
+def skipping_chat(fake: FakeSlack, pace_s: float = 1.0) -> SlackChat:
+    """SlackChat on the real client, Slack's limits in the fake and the app's budget on one skipping clock: a wait
+    the budget asks for moves the clock at once, so every limit holds and nothing waits in real time."""
+    time = fake.clock if isinstance(fake.clock, SkippingTime) else SkippingTime()  # one clock per fake
+    fake.clock, fake.time_scale = time, 1.0  # trigger_ids keep their own clock (`trigger_time`)
+    budget = slack_budget(LocalBuckets(), read_limited=fake.limits.read_limited, wall=time, sleep=time.sleep)
     return SlackChat(SingleWorkspace(web_client(fake.base_url, "xoxb-test"), budget, pace_s))
 
 

@@ -12,12 +12,20 @@ from tests.adapters.slack.test_decisions import TOPIC, finished
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
 
-KINDS = ["ext", "pending", "org", "guest", "single-guest", "stranger", "plain"]
+KINDS = ["ext", "pending", "org", "guest", "single-guest", "stranger", "plain", "large", "large-guest"]
+INSIDE = {"plain", "large"}  # read by this workspace's members only
 
 
 def make(fake: FakeSlack, kind: str) -> str:
     """A public channel of the given kind, Council in it, Dana and Ines with whoever makes it that kind."""
     people = ["U0001", "U0003", "UBOT"]
+    if kind.startswith("large"):  # more members than one page of conversations.members: every page is read
+        for n in range(1000, 1250):
+            fake.add_user(f"U{n}", f"Member {n}")
+            people.append(f"U{n}")
+    if kind == "large-guest":  # the one guest is on the second page
+        fake.add_user("U0007", "Gita", guest="multi")
+        people.append("U0007")
     if kind in ("guest", "single-guest"):
         fake.add_user("U0007", "Gita", guest="multi" if kind == "guest" else "single")
         people.append("U0007")
@@ -42,7 +50,7 @@ async def test_a_public_record_stays_out_of_channels_read_from_outside_the_works
         [record] = await tx.decisions_found("slack", "T0001", None)
     assert not record.private
     channel = make(fake, kind)
-    outside = kind != "plain"
+    outside = kind not in INSIDE
 
     await slack.command("Trunk-based development for the API? --rounds 1 --memory workspace", channel=channel)
     await server.idle()

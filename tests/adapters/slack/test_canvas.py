@@ -178,3 +178,17 @@ async def test_a_lost_answer_to_the_canvas_link_neither_repeats_the_link_nor_mak
     [canvas] = fake.canvases.values()
     assert canvas.edits == 2 and "## Final synthesis" in canvas.markdown
     assert len(said(fake, "kept in a canvas")) == 1
+
+
+async def test_a_topics_link_goes_live_neither_in_the_canvas_notice_nor_in_the_canvas_heading(
+        slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    # A topic written to close Council's own link label early and open one of its own.
+    await slack.command("Pay now](https://evil.example/a) or [sign in](https://bank.evil.example/b)? --rounds 1")
+    await server.idle()
+    [canvas] = fake.canvases.values()
+    heading = canvas.markdown.splitlines()[0]
+    assert heading == "# Pay now](`https://evil.example/a`) or sign in (`https://bank.evil.example/b`)?"
+    [notice] = [m for m in fake.messages if "kept in a canvas" in m.text + str(m.blocks)]
+    wire = notice.text + str(notice.blocks)
+    assert "|Council: Pay now)(`https://evil.example/a`) or sign in (`https://bank.evil.example/b`)?>" in wire
+    assert "<https://evil.example" not in wire and "<https://bank.evil.example" not in wire

@@ -16,7 +16,7 @@ from adapters.slack.render import render
 from core.models import Discussion, Persona, Post, Role, Status
 from core.ports import CannotPost
 from core.running.budget import LocalBuckets, RateBudget
-from tests.adapters.slack.conftest import TIME_SCALE, slack_chat
+from tests.adapters.slack.conftest import skipping_chat
 from tests.fakes.clock import VirtualTime
 from tests.fakes.slack_api import FakeSlack
 
@@ -26,14 +26,14 @@ ADA = Persona(key="ada", name="Ada Lovelace", role=Role.EXPERT, title="Analytica
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack(time_scale=TIME_SCALE) as f:
+    async with FakeSlack() as f:  # on the skipping clock `chat` gives it
         for channel in ("C0001", "C0002"):  # the app joined them before its discussions started
             f.add_channel(channel, member=True)
         yield f
 
 
 def chat(fake: FakeSlack, pace_s: float = 1.0) -> SlackChat:
-    return slack_chat(fake, pace_s)
+    return skipping_chat(fake, pace_s)
 
 
 async def discussion(c: SlackChat, channel: str = "C0001") -> Discussion:

@@ -11,7 +11,7 @@ import pytest
 from core.models import Discussion, Post
 from core.ports import ChatPort
 from tests.adapters.contract import ChatPortContract
-from tests.adapters.slack.conftest import TIME_SCALE, slack_chat
+from tests.adapters.slack.conftest import skipping_chat
 from tests.fakes.slack_api import FakeSlack
 
 NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
@@ -20,17 +20,17 @@ NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
 class TestSlackChatPort(ChatPortContract):
     @pytest.fixture
     async def fake(self) -> AsyncIterator[FakeSlack]:
-        async with FakeSlack(time_scale=TIME_SCALE) as f:
+        async with FakeSlack() as f:
             yield f
 
     @pytest.fixture
     def port(self, fake: FakeSlack) -> ChatPort:
-        return slack_chat(fake)
+        return skipping_chat(fake)
 
     @pytest.fixture
     def fresh_port(self, fake: FakeSlack) -> ChatPort:
         """A new process: nothing cached, only what Slack itself holds (message metadata)."""
-        return slack_chat(fake)
+        return skipping_chat(fake)
 
     @pytest.fixture
     def discussion(self) -> Discussion:

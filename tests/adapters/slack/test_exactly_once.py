@@ -12,7 +12,7 @@ from adapters.slack.chat import SlackChat
 from adapters.slack.clients import web_client
 from adapters.slack.landed import NotKnown, post_once
 from core.models import Discussion, Persona, Post, Role
-from tests.adapters.slack.conftest import slack_chat
+from tests.adapters.slack.conftest import skipping_chat
 from tests.fakes.slack_api import FakeSlack
 
 NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
@@ -42,7 +42,7 @@ def keyed(fake: FakeSlack, key: str) -> list[str]:
 
 
 async def test_a_post_stored_whose_answer_was_lost_is_found_by_its_metadata_not_sent_twice(fake: FakeSlack) -> None:
-    c = slack_chat(fake)
+    c = skipping_chat(fake)
     d = await started(c)
     for i in range(20):  # a busy thread: the post is looked for after the newest message known, not from the start
         fake.human("C0001", f"reply {i}", "U0002", thread_ts=d.thread_ref)
@@ -57,7 +57,7 @@ async def test_a_post_stored_whose_answer_was_lost_is_found_by_its_metadata_not_
 
 
 async def test_a_post_cut_before_slack_stored_it_is_sent_again_once(fake: FakeSlack) -> None:
-    c = slack_chat(fake)
+    c = skipping_chat(fake)
     d = await started(c)
     fake.cut("chat.postMessage")
     ts = await c.publish(d, turn("d1:r1:s1:ada"))
@@ -66,7 +66,7 @@ async def test_a_post_cut_before_slack_stored_it_is_sent_again_once(fake: FakeSl
 
 
 async def test_a_top_level_announcement_whose_answer_was_lost_is_found_in_the_channel(fake: FakeSlack) -> None:
-    c = slack_chat(fake)
+    c = skipping_chat(fake)
     post = Post(kind="notice", key="digest:1:20260303T080000Z", title="Council digest", text="**Council digest**")
     fake.lose_answer("chat.postMessage", drop=True)
     ref = await c.announce("T0001", "C0001", post)
@@ -76,14 +76,14 @@ async def test_a_top_level_announcement_whose_answer_was_lost_is_found_in_the_ch
 
 async def test_an_unreadable_thread_leaves_the_post_to_the_outbox_rather_than_posting_blindly(
         fake: FakeSlack) -> None:
-    c = slack_chat(fake)
+    c = skipping_chat(fake)
     d = await started(c)
     fake.lose_answer("chat.postMessage", drop=True)
     fake.fail("conversations.replies", "internal_error")
     with pytest.raises(NotKnown):
         await c.publish(d, turn("d1:r1:s1:ada"))
     assert len(keyed(fake, "d1:r1:s1:ada")) == 1  # stored once; the outbox's next attempt finds it (find)
-    assert await slack_chat(fake).find(d, "d1:r1:s1:ada") == keyed(fake, "d1:r1:s1:ada")[0]
+    assert await skipping_chat(fake).find(d, "d1:r1:s1:ada") == keyed(fake, "d1:r1:s1:ada")[0]
 
 
 async def test_the_client_retries_a_dropped_connection_only_for_methods_a_second_call_cannot_duplicate(

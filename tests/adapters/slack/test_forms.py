@@ -10,6 +10,7 @@ from adapters.slack.server import SlackServer
 from tests.adapters.slack.conftest import Seconds, Slack
 from tests.adapters.slack.test_buttons import with_action
 from tests.adapters.slack.test_threads import only
+from tests.fakes.clock import settle
 from tests.fakes.cluster import until
 from tests.fakes.slack_api import FakeSlack
 
@@ -66,11 +67,17 @@ async def test_the_server_is_idle_only_once_every_listener_acknowledged_has_fini
     await server.idle()
     d = await only(server)
     [choice] = with_action(fake, d.thread_ref, '"next:deep_dive"')
-    opening = asyncio.Event()
-    fake.latency["views.open"].append(opening.wait)  # Slack takes its time to open the form
+    asked, opening = asyncio.Event(), asyncio.Event()
+
+    async def slow_to_open() -> None:  # Slack takes its time to open the form
+        asked.set()
+        await opening.wait()
+
+    fake.latency["views.open"].append(slow_to_open)
     await slack.click(choice.ts, "next:deep_dive", f"{d.id}|deep_dive")  # acknowledged at once
     idle = asyncio.create_task(server.idle())
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(asked.wait(), 10)  # the listener is opening its form now
+    await settle()
     assert not idle.done(), "idle while the click's listener was still opening its form"
     opening.set()
     await idle

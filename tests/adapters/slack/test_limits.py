@@ -16,7 +16,7 @@ from adapters.slack.server import BOT_SCOPES, SlackServer
 from bot.settings import Settings
 from bot.wiring import build_app
 from core.models import Discussion, Persona, Post, Role, Status
-from tests.adapters.slack.conftest import TIME_SCALE, Slack, config, slack_chat
+from tests.adapters.slack.conftest import TIME_SCALE, Slack, config, skipping_chat
 from tests.adapters.slack.test_threads import only
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import Call, FakeSlack
@@ -85,7 +85,7 @@ async def test_a_placeholder_is_shown_only_with_edits_to_spare_and_filled_only_w
 async def test_a_placeholder_edit_that_slack_refuses_with_429_gives_way_to_a_new_message(fake: FakeSlack) -> None:
     """An edit into a placeholder is work a new message can do: one Slack refused is not waited for; the post goes
     out as a new message and the placeholder is removed."""
-    chat = slack_chat(fake)
+    chat = skipping_chat(fake)
     now = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
     d = Discussion(id="d1", topic="Trunk?", platform="slack", workspace="T0001", channel="C0001", created_at=now,
                    updated_at=now)

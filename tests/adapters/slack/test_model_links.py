@@ -21,12 +21,16 @@ from tests.fakes.slack_api import FakeSlack
 
 PHISH = ("Before we go on: [re-verify your SSO session here](https://sso-login.evil.example/auth), or see "
          "sso-login.evil.example/help and <https://evil.example|the wiki>.")
+ROSTER_LINK = "[sign in](https://roster.evil.example/a)"
 
 
 def hostile(body: dict[str, Any]) -> str:
     reply = default_reply(body)
-    if (body.get("output_config") or {}).get("format"):
-        return reply  # structured answers stay as the schema asks
+    if (body.get("output_config") or {}).get("format"):  # structured answers stay as the schema asks
+        answer = json.loads(reply)
+        for expert in answer.get("experts") or []:  # a roster whose titles carry a masked link
+            expert["title"] = f"Bank {ROSTER_LINK}"
+        return json.dumps(answer)
     words, sep, stance = reply.partition("\n\nStance:")
     return f"{words} {PHISH}{sep}{stance}"
 
@@ -56,3 +60,7 @@ async def test_a_personas_links_are_shown_as_plain_text(served: tuple[Slack, Sla
         assert "<https://sso-login.evil.example" not in wire and "<https://evil.example" not in wire
         assert "`https://sso-login.evil.example/auth`" in wire  # shown, as code: Slack links no code
         assert "`sso-login.evil.example/help`" in wire and "`https://evil.example`" in wire
+    # The roster's titles, shown in Council's own header, pass the same rule.
+    headers = [m.text + json.dumps(m.blocks) for m in fake.messages if "Participants" in json.dumps(m.blocks)]
+    assert headers and all("sign in (`https://roster.evil.example/a`)" in w for w in headers)
+    assert not [m for m in fake.messages if "<https://roster.evil.example" in m.text + json.dumps(m.blocks)]

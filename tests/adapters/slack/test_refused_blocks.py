@@ -10,7 +10,7 @@ import pytest
 from adapters.slack.chat import SlackChat
 from adapters.slack.render import render
 from core.models import Action, Discussion, Persona, Post, Role
-from tests.adapters.slack.conftest import slack_chat
+from tests.adapters.slack.conftest import skipping_chat
 from tests.fakes.slack_api import LIMITS, FakeSlack, block_text
 
 NOW = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
@@ -25,7 +25,7 @@ def fake(fake: FakeSlack) -> FakeSlack:
 
 
 async def started(fake: FakeSlack) -> tuple[Discussion, SlackChat]:
-    c = slack_chat(fake)
+    c = skipping_chat(fake)
     d = Discussion(id="d1", topic="Trunk-based development?", platform="slack", workspace="T0001", channel="C0001",
                    created_at=NOW, updated_at=NOW)
     d.thread_ref = await c.publish(d, Post(kind="header", key="d1:header", title=d.topic, text="roster"))
@@ -57,7 +57,7 @@ async def test_refused_blocks_become_plain_sections_that_keep_every_line_split_a
         assert all(b["type"] == "section" and len(b["text"]["text"]) <= LIMITS["section"] for b in part.blocks)
     assert [p.metadata["event_payload"] for p in parts if p.metadata] == [
         {"key": post.key, "part": 0, "piece": 0}, {"key": post.key, "part": 0, "piece": 1}]
-    assert await slack_chat(fake).find(d, post.key) == ts  # the first piece is the post
+    assert await skipping_chat(fake).find(d, post.key) == ts  # the first piece is the post
 
 
 async def test_a_refused_post_with_buttons_says_its_buttons_could_not_be_shown(fake: FakeSlack) -> None:

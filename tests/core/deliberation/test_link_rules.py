@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from core.deliberation.links import plain, plain_data
+from core.deliberation.roster import clean_name, clean_title
 
 
 @pytest.mark.parametrize(("text", "shown"), [
@@ -35,3 +36,12 @@ def test_prose_with_no_address_comes_back_as_it_was(text: str) -> None:
 def test_every_string_of_a_structured_answer_is_made_plain_and_its_keys_and_shape_kept() -> None:
     assert plain_data({"see.example": ["at a.example", 3, {"x": "[w](https://w.example)"}], "n": None}) == {
         "see.example": ["at `a.example`", 3, {"x": "w (`https://w.example`)"}], "n": None}
+
+
+def test_a_roster_title_keeps_its_words_and_loses_its_links_and_a_name_stays_as_written() -> None:
+    assert clean_title("Payments [sign in](https://bank.evil.example/a)") == \
+        "Payments sign in (`https://bank.evil.example/a`)"
+    assert clean_title("Billing <https://evil.example|the wiki> at sso-login.evil.example") == \
+        "Billing at `sso-login.evil.example`"
+    assert clean_title("Database reliability engineer") == "Database reliability engineer"
+    assert clean_name("dana.smith") == "dana.smith", "a display name is a name, not an address"

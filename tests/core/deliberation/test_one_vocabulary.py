@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from core.deliberation import choices, closings, stances, tally
@@ -205,7 +205,7 @@ def test_the_moderator_sees_the_tally_before_writing_dissents_and_the_vote_asks_
                                               ranked("eli", [("O1", "c")])], flow="meeting")
     summary = meeting.tally_summary(s)
     assert "1. Mobile app [O2]: average rank" in summary or "1. Billing fixes [O1]: average rank" in summary
-    assert "Dana ranked: #1 Mobile app [O2], #2 Billing fixes [O1]" in summary
+    assert '"Dana" ranked: #1 Mobile app [O2], #2 Billing fixes [O1]' in summary
     plan = TurnPlan(key="d:r3:final", round=3, step=2, phase=Phase.FINAL_SYNTHESIS, persona_key="moderator")
     assert summary in meeting.Meeting().task(s, plan, meeting.MODERATOR)  # before it writes the dissents
     vote = RankedVote(ranking=[RankedItem(item="O2", why="users wait", domain="Mobile")], stance="s", label="O2")
@@ -220,7 +220,8 @@ def test_a_middle_round_opens_with_the_positions_of_the_round_before() -> None:
     plan = TurnPlan(key="d:r2:fay", round=2, step=0, phase=Phase.DELIBERATION, persona_key="fay")
     task = meeting.Meeting().task(s, plan, OWNERS[2])
     assert "The moderator states the positions from round 1:" in task
-    assert "- Dana: Billing fixes [O1] — my reason" in task and "- Eli: Mobile app [O2] — my reason" in task
+    assert '- "Dana": Billing fixes [O1]\n<stance name="Dana">\nmy reason\n</stance>' in task
+    assert '- "Eli": Mobile app [O2]\n<stance name="Eli">\nmy reason\n</stance>' in task
 
 
 # Properties over adversarial label pairs -------------------------------------------------------------------
@@ -259,6 +260,14 @@ def a_table(draw: st.DrawFn) -> tuple[list[Option], list[tuple[str, str]], str]:
 
 
 @given(a_table(), st.lists(st.integers(0, 1), max_size=5))
+# The edges: one persona alone (never a consensus), the fewest that make one, an even split with the people
+# split too, nobody naming an option while every person votes one, and the most personas against the most votes.
+@example((opts(ADOPT, DO_NOT), [("O1", "O1")], "O1"), [])
+@example((opts(ADOPT, DO_NOT), [("O1", "O1"), (ADOPT.upper(), "O1")], "O2"), [])
+@example((opts(ADOPT, DO_NOT), [("O1", "O1"), ("O2", "O2")], "O1"), [0, 1])
+@example((opts(ADOPT), [(DO_NOT, "unreadable"), ("for", "unreadable"), ("not sure", "undecided")], "for"),
+         [0, 0, 0, 0, 0])
+@example((opts(ADOPT, DO_NOT), [("O2", "O2")] * 6, "O1"), [0] * 5)
 def test_no_verdict_names_an_option_nobody_chose_and_consensus_means_one_id(
         drawn: tuple[list[Option], list[tuple[str, str]], str], votes: list[int]) -> None:
     on_table, labels, contrarian_label = drawn
@@ -322,6 +331,13 @@ KINDS = ["CONSENSUS", "LEANING", "SPLIT", "NO VERDICT"]
 @given(st.lists(st.sampled_from(["O1", "O2", "for", "undecided", "unreadable"]), max_size=5),
        st.sampled_from(KINDS), st.sampled_from(["O1", "O2", "O3", "for", "against", "none", "Adopt trunk-based "
                                                 "development", "not O1", ""]))
+# The edges: nobody recorded a stance, the fewest agreeing, an even split, all five agreeing, and all unreadable
+# with a referee that claims a consensus on an option that is not on the table.
+@example([], "NO VERDICT", "")
+@example(["O1", "O1"], "CONSENSUS", "O1")
+@example(["O1", "O2"], "SPLIT", "not O1")
+@example(["O2"] * 5, "CONSENSUS", "Adopt trunk-based development")
+@example(["unreadable"] * 5, "CONSENSUS", "O3")
 def test_a_referee_shown_beside_the_verdict_never_disagrees_with_it_in_kind(personas: list[str], reads: str,
                                                                             recommends: str) -> None:
     from core.deliberation import verdicts

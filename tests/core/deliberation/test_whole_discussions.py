@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core.deliberation import choices, closings, question, stances, verdicts
@@ -77,6 +77,14 @@ def side(text: str, name: str) -> int:
 
 @settings(max_examples=150, deadline=None)
 @given(st.integers(2, 4), rounds_)
+# The edges: the fewest experts in one round with nobody voting; the most experts over three rounds, each opening
+# a new question, every stance of another kind, and a poll voted to its limit by the same people.
+@example(2, [(False, [("id", 0)] * 5, [], LABELS[:2])])
+@example(4, [(False, [("id", 0), ("label", 1), ("new", LABELS[3]), ("hedge", "undecided"), ("silent", "")],
+               [(v % 5, v % 2, v) for v in range(10)], LABELS[:3]),
+             (True, [("old", 0), ("garbage", "O9"), ("bold", 1), ("shown", 0), ("colon", 2)],
+              [(0, 0, 0), (0, 1, 1)], LABELS[3:5]),
+             (True, [("brackets", 9), ("id", 1), ("id", 1), ("id", 1), ("id", 1)], [(4, 1, 9)] * 10, LABELS[5:8])])
 def test_a_verdict_counts_each_person_and_counted_persona_once_and_names_only_the_current_options(
         experts: int, played: list[tuple[bool, list[tuple[str, object]], list[tuple[int, int, int]], list[str]]],
 ) -> None:
@@ -157,6 +165,13 @@ def item(kind: tuple[str, int, str], fixed: list[Option]) -> tuple[str, str]:
 @given(st.lists(st.sampled_from(LABELS), min_size=3, max_size=5, unique=True),
        st.lists(st.lists(item_kinds, min_size=1, max_size=5), min_size=2, max_size=4),
        st.lists(st.tuples(st.integers(0, 3), st.integers(1, 3), st.integers(0, 9)), max_size=12))
+# The edges: the fewest options and owners with one item each and no picks; the most of each, every item kind,
+# repeats of one option, and the most picks.
+@example(LABELS[:3], [[("id", 0, "for")], [("garbage", 0, "O9")]], [])
+@example(LABELS[:5], [[("id", 0, "for"), ("label", 0, "for"), ("colon", 1, "b)."), ("shown", 2, "trial"),
+                       ("bracketed", 3, "not O1")],
+                      [("garbage", 0, "Option 2")] * 5, [("label", 4, "for")], [("shown", 9, "O9")] * 5],
+         [(i % 4, 1 + i % 3, i % 10) for i in range(12)])
 def test_a_rankings_first_place_is_what_its_author_wrote_first_or_unmatched(
         labels: list[str], ballots: list[list[tuple[str, int, str]]], picks: list[tuple[int, int, int]]) -> None:
     d = Discussion(id="d", topic="What should we fix first?", flow="meeting", round=3, created_at=T0, updated_at=T0)

@@ -1,10 +1,12 @@
-"""LiveText: the newest words reach the chat at most once per interval, and nothing lands after close."""
+"""LiveText: the newest words reach the chat at most once per interval, and nothing lands after close (on virtual
+seconds: an interval passes only when the test moves the clock)."""
 
 from __future__ import annotations
 
 import asyncio
 
 from core.running.live import LiveText
+from tests.fakes.clock import Naps, settle
 
 
 async def test_updates_are_throttled_to_the_newest_text() -> None:
@@ -13,13 +15,18 @@ async def test_updates_are_throttled_to_the_newest_text() -> None:
     async def show(text: str) -> None:
         shown.append(text)
 
-    live = LiveText(show, interval_s=0.05)
+    naps = Naps()
+    live = LiveText(show, interval_s=0.05, monotonic=naps, sleep=naps.sleep)
     live.push(["The"])
-    await asyncio.sleep(0.01)
+    await settle()
     for text in ("The case", "The case for", "The case for trunk"):
         live.push([text])
+    await settle()
     assert shown == ["The"], "the first words show at once"
-    await asyncio.sleep(0.08)
+    assert naps.napping == 1, "the newer words wait out the interval"
+    await naps.advance(0.04)
+    assert shown == ["The"], "not before the interval has passed"
+    await naps.advance(0.01)
     assert shown == ["The", "The case for trunk"], "then only the newest text, one interval later"
     await live.close()
     assert live.updates == 2
@@ -33,15 +40,17 @@ async def test_close_drops_pending_text_and_waits_for_an_update_in_flight() -> N
         await release.wait()
         shown.append(text)
 
-    live = LiveText(slow, interval_s=10.0)
+    naps = Naps()
+    live = LiveText(slow, interval_s=10.0, monotonic=naps, sleep=naps.sleep)
     live.push(["first"])
-    await asyncio.sleep(0)
+    await settle()
     live.push(["second"])  # would wait ten seconds: close must not
     closing = asyncio.create_task(live.close())
-    await asyncio.sleep(0.01)
+    await settle()
     assert not closing.done(), "close waits for the update already sent"
     release.set()
-    await asyncio.wait_for(closing, 1)
+    await settle()
+    assert closing.done() and naps.napping == 0, "and ends without waiting out the interval"
     assert shown == ["first"]
     live.push(["third"])
     assert shown == ["first"]
@@ -56,26 +65,6 @@ async def test_a_refused_update_does_not_stop_the_turn() -> None:
 
     live = LiveText(refuse, interval_s=0.0)
     live.push(["words"])
-    await asyncio.sleep(0.01)
+    await settle()
     await live.close()
     assert calls == ["words"] and live.updates == 0
-
-
-def test_a_channel_budget_is_shared_in_turn_and_first_words_always_go() -> None:
-    from core.running.live import ChannelBudget
-
-    now = [0.0]
-    budget = ChannelBudget(gap_s=1.0, monotonic=lambda: now[0])
-    assert budget.allow("C1", "a") and budget.allow("C1", "b"), "each turn's first words at once"
-    shown = []
-    for tick in range(1, 7):
-        now[0] = float(tick)
-        shown += [k for k in ("a", "b") if budget.allow("C1", k)]
-    assert shown == ["a", "b", "a", "b", "a", "b"], "one edit a second, the turns alternating"
-    assert budget.allow("C2", "c"), "another channel has its own budget"
-    budget.forget("a")
-    now[0] = 7.0
-    assert budget.allow("C1", "b") and not budget.allow("C1", "b")
-    budget.forget("b")
-    now[0] = 7.2
-    assert budget.allow("C1", "b"), "a forgotten turn asks afresh: its first words go at once"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from core.running.live import ChannelBudget, LiveText
+from tests.fakes.clock import settle
 
 
 class Clock:
@@ -76,13 +77,13 @@ async def test_newer_words_within_the_interval_wait_and_close_drops_them() -> No
 
     live = LiveText(show, interval_s=5.0, monotonic=clock)
     live.push(["The"])
-    await asyncio.sleep(0.05)
+    await settle()
     live.push(["The case"])
-    await asyncio.sleep(0.05)  # the clock stands still: the interval since "The" has not passed
+    await settle()  # the clock stands still: the interval since "The" has not passed
     assert shown == ["The"]
     await live.close()
     live.push(["The case for"])  # after close: nothing more lands
-    await asyncio.sleep(0.05)
+    await settle()
     assert shown == ["The"] and live.updates == 1
 
 
@@ -95,7 +96,7 @@ async def test_blank_words_are_not_shown() -> None:
     live = LiveText(show, interval_s=0.01)
     live.push(["  \n "])
     live.push([])  # no piece yet
-    await asyncio.sleep(0.05)
+    await settle()
     assert shown == []
     await live.close()
 
@@ -149,13 +150,13 @@ async def test_live_text_waits_its_one_second_interval_by_default() -> None:
     early = LiveText(show_later, monotonic=clock)
     on_time.push(["The"])
     early.push(["The"])
-    await asyncio.sleep(0.01)
+    await settle()
     clock.now += 0.5
     early.push(["The case"])  # half a second after "The": it waits out the rest of the second
-    await asyncio.sleep(0.01)
+    await settle()
     clock.now += 0.5
     on_time.push(["The case"])  # a second after "The": it goes at once
-    await asyncio.sleep(0.05)
+    await settle()
     assert soon == ["The", "The case"]
     assert later == ["The"]
     await on_time.close()
@@ -171,7 +172,7 @@ async def test_an_update_cancelled_beneath_the_live_text_does_not_cost_the_turn(
 
     live = LiveText(cancelled, interval_s=0.0)
     live.push(["words"])
-    await asyncio.sleep(0.01)
+    await settle()
     await live.close()
     assert live.updates == 0
 
@@ -187,12 +188,12 @@ async def test_the_pieces_written_since_a_push_show_joined_at_the_next_update() 
     clock, shown = Clock(), Shown()
     live, parts = LiveText(shown, interval_s=1.0, monotonic=clock), ["The"]
     live.push(parts)
-    await asyncio.sleep(0.01)
+    await settle()
     for piece in (" case", " for", "  "):  # the writer appends to the one list, pushing it each time
         parts.append(piece)
         live.push(parts)
     clock.now += 1.0
-    await asyncio.sleep(0.05)
+    await settle()
     assert shown == ["The", "The case for  "]
     await live.close()
 
@@ -201,10 +202,10 @@ async def test_a_new_attempt_shows_its_own_words_even_as_many_pieces_as_the_last
     shown = Shown()
     live = LiveText(shown, interval_s=0.0)
     live.push(["Cut short"])
-    await asyncio.sleep(0.01)
+    await settle()
     live.push(["Again, whole"])  # the turn asked again: a new list of pieces, of the same length
-    await asyncio.sleep(0.01)
+    await settle()
     live.push(["Words", "  "])  # a blank piece last, after words: the words still show
-    await asyncio.sleep(0.01)
+    await settle()
     assert shown == ["Cut short", "Again, whole", "Words  "]
     await live.close()

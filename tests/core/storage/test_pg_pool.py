@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from sqlalchemy import event, text
@@ -72,6 +73,12 @@ async def test_a_connection_in_steady_use_is_not_pinged(engine: AsyncEngine, idl
     assert pings == 1
 
 
+def waiting(engine: AsyncEngine) -> int:
+    """Tasks waiting for a connection to be given back: the getters of the pool's asyncio queue."""
+    queue: Any = engine.pool._pool._queue  # type: ignore[attr-defined]
+    return len(queue._getters)
+
+
 async def test_connections_opened_for_a_busy_moment_are_kept_for_the_next_one_and_never_more_than_twenty(
         engine: AsyncEngine) -> None:
     """Past ten, each connection a busy moment opened was closed as it was given back and opened again at the next:
@@ -88,11 +95,10 @@ async def test_connections_opened_for_a_busy_moment_are_kept_for_the_next_one_an
                 await gate.wait()
 
         tasks = [asyncio.create_task(busy(gate, inside)) for _ in range(25)]
-        for _ in range(1000):
-            if inside[0] >= 20:
+        for _ in range(1000):  # until twenty are inside and the other five wait on the pool's queue (no timer)
+            if inside[0] >= 20 and waiting(engine) == 5:
                 break
             await asyncio.sleep(0.01)
-        await asyncio.sleep(0.1)
         try:
             assert inside[0] == 20 and len(opened) == 20  # the other five wait for a connection given back
         finally:

@@ -337,16 +337,25 @@ async def test_a_transaction_waits_for_another_process_writing_without_stopping_
     try:
         other.execute("BEGIN IMMEDIATE")
         other.execute("INSERT INTO processed_events (event_id, seen_at) VALUES ('other', '2026-11-02 09:00:00')")
-        ticks = 0
+        ticks, asked = 0, []
+
+        def traced(dbapi_connection: sqlite3.Connection, *_: object) -> None:  # every statement SQLite starts
+            dbapi_connection.set_trace_callback(lambda sql: asked.append(sql) if sql.startswith("BEGIN") else None)
+
+        event.listen(engine.sync_engine, "checkout", traced)
 
         async def tick() -> None:
+            # Loop passes counted once the transaction has asked for the lock; the other process lets go after ten
+            # of them, so the transaction gets its lock only if the loop went on running while it waited (no timer).
             nonlocal ticks
             while True:
-                await asyncio.sleep(0.01)
-                ticks += 1
+                await asyncio.sleep(0)
+                if asked:
+                    ticks += 1
+                if ticks == 10:
+                    other.execute("COMMIT")
 
         ticker = asyncio.create_task(tick())
-        asyncio.get_running_loop().call_later(0.3, other.execute, "COMMIT")
         async with store.tx() as tx:
             await tx.add_discussion(discussion())
         ticker.cancel()
