@@ -150,7 +150,8 @@ class OfflineLLM:
             ),
             Phase.ANSWER: (
                 f"Thanks{', ' + p.humans[-1] if p.humans else ''}: that changes the picture on {angle}. "
-                "We will take it into the next round and test it against the proposals on the table."
+                + ("We will weigh it in the closing synthesis, against the proposals on the table." if p.last_round
+                   else "We will take it into the next round and test it against the proposals on the table.")
             ),
             Phase.REOPENING: (
                 f"Welcome back. We paused with the question of {topic} open; the proposals on the table "
