@@ -252,9 +252,10 @@ def turn_post(d: Discussion, turn: Turn, persona: Persona | None, text: str, kin
         shown = turn.data.get("shown") or turn.data.get("label") or "undecided"  # the choice as people read it
         said = turn.data.get("said") or f"Stance: {shown} — {turn.data['stance']}"  # the id with its label
         text = f"{text}\n\n_{said}_"
-    # Any persona's words may be checked against sources, one post at a time.
-    checkable = kind == "turn" and persona is not None and turn.phase not in factcheck.NOT_CLAIMS
-    actions = [Action(id="check:claims", label="Check claims", value=turn.key)] if checkable else []
+    # A persona's words that make checkable claims may be checked against sources, one post at a time: offered in
+    # the post's menu of lesser actions, never as a button of its own.
+    checkable = kind == "turn" and persona is not None and factcheck.offered(turn)
+    actions = [Action(id="check:claims", label="Check claims", value=turn.key, menu=True)] if checkable else []
     return Post(kind=kind, key=turn.key, text=text, persona=persona, offline=offline,  # type: ignore[arg-type]
                 title=f"Round {turn.round} · {label}", actions=actions)
 
