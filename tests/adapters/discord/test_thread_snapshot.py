@@ -32,6 +32,9 @@ async def test_one_round_reads_one_post_per_event(council: Council) -> None:
     await fake.wait_for(lambda: vote.followups)
     await council.settle()
     choice = with_button(fake, thread, "Synthesize")
+    [top] = [m for m in fake.messages[fake.channel_id] if m["id"] == thread]
+    on_top = {b.get("label") for r in top["components"] for b in r["components"]}
+    assert "Pause" not in on_top and "Synthesize" not in on_top, "offered once: on the round's choice"
     await confirm_step(fake, dana, choice, "Synthesize", thread)
 
     async def finished() -> bool:

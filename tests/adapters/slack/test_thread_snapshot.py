@@ -35,6 +35,12 @@ async def test_one_round_reads_one_post_per_event(slack: Slack, server: SlackSer
     await slack.click(poll.ts, "vote:0", json.loads(json.dumps(poll.blocks))[1]["elements"][0]["value"])
     await server.idle()
     choice = next(m for m in fake.thread("C0001", d.thread_ref) if "next:synthesize" in json.dumps(m.blocks))
+    header = fake.find("C0001", d.thread_ref)
+    assert header is not None
+    offered = [e["action_id"] for m in (header, choice) for b in m.blocks if b["type"] == "actions"
+               for e in b["elements"]]
+    assert not {"ctl:pause", "ctl:synthesize"} & set(offered) and {"next:pause", "next:synthesize"} <= set(offered), \
+        "Pause and Synthesize offered once: on the round's choice, not again on the header"
     await slack.click(choice.ts, "next:synthesize", f"{d.id}|synthesize|1")
     await server.idle()
 
