@@ -40,6 +40,12 @@ async def test_a_placeholder_slack_refused_to_replace_once_is_gone_before_the_ch
         fake.add_channel("C0001", member=True)
         budget = slack_budget(LocalBuckets(), wall=time, sleep=time.sleep)
         c = SlackChat(SingleWorkspace(web_client(fake.base_url, "xoxb-test"), budget))
+        recorded: list[tuple[str, str]] = []
+
+        async def record(_: Discussion, key: str, ts: str) -> None:  # what the core stores of each placeholder
+            recorded.append((key, ts))
+
+        c.placeholders = record
         d = Discussion(id="d1", topic="Trunk-based development?", platform="slack", workspace="T0001",
                        channel="C0001", created_at=now, updated_at=now)
         turn = Post(kind="turn", key=KEY, text="I think we should.", persona=ADA, title="Round 1")
@@ -64,3 +70,6 @@ async def test_a_placeholder_slack_refused_to_replace_once_is_gone_before_the_ch
     posts = [i for i, call in enumerate(fake.calls) if call.method == "chat.postMessage" and not call.limited]
     deleted = [i for i, call in enumerate(fake.calls) if call.method == "chat.delete"]
     assert deleted and deleted[-1] < posts[-1], "the placeholder was gone before the choice was posted"
+    [(_, shown_ts)] = [r for r in recorded if r[0] == KEY]
+    # A refused delete is stored as a placeholder no post settles: after a crash, the process taking over removes it.
+    assert [r for r in recorded if r[0] != KEY] == ([(KEY + ":left", shown_ts)] if refused == "chat.delete" else [])
