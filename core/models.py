@@ -299,6 +299,7 @@ class Action(BaseModel):
     value: str = ""
     style: Literal["primary", "danger", ""] = ""
     confirm: str = ""  # a question the person must confirm first (final, costly or irreversible actions)
+    menu: bool = False  # a lesser action, offered in the post's menu (Slack's overflow) rather than as a button
 
 
 class PollView(BaseModel):

@@ -33,6 +33,7 @@ class Purpose(BaseModel):
     round: int = 1
     others: list[str] = Field(default_factory=list)
     humans: list[str] = Field(default_factory=list)
+    last_round: bool = False  # an answer's: no round follows it (the flow ends, or the closing is asked for)
 
 
 class Prompt(BaseModel):

@@ -190,6 +190,9 @@ def render(post: Post, *, webhook: bool, reply_to: str = "") -> list[Message]:
         messages = header(post, reply_to=reply_to)
     elif post.persona is not None:
         messages = [Message(content=c) for c in persona_chunks(post)] if webhook else persona_embeds(post)
+        # A persona post's own actions (Check claims, where it makes a claim): small grey buttons under its last
+        # part (the app's own webhook may carry components).
+        messages[-1].view = view(post.actions) if post.actions else None
     else:
         messages = plain(post, reply_to=reply_to)
     if post.page_url and len(post.page_url) <= URL_MAX:  # a link button: it never changes what find() compares

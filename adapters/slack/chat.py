@@ -18,6 +18,7 @@ from adapters.slack.announce import announcement
 from adapters.slack.budgeted import PRIORITY, Skipped, idle
 from adapters.slack.canvas import Canvases, is_canvas
 from adapters.slack.landed import After, known, post_once
+from adapters.slack.leftovers import Leftovers, Remove
 from adapters.slack.markup import escape
 from adapters.slack.plain import edit_plain, post_plain
 from adapters.slack.render import EVENT_TYPE, THINKING_EVENT, Message, live, note, render, thinking
@@ -43,6 +44,8 @@ FOREVER = {
 }
 REACTIONS = {"heard": "eyes", "answered": "white_check_mark"}  # a mark on a person's message, by its name
 LIVE_GAP_S = 1.0  # live-text edits per channel at most this often, whatever the number of turns writing at once
+LEFT = ":left"  # a placeholder Slack would not delete, recorded under its turn's key and this: no post settles it
+Taken = tuple[str, str, str]  # a placeholder taken by the post that replaces it: turn key, persona name, ts
 
 
 @contextlib.asynccontextmanager
@@ -111,7 +114,8 @@ class SlackChat:
         # The newest ref the database recorded as sent for a discussion (the wiring gives it the store).
         self.last_ref: Callable[[str], Awaitable[str]] | None = None
         # discussion -> turn key -> (persona name, the placeholder's ts): a post looks among its discussion's only
-        self._thinking: dict[str, dict[str, tuple[str, asyncio.Task[str | None]]]] = {}
+        self._thinking: dict[str, dict[str, tuple[str, asyncio.Future[str | None]]]] = {}
+        self._leftovers = Leftovers()  # placeholders a delete failed to remove: removed before the next message
         self._links: dict[str, str] = {}
         self._live = ChannelBudget(LIVE_GAP_S / time_scale)
         self.placeholders: PlaceholderShown | None = None  # records each placeholder posted (the wiring sets it)
@@ -132,18 +136,26 @@ class SlackChat:
             self._fresh.add(discussion.id)
         if discussion.status == Status.STOPPED:  # turns still being written were cut short: no half sentences
             await self._settle_placeholders(discussion, "⏹️ {name} was stopped before finishing.")
-        placeholder = await self._take_placeholder(discussion, post)
+        if self._leftovers.any(discussion.id):  # placeholders a delete left: gone before anything else is posted
+            await self._leftovers.retry(discussion.id, self._remover(client, discussion.channel))
+        taken = await self._take_placeholder(discussion, post)
         ref = ""
         after = self._after(discussion)
-        for i, message in enumerate(messages):
-            if i == 0 and placeholder and await self._fill(client, discussion.channel, placeholder, message):
-                ts = placeholder
-            else:  # no placeholder, no edit to spare, or someone deleted it: the post itself must still be seen
-                ts = await self._post(client, discussion.channel, thread, message, after)
-                if i == 0 and placeholder:
-                    await self._remove(client, discussion.channel, placeholder)
-            after = known(ts)
-            ref = ref or ts
+        try:
+            for i, message in enumerate(messages):
+                if i == 0 and taken and await self._fill(client, discussion.channel, taken[2], message):
+                    ts, taken = taken[2], None
+                else:  # no placeholder, no edit to spare, or someone deleted it: the post itself must still be seen
+                    ts = await self._post(client, discussion.channel, thread, message, after)
+                    if i == 0 and taken:
+                        await self._discard(discussion, client, taken)
+                        taken = None
+                after = known(ts)
+                ref = ref or ts
+        except BaseException:
+            if taken:  # neither filled nor removed: the post's next try (the outbox retries it) still finds it
+                self._restore(discussion.id, taken)
+            raise
         if post.kind == "error":
             await self._settle_placeholders(discussion, "{name} did not respond to this step.")
         if post.files:
@@ -389,6 +401,25 @@ class SlackChat:
         finally:
             PRIORITY.reset(marked)
 
+    def _remover(self, client: AsyncWebClient, channel: str) -> Remove:
+        async def remove(ts: str) -> None:
+            await self._remove(client, channel, ts)
+        return remove
+
+    async def _discard(self, discussion: Discussion, client: AsyncWebClient, taken: Taken) -> None:
+        """Remove a placeholder whose post went out as a new message. Refused, it is kept and removed before the
+        thread's next message, and recorded as never settled, so a process taking over after a crash removes it."""
+        key, _, ts = taken
+        if not await self._leftovers.remove(discussion.id, key, ts, self._remover(client, discussion.channel)):
+            await self._report(discussion, key + LEFT, ts)
+
+    def _restore(self, discussion_id: str, taken: Taken) -> None:
+        """A placeholder taken by a post that failed before filling or removing it: its turn's again."""
+        key, name, ts = taken
+        shown: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        shown.set_result(ts)
+        self._thinking.setdefault(discussion_id, {})[key] = (name, shown)
+
     async def _remove(self, client: AsyncWebClient, channel: str, ts: str) -> None:
         """A placeholder whose post went out as a new message (chat.delete: its own budget, not chat.update's)."""
         try:
@@ -427,17 +458,20 @@ class SlackChat:
         except Exception:  # the placeholder still serves; only a crash before the post would leave it behind
             log.warning("could not record the placeholder of %s", key, exc_info=True)
 
-    async def _take_placeholder(self, discussion: Discussion, post: Post) -> str | None:
+    async def _take_placeholder(self, discussion: Discussion, post: Post) -> Taken | None:
         """The placeholder this post replaces: its turn's, or the one of a turn it reports as failed."""
         suffix = post.key + ":"
         mine = self._thinking.get(discussion.id, {})
-        for key, (_, task) in list(mine.items()):
+        for key, (name, task) in list(mine.items()):
             if key == post.key or (post.kind in ("notice", "error") and (key + ":") in suffix):
                 self._forget_placeholder(discussion.id, key)
                 with contextlib.suppress(Exception):
-                    return await task
+                    ts = await task
+                    return (key, name, ts) if ts else None
+                return None
         index = self._index.get(discussion.id)
-        return index.placeholders.pop(post.key, None) if index is not None else None
+        found = index.placeholders.pop(post.key, None) if index is not None else None
+        return (post.key, "", found) if found else None
 
     async def _settle_placeholders(self, discussion: Discussion, text: str, named_by: str | None = None) -> None:
         """Placeholders whose turns bring no post of their own: a blocked step (its note), the roster in the header
@@ -448,10 +482,15 @@ class SlackChat:
             if named_by is not None and not named_by.endswith(f":{key}"):
                 continue
             self._forget_placeholder(discussion.id, key)
-            with contextlib.suppress(Exception):
+            ts: str | None = None
+            try:
                 ts = await task
-                if ts and not (text and await self._fill(client, discussion.channel, ts, note(text.format(name=name)))):
-                    await self._remove(client, discussion.channel, ts)  # no edit to spare: the note is a courtesy
+                filled = bool(ts and text) and await self._fill(client, discussion.channel, str(ts),
+                                                                note(text.format(name=name)))
+            except Exception:  # never shown; or the note refused, when the placeholder itself must still go
+                filled = False
+            if ts and not filled:  # no edit to spare: the note is a courtesy
+                await self._discard(discussion, client, (key, name, ts))
 
     def _forget_placeholder(self, discussion_id: str, key: str) -> None:
         mine = self._thinking.get(discussion_id, {})

@@ -14,6 +14,7 @@ from slack_sdk.models.blocks import (
     HeaderBlock,
     MarkdownTextObject,
     Option,
+    OverflowMenuElement,
     PlainTextObject,
     SectionBlock,
     StaticSelectElement,
@@ -70,9 +71,15 @@ def context(*texts: str) -> ContextBlock:
     return ContextBlock(elements=[MarkdownTextObject(text=t[:2900]) for t in texts if t][:10])
 
 
+def confirm_of(a: Action) -> ConfirmObject | None:
+    return ConfirmObject(title=f"{a.label}?", text=a.confirm, confirm=a.label, deny="Cancel",
+                         style="danger" if a.style == "danger" else None) if a.confirm else None
+
+
 def actions_blocks(actions: list[Action], block_prefix: str = "actions") -> list[Block]:
-    """Buttons, except that the choices of one pick (`pick:*`, a place in a ranking) become one select menu."""
-    buttons: list[ButtonElement | StaticSelectElement] = []
+    """Buttons, except that the choices of one pick (`pick:*`, a place in a ranking) become one select menu, and a
+    lesser action (`menu`) sits in an overflow menu (the "⋯" after the buttons), its value the option's."""
+    buttons: list[ButtonElement | StaticSelectElement | OverflowMenuElement] = []
     picks = [a for a in actions if a.id.startswith("pick:")]
     for start in range(0, len(picks), SELECT_OPTIONS):  # a long list over several menus, each naming its range
         page = picks[start:start + SELECT_OPTIONS]
@@ -83,13 +90,14 @@ def actions_blocks(actions: list[Action], block_prefix: str = "actions") -> list
             options=[Option(text=PlainTextObject(text=button_label(a.label)[:75]), value=a.value[:150])
                      for a in page]))
     for a in actions:
-        if a.id.startswith("pick:"):
+        if a.id.startswith("pick:") or a.menu:
             continue
-        confirm = ConfirmObject(title=f"{a.label}?", text=a.confirm, confirm=a.label, deny="Cancel",
-                                style="danger" if a.style == "danger" else None) if a.confirm else None
         button = ButtonElement(text=PlainTextObject(text=button_label(a.label), emoji=True), action_id=a.id[:255],
-                               value=a.value[:2000] or a.id, style=a.style or None, confirm=confirm)
+                               value=a.value[:2000] or a.id, style=a.style or None, confirm=confirm_of(a))
         buttons.append(button)
+    buttons += [OverflowMenuElement(action_id=a.id[:255], confirm=confirm_of(a), options=[
+        Option(text=PlainTextObject(text=button_label(a.label)), value=a.value[:150] or a.id)])
+        for a in actions if a.menu and not a.id.startswith("pick:")]
     return [ActionsBlock(block_id=f"{block_prefix}:{i // 25}", elements=buttons[i:i + 25])
             for i in range(0, len(buttons), 25)]
 

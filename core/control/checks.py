@@ -32,8 +32,7 @@ class Checks:
         async with self.service.store.tx() as tx:
             d = await self.service.get(tx, cmd.discussion_id)
             target = await tx.turn(cmd.turn_key)
-            if target is None or target.discussion_id != d.id or not target.text \
-                    or target.phase in factcheck.NOT_CLAIMS:
+            if target is None or target.discussion_id != d.id or not factcheck.offered(target):
                 raise UserError("There is nothing to check in that post.")
             if d.status == Status.STOPPED:
                 raise UserError("This discussion was stopped, so the Fact-checker no longer runs in it.")

@@ -6,7 +6,7 @@ import re
 
 from pydantic import BaseModel, Field
 
-from core.deliberation import links
+from core.deliberation import evidence, links
 from core.deliberation.flows.base import State, StepSpec, TurnPlan
 from core.deliberation.quoting import inline, quote
 from core.deliberation.roster import FACT_CHECKER
@@ -24,6 +24,7 @@ ASKED_BY = "asked_by"  # in a requested check's data: the person who asked for i
 CHECKS_PER_PERSON = 5  # checks one person may ask for in one discussion: each is paid web searches
 NOT_CLAIMS = {Phase.ROSTER, Phase.QUESTION, Phase.PERSONA, Phase.BID, Phase.FACT_CHECK, Phase.ROUND_SYNTHESIS,
               Phase.FINAL_SYNTHESIS, Phase.RESUME_SUMMARY, Phase.RANKED_VOTE}
+NOT_OFFERED = {*NOT_CLAIMS, Phase.ANSWER}  # read by a round's check, but never offered one of their own
 
 RULES = """\
 You are the Fact-checker of a deliberation run by Council in a team's chat. Personas argue from memory; \
@@ -83,6 +84,13 @@ def with_checks(state: State, specs: list[StepSpec]) -> list[StepSpec]:
         if checks_after(d, specs, i):
             out.append(StepSpec(spec.step, Phase.FACT_CHECK, [CHECKER]))
     return out
+
+
+def offered(turn: Turn) -> bool:
+    """Whether *Check claims* is offered on this turn's post: a persona's own argument (no answer to a person,
+    closing or check) that makes a claim the evidence rules find checkable (a figure, a date, a named source or
+    incident). A post without one would only spend a check to say there is nothing to check."""
+    return turn.phase not in NOT_OFFERED and evidence.checkable(turn.text)
 
 
 def requested_key(discussion_id: str, turn_key: str) -> str:

@@ -129,8 +129,9 @@ class OfflineLLM:
                 "would you start?"
             ),
             Phase.STATEMENT: (
-                f"**My position:** on {topic}, {angle} should decide it. From my side, the deciding "
-                f"factor is what we can measure within a month. I propose a small, reversible trial "
+                f"**My position:** on {topic}, {angle} should decide it. From my side, about 1 in 3 changes "
+                f"like this is rolled back within its first month (unverified), so the deciding factor is what we "
+                f"can measure. I propose a small, reversible trial "
                 f"with an explicit exit criterion. {other}, what would you measure?"
             ),
             Phase.COUNTERPOINT: (
@@ -144,13 +145,14 @@ class OfflineLLM:
                 "missing voices to the review."
             ),
             Phase.ANALOGY: (
-                f"Aviation checklists are a useful parallel: they made {angle} explicit instead of "
-                "heroic. The framework: name the failure, make it cheap to report, review it on a fixed "
-                "cadence."
+                f"Aviation checklists are a useful parallel: after the Boeing Model 299 crash of 1935 they made "
+                f"{angle} explicit instead of heroic. The framework: name the failure, make it cheap to report, "
+                "review it on a fixed cadence."
             ),
             Phase.ANSWER: (
                 f"Thanks{', ' + p.humans[-1] if p.humans else ''}: that changes the picture on {angle}. "
-                "We will take it into the next round and test it against the proposals on the table."
+                + ("We will weigh it in the closing synthesis, against the proposals on the table." if p.last_round
+                   else "We will take it into the next round and test it against the proposals on the table.")
             ),
             Phase.REOPENING: (
                 f"Welcome back. We paused with the question of {topic} open; the proposals on the table "

@@ -5,10 +5,10 @@ from __future__ import annotations
 from itertools import groupby
 
 from core.deliberation import context, flows, memory, question, routes, stances
-from core.deliberation.flows.base import State, TurnPlan
+from core.deliberation.flows.base import State, Transition, TurnPlan
 from core.deliberation.holders import credited
 from core.deliberation.quoting import inline, quote
-from core.models import Author, HumanMessage, Persona, Phase, Turn
+from core.models import Author, HumanMessage, Persona, Phase, Status, Turn
 from core.ports import Block, Prompt, Purpose, Tier
 
 OFF_TRANSCRIPT = {Phase.ROSTER, Phase.PERSONA, Phase.BID}  # bookkeeping turns nobody reads as discussion
@@ -131,6 +131,16 @@ def _humans(state: State, plan: TurnPlan) -> list[str]:
     return [*(n for n in names if n != asker), asker] if asker else names
 
 
+def last_round(state: State) -> bool:
+    """Whether no round follows the current one: the closing is asked for or done, or the flow ends after it
+    (what its `after_round` would decide now); a round that ends with people choosing may still be followed."""
+    d = state.discussion
+    if d.pending == "final" or d.status in (Status.DONE, Status.STOPPED):
+        return True
+    after = flows.get(d.flow).after_round(state)
+    return isinstance(after, Transition) and after.pending == "final"
+
+
 def build(state: State, plan: TurnPlan, transcripts: dict[bool, list[Block]] | None = None) -> Prompt:
     """`transcripts`: the transcript blocks already built from this same state (by whether they are the closing's),
     shared by the turns of one step; the ones built here are added to it."""
@@ -139,6 +149,9 @@ def build(state: State, plan: TurnPlan, transcripts: dict[bool, list[Block]] | N
     flow = flows.get(state.discussion.flow)
     instruction = (f"{brief(p)}\n\nYour turn ({label(state, plan.phase)}). {flow.task(state, plan, p)}\n"
                    f"{language(state)}")
+    last = plan.phase == Phase.ANSWER and last_round(state)
+    if last:  # an answer never promises a round that will not come
+        instruction += "\nThis is the discussion's last round: no further round follows, so promise none."
     if flow.stance(plan.phase, p):
         instruction += f"\n{stances.LINE_INSTRUCTION}"
     schema = flow.schema(plan.phase, p)
@@ -173,5 +186,6 @@ def build(state: State, plan: TurnPlan, transcripts: dict[bool, list[Block]] | N
             round=plan.round,
             others=[x.name for x in state.personas if x.key != p.key],
             humans=_humans(state, plan),
+            last_round=last,
         ),
     )

@@ -75,7 +75,7 @@ def header_post(
         text=f"{roster}\n\nFlow: {flows.get(d.flow).outline}. Started by {d.created_by_name or 'someone'} · "
              f"id `{d.id}`",
         roster=personas if ready else [],
-        actions=header_controls(d),
+        actions=header_controls(d, next_round),
         state=header_state(d, next_round),
     )
 
@@ -111,8 +111,10 @@ def header_state(d: Discussion, next_round: datetime | None = None) -> str:
     return f"{doing} · {where}"
 
 
-def header_controls(d: Discussion) -> list[Action]:
-    """Only the buttons that make sense now (Export is added by the adapters that offer it)."""
+def header_controls(d: Discussion, next_round: datetime | None = None) -> list[Action]:
+    """Only the buttons that make sense now and that no other post offers (Export is added by the adapters that
+    offer it): while the round's choice waits in the thread, Pause and Synthesize are among its next steps, so the
+    header keeps Stop alone; once a next round is scheduled instead, the header offers them again."""
     pause = Action(id="ctl:pause", label="Pause", value=d.id)
     resume = Action(id="ctl:resume", label="Resume", value=d.id, style="primary")
     synthesize = Action(id="ctl:synthesize", label="Synthesize", value=d.id, confirm=CONFIRM_SYNTHESIZE)
@@ -128,6 +130,8 @@ def header_controls(d: Discussion) -> list[Action]:
         return [resume, synthesize, stop]
     if d.pending == "pause":
         return [Action(id="ctl:resume", label="Go on (cancel the pause)", value=d.id), stop]
+    if d.status == Status.WAITING and next_round is None:  # the choice message offers the next step
+        return [stop]
     return [pause, synthesize, stop]
 
 
@@ -251,9 +255,10 @@ def turn_post(d: Discussion, turn: Turn, persona: Persona | None, text: str, kin
         shown = turn.data.get("shown") or turn.data.get("label") or "undecided"  # the choice as people read it
         said = turn.data.get("said") or f"Stance: {shown} — {turn.data['stance']}"  # the id with its label
         text = f"{text}\n\n_{said}_"
-    # Any persona's words may be checked against sources, one post at a time.
-    checkable = kind == "turn" and persona is not None and turn.phase not in factcheck.NOT_CLAIMS
-    actions = [Action(id="check:claims", label="Check claims", value=turn.key)] if checkable else []
+    # A persona's words that make checkable claims may be checked against sources, one post at a time: offered in
+    # the post's menu of lesser actions, never as a button of its own.
+    checkable = kind == "turn" and persona is not None and factcheck.offered(turn)
+    actions = [Action(id="check:claims", label="Check claims", value=turn.key, menu=True)] if checkable else []
     return Post(kind=kind, key=turn.key, text=text, persona=persona, offline=offline,  # type: ignore[arg-type]
                 title=f"Round {turn.round} · {label}", actions=actions)
 

@@ -89,6 +89,8 @@ def block_error(blocks: list[dict[str, Any]]) -> str:
                 return "invalid_blocks"
             if e.get("type") == "static_select" and len(e.get("options") or []) > LIMITS["select_options"]:
                 return "invalid_blocks"  # a static select menu: "maximum number of options is 100"
+            if e.get("type") == "overflow" and not 1 <= len(e.get("options") or []) <= 5:
+                return "invalid_blocks"  # an overflow menu: "maximum number of options is 5, minimum is 1"
         ids = [e["action_id"] for e in [*(b.get("elements") or []), b.get("accessory") or {}] if e.get("action_id")]
         if len(ids) != len(set(ids)):  # an action_id must be unique among the elements of its block
             return "invalid_blocks"

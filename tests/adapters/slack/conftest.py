@@ -80,19 +80,21 @@ class Slack:
 
     async def pick(self, message_ts: str, value: str, *, user: str = "U0001", channel: str = "C0001",
                    action_id: str = "pick") -> tuple[int, str]:
-        """Choose an option of a message's select menu, as Slack reports it (`selected_option`, no `value`)."""
+        """Choose an option of a message's select or overflow menu, as Slack reports it (`selected_option`, no
+        `value`)."""
         msg = self.fake.find(channel, message_ts)
         assert msg is not None, f"no message {message_ts}"
         menu = next(e for b in msg.blocks if b["type"] == "actions" for e in b["elements"]
-                    if e["type"] == "static_select" and e["action_id"] == action_id)
+                    if e["type"] in ("static_select", "overflow") and e["action_id"] == action_id)
         option = next(o for o in menu["options"] if o["value"] == value)
         payload = fixture("block_actions")
         payload["user"] = {"id": user, "username": user.lower(), "name": user.lower(), "team_id": "T0001"}
         payload["channel"]["id"] = channel
         payload["container"] |= {"message_ts": message_ts, "channel_id": channel, "thread_ts": msg.thread_ts}
         payload["message"] = msg.wire(False)
-        payload["actions"] = [{"action_id": action_id, "block_id": "actions:0", "type": "static_select",
-                               "selected_option": option, "placeholder": menu["placeholder"], "action_ts": "1.2"}]
+        payload["actions"] = [{"action_id": action_id, "block_id": "actions:0", "type": menu["type"],
+                               "selected_option": option, "action_ts": "1.2",
+                               **({"placeholder": menu["placeholder"]} if "placeholder" in menu else {})}]
         return await self.interaction(payload)
 
     async def event(self, event: dict[str, Any], *, kind: str = "event_message", event_id: str = "",

@@ -176,7 +176,7 @@ async def test_llm_failures_offer_retry_skip_stop_in_the_thread(
     assert (await only(server)).status == Status.WAITING
     header = fake.find("C0001", d.thread_ref)
     assert header is not None and "Waiting for the next step" in json.dumps(header.blocks)
-    assert [b["text"]["text"] for b in buttons(header)] == ["Pause", "Synthesize", "Stop", "Export"]
+    assert [b["text"]["text"] for b in buttons(header)] == ["Stop", "Export"], "the choice offers the next step"
     thread = fake.thread("C0001", d.thread_ref)
     assert not any("is thinking" in m.text for m in thread)
     settled = fake.find("C0001", error.ts)
@@ -228,7 +228,7 @@ async def test_the_header_shows_where_the_discussion_stands_and_only_the_buttons
     text, labels = header_state(fake, d.thread_ref)
     assert "Waiting for the next step to be chosen" in text and "Round 1 ·" in text
     assert f"${d.cost_usd:.2f} spent of ${d.budget_usd:.2f}" in text, "the running cost is in the header"
-    assert labels == ["Pause", "Synthesize", "Stop", "Export"]
+    assert labels == ["Stop", "Export"], "Pause and Synthesize are on the round's choice, not twice"
 
     await slack.click(d.thread_ref, "ctl:pause", d.id)
     await server.idle()
@@ -245,6 +245,7 @@ async def test_the_header_shows_where_the_discussion_stands_and_only_the_buttons
     await server.idle()
     assert (await only(server)).status == Status.WAITING
     text, labels = header_state(fake, d.thread_ref)
+    # A round is scheduled: the header offers what the scheduled wait has no other button for.
     assert "Waiting for the next step to be chosen" in text and labels == ["Pause", "Synthesize", "Stop", "Export"]
 
     await slack.click(d.thread_ref, "ctl:stop", d.id)

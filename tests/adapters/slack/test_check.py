@@ -47,11 +47,10 @@ async def test_check_claims_on_a_persona_post_checks_it_in_the_thread(
         slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
     await slack.command("Should we adopt Rust?")  # no --check: round 1 runs, then waits for people
     await server.idle()
-    buttons = [(m, e) for m in fake.messages for b in m.blocks if b["type"] == "actions" for e in b["elements"]
-               if e.get("action_id") == "check:claims"]
-    assert buttons, "every persona post offers Check claims"
+    buttons = check_buttons(fake)
+    assert buttons, "a persona post with a claim to check offers Check claims"
     message, button = buttons[0]
-    status, _ = await slack.click(message.ts, "check:claims", button["value"], user="U0002")  # anyone may ask
+    status, _ = await slack.pick(message.ts, button["value"], action_id="check:claims", user="U0002")  # anyone
     assert status == 200
     await server.idle()
     [check] = [m for m in fake.messages if "could not check" in m.text or "could not check" in str(m.blocks)]
@@ -71,8 +70,11 @@ async def budgeted(fake: FakeSlack, tmp_path: Path, llm: ScriptedLLM) -> AsyncIt
 
 
 def check_buttons(fake: FakeSlack) -> list[tuple[Msg, dict[str, Any]]]:
-    return [(m, e) for m in fake.messages for b in m.blocks if b["type"] == "actions" for e in b["elements"]
-            if e.get("action_id") == "check:claims"]
+    """Each post's *Check claims*: the one option of its overflow menu (never a button of its own)."""
+    found = [(m, e) for m in fake.messages for b in m.blocks if b["type"] == "actions" for e in b["elements"]
+             if e.get("action_id") == "check:claims"]
+    assert all(e["type"] == "overflow" for _, e in found), "in the post's menu, not a button"
+    return [(m, e["options"][0]) for m, e in found]
 
 
 def statements(server: SlackServer) -> list[str]:
@@ -93,10 +95,10 @@ async def test_a_check_nobody_can_pay_for_says_so_once_and_the_driver_goes_idle(
     assert server.core is not None
     [first, second, *_] = check_buttons(fake)
     llm.cost_per_call = 0.06  # the first check spends the whole day's budget
-    await slack.click(first[0].ts, "check:claims", first[1]["value"], user="U0002")
+    await slack.pick(first[0].ts, first[1]["value"], action_id="check:claims", user="U0002")
     await server.idle()
     ran = statements(server)
-    status, _ = await slack.click(second[0].ts, "check:claims", second[1]["value"], user="U0002")
+    status, _ = await slack.pick(second[0].ts, second[1]["value"], action_id="check:claims", user="U0002")
     assert status == 200
     # Never returns while a driver loops; the bound is only there so a loop fails the test instead of hanging it.
     await asyncio.wait_for(server.idle(), 10)
@@ -107,7 +109,8 @@ async def test_a_check_nobody_can_pay_for_says_so_once_and_the_driver_goes_idle(
         check = await tx.turn(factcheck.requested_key(second[1]["value"].split(":")[0], second[1]["value"]))
     assert check is not None and check.status == TurnStatus.SKIPPED
     before = len(ran)
-    await slack.click(second[0].ts, "check:claims", second[1]["value"], user="U0001")  # asking again changes nothing
+    # asking again changes nothing
+    await slack.pick(second[0].ts, second[1]["value"], action_id="check:claims", user="U0001")
     await asyncio.wait_for(server.idle(), 10)
     assert len([m for m in fake.messages if "did not check" in m.text]) == 1
     assert "could not be checked" in " ".join(e["text"] for e in fake.ephemerals if e["user"] == "U0001")
@@ -116,18 +119,18 @@ async def test_a_check_nobody_can_pay_for_says_so_once_and_the_driver_goes_idle(
 
 async def test_one_person_asks_for_a_bounded_number_of_checks_per_discussion(
         slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
-    await slack.command("Should we adopt Rust?")
+    await slack.command("Should we adopt Rust? --rounds 2")  # two rounds' posts with claims to check
     await server.idle()
     buttons = check_buttons(fake)
     assert len(buttons) > factcheck.CHECKS_PER_PERSON
     for message, button in buttons[:factcheck.CHECKS_PER_PERSON + 1]:
-        await slack.click(message.ts, "check:claims", button["value"], user="U0002")
+        await slack.pick(message.ts, button["value"], action_id="check:claims", user="U0002")
         await server.idle()
     refused = [e["text"] for e in fake.ephemerals if e["user"] == "U0002" and "the most one person" in e["text"]]
     assert len(refused) == 1
     checks = [m for m in fake.messages if m.username == "Fact-checker"]
     assert len(checks) == factcheck.CHECKS_PER_PERSON
     message, button = buttons[factcheck.CHECKS_PER_PERSON]
-    await slack.click(message.ts, "check:claims", button["value"], user="U0003")  # someone else still may
+    await slack.pick(message.ts, button["value"], action_id="check:claims", user="U0003")  # someone else still may
     await server.idle()
     assert len([m for m in fake.messages if m.username == "Fact-checker"]) == factcheck.CHECKS_PER_PERSON + 1

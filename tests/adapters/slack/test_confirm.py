@@ -110,12 +110,11 @@ async def test_stop_and_synthesize_buttons_carry_block_kit_confirms(
     header = fake.find("C0001", d.thread_ref)
     assert header is not None and d.id == did
     controls = buttons(header.blocks)
-    for action in ("ctl:stop", "ctl:synthesize"):
-        confirm = controls[action]["confirm"]
+    [choice] = [m for m in fake.thread("C0001", d.thread_ref) if '"next:synthesize"' in json.dumps(m.blocks)]
+    for confirm in (controls["ctl:stop"]["confirm"], buttons(choice.blocks)["next:synthesize"]["confirm"]):
         assert confirm["title"]["text"] and confirm["confirm"]["text"] and confirm["deny"]["text"] == "Cancel"
     assert controls["ctl:stop"]["confirm"]["style"] == "danger"
-    [choice] = [m for m in fake.thread("C0001", d.thread_ref) if '"next:synthesize"' in json.dumps(m.blocks)]
-    assert "confirm" in buttons(choice.blocks)["next:synthesize"]
+    assert "ctl:synthesize" not in controls, "while the choice waits, it alone offers Synthesize"
 
 
 async def test_a_confirm_pressed_after_its_response_url_expired_still_answers_privately(

@@ -35,6 +35,12 @@ async def test_one_round_reads_one_post_per_event(slack: Slack, server: SlackSer
     await slack.click(poll.ts, "vote:0", json.loads(json.dumps(poll.blocks))[1]["elements"][0]["value"])
     await server.idle()
     choice = next(m for m in fake.thread("C0001", d.thread_ref) if "next:synthesize" in json.dumps(m.blocks))
+    header = fake.find("C0001", d.thread_ref)
+    assert header is not None
+    offered = [e["action_id"] for m in (header, choice) for b in m.blocks if b["type"] == "actions"
+               for e in b["elements"]]
+    assert not {"ctl:pause", "ctl:synthesize"} & set(offered) and {"next:pause", "next:synthesize"} <= set(offered), \
+        "Pause and Synthesize offered once: on the round's choice, not again on the header"
     await slack.click(choice.ts, "next:synthesize", f"{d.id}|synthesize|1")
     await server.idle()
 
@@ -57,6 +63,12 @@ async def test_one_round_reads_one_post_per_event(slack: Slack, server: SlackSer
         "choice": 1,  # the round's choice, which shows what Dana chose
         "final": 1, "final:poll": 1, "charts": 1,
     }), counted
+    checks = [(kind(k, d.id), e["type"]) for m, k in zip(bots, keys, strict=True)
+              for b in m.blocks if b["type"] == "actions" for e in b["elements"] if e["action_id"] == "check:claims"]
+    assert {t for _, t in checks} == {"overflow"}, "in each post's menu, never a button of its own"
+    # Check claims only where the evidence rules find a claim (the statements' figures, the analogy's dated crash):
+    # never on the Moderator's answer to Dana, the rebuttals, or any post of the bot's own.
+    assert Counter(k for k, _ in checks) == Counter({**{e: 1 for e in experts}, "cross_domain": 1}), checks
     [choice_now] = [m for m in bots if m.ts == choice.ts]
     assert "Dana chose *Synthesize*" in json.dumps(choice_now.blocks, ensure_ascii=False), "shown where it was made"
     assert sum("chose *Synthesize*" in json.dumps(m.blocks, ensure_ascii=False) for m in bots) == 1

@@ -26,8 +26,7 @@ async def test_checks_asked_at_once_by_one_person_let_exactly_the_limit_through(
         await app.driver.idle()
         async with app.store.tx() as tx:
             d = await tx.discussion(reply.discussion_id)
-            claims = [t for t in await tx.turns(reply.discussion_id)
-                      if t.text and t.phase not in factcheck.NOT_CLAIMS]
+            claims = [t for t in await tx.turns(reply.discussion_id) if factcheck.offered(t)]
         assert d is not None and d.status == Status.DONE
         assert len(claims) > factcheck.CHECKS_PER_PERSON + 2, "more posts to check than one person may ask for"
         gate = llm.hold()  # the checks that get in wait on the model: only the asking is raced here

@@ -1,5 +1,6 @@
 """Cited references nobody gave, rule by rule: each form of reference a persona may cite is marked once where it
-stands; one people gave (in any of those forms) is not; what only looks like a reference is left alone."""
+stands; one people gave (in any of those forms) is not; what only looks like a reference is left alone. What makes
+a post worth a check: a figure, a date, a named source or incident, never an opinion alone."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from core.deliberation import evidence
 from core.deliberation.evidence import _REF, MARK, mark_unverified
 
 
@@ -75,3 +77,24 @@ PIECES = ["#", "issue", "Issues", "ISSUE", "ticket", "tickets", "bug", "Bugs", "
 @example("é#12")
 def test_the_references_found_are_those_the_readable_rule_finds(text: str) -> None:
     assert [m.span() for m in _REF.finditer(text)] == [m.span() for m in READABLE.finditer(text)]
+
+
+CLAIMS = ["We lost 3 customers in March to billing errors.", "Latency dropped 40% after the move.",
+          "It costs $2 a seat.", "About 1 in 3 such changes is rolled back.", "Builds got 3x faster.",
+          "According to Gartner, most teams regret it.", "The 2023 DORA report says otherwise.",
+          "See ticket #4521.", "In Q3 we shipped twice.", "The Knight Capital outage shows the risk.",
+          "A deploy takes 45 minutes today."]
+NOT_CLAIMS = ["I propose a small, reversible trial with an exit criterion. Ada, what would you measure?",
+              "Fair challenge. I concede the point about cost.", "We may do it if the team agrees.",
+              "Stance: O1 — a small, reversible trial first, judged on cost",
+              "Make it cheap to report, and review it on a fixed cadence.", "Thanks, Rosa: that changes the picture."]
+
+
+@pytest.mark.parametrize("text", CLAIMS)
+def test_a_figure_a_date_a_named_source_or_incident_is_a_claim_to_check(text: str) -> None:
+    assert evidence.checkable(text)
+
+
+@pytest.mark.parametrize("text", NOT_CLAIMS)
+def test_opinions_proposals_and_questions_alone_are_not(text: str) -> None:
+    assert not evidence.checkable(text)

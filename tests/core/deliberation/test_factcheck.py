@@ -18,7 +18,7 @@ from core.control.replies import UserError
 from core.deliberation import factcheck
 from core.models import Discussion, Phase, Status
 from core.ports import CitedText, Searched, Source
-from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.anthropic_server import FakeAnthropic, default_reply
 from tests.fakes.chat import RecordingChat
 from tests.fakes.llm import ScriptedLLM
 
@@ -232,14 +232,25 @@ async def test_the_offline_model_says_it_could_not_check(offline_app: tuple[App,
     assert "could not check" in check and "offline model cannot search the web" in check
 
 
+def with_a_figure(body: dict[str, Any]) -> str:
+    """The model's words, each statement with a figure in it: a claim someone can check."""
+    said = default_reply(body)
+    statement = "Initial statement" in str(body["messages"][-1])
+    return said.replace(" Here is my view", " Our deploys fail 12% of the time. Here is my view") if statement else said
+
+
 async def test_check_claims_on_one_post_checks_that_post_alone(tmp_path: Path, fake: FakeAnthropic) -> None:
     chat = RecordingChat()
+    fake.reply = with_a_figure
     app = await make_app(tmp_path, fake, chat)
     try:
         d = await run(app)  # no --check: waits for people after round 1
         assert d.status == Status.WAITING and not check_posts(chat, d)
         statement = next(p for p in chat.posts(d.id) if "Initial statement" in p.title)
         [button] = [a for a in statement.actions if a.id == "check:claims"]
+        assert button.menu, "offered in the post's menu"
+        bare = [p for p in chat.posts(d.id) if p.persona is not None and "12%" not in p.text]
+        assert bare and not any(a.id == "check:claims" for p in bare for a in p.actions), "no claim, no check"
         cmd = c.CheckClaims(discussion_id=d.id, turn_key=button.value, user_id="U2", in_channel="")
         reply = await app.service.handle(cmd)
         assert "checking that post" in reply.text

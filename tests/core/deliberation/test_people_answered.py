@@ -134,3 +134,23 @@ async def test_a_message_written_once_the_closing_is_written_is_told_it_is_filed
     assert noted and "before the closing" not in noted[0] and "open questions" in noted[0], noted
     doc = await export(app.store, d.id, operator=True)
     assert doc is not None and "- Rosa: Who signs off the budget?" in artifacts(doc)["open-questions.md"]
+
+
+@pytest.mark.parametrize(("rounds", "promised"), [(2, True), (1, False)], ids=["a-round-follows", "last-round"])
+async def test_the_offline_answer_promises_a_next_round_only_when_one_follows(
+    app: App, chat: RecordingChat, llm: ScriptedLLM, rounds: int, promised: bool,
+) -> None:
+    """Asked in round 1 of two, the answer takes the point into the next round; asked in the only round, it says
+    the closing weighs it: the flow's next step decides, not the words."""
+    started: list[str] = []
+    llm.on_phase[Phase.STATEMENT] = lambda: app.service.handle(c.PostHumanMessage(
+        **C1, discussion_id=started[0], text="What does this cost us?", event_id="Ev9", user_id="U7",
+        user_name="Rosa"))
+    started.append((await app.service.handle(start(topic="Should we rewrite billing?", flow="moderated",
+                                                   rounds=rounds))).discussion_id)
+    await settle(app)
+    async with app.store.tx() as tx:
+        [answer] = [t for t in await tx.turns(started[0]) if t.phase == Phase.ANSWER]
+    assert answer.round == 1
+    assert ("into the next round" in answer.text) is promised, answer.text
+    assert ("closing synthesis" in answer.text) is not promised, answer.text
