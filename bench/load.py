@@ -34,6 +34,7 @@ import asyncio
 import gc
 import json
 import os
+import random
 import re
 import signal
 import statistics
@@ -101,6 +102,17 @@ class TimedSlack(FakeSlack):
         self.rounds_done: dict[tuple[str, int], float] = {}  # (channel, round) -> when its synthesis showed
         self.noted = asyncio.Event()
         self.first_shown: defaultdict[int, asyncio.Event] = defaultdict(asyncio.Event)  # a round's first synthesis
+        self.polls: asyncio.Queue[tuple[str, str]] = asyncio.Queue()  # (channel, ts) of each poll as it shows
+        self._polled: set[tuple[str, str]] = set()
+
+    def _poll(self, p: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+        """A poll's first showing is queued for the load's people to vote on."""
+        if answer.get("ok") and "vote:" in str(p.get("blocks", "")):
+            shown = (str(answer["channel"]), str(answer["ts"]))
+            if shown not in self._polled:
+                self._polled.add(shown)
+                self.polls.put_nowait(shown)
+        return answer
 
     def _note(self, p: dict[str, Any]) -> None:
         channel = p.get("channel", "")
@@ -116,11 +128,11 @@ class TimedSlack(FakeSlack):
 
     def m_chat_postMessage(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         self._note(p)
-        return super().m_chat_postMessage(p, team)
+        return self._poll(p, super().m_chat_postMessage(p, team))
 
     def m_chat_update(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         self._note(p)
-        return super().m_chat_update(p, team)
+        return self._poll(p, super().m_chat_update(p, team))
 
 
 def cpu_s(pid: int) -> float:
@@ -431,6 +443,22 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 windows: dict[str, tuple[float, float]] = {}  # monotonic (from, to) of round 1, and the last round
                 stop = asyncio.Event()
 
+                async def vote() -> None:
+                    """People vote on the load's polls as they show: one to three each, for options drawn."""
+                    rng = random.Random(SEED)
+                    while True:
+                        channel, ts = await slack.polls.get()
+                        shown = slack.find(channel, ts)
+                        if channel == "CLONE" or shown is None:
+                            continue
+                        for payload in users.ballots(rng, channel, team_of[channel], shown.wire(False)):
+                            body = urlencode({"payload": json.dumps(payload)})
+                            headers = {**sign(body, SECRET), "Content-Type": "application/x-www-form-urlencoded"}
+                            async with http.post(f"{base_of[channel]}/slack/events", data=body.encode(),
+                                                 headers=headers) as resp:
+                                await resp.read()
+                            votes[resp.status] += 1
+
                 async def probe() -> None:
                     i = 0
                     while not stop.is_set():
@@ -449,6 +477,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 speedometer = await asyncio.create_subprocess_exec(sys.executable, "-c", SPEEDOMETER,
                                                                    stdout=asyncio.subprocess.PIPE)
                 prober = asyncio.create_task(probe())
+                votes: Counter[int] = Counter()  # the votes' answers, by HTTP status
+                voter = asyncio.create_task(vote())
                 last_began = asyncio.create_task(first_to(ROUNDS - 1)) if ROUNDS > 1 else None
                 began = dict(zip(channels, await asyncio.gather(*(start(c) for c in channels)), strict=True))
                 await rounds(channels, began)
@@ -518,6 +548,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                     await asyncio.sleep(1.0 / TIME_SCALE)  # a turn run twice would be asking the model now
                     # A turn asked twice sends the model the same request twice: the same prompt, the same persona.
                     made.update(json.dumps(body, sort_keys=True) for body in model.requests[calls_before:])
+                voter.cancel()
                 # Timed until the last round ends too: the machine's speed can change between round 1 and it.
                 speedometer.terminate()
                 timed = timings((await speedometer.communicate())[0].decode())
@@ -622,6 +653,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
           f"KB; the floor sends {prompt_kb:.1f} KB, {post_kb:.2f} KB and {edit_kb:.2f} KB")
     asked = f"model requests made twice: {extra_calls}" if ROUNDS > 1 else \
         f"model calls beyond {lone_calls} a discussion: {extra_calls}"
+    print(f"people's votes on the load's polls: {sum(votes.values())} ({dict(votes)} by HTTP status)")
     print(f"Slack answered 429 {refused} times during the load ({dict(load_429)}), and {sum(setup_429.values())} "
           f"times before it ({dict(setup_429)}: the bench's setup, every workspace's OAuth install at once, and the "
           f"lone round); posts held twice: {twice}; {asked}")

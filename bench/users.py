@@ -109,3 +109,30 @@ class Model:
         if "Stance: <label>" in asked:  # a model ends with the stance line it was asked for
             text += f"\n\nStance: {_label(rng, asked)} — {rng.choice(REASONS)}"
         return text
+
+
+def buttons(blocks: Any) -> list[tuple[str, str]]:
+    """A poll's vote buttons (action id, value) in a message's blocks as Slack holds them."""
+    if isinstance(blocks, str):
+        blocks = json.loads(blocks)
+    return [(e["action_id"], e.get("value", "")) for b in blocks or [] if b.get("type") == "actions"
+            for e in b.get("elements", []) if e.get("type") == "button" and e["action_id"].startswith("vote:")]
+
+
+def ballots(rng: random.Random, channel: str, team: str, message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The block_actions payloads of the one to three people who vote on a poll, each for an option drawn."""
+    choices = buttons(message.get("blocks"))
+    out = []
+    for k in range(rng.randint(1, 3) if choices else 0):
+        action_id, value = rng.choice(choices)
+        user = f"U{channel}V{k}"
+        out.append({"type": "block_actions", "api_app_id": "A0001", "token": "load-not-a-token",
+                    "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": team},
+                    "team": {"id": team, "domain": "load"}, "channel": {"id": channel, "name": channel.lower()},
+                    "container": {"type": "message", "message_ts": message["ts"], "channel_id": channel,
+                                  "is_ephemeral": False, "thread_ts": message.get("thread_ts")},
+                    "message": message, "state": {"values": {}}, "enterprise": None,
+                    "is_enterprise_install": False,
+                    "actions": [{"action_id": action_id, "block_id": "actions:0", "value": value, "type": "button",
+                                 "text": {"type": "plain_text", "text": action_id}, "action_ts": "1.2"}]})
+    return out
