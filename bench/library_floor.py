@@ -238,8 +238,7 @@ class Floor:
         # Untimed: first-use caches, and the channels the app has joined before the load.
         for channel in self.channels:
             await self.slack.conversations_join(channel=channel)
-        for i in range(13):
-            await self.ask(i)
+        await asyncio.gather(*(self.ask(i) for i in range(13)))  # at once: each waits out the model's pace
         return self
 
     async def __aexit__(self, *_: object) -> None:
