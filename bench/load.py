@@ -335,7 +335,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
 
                 async def start(channel: str) -> float:
                     # The lone discussion runs round 1 alone, the reference; the load's run ROUNDS rounds.
-                    more = f" --rounds {ROUNDS}" if ROUNDS > 1 and channel != "CLONE" else ""
+                    # Unattended to their closings, one round or more (without it, one round waits for people).
+                    more = f" --rounds {ROUNDS}" if channel != "CLONE" else ""
                     topic, experts = drawn[channel]  # each discussion its own, from the seeded generator
                     body = urlencode({"command": "/council", "text": f"{topic} --experts {experts}{more}",
                                       "team_id": team_of[channel], "channel_id": channel,
