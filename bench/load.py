@@ -602,9 +602,10 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
     # on the loop, SQLite's inline and asyncpg alike), judged against the loop's CPU for the same discussions.
     loop_s = whole_threads.get("event loop", 0.0) - probes_s
     charts_s = whole_threads.get("other threads", 0.0)
-    charts_ratio = charts_s / loop_s if loop_s > 0 else float("nan")
-    print(f"off the event loop (the charts' threads) over whole discussions: {charts_s:.2f} s of CPU, "
-          f"{charts_s * 1000 / n:.0f} ms a discussion; {charts_ratio:.3f}x the event loop's {loop_s:.1f} s")
+    charts_ratio = charts_s / loop_s if whole_cpu is not None and loop_s > 0 else float("nan")
+    if whole_cpu is not None:
+        print(f"off the event loop (the charts' threads) over whole discussions: {charts_s:.2f} s of CPU, "
+              f"{charts_s * 1000 / n:.0f} ms a discussion; {charts_ratio:.3f}x the event loop's {loop_s:.1f} s")
     print("  by thread: " + ", ".join(f"{name} {used * 1000 / max(calls, 1):.1f} ms" for name, used in
                                       sorted(threads.items(), key=lambda kv: -kv[1]) if used > 0))
     speeds = timed_in(timed, windows.get("round 1"))
