@@ -492,10 +492,11 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 cpu_used = sum(cpu_s(pid) for pid in pids) - cpu_before - probes_s
                 calls = model.request_count - calls_before
                 sql = await sql_counts(pids, counted) - sql_before if count_sql else Counter()
-                threads: Counter[str] = Counter()
+                threads: dict[str, float] = {}
                 for pid, before in zip(pids, threads_before, strict=True):
-                    threads.update({k: v - before.get(k, 0.0) for k, v in thread_cpu_s(pid).items()})
-                threads["event loop"] -= probes_s  # the probes are served on the loop
+                    for k, v in thread_cpu_s(pid).items():
+                        threads[k] = threads.get(k, 0.0) + v - before.get(k, 0.0)
+                threads["event loop"] = threads.get("event loop", 0.0) - probes_s  # the probes are served on the loop
                 load_s = time.monotonic() - min(began.values())
                 fakes_cpu = cpu_s(os.getpid()) - mine_before
                 busy, stolen = (after - before for after, before in zip(machine_s(), machine_before, strict=True))

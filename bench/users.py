@@ -122,7 +122,7 @@ def buttons(blocks: Any) -> list[tuple[str, str]]:
 def ballots(rng: random.Random, channel: str, team: str, message: dict[str, Any]) -> list[dict[str, Any]]:
     """The block_actions payloads of the one to three people who vote on a poll, each for an option drawn."""
     choices = buttons(message.get("blocks"))
-    out = []
+    out: list[dict[str, Any]] = []
     for k in range(rng.randint(1, 3) if choices else 0):
         action_id, value = rng.choice(choices)
         user = f"U{channel}V{k}"
