@@ -12,6 +12,10 @@ from typing import Any
 # A model's turn as real ones are: about 1,500 characters, streamed in deltas of about 12 (the fake's default 250 in
 # 24 made the SDK's share of a call a quarter of what it is).
 REPLY_CHARS, DELTA_CHARS = 1500, 12
+# At a model's pace: about 300 characters a second (a 1,500-character turn in five seconds), each delta its own
+# packet and its own wake-up of the loop (all at once, the live text and the per-delta reads never ran).
+DELTA_GAP_S = 0.04
+MODEL_LATENCY_S = 1.0  # before a reply's first event
 
 
 def mean_kb(bodies: list[dict[str, Any]]) -> float:

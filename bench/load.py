@@ -34,6 +34,7 @@ import asyncio
 import gc
 import json
 import os
+import random
 import re
 import signal
 import statistics
@@ -52,9 +53,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from adapters.slack.render import EVENT_TYPE  # noqa: E402
-from bench import profile_split  # noqa: E402
+from bench import profile_split, users  # noqa: E402
 from bench.common import (  # noqa: E402
     DELTA_CHARS,
+    DELTA_GAP_S,
     REPLY_CHARS,
     SPEEDOMETER,
     mean_kb,
@@ -81,8 +83,14 @@ TOP_STATEMENTS = 12  # --count-sql: the statements run most a model call, listed
 # and a lease check each; neither changes with the machine's speed.
 MAX_STATEMENTS, MAX_TRANSACTIONS = 12.0, 4.0
 FLOOR = ROOT / "bench" / "library_floor.py"
-MAX_FLOOR_RATIO = 1.5  # the app's CPU a model call against the libraries' floor measured in the same run
+MAX_FLOOR_RATIO = 1.6  # the app's CPU a model call against the libraries' floor measured in the same run
+MAX_CHARTS = 0.25  # the charts' CPU (off the event loop) against that of the discussions' model calls
+MAX_SLACK_CALLS = 3.0  # Slack calls a model call, over whole discussions
+PROBE_GAP_S = 0.05  # between two /healthz probes during round 1, as a load balancer's health checks
+SEED = 61  # --seed: the generator of the discussions' topics, rosters and the model's answers
 TIME_SCALE = 1.0  # --time-scale: Slack's limits and the app's pacing counted this many times faster (quick runs)
+GAP_S = DELTA_GAP_S  # --delta-gap: seconds between the model's deltas
+FLOOR_CALLS = 1300  # --floor-calls: model calls in each run of the floor
 
 
 class TimedSlack(FakeSlack):
@@ -94,6 +102,17 @@ class TimedSlack(FakeSlack):
         self.rounds_done: dict[tuple[str, int], float] = {}  # (channel, round) -> when its synthesis showed
         self.noted = asyncio.Event()
         self.first_shown: defaultdict[int, asyncio.Event] = defaultdict(asyncio.Event)  # a round's first synthesis
+        self.polls: asyncio.Queue[tuple[str, str]] = asyncio.Queue()  # (channel, ts) of each poll as it shows
+        self._polled: set[tuple[str, str]] = set()
+
+    def _poll(self, p: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+        """A poll's first showing is queued for the load's people to vote on."""
+        if answer.get("ok") and "vote:" in str(p.get("blocks", "")):
+            shown = (str(answer["channel"]), str(answer["ts"]))
+            if shown not in self._polled:
+                self._polled.add(shown)
+                self.polls.put_nowait(shown)
+        return answer
 
     def _note(self, p: dict[str, Any]) -> None:
         channel = p.get("channel", "")
@@ -109,11 +128,11 @@ class TimedSlack(FakeSlack):
 
     def m_chat_postMessage(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         self._note(p)
-        return super().m_chat_postMessage(p, team)
+        return self._poll(p, super().m_chat_postMessage(p, team))
 
     def m_chat_update(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         self._note(p)
-        return super().m_chat_update(p, team)
+        return self._poll(p, super().m_chat_update(p, team))
 
 
 def cpu_s(pid: int) -> float:
@@ -226,12 +245,15 @@ def no_room(floor_ms: float | None, calls: int, replicas: int, cores: int, withi
             f"calls, more than the {has:.1f} s the ratio target leaves it")
 
 
-async def floor_ms(runs: int, database: str) -> list[float]:
-    """The libraries' floor a model call (bench/library_floor.py, one run each), pinned as the app is."""
+async def floor_ms(runs: int, database: str, lanes: int, latency_s: float, count_sql: bool) -> list[float]:
+    """The libraries' floor a model call (bench/library_floor.py, one run each), pinned as the app is, at the load's
+    concurrency (a replica's discussions), pace and SQL instrumentation."""
     found = []
     for _ in range(runs):
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, str(FLOOR), "--repeats", "1", "--pin", "--target", "library_floor=1e9", cwd=ROOT,
+            sys.executable, str(FLOOR), "--repeats", "1", "--pin", "--target", "library_floor=1e9", "--lanes",
+            str(lanes), "--latency", str(latency_s), "--delta-gap", str(GAP_S), "--calls", str(FLOOR_CALLS),
+            *(["--count-sql"] if count_sql else []), cwd=ROOT,
             env={**os.environ, "DATABASE_URL": database} if database else
             {k: v for k, v in os.environ.items() if k != "DATABASE_URL"},
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
@@ -264,14 +286,18 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
     app_core = pinned(0) if replicas == 1 else []
     if app_core:
         os.sched_setaffinity(0, {1})
-    floors = await floor_ms(floor_runs, database)  # before the load, and again after it: the machine's speed drifts
+    lanes = max(1, n // replicas)  # the floor runs one replica's discussions at once
+    # Before the load, and again after it: the machine's speed drifts.
+    floors = await floor_ms(floor_runs, database, lanes, latency_s, count_sql)
     ports = [free_port() for _ in range(replicas)]
     bases = [f"http://127.0.0.1:{port}" for port in ports]
     channels = [f"C{i:04d}" for i in range(n)]
     team_of = {c: f"T{i // per_workspace:05d}" for i, c in enumerate(channels)} | {"CLONE": "TLONE"}
     base_of = {c: bases[i % replicas] for i, c in enumerate(channels)} | {"CLONE": bases[0]}
+    drawn = dict(zip(channels, users.starts(n, SEED), strict=True)) | {"CLONE": users.starts(1, SEED - 1)[0]}
     async with TimedSlack(time_scale=TIME_SCALE) as slack, FakeAnthropic(
-            latency_s=latency_s, reply_chars=REPLY_CHARS, chunk_chars=DELTA_CHARS) as model, \
+            latency_s=latency_s, reply_chars=REPLY_CHARS, chunk_chars=DELTA_CHARS, delta_gap_s=GAP_S,
+            reply=users.Model(SEED, REPLY_CHARS)) as model, \
             aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http, \
             aiohttp.ClientSession() as prober_http:  # the probe's own connection, as a load balancer's health check
         with tempfile.TemporaryDirectory() as folder:
@@ -309,9 +335,11 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
 
                 async def start(channel: str) -> float:
                     # The lone discussion runs round 1 alone, the reference; the load's run ROUNDS rounds.
-                    more = f" --rounds {ROUNDS}" if ROUNDS > 1 and channel != "CLONE" else ""
-                    body = urlencode({"command": "/council", "text": f"Should team {channel} adopt trunk-based "
-                                      f"development?{more}", "team_id": team_of[channel], "channel_id": channel,
+                    # Unattended to their closings, one round or more (without it, one round waits for people).
+                    more = f" --rounds {ROUNDS}" if channel != "CLONE" else ""
+                    topic, experts = drawn[channel]  # each discussion its own, from the seeded generator
+                    body = urlencode({"command": "/council", "text": f"{topic} --experts {experts}{more}",
+                                      "team_id": team_of[channel], "channel_id": channel,
                                       "user_id": f"U{channel}", "user_name": f"user-{channel}",
                                       "trigger_id": slack.trigger(), "response_url": "http://127.0.0.1:9/unused"})
                     headers = {**sign(body, SECRET), "Content-Type": "application/x-www-form-urlencoded"}
@@ -387,6 +415,22 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 await settled()  # the lone discussion's last posts go out before the load, not into its counts
                 lone_calls = model.request_count
 
+                async def probe_cost(span_s: float = 2.0) -> float:
+                    """The app's CPU seconds a /healthz probe, kept out of its CPU a model call: the app idle for
+                    `span_s`, then probed one after another for as long, the idle rate taken off."""
+                    idle_from, at = sum(cpu_s(pid) for pid in pids), time.monotonic()
+                    await asyncio.sleep(span_s)
+                    idle_rate = (sum(cpu_s(pid) for pid in pids) - idle_from) / (time.monotonic() - at)
+                    busy_from, at, probes = sum(cpu_s(pid) for pid in pids), time.monotonic(), 0
+                    while time.monotonic() - at < span_s:
+                        async with prober_http.get(f"{bases[probes % replicas]}/healthz") as resp:
+                            await resp.read()
+                        probes += 1
+                    used = sum(cpu_s(pid) for pid in pids) - busy_from - idle_rate * (time.monotonic() - at)
+                    return max(0.0, used) / max(probes, 1)
+
+                per_probe_s = await probe_cost()
+
                 calls_before, cpu_before = model.request_count, sum(cpu_s(pid) for pid in pids)
                 sql_before = await sql_counts(pids, counted) if count_sql else Counter()
                 slack_before = len(slack.calls)
@@ -400,6 +444,22 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 windows: dict[str, tuple[float, float]] = {}  # monotonic (from, to) of round 1, and the last round
                 stop = asyncio.Event()
 
+                async def vote() -> None:
+                    """People vote on the load's polls as they show: one to three each, for options drawn."""
+                    rng = random.Random(SEED)
+                    while True:
+                        channel, ts = await slack.polls.get()
+                        shown = slack.find(channel, ts)
+                        if channel == "CLONE" or shown is None:
+                            continue
+                        for payload in users.ballots(rng, channel, team_of[channel], shown.wire(False)):
+                            body = urlencode({"payload": json.dumps(payload)})
+                            headers = {**sign(body, SECRET), "Content-Type": "application/x-www-form-urlencoded"}
+                            async with http.post(f"{base_of[channel]}/slack/events", data=body.encode(),
+                                                 headers=headers) as resp:
+                                await resp.read()
+                            votes[resp.status] += 1
+
                 async def probe() -> None:
                     i = 0
                     while not stop.is_set():
@@ -408,7 +468,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                             await resp.read()
                         health.append((time.perf_counter() - t0) * 1000)
                         i += 1
-                        await asyncio.sleep(0.05)
+                        await asyncio.sleep(PROBE_GAP_S)
 
                 # This process serves the fakes and times the probes: its own collector's full passes over the fakes'
                 # growing record of every call (about 0.1 s each) must not be timed as the app's latency, nor pause
@@ -418,6 +478,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 speedometer = await asyncio.create_subprocess_exec(sys.executable, "-c", SPEEDOMETER,
                                                                    stdout=asyncio.subprocess.PIPE)
                 prober = asyncio.create_task(probe())
+                votes: Counter[int] = Counter()  # the votes' answers, by HTTP status
+                voter = asyncio.create_task(vote())
                 last_began = asyncio.create_task(first_to(ROUNDS - 1)) if ROUNDS > 1 else None
                 began = dict(zip(channels, await asyncio.gather(*(start(c) for c in channels)), strict=True))
                 await rounds(channels, began)
@@ -426,12 +488,15 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 await prober
                 gc.enable()
                 await asyncio.sleep(1.0 / TIME_SCALE)  # a turn run twice would be asking the model now
-                cpu_used = sum(cpu_s(pid) for pid in pids) - cpu_before
+                probes_s = len(health) * per_probe_s  # the probes' share, charged to no model call
+                cpu_used = sum(cpu_s(pid) for pid in pids) - cpu_before - probes_s
                 calls = model.request_count - calls_before
                 sql = await sql_counts(pids, counted) - sql_before if count_sql else Counter()
-                threads: Counter[str] = Counter()
+                threads: dict[str, float] = {}
                 for pid, before in zip(pids, threads_before, strict=True):
-                    threads.update({k: v - before.get(k, 0.0) for k, v in thread_cpu_s(pid).items()})
+                    for k, v in thread_cpu_s(pid).items():
+                        threads[k] = threads.get(k, 0.0) + v - before.get(k, 0.0)
+                threads["event loop"] = threads.get("event loop", 0.0) - probes_s  # the probes are served on the loop
                 load_s = time.monotonic() - min(began.values())
                 fakes_cpu = cpu_s(os.getpid()) - mine_before
                 busy, stolen = (after - before for after, before in zip(machine_s(), machine_before, strict=True))
@@ -446,6 +511,15 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 # round 1's CPU a call, in runs of one build). A call that costs more as the discussion grows shows.
                 last: tuple[float, int, Counter[str]] | None = None
                 sql_whole: tuple[int, Counter[str]] | None = None  # calls and statements of whole discussions
+                whole_cpu: tuple[float, int] | None = None  # CPU (the probes' taken off) and calls of the same
+
+                def threads_since() -> Counter[str]:
+                    used: Counter[str] = Counter()
+                    for pid, before in zip(pids, threads_before, strict=True):
+                        used.update({k: v - before.get(k, 0.0) for k, v in thread_cpu_s(pid).items()})
+                    return used
+
+                whole_threads: Counter[str] = Counter()
                 made: Counter[str] = Counter()  # each request the load's discussions made, as sent
                 if ROUNDS > 1:
                     if await until_round(channels, ROUNDS - 1):
@@ -460,12 +534,23 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                             await finished()
                             await settled()
                             whole = await snapshot()
+                            whole_threads = threads_since()
                             sql_whole = (whole[1] - calls_before, whole[2] - sql_before)
+                            whole_cpu = (whole[0] - cpu_before - probes_s, whole[1] - calls_before)
+                else:  # one round: judged whole all the same, its closings included
+                    await finished()
+                    await settled()
+                    whole = await snapshot()
+                    whole_threads = threads_since()
+                    sql_whole = (whole[1] - calls_before, whole[2] - sql_before)
+                    whole_cpu = (whole[0] - cpu_before - probes_s, whole[1] - calls_before)
+                if ROUNDS > 1:
                     if last_began is not None:
                         last_began.cancel()  # not every discussion got as far: nothing waits for it
                     await asyncio.sleep(1.0 / TIME_SCALE)  # a turn run twice would be asking the model now
                     # A turn asked twice sends the model the same request twice: the same prompt, the same persona.
                     made.update(json.dumps(body, sort_keys=True) for body in model.requests[calls_before:])
+                voter.cancel()
                 # Timed until the last round ends too: the machine's speed can change between round 1 and it.
                 speedometer.terminate()
                 timed = timings((await speedometer.communicate())[0].decode())
@@ -481,7 +566,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                 await asyncio.gather(*(proc.wait() for proc in procs))
                 for log in logs:
                     log.close()
-        floors += await floor_ms(floor_runs, database)
+        floors += await floor_ms(floor_runs, database, lanes, latency_s, count_sql)
         load_429 = Counter(slack.answered_429) - setup_429
         refused, twice = sum(load_429.values()), duplicates(slack)
         methods = Counter(c.method for c in slack.calls[slack_before:])
@@ -504,7 +589,24 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
     print(f"peak RSS: {rss:.0f} MB")
     print(f"/healthz p99 during the load: {p99:.1f} ms ({len(health)} probes)")
     per_call_ms = cpu_used * 1000 / max(calls, 1)
-    print(f"process CPU per model call: {per_call_ms:.1f} ms ({calls} calls, {cpu_used:.1f} s)")
+    print(f"process CPU per model call in round 1: {per_call_ms:.1f} ms ({calls} calls, {cpu_used:.1f} s; "
+          f"{len(health)} /healthz probes at {per_probe_s * 1000:.2f} ms each taken off)")
+    whole_ms = float("nan")
+    if whole_cpu is not None:
+        whole_ms = whole_cpu[0] * 1000 / max(whole_cpu[1], 1)
+        print(f"process CPU per model call over whole discussions ({ROUNDS} round(s), closings and charts included, "
+              f"from the load's start until the last post was out): {whole_ms:.1f} ms ({whole_cpu[1]} calls, "
+              f"{whole_cpu[0]:.1f} s)")
+    else:
+        print("whole discussions: not every discussion finished, so no CPU a model call over them", file=sys.stderr)
+    # Charts are drawn off the event loop (a thread): the threads beside the loop are theirs (the app's SQL runs
+    # on the loop, SQLite's inline and asyncpg alike), judged against the loop's CPU for the same discussions.
+    loop_s = whole_threads.get("event loop", 0.0) - probes_s
+    charts_s = whole_threads.get("other threads", 0.0)
+    charts_ratio = charts_s / loop_s if whole_cpu is not None and loop_s > 0 else float("nan")
+    if whole_cpu is not None:
+        print(f"off the event loop (the charts' threads) over whole discussions: {charts_s:.2f} s of CPU, "
+              f"{charts_s * 1000 / n:.0f} ms a discussion; {charts_ratio:.3f}x the event loop's {loop_s:.1f} s")
     print("  by thread: " + ", ".join(f"{name} {used * 1000 / max(calls, 1):.1f} ms" for name, used in
                                       sorted(threads.items(), key=lambda kv: -kv[1]) if used > 0))
     speeds = timed_in(timed, windows.get("round 1"))
@@ -523,7 +625,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
         print(f"the libraries' floor (bench/library_floor.py, {floor_runs} runs before the load and {floor_runs} "
               f"after{', pinned to core 0 as the app' if app_core else ', not pinned'}): {floor:.2f} ms a model call "
               f"(median; runs {', '.join(f'{f:.2f}' for f in floors)}); the app's CPU a model call is "
-              f"{per_call_ms / floor:.2f}x it")
+              f"{whole_ms / floor:.2f}x it over whole discussions, {per_call_ms / floor:.2f}x in round 1")
     statements, transactions = sql["statements"] / max(calls, 1), sql["transactions"] / max(calls, 1)
     if count_sql:
         print(f"SQL a model call in round 1: {statements:.2f} statements, {transactions:.2f} transactions (each "
@@ -542,7 +644,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
         print("the transactions, by their first statement:")
         for shape, runs in opens.most_common(TOP_STATEMENTS // 2):
             print(f"  {runs / max(judged_calls, 1):5.2f}  {shape}")
-    print(f"Slack calls a model call ({method_calls} calls, all rounds): " + ", ".join(
+    slack_calls = sum(methods.values()) / max(method_calls, 1)
+    print(f"Slack calls a model call ({method_calls} calls, all rounds): {slack_calls:.2f}: " + ", ".join(
         f"{m} {k / max(method_calls, 1):.2f}" for m, k in methods.most_common()))
     if profile and replicas == 1:
         print("\n".join(profile_split.lines(profile_split.split(Path(profile)), lifetime_calls)))
@@ -553,6 +656,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
           f"KB; the floor sends {prompt_kb:.1f} KB, {post_kb:.2f} KB and {edit_kb:.2f} KB")
     asked = f"model requests made twice: {extra_calls}" if ROUNDS > 1 else \
         f"model calls beyond {lone_calls} a discussion: {extra_calls}"
+    print(f"people's votes on the load's polls: {sum(votes.values())} ({dict(votes)} by HTTP status)")
     print(f"Slack answered 429 {refused} times during the load ({dict(load_429)}), and {sum(setup_429.values())} "
           f"times before it ({dict(setup_429)}: the bench's setup, every workspace's OAuth install at once, and the "
           f"lone round); posts held twice: {twice}; {asked}")
@@ -604,7 +708,9 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                Figure("peak_rss", rss, 300.0, "MB"), Figure("healthz_p99", p99, 50.0, "ms"),
                Figure("slack_429s", refused, 0), Figure("posts_twice", twice, 0),
                Figure("turns_twice", extra_calls, 0), *growth,
-               *([Figure("floor_ratio", per_call_ms / floor, MAX_FLOOR_RATIO)] if floors else []),
+               Figure("slack_calls_per_call", slack_calls, MAX_SLACK_CALLS),
+               Figure("charts_cpu_ratio", charts_ratio, MAX_CHARTS),
+               *([Figure("floor_ratio", whole_ms / floor, MAX_FLOOR_RATIO)] if floors else []),
                *([Figure("sql_statements_per_call", whole_statements, MAX_STATEMENTS),
                   Figure("sql_transactions_per_call", whole_transactions, MAX_TRANSACTIONS)] if count_sql else [])]
     return report(figures, targets, ok=len(durations) == n)
@@ -625,12 +731,16 @@ if __name__ == "__main__":
                         help="Slack's limits and the app's pacing this many times faster: a quick run, not a measure")
     parser.add_argument("--rounds", type=int, default=ROUNDS,
                         help="rounds each discussion of the load runs (round 1 is timed; the last is compared with it)")
+    parser.add_argument("--delta-gap", type=float, default=GAP_S, help="seconds between the model's deltas")
+    parser.add_argument("--seed", type=int, default=SEED, help="the generator of the discussions and answers")
+    parser.add_argument("--floor-calls", type=int, default=FLOOR_CALLS, help="model calls in each floor run")
     parser.add_argument("--floor-runs", type=int, default=3,
                         help="runs of bench/library_floor.py before the load and as many after (0: none, no ratio)")
     add_target_flag(parser)
     args = parser.parse_args()
     TIME_SCALE = args.time_scale
     ROUNDS = args.rounds
+    GAP_S, SEED, FLOOR_CALLS = args.delta_gap, args.seed, args.floor_calls
     profile = os.path.abspath(args.profile) if args.profile else ""
     raise SystemExit(asyncio.run(main(args.n, args.per_workspace, args.replicas, args.latency, args.within, profile,
                                       overrides(args.target), args.count_sql, args.floor_runs)))

@@ -21,10 +21,9 @@ SHAPE, SHAPE_CHARS = "statement: ", 72  # a statement is counted under its first
 OPENS = "opens: "  # a transaction is counted under its first statement's opening characters
 
 
-def main() -> None:
-    out, module, *args = sys.argv[1:]
-    counts: Counter[str] = Counter()
-
+def count_into(counts: Counter[str]) -> None:
+    """Count every engine's statements and transactions into `counts` from now on (bench/library_floor.py runs
+    the floor's SQL under the same listeners when the load counts the app's, so both pay for them)."""
     opening: set[int] = set()  # connections whose transaction has begun and run no statement yet
 
     @event.listens_for(Engine, "begin")
@@ -40,6 +39,12 @@ def main() -> None:
         if id(conn) in opening:  # which transactions: their first statement's opening words
             opening.discard(id(conn))
             counts[OPENS + shape] += 1
+
+
+def main() -> None:
+    out, module, *args = sys.argv[1:]
+    counts: Counter[str] = Counter()
+    count_into(counts)
 
     def note(*_: Any) -> None:
         with Path(out).open("a") as f:

@@ -21,7 +21,7 @@ from core.running.kept import Kept, load_state
 from core.running.live import LiveText
 from core.running.seams import Fence, Jot, Sending
 from core.running.spending import day_refusal, day_window, turn_estimate, turns_that_fit
-from core.showing import posts
+from core.showing import extras, posts
 from core.storage.store import Tx
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,8 @@ class Turns:
                  persona_key=plan.persona_key, reply_to=plan.reply_to, created_at=now)
             for plan in turns
         ], hold=(estimate, now))
+        if extras.starts_final_synthesis(d, (plan.key for plan in turns)):
+            await extras.draw_ahead(tx, d, self.kept.seats(d.id))
         return turns, spent_today, built
 
     def worst_usd(self, prompt: Prompt) -> float:

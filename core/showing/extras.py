@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from core.models import Discussion, Persona, Post, PostFile, Turn
 from core.showing import chart_material
 from core.showing.pages import PageLinks
-from core.storage.store import Store
+from core.storage.store import Store, Tx
 
 log = logging.getLogger(__name__)
 # Where a thread shows a picture with the final synthesis. A terminal cannot: its exports carry the charts, drawn
@@ -20,6 +20,43 @@ CHART_PLATFORMS = {"slack", "discord"}
 
 def is_final_synthesis(d: Discussion, post: Post) -> bool:
     return post.kind == "synthesis" and post.key.startswith(f"{d.id}:final:") and not post.key.endswith(":poll")
+
+
+def starts_final_synthesis(d: Discussion, keys: Iterable[str]) -> bool:
+    """Whether turns of these keys write the discussion's final synthesis."""
+    return any(k.startswith(f"{d.id}:final:") and not k.endswith(":poll") for k in keys)
+
+
+# Drawings started ahead, by discussion: what they show and the drawing (a task nothing refers to may be collected).
+_AHEAD: dict[str, tuple[chart_material.ChartMaterial, asyncio.Future[list[PostFile]]]] = {}
+AHEAD_MAX = 1000  # past this many (final posts never sent: a crash, a stop), the oldest are forgotten
+
+
+async def draw_ahead(tx: Tx, d: Discussion, seats: tuple[list[Persona], list[Turn]] | None) -> None:
+    """Start drawing the final synthesis's charts while its model writes it, on what they show now: the post then
+    takes them as drawn, where drawing them stood on the critical path between the synthesis and its post (a tenth
+    of a second or more a chart). A vote cast meanwhile changes what they show, and they are drawn again as the
+    post goes out."""
+    material = await chart_material.gather(tx, d.id, seats)
+    while len(_AHEAD) >= AHEAD_MAX:
+        _AHEAD.pop(next(iter(_AHEAD)))
+    task = asyncio.ensure_future(asyncio.to_thread(_draw, material))
+    task.add_done_callback(_drawn)
+    _AHEAD[d.id] = (material, task)
+
+
+def _drawn(task: asyncio.Future[list[PostFile]]) -> None:
+    if not task.cancelled() and task.exception() is not None:  # the post draws them again, or goes without
+        log.warning("could not draw the charts ahead", exc_info=task.exception())
+
+
+async def _charts(material: chart_material.ChartMaterial, d: Discussion) -> list[PostFile]:
+    """The charts of `material`: those drawn ahead when they show the same, else drawn now."""
+    ahead = _AHEAD.pop(d.id, None)
+    if ahead is not None and ahead[0] == material and not ahead[1].cancelled() and (
+            not ahead[1].done() or ahead[1].exception() is None):
+        return await asyncio.shield(ahead[1])
+    return await asyncio.to_thread(_draw, material)
 
 
 def _draw(material: chart_material.ChartMaterial) -> list[PostFile]:
@@ -42,7 +79,7 @@ async def decorate(store: Store, pages: PageLinks, d: Discussion, post: Post, no
         try:
             async with store.tx() as tx:
                 material = await chart_material.gather(tx, d.id, seats())
-            update["files"] = await asyncio.to_thread(_draw, material)
+            update["files"] = await _charts(material, d)
         except Exception:  # a chart is a courtesy: the synthesis goes out without it
             log.warning("could not draw the charts of %s", d.id, exc_info=True)
     return post.model_copy(update=update)

@@ -1,0 +1,77 @@
+"""Whether replicas add capacity: bench/load.py on PostgreSQL with one replica and N discussions, then with
+`--replicas R` and R × N discussions (the same load a replica), in the same run, and the two set side by side.
+
+Each workspace holds `--per-workspace` discussions (3 by default), spread over the replicas in turn as a load
+balancer spreads a workspace's requests: with R = 3 every workspace is served by three replicas at once, so its
+Slack budget is shared and any row every replica writes a call shows, in statements and in CPU.
+Judged: CPU a model call over whole discussions, all replicas' summed ÷ all calls, ≤ 1.2× the lone replica's;
+statements and transactions a model call ≤ 1.05× the lone replica's (the same work, give or take a few rows a
+discussion); 0 429s across the replicas. The load's own verdicts (its floor, its round ratio, where the machine leaves
+room for it) are printed as each run gives them. Needs DATABASE_URL=postgresql://…; each run makes a fresh database."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.verdict import Figure, add_target_flag, overrides, report  # noqa: E402
+
+MAX_CPU, MAX_SQL = 1.2, 1.05
+WHOLE = r"process CPU per model call over whole discussions .*?: ([\d.]+) ms \((\d+) calls"
+SQL = r"SQL a model call over the \d+ rounds, from the load's start until the last post was out: ([\d.]+) statements, "\
+      r"([\d.]+) transactions"
+REFUSED = r"Slack answered 429 (\d+) times during the load"
+
+
+def one(replicas: int, n: int, extra: list[str]) -> dict[str, float]:
+    """One run of bench/load.py: its figures, and its output printed as it came."""
+    cmd = [sys.executable, str(ROOT / "bench" / "load.py"), "-n", str(n), "--replicas", str(replicas), "--count-sql",
+           *extra]
+    print(f"$ {' '.join(cmd[1:])}", flush=True)
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    print(done.stdout, done.stderr, sep="\n", flush=True)
+    figures: dict[str, float] = {}
+    for name, pattern in (("cpu", WHOLE), ("sql", SQL), ("refused", REFUSED)):
+        found = re.search(pattern, done.stdout)
+        if found is None:
+            raise SystemExit(f"bench/load.py --replicas {replicas} printed no {name} figure")
+        figures[name] = float(found.group(1))
+        if name == "sql":
+            figures["transactions"] = float(found.group(2))
+    return figures
+
+
+def main(n: int, replicas: int, extra: list[str], targets: dict[str, float]) -> int:
+    if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        print("set DATABASE_URL=postgresql://… (the replicas share one database)", file=sys.stderr)
+        return 2
+    lone, many = one(1, n, extra), one(replicas, n * replicas, extra)
+    print(f"one replica, {n} discussions: {lone['cpu']:.1f} ms of CPU, {lone['sql']:.2f} statements, "
+          f"{lone['transactions']:.2f} transactions a model call")
+    print(f"{replicas} replicas, {n * replicas} discussions: {many['cpu']:.1f} ms of CPU (summed over them), "
+          f"{many['sql']:.2f} statements, {many['transactions']:.2f} transactions a model call; "
+          f"{many['refused']:.0f} 429s")
+    return report([Figure("replica_cpu_ratio", many["cpu"] / lone["cpu"], MAX_CPU),
+                   Figure("replica_statements_ratio", many["sql"] / max(lone["sql"], 1e-9), MAX_SQL),
+                   Figure("replica_transactions_ratio", many["transactions"] / max(lone["transactions"], 1e-9),
+                          MAX_SQL),
+                   Figure("replica_429s", many["refused"], 0)], targets)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("-n", type=int, default=100, help="discussions a replica")
+    parser.add_argument("--replicas", type=int, default=3)
+    parser.add_argument("--per-workspace", type=int, default=3, help="discussions in each workspace")
+    parser.add_argument("--load", default="", help="more options for bench/load.py, as one string")
+    add_target_flag(parser)
+    args = parser.parse_args()
+    raise SystemExit(main(args.n, args.replicas, ["--per-workspace", str(args.per_workspace), *args.load.split()],
+                          overrides(args.target)))
