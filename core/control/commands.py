@@ -53,6 +53,7 @@ class StartDiscussion(Command):
     anonymous: bool = False  # polls record who voted but do not show it
     hide_results: bool = False  # poll counts stay hidden until the poll closes
     check: bool | None = None  # --check / --no-check: a Fact-checker checks claims; None: COUNCIL_FACT_CHECK
+    peer_review: bool = False  # --peer-review: after each round's statements the personas rank them, authors hidden
     memory: Literal["channel", "workspace", "off"] = "channel"  # earlier decisions to open with (off: --no-memory)
     seats: list[SeatHolder] = Field(default_factory=list)  # people who take a seat themselves (--seat @dana)
     revisits: int = 0  # a decision record this discussion revisits (its Revisit button), 0 for none
