@@ -82,7 +82,7 @@ def _guild_command(**kwargs: Any) -> Any:
     memory="Earlier decisions to open with: this channel's (default), the server's, or off",
     seat="A person who takes a seat themselves: asked in the thread when it is their turn",
 )
-@app_commands.rename(next_at="next")
+@app_commands.rename(next_at="next", peer_review="peer-review")
 @app_commands.autocomplete(every=_every, next_at=_when, tz=_zones)
 async def council(interaction: discord.Interaction[Any], topic: Topic, rounds: Range[int, 1, 10] | None = None,
                   experts: Range[int, 2, 8] | None = None, confirm: bool = False, debate: bool = False,

@@ -12,8 +12,8 @@ from pydantic import BaseModel
 
 from core.deliberation import engine, factcheck, flows, prompts, review
 from core.deliberation.engine import RunTurns, State, TurnPlan
-from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
 from core.deliberation.schemas import PeerReview
+from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
 from core.ports import LLM, Block, ChatPort, Clock, Completion, LLMRefused, LLMUnavailable, Prompt
 from core.running.admission import Admission
 from core.running.config import DriverConfig
