@@ -198,7 +198,9 @@ def text(state: State, round_: int) -> str:
     for n, s in enumerate(ranked, start=1):
         lines.append(f"{n}. **{_name(state, s.author)}**: average rank {s.average:.1f} "
                      f"(of {s.reviews}), ranked first by {s.firsts}")
-    why = [t for t in given if t.data and t.data.get("why")]
+    seats = [p.key for p in state.personas]  # in roster order, however the reviews finished
+    why = sorted((t for t in given if t.data and t.data.get("why")),
+                 key=lambda t: (seats.index(t.persona_key) if t.persona_key in seats else len(seats), t.persona_key))
     if why:
         lines.append("Why the strongest, as the reviewers put it:")
         lines += [f"• {_name(state, t.persona_key)} on {_name(state, str(t.data['strongest']))}: "

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from adapters.web.page import render
 from bot.settings import Settings
 from bot.wiring import App, build_app
 from core.control import commands as c
 from core.deliberation import review
 from core.deliberation.engine import State
 from core.models import Phase, Status, TurnStatus
+from core.showing.export import export
 from tests.core.conftest import C1, discussion, settle, start
 from tests.fakes.chat import RecordingChat
 from tests.fakes.llm import ScriptedLLM
@@ -51,6 +53,13 @@ async def test_a_peer_reviewed_round_posts_one_aggregate_before_the_synthesis_th
         assert f"**{name}**: average rank {standing.average:.1f}" in aggregate[0].text
     [syn] = [p for p in llm.prompts if p.purpose.phase == Phase.ROUND_SYNTHESIS]
     assert "ranked each other's statements without knowing whose" in syn.instruction
+    # The record and the page carry the same aggregate the thread showed.
+    doc = await export(app.store, did)
+    assert doc is not None
+    [kept] = [r["text"] for r in doc["peer_reviews"]]
+    assert kept.splitlines() == aggregate[0].text.splitlines()
+    html = render(doc)
+    assert "Peer review, round 1" in html and html.index("Peer review, round 1") < html.index("Round synthesis")
     assert "ranked each other's statements" not in " ".join(
         p.instruction for p in llm.prompts if p.purpose.phase not in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS))
 
