@@ -76,8 +76,8 @@ def structure(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any] | None:
     if schema is PeerReview:  # the letters it was shown are in the prompt's purpose: ranked by a fixed hash
         order = sorted(p.others, key=lambda x: hashlib.sha256(f"{p.persona}|{p.round}|{x}".encode()).digest())
         return PeerReview(ranking=order, strongest=order[0] if order else "",
-                          why=f"(offline) Statement {order[0] if order else '?'} ties its proposal to a concrete "
-                              "cost and a way to undo it; the others stay general.").model_dump()
+                          why="(offline) It ties its proposal to a concrete cost and a way to undo it; the others "
+                              "stay general.").model_dump()
     if schema is FloorPlan:
         count = next((int(w) for w in text.split() if w.isdigit()), 4)
         cultures = list(CULTURE_NAMES)

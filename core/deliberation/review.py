@@ -117,7 +117,8 @@ def prompt(state: State, plan: TurnPlan) -> Prompt:
             else " Write `why` in the language of the topic.")
     letters = ", ".join(s.label for s in items)
     instruction = (f"Rank the statements {letters} by the strength of their argument, the strongest first, and "
-                   f"name the strongest in `strongest` with one or two sentences on why it is.{lens}{lang}")
+                   "name the strongest in `strongest` with one or two sentences on why it is (in `why`, refer to it "
+                   f"by what it argues, never by its letter: readers are not shown the letters).{lens}{lang}")
     return Prompt(tier="light", system=[Block(text=RULES)], shared=[Block(text=shared)], instruction=instruction,
                   max_tokens=1024,
                   purpose=Purpose(phase=Phase.PEER_REVIEW, persona=me.name, role=me.role.value,
