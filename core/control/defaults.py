@@ -10,7 +10,7 @@ from core.control import commands as c
 from core.control.replies import UserError
 from core.deliberation import flows
 
-FIELDS = ("flow", "rounds", "style", "tier", "lang", "experts")
+FIELDS = ("flow", "rounds", "style", "tier", "lang", "experts", "peer_review")
 EXAMPLE = "`flow=meeting rounds=3 tier=medium lang=German`"
 
 
@@ -44,6 +44,10 @@ def _value(name: str, raw: str) -> Any:
         return flows.choice(name, raw, flows.STYLES if name == "style" else flows.TIERS)
     if name == "lang":
         return flows.language(raw)
+    if name == "peer_review":
+        if raw.lower() not in ("on", "off", "true", "false"):  # true / false: as the value is stored
+            raise ValueError(f"`peer_review` takes `on` or `off`; you wrote `{raw}`")
+        return raw.lower() in ("on", "true")
     low, high = (1, 10) if name == "rounds" else (2, 8)
     if not raw.isdigit() or not low <= int(raw) <= high:
         raise ValueError(f"`{name}` takes a whole number from {low} to {high}; you wrote `{raw}`")
@@ -81,12 +85,14 @@ def confirmation(values: dict[str, Any], warnings: list[str]) -> str:
 
 
 def describe(values: dict[str, Any]) -> str:
-    return " ".join(f"{k}={values[k]}" for k in FIELDS if k in values)
+    shown = {k: ("on" if v else "off") if isinstance(v, bool) else v for k, v in values.items()}
+    return " ".join(f"{k}={shown[k]}" for k in FIELDS if k in shown)
 
 
 def apply(cmd: c.StartDiscussion, values: dict[str, Any]) -> c.StartDiscussion:
     """The start with the channel's defaults where the person gave nothing of their own."""
     given = cmd.model_fields_set
     update = {k: v for k, v in values.items()
-              if k not in given or (k == "rounds" and cmd.rounds is None) or (k == "experts" and cmd.experts == 4)}
+              if k not in given or (k == "rounds" and cmd.rounds is None) or (k == "experts" and cmd.experts == 4)
+              or (k == "peer_review" and not cmd.peer_review)}  # a start without the flag takes the channel's
     return cmd.model_copy(update=update) if update else cmd
