@@ -106,6 +106,8 @@ def console(
     hints: Annotated[str, typer.Option(help="Open floor: controversy axes, comma separated")] = "",
     check: Annotated[bool | None, typer.Option("--check/--no-check", help="A Fact-checker checks claims with web "
                                                                        "search (default: COUNCIL_FACT_CHECK)")] = None,
+    peer_review: Annotated[bool, typer.Option("--peer-review", help="After each round's statements every persona "
+                                                                    "ranks the others', authors hidden")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Log progress (INFO) to stderr, not only warnings")] = (
         False),
     memory: Annotated[str, typer.Option(help="Earlier decisions to open with: channel, workspace or off")] = "channel",
@@ -144,6 +146,7 @@ def console(
                                   "tier": flows.choice("tier", tier, flows.TIERS) if tier else "",
                                   "lang": flows.language(lang) if lang else "",
                                   "hints": [h.strip() for h in hints.split(",") if h.strip()][:8], "check": check,
+                                  "peer_review": peer_review,
                                   "memory": "off" if no_memory else flows.choice("memory", memory,
                                                                                  ("channel", "workspace", "off")),
                                   "models": models}

@@ -64,6 +64,8 @@ class Phase(StrEnum):
     SPEECH = "speech"
     # any flow, with --check
     FACT_CHECK = "fact_check"  # the Fact-checker reviews claims with the web search tool
+    # any flow, with --peer-review
+    PEER_REVIEW = "peer_review"  # a persona ranks the others' statements of the round, authors hidden (not posted)
 
 
 class TurnStatus(StrEnum):
@@ -155,6 +157,8 @@ class FlowOptions(BaseModel):
     max_speeches: int = 16  # open floor: the floor closes after this many speeches at the latest
     owners: list[str] = Field(default_factory=list)  # meeting: "Name: domain" per owner, from the channel
     check: bool = False  # --check: a Fact-checker reviews the claims with web search (core.deliberation.factcheck)
+    peer_review: bool = False  # --peer-review: personas rank each other's statements unnamed (core.deliberation.review)
+    review_seed: int = 0  # shuffles what each reviewer is shown; kept, so a resumed discussion shows the same order
     people: list[SeatHolder] = Field(default_factory=list)  # people given a seat with --seat
     memory: Literal["channel", "workspace", "off"] = "channel"  # where earlier decisions are looked up
     recalled: list[Decision] = Field(default_factory=list)  # earlier decisions the discussion opened with

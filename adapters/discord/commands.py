@@ -78,12 +78,13 @@ def _guild_command(**kwargs: Any) -> Any:
     lang="Language to speak, e.g. German (default: the topic's language)",
     hints="Open floor: controversy axes, comma separated (cost, privacy)",
     check="A Fact-checker checks claims against web sources (default: the server's setting)",
+    peer_review="After each round's statements every persona ranks the others', authors hidden",
     memory="Earlier decisions to open with: this channel's (default), the server's, or off",
     seat="A person who takes a seat themselves: asked in the thread when it is their turn",
     models="Providers and models dealt to the speakers: openai:gpt-5.1 anthropic:claude-sonnet-5-5",
     poll_hours="How many hours the final poll stays open after the discussion (1-720; default 24)",
 )
-@app_commands.rename(next_at="next", poll_hours="poll-hours")
+@app_commands.rename(next_at="next", poll_hours="poll-hours", peer_review="peer-review")
 @app_commands.autocomplete(every=_every, next_at=_when, tz=_zones)
 async def council(interaction: discord.Interaction[Any], topic: Topic, rounds: Range[int, 1, 10] | None = None,
                   experts: Range[int, 2, 8] | None = None, confirm: bool = False, debate: bool = False,
@@ -91,11 +92,11 @@ async def council(interaction: discord.Interaction[Any], topic: Topic, rounds: R
                   every: Range[str, 1, 10] | None = None, next_at: Range[str, 1, 60] | None = None,
                   tz: Zone | None = None, flow: FlowChoice | None = None, style: Style | None = None,
                   tier: TierChoice | None = None, lang: Range[str, 1, 30] | None = None,
-                  hints: Range[str, 1, 300] | None = None, check: bool | None = None,
+                  hints: Range[str, 1, 300] | None = None, check: bool | None = None, peer_review: bool = False,
                   memory: Memory | None = None, seat: discord.Member | None = None,
                   models: Range[str, 1, 300] | None = None,
                   poll_hours: Range[int, 1, 720] | None = None) -> None:
-    await _handler(interaction).command(interaction, "council", {"check": check,
+    await _handler(interaction).command(interaction, "council", {"check": check, "peer_review": peer_review,
         "topic": topic, "rounds": rounds, "experts": experts, "confirm": confirm, "debate": debate, "roles": roles,
         "anonymous": anonymous, "hidden": hidden, "every": every, "next": next_at, "tz": tz, "flow": flow,
         "style": style, "tier": tier, "lang": lang, "hints": hints, "memory": memory,

@@ -32,7 +32,8 @@ rounds unattended), `experts` (2–8), `confirm` (review the roster first), `deb
 `anonymous` and `hidden` (poll ballots), `poll-hours` (how long the final poll stays open, 1–720; default 24), \
 `every` (1d), `next` ("tomorrow 09:00"), `tz` (Europe/Berlin), `flow`, \
 `style` and `tier` (council), `lang` (German), `hints` (open floor), `check` (a Fact-checker checks claims against \
-web sources), `models` ("openai:gpt-5.1 anthropic:claude-sonnet-5-5": the speakers' models, dealt in turn).
+web sources), `models` ("openai:gpt-5.1 anthropic:claude-sonnet-5-5": the speakers' models, dealt in turn),
+`peer_review` (personas rank each other's statements, authors hidden).
 • Flows:{flows}
 • `/council-list` shows this channel's discussions; `/council-status`, `/council-pause`, `/council-resume`, \
 `/council-stop` and `/council-synthesize` take an `id` (inside a council's thread, that one); so does \
@@ -238,6 +239,7 @@ def start_command(opts: dict[str, Any], where: Where, default_tz: str, base: dic
         every=every_text(opts.get("every")), next_at=str(opts.get("next") or "").strip(),
         anonymous=bool(opts.get("anonymous")), hide_results=bool(opts.get("hidden")), clarify=True,
         check=None if opts.get("check") is None else bool(opts["check"]),
+        peer_review=bool(opts.get("peer_review")),
         memory=opts.get("memory") or "channel", seats=seat_holders(opts.get("seat")),
         poll_hours=_int(opts.get("poll_hours")), **base)
 

@@ -17,7 +17,7 @@ from core.models import SeatHolder
 PLATFORM = "slack"
 VALUE_OPTIONS = {"rounds", "experts", "every", "next", "tz", "roles", "flow", "style", "tier", "lang", "hints",
                  "memory", "seat", "models", "poll-hours"}
-FLAG_OPTIONS = {"confirm", "anonymous", "hidden", "debate", "check", "no-memory"}
+FLAG_OPTIONS = {"confirm", "anonymous", "hidden", "debate", "check", "no-memory", "peer-review"}
 NEGATED_FLAGS = {"no-check"}  # turns off what a channel setting turns on (COUNCIL_FACT_CHECK)
 CONTROL_WORDS = {"pause", "resume", "stop", "status", "synthesize"}
 CADENCES = {"daily", "weekly", "cron", "off"}
@@ -29,7 +29,8 @@ HELP = """*Council: moderated AI deliberation in this channel*
 first), `--debate`, `--roles "security, finance"`, `--anonymous` and `--hidden` (poll ballots), \
 `--poll-hours N` (how long the final poll stays open after the discussion, 1–720; default 24), \
 `--every 1d`, `--next "tomorrow 09:00"`, `--tz Europe/Berlin`, \
-`--check` (a Fact-checker checks claims against web sources; `--no-check` when the channel checks by default)
+`--check` (a Fact-checker checks claims against web sources; `--no-check` when the channel checks by default), \
+`--peer-review` (any flow: after each round's statements every persona ranks the others', authors hidden)
 • `--flow NAME` picks how they deliberate (default `moderated`):{flows}
 • Council: `--style parallel|sequential|debate`; council and meeting: \
 `--tier light|medium|heavy`. Any flow: `--lang German` (otherwise the topic's language); open floor: \
@@ -261,7 +262,8 @@ def _start(words: list[tuple[str, bool]], who: Who, team_id: str, channel_id: st
         every=_every(opts["every"]) if "every" in opts else "", next_at=opts.get("next", "").strip(),
         anonymous="anonymous" in opts, hide_results="hidden" in opts, memory=_memory(opts),
         seats=people(opts.get("seat", "")), clarify=True, poll_hours=_poll_hours(opts),
-        check=True if "check" in opts else False if "no-check" in opts else None, **who.fields(),
+        check=True if "check" in opts else False if "no-check" in opts else None,
+        peer_review="peer-review" in opts, **who.fields(),
     )
     return Intent(kind="command", command=cmd, tz_explicit="tz" in opts)
 

@@ -103,6 +103,8 @@ def rounds(doc: dict[str, Any]) -> list[Round]:
             label += f" · written by {t['written_by']} in person"
         items.append((t["created_at"], t["round"], Entry(t["author"], icons.get(t["author_key"], "💬"), label,
                                                          t["text"], _time(t["created_at"]))))
+    for r in doc.get("peer_reviews") or []:  # the aggregate the thread showed beside the round's synthesis
+        items.append((r["at"], r["round"], Entry("Peer review", "🏅", "Aggregate", r["text"], _time(r["at"]))))
     for m in doc["human_messages"]:
         items.append((m["created_at"], -1, Entry(m["author"], "🧑", "Person", m["text"], _time(m["created_at"]),
                                                  human=True)))

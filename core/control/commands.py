@@ -55,6 +55,7 @@ class StartDiscussion(Command):
     # How long its final poll stays open; None: the channel's default, else 24; 0: it closes with the discussion.
     poll_hours: int | None = Field(default=None, ge=0, le=720)
     check: bool | None = None  # --check / --no-check: a Fact-checker checks claims; None: COUNCIL_FACT_CHECK
+    peer_review: bool = False  # --peer-review: after each round's statements the personas rank them, authors hidden
     memory: Literal["channel", "workspace", "off"] = "channel"  # earlier decisions to open with (off: --no-memory)
     seats: list[SeatHolder] = Field(default_factory=list)  # people who take a seat themselves (--seat @dana)
     revisits: int = 0  # a decision record this discussion revisits (its Revisit button), 0 for none

@@ -10,7 +10,7 @@ from core.control import commands as c
 from core.control.replies import UserError
 from core.deliberation import flows, routes
 
-FIELDS = ("flow", "rounds", "style", "tier", "lang", "experts", "models", "poll_hours")
+FIELDS = ("flow", "rounds", "style", "tier", "lang", "experts", "models", "poll_hours", "peer_review")
 EXAMPLE = "`flow=meeting rounds=3 tier=medium lang=German`"
 MAX_POLL_HOURS = 720
 POLL_HOURS = 24  # a final poll stays open a day unless the channel or the start says otherwise
@@ -53,6 +53,10 @@ def _value(name: str, raw: str) -> Any:
         return routes.describe(given)
     if name == "poll_hours":
         return poll_hours(raw, "`poll_hours`")
+    if name == "peer_review":
+        if raw.lower() not in ("on", "off", "true", "false"):  # true / false: as the value is stored
+            raise ValueError(f"`peer_review` takes `on` or `off`; you wrote `{raw}`")
+        return raw.lower() in ("on", "true")
     low, high = (1, 10) if name == "rounds" else (2, 8)
     if not raw.isdigit() or not low <= int(raw) <= high:
         raise ValueError(f"`{name}` takes a whole number from {low} to {high}; you wrote `{raw}`")
@@ -99,8 +103,9 @@ def confirmation(values: dict[str, Any], warnings: list[str]) -> str:
 
 
 def describe(values: dict[str, Any]) -> str:
-    return " ".join(f"{k}={shlex.quote(str(values[k]))}" if k == "models" else f"{k}={values[k]}"
-                    for k in FIELDS if k in values)
+    shown = {k: ("on" if v else "off") if isinstance(v, bool) else v for k, v in values.items()}
+    return " ".join(f"{k}={shlex.quote(str(shown[k]))}" if k == "models" else f"{k}={shown[k]}"
+                    for k in FIELDS if k in shown)
 
 
 def apply(cmd: c.StartDiscussion, values: dict[str, Any]) -> c.StartDiscussion:
@@ -108,5 +113,6 @@ def apply(cmd: c.StartDiscussion, values: dict[str, Any]) -> c.StartDiscussion:
     given = cmd.model_fields_set
     update = {k: v for k, v in values.items()
               if k not in given or (k in ("rounds", "poll_hours") and getattr(cmd, k) is None)
-              or (k == "experts" and cmd.experts == 4) or (k == "models" and not cmd.models)}
+              or (k == "experts" and cmd.experts == 4) or (k == "models" and not cmd.models)
+              or (k == "peer_review" and not cmd.peer_review)}  # a start without the flag takes the channel's
     return cmd.model_copy(update=update) if update else cmd

@@ -3,6 +3,7 @@ the discussion, its seats and its first posts stored in one transaction with its
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -72,7 +73,8 @@ class Starting(Desk):
         options = FlowOptions(style=cmd.style, tier=cmd.tier, lang=cmd.lang, hints=cmd.hints, models=self._models(cmd),
                               max_speeches=self.config.open_max_speeches, memory=cmd.memory,
                               people=[seat_holder(s) for s in cmd.seats],
-                              private=cmd.private,
+                              private=cmd.private, peer_review=cmd.peer_review,
+                              review_seed=secrets.randbelow(2**31) if cmd.peer_review else 0,
                               poll_hours=defaults.POLL_HOURS if cmd.poll_hours is None else cmd.poll_hours,
                               check=self.config.fact_check if cmd.check is None else cmd.check)
         async with self.store.tx() as tx:

@@ -5,7 +5,7 @@ failure policy); what a round consists of, and what follows it, is the discussio
 
 from __future__ import annotations
 
-from core.deliberation import factcheck, flows, question
+from core.deliberation import factcheck, flows, question, review
 from core.deliberation.flows.base import (
     Idle,
     RunTurns,
@@ -22,7 +22,8 @@ from core.models import Discussion, Phase, Status, Turn, TurnStatus
 __all__ = ["Idle", "RunTurns", "State", "Step", "StepSpec", "Transition", "TurnPlan", "next_step", "turn_key"]
 
 MAX_SKIPS_PER_ROUND = 2
-SILENT = frozenset({Phase.BID, Phase.PERSONA})  # turns recorded for the flow's bookkeeping, never posted
+# Turns recorded for the flow's bookkeeping, never posted (a peer review shows only in its round's aggregate).
+SILENT = frozenset({Phase.BID, Phase.PERSONA, Phase.PEER_REVIEW})
 
 
 def essential(d: Discussion) -> frozenset[Phase]:
@@ -71,7 +72,7 @@ def suggestions(state: State) -> list[str]:
 
 
 def round_steps(state: State) -> list[StepSpec]:
-    return factcheck.with_checks(state, flows.get(state.discussion.flow).steps(state))
+    return review.with_reviews(state, factcheck.with_checks(state, flows.get(state.discussion.flow).steps(state)))
 
 
 def round_complete(state: State) -> bool:

@@ -15,6 +15,7 @@ from core.deliberation.schemas import (
     FloorSpeech,
     MeetingOptions,
     MeetingRecommendation,
+    PeerReview,
     RankedItem,
     RankedVote,
     Slot,
@@ -72,6 +73,11 @@ def _n(prompt: Prompt, salt: str = "") -> int:
 def structure(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any] | None:
     """The structured answer for these flows' schemas, or None for a schema they do not use."""
     p, text = prompt.purpose, prompt.instruction
+    if schema is PeerReview:  # the letters it was shown are in the prompt's purpose: ranked by a fixed hash
+        order = sorted(p.others, key=lambda x: hashlib.sha256(f"{p.persona}|{p.round}|{x}".encode()).digest())
+        return PeerReview(ranking=order, strongest=order[0] if order else "",
+                          why="(offline) It ties its proposal to a concrete cost and a way to undo it; the others "
+                              "stay general.").model_dump()
     if schema is FloorPlan:
         count = next((int(w) for w in text.split() if w.isdigit()), 4)
         cultures = list(CULTURE_NAMES)

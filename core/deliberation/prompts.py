@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from core.deliberation import context, flows, memory, question, routes, stances
+from core.deliberation import context, flows, memory, question, review, routes, stances
 from core.deliberation.flows.base import State, Transition, TurnPlan
 from core.deliberation.holders import credited
 from core.deliberation.quoting import inline, quote
 from core.models import Author, HumanMessage, Persona, Phase, Status, Turn
 from core.ports import Block, Prompt, Purpose, Tier
 
-OFF_TRANSCRIPT = {Phase.ROSTER, Phase.PERSONA, Phase.BID}  # bookkeeping turns nobody reads as discussion
+# Bookkeeping turns nobody reads as discussion.
+OFF_TRANSCRIPT = {Phase.ROSTER, Phase.PERSONA, Phase.BID, Phase.PEER_REVIEW}
 SHARED_TIER: Tier = "medium"  # the tier of the turns that share one cached prefix
 
 
@@ -157,6 +158,8 @@ def build(state: State, plan: TurnPlan, transcripts: dict[bool, list[Block]] | N
     schema = flow.schema(plan.phase, p)
     if flow.stance(plan.phase, p) or (schema is not None and "label" in schema.model_fields):
         instruction += options_note(state)
+    if plan.phase in (Phase.ROUND_SYNTHESIS, Phase.FINAL_SYNTHESIS):  # the peer review's aggregate, if any
+        instruction += review.note(state, plan.round if plan.phase == Phase.ROUND_SYNTHESIS else None)
     max_tokens = 4096 if flow.schema(plan.phase, p) is not None else 1500
     tier = flow.tier(state, plan, p)
     final = plan.phase == Phase.FINAL_SYNTHESIS

@@ -187,3 +187,12 @@ class FloorSpeech(BaseModel):
     builds_on_earlier: bool = Field(description="True if you build on or answer positions already stated")
     proposes_synthesis: bool = Field(description="True if you explicitly propose a synthesis or convergence point")
     open_question: str = Field(default="", description="A question you put to someone that awaits an answer, or empty")
+
+
+class PeerReview(BaseModel):
+    """One persona's ranking of the others' statements, each named by the letter it was shown under."""
+
+    ranking: list[str] = Field(description="Every statement's letter, the strongest argument first, each once")
+    strongest: str = Field(description="The letter of the statement whose argument is strongest")
+    why: str = Field(description="Why that argument is the strongest, in one or two sentences, without guessing "
+                                 "who wrote it")

@@ -18,6 +18,7 @@ from core.deliberation import (
     holders,
     links,
     question,
+    review,
     seating,
     seats,
     stances,
@@ -336,6 +337,14 @@ async def record_turn(
         turn.text, turn.data, turn.status, turn.finished_at = f"{bid.urgency}/10: {bid.point}", data, \
             TurnStatus.DONE, now
         await tx.save_turn(turn)
+        return
+    elif plan.phase == Phase.PEER_REVIEW:  # kept for the aggregate, which the round's last review posts
+        turn.text, turn.data, turn.status, turn.finished_at = "", data, TurnStatus.DONE, now
+        await tx.save_turn(turn)
+        after = replace(state, turns=[*(t for t in latest.values() if t.key != turn.key), turn])
+        if review.complete(after, plan.round):
+            await tx.enqueue(d.id, Post(kind="notice", key=f"{d.id}:r{plan.round}:peer_review", offline=offline,
+                                        text=review.text(after, plan.round)), now)
         return
     elif plan.phase == Phase.OPTIONS:
         fixed = choices.extend(on_table, MeetingOptions.model_validate(data).options)

@@ -10,8 +10,9 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from pydantic import BaseModel
 
-from core.deliberation import engine, factcheck, flows, prompts
+from core.deliberation import engine, factcheck, flows, prompts, review
 from core.deliberation.engine import RunTurns, State, TurnPlan
+from core.deliberation.schemas import PeerReview
 from core.models import Discussion, Persona, Phase, Post, Status, Turn, TurnStatus, Usage
 from core.ports import LLM, Block, ChatPort, Clock, Completion, LLMRefused, LLMUnavailable, Prompt
 from core.running.admission import Admission
@@ -73,6 +74,8 @@ class Turns:
 
     @staticmethod
     def _prompt(state: State, plan: TurnPlan, transcripts: dict[bool, list[Block]] | None = None) -> Prompt:
+        if plan.phase == Phase.PEER_REVIEW:
+            return review.prompt(state, plan)
         return factcheck.prompt(state, plan) if plan.phase == Phase.FACT_CHECK else \
             prompts.build(state, plan, transcripts)
 
@@ -120,6 +123,8 @@ class Turns:
                                                        usage=usage, error="", offline=self.llm.offline),
                                charge=(plan.key, usage))
             return True
+        if plan.phase == Phase.PEER_REVIEW:
+            return await self._review(state, plan, prompt)
         try:
             schema = flows.get(d.flow).schema(plan.phase, persona) if persona is not None else None
             if schema is not None:
@@ -137,6 +142,21 @@ class Turns:
                                                    usage=usage, error=error, offline=self.llm.offline),
                            charge=(plan.key, usage))
         return not error
+
+    async def _review(self, state: State, plan: TurnPlan, prompt: Prompt) -> bool:
+        """One persona's peer review. Never fails: a review the model could not give is recorded without a ranking
+        (the aggregate goes on without it) and never asked again, so the round is not held up by it."""
+        found: PeerReview | None = None
+        error, usage = "", None
+        try:
+            found, usage = await self.llm.structured(prompt, PeerReview)
+        except LLMUnavailable as exc:
+            error, usage = str(exc) or "the model did not answer", exc.usage
+        data = review.record(state, plan, found, error)
+        await self._record(state.discussion.id, functools.partial(
+            record_turn, state=state, plan=plan, text="", data=data, usage=usage, error="",
+            offline=self.llm.offline), charge=(plan.key, usage))
+        return True
 
     async def _record(self, discussion_id: str, record: Callable[..., Awaitable[None]],
                       charge: tuple[str, Usage | None] = ("", None)) -> None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from core.deliberation import closings, context, flows, question, routes, stances, tally, verdicts
+from core.deliberation import closings, context, flows, question, review, routes, stances, tally, verdicts
 from core.deliberation.flows.base import State
 from core.deliberation.flows.meeting import fixed_options, owner_ballots
 from core.deliberation.holders import credited
 from core.deliberation.roster import VISITORS
-from core.models import Author, Ballot, Persona, Poll, Turn
+from core.models import Author, Ballot, Persona, Phase, Poll, Turn
 from core.showing import formats
 from core.showing.pages import PageLinks
 from core.storage.store import Store
@@ -79,7 +79,18 @@ async def export(store: Store, discussion_id: str, *, operator: bool = False, pa
         "roster": _roster(personas, turns),
         "closing": _closing(state, polls, syntheses, operator),
         "stances": _backed(state),
+        "peer_reviews": _peer_reviews(state),
     }
+
+
+def _peer_reviews(state: State) -> list[dict[str, Any]]:
+    """Each reviewed round's aggregate as the thread showed it, with its standings by author key."""
+    out = []
+    for r in sorted({t.round for t in review.reviews_of(state, None)}):
+        last = max(t.finished_at or t.created_at for t in state.done_turns(Phase.PEER_REVIEW, r))
+        out.append({"round": r, "text": review.text(state, r), "at": last.isoformat(),
+                    "standings": [vars(s) for s in review.standings(state, r)]})
+    return out
 
 
 def _roster(personas: list[Persona], turns: list[Turn]) -> list[dict[str, Any]]:

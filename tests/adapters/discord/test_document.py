@@ -41,3 +41,10 @@ def test_check_option_and_button() -> None:
     assert t.component("check:claims", "ab12:r1:s3:ada", DANA) == c.CheckClaims(
         discussion_id="ab12", turn_key="ab12:r1:s3:ada", **DANA.fields())
     t.custom_id("check:claims", "ab12cd34:r12:s3:" + "x" * 40)  # a long persona key still fits Discord's 100
+
+
+def test_peer_review_option() -> None:
+    start = t.slash_command("council", {"topic": "Adopt Rust?", "peer_review": True}, DANA, HERE)
+    assert isinstance(start, c.StartDiscussion) and start.peer_review is True
+    plain = t.slash_command("council", {"topic": "Adopt Rust?"}, DANA, HERE)
+    assert isinstance(plain, c.StartDiscussion) and plain.peer_review is False
