@@ -11,7 +11,9 @@ Each module runs in its own scratch copy of the tree (mutmut mutates a copy unde
 touch the code of the working tree. A finished run's row (the commit measured, the module's blob there, killed of
 all, both scores, the functions covered, the verdict and the survivors' names) replaces that module's entry in
 tests/mutation_scores.json, which is tracked: `--report` prints the table from it, so any checkout shows it, and
-marks a row stale when the module's file or one of the test files its row names is no longer the one measured.
+marks a row stale when the module's file or one of the files its tests are made of (the test files its row names,
+the conftest.py files above them, the helpers and fakes they import) is no longer the one measured, or when the row
+measured a test it no longer names.
 mutmut mutates functions only; the module's top-level and class-level constants (a compiled pattern, a limit) are
 mutated here too, and the row's tests run against each.
 The score is the share of mutants the tests kill (a timeout counts as killed: the mutant hung the code), the
@@ -250,9 +252,47 @@ def blob(module: str, measured: str) -> str:
     return git("rev-parse", f"{measured}:{module}")
 
 
+def _imported_tests(path: Path) -> list[str]:
+    """The files of the `tests` package a test file imports (`from tests.fakes.chat import …`, `from tests.fakes
+    import chat`): helpers and fakes a test is made of."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                 [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+                 if isinstance(node, ast.ImportFrom) and node.module and not node.level else [])
+        for name in names:
+            if name == "tests" or name.startswith("tests."):
+                base = name.replace(".", "/")
+                out += [f for f in (f"{base}.py", f"{base}/__init__.py") if (ROOT / f).is_file()]
+    return out
+
+
+def test_files(module: str) -> list[str]:
+    """What a row's tests are made of: the test files it names, the conftest.py files above each (their fixtures),
+    and the test modules they import, helpers and fakes, with what those import in turn. A weakened fixture or fake
+    kills less as surely as a weakened test."""
+    named = MODULES.get(module, [])
+    todo = list(named)
+    for test in named:
+        folder = Path(test).parent
+        while folder.parts:
+            todo.append(str(folder / "conftest.py"))
+            folder = folder.parent
+    found: set[str] = set()
+    while todo:
+        path = todo.pop()
+        if path in found or (path not in named and not (ROOT / path).is_file()):
+            continue
+        found.add(path)
+        if (ROOT / path).is_file():
+            todo += _imported_tests(ROOT / path)
+    return sorted(found)
+
+
 def test_blobs(module: str, measured: str) -> dict[str, str]:
-    """The git blob of each test file the module's row names, as measured ("" for one that does not exist)."""
-    return {t: (blob(t, measured) if (ROOT / t).exists() else "") for t in MODULES.get(module, [])}
+    """The git blob of each file the module's tests are made of (`test_files`), as measured ("" for a test file the
+    row names that does not exist)."""
+    return {t: (blob(t, measured) if (ROOT / t).exists() else "") for t in test_files(module)}
 
 
 def run(module: str, children: int, scores: Path = SCORES) -> None:
@@ -628,16 +668,22 @@ def read_scores(scores: Path = SCORES) -> dict[str, dict[str, object]]:
 
 
 def stale(module: str, row: dict[str, object]) -> str:
-    """Why the row no longer measures what is at HEAD ("" when it does): the module changed, or one of the tests
-    the row names (a test weakened since kills less), or the row never recorded its tests."""
+    """Why the row no longer measures what is at HEAD ("" when it does): the module changed, or what its tests are
+    made of (`test_files`: a test, a fixture or a fake weakened since kills less; a test left out of the row), or
+    the row never recorded its tests."""
     if not row.get("blob") or row["blob"] != git("rev-parse", f"HEAD:{module}"):
         return "the module changed since"
     tests = row.get("tests")
     if not isinstance(tests, dict) or not tests:
         return "its tests were not recorded"
-    changed = [t for t in sorted(set(tests) | set(MODULES.get(module, [])))
-               if tests.get(t) != ((git("rev-parse", f"HEAD:{t}") or "") if (ROOT / t).exists() else "")]
-    return f"its tests changed since: {', '.join(changed)}" if changed else ""
+    now = test_files(module)
+    # A file measured then that the row's tests no longer use (a test left out of the row) changed as surely as
+    # one edited: the score measured with it says nothing of the tests without it.
+    changed = [t for t in sorted(set(tests) | set(now))
+               if t not in now or tests.get(t) != ((git("rev-parse", f"HEAD:{t}") or "") if (ROOT / t).exists()
+                                                   else "")]
+    shown = ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
+    return f"its tests changed since: {shown}" if changed else ""
 
 
 def _listed(row: dict[str, object], key: str) -> list[str]:
