@@ -53,6 +53,9 @@ EQUIVALENT: dict[str, str] = {
                                                                        "claimed, its attempts counted, before it is "
                                                                        "sent, so `attempts == 0` already excludes "
                                                                        "every sent post",
+    **{f"core.storage.seat_waits.x\u01c1SeatRepo\u01c1save_seat_wait__mutmut_{n}": "`turn_key` no longer left out "
+       "of the values: the row is the one whose `turn_key` is this, so it is set to what it already is"
+       for n in (6, 7, 8)},
     # live: defaults no path reaches, and a task's name
     **{f"core.running.live.x\u01c1ChannelBudget\u01c1allow__mutmut_{n}": "the default of `_last.get`: a turn "
        "known in a channel was let through there once, which set the channel's last edit, and nothing removes it"
