@@ -178,8 +178,15 @@ async def test_what_was_shown_here_is_known_and_what_is_stored_is_read_again_aft
 
 
 async def test_a_placeholder_shown_for_a_discussion_not_driven_here_is_stored_only(store: Store) -> None:
-    p, _, d = await setup(store, [])
+    p, chat, d = await setup(store, [])
     await p.shown(d, A, f"ts-{A}")
     assert await stored(store) == [A]
+    await lease(store, p)
+    assert chat.retracted == [], "stored as this process's own"
+    other = Placeholders(store, {"slack": chat}, FakeClock(), DriverConfig(owner="the-next-process"))
+    await lease(store, other)
+    assert chat.retracted == [f"ts-{A}"], "stored with the message it is, for the next process to remove"
+    async with store.tx() as tx:
+        await tx.placeholders_shown([(d.id, A, f"ts-{A}", ME, datetime.now(UTC))])
     assert await settle(store, p, d, Post(kind="notice", key=f"{A}:failed", text="..."), of_turn=False) == [A]
     assert await stored(store) == []
