@@ -56,6 +56,24 @@ EQUIVALENT: dict[str, str] = {
     **{f"core.storage.seat_waits.x\u01c1SeatRepo\u01c1save_seat_wait__mutmut_{n}": "`turn_key` no longer left out "
        "of the values: the row is the one whose `turn_key` is this, so it is set to what it already is"
        for n in (6, 7, 8)},
+    # installs: the reseal's reads, the cache's counters and first check, and finds of nothing
+    **{f"adapters.slack.installs.x_reseal__mutmut_{n}": "`meta.reflect` of every table, not only the one read: the "
+       "table taken from it is the same" for n in (12, 14)},
+    **{f"adapters.slack.installs.x_reseal__mutmut_{n}": "`zip` not strict: the row was selected as the id and "
+       "exactly these columns, so both sides are always as long" for n in (23, 26, 28)},
+    **{f"adapters.slack.installs.x\u01c1ExpiringInstallations\u01c1{f}__mutmut_{n}": "`_forgotten` is only "
+       "compared with a copy taken before a find: any change, by any step from any start, tells it the cache was "
+       "emptied meanwhile" for f, n in (("__init__", 10), ("_forget", 2), ("_forget", 3))},
+    **{f"adapters.slack.installs.x\u01c1ExpiringInstallations\u01c1__init____mutmut_{n}": "the first check: "
+       "the cache is emptied unless the version read equals the one seen last, and no version (an int) equals "
+       "None; so it empties whether or not it was marked stale, and `_seen` starts as anything but a version"
+       for n in (5, 6, 7)},
+    "adapters.slack.installs.x\u01c1SealedInstallations\u01c1_apply__mutmut_8": "`getattr` without its default: "
+                                                                              "every name it reads is a field of "
+                                                                              "slack_sdk's Bot and Installation",
+    **{f"adapters.slack.installs.x\u01c1SealedInstallations\u01c1{f}__mutmut_2": "`_apply(None, …)` for a find "
+       "of nothing: a copy of None has none of the fields, so it returns None as the guard did"
+       for f in ("async_find_bot", "async_find_installation")},
     # live: defaults no path reaches, and a task's name
     **{f"core.running.live.x\u01c1ChannelBudget\u01c1allow__mutmut_{n}": "the default of `_last.get`: a turn "
        "known in a channel was let through there once, which set the channel's last edit, and nothing removes it"
