@@ -53,6 +53,9 @@ EQUIVALENT: dict[str, str] = {
                                                                        "claimed, its attempts counted, before it is "
                                                                        "sent, so `attempts == 0` already excludes "
                                                                        "every sent post",
+    "core.storage.seat_waits.x\u01c1SeatRepo\u01c1add_seat_wait__mutmut_3": "`on_conflict_do_nothing` without its "
+                                                                           "target: the turn key, the primary key, "
+                                                                           "is the table's one unique constraint",
     **{f"core.storage.seat_waits.x\u01c1SeatRepo\u01c1save_seat_wait__mutmut_{n}": "`turn_key` no longer left out "
        "of the values: the row is the one whose `turn_key` is this, so it is set to what it already is"
        for n in (6, 7, 8)},
