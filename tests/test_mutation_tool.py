@@ -381,3 +381,29 @@ def test_a_row_kept_from_an_older_rule_is_judged_by_today_s(tmp_path: Path, caps
     assert mutation.report(modules=[module], scores=scores) == 1
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(module))
     assert line.endswith("MISSES") and "82/100" in line
+
+
+LEFT_OUT = "tests/core/control/test_limits_race.py"  # a test the spending row does not name
+
+
+def test_a_row_is_stale_when_a_fixture_or_fake_its_tests_use_changed_or_a_test_left_the_row(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Its tests are made of more than the files the row names: the conftest.py fixtures above them and the fakes
+    they import; and a row measured with a test the row no longer names measured more than it runs now."""
+    module, scores = SPENDING, tmp_path / "scores.json"
+    made_of = mutation.test_files(module)
+    assert {"tests/conftest.py", "tests/core/conftest.py", "tests/fakes/clock.py"} <= set(made_of)
+    assert set(mutation.MODULES[module]) <= set(made_of)
+    assert "tests/fakes/slack_api.py" not in made_of, "only what the tests import"
+    facts = current(module)
+    assert LEFT_OUT not in made_of
+    for then, why in (({"tests/fakes/clock.py": "0" * 40}, "tests/fakes/clock.py"),
+                      ({"tests/core/conftest.py": "0" * 40}, "tests/core/conftest.py"),
+                      ({LEFT_OUT: mutation.git("rev-parse", f"HEAD:{LEFT_OUT}")}, LEFT_OUT)):  # as it is now
+        tests = {**dict(facts["tests"]), **then}  # type: ignore[call-overload]
+        mutation.write_entry(scores, module, mutation.entry(module, {**facts, "tests": tests}, outcomes(10, 0), set(),
+                                                            True, SPENDING_SOURCE))
+        assert mutation.report(modules=[module], scores=scores) == 1
+        assert f"meets, STALE (its tests changed since: {why})" in capsys.readouterr().out
+    mutation.write_entry(scores, module, mutation.entry(module, facts, outcomes(10, 0), set(), True, SPENDING_SOURCE))
+    assert mutation.report(modules=[module], scores=scores) == 0

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
 from cryptography.fernet import Fernet
 from slack_sdk.oauth.installation_store import Bot, Installation
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
-from sqlalchemy import MetaData
+from sqlalchemy import MetaData, text
 
 from adapters.slack.installs import ExpiringInstallations, SealedInstallations, reseal
 from core.storage.db import make_engine, migrate
-from core.storage.sealing import Sealer
+from core.storage.sealing import BadKey, Sealer
 from tests.adapters.slack.test_secrets_at_rest import CLIENT, bot
 
 
@@ -174,3 +175,36 @@ async def test_a_reseal_reencrypts_the_bots_tokens_where_there_is_no_installatio
     assert (found := await only_new.async_find_bot(enterprise_id=None, team_id="T0009")) is not None
     assert found.bot_token == "xoxb-rotate-me"
     await engine.dispose()
+
+
+async def test_a_reseal_that_meets_a_token_no_key_reads_names_its_table_column_and_row(tmp_path: Path) -> None:
+    """The operator is told which credential lacks its key: the row's id, not a token's ciphertext."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'c.db'}")
+    old, new = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+    meta = MetaData()
+    SealedInstallations.build_bots_table(meta, "slack_bots")
+    async with engine.begin() as conn:
+        await conn.run_sync(meta.create_all)
+    stored = SealedInstallations(Sealer.from_keys(old), client_id=CLIENT, engine=engine)
+    for team in ("T0008", "T0009"):
+        await stored.async_save_bot(bot("xoxb-rotate-me", team))
+    async with engine.connect() as conn:
+        first = min((await conn.execute(text("SELECT id FROM slack_bots"))).scalars())
+    with pytest.raises(BadKey) as refused:
+        await reseal(engine, Sealer.from_keys(new))  # the old key forgotten
+    await engine.dispose()
+    assert str(refused.value).startswith(f"slack_bots.bot_token of row {first} is not sealed"), str(refused.value)
+
+
+async def test_a_look_that_fails_is_logged_with_its_error(clock: list[float], caplog: pytest.LogCaptureFixture) -> None:
+    async def stored() -> int:
+        raise ConnectionError("the database is restarting")
+
+    cached = ExpiringInstallations(People(), ttl_s=60.0, monotonic=lambda: clock[0], version=stored)
+    clock[0] += 60.0
+    with caplog.at_level(logging.WARNING, logger="adapters.slack.installs"):
+        assert await cached.async_find_bot(enterprise_id=None, team_id="T0002") is not None
+    [warned] = caplog.records
+    assert (warned.levelno, warned.getMessage()) == (
+        logging.WARNING, "could not look at the stored installations; reading each token again")
+    assert warned.exc_info is not None and isinstance(warned.exc_info[1], ConnectionError)

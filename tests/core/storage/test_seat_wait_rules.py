@@ -90,3 +90,13 @@ async def test_a_post_a_drain_has_tried_or_sent_is_not_forgotten(store: Store) -
         await tx.drop_post("d1", "sent")
         assert [post.key for _, post, _, _ in await tx.pending_posts("d1")] == ["tried"]
         assert await tx.post_ref("sent") == "ts-1"
+
+
+@pytest.mark.parametrize("state", ["waiting", "answered", "stand_in", "back", "done"])
+async def test_each_state_a_seats_turn_goes_through_is_stored_and_read_back(store: Store, state: str) -> None:
+    """Asked, answered, handed to the stand-in, the person back, done: a restart reads the turn where it was."""
+    async with store.tx() as tx:
+        await tx.add_seat_wait(wait("t1"))
+        await tx.save_seat_wait(SeatWait.model_validate({**wait("t1").model_dump(), "state": state}))
+        [got] = await tx.seat_waits("d1")
+    assert got.state == state
