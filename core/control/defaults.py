@@ -10,7 +10,8 @@ from core.control import commands as c
 from core.control.replies import UserError
 from core.deliberation import flows, routes
 
-FIELDS = ("flow", "rounds", "style", "tier", "lang", "experts", "models", "poll_hours")
+FIELDS = ("flow", "rounds", "style", "tier", "lang", "experts", "models", "poll_hours", "poll_reminders")
+SWITCH = {"on": "on", "yes": "on", "true": "on", "off": "off", "no": "off", "false": "off"}
 EXAMPLE = "`flow=meeting rounds=3 tier=medium lang=German`"
 MAX_POLL_HOURS = 720
 POLL_HOURS = 24  # a final poll stays open a day unless the channel or the start says otherwise
@@ -53,6 +54,10 @@ def _value(name: str, raw: str) -> Any:
         return routes.describe(given)
     if name == "poll_hours":
         return poll_hours(raw, "`poll_hours`")
+    if name == "poll_reminders":  # read when a poll's reminder is due, not copied into a start
+        if raw.lower() not in SWITCH:
+            raise ValueError(f"`poll_reminders` is `on` or `off`; you wrote `{raw}`")
+        return SWITCH[raw.lower()]
     low, high = (1, 10) if name == "rounds" else (2, 8)
     if not raw.isdigit() or not low <= int(raw) <= high:
         raise ValueError(f"`{name}` takes a whole number from {low} to {high}; you wrote `{raw}`")
@@ -106,7 +111,7 @@ def describe(values: dict[str, Any]) -> str:
 def apply(cmd: c.StartDiscussion, values: dict[str, Any]) -> c.StartDiscussion:
     """The start with the channel's defaults where the person gave nothing of their own."""
     given = cmd.model_fields_set
-    update = {k: v for k, v in values.items()
+    update = {k: v for k, v in values.items() if k in c.StartDiscussion.model_fields
               if k not in given or (k in ("rounds", "poll_hours") and getattr(cmd, k) is None)
               or (k == "experts" and cmd.experts == 4) or (k == "models" and not cmd.models)}
     return cmd.model_copy(update=update) if update else cmd
