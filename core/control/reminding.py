@@ -38,9 +38,9 @@ def who(d: Discussion, poll: Poll, messages: list[HumanMessage], ballots: Mappin
         seen[d.created_by] = None
     for m in messages:
         seen.setdefault(m.author_id, None)
-    for poll_id, cast in ballots.items():
+    for cast in ballots.values():
         for b in cast:
-            if poll_id != poll.id and not b.is_ai:
+            if not b.is_ai:
                 seen.setdefault(b.voter_id, None)
     return [user for user in seen if user not in voted]
 
