@@ -117,7 +117,7 @@ async def test_a_poll_open_two_hours_or_less_reminds_nobody(tmp_path: Path, cloc
     chat = RecordingChat("console")
     app = await build_app(settings(tmp_path), {"console": chat}, llm=ScriptedLLM(), clock=clock)
     apps.append(app)
-    did, poll = await council(app, poll_hours=1)
+    _, poll = await council(app, poll_hours=1)
     assert await reminding.Reminders(app.store, clock, {"console": chat}).remind(poll.id) == 0
     async with app.store.tx() as tx:
         stored = await tx.poll(poll.id)
