@@ -85,3 +85,5 @@ async def test_an_hour_before_the_deadline_each_person_who_has_not_voted_is_remi
     assert all(r["channel"] == "C0001" and r["thread_ts"] == d.thread_ref for r in reminders)
     assert all("closes" in r["text"] and "have not voted" in r["text"] for r in reminders)
     assert poll.id not in scheduler.reminders()
+    buttons = [e.get("value") for b in reminders[0]["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert f"{poll.id}|0" in buttons, "the reminder carries the poll's buttons: a vote from it counts"
