@@ -12,7 +12,9 @@ from datetime import timedelta
 
 from adapters.web.page import Pages
 from bot.settings import Settings
+from core.control import reminding
 from core.control.permissions import Policy
+from core.control.reminding import Reminders
 from core.control.scheduling import Scheduler, SchedulerConfig
 from core.control.service import Service, ServiceConfig
 from core.deliberation import routes
@@ -211,7 +213,8 @@ async def build_app(
         app.scheduler = Scheduler(store, service.schedules, clock, SchedulerConfig(
             platforms=tuple(chats), reload_s=settings.council_schedule_reload_s,
             leader_retry_s=settings.council_leader_retry_s, wall=wall or SystemClock()),
-            closing=service.voting.close_at_deadline)
+            closing=service.voting.close_at_deadline,
+            reminding=(Reminders(store, clock, chats).remind, reminding.remind_at))
         service.schedules.on_changed = app.scheduler.poke
         await app.scheduler.start()
     return app

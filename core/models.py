@@ -264,6 +264,7 @@ class Poll(BaseModel):
     # When a poll that outlives the discussion closes by itself (None: it closes with its round); a reminder
     # before the deadline reads it too.
     closes_at: datetime | None = None
+    reminded_at: datetime | None = None  # when the reminder before its deadline was claimed (sent at most once)
 
 
 class Ballot(BaseModel):
@@ -349,6 +350,7 @@ class Post(BaseModel):
     files: list[PostFile] = Field(default_factory=list)  # charts, added when the post is sent (never stored)
     state: str = ""  # a header's line on where the discussion stands (status, round, spend, what it waits for)
     reacts_to: str = ""  # a reaction's target: the platform ref of the person's message it marks
+    whisper: bool = False  # told to one person: in the thread where only they see it if the platform can
 
 
 class Schedule(BaseModel):

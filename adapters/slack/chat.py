@@ -17,6 +17,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from adapters.slack.announce import announcement
 from adapters.slack.budgeted import PRIORITY, Skipped, idle
 from adapters.slack.canvas import Canvases, is_canvas
+from adapters.slack.clients import ephemeral
 from adapters.slack.landed import After, known, post_once
 from adapters.slack.leftovers import Leftovers, Remove
 from adapters.slack.markup import escape
@@ -301,8 +302,15 @@ class SlackChat:
         return None
 
     async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
-        """A message in the app's direct messages with the person (posting to a user id opens it)."""
+        """A message in the app's direct messages with the person (posting to a user id opens it); a whisper is
+        an ephemeral message in the discussion's thread instead (a direct message if Slack refuses it there)."""
         client = await self.client_for(discussion.workspace)
+        if post.whisper and discussion.channel:
+            for message in render(post, discussion.topic):
+                args = message.args()
+                await ephemeral(client, discussion.channel, user_id, str(args.get("text") or ""), markup=True,
+                                thread_ts=discussion.thread_ref or None, blocks=args.get("blocks"))
+            return
         for message in render(post, discussion.topic):
             await self._post(client, user_id, None, message)
 

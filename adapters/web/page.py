@@ -16,6 +16,7 @@ from markupsafe import Markup
 from adapters.web.log import Logs
 from adapters.web.view import markdown, page
 from core.ports import Clock
+from core.showing import pollcsv
 from core.showing.decision_log import LogLinks
 from core.showing.export import export
 from core.showing.pages import PageLinks, version_of
@@ -56,6 +57,8 @@ class Live:
     mark: str
     every_ms: int
     script: Markup = Markup(LIVE_SCRIPT)  # noqa: RUF009  # safe: our own file, allowed by its hash
+    csv: str = ""  # the polls' CSV links, the poll's number between these two halves ("" : none offered)
+    csv_query: str = ""
 
 
 def render(doc: dict[str, object], env: Environment | None = None, live: Live | None = None,
@@ -80,7 +83,7 @@ class Pages:
 
     def routes(self) -> list[web.RouteDef]:
         return [web.get("/d/{discussion_id}", self.discussion), web.get("/d/{discussion_id}/live", self.live),
-                web.get("/log", self.logs.log)]
+                web.get(r"/d/{discussion_id}/poll/{n:\d{1,6}}.csv", self.poll_csv), web.get("/log", self.logs.log)]
 
     def _signed(self, request: web.Request) -> int | None:
         """The key version of a good link to this page, None when the link is not good."""
@@ -100,7 +103,8 @@ class Pages:
         query per poll. The link is checked as the page's is, its key version included, at every poll."""
         return await self._page(request, live=True)
 
-    async def _page(self, request: web.Request, *, live: bool) -> web.Response:
+    async def _checked(self, request: web.Request) -> web.Response | str:
+        """The page's mark when the link is good for the discussion's current key version, else the refusal."""
         did = request.match_info["discussion_id"]
         version = self._signed(request)
         if version is None:
@@ -114,6 +118,28 @@ class Pages:
         mark, links = marked
         if links != version:
             return web.Response(status=403, text=REFUSED, content_type="text/html", headers=HEADERS)
+        return mark
+
+    async def poll_csv(self, request: web.Request) -> web.Response:
+        """One poll's results as CSV, behind the page's own link: what the page shows of it and nothing more."""
+        checked = await self._checked(request)
+        if isinstance(checked, web.Response):
+            return checked
+        did, number = request.match_info["discussion_id"], int(request.match_info["n"])
+        doc = await export(self.store, did) if self.store is not None else None
+        if doc is None or not 1 <= number <= pollcsv.count(doc):
+            return web.Response(status=404, text="This discussion has no such poll.", headers=HEADERS)
+        named = f'attachment; filename="{did}-poll-{number}.csv"'
+        return web.Response(body=pollcsv.write(doc, number).encode(), content_type="text/csv", charset="utf-8",
+                            headers={**HEADERS, "Content-Disposition": named})
+
+    async def _page(self, request: web.Request, *, live: bool) -> web.Response:
+        did = request.match_info["discussion_id"]
+        checked = await self._checked(request)
+        if isinstance(checked, web.Response):
+            return checked
+        mark = checked
+        assert self.store is not None
         etag = f'"{mark}"'
         if live and etag in request.headers.get("If-None-Match", ""):
             return web.Response(status=304, headers={**LIVE_HEADERS, "ETag": etag})
@@ -122,7 +148,8 @@ class Pages:
             return web.Response(status=404, text=REFUSED, content_type="text/html", headers=HEADERS)
         async with self.store.tx() as tx:
             texts = await tx.live_texts(did)
-        html = render(doc, self.env, Live(mark, self.every_ms), texts)
+        html = render(doc, self.env, Live(mark, self.every_ms, csv=f"/d/{did}/poll/", csv_query=request.query_string),
+                      texts)
         return web.Response(text=html, content_type="text/html", headers={**LIVE_HEADERS, "ETag": etag})
 
 

@@ -10,7 +10,8 @@ from core.control import commands as c
 from core.control.replies import UserError
 from core.deliberation import flows, routes
 
-FIELDS = ("flow", "rounds", "style", "tier", "lang", "experts", "models", "poll_hours", "peer_review")
+FIELDS = ("flow", "rounds", "style", "tier", "lang", "experts", "models", "poll_hours", "poll_reminders", "peer_review")
+SWITCH = {"on": "on", "yes": "on", "true": "on", "off": "off", "no": "off", "false": "off"}
 EXAMPLE = "`flow=meeting rounds=3 tier=medium lang=German`"
 MAX_POLL_HOURS = 720
 POLL_HOURS = 24  # a final poll stays open a day unless the channel or the start says otherwise
@@ -57,6 +58,10 @@ def _value(name: str, raw: str) -> Any:
         if raw.lower() not in ("on", "off", "true", "false"):  # true / false: as the value is stored
             raise ValueError(f"`peer_review` takes `on` or `off`; you wrote `{raw}`")
         return raw.lower() in ("on", "true")
+    if name == "poll_reminders":  # read when a poll's reminder is due, not copied into a start
+        if raw.lower() not in SWITCH:
+            raise ValueError(f"`poll_reminders` is `on` or `off`; you wrote `{raw}`")
+        return SWITCH[raw.lower()]
     low, high = (1, 10) if name == "rounds" else (2, 8)
     if not raw.isdigit() or not low <= int(raw) <= high:
         raise ValueError(f"`{name}` takes a whole number from {low} to {high}; you wrote `{raw}`")
@@ -111,7 +116,7 @@ def describe(values: dict[str, Any]) -> str:
 def apply(cmd: c.StartDiscussion, values: dict[str, Any]) -> c.StartDiscussion:
     """The start with the channel's defaults where the person gave nothing of their own."""
     given = cmd.model_fields_set
-    update = {k: v for k, v in values.items()
+    update = {k: v for k, v in values.items() if k in c.StartDiscussion.model_fields
               if k not in given or (k in ("rounds", "poll_hours") and getattr(cmd, k) is None)
               or (k == "experts" and cmd.experts == 4) or (k == "models" and not cmd.models)
               or (k == "peer_review" and not cmd.peer_review)}  # a start without the flag takes the channel's

@@ -29,7 +29,10 @@ LEADER_LOCK = 0x6C0C12  # with a platform's checksum: one advisory lock, and so 
 KEEPALIVES = ("tcp_keepalives_idle = 30", "tcp_keepalives_interval = 10", "tcp_keepalives_count = 3")
 DRIFT = timedelta(seconds=1)  # a registered job this close to the wanted time is left alone
 POLL_JOB = "poll:"  # a poll's deadline job is named by its poll id after this (a schedule row's by its id alone)
+REMIND_JOB = "remind:"  # a poll's reminder before its deadline, named the same way
 Closing = Callable[[int], Awaitable[bool]]  # close a poll whose deadline passed (the service's Voting)
+Reminding = Callable[[int], Awaitable[int]]  # remind a poll's missing voters (core.control.reminding)
+Remind = Callable[[datetime], datetime]  # when a poll closing at this time reminds
 
 
 def lock_key(platform: str) -> int:
@@ -63,8 +66,9 @@ class Scheduler:
     """
 
     def __init__(self, store: Store, target: Firing, clock: Clock, config: SchedulerConfig | None = None,
-                 closing: Closing | None = None) -> None:
+                 closing: Closing | None = None, reminding: tuple[Reminding, Remind] | None = None) -> None:
         self.store, self.target, self.clock, self.closing = store, target, clock, closing
+        self.reminding = reminding
         self.config = config or SchedulerConfig()
         self._aps: AsyncIOScheduler | None = None
         self._lock_engine: AsyncEngine | None = None
@@ -187,19 +191,30 @@ class Scheduler:
         async with self.store.tx() as tx:
             rows = await tx.schedules()
             polls = await tx.poll_deadlines(sorted(self._leading)) if self.closing is not None else []
+            unreminded = await tx.poll_reminders(sorted(self._leading)) if self.reminding is not None else []
         wanted = {s.id: s.next_run_at for s in rows if s.next_run_at is not None and s.platform in self._leading}
         due = dict(polls)
+        remind = {poll_id: self.reminding[1](closes_at) for poll_id, closes_at in unreminded} if self.reminding \
+            else {}
         for job in self._aps.get_jobs():
-            if (int(job.id.removeprefix(POLL_JOB)) not in due) if job.id.startswith(POLL_JOB) \
-                    else int(job.id) not in wanted:
+            if job.id.startswith(POLL_JOB):
+                gone = int(job.id.removeprefix(POLL_JOB)) not in due
+            elif job.id.startswith(REMIND_JOB):
+                gone = int(job.id.removeprefix(REMIND_JOB)) not in remind
+            else:
+                gone = int(job.id) not in wanted
+            if gone:
                 job.remove()
         for schedule_id, slot in wanted.items():
             self._register(schedule_id, slot)
         for poll_id, closes_at in due.items():
             self._register(poll_id, closes_at, poll=True)
+        for poll_id, at in remind.items():
+            self._register(poll_id, at, prefix=REMIND_JOB)
 
-    def _register(self, target_id: int, slot: datetime, *, poll: bool = False) -> None:
-        job_id = f"{POLL_JOB}{target_id}" if poll else str(target_id)
+    def _register(self, target_id: int, slot: datetime, *, poll: bool = False, prefix: str = "") -> None:
+        prefix = POLL_JOB if poll else prefix
+        job_id = f"{prefix}{target_id}"
         if self._aps is None or job_id in self._running:
             return
         # APScheduler waits on the real clock; the wait is measured on the injected one (the same in production).
@@ -208,7 +223,8 @@ class Scheduler:
         if job is not None and job.next_run_time is not None and abs(job.next_run_time - run_at) < DRIFT:
             return
         # A due row past its time (downtime) runs once at start-up: coalesce, and no misfire grace limit.
-        self._aps.add_job(self._close if poll else self._job, DateTrigger(run_date=run_at, timezone=UTC),
+        run = {POLL_JOB: self._close, REMIND_JOB: self._remind}.get(prefix, self._job)
+        self._aps.add_job(run, DateTrigger(run_date=run_at, timezone=UTC),
                           args=[target_id], id=job_id, replace_existing=True, coalesce=True,
                           misfire_grace_time=None, max_instances=1)
 
@@ -222,6 +238,19 @@ class Scheduler:
             await self.closing(poll_id)
         except Exception:
             log.exception("poll %s failed to close at its deadline; the next reload tries again", poll_id)
+        finally:
+            self._running.discard(job_id)
+
+    async def _remind(self, poll_id: int) -> None:
+        """An hour before a poll's deadline: its reminder, claimed once in the table whichever replica fires it."""
+        if self.reminding is None:
+            return
+        job_id = f"{REMIND_JOB}{poll_id}"
+        self._running.add(job_id)
+        try:
+            await self.reminding[0](poll_id)
+        except Exception:
+            log.exception("poll %s failed to remind; the next reload tries again", poll_id)
         finally:
             self._running.discard(job_id)
 
@@ -244,7 +273,7 @@ class Scheduler:
         if self._aps is None:
             return {}
         return {int(j.id): j.next_run_time for j in self._aps.get_jobs()
-                if j.next_run_time is not None and not j.id.startswith(POLL_JOB)}
+                if j.next_run_time is not None and j.id.isdigit()}
 
     def deadlines(self) -> dict[int, datetime]:
         """Registered poll deadlines (poll id -> when APScheduler will close it), for tests and diagnostics."""
@@ -252,3 +281,10 @@ class Scheduler:
             return {}
         return {int(j.id.removeprefix(POLL_JOB)): j.next_run_time for j in self._aps.get_jobs()
                 if j.next_run_time is not None and j.id.startswith(POLL_JOB)}
+
+    def reminders(self) -> dict[int, datetime]:
+        """Registered poll reminders (poll id -> when APScheduler will send it), for tests and diagnostics."""
+        if self._aps is None:
+            return {}
+        return {int(j.id.removeprefix(REMIND_JOB)): j.next_run_time for j in self._aps.get_jobs()
+                if j.next_run_time is not None and j.id.startswith(REMIND_JOB)}

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from core.deliberation import links
 from core.deliberation.schemas import FinalSynthesis, RoundSynthesis
 from core.models import PostFile
-from core.showing import formats
+from core.showing import formats, pollcsv
 
 UNDECIDED_KINDS = {"SPLIT", "NO VERDICT"}  # a verdict that leaves the question itself open
 
@@ -213,7 +213,8 @@ def layout(doc: dict[str, Any], charts: list[PostFile] | None = None) -> dict[st
     """The discussion as a folder a team can file (relative path -> text), each file once: manifest.json,
     personas/<key>.json, rounds/NNN.json (each round's turns, people's messages and synthesis),
     artifacts/synthesis.json, artifacts/synthesis.md and artifacts/open-questions.md (the charts, written by the
-    caller, go beside them in artifacts/), context/summary.md, and transcript.json (the full record)."""
+    caller, go beside them in artifacts/), artifacts/polls.csv (when it had polls), context/summary.md, and
+    transcript.json (the full record)."""
     d = doc["discussion"]
     files = {"manifest.json": _json({
         "id": d["id"], "title": d["topic"], "flow": d["flow"], "created": d["created_at"], "status": d["status"],
@@ -230,6 +231,8 @@ def layout(doc: dict[str, Any], charts: list[PostFile] | None = None) -> dict[st
     for name, text in artifacts(doc, charts).items():
         files[f"artifacts/{name}"] = text
     files["context/summary.md"] = summary(doc)
+    if doc.get("polls"):
+        files["artifacts/polls.csv"] = pollcsv.write(doc)
     files["transcript.json"] = _json(doc)
     return files
 
@@ -263,6 +266,9 @@ def folder(doc: dict[str, Any], charts: list[PostFile] | None = None) -> dict[st
 
 
 def flat(doc: dict[str, Any], charts: list[PostFile] | None = None) -> dict[str, str | bytes]:
-    """transcript.json, synthesis.md, open-questions.md and the charts, side by side."""
+    """transcript.json, synthesis.md, open-questions.md, polls.csv (when it had polls) and the charts, side by
+    side."""
     files: dict[str, str | bytes] = {"transcript.json": _json(doc), **artifacts(doc, charts)}
+    if doc.get("polls"):
+        files["polls.csv"] = pollcsv.write(doc)
     return files | {f.name: f.data for f in charts or []}

@@ -118,6 +118,20 @@ class ActivityRepo(Repo):
                  .where(p.closed.is_(False), p.closes_at.is_not(None), d.platform.in_(platforms)).order_by(p.id))
         return [(int(r["id"]), r["closes_at"]) for r in map(_row, (await self.conn.execute(query)).all())]
 
+    async def poll_reminders(self, platforms: list[str]) -> list[tuple[int, datetime]]:
+        """The open polls with a deadline whose reminder is not claimed yet, on these platforms: (id, closes_at)."""
+        p, d = t.polls.c, t.discussions.c
+        query = (select(p.id, p.closes_at).join(t.discussions, d.id == p.discussion_id)
+                 .where(p.closed.is_(False), p.closes_at.is_not(None), p.reminded_at.is_(None),
+                        d.platform.in_(platforms)).order_by(p.id))
+        return [(int(r["id"]), r["closes_at"]) for r in map(_row, (await self.conn.execute(query)).all())]
+
+    async def claim_reminder(self, poll_id: int, now: datetime) -> bool:
+        """Mark the poll reminded; False when another firing (a replica, a retry) marked it first."""
+        done = await self.conn.execute(update(t.polls).where(t.polls.c.id == poll_id, t.polls.c.reminded_at.is_(None))
+                                       .values(reminded_at=now))
+        return bool(done.rowcount)
+
     async def save_poll(self, poll: Poll) -> None:
         await self.conn.execute(
             update(t.polls).where(t.polls.c.id == poll.id).values(**poll.model_dump(exclude={"id"}))

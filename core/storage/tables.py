@@ -208,6 +208,7 @@ polls = Table(
     Column("message_ref", String(128), nullable=False, default=""),
     Column("created_at", TS, nullable=False),
     Column("closes_at", TS, nullable=True, index=True),  # a final poll's deadline: the timer closes it then
+    Column("reminded_at", TS, nullable=True),  # when its reminder was claimed: it goes out once
 )
 
 ballots = Table(

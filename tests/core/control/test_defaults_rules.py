@@ -9,7 +9,8 @@ from core.control import commands as c
 from core.control import defaults
 from core.control.replies import UserError
 
-KEPT = "(I keep `flow`, `rounds`, `style`, `tier`, `lang`, `experts`, `models`, `poll_hours`, `peer_review`)"
+KEPT = ("(I keep `flow`, `rounds`, `style`, `tier`, `lang`, `experts`, `models`, `poll_hours`, `poll_reminders`, "
+        "`peer_review`)")
 
 
 def test_every_field_is_read_into_its_value() -> None:
