@@ -138,6 +138,21 @@ def stances(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [s for s in doc.get("stances") or [] if s.get("rows")]
 
 
+def ranking(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """A meeting's ranking as the page shows it: each option by its label and id, the owners' place (their average
+    rank and firsts) beside the people's tally; None when people were not asked to rank."""
+    r = (doc.get("closing") or {}).get("ranking")
+    if not r:
+        return None
+    def avg(x: float | None) -> str:
+        return f"{x:.1f}" if x is not None else "not ranked"
+    rows = [{"place": i, "label": x["label"], "id": x["id"], "owners": avg(x["owners_average"]),
+             "owners_firsts": x["owners_firsts"], "people": avg(x["people_average"]),
+             "people_firsts": x["people_firsts"]} for i, x in enumerate(r["items"], 1)]
+    return {"closed": r["closed"], "hidden": r["results_hidden"], "owners": r["owners"], "people": r["people"],
+            "rows": rows}
+
+
 ENDED = ("done", "stopped")
 STATUS_STEPS = {"awaiting_confirmation": "Waiting for the roster to be confirmed",
                 "waiting": "Waiting for someone to choose what comes next", "paused": "Paused",
@@ -175,7 +190,7 @@ def page(doc: dict[str, Any], live: dict[str, str] | None = None) -> dict[str, A
     return {
         "d": d, "flow": d.get("flow") or "moderated", "status": str(d["status"]).replace("_", " "),
         "personas": [{**p, "glyph": icon(p.get("icon", ""))} for p in doc["personas"]],
-        "rounds": rounds(doc), "polls": polls(doc), "stances": stances(doc),
+        "rounds": rounds(doc), "polls": polls(doc), "stances": stances(doc), "ranking": ranking(doc),
         "syntheses": [s for s in doc["syntheses"] if s["kind"] == "round"],
         "final": finals[-1] if finals else None, "usage": doc["usage"],
         "created": _time(d["created_at"]), "progress": progress(doc, live),
