@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -9,6 +10,8 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 from markupsafe import Markup
+
+from core.models import PostFile
 
 ICONS = {
     "classical_building": "🏛️", "scroll": "📜", "smiling_imp": "😈", "twisted_rightwards_arrows": "🔀",
@@ -153,6 +156,21 @@ def ranking(doc: dict[str, Any]) -> dict[str, Any] | None:
             "rows": rows}
 
 
+@dataclass(frozen=True)
+class Figure:
+    """A chart as the page embeds it: its picture inline (the page fetches nothing), its alt text and caption."""
+
+    src: str
+    alt: str
+    title: str
+
+
+def figures(charts: list[PostFile]) -> list[Figure]:
+    """The charts as data: URLs, which the page's policy allows as its only images (PNGs, as the charts are drawn)."""
+    return [Figure("data:image/png;base64," + base64.b64encode(f.data).decode("ascii"), " ".join(f.alt.split()),
+                   f.title or f.name) for f in charts if f.name.lower().endswith(".png")]
+
+
 ENDED = ("done", "stopped")
 STATUS_STEPS = {"awaiting_confirmation": "Waiting for the roster to be confirmed",
                 "waiting": "Waiting for someone to choose what comes next", "paused": "Paused",
@@ -184,7 +202,8 @@ def progress(doc: dict[str, Any], live: dict[str, str] | None = None) -> dict[st
             "verdict": closing.get("verdict") or "" if taken or status in ENDED else "", "ended": status in ENDED}
 
 
-def page(doc: dict[str, Any], live: dict[str, str] | None = None) -> dict[str, Any]:
+def page(doc: dict[str, Any], live: dict[str, str] | None = None, charts: list[PostFile] | None = None
+         ) -> dict[str, Any]:
     d = doc["discussion"]
     finals = [s for s in doc["syntheses"] if s["kind"] == "final"]
     return {
@@ -193,5 +212,5 @@ def page(doc: dict[str, Any], live: dict[str, str] | None = None) -> dict[str, A
         "rounds": rounds(doc), "polls": polls(doc), "stances": stances(doc), "ranking": ranking(doc),
         "syntheses": [s for s in doc["syntheses"] if s["kind"] == "round"],
         "final": finals[-1] if finals else None, "usage": doc["usage"],
-        "created": _time(d["created_at"]), "progress": progress(doc, live),
+        "created": _time(d["created_at"]), "progress": progress(doc, live), "figures": figures(charts or []),
     }
