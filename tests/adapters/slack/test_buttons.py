@@ -214,7 +214,7 @@ async def test_deep_dive_asks_for_the_topic_with_the_suggestion_filled_in(
 
 def assert_choice_offers_pause_and_synthesize(fake: FakeSlack, thread: str) -> None:
     """One message in the thread offers Pause and Synthesize: the round's choice, still open."""
-    offering = [m for m in fake.thread("C0001", thread) + [fake.find("C0001", thread)] if m is not None and
+    offering = [m for m in [*fake.thread("C0001", thread), fake.find("C0001", thread)] if m is not None and
                 {"Pause", "Synthesize"} & {(b.get("text") or {}).get("text") for b in buttons(m)}]
     assert len(offering) == 1, [m.text for m in offering]
     [choice] = offering
