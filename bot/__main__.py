@@ -344,7 +344,7 @@ def export(
     if not discussion_id and not latest:
         _fail("give a discussion id or --latest.")
     settings = _settings(quiet=True)
-    written = format == "dir" or out is not None  # the charts go where files are written
+    written = format in ("dir", "html") or out is not None  # the charts go where files are written, or in the page
 
     async def go() -> tuple[dict[str, Any] | None, list[PostFile]]:
         store = await open_store(settings)
@@ -374,9 +374,9 @@ def export(
     if out is not None:
         write_files(out, filing.flat(doc, charts))
         if format == "html":
-            (out / "discussion.html").write_text(render(doc), encoding="utf-8")
+            (out / "discussion.html").write_text(render(doc, charts=charts), encoding="utf-8")
     if format == "html":
-        sys.stdout.write(render(doc))
+        sys.stdout.write(render(doc, charts=charts))
     elif format == "json":
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     else:

@@ -129,9 +129,10 @@ def confirm_view(action: str, value: str, label: str) -> discord.ui.View:
 
 
 def settles(action: str) -> bool:
-    """Whether a click makes a final choice (the post's buttons then close): not votes, which may change."""
+    """Whether a click makes a final choice (the post's buttons then close): not votes, which may change, nor a
+    round scheduled, which leaves the round's choice open (Pause and Synthesize stay there) until that round starts."""
     kind = action.partition(":")[0]
-    return kind in ("next", "sched", "fail") or action == "roster:start"
+    return kind in ("next", "fail") or action == "roster:start"
 
 
 def settled_view(message: discord.Message, chosen: str) -> discord.ui.View:

@@ -21,6 +21,7 @@ from core.control import commands as c
 from core.control.service import UserError
 from core.models import NextAction
 from core.showing.export import export as export_doc
+from core.showing.extras import chart_files
 from core.showing.filing import artifacts
 
 log = logging.getLogger(__name__)
@@ -38,16 +39,22 @@ async def ask_topic(council: Desk, intent: c.ChooseNextAction, place: Place, cli
     await council.show(client, place, topic_view(meta, deep, suggestion))
 
 async def export_files(council: Desk, discussion_id: str, place: Place, client: AsyncWebClient) -> None:
-    """synthesis.md and the full transcript (JSON), uploaded into the discussion's thread."""
+    """What a team files, uploaded into the discussion's thread: synthesis.md, open-questions.md, the full
+    transcript (JSON) and the charts synthesis.md shows, each picture with its alt text."""
     who, _ = await council.who(client, place)
     d = await council.core.service.guard.may(c.Command(**who.fields(), **facts(place)), discussion_id)
     core = council.core
     doc = await export_doc(core.store, d.id, pages=core.driver.config.pages, now=core.clock.now())
     assert doc is not None
-    files = artifacts(doc)
-    uploads = [{"content": files["synthesis.md"], "filename": "synthesis.md", "title": "Synthesis"},
-               {"content": json.dumps(doc, indent=2, ensure_ascii=False), "filename": "transcript.json",
-                "title": "Transcript"}]
+    charts = await chart_files(core.store, d.id)
+    files = artifacts(doc, charts)
+    uploads: list[dict[str, Any]] = [
+        {"content": files["synthesis.md"], "filename": "synthesis.md", "title": "Synthesis"},
+        {"content": files["open-questions.md"], "filename": "open-questions.md", "title": "Open questions"},
+        {"content": json.dumps(doc, indent=2, ensure_ascii=False), "filename": "transcript.json",
+         "title": "Transcript"},
+        *({"content": f.data, "filename": f.name, "title": f.title or f.name, "alt_txt": f.alt[:1000]}
+          for f in charts)]
     try:
         await client.files_upload_v2(channel=d.channel, thread_ts=d.thread_ref or None, file_uploads=uploads,
                                      initial_comment=f"📦 Export of `{d.id}`, asked for by {escape(who.user_name)}.")

@@ -15,6 +15,7 @@ from markupsafe import Markup
 
 from adapters.web.log import Logs
 from adapters.web.view import markdown, page
+from core.models import PostFile
 from core.ports import Clock
 from core.showing import pollcsv
 from core.showing.decision_log import LogLinks
@@ -39,6 +40,8 @@ LIVE_SCRIPT = files("adapters.web").joinpath("templates/live.js").read_text(enco
 _LIVE_HASH = base64.b64encode(hashlib.sha256(LIVE_SCRIPT.encode()).digest()).decode()
 LIVE_HEADERS = {**HEADERS, "Content-Security-Policy": HEADERS["Content-Security-Policy"].replace(
     "default-src 'none';", f"default-src 'none'; script-src 'sha256-{_LIVE_HASH}'; connect-src 'self';")}
+# A saved copy has no server to send the headers: the same policy, as the meta tag allows it (no framing rules).
+SAVED_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 REFUSED = ("<!doctype html><meta charset=utf-8><title>Council</title>"
            "<p>This link is not valid or has expired. Ask for a fresh link from the discussion's thread.</p>")
 
@@ -62,11 +65,13 @@ class Live:
 
 
 def render(doc: dict[str, object], env: Environment | None = None, live: Live | None = None,
-           texts: dict[str, str] | None = None) -> str:
+           texts: dict[str, str] | None = None, charts: list[PostFile] | None = None) -> str:
     """The discussion's page as one self-contained HTML file: styles inline, nothing to fetch, so a saved copy
     (`python -m bot export ID --format html`) reads offline as the served page does. Served (`live`), it also shows
-    the progress, the words being written (`texts`, by turn key) and the script that keeps it current."""
-    return (env or environment()).get_template("discussion.html").render(**page(doc, texts), live=live)
+    the progress, the words being written (`texts`, by turn key) and the script that keeps it current. `charts`
+    are embedded as pictures; a copy not served carries its own policy forbidding any script."""
+    return (env or environment()).get_template("discussion.html").render(**page(doc, texts, charts), live=live,
+                                                                         policy=SAVED_POLICY)
 
 
 class Pages:

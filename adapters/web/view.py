@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -9,6 +10,8 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 from markupsafe import Markup
+
+from core.models import PostFile
 
 ICONS = {
     "classical_building": "🏛️", "scroll": "📜", "smiling_imp": "😈", "twisted_rightwards_arrows": "🔀",
@@ -140,6 +143,36 @@ def stances(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [s for s in doc.get("stances") or [] if s.get("rows")]
 
 
+def ranking(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """A meeting's ranking as the page shows it: each option by its label and id, the owners' place (their average
+    rank and firsts) beside the people's tally; None when people were not asked to rank."""
+    r = (doc.get("closing") or {}).get("ranking")
+    if not r:
+        return None
+    def avg(x: float | None) -> str:
+        return f"{x:.1f}" if x is not None else "not ranked"
+    rows = [{"place": i, "label": x["label"], "id": x["id"], "owners": avg(x["owners_average"]),
+             "owners_firsts": x["owners_firsts"], "people": avg(x["people_average"]),
+             "people_firsts": x["people_firsts"]} for i, x in enumerate(r["items"], 1)]
+    return {"closed": r["closed"], "hidden": r["results_hidden"], "owners": r["owners"], "people": r["people"],
+            "rows": rows}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A chart as the page embeds it: its picture inline (the page fetches nothing), its alt text and caption."""
+
+    src: str
+    alt: str
+    title: str
+
+
+def figures(charts: list[PostFile]) -> list[Figure]:
+    """The charts as data: URLs, which the page's policy allows as its only images (PNGs, as the charts are drawn)."""
+    return [Figure("data:image/png;base64," + base64.b64encode(f.data).decode("ascii"), " ".join(f.alt.split()),
+                   f.title or f.name) for f in charts if f.name.lower().endswith(".png")]
+
+
 ENDED = ("done", "stopped")
 STATUS_STEPS = {"awaiting_confirmation": "Waiting for the roster to be confirmed",
                 "waiting": "Waiting for someone to choose what comes next", "paused": "Paused",
@@ -171,14 +204,15 @@ def progress(doc: dict[str, Any], live: dict[str, str] | None = None) -> dict[st
             "verdict": closing.get("verdict") or "" if taken or status in ENDED else "", "ended": status in ENDED}
 
 
-def page(doc: dict[str, Any], live: dict[str, str] | None = None) -> dict[str, Any]:
+def page(doc: dict[str, Any], live: dict[str, str] | None = None, charts: list[PostFile] | None = None
+         ) -> dict[str, Any]:
     d = doc["discussion"]
     finals = [s for s in doc["syntheses"] if s["kind"] == "final"]
     return {
         "d": d, "flow": d.get("flow") or "moderated", "status": str(d["status"]).replace("_", " "),
         "personas": [{**p, "glyph": icon(p.get("icon", ""))} for p in doc["personas"]],
-        "rounds": rounds(doc), "polls": polls(doc), "stances": stances(doc),
+        "rounds": rounds(doc), "polls": polls(doc), "stances": stances(doc), "ranking": ranking(doc),
         "syntheses": [s for s in doc["syntheses"] if s["kind"] == "round"],
         "final": finals[-1] if finals else None, "usage": doc["usage"],
-        "created": _time(d["created_at"]), "progress": progress(doc, live),
+        "created": _time(d["created_at"]), "progress": progress(doc, live), "figures": figures(charts or []),
     }

@@ -74,13 +74,25 @@ class Steering(Desk):
             d = await self.get(tx, cmd.discussion_id)
             if d.status not in (Status.RUNNING, Status.WAITING, Status.PAUSED) or d.pending == "final":
                 raise UserError(f"This discussion can't be synthesized now: it is {d.status.value}.")
+            waiting = d.status == Status.WAITING
             d.status, d.pending = Status.RUNNING, "final"
             await save_discussion(tx, d, self.clock.now())
-            await self.notice(tx, d, f"{d.id}:synthesize:{d.round}:{d.resume_count}",
-                              f"📜 {cmd.user_name or 'Someone'} asked for the final synthesis; "
-                              f"{writer_name(d, Phase.FINAL_SYNTHESIS)} is writing it after the current turn.")
+            said = (f"📜 {cmd.user_name or 'Someone'} asked for the final synthesis; "
+                    f"{writer_name(d, Phase.FINAL_SYNTHESIS)} is writing it after the current turn.")
+            if not (waiting and await self._settle_choice(tx, d, said)):
+                await self.notice(tx, d, f"{d.id}:synthesize:{d.round}:{d.resume_count}", said)
         return Reply(text=f"{writer_name(d, Phase.FINAL_SYNTHESIS).capitalize()} will write the final synthesis.",
                      discussion_id=d.id)
+
+    async def _settle_choice(self, tx: Tx, d: Discussion, said: str) -> bool:
+        """A step typed while the round's choice waits is shown in that message, its buttons gone (one post per
+        event, and no stale choice left open); False when no choice was posted."""
+        asked = f"{d.id}:r{d.round}:choice:{d.resume_count}"
+        if not await tx.has_post(asked):
+            return False
+        await tx.enqueue(d.id, Post(kind="choice", key=f"{asked}:chosen", replaces=asked,
+                                    text=f"**Round {d.round} is complete.** {said}"), self.clock.now())
+        return True
 
     async def pause(self, cmd: c.Pause) -> Reply:
         async with self.store.tx() as tx:
@@ -92,11 +104,13 @@ class Steering(Desk):
             if d.status not in (Status.RUNNING, Status.WAITING):
                 raise UserError(f"Only a running or waiting discussion can be paused; this one is "
                                 f"{d.status.value.replace('_', ' ')}.")
+            waiting = d.status == Status.WAITING
             d.status, d.pending = Status.RUNNING, "pause"
             await save_discussion(tx, d, self.clock.now())
-            await self.notice(tx, d, f"{d.id}:pausing:{d.resume_count}",
-                              f"⏸️ {cmd.user_name or 'Someone'} paused the discussion; "
-                              f"{writer_name(d, Phase.RESUME_SUMMARY)} is writing a resume summary.")
+            said = (f"⏸️ {cmd.user_name or 'Someone'} paused the discussion; "
+                    f"{writer_name(d, Phase.RESUME_SUMMARY)} is writing a resume summary.")
+            if not (waiting and await self._settle_choice(tx, d, said)):
+                await self.notice(tx, d, f"{d.id}:pausing:{d.resume_count}", said)
         return Reply(text="Pausing after the current turn.", discussion_id=d.id)
 
     async def resume_discussion(self, cmd: c.Resume) -> Reply:

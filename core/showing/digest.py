@@ -192,8 +192,10 @@ def _bullets(items: list[DigestItem], covered: list[Covered]) -> list[str]:
 
 
 def _name(item: Covered) -> str:
+    """The discussion, named and linked to its thread; with no link to give (the platform gave none), named with
+    its id, which `status` and the exports find it by."""
     topic = item.discussion.topic[:80].replace("[", "(").replace("]", ")")
-    return f"[{topic}]({item.link})" if item.link else f"“{topic}”"
+    return f"[{topic}]({item.link})" if item.link else f"“{topic}” (`{item.discussion.id}`)"
 
 
 def render(m: Material, summary: DigestSummary, key: str, offline: bool) -> Post:

@@ -75,7 +75,7 @@ def header_post(
         text=f"{roster}\n\nFlow: {flows.get(d.flow).outline}. Started by {d.created_by_name or 'someone'} · "
              f"id `{d.id}`",
         roster=personas if ready else [],
-        actions=header_controls(d, next_round),
+        actions=header_controls(d),
         state=header_state(d, next_round),
     )
 
@@ -111,10 +111,10 @@ def header_state(d: Discussion, next_round: datetime | None = None) -> str:
     return f"{doing} · {where}"
 
 
-def header_controls(d: Discussion, next_round: datetime | None = None) -> list[Action]:
+def header_controls(d: Discussion) -> list[Action]:
     """Only the buttons that make sense now and that no other post offers (Export is added by the adapters that
     offer it): while the round's choice waits in the thread, Pause and Synthesize are among its next steps, so the
-    header keeps Stop alone; once a next round is scheduled instead, the header offers them again."""
+    header keeps Stop alone, a next round scheduled or not (the choice stays open until that round starts)."""
     pause = Action(id="ctl:pause", label="Pause", value=d.id)
     resume = Action(id="ctl:resume", label="Resume", value=d.id, style="primary")
     synthesize = Action(id="ctl:synthesize", label="Synthesize", value=d.id, confirm=CONFIRM_SYNTHESIZE)
@@ -130,7 +130,7 @@ def header_controls(d: Discussion, next_round: datetime | None = None) -> list[A
         return [resume, synthesize, stop]
     if d.pending == "pause":
         return [Action(id="ctl:resume", label="Go on (cancel the pause)", value=d.id), stop]
-    if d.status == Status.WAITING and next_round is None:  # the choice message offers the next step
+    if d.status == Status.WAITING:  # the choice message offers the next step
         return [stop]
     return [pause, synthesize, stop]
 

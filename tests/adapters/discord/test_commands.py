@@ -122,6 +122,24 @@ async def test_a_final_choice_closes_its_buttons(council: Council) -> None:
         "vote buttons stay open: a ballot may change"
 
 
+async def test_a_scheduled_round_leaves_the_round_s_choice_open_with_pause_and_synthesize(council: Council) -> None:
+    fake = council.fake
+    dana = fake.add_user("Dana")
+    await answered(fake, await fake.slash(dana, "council", topic="Should we move to trunk-based development?"))
+    await council.settle()
+    d = await council.discussion()
+    choice = next(m for m in reversed(fake.thread_messages(d.thread_ref))
+                  if any(b.get("label") == "Another round" for r in m["components"] for b in r["components"]))
+    click = await fake.click(dana, choice, fake.find_button(choice, "Next round in 1 hour"))
+    await fake.wait_for(lambda: click.callbacks)
+    await council.settle()
+    async with council.app.store.tx() as tx:
+        assert await tx.find_schedule("round", d.platform, d.workspace, d.id) is not None, "the round is scheduled"
+    # Scheduling chooses nothing yet: the choice, with Pause and Synthesize, waits until that round starts.
+    live = {b.get("label") for r in choice["components"] for b in r["components"] if not b.get("disabled")}
+    assert {"Pause", "Synthesize", "Another round"} <= live, live
+
+
 async def test_live_words_grow_in_one_webhook_message_that_becomes_the_post(council: Council) -> None:
     from core.models import Persona, Post, Role
 

@@ -212,6 +212,31 @@ async def test_deep_dive_asks_for_the_topic_with_the_suggestion_filled_in(
     assert any("chose" in m.text and "Offline" in m.text for m in fake.thread("C0001", d.thread_ref))
 
 
+def assert_choice_offers_pause_and_synthesize(fake: FakeSlack, thread: str) -> None:
+    """One message in the thread offers Pause and Synthesize: the round's choice, still open."""
+    offering = [m for m in [*fake.thread("C0001", thread), fake.find("C0001", thread)] if m is not None and
+                {"Pause", "Synthesize"} & {(b.get("text") or {}).get("text") for b in buttons(m)}]
+    assert len(offering) == 1, [m.text for m in offering]
+    [choice] = offering
+    assert {"Pause", "Synthesize"} <= {(b.get("text") or {}).get("text") for b in buttons(choice)}
+    assert '"next:another_round"' in json.dumps(choice.blocks), "it is the round's choice"
+
+
+async def test_a_typed_schedule_leaves_pause_and_synthesize_on_the_round_s_choice_alone(
+    slack: Slack, server: SlackServer, fake: FakeSlack
+) -> None:
+    await slack.command("Should we sunset the legacy mobile app?")
+    await server.idle()
+    d = await only(server)
+    assert_choice_offers_pause_and_synthesize(fake, d.thread_ref)
+    await slack.command(f'schedule {d.id} "tomorrow 09:00"')
+    await server.idle()
+    text, labels = header_state(fake, d.thread_ref)
+    assert "next round <!date^" in text, "the header shows the round scheduled"
+    assert labels == ["Stop", "Export"], "Pause and Synthesize stay on the round's choice, not twice"
+    assert_choice_offers_pause_and_synthesize(fake, d.thread_ref)
+
+
 def header_state(fake: FakeSlack, thread: str) -> tuple[str, list[str]]:
     """What the thread's parent says of the discussion now, and the labels of its buttons."""
     header = fake.find("C0001", thread)
@@ -245,8 +270,9 @@ async def test_the_header_shows_where_the_discussion_stands_and_only_the_buttons
     await server.idle()
     assert (await only(server)).status == Status.WAITING
     text, labels = header_state(fake, d.thread_ref)
-    # A round is scheduled: the header offers what the scheduled wait has no other button for.
-    assert "Waiting for the next step to be chosen" in text and labels == ["Pause", "Synthesize", "Stop", "Export"]
+    # A round is scheduled, and the round's choice waits in the thread until it starts: the one place for them.
+    assert "Waiting for the next step to be chosen" in text and labels == ["Stop", "Export"]
+    assert_choice_offers_pause_and_synthesize(fake, d.thread_ref)
 
     await slack.click(d.thread_ref, "ctl:stop", d.id)
     await server.idle()

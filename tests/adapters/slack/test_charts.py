@@ -83,21 +83,31 @@ async def test_a_refused_upload_leaves_the_synthesis_standing(slack: Slack, serv
     assert any("Final synthesis" in m.text or "Final synthesis" in str(m.blocks) for m in fake.messages)
 
 
-async def test_the_export_button_uploads_the_synthesis_and_the_transcript(slack: Slack, server: SlackServer,
-                                                                          fake: FakeSlack) -> None:
+async def test_the_export_button_uploads_what_a_team_files_with_the_charts(slack: Slack, server: SlackServer,
+                                                                             fake: FakeSlack) -> None:
     import json
 
-    await slack.command("Should we adopt Rust? --rounds 1")
+    await slack.command("Should we adopt Rust? --rounds 2")
     await server.idle()
     assert server.core is not None
     d = (await server.core.service.guard.discussions())[0]
     header = fake.find("C0001", d.thread_ref)
     assert header is not None and '"action_id": "ctl:export"' in json.dumps(header.blocks)
-    before = len(fake.uploads)
+    charts = sorted(f["name"] for f in fake.uploads)  # the charts the final synthesis brought into the thread
+    assert "vote.png" in charts
+    before, calls = len(fake.uploads), len(fake.called("files.completeUploadExternal"))
     await slack.click(header.ts, "ctl:export", d.id)
     await server.idle()
-    files = {f["name"]: f for f in fake.uploads[before:]}
-    assert set(files) == {"synthesis.md", "transcript.json"}
-    assert files["synthesis.md"]["data"].decode().startswith("# ") and "Rust" in files["synthesis.md"]["data"].decode()
+    uploaded = fake.uploads[before:]
+    assert len(fake.called("files.completeUploadExternal")) == calls + 1, "one upload, all files together"
+    files = {f["name"]: f for f in uploaded}
+    assert len(uploaded) == len(files) == 3 + len(charts), [f["name"] for f in uploaded]
+    assert set(files) == {"synthesis.md", "open-questions.md", "transcript.json", *charts}
+    synthesis = files["synthesis.md"]["data"].decode()
+    assert synthesis.startswith("# ") and "Rust" in synthesis
+    assert all(f"]({name})" in synthesis for name in charts), "synthesis.md shows the pictures beside it"
+    assert files["open-questions.md"]["data"].decode().startswith("# Open questions: ")
     assert json.loads(files["transcript.json"]["data"])["discussion"]["id"] == d.id
+    for name in charts:
+        assert files[name]["data"].startswith(b"\x89PNG") and files[name]["alt_txt"]
     assert all(f["shares"]["thread_ts"] == d.thread_ref for f in files.values())

@@ -4,6 +4,7 @@ discussion the digest covers is left out."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from core.deliberation.schemas import (
@@ -56,6 +57,17 @@ def test_each_item_names_its_discussion_with_the_thread_and_the_page() -> None:
     assert "Who pays?" not in text
     untraced = DigestSummary(decided=[], dissent=[DigestItem(discussion=5, text="Who pays?")], open_questions=[])
     assert "Dissent" not in render(material([trunk]), untraced, "k", offline=False).text  # no empty heading
+
+
+def test_an_item_whose_thread_gave_no_link_still_names_its_discussion_by_id() -> None:
+    unlinked = replace(covered("d7", "Rotate on-call weekly?"), link="")
+    summary = DigestSummary(decided=[DigestItem(discussion=1, text="Weekly rotation")],
+                            dissent=[DigestItem(discussion=1, text="Handover cost")],
+                            open_questions=[DigestItem(discussion=1, text="Who covers holidays?")])
+    text = render(material([unlinked]), summary, "k", offline=False).text
+    for title, said in (("Decided", "Weekly rotation"), ("Dissent that remains", "Handover cost"),
+                        ("Open questions", "Who covers holidays?")):
+        assert section(text, title) == [f"- {said} — “Rotate on-call weekly?” (`d7`)"]
 
 
 def test_the_prompt_numbers_each_discussion_as_the_items_refer_to_them() -> None:
