@@ -1,15 +1,15 @@
 """a poll that outlives its discussion keeps its deadline, so the timer closes it then (and a reminder can read it)
 
-Revision ID: 0023
-Revises: 0022
+Revision ID: 0024
+Revises: 0023
 """
 
 from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0023'
-down_revision = '0022'
+revision = '0024'
+down_revision = '0023'
 branch_labels = None
 depends_on = None
 
