@@ -109,7 +109,8 @@ async def test_a_seated_persons_meeting_ranking_is_the_owners_ballot(world: Worl
     did = await meeting_with_dana(world)
     await say(world, did, "Billing first.\nStance: billing first — fix invoices")
     ranking_ask = [p for p in world.posts(did) if p.key.endswith(":ask")][-1]
-    assert "Final vote" in ranking_ask.text and not ranking_ask.actions  # a ranking, not a stance
+    assert "Final vote" in ranking_ask.text  # a ranking, not a stance: a menu per place, none for a stance
+    assert ranking_ask.actions and all(a.id.startswith("seat:rank:") for a in ranking_ask.actions)
     fixed = meeting.fixed_options(await state_of(world, did))
     assert f"{fixed[1].id}: {fixed[1].label}" in ranking_ask.text, "the options she ranks, with their ids"
     # One line by id, one by the option's whole label, one naming no option: it stays unmatched.
