@@ -16,6 +16,7 @@ from core.deliberation import context, flows
 from core.deliberation.flows.base import State
 from core.deliberation.roster import addressed
 from core.models import FINISHED_TURN, Discussion, HumanMessage, Phase, Status
+from core.running.driver import load_state
 from core.running.effects import redraw_header, save_discussion
 from core.running.seat_turns import choose_stance, claim_reply, rank_place
 from core.storage.store import Tx
@@ -108,7 +109,9 @@ class People(Desk):
             d = await self.get(tx, cmd.discussion_id)
             if d.status in (Status.DONE, Status.STOPPED):
                 raise UserError("This discussion has ended, so its rankings stay as they were recorded.")
-            state = State(discussion=d, personas=await tx.personas(d.id), turns=await tx.turns(d.id), humans=[])
+            state = await load_state(tx, d.id)
+            if state is None:
+                raise UserError(f"No discussion with id {cmd.discussion_id!r}.")
             taken, said = await rank_place(tx, state, cmd.user_id, cmd.turn_key, cmd.place, cmd.option_id)
         if not taken:
             raise UserError(said)

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.deliberation import choices, closings, flows, question, seats
-from core.deliberation.engine import Idle, RunTurns, State, Step, TurnPlan
+from core.deliberation.engine import Idle, RunTurns, State, Step, TurnPlan, next_step
 from core.deliberation.holders import stand_in
 from core.deliberation.prompts import label
 from core.models import Action, Author, Discussion, Persona, Phase, Post, Turn
@@ -212,6 +212,8 @@ async def rank_place(tx: Tx, state: State, user_id: str, turn_key: str, place: i
         return False, "Only the person who holds this seat ranks for it."
     if w.state != "waiting":
         return False, "That turn is no longer waiting for you: it was answered, or your AI stand-in took it."
+    if not _ranked(state, turn_key):
+        return False, "That turn is not a ranking: write it here in your own words."
     listed = question.on_table(state)
     names = {o.id: o.label for o in listed}
     n = places(listed)
@@ -232,3 +234,19 @@ async def rank_place(tx: Tx, state: State, user_id: str, turn_key: str, place: i
         return True, f"Your ranking is in: {picked_text(state, picks, '; ')}."
     return True, (f"#{place}: {choices.show(option_id, names)}. Pick {' and '.join(left)} to finish your ranking "
             "(or write it here).")
+
+
+def _ranked(state: State, turn_key: str) -> bool:
+    """Whether this turn, one the discussion is now on, is a ranked vote."""
+    step = next_step(state)
+    return isinstance(step, RunTurns) and any(p.key == turn_key and p.phase == Phase.RANKED_VOTE for p in step.turns)
+
+
+async def ranking_asked(tx: Tx, state: State, user_id: str) -> tuple[str, list[choices.Option]] | None:
+    """The ranked turn this person's seat is asked now, with the options its places list in order (a terminal
+    numbers them), or None when none is waiting for them."""
+    for w in await tx.seat_waits(state.discussion.id):
+        if w.user_id == user_id and w.state == "waiting" and _ranked(state, w.turn_key):
+            listed = question.on_table(state)
+            return w.turn_key, listed[:len(listed) if places(listed) else 0]
+    return None
