@@ -12,13 +12,14 @@ from rich.text import Text
 from adapters.console.keys import Lines
 from adapters.console.live import Bottom
 from adapters.console.roster import RosterEditor
-from adapters.console.translate import FACTS, Answer, choices, parse_control, pick, votable
+from adapters.console.translate import FACTS, USER_ID, Answer, choices, parse_control, pick, votable
 from core.control import commands as c
 from core.control.service import Service, UserError
 from core.deliberation import closings
 from core.models import Action, Discussion, NextAction, Poll, Status
 from core.running import deadlines
-from core.running.driver import Driver
+from core.running.driver import Driver, load_state
+from core.running.seat_turns import places, ranking_asked
 from core.showing import filing, posts
 from core.showing.export import export
 from core.showing.extras import chart_files
@@ -142,6 +143,8 @@ class ConsoleSession:
         text = line.strip()
         if d.status == Status.AWAITING_CONFIRMATION and not text:
             text = "1"
+        if not menu and await self._rank_by_numbers(d.id, text):
+            return
         chosen = pick(text, menu) if menu else None
         if isinstance(chosen, Action):
             return await self._choose(d, chosen)
@@ -152,6 +155,28 @@ class ConsoleSession:
             self._say(said)
         else:
             await self._do(said)
+
+    async def _rank_by_numbers(self, discussion_id: str, text: str) -> bool:
+        """Numbers typed while the person's seat is asked to rank ("2 1 3"): the options by their numbers in the
+        turn's list, best first, each place picked as a menu would pick it (False: not numbers, or not asked)."""
+        numbers = text.split()
+        if not numbers or not all(n.isdigit() for n in numbers):
+            return False
+        async with self.store.tx() as tx:
+            state = await load_state(tx, discussion_id)
+            asked = await ranking_asked(tx, state, USER_ID) if state is not None else None
+        if asked is None or not asked[1]:
+            return False
+        turn_key, listed = asked
+        if any(not 1 <= int(n) <= len(listed) for n in numbers) or len(numbers) > places(listed):
+            self._say(Answer(f"Please type up to {places(listed)} numbers from 1 to {len(listed)}, best first "
+                             "(e.g. 2 1 3), or write your ranking in words.", mistake=True))
+            return True
+        for place, n in enumerate(numbers, 1):
+            if not await self._do(c.RankPlace(discussion_id=discussion_id, turn_key=turn_key, place=place,
+                                              option_id=listed[int(n) - 1].id, **FACTS, user_name=self.user)):
+                break
+        return True
 
     async def _choose(self, d: Discussion, action: Action) -> None:
         """A numbered choice, by the id of the action it shows (the label is only what the person reads)."""
@@ -271,6 +296,8 @@ class ConsoleSession:
                 line = getter.result()
                 if line is None:
                     self._lines = None
+                    continue
+                if await self._rank_by_numbers(discussion_id, line):
                     continue
                 said = parse_control(line, discussion_id, self.user)
                 if isinstance(said, Answer):

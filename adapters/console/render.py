@@ -68,5 +68,10 @@ def render(post: Post, *, voting: bool = True) -> RenderableType:
                else "the council's positions")
         return Panel(markdown(post.text), border_style="cyan", title=f"poll {post.poll.poll_id} · {how}",
                      title_align="left", subtitle=subtitle)
+    first = [a for a in post.actions if a.id.startswith("seat:rank:1:")]  # a seat's ranking: its options, numbered
+    if first:
+        lines = "\n".join(f"  [{i}] {a.label}" for i, a in enumerate(first, 1))
+        return Group(markdown(post.text), Text(lines), Text("  Type their numbers, best first (e.g. 2 1 3).",
+                                                               style="bold"))
     style = "bold red" if post.kind == "error" else "dim"
     return markdown(post.text + (f"\n\n_({OFFLINE})_" if post.offline else ""), style=style)

@@ -20,7 +20,7 @@ from discord.http import Route
 from adapters.discord.chat import DiscordChat
 from adapters.discord.commands import build_tree
 from adapters.discord.handlers import Handlers
-from adapters.discord.views import CouncilButton, CouncilSelect
+from adapters.discord.views import CouncilButton, CouncilRankSelect, CouncilSelect
 from core.control.service import Service
 from core.running.driver import Driver
 from core.storage.store import Store
@@ -60,7 +60,7 @@ class CouncilClient(discord.Client):
         self.tree = build_tree(self)
 
     async def setup_hook(self) -> None:
-        self.add_dynamic_items(CouncilButton, CouncilSelect)
+        self.add_dynamic_items(CouncilButton, CouncilSelect, CouncilRankSelect)
         await self.sync_commands()
         self._sweeper = asyncio.create_task(self._sweep_forever(), name="council-sweeper")
 

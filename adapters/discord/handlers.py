@@ -130,7 +130,7 @@ class Handlers:
             nonlocal done
             text = await self._perform(intent, who, interaction)
             done = text or "Done."
-            return text if isinstance(intent, c.CastBallot | c.TakeStance) else ""
+            return text if isinstance(intent, c.CastBallot | c.TakeStance | c.RankPlace) else ""
 
         await self._tell(interaction, await self._answer(interaction, run))
         if done and asked:

@@ -351,6 +351,13 @@ def component(action: str, value: str, who: Who) -> Intent:
         discussion_id, _, rest = value.partition("|")
         turn_key, _, label = rest.rpartition("|")
         return c.TakeStance(discussion_id=discussion_id, turn_key=turn_key, label=label, **base)
+    if action.startswith("seat:rank:"):  # a place of a seated person's ranking, picked from its menu
+        turn_key, _, rest = value.partition("|")
+        place, _, option_id = rest.partition("|")
+        if not place.isdigit() or not option_id:
+            raise NotUnderstood("That menu is damaged; please write your ranking in the thread instead.")
+        return c.RankPlace(discussion_id=turn_key.partition(":")[0], turn_key=turn_key, place=int(place),
+                           option_id=option_id, **base)
     if kind in ("reply", "modify") or action == "roster:modify":
         return OpenModal(kind="reply" if kind == "reply" else "modify", discussion_id=value)
     simple: dict[str, type[c.Command]] = {

@@ -69,6 +69,48 @@ class CouncilSelect(discord.ui.DynamicItem[discord.ui.Select[Any]], template=PIC
             await handler.on_action(interaction, "pick", f"{self.poll}|{picked[0] if picked else ''}")
 
 
+RANK_ID = re.compile(r"cl-rank\|(?P<place>\d+)\|(?P<turn>.+)")
+
+
+class CouncilRankSelect(discord.ui.DynamicItem[discord.ui.Select[Any]], template=RANK_ID.pattern):
+    """A place of a seated person's ranking as a select menu (`seat:rank:*` actions): its options are option ids,
+    and the pick is that place of their ranked turn."""
+
+    def __init__(self, place: str, turn: str, options: list[tuple[str, str]] | None = None) -> None:
+        super().__init__(discord.ui.Select(custom_id=f"cl-rank|{place}|{turn}", placeholder=f"#{place}…",
+                                           options=[discord.SelectOption(label=label[:100] or "…", value=value)
+                                                    for label, value in (options or [])[:SELECT_OPTIONS]]
+                                           or [discord.SelectOption(label="…", value="-")]))
+        self.place, self.turn = place, turn
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any],
+                             match: re.Match[str], /) -> CouncilRankSelect:
+        return cls(match["place"], match["turn"])
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        handler = getattr(interaction.client, "handlers", None)
+        picked = self.item.values
+        if handler is not None:
+            await handler.on_action(interaction, f"seat:rank:{self.place}",
+                                    f"{self.turn}|{self.place}|{picked[0] if picked else ''}")
+
+
+def _rank_menus(actions: list[Action]) -> list[discord.ui.Item[Any]]:
+    """One menu per place of a seated person's ranking (each action's value is "turn|place|option id")."""
+    places: dict[str, list[Action]] = {}
+    for a in actions:
+        places.setdefault(a.id.rsplit(":", 1)[0], []).append(a)
+    out: list[discord.ui.Item[Any]] = []
+    for page in places.values():
+        turn, place, _ = page[0].value.split("|", 2)
+        if len(f"cl-rank|{place}|{turn}") > 100:  # Discord's custom_id limit: the reply in words still ranks
+            log.error("ranking menus of %s dropped: their custom_id would be too long", turn)
+            return []
+        out.append(CouncilRankSelect(place, turn, [(a.label, a.value.split("|", 2)[2]) for a in page]))
+    return out
+
+
 def view(actions: list[Action], *, reply_to: str = "") -> discord.ui.View | None:
     """Buttons for a post's actions (5 to a row), plus a Reply button when human replies need one; the menus of a
     long choice that do not fit beside them are in views() after it."""
@@ -79,7 +121,8 @@ def views(actions: list[Action], *, reply_to: str = "") -> list[discord.ui.View 
     """The post's buttons and menus, over as many messages' views as Discord's 5 rows a message need: the first
     holds the buttons and the menus that fit beside them; each later one, five more menus."""
     menus = _menus([a for a in actions if a.id.startswith("pick:")])
-    actions = [a for a in actions if not a.id.startswith("pick:")]
+    menus += _rank_menus([a for a in actions if a.id.startswith("seat:rank:")])
+    actions = [a for a in actions if not a.id.startswith(("pick:", "seat:rank:"))]
     buttons: list[discord.ui.Item[Any]] = []
     for a in [*actions, Action(id="reply", label="Reply to the council", value=reply_to)] if reply_to else actions:
         try:

@@ -188,7 +188,7 @@ class Council:
             await self.show(client, place, roster_view(d.id, d.channel, personas))
             return
         # The thread shows everything else; the answer to a confirm step replaces its private question.
-        quiet = not (isinstance(intent, c.CastBallot | c.TakeStance) or place.replace)
+        quiet = not (isinstance(intent, c.CastBallot | c.TakeStance | c.RankPlace) or place.replace)
         reply = await self.execute(intent, place, client, announce=not quiet)
         if reply is None or not message.get("ts"):
             return

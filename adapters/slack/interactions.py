@@ -73,6 +73,10 @@ def action_command(action_id: str, value: str, who: Who) -> c.Command | OpenRost
         if action_id.startswith("seat:stance"):
             did, turn_key, label = value.split("|", 2)
             return c.TakeStance(discussion_id=did, turn_key=turn_key, label=label, **f)
+        if action_id.startswith("seat:rank:"):  # a place of a seated person's ranking, picked from its menu
+            turn_key, place, option_id = value.split("|", 2)
+            return c.RankPlace(discussion_id=turn_key.partition(":")[0], turn_key=turn_key, place=int(place),
+                               option_id=option_id, **f)
         if family == "fail":
             return {"retry": c.RetryTurns, "skip": c.SkipTurns, "stop": c.Stop}[name](discussion_id=value, **f)
     except (KeyError, ValueError):

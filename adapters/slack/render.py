@@ -89,8 +89,16 @@ def actions_blocks(actions: list[Action], block_prefix: str = "actions") -> list
             placeholder=PlainTextObject(text=label),
             options=[Option(text=PlainTextObject(text=button_label(a.label)[:75]), value=a.value[:150])
                      for a in page]))
+    places: dict[str, list[Action]] = {}  # a seated person's ranking: `seat:rank:<place>:<n>`, a menu per place
     for a in actions:
-        if a.id.startswith("pick:") or a.menu:
+        if a.id.startswith("seat:rank:"):
+            places.setdefault(a.id.rsplit(":", 1)[0], []).append(a)
+    buttons += [StaticSelectElement(action_id=menu, placeholder=PlainTextObject(text=f"#{menu.rsplit(':', 1)[1]}…"),
+                                    options=[Option(text=PlainTextObject(text=button_label(a.label)[:75]),
+                                                    value=a.value[:150]) for a in page[:SELECT_OPTIONS]])
+                for menu, page in places.items()]
+    for a in actions:
+        if a.id.startswith(("pick:", "seat:rank:")) or a.menu:
             continue
         button = ButtonElement(text=PlainTextObject(text=button_label(a.label), emoji=True), action_id=a.id[:255],
                                value=a.value[:2000] or a.id, style=a.style or None, confirm=confirm_of(a))

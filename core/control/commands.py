@@ -221,3 +221,12 @@ class TakeStance(Command):
     discussion_id: str
     turn_key: str
     label: str
+
+
+class RankPlace(Command):
+    """A seated person's pick for one place of their ranking, from the menus under their turn: an option id."""
+
+    discussion_id: str
+    turn_key: str
+    place: int
+    option_id: str

@@ -16,8 +16,9 @@ from core.deliberation import context, flows
 from core.deliberation.flows.base import State
 from core.deliberation.roster import addressed
 from core.models import FINISHED_TURN, Discussion, HumanMessage, Phase, Status
+from core.running.driver import load_state
 from core.running.effects import redraw_header, save_discussion
-from core.running.seat_turns import choose_stance, claim_reply
+from core.running.seat_turns import choose_stance, claim_reply, rank_place
 from core.storage.store import Tx
 
 MAX_HUMAN_CHARS = 4000
@@ -25,7 +26,7 @@ MAX_HUMAN_CHARS = 4000
 
 @dataclass(eq=False)
 class People(Desk):
-    """PostHumanMessage and TakeStance; the guard paces how often the council answers one person."""
+    """PostHumanMessage, TakeStance and RankPlace; the guard paces how often the council answers one person."""
 
     guard: Guard
 
@@ -101,6 +102,20 @@ class People(Desk):
             if not await choose_stance(tx, d, cmd.user_id, cmd.turn_key, cmd.label):
                 raise UserError("Only the person who holds this seat picks its stance.")
         return Reply(text=f"Your stance: {cmd.label}.", discussion_id=d.id)
+
+    async def rank_place(self, cmd: c.RankPlace) -> Reply:
+        """A place of a seated person's ranking from its menu; the last place makes the ranking their turn."""
+        async with self.store.tx() as tx:
+            d = await self.get(tx, cmd.discussion_id)
+            if d.status in (Status.DONE, Status.STOPPED):
+                raise UserError("This discussion has ended, so its rankings stay as they were recorded.")
+            state = await load_state(tx, d.id)
+            if state is None:
+                raise UserError(f"No discussion with id {cmd.discussion_id!r}.")
+            taken, said = await rank_place(tx, state, cmd.user_id, cmd.turn_key, cmd.place, cmd.option_id)
+        if not taken:
+            raise UserError(said)
+        return Reply(text=said, discussion_id=d.id)
 
     async def _clarified(self, tx: Tx, d: Discussion, cmd: c.PostHumanMessage, text: str, now: datetime) -> Reply:
         """The answer to the clarifying question (or "go") starts the discussion, its topic made clearer."""

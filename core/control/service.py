@@ -69,6 +69,7 @@ class Service:
             c.AddExpert: self.rostering.add_expert,
             c.PostHumanMessage: self.people.post_human_message,
             c.TakeStance: self.people.take_stance,
+            c.RankPlace: self.people.rank_place,
             c.SetOwners: self.configuring.set_owners,
             c.SetDefaults: self.configuring.set_defaults,
             c.ScheduleRound: self.schedules.schedule_round,

@@ -72,12 +72,11 @@ def ask_text(task: str, persona: Persona, label: str, wait: str, *, ranked: bool
     listed = OPTION.sub(lambda m: f"\n- {m.group(1) + ': ' if m.group(1) else ''}{m.group(2).strip()}", task)
     plain = unescape(listed).replace("&quot;", '"')
     seat = f", as {persona.title}" if persona.title and persona.title != IN_PERSON else ""
-    return (f"**{persona.name}, it is your turn** ({label}{seat}). {plain}\n\n"
-            f"Your next message here is your turn"
-            + (" (your ranking: one item per line, or separated by semicolons)." if ranked else ".")
-            + " You may end it with `Stance: <label> — "
-            f"<one line>`, or pick your stance below. If you don't answer within {wait}, an AI "
-            "stand-in speaks for you this time; write here any time to take your seat back.")
+    how = ("Pick each place from the menus below, or write your ranking here: one item per line, or separated by "
+           "semicolons." if ranked else "Your next message here is your turn. You may end it with `Stance: <label> — "
+           "<one line>`, or pick your stance below.")
+    return (f"**{persona.name}, it is your turn** ({label}{seat}). {plain}\n\n{how} If you don't answer within "
+            f"{wait}, an AI stand-in speaks for you this time; write here any time to take your seat back.")
 
 
 def ranking(text: str) -> RankedVote:
@@ -93,6 +92,12 @@ def ranking(text: str) -> RankedVote:
         parts = [x.strip(" .*_") for x in re.split(r";|\s>\s", stances_free(text)) if x.strip(" .*_")]
         items = [RankedItem(item=x[:200], why="") for x in parts] or [RankedItem(item="undecided", why="")]
     return RankedVote(ranking=items[:5], stance=items[0].item, label=items[0].item)
+
+
+def picked_ranking(ids: list[str], writer: Persona) -> dict[str, Any]:
+    """A ranking picked from the menus, place by place: its items are the option ids themselves."""
+    vote = RankedVote(ranking=[RankedItem(item=x, why="") for x in ids], stance=ids[0], label=ids[0])
+    return vote.model_dump() | {"written_by": writer.held_by, "written_by_name": writer.name}
 
 
 def stances_free(text: str) -> str:

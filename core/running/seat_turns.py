@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.deliberation import choices, flows, seats
-from core.deliberation.engine import Idle, RunTurns, State, Step, TurnPlan
+from core.deliberation import choices, closings, flows, question, seats
+from core.deliberation.engine import Idle, RunTurns, State, Step, TurnPlan, next_step
 from core.deliberation.holders import stand_in
 from core.deliberation.prompts import label
 from core.models import Action, Author, Discussion, Persona, Phase, Post, Turn
@@ -17,8 +17,22 @@ from core.storage.store import Tx
 from core.when.spoken import duration
 
 STANCE_ACTION = "seat:stance"  # each button's id adds its place: ids are unique within a message's block
+RANK_ACTION = "seat:rank"  # a ranked turn's menus: `seat:rank:<place>:<n>`, one menu per place
 
 
+def rank_menus(state: State, plan: TurnPlan) -> list[Action]:
+    """A ranked turn's menus, one per place, each listing the options on the table; a pick's value carries the
+    turn, the place and the option's id (the turn's key starts with its discussion's id)."""
+    listed = question.on_table(state)
+    names = {o.id: o.label for o in listed}
+    return [Action(id=f"{RANK_ACTION}:{place}:{i}", label=choices.show(o.id, names)[:75],
+                   value=f"{plan.key}|{place}|{o.id}")
+            for place in range(1, places(listed) + 1) for i, o in enumerate(listed)]
+
+
+def places(listed: list[choices.Option]) -> int:
+    """How many places a seated person ranks from the menus: as many as people rank, when there is a choice."""
+    return min(closings.PLACES, len(listed)) if len(listed) >= 2 else 0
 
 
 def _away(waits: list[SeatWait], persona_key: str) -> bool:
@@ -33,6 +47,8 @@ def ask_post(state: State, plan: TurnPlan, holder: Persona, wait_s: float) -> Po
     stance_turn = flows.get(d.flow).stance(plan.phase, holder)
     actions = [Action(id=f"{STANCE_ACTION}{i}", label=f"Stance: {o.label}"[:75], value=f"{d.id}|{plan.key}|{o.id}")
                for i, o in enumerate(seats.stance_choices(state))] if stance_turn else []
+    if plan.phase == Phase.RANKED_VOTE:
+        actions = rank_menus(state, plan)
     return Post(kind="notice", key=f"{plan.key}:ask", title=f"Your turn, {holder.name}",
                 text=seats.ask_text(task, holder, label(state, plan.phase), duration(wait_s),
                                     ranked=plan.phase == Phase.RANKED_VOTE),
@@ -116,8 +132,13 @@ async def record_answer(tx: Tx, state: State, plan: TurnPlan, holder: Persona, w
     d = state.discussion
     await tx.start_turns([Turn(key=plan.key, discussion_id=d.id, round=plan.round, step=plan.step, phase=plan.phase,
                                persona_key=plan.persona_key, created_at=now)])
-    data = seats.answer_data(plan.phase, w.answer, w.stance, holder, flows.get(d.flow).stance(plan.phase, holder))
-    await record_turn(tx, state, plan, str(data.get("text", w.answer)), data, None, "", now, False,
+    picked = w.stance.split("|") if plan.phase == Phase.RANKED_VOTE and not w.answer.strip() else []
+    if picked:  # ranked from the menus: the ballot is their ids, and its words are the options as shown
+        data, text = seats.picked_ranking(picked, holder), picked_text(state, picked)
+    else:
+        data = seats.answer_data(plan.phase, w.answer, w.stance, holder, flows.get(d.flow).stance(plan.phase, holder))
+        text = str(data.get("text", w.answer))
+    await record_turn(tx, state, plan, text, data, None, "", now, False,
                       author=Author.PERSON)
     await tx.drop_post(d.id, plan.key)
     w.state = "done"
@@ -125,7 +146,14 @@ async def record_answer(tx: Tx, state: State, plan: TurnPlan, holder: Persona, w
     recorded = next((t for t in await tx.turns(d.id) if t.key == plan.key), None)
     await tx.enqueue(d.id, Post(kind="notice", key=f"{plan.key}:in", text=(
         f"✍️ {holder.name} wrote their turn ({label(state, plan.phase)}) in person."
-        f"{_read_back(recorded.data if recorded is not None else None)}")), now)
+        f"{_read_back(recorded.data if recorded is not None else None)}"
+        + (f" Their ranking: {picked_text(state, picked, '; ')}." if picked else ""))), now)
+
+
+def picked_text(state: State, picked: list[str], sep: str = "\n") -> str:
+    """A ranking picked from the menus as people read it: each place's option, by its label with its id."""
+    names = {o.id: o.label for o in question.on_table(state)}
+    return sep.join(f"{place}. {choices.show(x, names)}" for place, x in enumerate(picked, 1))
 
 
 def _read_back(data: dict[str, Any] | None) -> str:
@@ -148,7 +176,7 @@ async def claim_reply(tx: Tx, d: Discussion, author_id: str, text: str, now: dat
         return ""
     waits = await tx.seat_waits(d.id)
     for w in waits:
-        if w.persona_key in held and w.state == "waiting":
+        if w.persona_key in held and w.state == "waiting":  # their words win over any places picked so far
             w.state, w.answer = "answered", text
             await tx.save_seat_wait(w)
             return "turn"
@@ -172,3 +200,53 @@ async def choose_stance(tx: Tx, d: Discussion, user_id: str, turn_key: str, chos
     w.stance = " ".join(chosen.lower().split())[:40]
     await tx.save_seat_wait(w)
     return True
+
+
+async def rank_place(tx: Tx, state: State, user_id: str, turn_key: str, place: int,
+                     option_id: str) -> tuple[bool, str]:
+    """One place of a seated person's ranking, picked from the menus under their turn, kept with the wait: once
+    every place is picked the ranking is their turn, recorded as a reply would be. Returns whether the pick was
+    taken and what to tell them (why not: not theirs, not waiting, not listed, or already placed)."""
+    w = next((x for x in await tx.seat_waits(state.discussion.id) if x.turn_key == turn_key), None)
+    if w is None or w.user_id != user_id:
+        return False, "Only the person who holds this seat ranks for it."
+    if w.state != "waiting":
+        return False, "That turn is no longer waiting for you: it was answered, or your AI stand-in took it."
+    if not _ranked(state, turn_key):
+        return False, "That turn is not a ranking: write it here in your own words."
+    listed = question.on_table(state)
+    names = {o.id: o.label for o in listed}
+    n = places(listed)
+    if option_id not in names or not 1 <= place <= n:
+        return False, "That option is no longer on the list to rank; the newest list is in the thread."
+    picks = (w.stance.split("|") if w.stance else []) + [""] * n
+    picks = picks[:n]
+    if option_id in picks and picks.index(option_id) != place - 1:
+        return False, (f"You already put {choices.show(option_id, names)} at #{picks.index(option_id) + 1}: pick "
+                       "another option for this place (each option takes one place in your ranking).")
+    picks[place - 1] = option_id
+    w.stance = "|".join(picks)
+    left = [f"#{i}" for i, x in enumerate(picks, 1) if not x]
+    if not left:
+        w.state, w.answer = "answered", ""
+    await tx.save_seat_wait(w)
+    if not left:
+        return True, f"Your ranking is in: {picked_text(state, picks, '; ')}."
+    return True, (f"#{place}: {choices.show(option_id, names)}. Pick {' and '.join(left)} to finish your ranking "
+            "(or write it here).")
+
+
+def _ranked(state: State, turn_key: str) -> bool:
+    """Whether this turn, one the discussion is now on, is a ranked vote."""
+    step = next_step(state)
+    return isinstance(step, RunTurns) and any(p.key == turn_key and p.phase == Phase.RANKED_VOTE for p in step.turns)
+
+
+async def ranking_asked(tx: Tx, state: State, user_id: str) -> tuple[str, list[choices.Option]] | None:
+    """The ranked turn this person's seat is asked now, with the options its places list in order (a terminal
+    numbers them), or None when none is waiting for them."""
+    for w in await tx.seat_waits(state.discussion.id):
+        if w.user_id == user_id and w.state == "waiting" and _ranked(state, w.turn_key):
+            listed = question.on_table(state)
+            return w.turn_key, listed[:len(listed) if places(listed) else 0]
+    return None

@@ -26,7 +26,7 @@ class SeatWait(BaseModel):
     deadline: datetime
     state: SeatState = "waiting"
     answer: str = ""
-    stance: str = ""
+    stance: str = ""  # the stance menu's pick; on a ranked turn, the places' option ids from its menus, "|"-joined
 
 
 class SeatRepo(Repo):

@@ -91,3 +91,45 @@ async def test_the_roster_form_gives_a_seat_to_a_member(council: Council) -> Non
     assert (seated.name, seated.held_by) == ("Lee", lee["id"])
     await fake.click(dana, confirm, fake.find_button(confirm, "Start"))
     await eventually(lambda: _has(fake, d.thread_ref, "Lee, it is your turn"))
+
+
+async def test_dana_ranks_from_select_menus_and_the_same_option_twice_is_refused(council: Council) -> None:
+    fake = council.fake
+    dana, lee = fake.add_user("Dana"), fake.add_user("Lee")
+    i = await fake.slash(lee, "council", topic="Billing fixes or the mobile app first?", flow="meeting", rounds=2,
+                         experts=2, seat=dana)
+    await fake.wait_for(lambda: i.followups)
+    await council.settle()
+    d = await council.discussion()
+    await fake.say(dana, d.thread_ref, "Invoices break every week, so billing goes first.")
+    await council.settle()
+    await eventually(lambda: _has(fake, d.thread_ref, "it is your turn** (Final vote"))
+    rank = [m for m in fake.thread_messages(d.thread_ref)
+            if "Final vote" in m["content"] and "it is your turn" in m["content"]][-1]
+    listed = re.findall(r"(O\d+): ([^\n]+)", rank["content"])
+    menus = [c for row in rank["components"] for c in row["components"] if c["type"] == 3]
+    assert len(menus) == min(3, len(listed)) and len(listed) >= 3
+    assert [o["value"] for o in menus[0]["options"]] == [oid for oid, _ in listed], "options by id"
+    first, second, third = (oid for oid, _ in listed[:3])
+    one, two, three = (m["custom_id"] for m in menus)
+    said = await fake.select(dana, rank, one, [first])
+    await fake.wait_for(lambda: "Pick #2 and #3" in str(said.followups))
+    again = await fake.select(dana, rank, two, [first])  # the same option for a second place
+    await fake.wait_for(lambda: "You already put" in str(again.followups))
+    assert all(f.get("flags", 0) & 64 for f in again.followups), "told privately"
+    stranger = await fake.select(lee, rank, two, [second])
+    await fake.wait_for(lambda: "Only the person who holds this seat" in str(stranger.followups))
+    await fake.select(dana, rank, two, [second])
+    last = await fake.select(dana, rank, three, [third])
+    await fake.wait_for(lambda: "Your ranking is in" in str(last.followups))
+
+    async def done() -> bool:
+        return (await council.discussion()).status.value == "done"
+
+    await eventually(done)
+    await council.settle()
+    async with council.app.store.tx() as tx:
+        state = await load_state(tx, d.id)
+    assert state is not None
+    ballots, _, unmatched = meeting.owner_ballots(state)
+    assert ballots["Dana"] == [first, second, third] and not unmatched.get("Dana")

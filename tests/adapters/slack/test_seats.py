@@ -200,3 +200,61 @@ async def test_seat_names_are_cleaned_of_markup_and_invisible_characters(
     async with server.core.store.tx() as tx:
         seated = [(p.name, p.held_by) for p in await tx.personas(d.id) if p.held_by]
     assert seated == [("Mo the boss", "U0004")] and d.options.people[0].name == "Mo the boss"
+
+
+async def test_dana_ranks_from_a_menu_per_place_and_the_same_option_twice_is_refused(
+        slack: Slack, server: SlackServer, fake: FakeSlack) -> None:
+    await slack.command("Billing fixes or the mobile app first? --flow meeting --rounds 2 --experts 2 "
+                        "--seat <@U0001|dana>")
+    await server.idle()
+    assert server.core is not None
+    d = (await server.core.service.guard.discussions())[0]
+    await slack.reply(d.thread_ref, "Invoices break every week, so billing goes first.")
+    await server.idle()
+    rank = [m for m in fake.thread("C0001", d.thread_ref) if "it is your turn" in m.text][-1]
+    assert "Final vote" in rank.text
+    shown = "\n".join(b["text"]["text"] for b in rank.blocks if b.get("type") == "section")
+    listed = re.findall(r"(O\d+): ([^\n]+)", shown)
+    menus = [e for b in rank.blocks if b["type"] == "actions" for e in b["elements"]
+             if e["action_id"].startswith("seat:rank:")]
+    assert [e["type"] for e in menus] == ["static_select"] * min(3, len(listed)) and len(listed) >= 3
+    # Each menu lists every option on the table, by its label with its id.
+    for menu in menus:
+        assert [o["text"]["text"] for o in menu["options"]] == [f"{label} [{oid}]" for oid, label in listed]
+
+    def value(menu: dict[str, object], oid: str) -> str:
+        return next(o["value"] for o in menu["options"]  # type: ignore[attr-defined]
+                    if o["text"]["text"].endswith(f"[{oid}]"))
+
+    first, second, third = (oid for oid, _ in listed[:3])
+    one, two, three = menus
+    await slack.pick(rank.ts, value(one, first), action_id=one["action_id"], user="U0002")  # not Lee's seat
+    await server.idle()
+    assert fake.ephemerals[-1]["user"] == "U0002" and "Only the person who holds this seat" in fake.ephemerals[-1][
+        "text"]
+    await slack.pick(rank.ts, value(one, first), action_id=one["action_id"])
+    await server.idle()
+    told = fake.ephemerals[-1]
+    assert told["user"] == "U0001" and told["text"].startswith(f"#1: {listed[0][1]} [{first}]")
+    assert "Pick #2 and #3" in fake.ephemerals[-1]["text"]
+    await slack.pick(rank.ts, value(two, first), action_id=two["action_id"])  # the same option for a second place
+    await server.idle()
+    assert "You already put" in fake.ephemerals[-1]["text"] and "at #1" in fake.ephemerals[-1]["text"]
+    async with server.core.store.tx() as tx:
+        [wait] = [w for w in await tx.seat_waits(d.id) if w.turn_key in rank.text or w.state == "waiting"]
+    assert wait.state == "waiting" and wait.stance.split("|") == [first, "", ""], "the refused pick left no trace"
+    await slack.pick(rank.ts, value(two, second), action_id=two["action_id"])
+    await slack.pick(rank.ts, value(three, third), action_id=three["action_id"])
+    await server.idle()
+    assert fake.ephemerals[-1]["text"].startswith("Your ranking is in: 1. ")
+    async with server.core.store.tx() as tx:
+        state = await load_state(tx, d.id)
+    assert state is not None and state.discussion.status == Status.DONE, state and state.discussion.blocked_reason
+    ballots, _, unmatched = meeting.owner_ballots(state)
+    assert ballots["Dana"] == [first, second, third] and not unmatched.get("Dana")
+    [vote] = [t for t in state.turns if t.phase.value == "ranked_vote" and t.persona_key == wait.persona_key]
+    assert vote.data is not None
+    assert [r["item"] for r in vote.data["ranking"]] == [first, second, third], "ids, never words"
+    assert vote.author.value == "person"
+    note = next(m.text for m in fake.thread("C0001", d.thread_ref) if "Dana wrote their turn (Final vote)" in m.text)
+    assert f"Their ranking: 1. {listed[0][1]} [{first}]" in note

@@ -73,9 +73,9 @@ def test_the_ask_lists_the_quoted_options_one_a_line_in_plain_words() -> None:
     text = seats.ask_text(task, DANA, "Ranked vote", "30 minutes", ranked=True)
     assert text == (
         "**Dana, it is your turn** (Ranked vote, as Billing). Rank these:\n- O1: Adopt \"trunk\" & CI\n- Keep gitflow"
-        "\n\nYour next message here is your turn (your ranking: one item per line, or separated by semicolons). "
-        "You may end it with `Stance: <label> — <one line>`, or pick your stance below. If you don't answer within "
-        "30 minutes, an AI stand-in speaks for you this time; write here any time to take your seat back.")
+        "\n\nPick each place from the menus below, or write your ranking here: one item per line, or separated by "
+        "semicolons. If you don't answer within 30 minutes, an AI stand-in speaks for you this time; write here any "
+        "time to take your seat back.")
 
 
 @pytest.mark.parametrize(("title", "seat"), [("", ""), (seats.IN_PERSON, ""), ("Billing", ", as Billing")])

@@ -109,7 +109,8 @@ async def test_a_seated_persons_meeting_ranking_is_the_owners_ballot(world: Worl
     did = await meeting_with_dana(world)
     await say(world, did, "Billing first.\nStance: billing first — fix invoices")
     ranking_ask = [p for p in world.posts(did) if p.key.endswith(":ask")][-1]
-    assert "Final vote" in ranking_ask.text and not ranking_ask.actions  # a ranking, not a stance
+    assert "Final vote" in ranking_ask.text  # a ranking, not a stance: a menu per place, none for a stance
+    assert ranking_ask.actions and all(a.id.startswith("seat:rank:") for a in ranking_ask.actions)
     fixed = meeting.fixed_options(await state_of(world, did))
     assert f"{fixed[1].id}: {fixed[1].label}" in ranking_ask.text, "the options she ranks, with their ids"
     # One line by id, one by the option's whole label, one naming no option: it stays unmatched.
@@ -123,6 +124,27 @@ async def test_a_seated_persons_meeting_ranking_is_the_owners_ballot(world: Worl
     recommendation = next(p.text for p in world.posts(did) if "**Council Recommendation**" in p.text)
     assert f"{fixed[1].label} [{fixed[1].id}]" in recommendation
     assert "Not counted (names no option on the list): Dana: Not the platform" in recommendation
+
+
+async def test_her_words_win_over_places_picked_so_far_and_a_late_pick_is_refused(world: World) -> None:
+    did = await meeting_with_dana(world)
+    await say(world, did, "Billing first.\nStance: billing first — fix invoices")
+    ask = [p for p in world.posts(did) if p.key.endswith(":ask")][-1]
+    turn_key = ask.key.removesuffix(":ask")
+    fixed = meeting.fixed_options(await state_of(world, did))
+    reply = await world.app.service.handle(c.RankPlace(discussion_id=did, turn_key=turn_key, place=1,
+                                                       option_id=fixed[0].id, **DANA))
+    assert reply.text.startswith(f"#1: {fixed[0].label} [{fixed[0].id}]")
+    with pytest.raises(UserError, match="no longer on the list"):
+        await world.app.service.handle(c.RankPlace(discussion_id=did, turn_key=turn_key, place=2, option_id="O99",
+                                                   **DANA))
+    await say(world, did, f"1. {fixed[1].id}\n2. {fixed[2].id}")  # she writes it after all: her words are the turn
+    state = await state_of(world, did)
+    ballots, _, _ = meeting.owner_ballots(state)
+    assert ballots["Dana"] == [fixed[1].id, fixed[2].id]
+    with pytest.raises(UserError, match="has ended"):
+        await world.app.service.handle(c.RankPlace(discussion_id=did, turn_key=turn_key, place=2,
+                                                   option_id=fixed[0].id, **DANA))
 
 
 async def test_silent_then_nudged_then_a_labelled_stand_in_then_the_seat_taken_back(world: World) -> None:
