@@ -17,10 +17,9 @@ from core.control import commands as c
 from core.control.service import Service, UserError
 from core.deliberation import closings
 from core.models import Action, Discussion, NextAction, Poll, Status
-from core.running import deadlines
 from core.running.driver import Driver, load_state
 from core.running.seat_turns import places, ranking_asked
-from core.showing import filing, posts
+from core.showing import deadlines, filing, posts
 from core.showing.export import export
 from core.showing.extras import chart_files
 from core.showing.moments import plain

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from core.control import defaults
 from core.models import Action, Ballot, Discussion, HumanMessage, Poll, Post
 from core.ports import ChatPort, Clock
-from core.running import deadlines
+from core.showing import deadlines
 from core.storage.store import Store
 
 log = logging.getLogger(__name__)

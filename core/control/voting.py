@@ -12,9 +12,9 @@ from core.control.guard import ASKER, Guard
 from core.control.replies import Reply, UserError
 from core.deliberation import closings
 from core.models import Ballot, Discussion, Poll
-from core.running import deadlines
 from core.running.driver import Driver
 from core.running.effects import close_poll, refresh_verdict
+from core.showing import deadlines
 from core.showing.posts import poll_post
 from core.storage.store import Tx
 

@@ -51,9 +51,8 @@ from core.models import (
     TurnStatus,
     Usage,
 )
-from core.running import deadlines
 from core.running.kept import Known
-from core.showing import formats
+from core.showing import deadlines, formats
 from core.showing.document import enqueue_document
 from core.showing.marks import mark_heard
 from core.showing.posts import header_post, header_sig, poll_post, turn_post

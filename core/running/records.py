@@ -12,8 +12,8 @@ from core.deliberation.flows.base import State
 from core.deliberation.flows.meeting import fixed_options, owner_ballots
 from core.deliberation.schemas import CouncilVerdict, FinalSynthesis, MeetingRecommendation
 from core.models import Decision, Discussion, Phase
-from core.running import deadlines
 from core.running.effects import people_counts
+from core.showing import deadlines
 from core.storage.store import Tx
 
 DECIDED_CHARS = 1200

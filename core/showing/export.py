@@ -12,7 +12,7 @@ from core.deliberation.flows.meeting import fixed_options, owner_ballots
 from core.deliberation.holders import credited
 from core.deliberation.roster import VISITORS
 from core.models import Author, Ballot, Persona, Phase, Poll, Turn
-from core.showing import formats
+from core.showing import deadlines, formats
 from core.showing.pages import PageLinks
 from core.storage.store import Store
 
@@ -120,6 +120,8 @@ def _closing(state: State, polls: list[tuple[Poll, list[Ballot]]], syntheses: li
     questions += [f"Tension: {t}" for t in data.get("tensions") or []]
     questions += [f"Dissent: {t}" for t in data.get("dissents") or []]
     verdict = verdicts.of_round(state, d.round, people) if rows else None
+    if verdict is not None:  # "so far" while its poll is open, as the post and the decision record say it
+        verdict = deadlines.said(d, verdict, deadlines.open_until(p for p, _ in polls))
     return {
         "round": d.round,
         "question": question.asked(state),

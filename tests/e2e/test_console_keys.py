@@ -90,6 +90,8 @@ def test_numbers_at_each_numbered_prompt_and_help(tmp_path: Path) -> None:
     term.type("8")
     term.wait("Please type a number from 1 to")
     term.type("1")
+    term.wait("press Enter to leave it open")
+    term.type("")  # the poll stays open until its deadline
     screen = term.finish()
     assert "Done." in screen and "Grace [compilers] Hopper" in screen
     folder = re.search(r"Exported to (\S+)/", screen)

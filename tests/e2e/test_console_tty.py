@@ -57,7 +57,7 @@ def test_the_first_command_returns_to_the_shell_by_itself_with_no_log_lines_in_t
     assert " INFO " not in shown and "alembic" not in shown, "library logs interleaved with the discussion"
     # A terminal program's warning: one plain line, no log record's timestamp and logger name.
     assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d", shown, re.M) is None and "bot.wiring" not in shown, shown[:400]
-    assert "WARNING: ANTHROPIC_API_KEY is not set" in shown
+    assert "WARNING: No model provider is configured" in shown
     assert "💡" in shown or "🏛" in shown, "the roster's icons show as emoji"
     assert ":bulb:" not in shown
     assert "vote: /vote 2" not in shown, "no vote is offered on the final poll of an unattended ending"

@@ -70,7 +70,7 @@ async def test_the_exported_vote_chart_is_drawn_after_the_person_voted(
     parts: tuple[App, int, int], tmp_path: Path,
 ) -> None:
     app, r, w = parts
-    screen = Typist(w, {"Type 1-5": "4", "Vote on": "2"})
+    screen = Typist(w, {"Type 1-5": "4", "Vote on": "2", "leave it open": ""})  # Enter: the poll stays open
     console = Console(file=screen, width=100)
     app.driver.chats["console"].console = console  # type: ignore[attr-defined]
     app.driver.chats["console"].exports = tmp_path / "exports"  # type: ignore[attr-defined]
