@@ -36,7 +36,9 @@ async def draw_ahead(tx: Tx, d: Discussion, seats: tuple[list[Persona], list[Tur
     """Start drawing the final synthesis's charts while its model writes it, on what they show now: the post then
     takes them as drawn, where drawing them stood on the critical path between the synthesis and its post (a tenth
     of a second or more a chart). A vote cast meanwhile changes what they show, and they are drawn again as the
-    post goes out."""
+    post goes out. A platform whose thread shows no charts draws none."""
+    if d.platform not in CHART_PLATFORMS:
+        return
     material = await chart_material.gather(tx, d.id, seats)
     while len(_AHEAD) >= AHEAD_MAX:
         _AHEAD.pop(next(iter(_AHEAD)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from collections.abc import AsyncIterator
@@ -178,6 +179,21 @@ def config(fake: FakeSlack, **kw: Any) -> SlackConfig:
 
 def settings(tmp_path: Path) -> Settings:
     return Settings(_env_file=None, database_url=migrated_sqlite_url(tmp_path))  # type: ignore[call-arg]
+
+
+@contextlib.asynccontextmanager
+async def scheduled_server(fake: FakeSlack, tmp_path: Path, llm: Any, clock: Any,
+                           wall: Any) -> AsyncIterator[SlackServer]:
+    """The app with its real scheduler on fake clocks: `clock` is the app's time, `wall` holds APScheduler's "now"
+    (it waits on the real clock); reloads and leader retries are pushed out of the test's way."""
+    s = settings(tmp_path).model_copy(update={"council_schedule_reload_s": 3600, "council_leader_retry_s": 3600})
+    srv = SlackServer(config(fake), lambda chats: build_app(s, chats, llm=llm, clock=clock, scheduler=True,
+                                                            wall=wall))
+    await srv.start()
+    try:
+        yield srv
+    finally:
+        await srv.stop()
 
 
 @pytest.fixture

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from adapters.slack.server import SlackServer
-from bot.wiring import App, build_app
+from bot.wiring import App
 from core.models import Poll, Status
-from tests.adapters.slack.conftest import Slack, config, fixture, settings
+from tests.adapters.slack.conftest import Slack, fixture, scheduled_server
 from tests.core.deliberation.test_people_rank_the_list import OwnersOffTheList
 from tests.fakes.clock import FakeClock
 from tests.fakes.slack_api import FakeSlack, Msg
@@ -44,12 +44,8 @@ def wall() -> FakeClock:
 @pytest.fixture
 async def server(fake: FakeSlack, tmp_path: Path, llm: OwnersOffTheList, clock: FakeClock,
                  wall: FakeClock) -> AsyncIterator[SlackServer]:
-    s = settings(tmp_path).model_copy(update={"council_schedule_reload_s": 3600, "council_leader_retry_s": 3600})
-    srv = SlackServer(config(fake), lambda chats: build_app(s, chats, llm=llm, clock=clock, scheduler=True,
-                                                            wall=wall))
-    await srv.start()
-    yield srv
-    await srv.stop()
+    async with scheduled_server(fake, tmp_path, llm, clock, wall) as srv:
+        yield srv
 
 
 def shown(m: Msg) -> str:

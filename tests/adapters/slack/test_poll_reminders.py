@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from adapters.slack.server import SlackServer
-from bot.wiring import App, build_app
+from bot.wiring import App
 from core.models import Status
-from tests.adapters.slack.conftest import Slack, config, settings
+from tests.adapters.slack.conftest import Slack, scheduled_server
 from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
@@ -35,12 +35,8 @@ def wall() -> FakeClock:
 @pytest.fixture
 async def server(fake: FakeSlack, tmp_path: Path, llm: ScriptedLLM, clock: FakeClock,
                  wall: FakeClock) -> AsyncIterator[SlackServer]:
-    s = settings(tmp_path).model_copy(update={"council_schedule_reload_s": 3600, "council_leader_retry_s": 3600})
-    srv = SlackServer(config(fake), lambda chats: build_app(s, chats, llm=llm, clock=clock, scheduler=True,
-                                                            wall=wall))
-    await srv.start()
-    yield srv
-    await srv.stop()
+    async with scheduled_server(fake, tmp_path, llm, clock, wall) as srv:
+        yield srv
 
 
 async def test_an_hour_before_the_deadline_each_person_who_has_not_voted_is_reminded_once_in_the_thread(

@@ -47,19 +47,20 @@ class HeldSynthesis:
 
 def drawn() -> int:
     """Charts drawn so far in this process (each chart kind caches its pictures by what they show)."""
-    return sum(f.cache_info().misses for f in (charts._vote_png, charts._stance_png, charts._positions_png))
+    return sum(f.cache_info().misses for f in (charts._vote_png, charts._stance_png))
 
 
 async def test_the_final_synthesis_s_charts_are_drawn_while_its_model_writes_and_posted_as_drawn(
         tmp_path: Path) -> None:
-    for f in (charts._vote_png, charts._stance_png, charts._positions_png):
+    for f in (charts._vote_png, charts._stance_png):
         f.cache_clear()
     settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}")  # type: ignore[call-arg]
     chat, llm = RecordingChat(), HeldSynthesis()
-    app = await build_app(settings, {"console": chat}, llm=llm, owner="test")
+    app = await build_app(settings, {"slack": chat}, llm=llm, owner="test")
     try:
         reply = await app.service.handle(StartDiscussion(topic="Should we adopt trunk-based development?", experts=4,
-                                                         user_id="u1", user_name="Test", flow="meeting", rounds=2))
+                                                         user_id="u1", user_name="Test", flow="meeting", rounds=2,
+                                                         platform="slack", channel="C1", workspace="T1"))
         d_id = reply.discussion_id
         await llm.writing.wait()
         assert d_id in extras._AHEAD  # started with the synthesis's turn, before its model answered
@@ -72,5 +73,25 @@ async def test_the_final_synthesis_s_charts_are_drawn_while_its_model_writes_and
         assert len(final.files) == len(ahead) and all(f is a for f, a in zip(final.files, ahead, strict=True))
         assert drawn() == len(ahead)
         assert d_id not in extras._AHEAD
+    finally:
+        await app.close()
+
+
+async def test_a_terminal_s_final_synthesis_draws_nothing_ahead(tmp_path: Path) -> None:
+    """The console shows no charts with the post (its exports draw them after the vote): nothing is drawn ahead."""
+    for f in (charts._vote_png, charts._stance_png):
+        f.cache_clear()
+    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}")  # type: ignore[call-arg]
+    chat, llm = RecordingChat(), HeldSynthesis()
+    app = await build_app(settings, {"console": chat}, llm=llm, owner="test")
+    try:
+        reply = await app.service.handle(StartDiscussion(topic="Should we adopt trunk-based development?", experts=4,
+                                                         user_id="u1", user_name="Test", flow="meeting", rounds=2))
+        await llm.writing.wait()
+        assert reply.discussion_id not in extras._AHEAD
+        llm.answer.set()
+        await app.driver.idle()
+        final = next(s.post for s in chat.sent if s.post.key == f"{reply.discussion_id}:final:r2")
+        assert final.files == [] and drawn() == 0
     finally:
         await app.close()
