@@ -75,6 +75,9 @@ class People(Desk):
             starter = d.created_by_name or "the person who started it"
             return Reply(text=f"Noted: the council will hear this once it starts. The question above is for "
                               f"{starter} (or a workspace admin) to answer, since the topic runs under their name.")
+        if d.status == Status.DONE:  # finished: nothing resumes, and the export files what was not answered
+            return Reply(text="Noted: the council has finished; this is filed with its open questions "
+                              "(open-questions.md in the export).", discussion_id=d.id)
         if d.status == Status.AWAITING_CONFIRMATION:  # not started yet: nothing "resumes"
             return Reply(text="Noted: the council will hear this once it starts.")
         return Reply(text="Noted: the council will hear this on its next turn." if heard else

@@ -188,7 +188,8 @@ def test_a_council_hears_the_person_before_its_verdict_and_ends_with_it(tmp_path
     assert screen.count("Flow: council") == 1, "the header panel is drawn once"
     assert screen.count("Stances after round 1") == 1, "the stance table shown once"
     ending = [line for line in screen[screen.index("✅ Finished"):].strip().splitlines()
-              if not line.startswith(("> ", "›", "📊 Chart saved: ", "Noted: "))]  # prompts, charts, a late note
+              if not line.startswith(("> ", "›", "📊 Chart saved: ",  # the prompts, the export's charts,
+                                      "Noted: the council has finished"))]  # and a line typed after the end
     assert len(ending) == 2 and ending[1].startswith("Done. Exported to"), "nothing after the ending but the prompts"
 
 

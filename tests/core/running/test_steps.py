@@ -13,6 +13,7 @@ from bot.wiring import App, build_app
 from core.control import commands as c
 from core.control.service import UserError
 from core.models import Phase, Status, TurnStatus
+from core.showing.export import export
 from tests.core.conftest import C1, discussion, settle, start
 from tests.fakes.chat import RecordingChat
 from tests.fakes.llm import ScriptedLLM
@@ -152,6 +153,17 @@ async def test_resuming_a_finished_discussion_says_it_has_already_finished(app: 
     await settle(app)
     with pytest.raises(UserError, match="already finished"):
         await app.service.handle(c.Resume(**C1, discussion_id=did, user_id="U1"))
+
+
+async def test_a_reply_to_a_finished_discussion_is_filed_never_promised_a_resume(app: App) -> None:
+    did = (await app.service.handle(start(rounds=1))).discussion_id
+    await settle(app)
+    reply = await app.service.handle(c.PostHumanMessage(**C1, discussion_id=did, text="Mind the release train",
+                                                        event_id="Ev9", user_id="U5", user_name="Kim"))
+    assert "has finished" in reply.text and "open-questions.md" in reply.text and "resumes" not in reply.text
+    doc = await export(app.store, did)
+    assert doc is not None
+    assert {"author": "Kim", "text": "Mind the release train"} in doc["closing"]["people_unanswered"]
 
 
 async def test_no_turn_is_posted_after_the_stop_notice_and_stop_closes_the_polls(
