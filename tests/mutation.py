@@ -27,12 +27,19 @@ from __future__ import annotations
 import argparse
 import ast
 import fcntl
+import importlib
+import importlib.abc
+import importlib.util
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
+from importlib.machinery import ModuleSpec
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRATCH = Path("/tmp/council-mutation")
@@ -328,7 +335,7 @@ def run(module: str, children: int, scores: Path = SCORES) -> None:
     with (work / "mutmut.log").open("w") as log:  # its progress line, kept out of the terminal
         done = subprocess.run([mutmut, "run", "--max-children", str(children), *names], cwd=work, check=False,
                               stdout=log, stderr=subprocess.STDOUT)
-    top = run_module_level(module, work)
+    top = run_module_level(module, work, children)
     (work / RUN_FILE).write_text(json.dumps({**facts, "exit": done.returncode, "module_level": top}))
     record(module, scores)
 
@@ -457,26 +464,99 @@ def _apply(node: ast.AST, change: object, fn: ast.AST) -> None:
                     value[value.index(node)] = node.operand
 
 
-def run_module_level(module: str, work: Path) -> dict[str, str]:
+def run_module_level(module: str, work: Path, children: int = 1, tests: list[str] | None = None,
+                     timeout_s: float = 600) -> dict[str, str]:
     """Each module-level mutant, and each mutant of a decorated function, run against the row's tests in the
-    scratch copy: killed or survived."""
-    path = work / module
-    original = path.read_text()
-    tests = [t for t in MODULES[module] if (ROOT / t).exists()]
+    scratch copy: killed or survived. One warm process runs them all (`warm_runner`)."""
+    original = (work / module).read_text()
+    mutants = module_level_mutants(original) + decorated_mutants(original)
+    if not mutants:
+        return {}
+    tests = tests if tests is not None else [t for t in MODULES[module] if (ROOT / t).exists()]
+    spec = {"module": module, "tests": tests, "mutants": mutants, "children": children, "timeout_s": timeout_s}
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--warm-runner"], input=json.dumps(spec),
+                          cwd=work, capture_output=True, text=True, check=False)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode or not lines:
+        raise RuntimeError(f"the module-level mutants could not be run: {done.stderr[-2000:]}")
+    return {str(k): str(v) for k, v in json.loads(lines[-1]).items()}
+
+
+OURS = ("core", "bot", "adapters", "tests")
+
+
+class _MutatedSource(importlib.abc.SourceLoader):
+    """Serves one module's mutated source from memory, under the file's own name: parallel children each import
+    their own mutant of the same file, and no bytecode is cached for it (no `path_stats`)."""
+
+    def __init__(self, path: Path, source: str) -> None:
+        self.path, self.source = path, source
+
+    def get_filename(self, fullname: str) -> str:
+        return str(self.path)
+
+    def get_data(self, path: str) -> bytes:
+        return self.source.encode() if path == str(self.path) else Path(path).read_bytes()
+
+
+class _MutantFinder(importlib.abc.MetaPathFinder):
+    """Finds the mutated module (and only it) ahead of the file on disk."""
+
+    def __init__(self, name: str, loader: _MutatedSource) -> None:
+        self.name, self.loader = name, loader
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> ModuleSpec | None:
+        if fullname != self.name:
+            return None
+        return importlib.util.spec_from_file_location(fullname, self.loader.path, loader=self.loader)
+
+
+def warm_runner(spec: dict[str, Any]) -> dict[str, str]:
+    """Run in the scratch copy: import the row's tests once, so the libraries they load are loaded (pytest, the
+    SQL toolkit, the SDKs: most of a fresh process's start-up), forget the project's own modules, then fork a child
+    per mutant that imports them again, the mutated one from memory, and runs the row's tests with pytest."""
+    import pytest
+
+    sys.path.insert(0, os.getcwd())  # the scratch copy first: started as a script, its folder came first
+    tests, name = list(spec["tests"]), str(spec["module"]).removesuffix(".py").replace("/", ".")
+    for test in tests:
+        importlib.import_module(test.removesuffix(".py").replace("/", "."))
+    for loaded in [m for m in sys.modules if m.split(".")[0] in OURS]:
+        del sys.modules[loaded]
+    args = ["-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *tests]
     found: dict[str, str] = {}
-    try:
-        for name, source in module_level_mutants(original) + decorated_mutants(original):
-            path.write_text(source)
-            try:
-                done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                                       "-p", "no:randomly", *tests], cwd=work, capture_output=True, check=False,
-                                      timeout=600)
-                # 5: no test ran, which kills nothing; any other failure (a test, an import) kills it.
-                found[name] = {0: "survived", 5: "no tests"}.get(done.returncode, "killed")
-            except subprocess.TimeoutExpired:
-                found[name] = "timeout"
-    finally:
-        path.write_text(original)
+    waiting = list(spec["mutants"])
+    running: dict[int, tuple[str, float]] = {}
+    while waiting or running:
+        while waiting and len(running) < max(1, int(spec["children"])):
+            mutant, source = waiting.pop(0)
+            pid = os.fork()
+            if pid == 0:  # the child: its output goes nowhere, its exit status is pytest's
+                try:
+                    sys.dont_write_bytecode = True
+                    sys.meta_path.insert(0, _MutantFinder(name, _MutatedSource(Path(spec["module"]).resolve(), source)))
+                    quiet = os.open(os.devnull, os.O_WRONLY)
+                    os.dup2(quiet, 1)
+                    os.dup2(quiet, 2)
+                    code = int(pytest.main(args))
+                except BaseException:  # an import that fails under the mutant kills it
+                    code = 99
+                os._exit(code)
+            running[pid] = (mutant, time.monotonic())
+        pid, status = os.waitpid(-1, os.WNOHANG)
+        if pid == 0:
+            for child, (mutant, started) in list(running.items()):
+                if time.monotonic() - started > float(spec["timeout_s"]):
+                    os.kill(child, signal.SIGKILL)
+                    os.waitpid(child, 0)
+                    found[mutant] = "timeout"
+                    del running[child]
+            time.sleep(0.02)
+            continue
+        mutant, _ = running.pop(pid)
+        code = os.waitstatus_to_exitcode(status)
+        # 5: no test ran, which kills nothing; any other failure (a test, an import, a crash) kills it.
+        found[mutant] = {0: "survived", 5: "no tests"}.get(code, "killed")
     return found
 
 
@@ -768,11 +848,15 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("modules", nargs="*", help="rule modules to mutate (default: all)")
     parser.add_argument("--children", type=int, default=1, help="parallel mutant runs (the machine is shared)")
+    parser.add_argument("--warm-runner", action="store_true", help=argparse.SUPPRESS)  # run_module_level's
     parser.add_argument("--report", action="store_true", help="only print the table of the last runs")
     parser.add_argument("--survivors", action="store_true", help="list the mutants no test killed")
     parser.add_argument("--scores", type=Path, default=SCORES, help="the scores file to write and read "
                         "(default tests/mutation_scores.json)")
     args = parser.parse_args(argv)
+    if args.warm_runner:
+        print(json.dumps(warm_runner(json.load(sys.stdin))))
+        return 0
     unknown = [m for m in args.modules if m not in MODULES]
     if unknown:
         parser.error(f"not a rule module: {', '.join(unknown)} (one of: {', '.join(MODULES)})")

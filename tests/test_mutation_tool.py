@@ -407,3 +407,22 @@ def test_a_row_is_stale_when_a_fixture_or_fake_its_tests_use_changed_or_a_test_l
         assert f"meets, STALE (its tests changed since: {why})" in capsys.readouterr().out
     mutation.write_entry(scores, module, mutation.entry(module, facts, outcomes(10, 0), set(), True, SPENDING_SOURCE))
     assert mutation.report(modules=[module], scores=scores) == 0
+
+
+
+def _demo_row(tmp_path: Path, rules: str) -> None:
+    for folder in ("core", "tests"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "core" / "demo_rules.py").write_text(rules)
+    (tmp_path / "tests" / "test_demo_rules.py").write_text(
+        "from core.demo_rules import over\n\n\ndef test_over():\n    assert over(4) and not over(3)\n")
+
+
+def test_module_level_mutants_run_in_forked_children_each_importing_its_own_mutant(tmp_path: Path) -> None:
+    _demo_row(tmp_path, 'LIMIT = 3\nUNREAD = "never read"\n\n\ndef over(n):\n    return n > LIMIT\n')
+    found = mutation.run_module_level("core/demo_rules.py", tmp_path, children=2,
+                                      tests=["tests/test_demo_rules.py"])
+    # LIMIT 3 -> 4 fails the test; the string nothing reads does not
+    assert found == {"<module>.LIMIT__const_1": "killed", "<module>.UNREAD__const_1": "survived"}
+    assert "LIMIT = 3" in (tmp_path / "core" / "demo_rules.py").read_text()  # the file itself is never mutated
