@@ -55,6 +55,8 @@ EQUIVALENT: dict[str, str] = {
     "core.deliberation.evidence.x__number__mutmut_1": "`.lower()` to `.upper()`: both sides of the comparison go "
                                                       "through `_number`, whose pattern keeps ASCII letters only, "
                                                       "so either case compares the same",
+    **{f"core.deliberation.choices.x_is_hedge__mutmut_{n}": "`re.split`'s `maxsplit` dropped or raised: only "
+       "the first piece is read, and it is the same however many splits follow it" for n in (10, 14)},
     # seat_waits: a drain claims every post (its attempt counted) before it sends it, so no sent post has 0 attempts
     "core.storage.seat_waits.x\u01c1SeatRepo\u01c1drop_post__mutmut_9": "`o.sent.is_(False)` dropped: a post is "
                                                                        "claimed, its attempts counted, before it is "
@@ -121,7 +123,8 @@ MODULES: dict[str, list[str]] = {
                                      "tests/core/deliberation/test_one_vocabulary.py",
                                      "tests/core/deliberation/test_vocabulary_edges.py"],
     "core/deliberation/choices.py": ["tests/core/deliberation/test_one_vocabulary.py",
-                                     "tests/core/deliberation/test_vocabulary_edges.py"],
+                                     "tests/core/deliberation/test_vocabulary_edges.py",
+                                     "tests/core/deliberation/test_vocabulary_words.py"],
     "core/deliberation/tally.py": ["tests/core/deliberation/test_tally.py", "tests/core/deliberation/test_verdicts.py"],
     "core/deliberation/quoting.py": ["tests/core/deliberation/test_hostile_prompts.py",
                                      "tests/core/deliberation/test_quoting.py"],
