@@ -7,10 +7,13 @@ import json
 
 from adapters.slack.server import SlackServer
 from core.models import Phase, Status
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Slack
 from tests.adapters.slack.test_threads import only
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 STATES = ("Pausing", "Paused", "Running", "Waiting for the next step")
 

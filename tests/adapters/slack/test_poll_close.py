@@ -17,7 +17,8 @@ import pytest
 from adapters.slack.server import SlackServer
 from bot.wiring import App
 from core.models import Poll, Status
-from tests.adapters.slack.conftest import Slack, fixture, scheduled_server
+from tests.adapters.slack.conftest import Slack, fixture
+from tests.adapters.slack.skipping import scheduled_server
 from tests.core.deliberation.test_people_rank_the_list import OwnersOffTheList
 from tests.fakes.clock import FakeClock
 from tests.fakes.slack_api import FakeSlack, Msg

@@ -14,7 +14,8 @@ import pytest
 from adapters.slack.server import SlackServer
 from bot.wiring import App
 from core.models import Status
-from tests.adapters.slack.conftest import Slack, scheduled_server
+from tests.adapters.slack.conftest import Slack
+from tests.adapters.slack.skipping import scheduled_server
 from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
