@@ -55,6 +55,7 @@ def skipping_config(fake: FakeSlack, **kw: Any) -> SlackConfig:
 
 @pytest.fixture
 async def server(fake: FakeSlack, tmp_path: Path, llm: ScriptedLLM) -> AsyncIterator[SlackServer]:
+    """The conftest's server (the real app on the scripted model), its Slack on the fake's skipping clock."""
     s = settings(tmp_path)
     srv = SlackServer(skipping_config(fake), lambda chats: build_app(s, chats, llm=llm))
     await srv.start()
