@@ -105,9 +105,11 @@ class ThreadIndex:
 
 
 class SlackChat:
-    def __init__(self, client_for: ClientFor, *, time_scale: float = 1.0) -> None:
+    def __init__(self, client_for: ClientFor, *, time_scale: float = 1.0,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         """`client_for` gives each workspace's client; new messages are paced per channel there (BudgetedClient).
-        `time_scale`: Slack's seconds run this much faster (benches), the live-edit gap with them."""
+        `time_scale`: Slack's seconds run this much faster (benches), the live-edit gap with them; `monotonic`:
+        the seconds that gap is measured in (tests give virtual time)."""
         self.client_for = client_for
         self._fresh: set[str] = set()  # discussions whose header this process posted: nothing to recover
         self._index: dict[str, ThreadIndex] = {}  # what the last look for a post of unknown fate found
@@ -118,7 +120,7 @@ class SlackChat:
         self._thinking: dict[str, dict[str, tuple[str, asyncio.Future[str | None]]]] = {}
         self._leftovers = Leftovers()  # placeholders a delete failed to remove: removed before the next message
         self._links: dict[str, str] = {}
-        self._live = ChannelBudget(LIVE_GAP_S / time_scale)
+        self._live = ChannelBudget(LIVE_GAP_S / time_scale, monotonic)
         self.placeholders: PlaceholderShown | None = None  # records each placeholder posted (the wiring sets it)
         self.canvases = Canvases(client_for, self.publish)
         self._as_app: set[str] = set()  # bot tokens without chat:write.customize: posts go out under the app's name

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -66,6 +67,14 @@ class SlackConfig:
     scopes: list[str] = field(default_factory=lambda: list(BOT_SCOPES))
     admin_groups: frozenset[str] = frozenset()  # Slack user-group ids (S…) in COUNCIL_ADMINS
     encryption_key: str = ""  # COUNCIL_ENCRYPTION_KEY: OAuth installs keep their tokens encrypted under it
+    # The seconds Slack's limits and live edits are kept on, and how a wait for them is waited out (tests give
+    # virtual time); None: the real clock and the loop's timer.
+    wall: Callable[[], float] | None = None
+    sleep: Callable[[float], Awaitable[None]] | None = None
+
+    def clock(self) -> dict[str, Any]:
+        """The rate budget's clock arguments: only those given."""
+        return {k: v for k, v in (("wall", self.wall), ("sleep", self.sleep)) if v is not None}
 
 
 class SlackServer:
@@ -75,7 +84,7 @@ class SlackServer:
         self.config, self.build = config, build
         self.routes = routes or []  # more pages on the same port (the discussion pages, mounted by the wiring)
         self.tasks = Tasks()
-        self.chat = SlackChat(self._client_for, time_scale=config.time_scale)
+        self.chat = SlackChat(self._client_for, time_scale=config.time_scale, monotonic=config.wall or time.monotonic)
         self.budget: RateBudget | None = None
         self.core: ClosableCore | None = None
         self.bolt: AsyncApp | None = None
@@ -147,8 +156,8 @@ class SlackServer:
         base = web_client(cfg.api_url, cfg.bot_token or None, session=self._http)
         # One budget per workspace and method for every replica (in the database on PostgreSQL).
         buckets = buckets_for(core.store, cfg.time_scale)
-        self.budget = slack_budget(buckets, read_limited=cfg.read_limited, scale=cfg.time_scale) if cfg.rate_budget \
-            else RateBudget(buckets, {}, scale=cfg.time_scale)
+        self.budget = slack_budget(buckets, read_limited=cfg.read_limited, scale=cfg.time_scale, **cfg.clock()) \
+            if cfg.rate_budget else RateBudget(buckets, {}, scale=cfg.time_scale, **cfg.clock())
         if cfg.client_id and cfg.client_secret:
             engine = core.store.engine
             sealed = SealedInstallations(sealer_for_oauth(cfg.encryption_key), client_id=cfg.client_id,

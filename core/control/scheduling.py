@@ -33,6 +33,8 @@ REMIND_JOB = "remind:"  # a poll's reminder before its deadline, named the same 
 Closing = Callable[[int], Awaitable[bool]]  # close a poll whose deadline passed (the service's Voting)
 Reminding = Callable[[int], Awaitable[int]]  # remind a poll's missing voters (core.control.reminding)
 Remind = Callable[[datetime], datetime]  # when a poll closing at this time reminds
+HANDOFF_PASSES = 5  # loop passes in which APScheduler starts a job that is due (a timer of 0 s, then a task)
+HANDOFF_ROUNDS = 100  # `settled` gives up after this many rounds of jobs coming due (its caller then sees why)
 
 
 def lock_key(platform: str) -> int:
@@ -76,6 +78,9 @@ class Scheduler:
         self._task: asyncio.Task[None] | None = None
         self._poke = asyncio.Event()
         self._running: set[str] = set()  # the jobs firing now, by job id
+        self._synced = asyncio.Event()  # set by each tick that no poke came during; cleared by a poke
+        self._quiet = asyncio.Event()  # set while no job fires
+        self._quiet.set()
 
     @property
     def is_leader(self) -> bool:
@@ -108,7 +113,35 @@ class Scheduler:
 
     def poke(self) -> None:
         """Schedule rows changed in this process: sync the jobs now instead of at the next reload."""
+        self._synced.clear()
         self._poke.set()
+
+    async def settled(self) -> None:
+        """Return once the jobs match the table as of the last poke and every job due by then has fired (tests and
+        diagnostics: the timer itself never waits on this). No timer is waited on: only the loop's own work."""
+        await self._synced.wait()
+        for _ in range(HANDOFF_ROUNDS):
+            for _ in range(HANDOFF_PASSES):  # APScheduler hands a due job to a task of its own within a pass or two
+                await asyncio.sleep(0)
+            if self._running:
+                await self._quiet.wait()
+            elif not self._due():
+                return
+
+    def _due(self) -> bool:
+        """Whether a job's time has come on the clock APScheduler waits on, and it has not fired yet."""
+        now = self.config.wall.now()
+        return self._aps is not None and any(j.next_run_time is not None and j.next_run_time <= now
+                                             for j in self._aps.get_jobs())
+
+    def _began(self, job_id: str) -> None:
+        self._running.add(job_id)
+        self._quiet.clear()
+
+    def _ended(self, job_id: str) -> None:
+        self._running.discard(job_id)
+        if not self._running:
+            self._quiet.set()
 
     # leadership --------------------------------------------------------------------------------------
     async def _loop(self) -> None:
@@ -117,6 +150,8 @@ class Scheduler:
                 await self.tick()
             except Exception:
                 log.exception("scheduler tick failed; trying again")
+            if not self._poke.is_set():  # a poke during the tick is synced by the next one
+                self._synced.set()
             wait = self.config.reload_s if self.is_leader else self.config.leader_retry_s
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._poke.wait(), wait)
@@ -233,29 +268,29 @@ class Scheduler:
         if self.closing is None:
             return
         job_id = f"{POLL_JOB}{poll_id}"
-        self._running.add(job_id)
+        self._began(job_id)
         try:
             await self.closing(poll_id)
         except Exception:
             log.exception("poll %s failed to close at its deadline; the next reload tries again", poll_id)
         finally:
-            self._running.discard(job_id)
+            self._ended(job_id)
 
     async def _remind(self, poll_id: int) -> None:
         """An hour before a poll's deadline: its reminder, claimed once in the table whichever replica fires it."""
         if self.reminding is None:
             return
         job_id = f"{REMIND_JOB}{poll_id}"
-        self._running.add(job_id)
+        self._began(job_id)
         try:
             await self.reminding[0](poll_id)
         except Exception:
             log.exception("poll %s failed to remind; the next reload tries again", poll_id)
         finally:
-            self._running.discard(job_id)
+            self._ended(job_id)
 
     async def _job(self, schedule_id: int) -> None:
-        self._running.add(str(schedule_id))
+        self._began(str(schedule_id))
         try:
             await self.target.fire(schedule_id)
             async with self.store.tx() as tx:
@@ -264,7 +299,7 @@ class Scheduler:
             log.exception("schedule %s failed to fire; the next reload tries again", schedule_id)
             return
         finally:
-            self._running.discard(str(schedule_id))
+            self._ended(str(schedule_id))
         if row is not None and row.enabled and row.next_run_at is not None:
             self._register(schedule_id, row.next_run_at)  # the next slot (or the same one, if it was early)
 

@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import math
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import BaseModel
@@ -64,8 +65,9 @@ class OfflineLLM:
 
     offline = True
 
-    def __init__(self, delay: float = 0.0) -> None:
-        self.delay = delay
+    def __init__(self, delay: float = 0.0, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        """`delay`: a pretend latency, waited out with `sleep` (tests give virtual time)."""
+        self.delay, self.sleep = delay, sleep
 
     def _pick(self, prompt: Prompt, options: list[str]) -> str:
         digest = hashlib.sha256(f"{prompt.purpose.persona}|{prompt.purpose.round}|{prompt.purpose.phase}".encode())
@@ -90,7 +92,7 @@ class OfflineLLM:
             basis = self._pick(prompt, ["cost", "risk", "evidence"])
             text += f"\n\nStance: {label} — a small, reversible trial first, judged on {basis}"
         if on_text is not None and self.delay:  # with a pretend latency, pretend to write, too
-            await asyncio.sleep(self.delay / 2)
+            await self.sleep(self.delay / 2)
             words = text.split(" ")
             parts: list[str] = []
             chunks = max(1, min(8, len(words)))
@@ -98,14 +100,14 @@ class OfflineLLM:
                 piece = " ".join(words[len(words) * (i - 1) // chunks: len(words) * i // chunks])
                 parts.append(f" {piece}" if parts else piece)
                 on_text(parts)
-                await asyncio.sleep(self.delay / 2 / chunks)
+                await self.sleep(self.delay / 2 / chunks)
         elif self.delay:
-            await asyncio.sleep(self.delay)
+            await self.sleep(self.delay)
         return Completion(text=text, usage=self._usage(prompt, text))
 
     async def structured(self, prompt: Prompt, schema: type[T]) -> tuple[T, Usage]:
         if self.delay:
-            await asyncio.sleep(self.delay)
+            await self.sleep(self.delay)
         value = schema.model_validate(self._structure(prompt, schema))
         return value, self._usage(prompt, value.model_dump_json())
 

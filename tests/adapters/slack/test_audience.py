@@ -7,10 +7,13 @@ from __future__ import annotations
 import pytest
 
 from adapters.slack.server import SlackServer
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Slack
 from tests.adapters.slack.test_decisions import TOPIC, finished
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 KINDS = ["ext", "pending", "org", "guest", "single-guest", "stranger", "plain", "large", "large-guest"]
 INSIDE = {"plain", "large"}  # read by this workspace's members only

@@ -7,10 +7,13 @@ from typing import Any
 
 from adapters.slack.server import SlackServer
 from core.models import Discussion, Phase, Status
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Slack, fixture
 from tests.adapters.slack.test_threads import only
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack, Msg
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 
 def with_action(fake: FakeSlack, thread: str, prefix: str) -> list[Msg]:

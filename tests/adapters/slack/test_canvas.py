@@ -10,10 +10,14 @@ import pytest
 
 from adapters.slack.server import SlackServer
 from bot.wiring import build_app
-from tests.adapters.slack.conftest import Slack, config, settings
+from tests.adapters.slack import skipping
+from tests.adapters.slack.conftest import Slack, settings
+from tests.adapters.slack.skipping import skipping_config
 from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 
 def said(fake: FakeSlack, words: str) -> list[str]:
@@ -107,7 +111,7 @@ async def test_a_failure_after_the_canvas_is_created_never_makes_a_second_one(
     with the canvas the first made."""
     clock = FakeClock()
     s = settings(tmp_path)
-    server = SlackServer(config(fake), lambda chats: build_app(s, chats, llm=llm, clock=clock))
+    server = SlackServer(skipping_config(fake), lambda chats: build_app(s, chats, llm=llm, clock=clock))
     await server.start()
     try:
         async with aiohttp.ClientSession() as session:
@@ -158,7 +162,7 @@ async def test_a_lost_answer_to_the_canvas_link_neither_repeats_the_link_nor_mak
     its canvas and its link, and later syntheses edit that canvas."""
     clock = FakeClock()
     s = settings(tmp_path)
-    server = SlackServer(config(fake), lambda chats: build_app(s, chats, llm=llm, clock=clock))
+    server = SlackServer(skipping_config(fake), lambda chats: build_app(s, chats, llm=llm, clock=clock))
     await server.start()
     try:
         async with aiohttp.ClientSession() as session:

@@ -11,21 +11,24 @@ import pytest
 from adapters.slack.server import SlackServer
 from bot.settings import Settings
 from bot.wiring import build_app
-from tests.adapters.slack.conftest import TIME_SCALE, Slack, config
+from tests.adapters.slack import skipping
+from tests.adapters.slack.conftest import Slack
+from tests.adapters.slack.skipping import skipping_config
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 
 @pytest.fixture
 async def production(fake: FakeSlack, tmp_path: Path) -> AsyncIterator[tuple[Slack, SlackServer]]:
     """The app as it runs: the HTTP app, each workspace's budgeted client, and the real anthropic SDK streaming
-    from the Messages API (live text on, on Slack's time scale), whose personas state their stances in their own
-    words rather than naming a poll's option."""
-    async with FakeAnthropic(delta_gap_s=0.002) as anthropic:
+    from the Messages API (live text on, Slack's limits on skipping time), whose personas state their stances in
+    their own words rather than naming a poll's option."""
+    async with FakeAnthropic(delta_gap_s=0.002) as anthropic:  # the model writes over time (its own pace)
         settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
-                            anthropic_api_key="sk-test", anthropic_base_url=anthropic.base_url,
-                            slack_time_scale=TIME_SCALE)
-        server = SlackServer(config(fake), lambda chats: build_app(settings, chats))
+                            anthropic_api_key="sk-test", anthropic_base_url=anthropic.base_url)
+        server = SlackServer(skipping_config(fake), lambda chats: build_app(settings, chats))
         await server.start()
         try:
             async with aiohttp.ClientSession() as session:

@@ -8,9 +8,12 @@ from urllib.parse import urlencode
 
 from adapters.slack.server import SlackServer
 from core.models import Status
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import SECRET, Slack, fixture, sign
 from tests.adapters.slack.test_confirm import press
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 
 async def start(slack: Slack, server: SlackServer, text: str = "Should we adopt Rust? --rounds 1") -> str:

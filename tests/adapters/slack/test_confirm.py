@@ -7,9 +7,12 @@ from typing import Any
 
 from adapters.slack.server import SlackServer
 from core.models import Status
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Slack, fixture
 from tests.adapters.slack.test_threads import only
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 
 def buttons(blocks: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

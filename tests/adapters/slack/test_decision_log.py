@@ -16,7 +16,8 @@ from adapters.slack.server import SlackServer
 from bot.settings import Settings
 from bot.wiring import App, build_app, web_pages
 from core.ports import ChatPort
-from tests.adapters.slack.conftest import Slack, config
+from tests.adapters.slack.conftest import Slack
+from tests.adapters.slack.skipping import skipping_config
 from tests.adapters.slack.test_home import open_home, text_of
 from tests.databases import migrated_sqlite_url
 from tests.fakes.llm import ScriptedLLM
@@ -39,7 +40,7 @@ async def server(fake: FakeSlack, tmp_path: Path, llm: ScriptedLLM) -> AsyncIter
         pages.attach(app.store)
         return app
 
-    srv = SlackServer(config(fake), build, routes=pages.routes())
+    srv = SlackServer(skipping_config(fake), build, routes=pages.routes())
     await srv.start()
     yield srv
     await srv.stop()

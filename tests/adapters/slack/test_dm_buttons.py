@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from adapters.slack.server import SlackServer
 from core.models import Discussion, Status
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Slack
 from tests.adapters.slack.test_buttons import buttons, with_action
 from tests.adapters.slack.test_threads import only
 from tests.fakes.slack_api import FakeSlack, Msg
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 CANT_FIND = "can't find a discussion"
 

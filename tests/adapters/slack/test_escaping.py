@@ -6,9 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.slack.server import SlackServer
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Slack
 from tests.adapters.slack.test_threads import only
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 TEXT_METHODS = ("chat.postMessage", "chat.update", "chat.postEphemeral")
 

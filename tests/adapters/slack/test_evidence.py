@@ -12,7 +12,8 @@ import pytest
 from adapters.slack.server import SlackServer
 from bot.settings import Settings
 from bot.wiring import build_app
-from tests.adapters.slack.conftest import Slack, config
+from tests.adapters.slack.conftest import Slack
+from tests.adapters.slack.skipping import skipping_config
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 
@@ -32,7 +33,7 @@ async def test_a_checked_discussion_shows_cited_sources_after_its_statements_and
         fake: FakeSlack, anthropic: FakeAnthropic, tmp_path: Path) -> None:
     settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
                         anthropic_api_key="sk-test", anthropic_base_url=anthropic.base_url)
-    server = SlackServer(config(fake), lambda chats: build_app(settings, chats))
+    server = SlackServer(skipping_config(fake), lambda chats: build_app(settings, chats))
     await server.start()
     try:
         async with aiohttp.ClientSession() as session:

@@ -6,8 +6,11 @@ import json
 
 from adapters.slack.server import SlackServer
 from core.models import Status
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Slack
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 
 async def run(slack: Slack, server: SlackServer, fake: FakeSlack, text: str) -> tuple[str, list[str]]:

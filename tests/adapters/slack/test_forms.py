@@ -7,12 +7,15 @@ import asyncio
 import contextlib
 
 from adapters.slack.server import SlackServer
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Seconds, Slack
 from tests.adapters.slack.test_buttons import with_action
 from tests.adapters.slack.test_threads import only
 from tests.fakes.clock import settle
 from tests.fakes.cluster import until
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 LOOKUP_S = 4.0  # Lee's slow look-up, in the seconds trigger_ids expire on: longer than a trigger's 3
 

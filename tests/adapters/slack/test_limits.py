@@ -15,33 +15,57 @@ from adapters.slack.render import THINKING_EVENT
 from adapters.slack.server import BOT_SCOPES, SlackServer
 from bot.settings import Settings
 from bot.wiring import build_app
+from core.deliberation.offline import OfflineLLM
 from core.models import Discussion, Persona, Post, Role, Status
-from tests.adapters.slack.conftest import TIME_SCALE, Slack, config, skipping_chat
+from tests.adapters.slack.conftest import Slack, config, skipping_chat
 from tests.adapters.slack.test_threads import only
+from tests.fakes.clock import VirtualTime
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import Call, FakeSlack
 
+# The app's live-text interval is 1 / slack_time_scale seconds of the loop's timer: this makes it nothing, so the
+# model's every chunk reaches the chat, which keeps Slack's pace itself on the virtual clock.
+LIVE_EVERY_CHUNK = 1e9
 ADA = Persona(key="ada", name="Ada Lovelace", role=Role.EXPERT, title="Analytical engines", icon=":gear:")
 
 
 @pytest.fixture
-async def streaming(fake: FakeSlack, tmp_path: Path) -> AsyncIterator[SlackServer]:
-    """The app with a model that writes slowly, its live text on the same time scale as Slack's limits."""
+def time() -> VirtualTime:
+    return VirtualTime()
+
+
+@pytest.fixture
+async def streaming(fake: FakeSlack, tmp_path: Path, time: VirtualTime) -> AsyncIterator[SlackServer]:
+    """The app with a model that writes slowly (30 s a turn), Slack's limits, the app's rate budget and its live
+    edits all on one virtual clock: every limit holds as in real time, and nothing waits for it."""
+    fake.clock, fake.time_scale = time, 1.0  # trigger_ids keep their own clock (`trigger_time`)
+    # Live text goes to the chat as the model writes: the chat's own gap per channel and the budget, both on the
+    # virtual clock, decide what is shown (the interval before them waits on the loop's timer).
     settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}",  # type: ignore[call-arg]
-                        slack_time_scale=TIME_SCALE, council_starts_per_user_per_hour=0)
-    srv = SlackServer(config(fake), lambda chats: build_app(settings, chats, llm=ScriptedLLM(delay=0.3)))
+                        slack_time_scale=LIVE_EVERY_CHUNK, council_starts_per_user_per_hour=0)
+    llm = OfflineLLM(delay=30.0, sleep=time.sleep)
+    srv = SlackServer(config(fake, time_scale=1.0, wall=time, sleep=time.sleep),
+                      lambda chats: build_app(settings, chats, llm=llm))
     await srv.start()
     yield srv
     await srv.stop()
 
 
-@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
-async def test_streaming_discussions_stay_within_chat_updates_tier(streaming: SlackServer, fake: FakeSlack) -> None:
-    async with aiohttp.ClientSession() as session:
-        slack = Slack(f"http://127.0.0.1:{streaming.port}/slack/events", session, fake)
-        for channel in ("C0001", "C0002", "C0003"):
-            await slack.command("Should we adopt trunk-based development? --rounds 1", channel=channel)
-        await streaming.idle()
+async def three_discussions(srv: SlackServer, fake: FakeSlack, time: VirtualTime) -> None:
+    """A one-round discussion started in each of three channels, run to its end on the virtual clock."""
+    async def run() -> None:
+        async with aiohttp.ClientSession() as session:
+            slack = Slack(f"http://127.0.0.1:{srv.port}/slack/events", session, fake)
+            for channel in ("C0001", "C0002", "C0003"):
+                await slack.command("Should we adopt trunk-based development? --rounds 1", channel=channel)
+            await srv.idle()
+
+    await time.run(run(), within_s=120)
+
+
+async def test_streaming_discussions_stay_within_chat_updates_tier(streaming: SlackServer, fake: FakeSlack,
+                                                                  time: VirtualTime) -> None:
+    await three_discussions(streaming, fake, time)
     assert streaming.core is not None
     async with streaming.core.store.tx() as tx:
         assert {d.status for d in await tx.discussions()} == {Status.DONE}
@@ -50,6 +74,8 @@ async def test_streaming_discussions_stay_within_chat_updates_tier(streaming: Sl
     assert not fake.answered_429, dict(fake.answered_429)  # 50 a minute per workspace, never one too many
     assert streaming.budget is not None and streaming.budget.spent[("chat.update", "skipped")] > 0, \
         "more live text was written than the budget had room for: the rest was skipped, not sent"
+    assert len(live) == streaming.budget.spent[("chat.update", "live")], \
+        "every live edit sent was one the budget had to spare, none waited for"
 
 
 def _event_type(call: Call) -> str:
@@ -57,19 +83,14 @@ def _event_type(call: Call) -> str:
     return str((json.loads(meta) if isinstance(meta, str) else meta).get("event_type", ""))
 
 
-@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 async def test_a_placeholder_is_shown_only_with_edits_to_spare_and_filled_only_with_one_there_when_its_post_lands(
-    streaming: SlackServer, fake: FakeSlack
+    streaming: SlackServer, fake: FakeSlack, time: VirtualTime
 ) -> None:
     """chat.update is limited per workspace: a finished turn's post that edits its placeholder must not wait
     behind every other discussion's edits. So a placeholder is posted only while the workspace has edits to spare,
     and filled only with an edit there when its post lands; otherwise the post is a new message and the placeholder
     is removed. Every edit is paid for once, when it is made."""
-    async with aiohttp.ClientSession() as session:
-        slack = Slack(f"http://127.0.0.1:{streaming.port}/slack/events", session, fake)
-        for channel in ("C0001", "C0002", "C0003"):
-            await slack.command("Should we adopt trunk-based development? --rounds 1", channel=channel)
-        await streaming.idle()
+    await three_discussions(streaming, fake, time)
     budget = streaming.budget
     assert budget is not None
     placeholders = [c for c in fake.called("chat.postMessage") if _event_type(c) == THINKING_EVENT]

@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.slack.server import SlackServer
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Slack
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 
 def methods(fake: FakeSlack) -> list[str]:

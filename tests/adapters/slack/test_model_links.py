@@ -15,7 +15,8 @@ from pydantic import SecretStr
 
 from adapters.slack.server import SlackServer
 from bot.wiring import build_app
-from tests.adapters.slack.conftest import Slack, config, settings
+from tests.adapters.slack.conftest import Slack, settings
+from tests.adapters.slack.skipping import skipping_config
 from tests.fakes.anthropic_server import FakeAnthropic, default_reply
 from tests.fakes.slack_api import FakeSlack
 
@@ -40,7 +41,7 @@ async def served(fake: FakeSlack, tmp_path: Path) -> AsyncIterator[tuple[Slack, 
     async with FakeAnthropic(reply=hostile) as model:
         s = settings(tmp_path).model_copy(update={"anthropic_api_key": SecretStr("sk-test"),
                                                   "anthropic_base_url": model.base_url})
-        srv = SlackServer(config(fake), lambda chats: build_app(s, chats))
+        srv = SlackServer(skipping_config(fake), lambda chats: build_app(s, chats))
         await srv.start()
         try:
             async with aiohttp.ClientSession() as session:

@@ -18,9 +18,13 @@ from adapters.slack.server import SlackServer
 from bot.logs import RedactSecrets, redact_settings
 from bot.settings import Settings
 from bot.wiring import build_app
-from tests.adapters.slack.conftest import SECRET, Slack, config, fixture, settings
+from tests.adapters.slack import skipping
+from tests.adapters.slack.conftest import SECRET, Slack, fixture, settings
+from tests.adapters.slack.skipping import skipping_config
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 CLIENT_SECRET = "c0ffee-client-secret-4242"
 
@@ -28,7 +32,7 @@ CLIENT_SECRET = "c0ffee-client-secret-4242"
 @pytest.fixture
 async def oauth_server(fake: FakeSlack, tmp_path: Path) -> AsyncIterator[SlackServer]:
     s = settings(tmp_path)
-    srv = SlackServer(config(fake, bot_token="", client_id="1234.5678", client_secret=CLIENT_SECRET,
+    srv = SlackServer(skipping_config(fake, bot_token="", client_id="1234.5678", client_secret=CLIENT_SECRET,
                              encryption_key=Fernet.generate_key().decode()),
                       lambda chats: build_app(s, chats, llm=ScriptedLLM()))
     await srv.start()

@@ -7,9 +7,12 @@ import json
 import re
 
 from adapters.slack.server import SlackServer
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Slack
 from tests.adapters.slack.test_threads import only
 from tests.fakes.slack_api import FakeSlack, Msg
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 
 def polls(fake: FakeSlack, thread: str) -> list[Msg]:

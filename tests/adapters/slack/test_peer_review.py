@@ -5,9 +5,12 @@ from __future__ import annotations
 from adapters.slack import translate as tr
 from adapters.slack.server import SlackServer
 from core.control import commands as c
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Slack
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack, Msg
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 WHO = tr.Who("U1", "Dana")
 

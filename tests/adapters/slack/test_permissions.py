@@ -13,10 +13,14 @@ from adapters.slack.server import SlackServer
 from bot.settings import Settings
 from bot.wiring import build_app
 from core.models import Status
-from tests.adapters.slack.conftest import Slack, config
+from tests.adapters.slack import skipping
+from tests.adapters.slack.conftest import Slack
+from tests.adapters.slack.skipping import skipping_config
 from tests.adapters.slack.test_buttons import buttons, with_action
 from tests.adapters.slack.test_threads import only
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 
 async def test_another_member_pressing_stop_or_synthesize_is_refused_privately(
@@ -75,7 +79,7 @@ async def with_admin_group(fake: FakeSlack, tmp_path: Path, group: str) -> Async
     """The app as `python -m bot slack` runs it with COUNCIL_ADMINS naming a Slack user group (and a person)."""
     s = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'council.db'}",  # type: ignore[call-arg]
                  council_admins=f"{group}, U0999")
-    server = SlackServer(config(fake, admin_groups=frozenset({group})), lambda chats: build_app(s, chats))
+    server = SlackServer(skipping_config(fake, admin_groups=frozenset({group})), lambda chats: build_app(s, chats))
     await server.start()
     try:
         async with aiohttp.ClientSession() as session:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,7 +16,8 @@ import pytest
 from adapters.slack.server import SlackServer
 from bot.wiring import App
 from core.models import Poll, Status
-from tests.adapters.slack.conftest import Slack, fixture, scheduled_server
+from tests.adapters.slack.conftest import Slack, fixture
+from tests.adapters.slack.skipping import scheduled_server
 from tests.core.deliberation.test_people_rank_the_list import OwnersOffTheList
 from tests.fakes.clock import FakeClock
 from tests.fakes.slack_api import FakeSlack, Msg
@@ -129,20 +129,17 @@ async def test_the_timer_closes_the_ranking_at_its_deadline(
     assert isinstance(server.core, App) and server.core.scheduler is not None
     scheduler = server.core.scheduler
     scheduler.poke()
-    limit = time.monotonic() + 10
-    while not all(p.id in scheduler.deadlines() for p in places):
-        assert time.monotonic() < limit, "the deadlines were never registered"
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(scheduler.settled(), 10)
+    assert all(p.id in scheduler.deadlines() for p in places), "every ranking's deadline is registered"
     assert scheduler.deadlines()[places[0].id] == wall.now() + timedelta(hours=24)
 
     stale = menu(menus[1])
     clock.advance(hours=24)  # the deadline, on the clock the core reads
     scheduler.poke()
-    limit = time.monotonic() + 10
-    while not any("Final verdict:" in shown(m) for m in fake.thread("C0001", menus[0].thread_ts or "")):
-        assert time.monotonic() < limit, "the timer did not close the ranking"
-        await asyncio.sleep(0.02)
-        await server.idle()
+    await asyncio.wait_for(scheduler.settled(), 10)
+    await server.idle()
+    assert any("Final verdict:" in shown(m) for m in fake.thread("C0001", menus[0].thread_ts or "")), \
+        "the timer closed the ranking"
     async with server.core.store.tx() as tx:
         assert all(p.closed for p in await tx.polls(did) if ":rank" in p.key)
     await late_pick(slack, menus[1], stale, stale["options"][1], "U0002")

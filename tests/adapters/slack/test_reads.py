@@ -7,7 +7,6 @@ from pathlib import Path
 
 import aiohttp
 
-from adapters.slack.budgeted import slack_budget
 from adapters.slack.clients import SingleWorkspace, web_client
 from adapters.slack.member import channels_of
 from adapters.slack.server import SlackServer
@@ -16,12 +15,15 @@ from bot.runtime import slack_config
 from bot.settings import Settings
 from bot.wiring import build_app
 from core.models import Status
-from core.running.budget import LocalBuckets
-from tests.adapters.slack.conftest import TIME_SCALE, Slack, config, settings
+from tests.adapters.slack import skipping
+from tests.adapters.slack.conftest import Slack, settings
+from tests.adapters.slack.skipping import skipping_budget, skipping_config
 from tests.adapters.slack.test_threads import only
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_limits import SCAN_PAGE
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 
 async def test_a_mention_in_a_long_thread_takes_its_newest_messages_as_context(
@@ -51,8 +53,7 @@ async def test_the_channels_a_person_is_in_are_asked_for_within_slacks_maximum(f
     fake.add_channel("C0002", private=True, member=True)
     fake.join("C0001", "U0001")
     fake.join("C0002", "U0001")
-    client = await SingleWorkspace(web_client(fake.base_url, "xoxb-test"), slack_budget(LocalBuckets(),
-                                                                                        scale=TIME_SCALE))("T0001")
+    client = await SingleWorkspace(web_client(fake.base_url, "xoxb-test"), skipping_budget(fake))("T0001")
     assert sorted(await channels_of(client, "U0001")) == ["C0001", "C0002"]
     assert all(0 < int(c.params["limit"]) <= 999 for c in fake.called("users.conversations"))
 
@@ -68,7 +69,8 @@ async def test_a_read_limited_app_takes_the_newest_page_of_a_long_thread_and_say
     notes = 40
     for i in range(notes):
         fake.human("C0001", f"note {i} on the build", "U0001", parent.ts)
-    server = SlackServer(config(fake, read_limited=True), lambda chats: build_app(settings(tmp_path), chats, llm=llm))
+    server = SlackServer(skipping_config(fake, read_limited=True),
+                         lambda chats: build_app(settings(tmp_path), chats, llm=llm))
     await server.start()
     try:
         async with aiohttp.ClientSession() as session:

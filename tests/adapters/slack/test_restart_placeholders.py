@@ -13,7 +13,8 @@ from adapters.slack.server import SlackServer
 from bot.wiring import App, build_app
 from core.ports import ChatPort
 from core.storage import tables as t
-from tests.adapters.slack.conftest import Slack, config, settings, slack_chat
+from tests.adapters.slack.conftest import Slack, settings
+from tests.adapters.slack.skipping import skipping_chat, skipping_config
 from tests.fakes.clock import FakeClock
 from tests.fakes.cluster import until
 from tests.fakes.llm import ScriptedLLM
@@ -34,7 +35,7 @@ async def test_a_takeover_removes_the_placeholders_a_dead_process_left(fake: Fak
     async def first_app(chats: Mapping[str, ChatPort]) -> App:
         return await build_app(s, chats, llm=stalled, clock=clock, owner="the-first-process")
 
-    server = SlackServer(config(fake), first_app)
+    server = SlackServer(skipping_config(fake), first_app)
     await server.start()
     try:
         async with aiohttp.ClientSession() as session:
@@ -50,7 +51,7 @@ async def test_a_takeover_removes_the_placeholders_a_dead_process_left(fake: Fak
         # Its lease runs out; a new process, with nothing in memory and no thread read to spend, takes over.
         clock.advance(seconds=TTL_S + 1)
         fake.disabled.add("conversations.replies")
-        second = await build_app(s, {"slack": slack_chat(fake)}, llm=ScriptedLLM(), clock=clock,
+        second = await build_app(s, {"slack": skipping_chat(fake)}, llm=ScriptedLLM(), clock=clock,
                                  owner="the-next-process")
         try:
             assert await second.driver.sweep() == [d.id]
@@ -77,7 +78,7 @@ async def test_a_stopped_discussion_keeps_no_placeholder_rows(fake: FakeSlack, t
     """Stop pressed while turns are being written: the turns whose posts went out leave no row behind (only a
     finished discussion's end deleted them), and the turns set aside remove their placeholders."""
     llm = ScriptedLLM()
-    server = SlackServer(config(fake), lambda chats: build_app(settings(tmp_path), chats, llm=llm))
+    server = SlackServer(skipping_config(fake), lambda chats: build_app(settings(tmp_path), chats, llm=llm))
     await server.start()
     try:
         async with aiohttp.ClientSession() as session:

@@ -13,7 +13,8 @@ from adapters.slack.server import SlackServer
 from bot.settings import Settings
 from bot.wiring import build_app
 from core.models import Phase, Status
-from tests.adapters.slack.conftest import Slack, config
+from tests.adapters.slack.conftest import Slack
+from tests.adapters.slack.skipping import skipping_config
 from tests.core.deliberation.test_floor_and_rounds import openings
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
@@ -30,7 +31,7 @@ async def test_rounds_n_runs_another_round_on_the_same_topic_in_slack(
         fake: FakeSlack, anthropic: FakeAnthropic, tmp_path: Path) -> None:
     settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
                         anthropic_api_key="sk-test", anthropic_base_url=anthropic.base_url)
-    server = SlackServer(config(fake), lambda chats: build_app(settings, chats))
+    server = SlackServer(skipping_config(fake), lambda chats: build_app(settings, chats))
     await server.start()
     try:
         async with aiohttp.ClientSession() as session:

@@ -15,7 +15,8 @@ from adapters.slack.server import SlackServer
 from bot.wiring import build_app
 from core.control import commands as c
 from core.models import Discussion, Poll, Schedule, Status
-from tests.adapters.slack.conftest import Slack, config, settings
+from tests.adapters.slack.conftest import Slack, settings
+from tests.adapters.slack.skipping import skipping_config
 from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import LIMITS, FakeSlack, Msg, block_error, block_text
@@ -31,7 +32,7 @@ def clock() -> FakeClock:
 @pytest.fixture
 async def server(fake: FakeSlack, tmp_path: Path, llm: ScriptedLLM, clock: FakeClock) -> AsyncIterator[SlackServer]:
     s = settings(tmp_path)
-    srv = SlackServer(config(fake), lambda chats: build_app(s, chats, llm=llm, clock=clock))
+    srv = SlackServer(skipping_config(fake), lambda chats: build_app(s, chats, llm=llm, clock=clock))
     await srv.start()
     yield srv
     await srv.stop()

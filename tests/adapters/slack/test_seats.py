@@ -17,7 +17,8 @@ from bot.wiring import build_app
 from core.deliberation.flows import meeting
 from core.models import Status
 from core.running.driver import load_state
-from tests.adapters.slack.conftest import Slack, config, fixture, settings
+from tests.adapters.slack.conftest import Slack, fixture, settings
+from tests.adapters.slack.skipping import skipping_config
 from tests.adapters.slack.test_commands import ephemerals_to
 from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM
@@ -27,7 +28,7 @@ from tests.fakes.slack_api import FakeSlack
 @pytest.fixture
 async def server(fake: FakeSlack, tmp_path: Path, llm: ScriptedLLM) -> AsyncIterator[SlackServer]:
     clock = FakeClock()
-    srv = SlackServer(config(fake), lambda chats: build_app(settings(tmp_path), chats, llm=llm, clock=clock))
+    srv = SlackServer(skipping_config(fake), lambda chats: build_app(settings(tmp_path), chats, llm=llm, clock=clock))
     await srv.start()
     yield srv
     await srv.stop()

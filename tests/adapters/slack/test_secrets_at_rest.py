@@ -22,9 +22,13 @@ from adapters.slack.server import SlackServer
 from bot.wiring import build_app
 from core.storage.db import make_engine, migrate
 from core.storage.sealing import BadKey, Sealer
-from tests.adapters.slack.conftest import Slack, config, fixture, settings
+from tests.adapters.slack import skipping
+from tests.adapters.slack.conftest import Slack, fixture, settings
+from tests.adapters.slack.skipping import skipping_config
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 KEY = Fernet.generate_key().decode()
 CLIENT = "1234.5678"
@@ -33,7 +37,7 @@ CLIENT = "1234.5678"
 @pytest.fixture
 async def oauth_server(fake: FakeSlack, tmp_path: Path) -> AsyncIterator[SlackServer]:
     s = settings(tmp_path)
-    srv = SlackServer(config(fake, bot_token="", client_id=CLIENT, client_secret="c0ffee-client-secret",
+    srv = SlackServer(skipping_config(fake, bot_token="", client_id=CLIENT, client_secret="c0ffee-client-secret",
                              encryption_key=KEY), lambda chats: build_app(s, chats, llm=ScriptedLLM()))
     await srv.start()
     yield srv
@@ -72,7 +76,7 @@ async def test_an_installed_token_is_stored_encrypted_and_used_in_clear(
 
 async def test_oauth_without_a_key_refuses_to_start_and_says_why(fake: FakeSlack, tmp_path: Path) -> None:
     s = settings(tmp_path)
-    srv = SlackServer(config(fake, bot_token="", client_id=CLIENT, client_secret="c0ffee-client-secret"),
+    srv = SlackServer(skipping_config(fake, bot_token="", client_id=CLIENT, client_secret="c0ffee-client-secret"),
                       lambda chats: build_app(s, chats, llm=ScriptedLLM()))
     with pytest.raises(MissingKey, match="COUNCIL_ENCRYPTION_KEY"):
         await srv.start()

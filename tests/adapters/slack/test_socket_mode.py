@@ -7,7 +7,8 @@ from pathlib import Path
 
 from adapters.slack.server import SlackServer
 from bot.wiring import build_app
-from tests.adapters.slack.conftest import config, fixture, settings
+from tests.adapters.slack.conftest import fixture, settings
+from tests.adapters.slack.skipping import skipping_config
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
 
@@ -15,7 +16,7 @@ from tests.fakes.slack_api import FakeSlack
 async def test_socket_mode_acks_commands_and_runs_the_discussion(fake: FakeSlack, tmp_path: Path) -> None:
     fake.tokens["xapp-1-test"] = "T0001"
     s = settings(tmp_path)
-    srv = SlackServer(config(fake, app_token="xapp-1-test", signing_secret=""),
+    srv = SlackServer(skipping_config(fake, app_token="xapp-1-test", signing_secret=""),
                       lambda chats: build_app(s, chats, llm=ScriptedLLM()))
     await srv.start()
     try:

@@ -13,9 +13,14 @@ from adapters.slack.server import SlackServer
 from bot.wiring import App, build_app
 from core.models import Status
 from core.ports import ChatPort
-from tests.adapters.slack.conftest import Slack, config, settings
+from tests.adapters.slack import skipping
+from tests.adapters.slack.conftest import Slack, settings
+from tests.adapters.slack.skipping import skipping_config
+from tests.fakes.clock import settle
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 
 async def discussions(server: SlackServer) -> list:
@@ -31,13 +36,10 @@ async def test_healthz_answers_once_migrated(fake: FakeSlack, tmp_path: Path, ll
         await migrate.wait()  # the port is already open: the platform's health check may come now
         return await build_app(s, chats, llm=llm)
 
-    server = SlackServer(config(fake), build)
+    server = SlackServer(skipping_config(fake), build)
     starting = asyncio.create_task(server.start())
     try:
-        for _ in range(500):
-            if server.port or starting.done():
-                break
-            await asyncio.sleep(0.01)
+        await settle()  # binding the port takes loop passes, no timer: start() then waits for the migration
         assert server.port and not starting.done(), "the server should listen before it migrates"
         url = f"http://127.0.0.1:{server.port}/healthz"
         async with aiohttp.ClientSession() as session:

@@ -8,8 +8,11 @@ import re
 from collections import Counter
 
 from adapters.slack.server import SlackServer
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Slack
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 
 def kind(key: str, discussion_id: str) -> str:

@@ -4,9 +4,12 @@ digests; its discussions (and so its exports) stay."""
 from __future__ import annotations
 
 from adapters.slack.server import SlackServer
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Slack
 from tests.adapters.slack.test_threads import only
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 
 async def schedules(server: SlackServer) -> list[tuple[str, str]]:

@@ -20,7 +20,8 @@ from adapters.web.view import page
 from bot.settings import Settings
 from bot.wiring import build_app
 from core.showing.export import export
-from tests.adapters.slack.conftest import Slack, config
+from tests.adapters.slack.conftest import Slack
+from tests.adapters.slack.skipping import skipping_config
 from tests.fakes.anthropic_server import FakeAnthropic, default_reply
 from tests.fakes.slack_api import FakeSlack
 
@@ -84,7 +85,7 @@ async def test_a_vote_in_slack_refreshes_the_verdict_and_do_not_adopt_never_coun
         fake: FakeSlack, anthropic: FakeAnthropic, council: Council, tmp_path: Path) -> None:
     settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
                         anthropic_api_key="sk-test", anthropic_base_url=anthropic.base_url)
-    server = SlackServer(config(fake), lambda chats: build_app(settings, chats))
+    server = SlackServer(skipping_config(fake), lambda chats: build_app(settings, chats))
     await server.start()
     try:
         async with aiohttp.ClientSession() as session:

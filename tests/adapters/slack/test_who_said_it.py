@@ -21,7 +21,8 @@ from bot.settings import Settings
 from bot.wiring import build_app
 from core.models import Author, Phase, Status
 from core.showing.export import export
-from tests.adapters.slack.conftest import Slack, config
+from tests.adapters.slack.conftest import Slack
+from tests.adapters.slack.skipping import skipping_config
 from tests.fakes.anthropic_server import FakeAnthropic, default_reply
 from tests.fakes.clock import FakeClock
 from tests.fakes.slack_api import FakeSlack
@@ -58,7 +59,7 @@ async def test_dana_in_person_and_her_stand_in_are_told_apart_everywhere(
     settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
                         anthropic_api_key="sk-test", anthropic_base_url=anthropic.base_url)
     clock = FakeClock()
-    server = SlackServer(config(fake), lambda chats: build_app(settings, chats, clock=clock))
+    server = SlackServer(skipping_config(fake), lambda chats: build_app(settings, chats, clock=clock))
     await server.start()
     try:
         async with aiohttp.ClientSession() as session:
@@ -126,7 +127,7 @@ async def test_a_stand_ins_poll_position_is_the_stand_ins(fake: FakeSlack, tmp_p
         settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
                             anthropic_api_key="sk-test", anthropic_base_url=anthropic.base_url)
         clock = FakeClock()
-        server = SlackServer(config(fake), lambda chats: build_app(settings, chats, clock=clock))
+        server = SlackServer(skipping_config(fake), lambda chats: build_app(settings, chats, clock=clock))
         await server.start()
         try:
             async with aiohttp.ClientSession() as session:

@@ -1,11 +1,11 @@
 """The APScheduler leader over the schedule table: jobs from rows at start-up, a restart fires a missed slot once,
-and on PostgreSQL one replica leads at a time. The schedule clock is injected: no test waits for a slot."""
+and on PostgreSQL one replica leads at a time. The schedule clock is injected: no test waits for a slot, and the
+timer says when it has settled (synced and fired what is due), so no test polls either."""
 
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -14,6 +14,7 @@ import pytest
 from bot.settings import Settings
 from bot.wiring import App, build_app
 from core.control import commands as c
+from core.control.scheduling import Scheduler
 from core.models import Schedule, Status
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
@@ -22,12 +23,10 @@ from tests.fakes.llm import ScriptedLLM
 T0 = datetime(2026, 3, 2, 7, 0, tzinfo=UTC)
 
 
-async def until(condition: Callable[[], bool], within_s: float = 10.0) -> None:
-    """Wait for work in flight (a job, a driver) to finish; the clock under test never moves by itself."""
-    deadline = time.monotonic() + within_s
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting for the scheduler"
-        await asyncio.sleep(0.01)
+async def settled(scheduler: Scheduler | None) -> None:
+    """The timer synced and what was due fired (its own signal; the limit only turns a hang into a failure)."""
+    assert scheduler is not None
+    await asyncio.wait_for(scheduler.settled(), 10)
 
 
 def settings(url: str) -> Settings:
@@ -77,16 +76,19 @@ async def test_jobs_are_registered_from_the_table_at_start_up_and_on_change(
                           scheduler=True, wall=wall)
     apps.append(app)
     assert app.scheduler is not None
-    await until(lambda: app.scheduler is not None and len(app.scheduler.jobs()) == 1)
+    await settled(app.scheduler)  # the start-up sync
+    assert len(app.scheduler.jobs()) == 1
     digest = await schedule(app, "digest", "C1")
     run_at = app.scheduler.jobs()[digest.id]
     assert run_at == wall.now() + timedelta(hours=1)  # the next slot, 08:00, is an hour after T0 on the row's clock
 
     # A row created in this process is registered at once, not at the next reload (an hour away here).
     await app.service.handle(c.SetDigest(is_admin=True, platform="console", channel="C2", cadence="daily"))
-    await until(lambda: app.scheduler is not None and len(app.scheduler.jobs()) == 2)
+    await settled(app.scheduler)  # synced by the change's poke: no reload came (the next is an hour away)
+    assert len(app.scheduler.jobs()) == 2
     await app.service.handle(c.SetDigest(is_admin=True, platform="console", channel="C2", cadence="off"))
-    await until(lambda: app.scheduler is not None and len(app.scheduler.jobs()) == 1)
+    await settled(app.scheduler)
+    assert len(app.scheduler.jobs()) == 1
 
 
 async def test_a_restart_after_the_due_time_fires_the_missed_slots_once(
@@ -109,10 +111,9 @@ async def test_a_restart_after_the_due_time_fires_the_missed_slots_once(
     # The same chat: the platform keeps its messages while our process is down.
     app = await build_app(settings(sqlite_url), {"console": chat}, llm=ScriptedLLM(), clock=clock, scheduler=True)
     apps.append(app)
-    await until(lambda: len(chat.announced) == 1 and any(":sched:" in k for k in chat.keys(did)))
-    await until(lambda: not [t for t in app.driver._tasks.values() if not t.done()])
-    await app.driver.idle()
     assert app.scheduler is not None
+    await settled(app.scheduler)  # the start-up sync fires what was missed
+    await app.driver.idle()
     for _ in range(3):  # further reloads find nothing due: every job waits for a slot still ahead
         await app.scheduler.tick()
     assert min(app.scheduler.jobs().values()) > datetime.now(UTC) + timedelta(seconds=20)
@@ -136,12 +137,13 @@ async def test_the_timer_fires_a_row_when_the_injected_clock_reaches_it(
     await app.service.handle(c.SetDigest(is_admin=True, platform="console", channel="C1", cadence="cron",
                                          cron="30 7 * * *"))
     assert app.scheduler is not None
-    await until(lambda: app.scheduler is not None and len(app.scheduler.jobs()) == 1)
+    await settled(app.scheduler)
     [run_at] = app.scheduler.jobs().values()
     assert run_at > datetime.now(UTC) + timedelta(minutes=29) and chat.announced == []
     clock.advance(minutes=30)
     app.scheduler.poke()  # a reload measures the wait again on the moved clock
-    await until(lambda: len(chat.announced) == 1)
+    await settled(app.scheduler)
+    assert len(chat.announced) == 1
     assert (await schedule(app, "digest", "C1")).next_run_at == T0 + timedelta(days=1, minutes=30)
 
 
@@ -154,7 +156,7 @@ async def test_one_replica_leads_on_postgresql_and_another_takes_over_when_it_st
     apps.extend(replicas)
     schedulers = [r.scheduler for r in replicas]
     assert schedulers[0] is not None and schedulers[1] is not None
-    await until(lambda: all(s is not None and s._task is not None for s in schedulers))
+    assert all(s is not None and s._task is not None for s in schedulers)  # started with its app
     for s in schedulers:
         await s.tick()  # type: ignore[union-attr]
     leaders = [s.is_leader for s in schedulers]  # type: ignore[union-attr]
@@ -167,11 +169,11 @@ async def test_one_replica_leads_on_postgresql_and_another_takes_over_when_it_st
                                               cron="* * * * *"))
     clock.advance(minutes=1)
     await schedulers[leader].reload()  # type: ignore[union-attr]
-    await until(lambda: len(chats[leader].announced) == 1)
     # Its job has recorded the digest sent: closing now cuts no delivery short. (Cut short after posting, the
     # digest is sent by the next leader, which finds it on the platform; these two chats share no platform, so
     # there it would show as a second announcement.)
-    await until(lambda: not schedulers[leader]._running)  # type: ignore[union-attr]
+    await settled(schedulers[leader])
+    assert len(chats[leader].announced) == 1
 
     await replicas[leader].close()
     apps.remove(replicas[leader])
@@ -179,7 +181,8 @@ async def test_one_replica_leads_on_postgresql_and_another_takes_over_when_it_st
     assert schedulers[1 - leader].is_leader  # type: ignore[union-attr]
     clock.advance(minutes=1)
     await schedulers[1 - leader].reload()  # type: ignore[union-attr]
-    await until(lambda: len(chats[1 - leader].announced) == 1)
+    await settled(schedulers[1 - leader])
+    assert len(chats[1 - leader].announced) == 1
     assert len(chats[leader].announced) == 1
 
 
@@ -207,7 +210,8 @@ async def test_each_platform_has_its_own_leader_and_rows_of_other_platforms_are_
     await discord_app.scheduler.reload()
     await slack_app.scheduler.reload()
     assert discord_app.scheduler.jobs() == {} and list(slack_app.scheduler.jobs()) == [row.id]
-    await until(lambda: len(slack.announced) == 1)
+    await settled(slack_app.scheduler)
+    assert len(slack.announced) == 1
     assert discord.announced == []
 
 
