@@ -57,6 +57,12 @@ EQUIVALENT: dict[str, str] = {
                                                       "so either case compares the same",
     **{f"core.deliberation.choices.x_is_hedge__mutmut_{n}": "`re.split`'s `maxsplit` dropped or raised: only "
        "the first piece is read, and it is the same however many splits follow it" for n in (10, 14)},
+    "core.deliberation.context.x__cut__mutmut_15": "the search starts at a limit of 1, not 0: a limit under the "
+                                                   "stub's floor of 200 is refused either way",
+    "core.deliberation.context.x__cut__mutmut_21": "`mid` rounded up by two, not one: it still falls in (low, high], "
+                                                   "and any split of that range finds the same largest fitting limit",
+    "core.deliberation.context.x__cut__mutmut_33": "`MIN_CUT / 2` for `// 2`: 200.0 and 200 compare alike with a "
+                                                   "whole number of characters",
     # seat_waits: a drain claims every post (its attempt counted) before it sends it, so no sent post has 0 attempts
     "core.storage.seat_waits.x\u01c1SeatRepo\u01c1drop_post__mutmut_9": "`o.sent.is_(False)` dropped: a post is "
                                                                        "claimed, its attempts counted, before it is "
@@ -132,6 +138,7 @@ MODULES: dict[str, list[str]] = {
     "core/deliberation/context.py": ["tests/core/deliberation/test_context.py",
                                      "tests/core/deliberation/test_people_budget.py",
                                      "tests/core/deliberation/test_people_budget_limits.py",
+                                     "tests/core/deliberation/test_people_budget_rules.py",
                                      "tests/core/control/test_flood.py"],
     "core/storage/activity.py": ["tests/core/storage/test_activity.py", "tests/core/storage/test_activity_rules.py",
                                  "tests/core/showing/test_digest_activity.py",

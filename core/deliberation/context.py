@@ -105,7 +105,8 @@ def heard(humans: list[HumanMessage], budget: int = PEOPLE_CHARS, share: int = P
     if len(first) > budget - NOTE_ROOM:  # only a message past the entry limit: cut like any other
         first = _cut(newest, budget - NOTE_ROOM) or ""
     left, used = budget - NOTE_ROOM - len(first), {newest.author_id: len(first)}
-    blocks = [(newest.created_at, first)] if first else []
+    # (when, which message, text): messages written in the same second stay in the order they were written
+    blocks = [(newest.created_at, newest.id, first)] if first else []
     over: set[str] = set()
     out: list[HumanMessage] = []
     for m in sorted(older, key=lambda m: (not (m.needs_answer and not m.answered), -m.created_at.timestamp(), -m.id)):
@@ -118,7 +119,7 @@ def heard(humans: list[HumanMessage], budget: int = PEOPLE_CHARS, share: int = P
         if not text:
             out.append(m)
             continue
-        blocks.append((m.created_at, text))
+        blocks.append((m.created_at, m.id, text))
         left -= len(text)
         used[m.author_id] = used.get(m.author_id, 0) + len(text)
     if out:
@@ -126,6 +127,6 @@ def heard(humans: list[HumanMessage], budget: int = PEOPLE_CHARS, share: int = P
         note = (f"({len(out)} earlier message{'s' if len(out) != 1 else ''} by {writers} "
                 f"{'people' if writers != 1 else 'person'} in the thread {'are' if len(out) != 1 else 'is'} left "
                 "out of this prompt: it reads a bounded part of the thread, the newest in full.)")
-        blocks.append((min(m.created_at for m in out), note))
-    blocks.sort(key=lambda b: b[0])
-    return Heard(blocks, frozenset(over))
+        blocks.append((min(m.created_at for m in out), 0, note))
+    blocks.sort()  # by time, then by message: (when, id) is never repeated
+    return Heard([(when, text) for when, _, text in blocks], frozenset(over))
