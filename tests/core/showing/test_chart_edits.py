@@ -10,6 +10,7 @@ from bot.wiring import build_app
 from core.control import commands as c
 from core.deliberation.offline import OfflineLLM
 from core.showing import charts
+from core.showing.chart_material import ChartMaterial, Grid
 from tests.fakes.chat import RecordingChat
 
 PLACE = {"platform": "slack", "channel": "C1", "workspace": "T1"}
@@ -47,3 +48,20 @@ async def test_a_vote_that_redraws_the_final_synthesis_in_place_draws_no_chart(t
         assert all(not post.files for post in redrawn) and drawn() == before, (drawn(), before)
     finally:
         await app.close()
+
+
+def test_a_stance_grid_that_only_lists_more_options_is_the_picture_already_drawn() -> None:
+    """The final synthesis lists options no persona chose: its grid then differs from the one drawn ahead only in
+    names its picture never shows, and that picture is not drawn again; a name it does show is."""
+    charts._stance_png.cache_clear()
+    grid = Grid(rounds=(1, 2), personas=(("Ada", True), ("Lin", True)), cells=(("O1", "O2"), ("O2", "undecided")),
+                names=(("O1", "Trial"), ("O2", "Wait")))
+    [ahead] = charts.draw(ChartMaterial(topic="t", grid=grid))
+    listed = Grid(rounds=grid.rounds, personas=grid.personas, cells=grid.cells,
+                  names=(*grid.names, ("O3", "Skip it"), ("O4", "Adopt now")))
+    [post] = charts.draw(ChartMaterial(topic="t", grid=listed))
+    assert post.data is ahead.data and post.alt == ahead.alt and charts._stance_png.cache_info().misses == 1
+    renamed = Grid(rounds=grid.rounds, personas=grid.personas, cells=grid.cells,
+                   names=(("O1", "A reversible trial"), ("O2", "Wait")))
+    [other] = charts.draw(ChartMaterial(topic="t", grid=renamed))
+    assert charts._stance_png.cache_info().misses == 2 and "A reversible trial" in other.alt
