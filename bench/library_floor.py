@@ -20,11 +20,12 @@ time as the load runs discussions (`--lanes`: 300 on SQLite, 100 on PostgreSQL, 
 With `--count-sql` the floor's SQL runs under the listeners bench/load.py --count-sql puts on the app's.
 
 The fakes of both APIs run in a child process, so only the libraries' side is timed here (process CPU). Prints the
-floor a model call (the median of `--repeats` runs) against a reference of 8 ms on SQLite, 10 ms on PostgreSQL
-(the load judges the app as a multiple of this floor, measured in the same run), and as a share of the fixed loop
-bench/load.py times as this machine's speed; `--parts` also times each library alone on the same loop at the same
-concurrency. Exits 1 when the libraries alone exceed the reference: then no change to the app's own code can meet
-it on this machine with these counts."""
+floor a model call (the median of `--repeats` runs) in milliseconds, and judges it as a share of the fixed loop of
+plain Python another process times during the same run (bench/load.py's speedometer, this machine's speed): at most
+MAX_SHARE of it on SQLite, MAX_SHARE_PG on PostgreSQL. No figure in milliseconds is judged: the same code measured
+2-7x apart between sessions on machines of this kind. `--parts` also times each library alone on the same loop at
+the same concurrency. Exits 1 when the floor exceeds its share: the floor then does more than a model call of the
+load needs (or its libraries grew dearer), and every ratio the load judges against it flatters the app."""
 
 from __future__ import annotations
 
@@ -123,20 +124,32 @@ def edits_of(i: int) -> int:
 
 @dataclass(frozen=True)
 class Mix:
-    """A model call's statements (bench/load.py judges the app at ≤ 12 in ≤ 4 transactions), and the floor's
-    reference a model call on that database."""
+    """A model call's statements (bench/load.py judges the app at ≤ 12 in ≤ 4 transactions), and the most the floor
+    may cost a model call on that database, as a share of the fixed loop timed in the same run."""
 
     selects: int
     updates: int
     inserts: int
     transactions: int
-    target_ms: float
+    max_share: float
 
 
+# The floor's target, a share of the speedometer's fixed loop (1,000,000 additions in plain Python) timed in the same
+# run, so that it travels between machines and sessions as milliseconds do not. Measured at the defaults (1,300
+# calls, 300 lanes, SQLite), each the median of 3 runs on a shared, loaded machine of this kind: 16.26 ms against a
+# loop of 92 ms (0.177; runs 0.175-0.186) in one session, 8.39 ms against 73 ms (0.116; runs 0.114-0.122) in
+# another. The share moves less than the milliseconds did (2-7x) but still half as much again between hosts, so the
+# target sits above the higher session with a fifth to spare for the drift between the two processes' timings
+# (the loop's own timings spread 10% within a run): a floor that does a model call's work twice misses it on either.
+MAX_SHARE = 0.22
+# PostgreSQL: asyncpg's pool with a server on the same cores. No run at 100 lanes finished on the loaded machine (its
+# pool of 20 waited past its 30 s timeout); the references this replaces put PostgreSQL's floor at 1.25x SQLite's
+# (10 against 8 ms), and so does this target.
+MAX_SHARE_PG = 0.275
 # The statements the app may run a model call, in the app's proportions (about 2 reads, 5 updates and 5 inserts). A
 # floor with more statements than the app is allowed would flatter the app's ratio to it.
-SQLITE = Mix(selects=2, updates=5, inserts=5, transactions=4, target_ms=8.0)
-POSTGRES = Mix(selects=2, updates=5, inserts=5, transactions=4, target_ms=10.0)
+SQLITE = Mix(selects=2, updates=5, inserts=5, transactions=4, max_share=MAX_SHARE)
+POSTGRES = Mix(selects=2, updates=5, inserts=5, transactions=4, max_share=MAX_SHARE_PG)
 
 
 def _statements(mix: Mix, calls: int) -> tuple[dict[str, Any], list[list[list[tuple[str, dict[str, Any]]]]]]:
@@ -365,7 +378,7 @@ def main(calls: int, repeats: int, lanes: int | None, targets: dict[str, float],
     print(f"libraries alone: {total:.2f} ms a model call (median; runs {', '.join(f'{v:.2f}' for v in runs)}); this "
           f"machine: a fixed loop of plain Python took {speed:.0f} ms (median of {len(speeds)} timings), so the "
           f"floor is {total / speed:.3f} of it")
-    return report([Figure("library_floor", total, mix.target_ms, "ms")], targets)
+    return report([Figure("library_floor_share", total / speed, mix.max_share)], targets)
 
 
 if __name__ == "__main__":

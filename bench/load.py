@@ -52,7 +52,7 @@ from cryptography.fernet import Fernet
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from adapters.slack.render import EVENT_TYPE  # noqa: E402
+from adapters.slack.render import EVENT_TYPE, THINKING_EVENT  # noqa: E402
 from bench import profile_split, users  # noqa: E402
 from bench.common import (  # noqa: E402
     DELTA_CHARS,
@@ -133,6 +133,23 @@ class TimedSlack(FakeSlack):
     def m_chat_update(self, p: dict[str, Any], team: str) -> dict[str, Any]:
         self._note(p)
         return self._poll(p, super().m_chat_update(p, team))
+
+
+def carried(method: str, params: dict[str, Any]) -> str:
+    """What a Slack call carries, from its message metadata: a turn's placeholder, its live text, a post (new, or
+    edited in: a placeholder filled, a poll or header redrawn), or something else by its method."""
+    meta = params.get("metadata") or {}
+    if isinstance(meta, str):
+        try:
+            meta = json.loads(meta)
+        except ValueError:
+            meta = {}
+    kind = meta.get("event_type") if isinstance(meta, dict) else None
+    if method in ("chat.postMessage", "chat.update") and kind in (THINKING_EVENT, EVENT_TYPE):
+        return {(THINKING_EVENT, "chat.postMessage"): "placeholders", (THINKING_EVENT, "chat.update"): "live text",
+                (EVENT_TYPE, "chat.postMessage"): "new posts", (EVENT_TYPE, "chat.update"): "posts edited in"}[
+            kind, method]
+    return method
 
 
 def cpu_s(pid: int) -> float:
@@ -251,7 +268,7 @@ async def floor_ms(runs: int, database: str, lanes: int, latency_s: float, count
     found = []
     for _ in range(runs):
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, str(FLOOR), "--repeats", "1", "--pin", "--target", "library_floor=1e9", "--lanes",
+            sys.executable, str(FLOOR), "--repeats", "1", "--pin", "--target", "library_floor_share=1e9", "--lanes",
             str(lanes), "--latency", str(latency_s), "--delta-gap", str(GAP_S), "--calls", str(FLOOR_CALLS),
             *(["--count-sql"] if count_sql else []), cwd=ROOT,
             env={**os.environ, "DATABASE_URL": database} if database else
@@ -300,6 +317,14 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
             reply=users.Model(SEED, REPLY_CHARS)) as model, \
             aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http, \
             aiohttp.ClientSession() as prober_http:  # the probe's own connection, as a load balancer's health check
+        # The people who start and vote are Slack users of their workspace and members of their channel, as anyone
+        # who can click a poll's button is: users.info knows them (the app caches what it read), and a confirmation
+        # only they see reaches them there. Unknown to the fake, each vote's lookup failed uncached, and each
+        # confirmation went out twice (a refused chat.postEphemeral, then a direct message): 0.3 Slack calls a
+        # model call that no workspace makes.
+        for channel in [*channels, "CLONE"]:
+            for person in users.people(channel):
+                slack.add_user(person, f"user-{person}", team=team_of[channel])
         with tempfile.TemporaryDirectory() as folder:
             env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "COUNCIL_", "ANTHROPIC_"))}
             env["DATABASE_URL"] = database or f"sqlite:///{Path(folder) / 'council.db'}"
@@ -340,7 +365,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                     topic, experts = drawn[channel]  # each discussion its own, from the seeded generator
                     body = urlencode({"command": "/council", "text": f"{topic} --experts {experts}{more}",
                                       "team_id": team_of[channel], "channel_id": channel,
-                                      "user_id": f"U{channel}", "user_name": f"user-{channel}",
+                                      "user_id": users.starter(channel), "user_name": f"user-{channel}",
                                       "trigger_id": slack.trigger(), "response_url": "http://127.0.0.1:9/unused"})
                     headers = {**sign(body, SECRET), "Content-Type": "application/x-www-form-urlencoded"}
                     began = time.monotonic()
@@ -570,6 +595,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
         load_429 = Counter(slack.answered_429) - setup_429
         refused, twice = sum(load_429.values()), duplicates(slack)
         methods = Counter(c.method for c in slack.calls[slack_before:])
+        purposes = Counter(carried(c.method, c.params) for c in slack.calls[slack_before:])
         sent = {method: [c.params for c in slack.calls[slack_before:] if c.method == method]
                 for method in ("chat.postMessage", "chat.update")}
         # Slack's calls run from the load's start to its last post: over every round's model calls, not round 1's.
@@ -647,6 +673,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
     slack_calls = sum(methods.values()) / max(method_calls, 1)
     print(f"Slack calls a model call ({method_calls} calls, all rounds): {slack_calls:.2f}: " + ", ".join(
         f"{m} {k / max(method_calls, 1):.2f}" for m, k in methods.most_common()))
+    print("  by what they carry: " + ", ".join(f"{m} {k / max(method_calls, 1):.2f}" for m, k in
+                                              purposes.most_common()))
     if profile and replicas == 1:
         print("\n".join(profile_split.lines(profile_split.split(Path(profile)), lifetime_calls)))
     # The floor is fair only while it sends what the load sends: both sizes, side by side.

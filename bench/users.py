@@ -119,13 +119,26 @@ def buttons(blocks: Any) -> list[tuple[str, str]]:
             for e in b.get("elements", []) if e.get("type") == "button" and e["action_id"].startswith("vote:")]
 
 
+VOTERS = 3  # the most people who vote on one poll: the same few people of the channel vote on each of its polls
+
+
+def starter(channel: str) -> str:
+    """The person who starts the channel's discussion."""
+    return f"U{channel}"
+
+
+def people(channel: str) -> list[str]:
+    """Everyone of the load in a channel: its starter and its voters (Slack knows them, and they are in it)."""
+    return [starter(channel), *(f"U{channel}V{k}" for k in range(VOTERS))]
+
+
 def ballots(rng: random.Random, channel: str, team: str, message: dict[str, Any]) -> list[dict[str, Any]]:
     """The block_actions payloads of the one to three people who vote on a poll, each for an option drawn."""
     choices = buttons(message.get("blocks"))
     out: list[dict[str, Any]] = []
-    for k in range(rng.randint(1, 3) if choices else 0):
+    for k in range(rng.randint(1, VOTERS) if choices else 0):
         action_id, value = rng.choice(choices)
-        user = f"U{channel}V{k}"
+        user = people(channel)[1 + k]
         out.append({"type": "block_actions", "api_app_id": "A0001", "token": "load-not-a-token",
                     "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": team},
                     "team": {"id": team, "domain": "load"}, "channel": {"id": channel, "name": channel.lower()},

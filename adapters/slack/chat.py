@@ -45,6 +45,12 @@ FOREVER = {
 }
 REACTIONS = {"heard": "eyes", "answered": "white_check_mark"}  # a mark on a person's message, by its name
 LIVE_GAP_S = 1.0  # live-text edits per channel at most this often, whatever the number of turns writing at once
+# Live-text edits a turn at most: its first words, shown at once. A turn then costs Slack one new message (its
+# placeholder), this edit and the edit that fills the placeholder with the post: about 1.7 chat.update a model call
+# where most calls are streamed turns, so that a discussion's Slack calls stay within 3 a model call. Every later
+# edit of a growing turn was another chat.update from the workspace's 50 a minute, and left fewer there for the
+# edits that fill placeholders (each one missed costs a new message and a delete).
+LIVE_EDITS = 1
 LEFT = ":left"  # a placeholder Slack would not delete, recorded under its turn's key and this: no post settles it
 Taken = tuple[str, str, str]  # a placeholder taken by the post that replaces it: turn key, persona name, ts
 
@@ -121,6 +127,7 @@ class SlackChat:
         self._leftovers = Leftovers()  # placeholders a delete failed to remove: removed before the next message
         self._links: dict[str, str] = {}
         self._live = ChannelBudget(LIVE_GAP_S / time_scale, monotonic)
+        self._live_edits: dict[str, int] = {}  # turn key -> live edits Slack took for it (LIVE_EDITS at most)
         self.placeholders: PlaceholderShown | None = None  # records each placeholder posted (the wiring sets it)
         self.canvases = Canvases(client_for, self.publish)
         self._as_app: set[str] = set()  # bot tokens without chat:write.customize: posts go out under the app's name
@@ -238,11 +245,11 @@ class SlackChat:
         self._thinking.setdefault(discussion.id, {})[key] = (persona.name, task)
 
     async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
-        """Grow the turn's placeholder with the words so far. chat.update is rate limited per workspace, so after
-        each turn's first words a channel gets one live edit per LIVE_GAP_S, shared by its turns in turn; a skipped
-        update is carried by the next."""
+        """Grow the turn's placeholder with the words so far, LIVE_EDITS times at most. chat.update is rate limited
+        per workspace, so after each turn's first words a channel gets one live edit per LIVE_GAP_S, shared by its
+        turns in turn; a skipped update is carried by the next."""
         held = self._thinking.get(discussion.id, {}).get(key)
-        if held is None:
+        if held is None or self._live_edits.get(key, 0) >= LIVE_EDITS:
             return
         ts = await held[1]
         first = not self._live.shown(key)
@@ -251,7 +258,8 @@ class SlackChat:
         client = await self.client_for(discussion.workspace)
         marked = PRIORITY.set("first" if first else "live")  # from what the budget leaves: skipped, never waited for
         try:
-            await self._edit(client, discussion.channel, ts, live(persona, key, text))
+            if await self._edit(client, discussion.channel, ts, live(persona, key, text)):
+                self._live_edits[key] = self._live_edits.get(key, 0) + 1
         except Skipped:
             log.debug("live text of %s skipped: no chat.update left in the budget", key)
         finally:
@@ -508,6 +516,7 @@ class SlackChat:
         if not mine:
             self._thinking.pop(discussion_id, None)
         self._live.forget(key)
+        self._live_edits.pop(key, None)
 
     # recovery ---------------------------------------------------------------------------------------
     async def _taken_over(self, discussion: Discussion) -> ThreadIndex | None:

@@ -40,9 +40,18 @@ def draw(material: ChartMaterial) -> list[PostFile]:
                              undecided)
         files.append(PostFile(name="vote.png", data=png, alt=alt, title=f"Vote: {material.poll.question}"[:200]))
     if material.grid:
-        png, alt = _stance_png(material.grid)
+        png, alt = _stance_png(shown_grid(material.grid))
         files.append(PostFile(name="stances.png", data=png, alt=alt, title="Each persona's choice, round by round"))
     return files
+
+
+def shown_grid(grid: Grid) -> Grid:
+    """The grid as its picture shows it: the names of the options its cells hold, no others. The final synthesis
+    lists options no persona chose; with them in the key, its charts drawn ahead (before it listed them) missed the
+    cache at its post and the same picture was drawn twice."""
+    held = {c for row in grid.cells for c in row}
+    return Grid(rounds=grid.rounds, personas=grid.personas, cells=grid.cells,
+                names=tuple((k, v) for k, v in grid.names if k in held))
 
 
 def options_shown(poll: Poll) -> tuple[str, ...]:
@@ -55,6 +64,9 @@ def options_shown(poll: Poll) -> tuple[str, ...]:
 # again (a retry, a takeover, a restart) or another discussion that ended alike reuses the bytes. Keys are exactly
 # what is drawn, so two charts that would differ never share an entry.
 _DRAWN = 64
+# A stance grid drawn ahead of the final synthesis is the same picture at its post, seconds to a minute later, when
+# as many discussions as run at once may have drawn theirs meanwhile: room for all of them (about 40 KB each).
+_STANCES = 512
 
 
 @functools.lru_cache(maxsize=_DRAWN)
@@ -64,7 +76,7 @@ def _vote_png(question: str, options: tuple[str, ...], ai: tuple[int, ...], peop
     return _png(fig), _vote_alt(question, options, ai, people, undecided)
 
 
-@functools.lru_cache(maxsize=_DRAWN)
+@functools.lru_cache(maxsize=_STANCES)
 def _stance_png(grid: Grid) -> tuple[bytes, str]:
     return _png(stance_figure(grid)), stance_alt(grid)
 

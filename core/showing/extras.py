@@ -72,12 +72,14 @@ def _draw(material: chart_material.ChartMaterial) -> list[PostFile]:
 async def decorate(store: Store, pages: PageLinks, d: Discussion, post: Post, now: datetime,
                    seats: Callable[[], tuple[list[Persona], list[Turn]] | None] = lambda: None) -> Post:
     """The header, the final synthesis and the synthesis document link to the discussion's page; the final synthesis
-    carries its charts (`seats`: the discussion's personas and turns, where the caller keeps them)."""
+    carries its charts (`seats`: the discussion's personas and turns, where the caller keeps them) when it goes out
+    as a new message. Its edits in place (a vote on its poll redraws it) carry none: no platform attaches files to an
+    edit, and each redraw cost a chart's drawing (a tenth of a second of CPU or more) for every vote."""
     final = is_final_synthesis(d, post)
     if post.kind not in ("header", "document") and not final:
         return post
     update: dict[str, object] = {"page_url": pages.url(d.id, now, d.options.links)}
-    if final and d.platform in CHART_PLATFORMS:
+    if final and d.platform in CHART_PLATFORMS and not post.replaces:
         try:
             async with store.tx() as tx:
                 material = await chart_material.gather(tx, d.id, seats())
