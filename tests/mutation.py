@@ -195,8 +195,9 @@ MODULES: dict[str, list[str]] = {
                                    "tests/adapters/slack/test_installs_cache.py",
                                    "tests/adapters/slack/test_install_rules.py"],
     # time
-    "core/when/timeparse.py": ["tests/core/when/test_timeparse.py"],
-    "core/when/cron.py": ["tests/core/when/test_timeparse.py", "tests/core/control/test_digest_rules.py"],
+    "core/when/timeparse.py": ["tests/core/when/test_timeparse.py", "tests/core/when/test_time_words.py"],
+    "core/when/cron.py": ["tests/core/when/test_timeparse.py", "tests/core/control/test_digest_rules.py",
+                          "tests/core/when/test_cron_names.py"],
     "core/control/schedules.py": ["tests/core/control/test_schedules.py", "tests/core/showing/test_digest_activity.py",
                                   "tests/core/control/test_schedule_rules.py"],
     # the flows' rules
