@@ -213,9 +213,11 @@ MODULES: dict[str, list[str]] = {
                                       "tests/core/deliberation/test_ballots.py",
                                       "tests/core/deliberation/test_closing_rules.py"],
     # settings
-    "core/control/commands.py": ["tests/core/control/test_control.py", "tests/adapters/slack/test_translate.py"],
+    "core/control/commands.py": ["tests/core/control/test_control.py", "tests/adapters/slack/test_translate.py",
+                                 "tests/core/control/test_command_tables.py"],
     "core/control/defaults.py": ["tests/core/control/test_channel_defaults.py", "tests/adapters/slack/test_abuse.py",
-                                 "tests/core/control/test_defaults_rules.py"],
+                                 "tests/core/control/test_defaults_rules.py",
+                                 "tests/core/control/test_default_words.py"],
     # Discord's permission refusals
     "adapters/discord/access.py": ["tests/adapters/discord/test_access.py",
                                    "tests/adapters/discord/test_permissions.py",
