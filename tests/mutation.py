@@ -86,6 +86,13 @@ EQUIVALENT: dict[str, str] = {
     **{f"adapters.slack.installs.x\u01c1SealedInstallations\u01c1{f}__mutmut_2": "`_apply(None, …)` for a find "
        "of nothing: a copy of None has none of the fields, so it returns None as the guard did"
        for f in ("async_find_bot", "async_find_installation")},
+    # module-level names that nothing reads as text: an enum's values compared only as members, an `__all__` that
+    # no star import reads
+    **{f"core.control.permissions.<module>.Act.{a}__const_1": "an Act's value is never shown nor compared with "
+       "text: `act_of` returns members and `check` compares members, which stay distinct whatever their values"
+       for a in ("TAKE_PART", "STEER", "MODERATE", "DIGEST", "ADMIN")},
+    **{f"core.deliberation.engine.<module>.__all____const_{n}": "`__all__` is read only by a star import, and "
+       "nothing imports the engine with one" for n in range(1, 10)},
     # live: defaults no path reaches, and a task's name
     **{f"core.running.live.x\u01c1ChannelBudget\u01c1allow__mutmut_{n}": "the default of `_last.get`: a turn "
        "known in a channel was let through there once, which set the channel's last edit, and nothing removes it"
@@ -111,7 +118,8 @@ EQUIVALENT: dict[str, str] = {
 MODULES: dict[str, list[str]] = {
     "core/control/permissions.py": ["tests/core/control/test_permission_rules.py",
                                     "tests/core/control/test_permissions.py", "tests/core/control/test_digest_rules.py",
-                                    "tests/core/control/test_channel_config.py", "tests/core/test_rules_that_broke.py"],
+                                    "tests/core/control/test_channel_config.py", "tests/core/test_rules_that_broke.py",
+                                    "tests/core/control/test_refusal_words.py"],
     "core/control/guard.py": ["tests/core/control/test_spending.py", "tests/core/control/test_limits_race.py",
                               "tests/core/control/test_reads_after_checks.py", "tests/core/control/test_permissions.py",
                               "tests/core/control/test_guard.py", "tests/core/test_rules_that_broke.py"],
@@ -710,6 +718,13 @@ def function_of(mutant: str) -> str:
     return name.removeprefix("x_")
 
 
+def equivalent_key(module: str, mutant: str) -> str:
+    """The mutant's name in EQUIVALENT: mutmut's names carry their module, a module-level or decorated mutant's
+    (`<module>.LIMIT__const_1`) does not, so its module's dotted name goes first (one module's `WORDS` is not
+    another's)."""
+    return f"{slug(module)}.{mutant}" if mutant.startswith((TOP_PREFIX, DECORATED_PREFIX)) else mutant
+
+
 MEETS, NOTHING = "meets", "no functions to mutate"
 
 
@@ -729,7 +744,7 @@ def entry(module: str, facts: dict[str, object], found: dict[str, str], strings:
     covered = sorted({function_of(n) for n in found})
     missed = [f for f in functions_of(source if source is not None else (ROOT / module).read_text())
               if f not in covered]
-    equivalent = sorted(n for n in found if n in EQUIVALENT and found[n] not in KILLED)
+    equivalent = sorted(n for n in found if equivalent_key(module, n) in EQUIVALENT and found[n] not in KILLED)
     counted = {n: s for n, s in found.items() if n not in equivalent}
     logic = {n: s for n, s in counted.items() if n not in strings}
     killed, total = score(counted)
@@ -739,7 +754,7 @@ def entry(module: str, facts: dict[str, object], found: dict[str, str], strings:
                  for n, s in sorted(counted.items()) if s not in KILLED]
     return {**row, "functions": covered, "functions_missed": missed, "killed": killed, "mutants": total,
             "logic_killed": logic_killed, "logic_mutants": logic_total,
-            "equivalent": [f"{n}: {EQUIVALENT[n]}" for n in equivalent],
+            "equivalent": [f"{n}: {EQUIVALENT[equivalent_key(module, n)]}" for n in equivalent],
             "verdict": MEETS if meets else "MISSES", "survivors": survivors}
 
 
