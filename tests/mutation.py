@@ -47,7 +47,8 @@ SCORES = ROOT / "tests" / "mutation_scores.json"
 TARGET = 0.90  # of the whole score: every mutant counts, but those listed below by name as equivalent
 TARGETS: dict[str, float] = {}  # a module held to another target (none is)
 # Mutants no test can kill because they change nothing the code does, by name with the reason; they are left out
-# of the whole score's count. A name here that a run no longer produces is ignored.
+# of the whole score's count. A name here that a run no longer produces is ignored. A module-level or decorated
+# mutant is listed after its module's dotted name (`core.when.cron.<module>.MONTHS__const_1`; see `equivalent_key`).
 EQUIVALENT: dict[str, str] = {
     "core.deliberation.links.x__code__mutmut_8": "`if kept or True`: every address the pattern finds starts with a "
                                                  "letter or digit, which the trailing punctuation cut never takes, "
