@@ -58,6 +58,7 @@ def test_a_command_the_adapter_says_nothing_more_of_is_a_member_s_in_the_console
 
 def test_a_start_that_says_nothing_more_is_a_moderated_round_of_four_run_at_once() -> None:
     start = c.StartDiscussion(topic="t")
+    assert (start.platform, start.workspace, start.channel) == ("console", "", "")  # the console's own start
     assert (start.flow, start.style, start.mode, start.experts, start.confirm) == ("moderated", "parallel", "open",
                                                                                    4, False)
     assert (start.tz, start.memory, start.revisits, start.poll_hours) == ("UTC", "channel", 0, None)
