@@ -225,6 +225,21 @@ def test_the_verdict_is_on_the_whole_score_less_the_equivalent_mutants_listed_by
     assert row["equivalent"] == [f"x.f__mutmut_{i}: a cache's size" for i in sorted(range(100, 110), key=str)]
 
 
+def test_a_module_level_mutant_is_listed_as_equivalent_under_its_module_s_name(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rule = SPENDING
+    found = {**outcomes(1, 0), "<module>.LIMIT__const_1": "survived", "<decorated>.f#1": "survived"}
+    # Another module's LIMIT, listed under that module's name, leaves this one's in the count.
+    monkeypatch.setattr(mutation, "EQUIVALENT", {"core.running.other.<module>.LIMIT__const_1": "another module's"})
+    row = mutation.entry(rule, current(rule), found, set(), True, SPENDING_SOURCE)
+    assert (row["killed"], row["mutants"], row["equivalent"]) == (1, 3, [])
+    monkeypatch.setattr(mutation, "EQUIVALENT", {"core.running.spending.<module>.LIMIT__const_1": "never read",
+                                                 "core.running.spending.<decorated>.f#1": "a cache's size"})
+    row = mutation.entry(rule, current(rule), found, set(), True, SPENDING_SOURCE)
+    assert (row["killed"], row["mutants"]) == (1, 1)
+    assert row["equivalent"] == ["<decorated>.f#1: a cache's size", "<module>.LIMIT__const_1: never read"]
+
+
 def test_a_row_names_the_functions_it_covers_and_misses_when_its_mutants_leave_one_out(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     module, scores = "core/running/lease.py", tmp_path / "scores.json"
