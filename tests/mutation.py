@@ -94,6 +94,21 @@ EQUIVALENT: dict[str, str] = {
     "core.running.live.x\u01c1LiveText\u01c1__init____mutmut_9": "`float('-INF')` is `float('-inf')`",
     **{f"core.running.live.x\u01c1LiveText\u01c1push__mutmut_{n}": "the task's name: shown only in asyncio's debug "
        "output, read by nothing" for n in (16, 18, 19, 20)},
+    # closings: a zip of equal lengths, ties no two live ballots make, defaults never read
+    **{f"core.deliberation.closings.x_ranking_text__mutmut_{n}": "`zip` not strict: `placed` gives one id per item "
+       "of the ranking, so both sides are always as long" for n in (14, 17, 18)},
+    "core.deliberation.closings.x_people_choices__mutmut_29": "`>=` to `>`: (time, poll id) ties only within one "
+                                                              "poll, where a voter has one live ballot (the live "
+                                                              "ballots' index is unique per poll and voter)",
+    "core.deliberation.closings.x_people_choices__mutmut_30": "`seen[:3]`: the pair compared with the triple "
+                                                              "differs from `seen[:2]` only when the first two are "
+                                                              "equal, which no two live ballots of a voter are",
+    **{f"core.deliberation.closings.x_recommendation__mutmut_{n}": "`reasons.get`'s default: a ranked id is one an "
+       "owner placed, and `owner_ballots` gives every placed id a reason (the owner's name at least)"
+       for n in (43, 45, 46)},
+    "core.deliberation.closings.x_people_beside_owners__mutmut_60": "`next(…, None)` for `\"\"`: either is "
+                                                                    "compared with the people's top option, an id "
+                                                                    "the tally gave, which is never empty or None",
 }
 
 # Each rule module, and the tests that pin it (mutmut runs, per mutant, those of them that reach its function). A
@@ -197,10 +212,12 @@ MODULES: dict[str, list[str]] = {
                                            "tests/core/deliberation/test_meeting_rules.py"],
     "core/deliberation/flows/open_floor.py": ["tests/core/deliberation/test_open_floor.py",
                                               "tests/core/deliberation/test_meeting_and_floor.py",
-                                              "tests/core/deliberation/test_floor_rules.py"],
+                                              "tests/core/deliberation/test_floor_rules.py",
+                                              "tests/core/deliberation/test_verdict_note.py"],
     "core/deliberation/closings.py": ["tests/core/deliberation/test_honest_meetings.py",
                                       "tests/core/deliberation/test_ballots.py",
-                                      "tests/core/deliberation/test_closing_rules.py"],
+                                      "tests/core/deliberation/test_closing_rules.py",
+                                      "tests/core/deliberation/test_closing_edges.py"],
     # settings
     "core/control/commands.py": ["tests/core/control/test_control.py", "tests/adapters/slack/test_translate.py"],
     "core/control/defaults.py": ["tests/core/control/test_channel_defaults.py", "tests/adapters/slack/test_abuse.py",
