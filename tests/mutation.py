@@ -109,6 +109,26 @@ EQUIVALENT: dict[str, str] = {
     "core.deliberation.closings.x_people_beside_owners__mutmut_60": "`next(…, None)` for `\"\"`: either is "
                                                                     "compared with the people's top option, an id "
                                                                     "the tally gave, which is never empty or None",
+    # meeting: agreement needs two, round 0 holds no stance, every voter an owner, a persona `_task` never reads
+    "core.deliberation.flows.meeting.x_converged__mutmut_31": "`max(…, default=1)`: with no option chosen the top "
+                                                              "count is 0 or 1, both under the two agreement needs",
+    "core.deliberation.flows.meeting.x_steelman_round__mutmut_4": "`1 <= round_`: round 1 would ask whether the "
+                                                                  "owners agreed in round 0, where no turn records a "
+                                                                  "stance, so it is no steelman round either way",
+    **{f"core.deliberation.flows.meeting.x_{f}__mutmut_8": "`and` for `or`: a meeting's voters are its owners, every "
+       "one counted, and a row's choice is never empty (undecided at least)"
+       for f in ("_position_lines", "_position_prompt_lines")},
+    **{f"core.deliberation.flows.meeting.x\u01c1Meeting\u01c1task__mutmut_{n}": "`_task` is given None for the "
+       "persona: it never reads it (the other owners' names come in `others`)" for n in (27, 37)},
+    **{f"core.deliberation.flows.meeting.x\u01c1Meeting\u01c1tier__mutmut_{n}": "`TIERS.get`'s default: a "
+       "discussion's tier is a Literal of exactly TIERS' keys" for n in (6, 8)},
+    # open floor: speeches at even steps, bids at odd ones; counts kept for every participant; ranks never tie
+    "core.deliberation.flows.open_floor.x_winner__mutmut_16": "`<=` for `<`: the step asked is a bid's (odd), and "
+                                                              "no speech (even steps) sits at it",
+    **{f"core.deliberation.flows.open_floor.x_winner__mutmut_{n}": "`counts.get`'s default: `counts` has every "
+       "participant, and the people ranked are among them" for n in (96, 98, 99, 114, 116, 117)},
+    "core.deliberation.flows.open_floor.x_winner__mutmut_103": "`>=` for `>`: a rank ends with the bidder's own "
+                                                               "place (`-i`), so no two ranks are equal",
 }
 
 # Each rule module, and the tests that pin it (mutmut runs, per mutant, those of them that reach its function). A
@@ -209,11 +229,13 @@ MODULES: dict[str, list[str]] = {
                                     "tests/core/deliberation/test_engine_rules.py"],
     "core/deliberation/flows/meeting.py": ["tests/core/deliberation/test_meeting_and_floor.py",
                                            "tests/core/deliberation/test_honest_meetings.py",
-                                           "tests/core/deliberation/test_meeting_rules.py"],
+                                           "tests/core/deliberation/test_meeting_rules.py",
+                                           "tests/core/deliberation/test_meeting_edges.py"],
     "core/deliberation/flows/open_floor.py": ["tests/core/deliberation/test_open_floor.py",
                                               "tests/core/deliberation/test_meeting_and_floor.py",
                                               "tests/core/deliberation/test_floor_rules.py",
-                                              "tests/core/deliberation/test_verdict_note.py"],
+                                              "tests/core/deliberation/test_verdict_note.py",
+                                              "tests/core/deliberation/test_floor_edges.py"],
     "core/deliberation/closings.py": ["tests/core/deliberation/test_honest_meetings.py",
                                       "tests/core/deliberation/test_ballots.py",
                                       "tests/core/deliberation/test_closing_rules.py",
