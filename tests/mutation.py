@@ -129,6 +129,10 @@ EQUIVALENT: dict[str, str] = {
        "participant, and the people ranked are among them" for n in (96, 98, 99, 114, 116, 117)},
     "core.deliberation.flows.open_floor.x_winner__mutmut_103": "`>=` for `>`: a rank ends with the bidder's own "
                                                                "place (`-i`), so no two ranks are equal",
+    "core.deliberation.flows.open_floor.x\u01c1OpenFloor\u01c1task__mutmut_108": "`spoken(…).get`'s default: a "
+                                                                            "speech's speaker is one `winner` "
+                                                                            "chose among the participants, and "
+                                                                            "`spoken` counts every participant",
 }
 
 # Each rule module, and the tests that pin it (mutmut runs, per mutant, those of them that reach its function). A

@@ -37,12 +37,13 @@ ROSTER = ("Plan 4 participants for an open discussion of the topic. Find the pro
 
 def test_the_roster_plans_the_participants_and_the_options_and_adds_what_the_team_asked_for() -> None:
     assert _task(Phase.ROSTER, LEAD, State(discussion=D, personas=[LEAD], turns=[])) == ROSTER
-    asked = D.model_copy(update={"roles": ["a skeptic"], "options": FlowOptions(hints=["cost vs speed"]),
-                                 "mode": "debate"})
+    asked = D.model_copy(update={"roles": ["a skeptic", "a shop owner"],
+                                 "options": FlowOptions(hints=["cost vs speed", "old vs young"]), "mode": "debate"})
     task = _task(Phase.ROSTER, LEAD, State(discussion=asked, personas=[LEAD], turns=[]))
     assert task == (f"{ROSTER} It is a pro/con debate: split the positions between for and against.\n"
                     "Controversy axes the team asked to include:\n<hint>\ncost vs speed\n</hint>\n"
-                    "Perspectives the team asked for:\n<role>\na skeptic\n</role>")
+                    "<hint>\nold vs young\n</hint>\n"
+                    "Perspectives the team asked for:\n<role>\na skeptic\n</role>\n<role>\na shop owner\n</role>")
 
 
 def test_a_slot_becomes_a_participant_who_fits_its_brief() -> None:
@@ -52,6 +53,7 @@ def test_a_slot_becomes_a_participant_who_fits_its_brief() -> None:
     assert task.startswith("Create the participant this slot describes: a realistic full name from the name culture "
                            "given, a short title, 2-4 areas of expertise, a thinking style, a natural bias and a reply "
                            "tendency that fit the brief, position and tone:\n<slot>\n")
+    assert task.endswith("</slot>"), "no outlier: nothing after the brief"
     odd = slot.model_copy(update={"reply_tendency": "name culture: Korean; outlier"})
     assert _task(Phase.PERSONA, odd, State(discussion=D, personas=[LEAD, odd], turns=[])).endswith(
         "</slot> This participant is an outlier: an unusual background for this domain; give them a compelling "

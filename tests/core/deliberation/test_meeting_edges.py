@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from core.deliberation.choices import Option
 from core.deliberation.flows.base import State, Transition, TurnPlan
-from core.deliberation.flows.meeting import Meeting, positions, positions_post
+from core.deliberation.flows.meeting import Meeting, options_text, positions, positions_post
 from core.models import Discussion, Persona, Phase, Role, Turn, TurnStatus
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -158,3 +159,8 @@ def test_the_positions_an_owner_reads_give_each_owner_a_line_and_quote_only_a_re
     stated = positions(_state(turns, [MODERATOR, *OWNERS[:2]]), 1)
     assert stated.split("\n") == ["The moderator states the positions from round 1:", '- "Eli": Billing fixes [O1]',
                                   '<stance name="Eli">', "eli because", "</stance>", '- "Fay": Billing fixes [O1]']
+
+
+def test_the_options_for_the_vote_are_posted_under_their_heading() -> None:
+    text = options_text([Option("O2", "Mobile app")])
+    assert text.split("\n") == ["**Options for the final vote**", "1. Mobile app [O2]"]
