@@ -121,6 +121,45 @@ EQUIVALENT: dict[str, str] = {
     "core.running.live.x\u01c1LiveText\u01c1__init____mutmut_9": "`float('-INF')` is `float('-inf')`",
     **{f"core.running.live.x\u01c1LiveText\u01c1push__mutmut_{n}": "the task's name: shown only in asyncio's debug "
        "output, read by nothing" for n in (16, 18, 19, 20)},
+    # closings: a zip of equal lengths, ties no two live ballots make, defaults never read
+    **{f"core.deliberation.closings.x_ranking_text__mutmut_{n}": "`zip` not strict: `placed` gives one id per item "
+       "of the ranking, so both sides are always as long" for n in (14, 17, 18)},
+    "core.deliberation.closings.x_people_choices__mutmut_29": "`>=` to `>`: (time, poll id) ties only within one "
+                                                              "poll, where a voter has one live ballot (the live "
+                                                              "ballots' index is unique per poll and voter)",
+    "core.deliberation.closings.x_people_choices__mutmut_30": "`seen[:3]`: the pair compared with the triple "
+                                                              "differs from `seen[:2]` only when the first two are "
+                                                              "equal, which no two live ballots of a voter are",
+    **{f"core.deliberation.closings.x_recommendation__mutmut_{n}": "`reasons.get`'s default: a ranked id is one an "
+       "owner placed, and `owner_ballots` gives every placed id a reason (the owner's name at least)"
+       for n in (43, 45, 46)},
+    "core.deliberation.closings.x_people_beside_owners__mutmut_60": "`next(…, None)` for `\"\"`: either is "
+                                                                    "compared with the people's top option, an id "
+                                                                    "the tally gave, which is never empty or None",
+    # meeting: agreement needs two, round 0 holds no stance, every voter an owner, a persona `_task` never reads
+    "core.deliberation.flows.meeting.x_converged__mutmut_31": "`max(…, default=1)`: with no option chosen the top "
+                                                              "count is 0 or 1, both under the two agreement needs",
+    "core.deliberation.flows.meeting.x_steelman_round__mutmut_4": "`1 <= round_`: round 1 would ask whether the "
+                                                                  "owners agreed in round 0, where no turn records a "
+                                                                  "stance, so it is no steelman round either way",
+    **{f"core.deliberation.flows.meeting.x_{f}__mutmut_8": "`and` for `or`: a meeting's voters are its owners, every "
+       "one counted, and a row's choice is never empty (undecided at least)"
+       for f in ("_position_lines", "_position_prompt_lines")},
+    **{f"core.deliberation.flows.meeting.x\u01c1Meeting\u01c1task__mutmut_{n}": "`_task` is given None for the "
+       "persona: it never reads it (the other owners' names come in `others`)" for n in (27, 37)},
+    **{f"core.deliberation.flows.meeting.x\u01c1Meeting\u01c1tier__mutmut_{n}": "`TIERS.get`'s default: a "
+       "discussion's tier is a Literal of exactly TIERS' keys" for n in (6, 8)},
+    # open floor: speeches at even steps, bids at odd ones; counts kept for every participant; ranks never tie
+    "core.deliberation.flows.open_floor.x_winner__mutmut_16": "`<=` for `<`: the step asked is a bid's (odd), and "
+                                                              "no speech (even steps) sits at it",
+    **{f"core.deliberation.flows.open_floor.x_winner__mutmut_{n}": "`counts.get`'s default: `counts` has every "
+       "participant, and the people ranked are among them" for n in (96, 98, 99, 114, 116, 117)},
+    "core.deliberation.flows.open_floor.x_winner__mutmut_103": "`>=` for `>`: a rank ends with the bidder's own "
+                                                               "place (`-i`), so no two ranks are equal",
+    "core.deliberation.flows.open_floor.x\u01c1OpenFloor\u01c1task__mutmut_108": "`spoken(…).get`'s default: a "
+                                                                            "speech's speaker is one `winner` "
+                                                                            "chose among the participants, and "
+                                                                            "`spoken` counts every participant",
 }
 
 # Each rule module, and the tests that pin it (mutmut runs, per mutant, those of them that reach its function). A
@@ -230,13 +269,17 @@ MODULES: dict[str, list[str]] = {
                                     "tests/core/deliberation/test_engine_rules.py"],
     "core/deliberation/flows/meeting.py": ["tests/core/deliberation/test_meeting_and_floor.py",
                                            "tests/core/deliberation/test_honest_meetings.py",
-                                           "tests/core/deliberation/test_meeting_rules.py"],
+                                           "tests/core/deliberation/test_meeting_rules.py",
+                                           "tests/core/deliberation/test_meeting_edges.py"],
     "core/deliberation/flows/open_floor.py": ["tests/core/deliberation/test_open_floor.py",
                                               "tests/core/deliberation/test_meeting_and_floor.py",
-                                              "tests/core/deliberation/test_floor_rules.py"],
+                                              "tests/core/deliberation/test_floor_rules.py",
+                                              "tests/core/deliberation/test_verdict_note.py",
+                                              "tests/core/deliberation/test_floor_edges.py"],
     "core/deliberation/closings.py": ["tests/core/deliberation/test_honest_meetings.py",
                                       "tests/core/deliberation/test_ballots.py",
-                                      "tests/core/deliberation/test_closing_rules.py"],
+                                      "tests/core/deliberation/test_closing_rules.py",
+                                      "tests/core/deliberation/test_closing_edges.py"],
     # settings
     "core/control/commands.py": ["tests/core/control/test_control.py", "tests/adapters/slack/test_translate.py",
                                  "tests/core/control/test_command_tables.py"],

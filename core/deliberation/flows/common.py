@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core.deliberation import question, stances
 from core.deliberation.flows.base import State, TurnPlan
-from core.deliberation.quoting import named, quote
+from core.deliberation.quoting import INLINE_CHARS, attr, named, quote
 from core.deliberation.stances import LABEL_LENGTH
 from core.models import Phase
 
@@ -86,7 +86,10 @@ def shared_task(state: State, plan: TurnPlan) -> str | None:
 
 def verdict_note(state: State, round_: int, *, carry: bool = False) -> str:
     """What a closing is given of the computed verdict, and asked to answer as data (its kind in `reads`)."""
-    verdict = stances.of_rows(stances.table(state, round_, carry=carry), [], stances.names(state))
+    # An option's label may be a person's words (an option they gave, a seat holder's `new:` stance): each enters
+    # the tally as one escaped line in double quotes, so it cannot close, forge or start a line of the instruction.
+    shown = {k: f'"{attr(label, INLINE_CHARS)}"' for k, label in stances.names(state).items()}
+    verdict = stances.of_rows(stances.table(state, round_, carry=carry), [], shown)
     return (" Set `reads` to the kind of the computed verdict; a summary of another kind is withheld from the "
             f"thread. The tally of the recorded stances: {verdict.text}\nComputed verdict: {verdict.kind} "
             f"{verdict.choice or 'none'}")
