@@ -28,6 +28,10 @@ WHOLE = r"process CPU per model call over whole discussions .*?: ([\d.]+) ms \((
 SQL = r"SQL a model call over the \d+ rounds, from the load's start until the last post was out: ([\d.]+) statements, "\
       r"([\d.]+) transactions"
 REFUSED = r"Slack answered 429 (\d+) times during the load"
+# The statements load.py lists a model call (its most run, over the whole discussions): the shared budget's row
+# writes among them are what replicas that share a workspace add; under the list's last line when not listed.
+LISTED = r"^\s+([\d.]+)  (\S.*)$"
+HOT = "UPDATE rate_budget"
 
 
 def one(replicas: int, n: int, extra: list[str]) -> dict[str, float]:
@@ -45,7 +49,18 @@ def one(replicas: int, n: int, extra: list[str]) -> dict[str, float]:
         figures[name] = float(found.group(1))
         if name == "sql":
             figures["transactions"] = float(found.group(2))
+    listed = [(float(m.group(1)), m.group(2)) for m in re.finditer(LISTED, done.stdout.split(
+        "SQL a model call over the", 1)[-1].split("the transactions, by their first statement", 1)[0], re.M)]
+    hot = [k for k, shape in listed if shape.startswith(HOT)]
+    figures["hot"] = sum(hot)
+    figures["hot_under"] = 0.0 if hot or not listed else min(k for k, _ in listed)
     return figures
+
+
+def hot(figures: dict[str, float]) -> str:
+    if figures["hot_under"]:
+        return f"under {figures['hot_under']:.2f} (not among the statements listed)"
+    return f"{figures['hot']:.2f}"
 
 
 def main(n: int, replicas: int, extra: list[str], targets: dict[str, float]) -> int:
@@ -54,10 +69,10 @@ def main(n: int, replicas: int, extra: list[str], targets: dict[str, float]) -> 
         return 2
     lone, many = one(1, n, extra), one(replicas, n * replicas, extra)
     print(f"one replica, {n} discussions: {lone['cpu']:.1f} ms of CPU, {lone['sql']:.2f} statements, "
-          f"{lone['transactions']:.2f} transactions a model call")
+          f"{lone['transactions']:.2f} transactions a model call; {HOT} a model call: {hot(lone)}")
     print(f"{replicas} replicas, {n * replicas} discussions: {many['cpu']:.1f} ms of CPU (summed over them), "
           f"{many['sql']:.2f} statements, {many['transactions']:.2f} transactions a model call; "
-          f"{many['refused']:.0f} 429s")
+          f"{many['refused']:.0f} 429s; {HOT} a model call: {hot(many)}")
     return report([Figure("replica_cpu_ratio", many["cpu"] / lone["cpu"], MAX_CPU),
                    Figure("replica_statements_ratio", many["sql"] / max(lone["sql"], 1e-9), MAX_SQL),
                    Figure("replica_transactions_ratio", many["transactions"] / max(lone["transactions"], 1e-9),
