@@ -1,8 +1,9 @@
-"""Rows of the shared rate budgets: leased from in one statement, given back unspent, paused under a row lock (the
-rules are core/running/budget)."""
+"""Rows of the shared rate budgets: held by one replica, or leased from by all a batch of tokens at a time, read
+under a row lock and written back (the rules are core/running/budget)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from sqlalchemy import Float, bindparam, case, select, update
@@ -12,7 +13,24 @@ from core.storage import tables as t
 from core.storage.rows import Repo, insert_in
 
 _c = t.rate_budget.c
+_UPDATE = update(t.rate_budget).where(_c.key == bindparam("b_key"))
+_READ_HELD = select(_c.tokens, _c.at, _c.paused_until, _c.holder, _c.held_until, _c.wanted, _c.shared_until).where(
+    _c.key == bindparam("key"))
+# A holder's write-back: the bucket as it is in its memory, only where it still holds it.
+_FLUSH = update(t.rate_budget).where(_c.key == bindparam("b_key"), _c.holder == bindparam("b_me")).values(
+    tokens=bindparam("b_tokens"), at=bindparam("b_at"), paused_until=bindparam("b_paused"))
+_RENEW = update(t.rate_budget).where(_c.holder == bindparam("b_me")).values(held_until=bindparam("b_until")).returning(
+    _c.key, _c.wanted)
+_WANTED = select(_c.key).where(_c.holder == bindparam("me"), _c.wanted.is_(True))
+_RELEASE = update(t.rate_budget).where(_c.holder == bindparam("b_me"), _c.key.in_(bindparam("b_keys", expanding=True))
+                                       ).values(holder=None, wanted=False, shared_until=bindparam("b_shared"))
+# A bucket no replica has met yet is written as its first change leaves it, unless another replica made it first
+# (then the insert waits for that replica's transaction, does nothing, and the row is read under its lock).
+_MAKE = {name: insert_in(name, t.rate_budget).on_conflict_do_nothing(index_elements=["key"]).returning(_c.key)
+         for name in ("postgresql", "sqlite")}
+
 Row = tuple[float, float, float]  # tokens, at, paused until
+Held = tuple[str | None, float, bool, float]  # holder, held until, wanted by another, shared until
 
 
 def _least(a: Any, b: Any) -> ColumnElement[Any]:
@@ -28,16 +46,17 @@ def _p(name: str) -> Any:
 _NOW, _BURST, _BACK = _p("b_now"), _p("b_burst"), _p("b_back")
 _REFILLED = _least(_BURST, _c.tokens + case((_NOW > _c.at, (_NOW - _c.at) * _p("b_per_s")), else_=0.0) + _BACK)
 _AT = case((_NOW > _c.at, _NOW), else_=_c.at)
-_WANT, _KEEP = _p("b_want"), _p("b_keep")
+_WANT, _KEEP, _ALONE = _p("b_want"), _p("b_keep"), _p("b_alone")
 
 
-def _take(must: bool, ahead: bool) -> ColumnElement[Any]:
-    """What a lease takes of the refilled bucket. Work that must be done takes what it asks for, into debt (tokens
-    ready only as the bucket refills) when `ahead`, else all it asks if the bucket holds that much now, and one (in
-    debt if need be) if not. Other work takes only tokens there now, leaving `keep`: all it asks if that leaves
-    enough, else one if that does, else none; and none while the bucket is paused."""
+def _take(must: bool) -> ColumnElement[Any]:
+    """What a lease takes of the refilled bucket. Work that must be done takes all it asks if the bucket holds
+    that much now, or if it holds at least `b_alone` (what the leasing replica's last lease left it, refilled: no
+    other replica took from it since), into debt (tokens ready only as the bucket refills); else one, in debt if
+    need be. Other work takes only tokens there now, leaving `keep`: all it asks if that leaves enough, else one if
+    that does, else none; and none while the bucket is paused."""
     if must:
-        return _WANT if ahead else case((_REFILLED >= _WANT, _WANT), else_=1.0)
+        return case((_REFILLED >= _WANT, _WANT), (_REFILLED >= _ALONE, _WANT), else_=1.0)
     return case((_c.paused_until > _NOW, 0.0), (_REFILLED - 1.0 < _KEEP, 0.0), (_REFILLED - _WANT >= _KEEP, _WANT),
                 else_=1.0)
 
@@ -48,61 +67,96 @@ def _leased(take: ColumnElement[Any]) -> dict[str, Any]:
 
 _RETURNED = (_c.tokens, _c.at, _c.paused_until, _c.taken)
 # A bucket no replica has made yet starts full: the row is made as the lease leaves it, in the same statement.
-_LEASE = {(name, must, ahead): insert_in(name, t.rate_budget).values(
+# A row another replica holds is left as it is (its holder's memory rules it): the lease returns no row.
+_LEASE = {(name, must): insert_in(name, t.rate_budget).values(
     key=bindparam("b_key"), tokens=_p("b_fresh"), at=_NOW, paused_until=0.0, taken=_p("b_fresh_taken")
-).on_conflict_do_update(index_elements=["key"], set_=_leased(_take(must, ahead))).returning(*_RETURNED)
-    for name in ("postgresql", "sqlite") for must in (True, False) for ahead in (True, False) if must or not ahead}
+).on_conflict_do_update(index_elements=["key"], set_=_leased(_take(must)), where=_c.holder.is_(None)
+                        ).returning(*_RETURNED)
+    for name in ("postgresql", "sqlite") for must in (True, False)}
 # Tokens handed back: the bucket refilled to now, plus them; nothing taken.
-_GIVE_BACK = update(t.rate_budget).where(_c.key == bindparam("b_key")).values(tokens=_REFILLED, at=_AT)
-_READ = select(_c.tokens, _c.at, _c.paused_until).where(_c.key == bindparam("key"))
-_PAUSES = select(_c.key, _c.paused_until).where(_c.key.in_(bindparam("keys", expanding=True)))
-_SAVE = update(t.rate_budget).where(_c.key == bindparam("b_key"))
-_MAKE = {name: insert_in(name, t.rate_budget).on_conflict_do_nothing(index_elements=["key"])
-         for name in ("postgresql", "sqlite")}
+_GIVE_BACK = update(t.rate_budget).where(_c.key == bindparam("b_key"), _c.holder.is_(None)).values(
+    tokens=_REFILLED, at=_AT)
 
 
-def fresh_take(burst: float, want: float, keep: float, must: bool, ahead: bool) -> float:
+def fresh_take(burst: float, want: float, keep: float, must: bool, alone: float) -> float:
     """What a lease takes of a bucket made by it (full, not paused): as `_take` says of a full one."""
     if must:
-        return want if ahead or burst >= want else 1.0
+        return want if burst >= want or burst >= alone else 1.0
     if burst - 1.0 < keep:
         return 0.0
     return want if burst - want >= keep else 1.0
 
 
+
+
 class RateRepo(Repo):
     async def lease_bucket(self, key: str, now: float, rate: tuple[float, float], want: float, *,
-                           keep: float = 0.0, must: bool = True, ahead: bool = False,
-                           back: float = 0.0) -> tuple[Row, float]:
+                           keep: float = 0.0, must: bool = True, alone: float = math.inf,
+                           back: float = 0.0) -> tuple[Row, float] | None:
         """Take up to `want` tokens of a bucket (`rate`: per second, burst), handing `back` unspent ones first, in
-        one statement (the row made, full, if there is none): the row as the lease left it, and what it took."""
+        one statement (the row made, full, if there is none), as `_take` says (`alone`: what the row holds if no
+        other replica took from it since this one's last lease): the row as the lease left it, and what it took
+        (None: another replica holds it, and nothing was written)."""
         per_s, burst = rate
-        taken = fresh_take(burst, want, keep, must, ahead)
+        taken = fresh_take(burst, want, keep, must, alone)
         params = {"b_key": key, "b_now": now, "b_per_s": per_s, "b_burst": burst, "b_back": back, "b_want": want,
-                  "b_keep": keep, "b_fresh": burst - taken, "b_fresh_taken": taken}
-        row = (await self.conn.execute(_LEASE[self.conn.dialect.name, must, ahead and must], params)).one()
-        return (float(row[0]), float(row[1]), float(row[2])), float(row[3])
+                  "b_keep": keep, "b_alone": min(alone, 1e300), "b_fresh": burst - taken, "b_fresh_taken": taken}
+        row = (await self.conn.execute(_LEASE[self.conn.dialect.name, must], params)).first()
+        return None if row is None else ((float(row[0]), float(row[1]), float(row[2])), float(row[3]))
 
     async def give_back(self, now: float, backs: dict[str, tuple[float, float, float]]) -> None:
-        """Hand back unspent tokens, many buckets at once: key -> (per second, burst, tokens)."""
+        """Hand back unspent tokens, many buckets at once: key -> (per second, burst, tokens) (to a row another
+        replica holds meanwhile, not: its holder's memory rules it)."""
         await self.conn.execute(_GIVE_BACK, [{"b_key": k, "b_now": now, "b_per_s": per_s, "b_burst": burst,
                                               "b_back": back} for k, (per_s, burst, back) in backs.items()])
 
-    async def lock_bucket(self, key: str) -> Row | None:
-        """A bucket, locked until the transaction ends (None: no row yet)."""
-        read = _READ.with_for_update() if self.conn.dialect.name == "postgresql" else _READ
+    async def lock_held_bucket(self, key: str) -> tuple[Row, Held] | None:
+        """A bucket and who holds it, locked until the transaction ends (None: no row yet)."""
+        read = _READ_HELD.with_for_update() if self.conn.dialect.name == "postgresql" else _READ_HELD
         row = (await self.conn.execute(read, {"key": key})).first()
-        return None if row is None else (float(row[0]), float(row[1]), float(row[2]))
+        if row is None:
+            return None
+        return (float(row[0]), float(row[1]), float(row[2])), (row[3], float(row[4]), bool(row[5]), float(row[6]))
 
-    async def make_bucket(self, key: str, now: Row) -> None:
-        """Write a bucket's first row as `now`, unless another replica made it first."""
-        await self.conn.execute(_MAKE[self.conn.dialect.name], {"key": key, "tokens": now[0], "at": now[1],
-                                                                 "paused_until": now[2]})
+    async def make_bucket(self, key: str, now: Row, holder: str | None = None, held_until: float = 0.0) -> bool:
+        """Write a bucket's first row as `now` (held by `holder` until `held_until`); False: another replica made
+        it first, and nothing was written."""
+        values = {"key": key, "tokens": now[0], "at": now[1], "paused_until": now[2], "holder": holder,
+                  "held_until": held_until}
+        return (await self.conn.execute(_MAKE[self.conn.dialect.name], values)).first() is not None
 
-    async def save_bucket(self, key: str, now: Row) -> None:
-        """Write back a bucket whose row was read under its lock in this transaction."""
-        await self.conn.execute(_SAVE, {"b_key": key, "tokens": now[0], "at": now[1], "paused_until": now[2]})
+    async def save_bucket(self, key: str, now: Row, held: Held | None = None) -> None:
+        """Write back a bucket whose row was read under its lock in this transaction (and who holds it now)."""
+        values: dict[str, Any] = {"b_key": key, "tokens": now[0], "at": now[1], "paused_until": now[2]}
+        if held is not None:
+            values |= {"holder": held[0], "held_until": held[1], "wanted": held[2], "shared_until": held[3]}
+        await self.conn.execute(_UPDATE, values)
 
-    async def pauses(self, keys: list[str]) -> dict[str, float]:
-        """Until when each of these buckets is paused, as their rows say (a key with no row is left out)."""
-        return {k: float(p) for k, p in await self.conn.execute(_PAUSES, {"keys": keys})}
+    async def want_bucket(self, key: str) -> None:
+        """Tell the replica holding a bucket (read under its lock in this transaction) that another wants it."""
+        await self.conn.execute(_UPDATE, {"b_key": key, "wanted": True})
+
+    async def make_buckets(self, buckets: dict[str, Row], holder: str | None, held_until: float) -> set[str]:
+        """`make_bucket` for many in one statement: the keys made (held by `holder`); the others were there."""
+        rows = [{"key": k, "tokens": r[0], "at": r[1], "paused_until": r[2], "holder": holder,
+                 "held_until": held_until} for k, r in buckets.items()]
+        return set((await self.conn.execute(_MAKE[self.conn.dialect.name], rows)).scalars())
+
+    async def write_held(self, me: str, buckets: dict[str, Row]) -> None:
+        """Write back buckets `me` holds as they are in its memory (a row another replica took is left as it is)."""
+        await self.conn.execute(_FLUSH, [{"b_key": k, "b_me": me, "b_tokens": r[0], "b_at": r[1], "b_paused": r[2]}
+                                         for k, r in buckets.items()])
+
+    async def renew_held(self, me: str, until: float) -> dict[str, bool]:
+        """Renew every hold of `me` until `until`: the buckets it still holds (another replica may have taken one
+        whose hold ran out), each with whether another replica wants it."""
+        return {key: bool(wanted) for key, wanted in await self.conn.execute(_RENEW, {"b_me": me, "b_until": until})}
+
+    async def wanted_held(self, me: str) -> set[str]:
+        """The buckets `me` holds that another replica wants."""
+        return set((await self.conn.execute(_WANTED, {"me": me})).scalars())
+
+    async def release_held(self, me: str, keys: list[str], shared_until: float = 0.0) -> None:
+        """Let go of buckets `me` holds (written back already): the next change of each reads its row; none holds
+        them again before `shared_until`."""
+        await self.conn.execute(_RELEASE, {"b_me": me, "b_keys": keys, "b_shared": shared_until})

@@ -406,6 +406,11 @@ rate_budget = Table(
     Column("tokens", Float, nullable=False),
     Column("at", Float, nullable=False),
     Column("paused_until", Float, nullable=False, default=0.0),
-    # What the last lease of a batch took (core/running/budget): read back by the statement that took it.
+    # A bucket one replica holds is changed in its memory alone, and written back now and then (core/running/budget).
+    Column("holder", String(64), nullable=True),
+    Column("held_until", Float, nullable=False, default=0.0, server_default="0"),
+    Column("wanted", Boolean, nullable=False, default=False, server_default=false()),  # by another replica
+    Column("shared_until", Float, nullable=False, default=0.0, server_default="0"),  # held by none until then
+    # What the last lease of a batch took, of a bucket held by none: read back by the statement that took it.
     Column("taken", Float, nullable=False, default=0.0, server_default="0"),
 )
