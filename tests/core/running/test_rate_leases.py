@@ -165,6 +165,27 @@ async def test_a_stopped_replicas_lease_holds_the_others_only_until_its_tokens_w
     assert max(second) <= 60, "a minute on, the whole rate is back"
 
 
+async def test_a_token_not_spent_within_its_time_is_never_spent_and_goes_back(cluster: Cluster) -> None:
+    """The bucket counted a leased token when it was leased (or when it would have had it): spent later than
+    `LEASE_S` after that, a minute's calls could pass the limit (see `SharedBuckets`)."""
+    one = cluster.replica()
+    assert await one.budget.spend_spare("T1", "chat.update")  # a lease of one
+    assert await one.budget.spend_spare("T1", "chat.update")  # a lease of two, one of them left unspent
+    cluster.wall.t += SharedBuckets.LEASE_S + 0.01
+    before = len(cluster.writes)
+    assert await one.budget.spend_spare("T1", "chat.update")
+    assert len(cluster.writes) == before + 1, "the one left was too old to spend: a new lease, the old one in it"
+    row, taken = await cluster.row(), await taken_by_last_lease(cluster)
+    # A full bucket less the 2 calls spent, refilled since: the old token went back with the lease.
+    assert row[0] + taken == pytest.approx(BURST - 2 + (SharedBuckets.LEASE_S + 0.01) * PER_S)
+
+
+async def taken_by_last_lease(cluster: Cluster) -> float:
+    async with cluster.store.tx() as tx:
+        return float((await tx.conn.execute(text(
+            "SELECT taken FROM rate_budget WHERE key = 'T1:chat.update'"))).scalar_one())
+
+
 async def test_several_replicas_together_never_exceed_the_tier_whatever_the_mix(cluster: Cluster) -> None:
     """Three replicas on one workspace, each asking for final calls, live text and spare calls at random, for three
     minutes: in no minute do they make more than the tier's 50 calls."""
