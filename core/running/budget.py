@@ -209,10 +209,12 @@ class SharedBuckets:
       whole rate again within a burst's refill, and never wait for its lease to end.
     How many tokens a lease asks for: twice the last if every token of the last was spent, else as many as were (at
     least one), up to the burst or `AHEAD_S` seconds of refill, whichever is more (a channel's pace has a burst of
-    one). A replica alone on the bucket (none took from it between its last two leases) takes that many even where
-    the bucket does not have them yet, each ready as the bucket would have had it, so a busy bucket costs a statement
-    a batch rather than a call; where others take from it too, a lease takes only what the bucket holds now (one,
-    if none), so no replica waits behind tokens leased ahead that nobody spends.
+    one). A replica alone on the bucket (its row reads at least what this replica's last lease left it, refilled:
+    none took from it since, which the lease statement itself checks) takes that many even where the bucket does not
+    have them yet, each ready as the bucket would have had it, so a busy bucket costs a statement a batch rather than
+    a call; where others take from it too, a lease takes only what the bucket holds now (one, if none), so no replica
+    waits behind tokens leased ahead that nobody spends. Batches stay small where tokens go unspent, as they do when
+    several replicas share a bucket each making a few of its calls, and grow where one replica makes them all.
 
     A look that takes nothing (is the workspace idle, is live text paused, is a call left for it) writes nothing and
     goes by what this process last wrote or read, refilled since, with the tokens it leased and has not spent; only
