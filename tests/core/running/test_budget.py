@@ -15,7 +15,6 @@ from sqlalchemy import event, text
 from core.running.budget import Buckets, LocalBuckets, RateBudget, SharedBuckets, buckets_for
 from core.storage.db import make_engine, migrate
 from core.storage.store import Store
-from tests.conftest import pg_database, release_pg_database
 from tests.fakes.clock import Beats
 
 TIER3 = {"chat.update": 50}
@@ -43,14 +42,21 @@ Kind = Callable[[Wall], Buckets]
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgresql"])
-async def kind(request: pytest.FixtureRequest) -> AsyncIterator[Kind]:
+def kind_url(request: pytest.FixtureRequest) -> str:
+    """No database (buckets in memory), or a migrated database of either backend."""
+    if request.param == "memory":
+        return ""
+    return str(request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url"))
+
+
+@pytest.fixture
+async def kind(kind_url: str) -> AsyncIterator[Kind]:
     """Buckets in this process's memory, or leased from rows of the store by one replica that holds none (held,
     they are in its memory as well): the same rules hold."""
-    if request.param == "memory":
+    if not kind_url:
         yield lambda _wall: LocalBuckets()
         return
-    pg = None if request.param == "sqlite" else await pg_database(request.getfixturevalue("pg_template"))
-    store = Store(make_engine(pg or request.getfixturevalue("sqlite_url")))
+    store = Store(make_engine(kind_url))
     made: list[SharedBuckets] = []
 
     def leased(wall: Wall) -> SharedBuckets:
@@ -64,8 +70,6 @@ async def kind(request: pytest.FixtureRequest) -> AsyncIterator[Kind]:
         for b in made:
             await b.close()
         await store.close()
-        if pg is not None:
-            await release_pg_database(pg)
 
 
 async def test_live_text_takes_only_a_call_a_full_bucket_would_lose_and_finals_never_wait_for_it(kind: Kind) -> None:
