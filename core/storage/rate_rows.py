@@ -3,6 +3,7 @@ under a row lock and written back (the rules are core/running/budget)."""
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -41,12 +42,16 @@ def _p(name: str) -> Any:
     return bindparam(name, type_=Float)
 
 
-# The bucket as it is now: refilled since it was last written (counted from `at`, ahead of now while paused), with
-# the tokens handed back added, never past its burst.
-_NOW, _BURST, _BACK = _p("b_now"), _p("b_burst"), _p("b_back")
-_REFILLED = _least(_BURST, _c.tokens + case((_NOW > _c.at, (_NOW - _c.at) * _p("b_per_s")), else_=0.0) + _BACK)
-_AT = case((_NOW > _c.at, _NOW), else_=_c.at)
-_WANT, _KEEP, _ALONE = _p("b_want"), _p("b_keep"), _p("b_alone")
+def _refilled() -> ColumnElement[Any]:
+    """The bucket as it is now: refilled since it was last written (counted from `at`, ahead of now while paused),
+    with the tokens handed back added, never past its burst."""
+    now = _p("b_now")
+    return _least(_p("b_burst"), _c.tokens + case((now > _c.at, (now - _c.at) * _p("b_per_s")), else_=0.0)
+                  + _p("b_back"))
+
+
+def _at() -> ColumnElement[Any]:
+    return case((_p("b_now") > _c.at, _p("b_now")), else_=_c.at)
 
 
 def _take(must: bool) -> ColumnElement[Any]:
@@ -55,27 +60,33 @@ def _take(must: bool) -> ColumnElement[Any]:
     other replica took from it since), into debt (tokens ready only as the bucket refills); else one, in debt if
     need be. Other work takes only tokens there now, leaving `keep`: all it asks if that leaves enough, else one if
     that does, else none; and none while the bucket is paused."""
+    refilled, want = _refilled(), _p("b_want")
     if must:
-        return case((_REFILLED >= _WANT, _WANT), (_REFILLED >= _ALONE, _WANT), else_=1.0)
-    return case((_c.paused_until > _NOW, 0.0), (_REFILLED - 1.0 < _KEEP, 0.0), (_REFILLED - _WANT >= _KEEP, _WANT),
-                else_=1.0)
+        return case((refilled >= want, want), (refilled >= _p("b_alone"), want), else_=1.0)
+    return case((_c.paused_until > _p("b_now"), 0.0), (refilled - 1.0 < _p("b_keep"), 0.0),
+                (refilled - want >= _p("b_keep"), want), else_=1.0)
 
 
 def _leased(take: ColumnElement[Any]) -> dict[str, Any]:
-    return {"tokens": _REFILLED - take, "at": _AT, "taken": take}
+    return {"tokens": _refilled() - take, "at": _at(), "taken": take}
 
 
-_RETURNED = (_c.tokens, _c.at, _c.paused_until, _c.taken)
-# A bucket no replica has made yet starts full: the row is made as the lease leaves it, in the same statement.
-# A row another replica holds is left as it is (its holder's memory rules it): the lease returns no row.
-_LEASE = {(name, must): insert_in(name, t.rate_budget).values(
-    key=bindparam("b_key"), tokens=_p("b_fresh"), at=_NOW, paused_until=0.0, taken=_p("b_fresh_taken")
-).on_conflict_do_update(index_elements=["key"], set_=_leased(_take(must)), where=_c.holder.is_(None)
-                        ).returning(*_RETURNED)
-    for name in ("postgresql", "sqlite") for must in (True, False)}
-# Tokens handed back: the bucket refilled to now, plus them; nothing taken.
-_GIVE_BACK = update(t.rate_budget).where(_c.key == bindparam("b_key"), _c.holder.is_(None)).values(
-    tokens=_REFILLED, at=_AT)
+# Built at first use, once a process (the same statement object each time: compiled once).
+@functools.cache
+def _lease(dialect: str, must: bool) -> Any:
+    """A bucket no replica has made yet starts full: the row is made as the lease leaves it, in the same statement.
+    A row another replica holds is left as it is (its holder's memory rules it): the lease returns no row."""
+    return insert_in(dialect, t.rate_budget).values(
+        key=bindparam("b_key"), tokens=_p("b_fresh"), at=_p("b_now"), paused_until=0.0, taken=_p("b_fresh_taken")
+    ).on_conflict_do_update(index_elements=["key"], set_=_leased(_take(must)), where=_c.holder.is_(None)
+                            ).returning(_c.tokens, _c.at, _c.paused_until, _c.taken)
+
+
+@functools.cache
+def _give_back() -> Any:
+    """Tokens handed back: the bucket refilled to now, plus them; nothing taken."""
+    return update(t.rate_budget).where(_c.key == bindparam("b_key"), _c.holder.is_(None)).values(
+        tokens=_refilled(), at=_at())
 
 
 def fresh_take(burst: float, want: float, keep: float, must: bool, alone: float) -> float:
@@ -85,8 +96,6 @@ def fresh_take(burst: float, want: float, keep: float, must: bool, alone: float)
     if burst - 1.0 < keep:
         return 0.0
     return want if burst - want >= keep else 1.0
-
-
 
 
 class RateRepo(Repo):
@@ -101,13 +110,13 @@ class RateRepo(Repo):
         taken = fresh_take(burst, want, keep, must, alone)
         params = {"b_key": key, "b_now": now, "b_per_s": per_s, "b_burst": burst, "b_back": back, "b_want": want,
                   "b_keep": keep, "b_alone": min(alone, 1e300), "b_fresh": burst - taken, "b_fresh_taken": taken}
-        row = (await self.conn.execute(_LEASE[self.conn.dialect.name, must], params)).first()
+        row = (await self.conn.execute(_lease(self.conn.dialect.name, must), params)).first()
         return None if row is None else ((float(row[0]), float(row[1]), float(row[2])), float(row[3]))
 
     async def give_back(self, now: float, backs: dict[str, tuple[float, float, float]]) -> None:
         """Hand back unspent tokens, many buckets at once: key -> (per second, burst, tokens) (to a row another
         replica holds meanwhile, not: its holder's memory rules it)."""
-        await self.conn.execute(_GIVE_BACK, [{"b_key": k, "b_now": now, "b_per_s": per_s, "b_burst": burst,
+        await self.conn.execute(_give_back(), [{"b_key": k, "b_now": now, "b_per_s": per_s, "b_burst": burst,
                                               "b_back": back} for k, (per_s, burst, back) in backs.items()])
 
     async def lock_held_bucket(self, key: str) -> tuple[Row, Held] | None:
