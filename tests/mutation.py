@@ -243,8 +243,9 @@ MODULES: dict[str, list[str]] = {
     "core/deliberation/evidence.py": ["tests/core/deliberation/test_evidence.py",
                                       "tests/core/deliberation/test_evidence_rules.py"],
     # budgets and rate limits
-    "core/running/budget.py": ["tests/core/running/test_budget.py"],
-    "core/storage/rate_rows.py": ["tests/core/running/test_budget.py", "tests/core/storage/test_rate_row_rules.py"],
+    "core/running/budget.py": ["tests/core/running/test_budget.py", "tests/core/running/test_rate_leases.py"],
+    "core/storage/rate_rows.py": ["tests/core/running/test_budget.py", "tests/core/running/test_rate_leases.py",
+                                  "tests/core/storage/test_rate_row_rules.py"],
     "core/storage/reservations.py": ["tests/core/control/test_spending.py", "tests/core/control/test_limits_race.py",
                                      "tests/core/control/test_spending_worst_case.py",
                                      "tests/core/storage/test_activity.py",

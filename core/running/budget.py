@@ -12,6 +12,7 @@ limits faster, with the fake platform sped up by the same factor)."""
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import logging
 import math
@@ -19,7 +20,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeVar
 
 from core.storage.store import Store
@@ -87,10 +88,18 @@ def idle(b: Bucket | None, rate: Rate, now: float) -> tuple[Bucket, bool]:
     return b or r, r.paused_until <= now and r.tokens >= rate.burst * IDLE_SHARE
 
 
-def pause(b: Bucket | None, rate: Rate, now: float, until: float) -> tuple[Bucket, None]:
+def pause(b: Bucket | None, rate: Rate, now: float, until: float) -> Bucket:
     """The platform refused a call: nothing more until `until`, and the bucket counted empty from then on."""
     b = refill(b, rate, now)
-    return Bucket(min(b.tokens, 0.0), max(b.at, until), max(b.paused_until, until)), None
+    return Bucket(min(b.tokens, 0.0), max(b.at, until), max(b.paused_until, until))
+
+
+def stopped(b: Bucket | None, rate: Rate | None, now: float, until: float) -> Bucket:
+    """A bucket paused until `until` (`rate` None: one that only says whether live text is paused, kept to the
+    later of two pauses)."""
+    if rate is None:
+        return Bucket(0.0, now, max(until, b.paused_until if b else 0.0))
+    return pause(b, rate, now, until)
 
 
 # A rule: the bucket as it is now (None: never written) -> the bucket to write, and the rule's answer. A rule that
@@ -100,9 +109,22 @@ Change = Callable[[Bucket | None], tuple[Bucket, T]]
 
 
 class Buckets(Protocol):
-    """Where buckets live: `change` reads one, applies the rule and writes it back, atomically."""
+    """Where buckets live; each method applies one rule above to one bucket, at `now` (the platform's seconds)."""
 
-    def change(self, key: str, rule: Change[T]) -> Awaitable[T]: ...
+    async def spend(self, key: str, rate: Rate, now: float) -> float:
+        """Work that must be done: a call taken, and the seconds to wait for it (`reserve`)."""
+
+    async def take(self, key: str, rate: Rate, now: float, keep: float) -> bool:
+        """A call only if one is left above `keep` now, and the bucket is not paused (`take_left`)."""
+
+    async def idle(self, key: str, rate: Rate, now: float) -> bool:
+        """Whether the bucket holds half its burst, taking nothing (`idle`)."""
+
+    async def paused(self, key: str, now: float) -> bool:
+        """Whether a bucket that only pauses (a workspace's live text) is paused now."""
+
+    async def pause(self, key: str, rate: Rate | None, now: float, until: float) -> None:
+        """The platform said stop: the bucket paused until `until` (`stopped`)."""
 
     async def meet(self, fresh: dict[str, Bucket]) -> None:
         """Buckets a workspace will likely use, as they start: made now, where making each when first used costs."""
@@ -116,15 +138,43 @@ class LocalBuckets:
     def __init__(self) -> None:
         self.rows: dict[str, Bucket] = {}
 
-    async def change(self, key: str, rule: Change[T]) -> T:
-        self.rows[key], out = rule(self.rows.get(key))
-        return out
+    async def spend(self, key: str, rate: Rate, now: float) -> float:
+        self.rows[key], wait = reserve(self.rows.get(key), rate, now)
+        return wait
+
+    async def take(self, key: str, rate: Rate, now: float, keep: float) -> bool:
+        self.rows[key], ok = take_left(self.rows.get(key), rate, now, keep)
+        return ok
+
+    async def idle(self, key: str, rate: Rate, now: float) -> bool:
+        self.rows[key], ok = idle(self.rows.get(key), rate, now)
+        return ok
+
+    async def paused(self, key: str, now: float) -> bool:
+        b = self.rows.get(key)
+        return b is not None and b.paused_until > now
+
+    async def pause(self, key: str, rate: Rate | None, now: float, until: float) -> None:
+        self.rows[key] = stopped(self.rows.get(key), rate, now, until)
 
     async def meet(self, fresh: dict[str, Bucket]) -> None:
         """Nothing to make: a bucket starts when it is first changed, at no cost."""
 
     async def close(self) -> None:
         """Nothing to let go: the buckets end with the process."""
+
+
+@dataclass
+class Lease:
+    """What this process leased of a bucket held by none, and has not spent."""
+
+    rate: Rate
+    ready: list[float] = field(default_factory=list)  # platform seconds each unspent token is ready from, in order
+    back: float = 0.0  # unspent tokens to hand back: their time ran out
+    batch: float = 1.0  # tokens the next lease asks for
+    took: float = 0.0  # tokens the last lease took, and of them ...
+    spent: int = 0  # ... how many were spent
+    used: float = 0.0  # wall-clock seconds of the last use
 
 
 class SharedBuckets:
@@ -142,26 +192,51 @@ class SharedBuckets:
     bucket empty until the hold's end (what the stopped one spent since its last write is unknown); a holder stops
     using its hold half a hold before it ends, so clocks may differ by that much between replicas.
 
-    A bucket held by none that this process wrote last is changed in one statement, without a transaction: written
-    only if its row still reads what was written (and no replica holds it). A bucket this process has not met is
+    A bucket held by none (for `SHARED_S` after two replicas wanted it, or always, without holds) is leased from
+    by every replica that uses it, a batch of tokens at a time: a replica with no token of it left takes a batch
+    from its row in one statement (the row refilled to now, the tokens it hands back added, the batch taken; made,
+    full, if not there; left as it is if another replica holds it), and spends them in memory with no statement.
+    Changed row by row instead, with three replicas sharing a workspace, every call was a write of a row every
+    replica wrote, most of them a missed compare-and-swap, a read under lock and a write (8.45 row writes a model
+    call). Within the platform's limits across replicas:
+    - a replica spends only tokens it leased, each once, and leases another batch only when it has none left;
+    - a token leased is taken from the row as a call would have been, when it was leased (or, leased ahead, when
+      the bucket would have had it), so the replicas together take no more than the bucket allows;
+    - a token may be spent only within `LEASE_S` of when it is ready, that much later than the bucket counted it:
+      `SHARE` leaves a minute's limit room for 1.36 s of that (49 of 50 calls), so `LEASE_S` is 1 s;
+    - a token not spent by then is handed back at the next write-back (`FLUSH_S`) or lease, and every one at close;
+      a replica that stopped hands none back, and the bucket refills as if they were spent: the others have the
+      whole rate again within a burst's refill, and never wait for its lease to end.
+    How many tokens a lease asks for: twice the last if every token of the last was spent, else as many as were (at
+    least one), up to the burst or `AHEAD_S` seconds of refill, whichever is more (a channel's pace has a burst of
+    one). A replica alone on the bucket (its row reads at least what this replica's last lease left it, refilled:
+    none took from it since, which the lease statement itself checks) takes that many even where the bucket does not
+    have them yet, each ready as the bucket would have had it, so a busy bucket costs a statement a batch rather than
+    a call; where others take from it too, a lease takes only what the bucket holds now (one, if none), so no replica
+    waits behind tokens leased ahead that nobody spends. Batches stay small where tokens go unspent, as they do when
+    several replicas share a bucket each making a few of its calls, and grow where one replica makes them all.
+
+    A look that takes nothing (is the workspace idle, is live text paused, is a call left for it) writes nothing and
+    goes by what this process last wrote or read, refilled since, with the tokens it leased and has not spent; only
+    such a look, which decides optional work (a placeholder, a live edit), can go by a count another replica has
+    since moved. A 429 is written to the row under its lock (with the tokens leased and unspent, so the calls
+    promised keep their places after the pause), and leases read it there. A bucket this process has not met is
     made as its first change leaves it, in one statement that does nothing if its row is there; then it is read and
-    changed in a transaction that locks its row, as is one another replica changed meanwhile. Changes to one
-    bucket in this process queue for it here, so they never make each other miss. A look that takes nothing (is
-    the workspace idle, is live text paused, is a call left for it) writes nothing and goes by what this process
-    last wrote or read: a call it then takes is written only if the row still reads so, so another replica's calls
-    are never undone; only such a look, which decides optional work (a placeholder, a live edit), can go by a
-    count another replica has since moved."""
+    changed in a transaction that locks its row. Changes to one bucket in this process queue for it here."""
 
     KNOWN_MAX = 10_000  # buckets remembered; past this the memory starts over (each next change reads its row)
     HOLD_S = 10.0  # wall-clock seconds a hold lasts past its last write-back
     FLUSH_S = 1.0  # how often a holder writes its buckets back: about what a replica wanting one waits
     RENEW_S = HOLD_S / 4  # how often a holder renews its holds
-    SHARED_S = 60.0  # a bucket two replicas wanted is held by none for this long
-    IDLE_S = 300.0  # a hold nothing changed for this long is let go (used again, it is read and held again)
+    SHARED_S = 300.0  # a bucket two replicas wanted is held by none, and leased from, for this long
+    IDLE_S = 300.0  # a hold nothing changed, or a lease nothing used, for this long is let go (or forgotten)
+    LEASE_S = 1.0  # platform seconds a leased token may be spent after it is ready (see above)
+    AHEAD_S = 5.0  # a lease asks for at most the burst, or this many seconds of refill if more
 
     def __init__(self, store: Store, *, holds: bool = True, scale: float = 1.0,
-                 wall: Callable[[], float] = time.time) -> None:
-        self.store, self.holds, self.scale, self._wall = store, holds, scale, wall
+                 wall: Callable[[], float] = time.time,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        self.store, self.holds, self.scale, self._wall, self._sleep = store, holds, scale, wall, sleep
         self.me = uuid.uuid4().hex
         self._known: dict[str, Bucket] = {}  # each bucket as this process last wrote it
         self._shared_until: dict[str, float] = {}  # of those, until when none may hold it (then held again)
@@ -173,13 +248,46 @@ class SharedBuckets:
         self._dirty: set[str] = set()  # held buckets changed since they were last written
         self._untouched: set[str] = set()  # held buckets made at `meet` and not changed since: wanted, just given
         self._renew_at = 0.0  # in the platform's seconds: when the holds are next renewed
+        self._leases: dict[str, Lease] = {}  # of the buckets known (held by none), what this process leased
         self._writing = asyncio.Lock()
         self._flusher: asyncio.Task[None] | None = None
 
     def _now(self) -> float:
         return self._wall() * self.scale
 
-    async def change(self, key: str, rule: Change[T]) -> T:
+    async def spend(self, key: str, rate: Rate, now: float) -> float:
+        return await self._change(key, lambda b: reserve(b, rate, now), (rate, None))
+
+    async def take(self, key: str, rate: Rate, now: float, keep: float) -> bool:
+        return await self._change(key, lambda b: take_left(b, rate, now, keep), (rate, keep))
+
+    async def idle(self, key: str, rate: Rate, now: float) -> bool:
+        return await self._change(key, lambda b: idle(b, rate, now))
+
+    async def paused(self, key: str, now: float) -> bool:
+        def heard(b: Bucket | None) -> tuple[Bucket, bool]:
+            return b or Bucket(0.0, now), b is not None and b.paused_until > now
+
+        return await self._change(key, heard)
+
+    async def pause(self, key: str, rate: Rate | None, now: float, until: float) -> None:
+        lease = self._leases.pop(key, None)  # its unspent tokens go back to the row with the pause
+        back = lease.back + len(lease.ready) if lease is not None else 0.0
+
+        def stop(b: Bucket | None) -> tuple[Bucket, None]:
+            if rate is not None and back:
+                r = refill(b, rate, now)
+                b = replace(r, tokens=min(rate.burst, r.tokens + back))
+            return stopped(b, rate, now, until), None
+
+        if key in self._held:
+            await self._change(key, stop)
+        else:
+            await self._change_locked(key, stop)
+
+    async def _change(self, key: str, rule: Change[T], ask: tuple[Rate, float | None] | None = None) -> T:
+        """`ask`: a change that takes a call (the bucket's rate, and what live text leaves: None for work that must
+        be done), leased where the bucket is held by none; a look otherwise."""
         if key in self._held:
             if self._writing.locked():  # a write in flight: what it writes must stay what is held
                 async with self._writing:
@@ -191,18 +299,91 @@ class SharedBuckets:
             return await self._change_locked(key, rule)  # new here, or no longer shared: held again if it can be
         turn = self._turns.get(key) or self._turns.setdefault(key, asyncio.Lock())  # no lock made per call
         async with turn:
-            was = self._known.get(key)
-            if was is not None:
-                b, out = rule(was)
-                if b is was:  # took nothing: no write (a look goes by this process's last write or read)
-                    return out
-                async with self.store.autocommit() as tx:
-                    swapped = await tx.swap_bucket(key, (was.tokens, was.at, was.paused_until),
-                                                   (b.tokens, b.at, b.paused_until))
-                if swapped:
-                    self._known[key] = b
-                    return out
+            if key in self._known:
+                if ask is not None:
+                    leased = await self._leased(key, *ask, self._now())
+                    if leased is not None:
+                        return leased[0]  # type: ignore[return-value]  # the rule's answer, as the lease gave it
+                else:
+                    view = self._view(key)
+                    b, out = rule(view)
+                    if b is view:  # took nothing: no write
+                        return out
             return await self._change_locked(key, rule)
+
+    def _view(self, key: str) -> Bucket:
+        """A bucket held by none as this process last wrote or read it, refilled since, with the tokens it leased
+        and has not spent: what the bucket holds were they handed back."""
+        lease, was = self._leases.get(key), self._known[key]
+        if lease is None:
+            return was
+        self._expire(lease)
+        r = refill(was, lease.rate, self._now())
+        return replace(r, tokens=min(lease.rate.burst, r.tokens + len(lease.ready) + lease.back))
+
+    def _expire(self, lease: Lease) -> None:
+        """Tokens whose time ran out unspent, to be handed back."""
+        late = bisect.bisect_left(lease.ready, self._now() - self.LEASE_S)
+        if late:
+            del lease.ready[:late]
+            lease.back += late
+
+    async def _leased(self, key: str, rate: Rate, keep: float | None, now: float) -> tuple[float | bool] | None:
+        """A call taken from what this process leased of a bucket held by none: work that must be done waits (the
+        seconds returned) for its token; other work takes one only if one is left above `keep` now (None: this
+        process cannot lease from its row, which another replica holds now)."""
+        lease = self._leases.get(key)
+        if lease is None:
+            lease = self._leases[key] = Lease(rate)
+            self._write_back_soon()
+        lease.rate, lease.used = rate, self._wall()
+        self._expire(lease)
+        if keep is None:
+            if not lease.ready and not await self._lease(key, lease, now, must=True):
+                return None
+            return (max(0.0, self._spend(lease) - now),)
+        if not take_left(self._view(key), rate, now, keep)[1]:
+            return (False,)  # none left above `keep`, or paused, as this process last saw the bucket
+        if not (lease.ready and lease.ready[0] <= now):
+            if not await self._lease(key, lease, now, must=False, keep=keep):
+                return None
+            if not (lease.ready and lease.ready[0] <= now):
+                return (False,)  # the row says otherwise: other replicas took them
+        self._spend(lease)
+        return (True,)
+
+    @staticmethod
+    def _spend(lease: Lease) -> float:
+        lease.spent += 1
+        return lease.ready.pop(0)
+
+    async def _lease(self, key: str, lease: Lease, now: float, *, must: bool, keep: float = 0.0) -> bool:
+        """A batch of tokens leased from the bucket's row, in one statement (False: another replica holds it)."""
+        rate = lease.rate
+        if lease.took:  # grown while every token leased is spent, shrunk to what was where some were not
+            top = max(1.0, math.floor(max(rate.burst, rate.per_s * self.AHEAD_S)))
+            lease.batch = min(top, lease.batch * 2) if lease.spent >= lease.took else max(1.0, float(lease.spent))
+        back, lease.back = lease.back, 0.0
+        # The row as this process's last lease left it, refilled, with what it hands back: if the row reads at least
+        # that, no other replica took from it since, and a lease may take tokens ahead of the refill.
+        alone = min(rate.burst, refill(self._known[key], rate, now).tokens + back) - 1e-6 if lease.took else math.inf
+        try:
+            async with self.store.autocommit() as tx:
+                found = await tx.lease_bucket(key, now, (rate.per_s, rate.burst), lease.batch, keep=keep,
+                                              must=must, alone=alone, back=back)
+        except BaseException:
+            lease.back += back  # not handed back: the next write-back tries again
+            raise
+        if found is None:
+            self._leases.pop(key, None)  # what it held goes with it: counted spent, as for a stopped replica
+            self._known.pop(key, None)
+            return False
+        row, taken = found
+        had = row[0] + taken  # the bucket, refilled and with what was handed back, before this lease
+        self._known[key], lease.took, lease.spent = Bucket(*row), taken, 0
+        for j in range(1, int(taken) + 1):  # the j-th token taken is ready when the bucket would have had it
+            bisect.insort(lease.ready, row[1] + max(0.0, j - had) / rate.per_s)
+        return True
 
     def _change_held(self, key: str, rule: Change[T]) -> tuple[T] | None:
         """A bucket this process holds, changed in memory (None: not held, or its hold ends within half a hold)."""
@@ -257,7 +438,7 @@ class SharedBuckets:
                     self._let_go(key)
                     self._remember(key, b, shared_until if self.holds else math.inf)  # the row reads so now
                     return out
-            await asyncio.sleep(self.FLUSH_S / 2)  # until its holder lets it go, at its next write-back
+            await self._sleep(self.FLUSH_S / 2)  # until its holder lets it go, at its next write-back
 
     async def meet(self, fresh: dict[str, Bucket]) -> None:
         """Make the buckets this process has not met yet as `fresh` says they start, in one statement, and hold the
@@ -308,13 +489,18 @@ class SharedBuckets:
             self._known.clear()
             self._shared_until.clear()
             self._turns.clear()  # a change waiting on a dropped lock is still safe: its write checks the row
+            self._leases.clear()  # what they held counted spent, as for a stopped replica
         self._known[key] = b
         self._shared_until[key] = shared_until
 
     def _hold(self, key: str, b: Bucket, until: float) -> None:
         self._known.pop(key, None)
         self._shared_until.pop(key, None)
+        self._leases.pop(key, None)  # read with the row it now holds: what it leased and did not spend, counted spent
         self._held[key], self._held_until[key], self._used[key] = b, until, self._wall()
+        self._write_back_soon()
+
+    def _write_back_soon(self) -> None:
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._write_back(), name="rate-budget:write-back")
 
@@ -326,8 +512,8 @@ class SharedBuckets:
         self._untouched.discard(key)
 
     async def _write_back(self) -> None:
-        while self._held:
-            await asyncio.sleep(self.FLUSH_S)
+        while self._held or self._leases:
+            await self._sleep(self.FLUSH_S)
             try:
                 await self.flush()
             except Exception:  # the holds run out here unless a later write-back renews them
@@ -336,43 +522,79 @@ class SharedBuckets:
     async def flush(self, *, let_go: bool = False) -> None:
         """Write back the buckets changed since the last write-back, and renew the holds when due; let go of those
         another replica wants (held by none for SHARED_S after, if this one changed them), those nothing changed for
-        IDLE_S, and all of them with `let_go` (at close)."""
+        IDLE_S, and all of them with `let_go` (at close). Hand back the leased tokens whose time ran out unspent
+        (every one unspent with `let_go`), and forget the leases nothing used for IDLE_S."""
         async with self._writing:
-            if not self._held:
-                return
             now, wall = self._now(), self._wall()
-            until = now + self.HOLD_S * self.scale
-            renew = let_go or now >= self._renew_at
-            rows = {k: (b.tokens, b.at, b.paused_until) for k, b in self._held.items() if k in self._dirty}
-            async with self.store.tx() as tx:
-                if rows:
-                    await tx.write_held(self.me, rows)
-                still = await tx.renew_held(self.me, until) if renew else None
-                wanted = {k for k, w in still.items() if w} if still is not None else await tx.wanted_held(self.me)
-                # Sets: a replica holds a bucket per method of every workspace it serves (a thousand with 60), and
-                # lists made the loop below quadratic in them, once a second.
-                kept = {k for k in self._held if still is None or k in still}
-                # One this replica never changed is given as if idle: the two replicas never both used it
-                # (a workspace's buckets are made where its first call ran, often not where it is used).
-                idle = {k for k in kept if let_go or wall - self._used.get(k, wall) >= self.IDLE_S
-                        or (k in wanted and k in self._untouched)}
-                given = {k for k in kept if k in wanted and k not in idle}
-                if idle:
-                    await tx.release_held(self.me, sorted(idle))
-                if given:
-                    await tx.release_held(self.me, sorted(given), now + self.SHARED_S * self.scale)
-            self._dirty.difference_update(rows)
-            if renew:
-                self._renew_at = now + self.RENEW_S * self.scale
-            for key in list(self._held):
-                b = self._held[key]
-                if key in kept and key not in idle and key not in given:
-                    if renew:
-                        self._held_until[key] = until
-                    continue
-                self._let_go(key)
-                if key in given:  # shared now: this process changes it row by row, each change one statement
-                    self._remember(key, b, now + self.SHARED_S * self.scale)
+            backs = self._backs(let_go)
+            try:
+                await self._write(now, wall, backs, let_go)
+            except BaseException:
+                for key, (_, _, back) in backs.items():  # not handed back: the next write-back tries again
+                    if key in self._leases:
+                        self._leases[key].back += back
+                raise
+            for key, (_, _, back) in backs.items():  # the row as the hand-back left it
+                if key in self._known and key in self._leases:
+                    r = refill(self._known[key], self._leases[key].rate, now)
+                    self._known[key] = replace(r, tokens=min(self._leases[key].rate.burst, r.tokens + back))
+            for key in [k for k, lease in self._leases.items() if not lease.ready and wall - lease.used >= self.IDLE_S]:
+                del self._leases[key]
+
+    def _backs(self, everything: bool) -> dict[str, tuple[float, float, float]]:
+        """The leased tokens to hand back now, taken from the leases: key -> (per second, burst, tokens)."""
+        backs = {}
+        for key, lease in self._leases.items():
+            self._expire(lease)
+            if everything:
+                lease.back += len(lease.ready)
+                lease.ready.clear()
+            if lease.back:
+                backs[key] = (lease.rate.per_s, lease.rate.burst, lease.back)
+                lease.back = 0.0
+        return backs
+
+    async def _write(self, now: float, wall: float, backs: dict[str, tuple[float, float, float]],
+                     let_go: bool) -> None:
+        if not self._held:
+            if backs:
+                async with self.store.autocommit() as tx:
+                    await tx.give_back(now, backs)
+            return
+        until = now + self.HOLD_S * self.scale
+        renew = let_go or now >= self._renew_at
+        rows = {k: (b.tokens, b.at, b.paused_until) for k, b in self._held.items() if k in self._dirty}
+        async with self.store.tx() as tx:
+            if backs:
+                await tx.give_back(now, backs)
+            if rows:
+                await tx.write_held(self.me, rows)
+            still = await tx.renew_held(self.me, until) if renew else None
+            wanted = {k for k, w in still.items() if w} if still is not None else await tx.wanted_held(self.me)
+            # Sets: a replica holds a bucket per method of every workspace it serves (a thousand with 60), and
+            # lists made the loop below quadratic in them, once a second.
+            kept = {k for k in self._held if still is None or k in still}
+            # One this replica never changed is given as if idle: the two replicas never both used it
+            # (a workspace's buckets are made where its first call ran, often not where it is used).
+            idle = {k for k in kept if let_go or wall - self._used.get(k, wall) >= self.IDLE_S
+                    or (k in wanted and k in self._untouched)}
+            given = {k for k in kept if k in wanted and k not in idle}
+            if idle:
+                await tx.release_held(self.me, sorted(idle))
+            if given:
+                await tx.release_held(self.me, sorted(given), now + self.SHARED_S * self.scale)
+        self._dirty.difference_update(rows)
+        if renew:
+            self._renew_at = now + self.RENEW_S * self.scale
+        for key in list(self._held):
+            b = self._held[key]
+            if key in kept and key not in idle and key not in given:
+                if renew:
+                    self._held_until[key] = until
+                continue
+            self._let_go(key)
+            if key in given:  # shared now: every replica leases from it
+                self._remember(key, b, now + self.SHARED_S * self.scale)
 
     async def close(self) -> None:
         """Let go of every hold, written back, so other replicas need not wait for them to run out (a failure is
@@ -385,11 +607,12 @@ class SharedBuckets:
         try:
             await self.flush(let_go=True)
         except Exception:
-            log.warning("could not let go of %d rate budget bucket(s)", len(self._held), exc_info=True)
+            log.warning("could not let go of %d rate budget bucket(s)", len(self._held) + len(self._leases),
+                        exc_info=True)
 
 
 def buckets_for(store: Store, scale: float = 1.0) -> Buckets:
-    """`scale`: the budget's time scale (the holds of shared buckets are timed on its clock)."""
+    """`scale`: the budget's time scale (the holds and leases of shared buckets are timed on its clock)."""
     return LocalBuckets() if store.engine.dialect.name == "sqlite" else SharedBuckets(store, scale=scale)
 
 
@@ -437,8 +660,7 @@ class RateBudget:
         if rate is None:
             return
         await self._meet(scope)
-        now = self.now()
-        await self.wait(await self.buckets.change(f"{scope}:{method}", lambda b: reserve(b, rate, now)))
+        await self.wait(await self.buckets.spend(f"{scope}:{method}", rate, self.now()))
         self.spent[(method, "final")] += 1
 
     async def spend_left(self, scope: str, method: str, first: bool = False) -> bool:
@@ -449,21 +671,9 @@ class RateBudget:
             return True
         await self._meet(scope)
         now = self.now()
-        quiet = [False]
-
-        def heard(b: Bucket | None) -> tuple[Bucket, bool]:  # the workspace's live text is not paused by a 429
-            quiet[0] = b is None or b.paused_until <= now
-            return b or Bucket(0.0, now), quiet[0]
-
-        def left(b: Bucket | None) -> tuple[Bucket, bool]:
-            keep = rate.first_reserve if first else None
-            return take_left(b, rate, now, keep) if quiet[0] else (b or refill(b, rate, now), False)
-
-        # The pause read first, then the call taken: each bucket on its own, as any other change (a bucket this
-        # replica wrote last changes in one statement, where the two in one transaction took five round trips on
-        # PostgreSQL for every live edit). A 429 between the two only means this one edit is refused and skipped.
-        await self.buckets.change(f"{scope}:live", heard)
-        ok = await self.buckets.change(f"{scope}:{method}", left)
+        # Live text's pause read first (a 429 on any method pauses it), then the call taken: each bucket on its own.
+        ok = not await self.buckets.paused(f"{scope}:live", now) and await self.buckets.take(
+            f"{scope}:{method}", rate, now, rate.first_reserve if first else rate.reserve)
         self.spent[(method, "live" if ok else "skipped")] += 1
         return ok
 
@@ -473,8 +683,7 @@ class RateBudget:
         if rate is None:
             return True
         await self._meet(scope)
-        now = self.now()
-        ok = await self.buckets.change(f"{scope}:{method}", lambda b: take_left(b, rate, now, keep=0.0))
+        ok = await self.buckets.take(f"{scope}:{method}", rate, self.now(), 0.0)
         self.spent[(method, "spare" if ok else "skipped")] += 1
         return ok
 
@@ -486,8 +695,7 @@ class RateBudget:
         if rate is None:
             return True
         await self._meet(scope)
-        now = self.now()
-        return await self.buckets.change(f"{scope}:{method}", lambda b: idle(b, rate, now))
+        return await self.buckets.idle(f"{scope}:{method}", rate, self.now())
 
     async def refused(self, scope: str, method: str, retry_after_s: float, channel: str = "") -> None:
         """The platform answered 429: pause this bucket (a channel's posts, or the workspace's method), and the
@@ -496,17 +704,16 @@ class RateBudget:
         await self._meet(scope)
         now = self.now()
         until = now + retry_after_s
-        await self.buckets.change(f"{scope}:live", lambda b: (Bucket(0.0, now, max(until, b.paused_until if b
-                                                                                     else 0.0)), None))
+        await self.buckets.pause(f"{scope}:live", None, now, until)
         key, rate = (f"{scope}:post:{channel}", Rate(1.0, 1.0)) if channel else (f"{scope}:{method}",
                                                                                    self.rate(method))
         if rate is not None:
-            await self.buckets.change(key, lambda b: pause(b, rate, now, now + retry_after_s))
+            await self.buckets.pause(key, rate, now, until)
 
     async def pace(self, scope: str, channel: str, interval_s: float) -> None:
         """Wait for this channel's next slot for a new message: one per `interval_s`, in the order asked."""
         if interval_s <= 0:
             return
         await self._meet(scope)
-        rate, now = Rate(per_s=1 / interval_s, burst=1.0), self.now()
-        await self.wait(await self.buckets.change(f"{scope}:post:{channel}", lambda b: reserve(b, rate, now)))
+        rate = Rate(per_s=1 / interval_s, burst=1.0)
+        await self.wait(await self.buckets.spend(f"{scope}:post:{channel}", rate, self.now()))

@@ -411,4 +411,6 @@ rate_budget = Table(
     Column("held_until", Float, nullable=False, default=0.0, server_default="0"),
     Column("wanted", Boolean, nullable=False, default=False, server_default=false()),  # by another replica
     Column("shared_until", Float, nullable=False, default=0.0, server_default="0"),  # held by none until then
+    # What the last lease of a batch took, of a bucket held by none: read back by the statement that took it.
+    Column("taken", Float, nullable=False, default=0.0, server_default="0"),
 )

@@ -1,8 +1,9 @@
 """The shared rate budgets' rows, rule by rule, on both backends: a bucket's first row is written once, held or
 not, and many are made at once where they are not there; a row comes back with who holds it, a missing one as None;
-a swap writes only over the row it last read, all three values, and never over a held row; a save under the lock
-writes all three and who holds it; a holder's write-back and renewal reach only its own rows and say which another
-replica wants; letting go clears the hold."""
+a lease refills the row to now, adds what is handed back up to the burst, takes what its kind of work may, makes a
+row not there full, and leaves a held row alone; a hand-back adds to rows held by none; a save under the lock
+writes all three values and who holds it; a holder's write-back and renewal reach only its own rows and say which
+another replica wants; letting go clears the hold."""
 
 from __future__ import annotations
 
@@ -18,20 +19,6 @@ async def test_a_buckets_first_row_is_written_once(store: Store) -> None:
         assert await tx.lock_held_bucket("slack:T2:chat.postMessage") == ((7.0, 101.0, 250.0),
                                                                           ("me", 110.0, False, 0.0))
         assert await tx.lock_held_bucket("slack:T9:x") is None
-
-
-async def test_a_swap_writes_only_over_the_row_last_read_and_held_by_none(store: Store) -> None:
-    async with store.tx() as tx:
-        await tx.make_bucket("k", (5.0, 100.0, 0.0))
-        assert await tx.swap_bucket("k", (5.0, 100.0, 0.0), (4.0, 101.0, 150.0))
-        assert (await tx.lock_held_bucket("k") or ((),))[0] == (4.0, 101.0, 150.0)
-        # Another replica changed it since: any one of the three values differing refuses the swap.
-        for stale in ((5.0, 101.0, 150.0), (4.0, 100.0, 150.0), (4.0, 101.0, 0.0)):
-            assert not await tx.swap_bucket("k", stale, (1.0, 1.0, 1.0))
-        assert not await tx.swap_bucket("other", (4.0, 101.0, 150.0), (1.0, 1.0, 1.0))
-        assert (await tx.lock_held_bucket("k") or ((),))[0] == (4.0, 101.0, 150.0)
-        await tx.make_bucket("held", (5.0, 100.0, 0.0), "another", 200.0)
-        assert not await tx.swap_bucket("held", (5.0, 100.0, 0.0), (1.0, 1.0, 1.0))  # its holder's memory rules it
 
 
 async def test_a_save_under_the_lock_writes_all_three_values_of_that_bucket_and_who_holds_it(store: Store) -> None:
@@ -78,3 +65,52 @@ async def test_a_write_back_reaches_only_the_holders_rows_and_says_which_are_wan
         assert await tx.lock_held_bucket("taken") == ((5.0, 100.0, 0.0), ("another", 120.0, False, 0.0))
         await tx.release_held("me", ["mine"])
         assert await tx.lock_held_bucket("mine") == ((3.0, 105.0, 0.0), (None, 115.0, False, 0.0))
+
+
+RATE = (0.5, 5.0)  # half a token a second, a burst of five
+
+
+async def leased(store: Store, key: str, want: float, **kw: float | bool) -> tuple[tuple[float, float, float], float]:
+    async with store.tx() as tx:
+        found = await tx.lease_bucket(key, kw.pop("now", 100.0), RATE, want, **kw)  # type: ignore[arg-type]
+    assert found is not None
+    return found
+
+
+async def test_a_lease_of_a_bucket_not_there_makes_it_full_and_takes_what_its_work_may(store: Store) -> None:
+    assert await leased(store, "a", 3.0) == ((2.0, 100.0, 0.0), 3.0)  # work that must be done: all it asks
+    assert await leased(store, "b", 7.0) == ((4.0, 100.0, 0.0), 1.0)  # more than the burst, not alone: one
+    assert await leased(store, "c", 7.0, alone=5.0) == ((-2.0, 100.0, 0.0), 7.0)  # alone: into debt
+    assert await leased(store, "d", 2.0, must=False, keep=3.0) == ((3.0, 100.0, 0.0), 2.0)  # leaving 3
+    assert await leased(store, "e", 3.0, must=False, keep=3.0) == ((4.0, 100.0, 0.0), 1.0)  # one leaves 4
+    assert await leased(store, "f", 2.0, must=False, keep=4.5) == ((5.0, 100.0, 0.0), 0.0)  # none leaves 4.5
+    async with store.tx() as tx:
+        assert await tx.lock_held_bucket("c") == ((-2.0, 100.0, 0.0), (None, 0.0, False, 0.0))  # held by none
+
+
+async def test_a_lease_refills_the_row_to_now_adds_what_is_handed_back_and_takes_from_that(store: Store) -> None:
+    async with store.tx() as tx:
+        await tx.make_bucket("k", (1.0, 100.0, 0.0))
+        await tx.make_bucket("paused", (0.0, 130.0, 130.0))  # paused until 130: `at` ahead of now
+    assert await leased(store, "k", 2.0, now=104.0) == ((1.0, 104.0, 0.0), 2.0)  # 1 + 4 s x 0.5 = 3, less 2
+    assert await leased(store, "k", 1.0, now=105.0, back=1.0) == ((1.5, 105.0, 0.0), 1.0)  # 1 + 0.5 + 1 back
+    assert await leased(store, "k", 1.0, now=200.0, back=3.0) == ((4.0, 200.0, 0.0), 1.0)  # never past the burst
+    assert await leased(store, "k", 3.0, now=200.0) == ((1.0, 200.0, 0.0), 3.0)  # 4 held: the 3 asked
+    assert await leased(store, "k", 3.0, now=200.0) == ((0.0, 200.0, 0.0), 1.0)  # 1 held, not alone: one
+    assert await leased(store, "k", 3.0, now=200.0, alone=-1e-6) == ((-3.0, 200.0, 0.0), 3.0)  # as left: debt
+    assert await leased(store, "k", 3.0, now=200.0, alone=-2.5) == ((-4.0, 200.0, 0.0), 1.0)  # another took
+    assert await leased(store, "paused", 1.0, now=120.0) == ((-1.0, 130.0, 130.0), 1.0)  # no refill; ready at 130
+    assert await leased(store, "paused", 1.0, now=120.0, must=False, keep=-9.0) == ((-1.0, 130.0, 130.0), 0.0)
+    assert await leased(store, "paused", 1.0, now=140.0, must=False, keep=-9.0) == ((3.0, 140.0, 130.0), 1.0)
+
+
+async def test_a_lease_or_a_hand_back_leaves_a_row_another_replica_holds_as_it_is(store: Store) -> None:
+    async with store.tx() as tx:
+        await tx.make_bucket("held", (5.0, 100.0, 0.0), "another", 200.0)
+        await tx.make_bucket("free", (1.0, 100.0, 0.0))
+        assert await tx.lease_bucket("held", 100.0, RATE, 1.0) is None
+        await tx.give_back(104.0, {"held": (0.5, 5.0, 2.0), "free": (0.5, 5.0, 1.5)})
+        assert await tx.lock_held_bucket("held") == ((5.0, 100.0, 0.0), ("another", 200.0, False, 0.0))
+        assert (await tx.lock_held_bucket("free") or ((),))[0] == (4.5, 104.0, 0.0)  # 1 + 2 refilled + 1.5 back
+        await tx.give_back(300.0, {"free": (0.5, 5.0, 3.0)})
+        assert (await tx.lock_held_bucket("free") or ((),))[0] == (5.0, 300.0, 0.0)  # never past the burst
