@@ -127,8 +127,7 @@ MODULES: dict[str, list[str]] = {
                                      "tests/core/showing/test_digest_activity.py",
                                      "tests/core/test_rules_that_broke.py"],
     # the driver, split into its parts: each row covers every function of its module
-    "core/running/lease.py": ["tests/core/running/test_lease.py", "tests/core/running/test_outbox.py",
-                              "tests/core/running/test_statements_per_call.py", "tests/core/test_rules_that_broke.py"],
+    "core/running/lease.py": ["tests/core/running/test_lease_rules.py", "tests/core/running/test_lease.py"],
     "core/running/outbox.py": ["tests/core/running/test_outbox.py", "tests/core/running/test_lease.py",
                                "tests/core/running/test_statements_per_call.py",
                                "tests/core/test_rules_that_broke.py"],
