@@ -128,9 +128,7 @@ MODULES: dict[str, list[str]] = {
                                      "tests/core/test_rules_that_broke.py"],
     # the driver, split into its parts: each row covers every function of its module
     "core/running/lease.py": ["tests/core/running/test_lease_rules.py", "tests/core/running/test_lease.py"],
-    "core/running/outbox.py": ["tests/core/running/test_outbox.py", "tests/core/running/test_lease.py",
-                               "tests/core/running/test_statements_per_call.py",
-                               "tests/core/test_rules_that_broke.py"],
+    "core/running/outbox.py": ["tests/core/running/test_outbox_rules.py", "tests/core/running/test_outbox.py"],
     "core/running/driver.py": ["tests/core/running/test_driver_rules.py"],
     "core/running/steps.py": ["tests/core/running/test_step_rules.py", "tests/core/running/test_steps.py"],
     "core/running/turns.py": ["tests/core/running/test_turns.py", "tests/core/deliberation/test_open_floor.py",
