@@ -131,8 +131,7 @@ MODULES: dict[str, list[str]] = {
     "core/running/outbox.py": ["tests/core/running/test_outbox_rules.py", "tests/core/running/test_outbox.py"],
     "core/running/driver.py": ["tests/core/running/test_driver_rules.py"],
     "core/running/steps.py": ["tests/core/running/test_step_rules.py", "tests/core/running/test_steps.py"],
-    "core/running/turns.py": ["tests/core/running/test_turns.py", "tests/core/deliberation/test_open_floor.py",
-                              "tests/core/control/test_control.py"],
+    "core/running/turns.py": ["tests/core/running/test_turn_rules.py", "tests/core/running/test_turns.py"],
     "core/running/placeholders.py": ["tests/core/running/test_placeholders.py",
                                      "tests/core/running/test_placeholder_rules.py"],
     # what guards the prompts against what people write, and what they are built from

@@ -15,12 +15,21 @@ from core.models import Discussion, Post, Status
 from core.running.config import DriverConfig
 from core.running.driver import Driver
 from core.showing.pages import PageLinks
+from core.storage.db import make_engine
 from core.storage.store import Store
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM
 
 ME = "this-process"
+
+
+@pytest.fixture
+async def store(sqlite_url: str) -> AsyncIterator[Store]:
+    """SQLite only: no rule of the step loop here is about a row lock (the lease and outbox rules run on both)."""
+    s = Store(make_engine(sqlite_url))
+    yield s
+    await s.close()
 
 
 class LinkChat(RecordingChat):
