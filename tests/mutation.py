@@ -94,6 +94,9 @@ EQUIVALENT: dict[str, str] = {
     "core.running.live.x\u01c1LiveText\u01c1__init____mutmut_9": "`float('-INF')` is `float('-inf')`",
     **{f"core.running.live.x\u01c1LiveText\u01c1push__mutmut_{n}": "the task's name: shown only in asyncio's debug "
        "output, read by nothing" for n in (16, 18, 19, 20)},
+    # lease, driver: the names of the tasks they start
+    **{f"core.running.lease.x\u01c1Lease\u01c1hold__mutmut_{n}": "the heartbeat task's name: shown only in asyncio's "
+       "debug output and task listings, read by nothing" for n in (6, 8, 9, 10)},
 }
 
 # Each rule module, and the tests that pin it (mutmut runs, per mutant, those of them that reach its function). A
