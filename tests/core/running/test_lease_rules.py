@@ -8,6 +8,7 @@ day's spend when asked; giving a lease back frees it at once."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -206,12 +207,12 @@ def renewals_refused() -> Iterator[list[str]]:
 
 
 async def test_a_refused_renewal_keeps_the_work_only_while_the_lease_outlives_the_next_beat(
-        store: Store, both: tuple[Lease, Clock, Stepper, Kept]) -> None:
+        store: Store, both: tuple[Lease, Clock, Stepper, Kept], caplog: pytest.LogCaptureFixture) -> None:
     lease, clock, stepper, _ = both
     await read_topic(store, "d1", lease)  # held until START + 30 s
     work = asyncio.create_task(forever())
     lease.hold("d1", work)
-    with renewals_refused() as refused:
+    with renewals_refused() as refused, caplog.at_level(logging.WARNING, logger="core.running.lease"):
         clock.advance(10)
         await stepper.beat(heart(lease))  # next beat at +20 s, before the lease runs out: the work goes on
         await asyncio.sleep(0)
@@ -221,6 +222,10 @@ async def test_a_refused_renewal_keeps_the_work_only_while_the_lease_outlives_th
         await stepper.beat(heart(lease))  # the next beat would come exactly as it runs out: stopped now
         await asyncio.sleep(0)
         assert len(refused) == 2 and work.cancelled()
+    said = [r for r in caplog.records if r.name == "core.running.lease"]
+    assert [r.getMessage() for r in said] == ["could not renew the leases on 1 discussion(s)"] * 2
+    assert all(r.exc_info is not None and "the database is away" in str(r.exc_info[1]) for r in said), \
+        "with the database's error"
 
 
 async def test_a_lease_given_back_is_free_at_once_and_no_longer_renewed(
