@@ -8,6 +8,7 @@ a header gives the discussion its thread, a poll its message, an ending's header
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 
@@ -58,8 +59,8 @@ class Slow(Exception):
 
 
 class Rig:
-    def __init__(self, store: Store) -> None:
-        self.store, self.chat, self.clock = store, Refusing(), FakeClock()
+    def __init__(self, store: Store, chat: Refusing | None = None) -> None:
+        self.store, self.chat, self.clock = store, chat or Refusing(), FakeClock()
         self.driver = Driver(store, ScriptedLLM(), {"slack": self.chat}, self.clock,
                              DriverConfig(owner=ME, lease_ttl=TTL, send_lands_s=0.0))
         self.outbox = self.driver.outbox
@@ -100,6 +101,10 @@ class Rig:
         return d
 
 
+def said(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "core.running.outbox"]
+
+
 @pytest.fixture
 async def rig(store: Store) -> AsyncIterator[Rig]:
     r = Rig(store)
@@ -125,20 +130,26 @@ async def test_posts_go_out_in_order_once_each_under_the_lease(rig: Rig) -> None
     assert [r["ref"] for r in rows] == [rig.chat.by_key[k].ref for k in ("d1:a", "d1:b", "d1:c")]
 
 
-async def test_without_the_lease_nothing_is_sent(rig: Rig) -> None:
+async def test_without_the_lease_nothing_is_sent(rig: Rig, caplog: pytest.LogCaptureFixture) -> None:
     await rig.add("d1:a", leased=False)
-    assert not await rig.outbox.publish("d1")
+    with caplog.at_level(logging.INFO, logger="core.running.outbox"):
+        assert not await rig.outbox.publish("d1")
+    assert said(caplog) == ["d1 is no longer driven here; its posts are left to the driver that has it"]
     async with rig.store.tx() as tx:
         assert await tx.acquire_lease("d1", OTHER, rig.clock.now(), TTL)
     assert not await rig.outbox.publish("d1")
     assert rig.chat.keys("d1") == [] and [r["attempts"] for r in await rig.rows()] == [0]
 
 
-async def test_a_refused_post_waits_out_its_backoff_and_the_rest_wait_behind_it(rig: Rig) -> None:
+async def test_a_refused_post_waits_out_its_backoff_and_the_rest_wait_behind_it(
+        rig: Rig, caplog: pytest.LogCaptureFixture) -> None:
     await rig.add("d1:a", "d1:b")
     rig.chat.refusals = [RuntimeError("down"), RuntimeError("down")]
     start = rig.clock.now()
-    assert not await rig.outbox.publish("d1")
+    with caplog.at_level(logging.INFO, logger="core.running.outbox"):
+        assert not await rig.outbox.publish("d1")
+    assert said(caplog) == ["could not publish d1:a; trying again in 2 s"]
+    assert caplog.records[-1].exc_info is not None and str(caplog.records[-1].exc_info[1]) == "down"
     assert await rig.due() == start + timedelta(seconds=2)
     assert [r["last_error"] for r in await rig.rows()] == ["RuntimeError: down", ""]
     rig.clock.advance(seconds=1.9)
@@ -185,20 +196,28 @@ async def test_a_paused_discussion_is_never_blocked_by_its_posts(rig: Rig) -> No
     assert (await rig.d()).status == Status.PAUSED and rig.chat.told == []
 
 
-async def test_a_post_that_can_never_land_buries_the_queue_and_blocks_at_once(rig: Rig) -> None:
+async def test_a_post_that_can_never_land_buries_the_queue_and_blocks_at_once(
+        rig: Rig, caplog: pytest.LogCaptureFixture) -> None:
     await rig.add("d1:a", "d1:b", status=Status.WAITING)
     rig.chat.gone = "channel archived"
-    assert not await rig.outbox.publish("d1")
+    with caplog.at_level(logging.INFO, logger="core.running.outbox"):
+        assert not await rig.outbox.publish("d1")
+    assert said(caplog) == ["d1:a can never be posted: channel archived"]
     d = await rig.d()
     assert d.status == Status.BLOCKED and d.blocked_reason == "it cannot post any more: channel archived"
     assert [r["dead"] for r in await rig.rows() if r["key"] in ("d1:a", "d1:b")] == [True, True]
     assert len(rig.chat.told) == 1
 
 
-async def test_a_slow_down_is_waited_out_and_never_counts_toward_blocking(rig: Rig) -> None:
+async def test_a_slow_down_is_waited_out_and_never_counts_toward_blocking(
+        rig: Rig, caplog: pytest.LogCaptureFixture) -> None:
     await rig.add("d1:a")
     rig.chat.refusals = [RateLimited("slow down", 7.0) for _ in range(8)]
-    for _ in range(8):
+    with caplog.at_level(logging.INFO, logger="core.running.outbox"):
+        assert not await rig.outbox.publish("d1")
+    assert said(caplog) == ["d1:a: the platform asked to slow down; trying again in 7.0 s"]
+    rig.clock.advance(seconds=7)
+    for _ in range(7):
         assert not await rig.outbox.publish("d1")
         assert await rig.due() == rig.clock.now() + timedelta(seconds=7)
         rig.clock.advance(seconds=7)
@@ -359,3 +378,25 @@ async def test_a_forgotten_discussion_starts_its_tickets_again(rig: Rig) -> None
     await rig.queue("d1:b")
     assert await rig.outbox.publish("d1")
     assert rig.chat.keys("d1") == ["d1:a", "d1:b"]
+
+
+class Mute(Refusing):
+    """A chat that cannot message the starter privately either."""
+
+    async def tell(self, discussion: Discussion, user_id: str, post: Post) -> None:
+        raise RuntimeError("direct messages are closed")
+
+
+async def test_a_starter_who_cannot_be_told_still_finds_the_discussion_blocked(
+        store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    r = Rig(store, Mute())
+    try:
+        await r.add("d1:a")
+        r.chat.gone = "bot removed"
+        with caplog.at_level(logging.WARNING, logger="core.running.outbox"):
+            assert not await r.outbox.publish("d1")
+        assert (await r.d()).status == Status.BLOCKED
+        assert said(caplog)[-1] == "could not tell U1 that d1 is blocked"
+        assert caplog.records[-1].exc_info is not None
+    finally:
+        await r.driver.shutdown()
