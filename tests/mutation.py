@@ -97,6 +97,9 @@ EQUIVALENT: dict[str, str] = {
     # lease, driver: the names of the tasks they start
     **{f"core.running.lease.x\u01c1Lease\u01c1hold__mutmut_{n}": "the heartbeat task's name: shown only in asyncio's "
        "debug output and task listings, read by nothing" for n in (6, 8, 9, 10)},
+    "core.running.steps.x\u01c1Steps\u01c1apply__mutmut_7": "the link of a transition that does not finish the "
+                                                       "discussion: `_transit` reads it only to record a finished "
+                                                       "discussion's decision, under the same condition",
 }
 
 # Each rule module, and the tests that pin it (mutmut runs, per mutant, those of them that reach its function). A
