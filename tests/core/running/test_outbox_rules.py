@@ -21,6 +21,7 @@ from core.running.config import DriverConfig
 from core.running.driver import Driver
 from core.running.outbox import retry_delay
 from core.storage import tables as t
+from core.storage.db import make_engine
 from core.storage.store import Store
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
@@ -99,6 +100,14 @@ class Rig:
             d = await tx.discussion("d1")
         assert d is not None
         return d
+
+
+@pytest.fixture
+async def store(sqlite_url: str) -> AsyncIterator[Store]:
+    """SQLite only: the claims' row locks are PostgreSQL's, and test_outbox.py races two replicas on it."""
+    s = Store(make_engine(sqlite_url))
+    yield s
+    await s.close()
 
 
 def said(caplog: pytest.LogCaptureFixture) -> list[str]:
