@@ -97,6 +97,17 @@ EQUIVALENT: dict[str, str] = {
     # lease, driver: the names of the tasks they start
     **{f"core.running.lease.x\u01c1Lease\u01c1hold__mutmut_{n}": "the heartbeat task's name: shown only in asyncio's "
        "debug output and task listings, read by nothing" for n in (6, 8, 9, 10)},
+    **{f"core.running.lease.x\u01c1Lease\u01c1_heartbeat__mutmut_{n}": "the default of `expires.get` when a renewal "
+       "fails: every discussion whose work is held had its expiry set by `take` before `hold`, and `let_go` drops "
+       "both together, so it is never read" for n in (33, 35, 36)},
+    **{f"core.running.driver.x\u01c1Driver\u01c1{f}__mutmut_{n}": "a task's name: shown only in asyncio's debug "
+       "output and task listings, read by nothing" for f, n in (("kick", 13), ("kick", 15), ("drive", 14),
+                                                              ("drive", 16), ("drive", 65), ("drive", 67))},
+    **{f"core.running.driver.x\u01c1Driver\u01c1drive__mutmut_{n}": "`_tasks.pop(id)` without its default: `drive` "
+       "runs only in the task `kick` or a drive-later stored under the discussion's id, which nothing else removes "
+       "before it ends" for n in (11, 51)},
+    **{f"core.running.driver.x\u01c1Driver\u01c1{f}__mutmut_{n}": "`_closing = None` for False: it is only read "
+       "for its truth" for f, n in (("__init__", 4), ("shutdown", 23))},
     "core.running.steps.x\u01c1Steps\u01c1apply__mutmut_7": "the link of a transition that does not finish the "
                                                        "discussion: `_transit` reads it only to record a finished "
                                                        "discussion's decision, under the same condition",

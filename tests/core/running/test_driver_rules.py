@@ -80,6 +80,10 @@ class Rig:
         await asyncio.wait_for(self.chat.arrived.wait(), 5)
 
 
+def said(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "core.running.driver"]
+
+
 @pytest.fixture
 async def store(sqlite_url: str) -> AsyncIterator[Store]:
     """SQLite only: no rule of the driver is about a row lock (the lease's and the outbox's rules run on both)."""
@@ -104,6 +108,7 @@ async def test_a_kick_drives_the_discussion_and_the_lease_is_given_back_when_not
     assert rig.chat.keys("d1") == ["d1:a", "d1:b"]
     assert await rig.owner("d1") is None
     assert "d1" not in rig.driver._tasks, "a finished driver is not kept"
+    assert rig.driver.kept.get("d1") is None and "d1" not in rig.driver.outbox._locks, "nor what it kept"
     again = rig.driver.kick("d1")
     assert again is not task, "the next kick drives again"
     await again
@@ -204,17 +209,19 @@ async def test_shutdown_stops_running_drivers_frees_their_leases_and_starts_none
     await rig.add("d1", "d1:a")
     await rig.add("d2", "d2:a")
     gate = rig.hold()
-    rig.driver.kick("d1")
+    first = rig.driver.kick("d1")
     await rig.arrived()
     with caplog.at_level(logging.WARNING, logger="core.running.driver"):
         stopping = asyncio.create_task(rig.driver.shutdown())
         await asyncio.sleep(0)
         late = rig.driver.kick("d2")  # a wake-up racing the shutdown
         await asyncio.wait_for(stopping, 5)
+        assert first.done(), "stopped, not only asked to stop"
     for _ in range(3):
         await asyncio.sleep(0)
     assert late.done(), "nothing to wait for"
-    assert "stopping 1 discussion driver(s) mid-step" in caplog.text
+    await late
+    assert said(caplog) == ["stopping 1 discussion driver(s) mid-step; their leases are released now"]
     assert rig.chat.keys() == [], "the post in flight was cut short, and d2 never driven"
     assert await rig.owner("d1") is None and await rig.owner("d2") is None
     renewer = rig.driver.lease._renewer
@@ -235,9 +242,10 @@ async def test_a_halt_stops_the_step_and_drives_again(rig: Rig, caplog: pytest.L
         await asyncio.sleep(0)
         rig.chat.arrived.clear()
         await rig.arrived()  # driven again: the post is tried once more
-    assert "d1 was stopped mid-step" in caplog.text and "lost the lease" not in caplog.text
+    assert said(caplog) == ["d1 was stopped mid-step; its model calls were cancelled"]
     gate.set()
     await rig.driver.idle()
+    assert "d1" not in rig.driver._halted
     assert rig.chat.keys("d1") == ["d1:a"]
     assert await rig.owner("d1") is None
 
@@ -255,7 +263,7 @@ async def test_a_lease_lost_mid_step_stops_the_driver_here_and_leaves_the_lease(
     with caplog.at_level(logging.WARNING, logger="core.running.driver"):
         gate.set()
         await rig.driver.idle()
-    assert "lost the lease on d1" in caplog.text
+    assert said(caplog) == ["lost the lease on d1; stopped its driver here"]
     assert rig.chat.keys("d1") == ["d1:a"], "nothing more is sent here"
     assert await rig.owner("d1") == OTHER
 
@@ -264,7 +272,8 @@ async def test_a_failing_driver_is_logged_and_never_raised(rig: Rig, caplog: pyt
     await rig.add("d1", "d1:a", platform="nowhere")  # no chat to send its post through
     with caplog.at_level(logging.ERROR, logger="core.running.driver"):
         await rig.driver.kick("d1")
-    assert "driver for d1 failed" in caplog.text
+    assert said(caplog) == ["driver for d1 failed; the sweeper will pick it up again"]
+    assert caplog.records[-1].exc_info is not None, "with what failed"
     assert await rig.owner("d1") is None
 
 
@@ -340,3 +349,21 @@ async def test_a_takeover_retracts_the_placeholders_another_process_left(rig: Ri
     async with rig.store.tx() as tx:
         assert await tx.placeholders("d1") == []
         assert await tx.placeholders("d2") == [("d2:r1:s1:analyst", "ts-2", OTHER)]
+
+
+async def test_a_sweep_drives_what_it_claims(rig: Rig) -> None:
+    await rig.add("d1", "d1:a")
+    async with rig.store.tx() as tx:
+        assert await tx.acquire_lease("d1", OTHER, rig.clock.now() - timedelta(seconds=TTL + 1), TTL)
+    assert await rig.driver.sweep() == ["d1"]
+    await rig.driver.idle()
+    assert rig.chat.keys("d1") == ["d1:a"]
+
+
+async def test_a_platform_that_refuses_for_good_blocks_the_discussion(rig: Rig) -> None:
+    await rig.add("d1", "d1:a")
+    rig.chat.gone = "channel archived"
+    await rig.driver.kick("d1")
+    async with rig.store.tx() as tx:
+        d = await tx.discussion("d1")
+    assert d is not None and d.status == Status.BLOCKED
