@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -216,18 +217,27 @@ async def test_a_stop_for_budget_closes_the_open_polls_with_their_tallies(
     assert [p.key for p in shown] == [f"{polls[0].key}:closed"], "the poll itself shows its tally, once"
 
 
+class Announced(asyncio.Event):
+    """A model-call gate that says when the first call has reached it: the test awaits that, not a poll."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = asyncio.Event()
+
+    async def wait(self) -> Literal[True]:
+        self.entered.set()
+        return await super().wait()
+
+
 async def test_stop_cancels_the_model_calls_in_flight_and_nothing_of_them_is_posted(
     app: App, chat: RecordingChat, llm: ScriptedLLM
 ) -> None:
     did = (await app.service.handle(start())).discussion_id
     await settle(app)  # round 1, then waiting for the next step
-    gate = llm.hold()  # every model call now waits, as a slow one would
+    gate = llm.gate = Announced()  # every model call now waits, as a slow one would
     await app.service.handle(c.ChooseNextAction(**C1, discussion_id=did, action=c.NextAction.ANOTHER_ROUND,
                                                 user_id="U1"))
-    for _ in range(500):  # the round's opening is being written
-        if llm.waiting:
-            break
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(gate.entered.wait(), 5)  # the round's opening is being written
     assert llm.waiting == 1
     await app.service.handle(c.Stop(**C1, discussion_id=did, user_id="U1"))
     await asyncio.wait_for(settle(app), 5)  # without the cancel, the held call would never end
