@@ -77,6 +77,13 @@ EQUIVALENT: dict[str, str] = {
     **{f"adapters.slack.installs.x\u01c1SealedInstallations\u01c1{f}__mutmut_2": "`_apply(None, …)` for a find "
        "of nothing: a copy of None has none of the fields, so it returns None as the guard did"
        for f in ("async_find_bot", "async_find_installation")},
+    # schedules: an update that never reads its time, and a protocol's default
+    **{f"core.control.schedules.x\u01c1Schedules\u01c1{f}__mutmut_{n}": "`upsert_schedule(…, None)` for a row "
+       "read in this transaction by its key: `now` is read only to date a row inserted, and this one is updated"
+       for f, n in (("schedule_round", 30), ("set_digest", 33), ("_start_round", 12))},
+    "core.control.schedules.x\u01c1Steering\u01c1choose__mutmut_1": "the default of a Protocol's method: "
+                                                                   "nothing calls the protocol's body, the "
+                                                                   "service's own `choose` has its default",
     # live: defaults no path reaches, and a task's name
     **{f"core.running.live.x\u01c1ChannelBudget\u01c1allow__mutmut_{n}": "the default of `_last.get`: a turn "
        "known in a channel was let through there once, which set the channel's last edit, and nothing removes it"
@@ -187,8 +194,8 @@ MODULES: dict[str, list[str]] = {
     # time
     "core/when/timeparse.py": ["tests/core/when/test_timeparse.py"],
     "core/when/cron.py": ["tests/core/when/test_timeparse.py", "tests/core/control/test_digest_rules.py"],
-    "core/control/schedules.py": ["tests/core/control/test_schedules.py", "tests/core/showing/test_digest_activity.py",
-                                  "tests/core/control/test_schedule_rules.py"],
+    "core/control/schedules.py": ["tests/core/control/test_schedule_mutants.py",
+                                  "tests/core/control/test_schedule_rules.py", "tests/core/control/test_schedules.py"],
     # the flows' rules
     "core/deliberation/engine.py": ["tests/core/deliberation/test_engine.py", "tests/core/deliberation/test_flows.py",
                                     "tests/core/deliberation/test_engine_rules.py"],
