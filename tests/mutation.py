@@ -81,6 +81,13 @@ EQUIVALENT: dict[str, str] = {
     **{f"core.control.schedules.x\u01c1Schedules\u01c1{f}__mutmut_{n}": "`upsert_schedule(…, None)` for a row "
        "read in this transaction by its key: `now` is read only to date a row inserted, and this one is updated"
        for f, n in (("schedule_round", 30), ("set_digest", 33), ("_start_round", 12))},
+    **{f"core.control.schedules.x\u01c1Schedules\u01c1_written__mutmut_{n}": "how the digest's words are dumped "
+       "to be kept: `digest.render` makes a post of strings, a bool and empty lists, which every mode dumps alike "
+       "(an unknown mode dumps as python's), and of no files (`files` kept as `[]` or left out reads back as `[]`, "
+       "and is set afresh before sending)" for n in (50, 51, 52, 53, 54, 55, 56, 57)},
+    "core.control.schedules.x\u01c1Schedules\u01c1_written__mutmut_74": "`held = ''` for `held = None`: only "
+                                                                       "`if held:` reads it after, and both are "
+                                                                       "false",
     "core.control.schedules.x\u01c1Steering\u01c1choose__mutmut_1": "the default of a Protocol's method: "
                                                                    "nothing calls the protocol's body, the "
                                                                    "service's own `choose` has its default",

@@ -3,8 +3,9 @@ replies and notices say, what its log tells an operator, and how a digest's mode
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -339,3 +340,86 @@ async def test_a_digest_whose_call_fails_gives_its_hold_back(
         assert await spend_today(app, s) == pytest.approx(before), "the failed call's hold was kept"
     finally:
         await app.close(grace_s=0)
+
+
+async def test_a_digest_retried_after_a_failed_send_sends_the_words_written_the_first_time(
+    app: App, chat: RecordingChat, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    s = await set_hourly(app)
+    await app.service.handle(start(topic="Which CI provider?", rounds=1))
+    await settle(app)
+    asked = len(llm.prompts)
+    chat.fail_next_announce(1)
+    clock.advance(hours=1)
+    assert await app.service.schedules.fire(s.id)
+    assert chat.announced == [] and await digest_prompts(llm, asked) == 1
+    clock.advance(seconds=app.driver.config.lease_ttl + 1)
+    assert await app.service.schedules.deliver_digests() == 1
+    assert await digest_prompts(llm, asked) == 1, "the retry asked the model to write the digest again"
+    async with app.store.tx() as tx:
+        [row] = await tx.digests(s.id)
+    assert chat.announced[0][3].text == row["post"]["text"]
+
+
+async def test_a_digest_links_each_discussions_page_under_its_current_key(
+    sqlite_url: str, chat: RecordingChat, llm: ScriptedLLM, clock: FakeClock
+) -> None:
+    app = await build(sqlite_url, chat, llm, clock, council_public_url="https://council.invalid",
+                      council_web_secret="web-secret-for-tests-at-least-32-bytes")
+    try:
+        s = await set_hourly(app)
+        did = await waiting(app)
+        await app.service.handle(c.RevokeLinks(**C1, discussion_id=did, user_id="U1"))  # its key is now 1
+        await settle(app)
+        clock.advance(hours=1)
+        assert await app.service.schedules.fire(s.id)
+        [(_, _, _, post)] = chat.announced
+        # covered, and waiting on people: each time with the same link
+        [link] = {part.split(")", 1)[0] for part in post.text.split("[page](")[1:]}
+        address, _, query = link.partition("?")
+        fields = dict(pair.split("=", 1) for pair in query.split("&"))
+        assert address == f"https://council.invalid/d/{did}" and fields.get("v") == "1"
+        pages = app.driver.config.pages
+        assert int(fields["exp"]) == int((clock.now() + pages.ttl).timestamp())
+        assert pages.valid(did, fields["exp"], fields["sig"], clock.now(), version=1)
+    finally:
+        await app.close(grace_s=0)
+
+
+async def steps_until(condition: Callable[[], bool], what: str, steps: int = 10_000) -> None:
+    """Let the loop run other tasks until `condition` holds, by steps, not by time."""
+    for _ in range(steps):
+        if condition():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError(f"never: {what}")
+
+
+async def test_a_sender_whose_lease_lapsed_while_it_wrote_logs_that_it_left_the_digest_to_the_other(
+    app: App, chat: RecordingChat, llm: ScriptedLLM, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    s = await set_hourly(app)
+    await app.service.handle(start(topic="Which CI provider?", rounds=1))
+    await settle(app)
+    clock.advance(hours=1)
+    gate = llm.hold()
+    first = asyncio.create_task(app.service.schedules.fire(s.id))
+    await steps_until(lambda: llm.waiting == 1, "the first sender inside its model call")
+    clock.advance(seconds=app.driver.config.lease_ttl + 1)
+    second = asyncio.create_task(app.service.schedules.deliver_digests())
+    await steps_until(lambda: llm.waiting == 2, "the second sender inside its model call")
+    gate.set()
+    assert (await asyncio.gather(first, second))[1] == 1
+    async with app.store.tx() as tx:
+        [row] = await tx.digests(s.id)
+    assert f"digest {row['id']} was claimed by another delivery while it was written; left to it" in logged(caplog)
+    assert len(chat.announced) == 1
+
+
+async def test_a_timer_waking_two_seconds_early_is_too_early(app: App, clock: FakeClock) -> None:
+    s = await set_hourly(app)
+    clock.set(T0 + timedelta(hours=1) - timedelta(seconds=2))
+    assert not await app.service.schedules.fire(s.id)
+    clock.advance(seconds=1)  # a second early counts as on time
+    assert await app.service.schedules.fire(s.id)
