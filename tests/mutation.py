@@ -197,7 +197,8 @@ MODULES: dict[str, list[str]] = {
     "core/storage/sealing.py": ["tests/core/storage/test_sealing_rules.py"],
     "adapters/slack/installs.py": ["tests/adapters/slack/test_secrets_at_rest.py",
                                    "tests/adapters/slack/test_installs_cache.py",
-                                   "tests/adapters/slack/test_install_rules.py"],
+                                   "tests/adapters/slack/test_install_rules.py",
+                                   "tests/adapters/slack/test_install_deletes.py"],
     # time
     "core/when/timeparse.py": ["tests/core/when/test_timeparse.py"],
     "core/when/cron.py": ["tests/core/when/test_timeparse.py", "tests/core/control/test_digest_rules.py"],
