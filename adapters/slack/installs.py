@@ -184,17 +184,19 @@ class ExpiringInstallations(AsyncCacheableInstallationStore):
         self._forget()
         await super().async_save_bot(bot)
 
-    async def async_delete_bot(self, **kwargs: Any) -> None:
+    # The store's own keywords, each passed on by name: which workspace (and person) a removal is for is the rule.
+    async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         self._forget()
-        await super().async_delete_bot(**kwargs)
+        await super().async_delete_bot(enterprise_id=enterprise_id, team_id=team_id)
 
-    async def async_delete_installation(self, **kwargs: Any) -> None:
+    async def async_delete_installation(self, *, enterprise_id: str | None, team_id: str | None,
+                                        user_id: str | None = None) -> None:
         self._forget()
-        await super().async_delete_installation(**kwargs)
+        await super().async_delete_installation(enterprise_id=enterprise_id, team_id=team_id, user_id=user_id)
 
-    async def async_delete_all(self, **kwargs: Any) -> None:
+    async def async_delete_all(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         self._forget()
-        await super().async_delete_all(**kwargs)
+        await super().async_delete_all(enterprise_id=enterprise_id, team_id=team_id)
 
 
 async def reseal(engine: AsyncEngine, sealer: Sealer) -> int:
