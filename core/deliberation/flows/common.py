@@ -84,12 +84,16 @@ def shared_task(state: State, plan: TurnPlan) -> str | None:
     return None
 
 
+def quoted_labels(names: dict[str, str]) -> dict[str, str]:
+    """Options' labels as an instruction names them: an option's label may be a person's words (an option they
+    gave, a seat holder's `new:` stance), so each is one escaped line in double quotes it cannot end, never a line,
+    a tag or a sentence of the instruction's own."""
+    return {k: f'"{attr(label, INLINE_CHARS)}"' for k, label in names.items()}
+
+
 def verdict_note(state: State, round_: int, *, carry: bool = False) -> str:
     """What a closing is given of the computed verdict, and asked to answer as data (its kind in `reads`)."""
-    # An option's label may be a person's words (an option they gave, a seat holder's `new:` stance): each enters
-    # the tally as one escaped line in double quotes, so it cannot close, forge or start a line of the instruction.
-    shown = {k: f'"{attr(label, INLINE_CHARS)}"' for k, label in stances.names(state).items()}
-    verdict = stances.of_rows(stances.table(state, round_, carry=carry), [], shown)
+    verdict = stances.of_rows(stances.table(state, round_, carry=carry), [], quoted_labels(stances.names(state)))
     return (" Set `reads` to the kind of the computed verdict; a summary of another kind is withheld from the "
             f"thread. The tally of the recorded stances: {verdict.text}\nComputed verdict: {verdict.kind} "
             f"{verdict.choice or 'none'}")

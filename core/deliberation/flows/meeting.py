@@ -8,8 +8,8 @@ from pydantic import BaseModel
 from core.deliberation import choices, holders, question, stances, tally
 from core.deliberation.choices import Option
 from core.deliberation.flows.base import QuestionFrom, State, Step, StepSpec, Tier, Transition, TurnPlan
-from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, shared_task
-from core.deliberation.quoting import inline, named, quote
+from core.deliberation.flows.common import HUMANS_RULE, SHARED_LABELS, STANCE_RULE, quoted_labels, shared_task
+from core.deliberation.quoting import named, quote
 from core.deliberation.roster import mentioned, seats_from_lines
 from core.deliberation.schemas import MeetingOptions, MeetingRecommendation, RankedVote, RosterSpec
 from core.models import Discussion, Persona, Phase, Role, TurnStatus
@@ -119,10 +119,10 @@ def _position_lines(state: State, round_: int) -> list[str]:
 
 def _position_prompt_lines(state: State, round_: int) -> list[str]:
     """The positions as another owner's instruction carries them: a seat may be held by a person, so each name,
-    label and reason is data (escaped, the reason quoted), never a line that reads as the moderator's."""
-    shown = stances.names(state)
+    label and reason is data (the label and the reason quoted), never a line that reads as the moderator's."""
+    shown = quoted_labels(stances.names(state))
     rows = [r for r in stances.table(state, round_) if r.counted or r.choice]
-    return [f"- {named(r.persona)}: {inline(choices.show(r.choice, shown))}"
+    return [f"- {named(r.persona)}: {choices.show(r.choice, shown)}"
             + (f"\n{quote('stance', r.stance, name=r.persona)}" if r.stance else "") for r in rows]
 
 
@@ -184,11 +184,11 @@ def tally_summary(state: State) -> str:
     """The owners' tally as the moderator reads it before writing the dissents: each option's average rank and
     first places, and each owner's ranking."""
     ballots, _, unmatched = owner_ballots(state)
-    shown = {o.id: o.label for o in fixed_options(state)}
-    lines = [f"{i}. {inline(choices.show(t.item, shown))}: average rank {t.average:.1f}, {t.firsts}× #1"
+    shown = quoted_labels({o.id: o.label for o in fixed_options(state)})
+    lines = [f"{i}. {choices.show(t.item, shown)}: average rank {t.average:.1f}, {t.firsts}× #1"
              for i, t in enumerate(tally.tally(ballots), 1)]
     lines += [f"- {named(name)} ranked: " + ", ".join(
-        f"#{i} " + (inline(choices.show(x, shown)) if x else "unmatched") for i, x in enumerate(ids, 1))
+        f"#{i} " + (choices.show(x, shown) if x else "unmatched") for i, x in enumerate(ids, 1))
         for name, ids in ballots.items()]
     # A person's ranking items that name no option are their words: quoted, as any message of theirs.
     lines += [f"- {named(name)} also named, matching no option:\n" + "\n".join(quote("item", x) for x in items)

@@ -128,7 +128,7 @@ def test_the_final_vote_states_the_last_rounds_positions_and_asks_for_an_orderin
     turns = [_stance("eli", 2, "O1", [{"id": "O1", "label": "Billing fixes"}])]
     task = _task(Phase.RANKED_VOTE, OWNERS[1], _state(turns, [MODERATOR, *OWNERS], round_=3), 3, 1)
     assert task.startswith("Round 3 of 3: final vote. The moderator states the positions from round 2:\n")
-    assert '"Eli": Billing fixes [O1]' in task
+    assert '"Eli": "Billing fixes" [O1]' in task
     assert ("\nSubmit your final priority ordering, top three to five, most important first, each with one line on why "
             "it sits there and which domain it affects most. This is your last word.\nRank from these options only, "
             "each by its id (such as O2), each at most once:\nO1: <option>") in task
@@ -157,8 +157,8 @@ def test_the_positions_an_owner_reads_give_each_owner_a_line_and_quote_only_a_re
     assert turns[1].data is not None
     turns[1].data["stance"] = ""  # Fay chose without a reason
     stated = positions(_state(turns, [MODERATOR, *OWNERS[:2]]), 1)
-    assert stated.split("\n") == ["The moderator states the positions from round 1:", '- "Eli": Billing fixes [O1]',
-                                  '<stance name="Eli">', "eli because", "</stance>", '- "Fay": Billing fixes [O1]']
+    assert stated.split("\n") == ["The moderator states the positions from round 1:", '- "Eli": "Billing fixes" [O1]',
+                                  '<stance name="Eli">', "eli because", "</stance>", '- "Fay": "Billing fixes" [O1]']
 
 
 def test_the_options_for_the_vote_are_posted_under_their_heading() -> None:

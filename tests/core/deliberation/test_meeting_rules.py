@@ -156,8 +156,8 @@ def test_the_fixed_options_are_the_moderators_and_none_before_it_fixed_them() ->
 def test_the_positions_stated_for_a_round_are_each_owners_choice_in_it() -> None:
     stated = positions(state(PROPOSALS), 1)
     assert "round 1" in stated
-    for shown in ('"Eli": Billing fixes [O1]\n<stance name="Eli">\nbecause\n</stance>',
-                  '"Fay": Mobile app [O2]', '"Gus": Platform work [O3]', '"Hal": undecided'):
+    for shown in ('"Eli": "Billing fixes" [O1]\n<stance name="Eli">\nbecause\n</stance>',
+                  '"Fay": "Mobile app" [O2]', '"Gus": "Platform work" [O3]', '"Hal": undecided'):
         assert shown in stated, shown
 
 
@@ -211,12 +211,12 @@ def test_the_tally_the_moderator_reads_ranks_by_average_then_lists_each_ballot_a
     # A left-out option counts as rank 6: O2 (2 + 1 + 1) / 3, O1 (1 + 2 + 6) / 3, O3 (6 + 6 + 3) / 3: Gus wrote
     # Platform work third, after an item naming no option, and it stays third.
     assert tally_summary(ranked()).splitlines() == [
-        "1. Mobile app [O2]: average rank 1.3, 2× #1",
-        "2. Billing fixes [O1]: average rank 3.0, 1× #1",
-        "3. Platform work [O3]: average rank 5.0, 0× #1",
-        '- "Eli" ranked: #1 Billing fixes [O1], #2 Mobile app [O2], #3 unmatched',
-        '- "Fay" ranked: #1 Mobile app [O2], #2 Billing fixes [O1]',
-        '- "Gus" ranked: #1 Mobile app [O2], #2 unmatched, #3 Platform work [O3]',
+        '1. "Mobile app" [O2]: average rank 1.3, 2× #1',
+        '2. "Billing fixes" [O1]: average rank 3.0, 1× #1',
+        '3. "Platform work" [O3]: average rank 5.0, 0× #1',
+        '- "Eli" ranked: #1 "Billing fixes" [O1], #2 "Mobile app" [O2], #3 unmatched',
+        '- "Fay" ranked: #1 "Mobile app" [O2], #2 "Billing fixes" [O1]',
+        '- "Gus" ranked: #1 "Mobile app" [O2], #2 unmatched, #3 "Platform work" [O3]',
         '- "Gus" also named, matching no option:', "<item>", "Keep gitflow forever", "</item>",
     ]
 
@@ -253,7 +253,7 @@ def test_a_deliberation_states_the_positions_of_the_round_before_and_names_the_o
     s = state(PROPOSALS, round_=2)
     task = Meeting().task(s, plan(Phase.DELIBERATION, "eli", 2), OWNERS[0])
     assert "Round 2 of 3" in task and "steelman" not in task.lower()
-    for shown in ("Billing fixes [O1]", "Mobile app [O2]", "Platform work [O3]"):
+    for shown in ('"Billing fixes" [O1]', '"Mobile app" [O2]', '"Platform work" [O3]'):
         assert shown in task, shown
     to_ask = task.split("To ask another owner (")[1].split(")")[0]
     assert to_ask == ", ".join(f'"{o.name}"' for o in OWNERS[1:]), "the others, not himself"
@@ -270,7 +270,7 @@ def test_a_steelman_round_asks_for_the_strongest_case_against_the_emerging_choic
               stance("gus", 1, "O1", phase=Phase.PROPOSAL)]
     task = Meeting().task(state(agreed, round_=2), plan(Phase.STEELMAN, "eli", 2), OWNERS[0])
     assert "Round 2 of 3: steelman" in task
-    assert "Billing fixes [O1]" in task
+    assert '"Billing fixes" [O1]' in task
 
 
 def test_the_moderator_fixes_the_vote_from_the_options_the_owners_chose_last() -> None:

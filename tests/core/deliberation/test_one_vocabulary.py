@@ -204,8 +204,8 @@ def test_the_moderator_sees_the_tally_before_writing_dissents_and_the_vote_asks_
     s = state([meeting.MODERATOR, *OWNERS], [options_turn(fixed), ranked("dana", [("O2", "a"), ("O1", "b")]),
                                               ranked("eli", [("O1", "c")])], flow="meeting")
     summary = meeting.tally_summary(s)
-    assert "1. Mobile app [O2]: average rank" in summary or "1. Billing fixes [O1]: average rank" in summary
-    assert '"Dana" ranked: #1 Mobile app [O2], #2 Billing fixes [O1]' in summary
+    assert '1. "Mobile app" [O2]: average rank' in summary or '1. "Billing fixes" [O1]: average rank' in summary
+    assert '"Dana" ranked: #1 "Mobile app" [O2], #2 "Billing fixes" [O1]' in summary
     plan = TurnPlan(key="d:r3:final", round=3, step=2, phase=Phase.FINAL_SYNTHESIS, persona_key="moderator")
     assert summary in meeting.Meeting().task(s, plan, meeting.MODERATOR)  # before it writes the dissents
     vote = RankedVote(ranking=[RankedItem(item="O2", why="users wait", domain="Mobile")], stance="s", label="O2")
@@ -220,8 +220,8 @@ def test_a_middle_round_opens_with_the_positions_of_the_round_before() -> None:
     plan = TurnPlan(key="d:r2:fay", round=2, step=0, phase=Phase.DELIBERATION, persona_key="fay")
     task = meeting.Meeting().task(s, plan, OWNERS[2])
     assert "The moderator states the positions from round 1:" in task
-    assert '- "Dana": Billing fixes [O1]\n<stance name="Dana">\nmy reason\n</stance>' in task
-    assert '- "Eli": Mobile app [O2]\n<stance name="Eli">\nmy reason\n</stance>' in task
+    assert '- "Dana": "Billing fixes" [O1]\n<stance name="Dana">\nmy reason\n</stance>' in task
+    assert '- "Eli": "Mobile app" [O2]\n<stance name="Eli">\nmy reason\n</stance>' in task
 
 
 # Properties over adversarial label pairs -------------------------------------------------------------------
