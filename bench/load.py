@@ -438,7 +438,6 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                     return 1
                 lone = slack.round_done["CLONE"] - lone_began["CLONE"]
                 await settled()  # the lone discussion's last posts go out before the load, not into its counts
-                lone_calls = model.request_count
 
                 async def probe_cost(span_s: float = 2.0) -> float:
                     """The app's CPU seconds a /healthz probe, kept out of its CPU a model call: the app idle for
@@ -569,12 +568,12 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                     whole_threads = threads_since()
                     sql_whole = (whole[1] - calls_before, whole[2] - sql_before)
                     whole_cpu = (whole[0] - cpu_before - probes_s, whole[1] - calls_before)
-                if ROUNDS > 1:
-                    if last_began is not None:
-                        last_began.cancel()  # not every discussion got as far: nothing waits for it
-                    await asyncio.sleep(1.0 / TIME_SCALE)  # a turn run twice would be asking the model now
-                    # A turn asked twice sends the model the same request twice: the same prompt, the same persona.
-                    made.update(json.dumps(body, sort_keys=True) for body in model.requests[calls_before:])
+                if ROUNDS > 1 and last_began is not None:
+                    last_began.cancel()  # not every discussion got as far: nothing waits for it
+                await asyncio.sleep(1.0 / TIME_SCALE)  # a turn run twice would be asking the model now
+                # A turn asked twice sends the model the same request twice: the same prompt, the same persona. (Its
+                # discussions differ, so their calls are not counted against a lone discussion's.)
+                made.update(json.dumps(body, sort_keys=True) for body in model.requests[calls_before:])
                 voter.cancel()
                 # Timed until the last round ends too: the machine's speed can change between round 1 and it.
                 speedometer.terminate()
@@ -604,9 +603,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
     sqlite = "sqlite" in env["DATABASE_URL"]
     p99 = statistics.quantiles(health, n=100)[98] if len(health) >= 2 else float("nan")
     slowest = max(durations) if durations else float("nan")
-    extra_calls = calls - n * lone_calls  # each discussion's round 1 asks the model as often as the lone one's
-    if ROUNDS > 1:  # whole discussions, at different points when measured: requests made more than once instead
-        extra_calls = sum(k - 1 for k in made.values())
+    extra_calls = sum(k - 1 for k in made.values())
     print(f"N {n}, {replicas} replica(s), {per_workspace} per workspace, model latency {latency_s:g} s, Slack's "
           f"limits and the app's rate budget on, database {'SQLite' if sqlite else 'PG'}")
     print(f"lone round 1: {lone:.2f} s")
@@ -682,8 +679,7 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
     print(f"model requests during the load: {mean_kb(model.requests[calls_before:]):.1f} KB of JSON on average; "
           f"Slack's new messages {mean_kb(sent['chat.postMessage']):.2f} KB, edits {mean_kb(sent['chat.update']):.2f} "
           f"KB; the floor sends {prompt_kb:.1f} KB, {post_kb:.2f} KB and {edit_kb:.2f} KB")
-    asked = f"model requests made twice: {extra_calls}" if ROUNDS > 1 else \
-        f"model calls beyond {lone_calls} a discussion: {extra_calls}"
+    asked = f"model requests made twice: {extra_calls}"
     print(f"people's votes on the load's polls: {sum(votes.values())} ({dict(votes)} by HTTP status)")
     print(f"Slack answered 429 {refused} times during the load ({dict(load_429)}), and {sum(setup_429.values())} "
           f"times before it ({dict(setup_429)}: the bench's setup, every workspace's OAuth install at once, and the "
