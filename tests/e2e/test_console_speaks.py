@@ -167,7 +167,9 @@ def test_an_open_floor_draws_its_header_once_and_its_closing_points_to_the_table
 
 
 def test_a_council_hears_the_person_before_its_verdict_and_ends_with_it(tmp_path: Path) -> None:
-    term = Terminal(tmp_path, "--flow", "council", "--rounds", "1")
+    # Paced, so the council is still speaking when the person types: unpaced, a quiet machine can finish the round
+    # before the line is read, and it is read as a vote instead.
+    term = Terminal(tmp_path, "--flow", "council", "--rounds", "1", "--pace", "0.5")
     term.wait("is thinking")
     term.type("What does this cost us?")
     term.wait("Vote on")
