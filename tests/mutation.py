@@ -15,7 +15,8 @@ marks a row stale when the module's file or one of the files its tests are made 
 the conftest.py files above them, the helpers and fakes they import) is no longer the one measured, or when the row
 measured a test it no longer names.
 mutmut mutates functions only; the module's top-level and class-level constants (a compiled pattern, a limit) are
-mutated here too, and the row's tests run against each.
+mutated here too, and the row's tests run against each, as are a decorated function's and, emptied to return None, a
+function's whose body mutmut has no operator for.
 The score is the share of mutants the tests kill (a timeout counts as killed: the mutant hung the code), the
 mutants listed in EQUIVALENT by name (with the reason) left out; the verdict is on it. A mutant that was not run
 (skipped, not checked, no tests) counts as not killed, and a run whose mutmut failed scores nothing. Beside it, the
@@ -222,7 +223,8 @@ MODULES: dict[str, list[str]] = {
     "core/deliberation/tally.py": ["tests/core/deliberation/test_tally.py", "tests/core/deliberation/test_verdicts.py"],
     "core/deliberation/quoting.py": ["tests/core/deliberation/test_hostile_prompts.py",
                                      "tests/core/deliberation/test_quoting.py"],
-    "core/showing/pages.py": ["tests/core/showing/test_pages.py", "tests/adapters/web/test_page_rules.py"],
+    "core/showing/pages.py": ["tests/core/showing/test_pages.py", "tests/adapters/web/test_page_rules.py",
+                              "tests/core/showing/test_page_link_rules.py"],
     "core/deliberation/context.py": ["tests/core/deliberation/test_context.py",
                                      "tests/core/deliberation/test_people_budget.py",
                                      "tests/core/deliberation/test_people_budget_limits.py",
@@ -316,7 +318,8 @@ MODULES: dict[str, list[str]] = {
                                  "tests/core/control/test_command_tables.py"],
     "core/control/defaults.py": ["tests/core/control/test_channel_defaults.py", "tests/adapters/slack/test_abuse.py",
                                  "tests/core/control/test_defaults_rules.py",
-                                 "tests/core/control/test_default_words.py"],
+                                 "tests/core/control/test_default_words.py",
+                                 "tests/core/control/test_default_edges.py"],
     # Discord's permission refusals
     "adapters/discord/access.py": ["tests/adapters/discord/test_access.py",
                                    "tests/adapters/discord/test_permissions.py",
@@ -440,7 +443,10 @@ def run(module: str, children: int, scores: Path = SCORES) -> None:
     with (work / "mutmut.log").open("w") as log:  # its progress line, kept out of the terminal
         done = subprocess.run([mutmut, "run", "--max-children", str(children), *names], cwd=work, check=False,
                               stdout=log, stderr=subprocess.STDOUT)
-    top = run_module_level(module, work, children)
+    covered = {function_of(n) for n in outcomes(module)} | {function_of(n) for n, _ in
+                                                          decorated_mutants((work / module).read_text())}
+    bare = [f for f in functions_of((work / module).read_text()) if f not in covered]
+    top = run_module_level(module, work, children, emptied=bare)
     (work / RUN_FILE).write_text(json.dumps({**facts, "exit": done.returncode, "module_level": top}))
     record(module, scores)
 
@@ -553,6 +559,35 @@ def decorated_mutants(source: str) -> list[tuple[str, str]]:
     return out
 
 
+# A function whose body mutmut has no operator for (`return [LEAD]`) would leave its row short of it: the tool then
+# empties it, so that it returns None, and the row's tests must notice.
+EMPTIED_PREFIX = "<emptied>."
+
+
+def _members(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    for node in tree.body:
+        members = [(node.name + ".", m) for m in node.body] if isinstance(node, ast.ClassDef) else [("", node)]
+        out |= {owner + fn.name: fn for owner, fn in members if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)}
+    return out
+
+
+def emptied_mutants(source: str, names: list[str]) -> list[tuple[str, str]]:
+    """For each named function (`f`, `Class.method`), the module's source with its body (its docstring kept) made
+    `return None`."""
+    lines = source.splitlines(keepends=True)
+    out: list[tuple[str, str]] = []
+    for name in names:
+        fn = _members(ast.parse(source)).get(name)
+        if fn is None:
+            continue
+        first = (fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno) - 1
+        fn.body = [*fn.body[:1 if ast.get_docstring(fn) else 0], ast.Return(ast.Constant(None))]
+        text = "".join(" " * fn.col_offset + line + "\n" for line in ast.unparse(fn).splitlines())
+        out.append((f"{EMPTIED_PREFIX}{name}", "".join(lines[:first]) + text + "".join(lines[fn.end_lineno or 0:])))
+    return out
+
+
 def _apply(node: ast.AST, change: object, fn: ast.AST) -> None:
     if isinstance(node, ast.Constant):
         node.value = change  # type: ignore[assignment]  # one of `_constant_mutations`
@@ -570,11 +605,13 @@ def _apply(node: ast.AST, change: object, fn: ast.AST) -> None:
 
 
 def run_module_level(module: str, work: Path, children: int = 1, tests: list[str] | None = None,
-                     timeout_s: float = 600) -> dict[str, str]:
-    """Each module-level mutant, and each mutant of a decorated function, run against the row's tests in the
-    scratch copy: killed or survived. One warm process runs them all (`warm_runner`)."""
+                     timeout_s: float = 600, emptied: list[str] | None = None) -> dict[str, str]:
+    """Each module-level mutant, each mutant of a decorated function, and each `emptied` function emptied, run
+    against the row's tests in the scratch copy: killed or survived. One warm process runs them all
+    (`warm_runner`)."""
     original = (work / module).read_text()
-    mutants = module_level_mutants(original) + decorated_mutants(original)
+    mutants = (module_level_mutants(original) + decorated_mutants(original)
+               + emptied_mutants(original, emptied or []))
     if not mutants:
         return {}
     tests = tests if tests is not None else [t for t in MODULES[module] if (ROOT / t).exists()]
@@ -801,6 +838,8 @@ def function_of(mutant: str) -> str:
     """The function a mutant is in, named as `functions_of` names it (`<module>` for a module-level rule)."""
     if mutant.startswith(TOP_PREFIX):
         return "<module>"
+    if mutant.startswith(EMPTIED_PREFIX):
+        return mutant.removeprefix(EMPTIED_PREFIX)
     if mutant.startswith(DECORATED_PREFIX):
         return mutant.removeprefix(DECORATED_PREFIX).rpartition("#")[0]
     name = mutant.rpartition(".")[2].rpartition("__mutmut_")[0]
@@ -813,7 +852,8 @@ def equivalent_key(module: str, mutant: str) -> str:
     """The mutant's name in EQUIVALENT: mutmut's names carry their module, a module-level or decorated mutant's
     (`<module>.LIMIT__const_1`) does not, so its module's dotted name goes first (one module's `WORDS` is not
     another's)."""
-    return f"{slug(module)}.{mutant}" if mutant.startswith((TOP_PREFIX, DECORATED_PREFIX)) else mutant
+    return (f"{slug(module)}.{mutant}" if mutant.startswith((TOP_PREFIX, DECORATED_PREFIX, EMPTIED_PREFIX))
+            else mutant)
 
 
 MEETS, NOTHING = "meets", "no functions to mutate"

@@ -301,6 +301,18 @@ def test_decorated_functions_which_mutmut_leaves_alone_are_mutated_too() -> None
     assert mutation.function_of("<decorated>.K.size#2") == "K.size"
 
 
+def test_a_function_mutmut_has_no_operator_for_is_emptied_so_that_its_row_covers_it() -> None:
+    source = ('LEAD = "lead"\n\n\nclass Floor:\n    def seats(self):\n        """Doc."""\n        return [LEAD]\n\n'
+              '    def other(self):\n        return 1\n\n\ndef kept():\n    return [LEAD]\n')
+    mutants = dict(mutation.emptied_mutants(source, ["Floor.seats", "gone"]))
+    assert list(mutants) == ["<emptied>.Floor.seats"]
+    emptied = mutants["<emptied>.Floor.seats"]
+    assert '    def seats(self):\n        """Doc."""\n        return None\n\n    def other(self):\n' in emptied
+    assert emptied.endswith("def kept():\n    return [LEAD]\n")
+    assert mutation.function_of("<emptied>.Floor.seats") == "Floor.seats"
+    assert mutation.equivalent_key("core/x.py", "<emptied>.Floor.seats") == "core.x.<emptied>.Floor.seats"
+
+
 def test_the_rule_modules_that_guard_prompts_and_the_driver_s_parts_have_rows() -> None:
     for module in ("core/deliberation/links.py", "core/deliberation/prompts.py", "core/control/schedules.py",
                    "core/deliberation/factcheck.py", "core/running/driver.py", "core/running/lease.py",
@@ -437,7 +449,8 @@ def _demo_row(tmp_path: Path, rules: str) -> None:
 def test_module_level_mutants_run_in_forked_children_each_importing_its_own_mutant(tmp_path: Path) -> None:
     _demo_row(tmp_path, 'LIMIT = 3\nUNREAD = "never read"\n\n\ndef over(n):\n    return n > LIMIT\n')
     found = mutation.run_module_level("core/demo_rules.py", tmp_path, children=2,
-                                      tests=["tests/test_demo_rules.py"])
-    # LIMIT 3 -> 4 fails the test; the string nothing reads does not
-    assert found == {"<module>.LIMIT__const_1": "killed", "<module>.UNREAD__const_1": "survived"}
+                                      tests=["tests/test_demo_rules.py"], emptied=["over"])
+    # LIMIT 3 -> 4 fails the test, as `over` returning None does; the string nothing reads does not
+    assert found == {"<module>.LIMIT__const_1": "killed", "<module>.UNREAD__const_1": "survived",
+                     "<emptied>.over": "killed"}
     assert "LIMIT = 3" in (tmp_path / "core" / "demo_rules.py").read_text()  # the file itself is never mutated

@@ -96,7 +96,7 @@ def read(text: str) -> tuple[dict[str, Any], list[str]]:
         return {}, []
     values, warnings = parse(text)
     if not values:
-        raise UserError("No default set: " + ("; ".join(warnings) + ". " if warnings else "") +
+        raise UserError("No default set: " + (_listed(warnings) + ". " if warnings else "") +
                         f"For example {EXAMPLE}, or `off` to clear them.")
     return values, warnings
 
@@ -104,7 +104,12 @@ def read(text: str) -> tuple[dict[str, Any], list[str]]:
 def confirmation(values: dict[str, Any], warnings: list[str]) -> str:
     head = (f"New discussions in this channel start with {describe(values)} unless their start says otherwise."
             if values else "New discussions in this channel use the built-in defaults again.")
-    return head + (f"\n⚠️ Not applied: {'; '.join(warnings)}." if warnings else "")
+    return head + (f"\n⚠️ Not applied: {_listed(warnings)}." if warnings else "")
+
+
+def _listed(warnings: list[str]) -> str:
+    # a warning may end a sentence of its own (a flow's refusal does): one full stop ends the list, not two
+    return "; ".join(w.rstrip(".") for w in warnings)
 
 
 def describe(values: dict[str, Any]) -> str:
