@@ -43,9 +43,10 @@ def human_block(m: HumanMessage) -> str:
 def _turn_text(t: Turn, state: State) -> str:
     p = state.persona(t.persona_key)
     who = inline(credited(p, t) if p else t.persona_key, 80)  # a stand-in's words are never read as the person's
-    person = str((t.data or {}).get("written_by_name") or "") if t.author == Author.PERSON else ""
-    # A person in a seat typed this turn: their words are data, as any message of theirs in the thread.
-    said = quote("human", t.text, name=person) if person else t.text
+    # A person in a seat typed this turn: their words are data, as any message of theirs in the thread, whether
+    # or not their name was recorded with it.
+    said = (quote("human", t.text, name=str((t.data or {}).get("written_by_name") or ""))
+            if t.author == Author.PERSON else t.text)
     return f"[Round {t.round} · {label(state, t.phase)}] {who}:\n{said}"
 
 
