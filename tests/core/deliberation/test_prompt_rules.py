@@ -146,7 +146,7 @@ def test_a_closing_reads_further_back_than_a_round_does() -> None:
 ])
 def test_a_round_is_the_last_when_the_closing_is_asked_for_or_done_or_the_flow_ends_after_it(
         flow: str, round: int, fields: dict[str, object], last: bool) -> None:
-    assert prompts.last_round(state(flow=flow, round=round, **fields)) is last
+    assert prompts.last_round(state(flow=flow, round=round, **fields)) is last  # type: ignore[arg-type]
 
 
 def test_a_members_expertise_and_way_of_thinking_are_lines_of_their_entry() -> None:
