@@ -4,8 +4,11 @@ every-minute digest, no `<!here>` seated, no hijacked digest."""
 from __future__ import annotations
 
 from adapters.slack.server import SlackServer
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Slack
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 
 def ephemerals_to(fake: FakeSlack, user: str) -> list[str]:

@@ -7,9 +7,12 @@ import json
 
 from adapters.slack.server import SlackServer
 from core.models import Status
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Slack
 from tests.adapters.slack.test_home import open_home, text_of
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 TOPIC = "Should we move to trunk-based development?"
 

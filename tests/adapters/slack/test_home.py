@@ -6,8 +6,11 @@ import json
 from typing import Any
 
 from adapters.slack.server import SlackServer
+from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Slack, fixture
 from tests.fakes.slack_api import FakeSlack
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 
 async def open_home(slack: Slack, server: SlackServer, user: str) -> dict[str, Any]:
