@@ -18,9 +18,12 @@ from bot.wiring import build_app
 from core.control import commands as c
 from core.deliberation import factcheck
 from core.models import TurnStatus
-from tests.adapters.slack.conftest import Slack, config, settings
+from tests.adapters.slack import skipping
+from tests.adapters.slack.conftest import Slack, settings
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.slack_api import FakeSlack, Msg
+
+server = skipping.server  # the app on skipping time, in place of the conftest's
 
 WHO = tr.Who("U1", "Dana")
 
@@ -62,7 +65,7 @@ async def test_check_claims_on_a_persona_post_checks_it_in_the_thread(
 async def budgeted(fake: FakeSlack, tmp_path: Path, llm: ScriptedLLM) -> AsyncIterator[tuple[Slack, SlackServer]]:
     """The real app with a $0.05 workspace day, a free first round (the model costs nothing until a test says)."""
     s = settings(tmp_path).model_copy(update={"council_workspace_budget_usd_per_day": 0.05})
-    srv = SlackServer(config(fake), lambda chats: build_app(s, chats, llm=llm))
+    srv = SlackServer(skipping.skipping_config(fake), lambda chats: build_app(s, chats, llm=llm))
     await srv.start()
     async with aiohttp.ClientSession() as session:
         yield Slack(f"http://127.0.0.1:{srv.port}/slack/events", session, fake), srv
