@@ -250,7 +250,8 @@ MODULES: dict[str, list[str]] = {
                                      "tests/core/deliberation/test_hostile_prompts.py",
                                      "tests/core/deliberation/test_pure.py",
                                      "tests/core/deliberation/test_context.py",
-                                     "tests/core/deliberation/test_prompt_rules.py"],
+                                     "tests/core/deliberation/test_prompt_rules.py",
+                                     "tests/core/deliberation/test_prompt_build.py"],
     # seats
     "core/deliberation/seats.py": ["tests/core/running/test_seats.py", "tests/core/deliberation/test_holders.py",
                                    "tests/core/deliberation/test_seat_rules.py",

@@ -61,10 +61,11 @@ def within_budget(turns: list[Turn], budget: int | None) -> list[Turn]:
         if total <= budget:
             break
         data = t.data or {}
-        short = (f"(condensed) {data.get('label', '')}: {data.get('stance', '')}" if data.get("stance")
-                 else f"(condensed) {inline(t.text, 200)}")
-        total -= len(t.text) - len(short)
-        out[i] = t.model_copy(update={"text": short})
+        stance = data.get("stance")
+        short = f"(condensed) {data.get('label', '')}: {stance}" if stance else f"(condensed) {inline(t.text, 200)}"
+        if len(short) < len(t.text):  # a turn already shorter than its condensed form stays whole
+            total -= len(t.text) - len(short)
+            out[i] = t.model_copy(update={"text": short})
     return out
 
 
