@@ -59,7 +59,8 @@ class InFlight:
 def counted(method: Callable[Concatenate[Handlers, P], Awaitable[R]]
             ) -> Callable[Concatenate[Handlers, P], Coroutine[Any, Any, R]]:
     """An entry point from discord.py, counted in `in_flight` from its first step (taken before any await, so
-    an event read from the gateway is counted once its task has run at all) to its end."""
+    an event read from the gateway is counted once its task has run at all) to its end. Autocomplete from fixed
+    lists (zones, suggestions) is answered by discord.py alone and is not counted."""
     @functools.wraps(method)
     async def run(self: Handlers, *args: P.args, **kwargs: P.kwargs) -> R:
         with self.in_flight.one():

@@ -58,7 +58,10 @@ class Council:
 
     async def settle(self) -> None:
         """Let the app finish everything it can do without a human: every gateway event the fake sent is read and
-        handled, and the drivers are idle. What they post may bring more events: until a pass brings none."""
+        handled, and the drivers are idle. The client starts a frame's handler tasks as it parses it, before it
+        answers the heartbeat asked after it, and the fake reads that answer a loop turn later: by then each task
+        has taken its first step, which counts it in the handlers' `in_flight`. What the drivers post may bring
+        more events: until a pass brings none."""
         async with asyncio.timeout(SETTLE_GUARD_S):
             while True:
                 await self.fake.delivered()
