@@ -108,6 +108,16 @@ class CouncilClient(discord.Client):
                 log.exception("sweep failed")
             await asyncio.sleep(self.sweep_interval_s)
 
+    async def settled(self) -> None:
+        """Wait until every gateway event handed to the handlers is handled and every discussion driver is idle
+        (tests). A driver's post may bring an event and an event may wake a driver: until both are quiet
+        at once. Events still unread on the gateway are not known here."""
+        while True:
+            await self.handlers.in_flight.quiet()
+            await self.driver.idle()
+            if not self.handlers.in_flight.count:  # no await since idle() returned: both quiet at this instant
+                return
+
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         await self.handlers.on_interaction(interaction)
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import discord
 from discord.app_commands import Choice
@@ -26,6 +28,44 @@ log = logging.getLogger(__name__)
 Work = Callable[[discord.Interaction[Any]], Awaitable[str]]
 OOPS = "Something went wrong on my side; please try again in a moment."
 UNKNOWN_INTERACTION = 10062  # not acknowledged within 3 s: Discord has dropped it
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class InFlight:
+    """How many gateway events the handlers are at work on; `quiet()` returns once none is. discord.py runs each
+    event's handler in a task of its own, so this is the one place that knows whether what came in is done."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._quiet = asyncio.Event()
+        self._quiet.set()
+
+    @contextlib.contextmanager
+    def one(self) -> Iterator[None]:
+        self.count += 1
+        self._quiet.clear()
+        try:
+            yield
+        finally:
+            self.count -= 1
+            if not self.count:
+                self._quiet.set()
+
+    async def quiet(self) -> None:
+        await self._quiet.wait()
+
+
+def counted(method: Callable[Concatenate[Handlers, P], Awaitable[R]]
+            ) -> Callable[Concatenate[Handlers, P], Coroutine[Any, Any, R]]:
+    """An entry point from discord.py, counted in `in_flight` from its first step (taken before any await, so
+    an event read from the gateway is counted once its task has run at all) to its end. Autocomplete from fixed
+    lists (zones, suggestions) is answered by discord.py alone and is not counted."""
+    @functools.wraps(method)
+    async def run(self: Handlers, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self.in_flight.one():
+            return await method(self, *args, **kwargs)
+    return run
 
 
 def visible_channels(interaction: discord.Interaction[Any]) -> list[str]:
@@ -64,8 +104,10 @@ class Handlers:
         # One person's clicks on one message, done in the order Discord delivered them: each waits for the one
         # before it after acknowledging (Discord wants that within 3 s), whichever acknowledgement returns first.
         self._clicks: dict[tuple[int | None, int, int | None], asyncio.Future[None]] = {}
+        self.in_flight = InFlight()
 
     # interactions ----------------------------------------------------------------------------------
+    @counted
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         """Modal submissions; slash commands arrive through the command tree, buttons through CouncilButton."""
         if interaction.type == discord.InteractionType.modal_submit:
@@ -73,6 +115,7 @@ class Handlers:
                 return
             await self._tell(interaction, await self._answer(interaction, self._modal))
 
+    @counted
     async def on_action(self, interaction: discord.Interaction[Any], action: str, value: str) -> None:
         """A button: a modal is itself the first response; everything else is deferred before any work."""
         who = self._who(interaction)
@@ -157,6 +200,7 @@ class Handlers:
             log.warning("could not disable the buttons of %s", interaction.message.id, exc_info=True)
 
     # slash commands (from the command tree) ----------------------------------------------------------
+    @counted
     async def command(self, interaction: discord.Interaction[Any], name: str, opts: dict[str, Any]) -> None:
         """A slash command with its typed options: acknowledge privately, do it, answer privately."""
         if not await self._defer(interaction, ephemeral=True, thinking=True):
@@ -233,6 +277,7 @@ class Handlers:
             return "New posts in this forum carry no chosen tag (where the forum requires one: the first I may apply)."
         return f"New posts in this forum will carry the tag “{tag.name}”."
 
+    @counted
     async def discussion_choices(self, interaction: discord.Interaction[Any], current: str) -> list[Choice[str]]:
         """Autocomplete for `id`: this channel's discussions (the thread's own first), never another channel's."""
         where = self._where(interaction)
@@ -331,6 +376,7 @@ class Handlers:
         return t.Where(guild, str(interaction.channel_id or ""))
 
     # thread replies --------------------------------------------------------------------------------
+    @counted
     async def on_guild_remove(self, guild_id: str) -> None:
         """Removed from a guild (kicked, or the guild deleted): its schedules and digests go; discussions stay."""
         try:
@@ -338,6 +384,7 @@ class Handlers:
         except Exception:
             log.exception("could not forget guild %s", guild_id)
 
+    @counted
     async def on_message(self, message: discord.Message, bot_id: int) -> None:
         """A human's reply in a council thread; never the bot's own or a webhook's (the personas') messages."""
         if message.author.bot or message.webhook_id is not None or message.guild is None:

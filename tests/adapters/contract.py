@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import pytest
 
 from core.models import Action, Discussion, Persona, Post, Role
 from core.ports import ChatPort
 
+Later = Callable[[Callable[[], bool]], Awaitable[None]]
 ADA = Persona(key="ada", name="Ada Lovelace", role=Role.EXPERT, title="Analyst", icon=":bulb:")
 
 
 class ChatPortContract:
     """Subclasses provide `port`, `discussion` (persisted), `shown(ref)`: the text people see for a ref, and
     `thinking_shown(thread, key)`: whether people can see that the turn `key` is being worked on (ADA thinking).
-    A platform without web links to a discussion (the terminal) sets `has_links = False`."""
+    A port that shows something from a background task overrides `shown_later`. A platform without web links to a
+    discussion (the terminal) sets `has_links = False`."""
 
     has_links = True
 
@@ -27,6 +29,16 @@ class ChatPortContract:
     @pytest.fixture
     def thinking_shown(self) -> Callable[[Discussion, str], bool]:
         raise NotImplementedError
+
+    @pytest.fixture
+    def shown_later(self) -> Later:
+        """Awaits what a port shows from a background task (Slack's placeholder, Discord's typing), given the check
+        that it is shown: what the fake or the port signals once it is done. A port that shows everything before
+        its call returns has nothing to wait for."""
+        async def at_once(check: Callable[[], bool]) -> None:
+            return None
+
+        return at_once
 
     async def queue(self, d: Discussion, post: Post) -> Post:
         """Posts reach a port through the outbox; recovery (find) may consult it."""
@@ -66,11 +78,12 @@ class ChatPortContract:
         assert await fresh_port.find(thread, f"{thread.id}:never") is None
 
     async def test_thinking_announce_and_link(self, port: ChatPort, thread: Discussion, shown: Callable[[str], str],
-                                              thinking_shown: Callable[[Discussion, str], bool]) -> None:
+                                              thinking_shown: Callable[[Discussion, str], bool],
+                                              shown_later: Later) -> None:
         key = f"{thread.id}:t9"
         assert not thinking_shown(thread, key)
         await port.thinking(thread, ADA, key)
-        await until(lambda: thinking_shown(thread, key), "thinking() showed nothing")
+        await until(shown_later, lambda: thinking_shown(thread, key), "thinking() showed nothing")
         ref = await port.announce(thread.workspace, thread.channel, Post(kind="notice", key="digest:1",
                                                                          text="Digest: two councils."))
         assert "Digest: two councils." in shown(ref)
@@ -83,10 +96,8 @@ class ChatPortContract:
             assert link == ""
 
 
-async def until(check: Callable[[], bool], why: str, limit_s: float = 5.0) -> None:
-    """Some ports show things from a background task (Slack's placeholder, Discord's typing): poll briefly."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit_s
-    while not check():
-        assert loop.time() < deadline, why
-        await asyncio.sleep(0.01)
+async def until(shown_later: Later, check: Callable[[], bool], why: str, limit_s: float = 10.0) -> None:
+    """Await the port's or the fake's signal that a background task showed its part, then check once; the timeout
+    only ends a wait that would hang."""
+    await asyncio.wait_for(shown_later(check), limit_s)
+    assert check(), why

@@ -1,4 +1,5 @@
-"""Every test here launches real processes (`python -m bot`): marked `e2e`, left out of the fast local loop."""
+"""Every test here launches real processes (`python -m bot`) or waits on real time by nature (a model streaming at
+its own pace): marked `e2e`, left out of the fast local loop."""
 
 from __future__ import annotations
 

@@ -75,7 +75,9 @@ class FakeDiscord(Driving):
         self.calls: list[Call] = []
         self.faults: list[Fault] = []
         self.delivery_lag_s = 0.0  # how long ago Discord created the interactions it now delivers (gateway lag)
-        self.latency: deque[float] = deque()  # seconds each next interaction callback takes (a later one may win)
+        # What each next interaction callback waits for before it is answered (a later one may win): awaited, so
+        # nothing waits on real time.
+        self.latency: deque[Callable[[], Awaitable[Any]]] = deque()
         self.sockets: list[tuple[web.WebSocketResponse, dict[str, Any]]] = []
         self.identifies: list[dict[str, Any]] = []
         self.changed = asyncio.Condition()
@@ -122,6 +124,22 @@ class FakeDiscord(Driving):
                 return value
 
         return await asyncio.wait_for(check(), limit_s)
+
+    async def delivered(self, limit_s: float = 15.0) -> None:
+        """Wait until every session has read every frame sent to it so far. Discord's gateway may ask for a
+        heartbeat (op 1) at any time and the client sends one at once, carrying the last sequence number it read:
+        frames are read in order, so its answer comes after it has parsed (and given to its handlers) everything
+        before. Frames sent meanwhile are for the next call (`all_read` tells whether there are any)."""
+        asked = [(ws, session, session["sent"]) for ws, session in self._live() if session["seen"] < session["sent"]]
+        for ws, _, _ in asked:
+            await ws.send_json({"op": 1, "d": None, "s": None, "t": None})
+        await self.wait_for(lambda: all(ws.closed or session["seen"] >= upto for ws, session, upto in asked), limit_s)
+
+    def all_read(self) -> bool:
+        return all(session["seen"] >= session["sent"] for _, session in self._live())
+
+    def _live(self) -> list[tuple[web.WebSocketResponse, dict[str, Any]]]:
+        return [(ws, session) for ws, session in self.sockets if not ws.closed]
 
     # REST -----------------------------------------------------------------------------------------
     async def _rest(self, request: web.Request) -> web.StreamResponse:
@@ -178,7 +196,7 @@ class FakeDiscord(Driving):
             match = pattern.match(path)
             if match and method == request.method:
                 if self.latency and path.endswith("/callback"):
-                    await asyncio.sleep(self.latency.popleft())
+                    await self.latency.popleft()()
                 response = await handler(request, match, body)
                 response.headers.update(bucket.headers(self.limits.clock()))
                 return response
@@ -226,7 +244,8 @@ class FakeDiscord(Driving):
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
-        session: dict[str, Any] = {"identified": False, "shard": [0, 1], "intents": 0}
+        # sent: the sequence number of the last dispatch sent; seen: the last one a heartbeat said was read.
+        session: dict[str, Any] = {"identified": False, "shard": [0, 1], "intents": 0, "sent": 0, "seen": 0}
         await ws.send_json({"op": 10, "d": {"heartbeat_interval": 41250}, "s": None, "t": None})
         async for frame in ws:
             if frame.type != WSMsgType.TEXT:
@@ -234,13 +253,14 @@ class FakeDiscord(Driving):
             msg = json.loads(frame.data)
             op, data = msg.get("op"), msg.get("d")
             if op == 1:
+                session["seen"] = max(session["seen"], data or 0)
                 await ws.send_json({"op": 11, "d": None, "s": None, "t": None})
             elif op == 2:
                 await self._identify(ws, session, data)
             elif op == 6:
                 session["identified"] = True
                 self.sockets.append((ws, session))
-                await self._send(ws, "RESUMED", {})
+                await self._send(ws, session, "RESUMED", {})
             await self.notify()
         self.sockets = [(w, s) for w, s in self.sockets if w is not ws]
         return ws
@@ -262,9 +282,9 @@ class FakeDiscord(Driving):
                  "session_id": p.snowflake(), "resume_gateway_url": f"ws://127.0.0.1:{self.port}/gateway",
                  "shard": shard, "application": {"id": self.app_id, "flags": self.app_flags},
                  "private_channels": [], "relationships": [], "presences": []}
-        await self._send(ws, "READY", ready)
+        await self._send(ws, session, "READY", ready)
         if mine:
-            await self._send(ws, "GUILD_CREATE", self.guild_payload())
+            await self._send(ws, session, "GUILD_CREATE", self.guild_payload())
 
     @staticmethod
     def _shard_of(guild_id: str, count: int) -> int:
@@ -280,8 +300,9 @@ class FakeDiscord(Driving):
         threads = [c for c in self.channels.values() if c["type"] in r.THREADS]
         return p.guild(self.guild_id, self.owner_id, channels, members, threads)
 
-    async def _send(self, ws: web.WebSocketResponse, event: str, data: dict[str, Any]) -> None:
+    async def _send(self, ws: web.WebSocketResponse, session: dict[str, Any], event: str, data: dict[str, Any]) -> None:
         self._seq += 1
+        session["sent"] = self._seq
         await ws.send_json({"op": 0, "t": event, "s": self._seq, "d": data})
 
     async def dispatch(self, event: str, data: dict[str, Any], *, guild_id: str | None = None) -> None:
@@ -294,7 +315,7 @@ class FakeDiscord(Driving):
             payload = data
             if event == "MESSAGE_CREATE":
                 payload = self._visible(data, session["intents"])
-            await self._send(ws, event, payload)
+            await self._send(ws, session, event, payload)
         await self.notify()
 
     def _visible(self, data: dict[str, Any], intents: int) -> dict[str, Any]:

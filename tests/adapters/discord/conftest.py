@@ -23,7 +23,7 @@ from tests.fakes import discord_payloads as p
 from tests.fakes.discord_api import FakeDiscord, Interaction
 
 TOKEN = "test-token"
-
+SETTLE_GUARD_S = 60.0  # only ends a wait that would hang: settling is awaited, never timed
 
 
 class RecordingLLM(OfflineLLM):
@@ -57,8 +57,17 @@ class Council:
         return items[0]
 
     async def settle(self) -> None:
-        """Let the drivers finish everything they can do without a human."""
-        await self.app.driver.idle()
+        """Let the app finish everything it can do without a human: every gateway event the fake sent is read and
+        handled, and the drivers are idle. The client starts a frame's handler tasks as it parses it, before it
+        answers the heartbeat asked after it, and the fake reads that answer a loop turn later: by then each task
+        has taken its first step, which counts it in the handlers' `in_flight`. What the drivers post may bring
+        more events: until a pass brings none."""
+        async with asyncio.timeout(SETTLE_GUARD_S):
+            while True:
+                await self.fake.delivered()
+                await self.client.settled()
+                if self.fake.all_read():
+                    return
 
 
 def settings_for(fake: FakeDiscord, tmp_path: Path, **overrides: Any) -> Settings:
@@ -101,13 +110,12 @@ async def council(fake: FakeDiscord, tmp_path: Path) -> AsyncIterator[Council]:
         yield c
 
 
-async def eventually(check: Callable[[], Awaitable[Any]], limit_s: float = 10.0) -> Any:
-    """Poll an async condition the fake cannot see (the database) until it holds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit_s
-    while not (value := await check()):
-        assert loop.time() < deadline, "condition not reached"
-        await asyncio.sleep(0.01)
+async def settled(council: Council, check: Callable[[], Awaitable[Any]]) -> Any:
+    """Let the app settle (every event the fake sent handled, the drivers idle), then check a condition the fake
+    cannot see (the database) once."""
+    await council.settle()
+    value = await check()
+    assert value, "not so once the app settled"
     return value
 
 

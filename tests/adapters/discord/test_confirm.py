@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.adapters.discord.conftest import Council, eventually
+from tests.adapters.discord.conftest import Council, settled
 from tests.adapters.discord.test_flow import start_and_wait
 from tests.fakes import discord_payloads as p
 
@@ -57,7 +57,7 @@ async def test_stop_command_asks_privately_then_cancel_or_confirm(council: Counc
     async def stopped() -> bool:
         return await status(council) == "stopped"
 
-    await eventually(stopped)
+    await settled(council, stopped)
     # the question becomes the answer, its buttons gone
     await fake.wait_for(lambda: yes.edits)
     assert "Stopped" in yes.edits[-1]["content"] and yes.edits[-1].get("components") == []

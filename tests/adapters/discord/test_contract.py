@@ -10,7 +10,7 @@ import pytest
 
 from core.models import Discussion, Post, Status
 from core.ports import ChatPort
-from tests.adapters.contract import ChatPortContract
+from tests.adapters.contract import ChatPortContract, Later
 from tests.adapters.discord.conftest import Council
 
 NOW = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
@@ -67,6 +67,15 @@ class TestDiscordChatPort(ChatPortContract):
             return "\n".join(m["content"] + "".join(_embed_text(e) for e in m["embeds"]) for m in found)
 
         return text
+
+    @pytest.fixture
+    def shown_later(self, council: Council) -> Later:
+        """The typing indicator is started by a task of its own: the fake signals every request it answers, and
+        this wakes on each until the check holds."""
+        async def signalled(check: Callable[[], bool]) -> None:
+            await council.fake.wait_for(check)
+
+        return signalled
 
     @pytest.fixture
     def thinking_shown(self, council: Council) -> Callable[[Discussion, str], bool]:

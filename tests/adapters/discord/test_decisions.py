@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.adapters.discord.conftest import Council, eventually, running
+from tests.adapters.discord.conftest import Council, running, settled
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_api import FakeDiscord
 
@@ -41,8 +41,7 @@ async def test_decisions_found_and_reopened_in_a_new_council(council: Council) -
         async with council.app.store.tx() as tx:
             return len(await tx.discussions()) == 3
 
-    await eventually(three)
-    await council.settle()
+    await settled(council, three)
     latest = await council.discussion()
     assert latest.topic == TOPIC and latest.options.recalled and latest.created_by == lee["id"]
     prompts = council.llm.prompts[seen:]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.adapters.discord.conftest import Council, by_webhook, confirm_step, eventually, running
+from tests.adapters.discord.conftest import Council, by_webhook, confirm_step, running, settled
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_api import FakeDiscord
 
@@ -117,8 +117,7 @@ async def test_humans_reply_vote_and_steer(council: Council) -> None:
         async with council.app.store.tx() as tx:
             return any(h.text == "Agreed, trial it." for h in await tx.human_messages(d.id))
 
-    await eventually(lee_is_stored)
-    await council.settle()
+    await settled(council, lee_is_stored)
     async with council.app.store.tx() as tx:
         humans = await tx.human_messages(d.id)
     assert not [h for h in humans if h.author_id in (fake.app_id, *fake.webhooks)]
@@ -183,7 +182,9 @@ async def test_a_persons_quick_clicks_count_in_the_order_they_were_made(council:
     d = await council.discussion()
     poll = with_button(fake, d.thread_ref, "Run a four-week reversible trial")
     buttons = poll["components"][0]["components"]
-    fake.latency.extend([0.3, 0.0])  # Discord acknowledges the first click last
+    # Discord acknowledges the first click last: its acknowledgement waits until the second's has been answered.
+    acks = len(fake.calls_to("POST", r"/callback$"))
+    fake.latency.append(lambda: fake.wait_for(lambda: len(fake.calls_to("POST", r"/callback$")) >= acks + 2))
     first = await fake.click(lee, poll, buttons[0]["custom_id"])
     second = await fake.click(lee, poll, buttons[1]["custom_id"])  # he changed his mind at once
     await fake.wait_for(lambda: first.followups and second.followups)

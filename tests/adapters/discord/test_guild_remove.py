@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.adapters.discord.conftest import Council, eventually
+from tests.adapters.discord.conftest import Council, settled
 
 
 async def test_guild_removal_forgets_its_schedules(council: Council) -> None:
@@ -24,5 +24,5 @@ async def test_guild_removal_forgets_its_schedules(council: Council) -> None:
     async def gone() -> bool:
         return await schedules() == []
 
-    await eventually(gone)
+    await settled(council, gone)
     assert (await council.discussion()).workspace == fake.guild_id, "discussions are kept"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.adapters.discord.conftest import Council, confirm_step, eventually
+from tests.adapters.discord.conftest import Council, confirm_step, settled
 from tests.adapters.discord.test_flow import start_and_wait
 
 
@@ -35,9 +35,7 @@ async def test_header_shows_state_and_fitting_buttons_through_pause_and_stop(cou
     assert "Pause" in labels(choice)
 
     await fake.click(dana, choice, fake.find_button(choice, "Pause"))
-    await eventually(lambda: paused(council))
-    await council.settle()
-    assert (await council.discussion()).status.value == "paused"
+    await settled(council, lambda: paused(council))
     top = header(council)
     assert "Paused · Round 1" in top["embeds"][0]["description"]
     assert labels(top) == {"Resume", "Synthesize", "Stop"}
@@ -45,9 +43,8 @@ async def test_header_shows_state_and_fitting_buttons_through_pause_and_stop(cou
     await confirm_step(fake, dana, top, "Stop", thread)
 
     async def stopped() -> bool:
-        await council.settle()
         return "Stopped in round 1" in header(council)["embeds"][0]["description"]
 
-    await eventually(stopped)
+    await settled(council, stopped)
     assert (await council.discussion()).status.value == "stopped"
     assert labels(header(council)) == set(), "no controls once stopped"

@@ -8,9 +8,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from adapters.discord.chat import DiscordChat
-from adapters.discord.client import DiscordConfig, serve
+from adapters.discord.client import CouncilClient, DiscordConfig, serve
 from bot.wiring import build_app
-from tests.adapters.discord.conftest import TOKEN, Council, RecordingLLM, eventually, running, settings_for
+from tests.adapters.discord.conftest import TOKEN, Council, RecordingLLM, running, settings_for, settled
 from tests.fakes import discord_payloads as p
 from tests.fakes import discord_rules as r
 from tests.fakes.discord_api import FakeDiscord
@@ -35,7 +35,8 @@ async def test_without_manage_webhooks_personas_are_embeds(tmp_path: Path) -> No
 async def test_without_message_content_a_reply_button_and_mentions(tmp_path: Path) -> None:
     async with FakeDiscord(token=TOKEN, message_content=False) as fake:
         chat = DiscordChat()
-        app = await build_app(settings_for(fake, tmp_path), {"discord": chat}, llm=RecordingLLM(), owner="t")
+        llm = RecordingLLM()
+        app = await build_app(settings_for(fake, tmp_path), {"discord": chat}, llm=llm, owner="t")
         config = DiscordConfig(token=TOKEN, api_url=fake.api_url, sweep_interval_s=3600)
         task = asyncio.create_task(serve(config, app.service, app.driver, app.store, chat,
                                          guild_ready_timeout=0.05))
@@ -44,6 +45,8 @@ async def test_without_message_content_a_reply_button_and_mentions(tmp_path: Pat
             assert not int(fake.identifies[1]["intents"]) & p.MESSAGE_CONTENT_INTENT, "4014: retry without it"
             assert chat.client is not None
             await asyncio.wait_for(chat.client.wait_until_ready(), 10)
+            assert isinstance(chat.client, CouncilClient)
+            council = Council(fake, app, chat.client, chat, llm)
             dana = fake.add_user("Dana")
             i = await fake.slash(dana, "council", topic="Kanban or Scrum?")
             await fake.wait_for(lambda: i.followups)
@@ -68,7 +71,7 @@ async def test_without_message_content_a_reply_button_and_mentions(tmp_path: Pat
                 async with app.store.tx() as tx:
                     return [h.text for h in await tx.human_messages(d.id)]
 
-            await eventually(lambda: _two(humans))
+            await settled(council, lambda: _two(humans))
             assert await humans() == ["Kanban, for the support team.", "Scrum for the platform team."]
         finally:
             task.cancel()
@@ -153,7 +156,7 @@ async def test_replies_in_a_thread_the_cache_never_saw(tmp_path: Path) -> None:
             async with council.app.store.tx() as tx:
                 return bool(await tx.human_messages(d.id))
 
-        await eventually(heard)
+        await settled(council, heard)
         assert fake.calls_to("GET", rf"^/channels/{d.thread_ref}$"), "the parent is asked once"
 
 

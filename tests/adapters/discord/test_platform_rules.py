@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.adapters.discord.conftest import Council, confirm_step, eventually, running
+from tests.adapters.discord.conftest import Council, confirm_step, running, settled
 from tests.adapters.discord.test_flow import start_and_wait, with_button
 from tests.fakes import discord_payloads as p
 from tests.fakes import discord_rules as r
@@ -111,7 +111,7 @@ async def test_retry_and_stop_work_from_the_blocked_direct_message(tmp_path: Pat
         fake.deny(fake.channel_id, r.SEND_MESSAGES_IN_THREADS)  # someone takes the thread from the bot
         choice = with_button(fake, thread, "Another round")
         await fake.click(dana, choice, fake.find_button(choice, "Another round"))
-        await eventually(lambda: status_is(council, "blocked"))
+        await settled(council, lambda: status_is(council, "blocked"))
         await council.settle()
         [dm] = [cid for cid, ch in fake.channels.items() if ch["type"] == r.DM]
         [notice] = fake.messages[dm]

@@ -8,7 +8,7 @@ import re
 
 from core.deliberation.flows import meeting
 from core.running.driver import load_state
-from tests.adapters.discord.conftest import Council, eventually
+from tests.adapters.discord.conftest import Council, settled
 
 
 async def test_a_meeting_with_dana_seated_runs_to_its_recommendation(council: Council) -> None:
@@ -35,9 +35,8 @@ async def test_a_meeting_with_dana_seated_runs_to_its_recommendation(council: Co
     await fake.wait_for(lambda: "Your stance: against." in str(picked.followups))
 
     await fake.say(dana, d.thread_ref, "Invoices break every week, so billing goes first.")
-    await eventually(lambda: _has(fake, d.thread_ref, "Dana wrote their turn (Proposal) in person"))
-    await council.settle()
-    await eventually(lambda: _has(fake, d.thread_ref, "it is your turn** (Final vote"))
+    await settled(council, lambda: _has(fake, d.thread_ref, "Dana wrote their turn (Proposal) in person"))
+    await settled(council, lambda: _has(fake, d.thread_ref, "it is your turn** (Final vote"))
     # She ranks from the options she is shown: one by its id, one by its whole label; a line naming no option
     # is kept apart as unmatched.
     rank = [json.dumps(m, ensure_ascii=False) for m in fake.thread_messages(d.thread_ref)
@@ -48,8 +47,7 @@ async def test_a_meeting_with_dana_seated_runs_to_its_recommendation(council: Co
     async def done() -> bool:
         return (await council.discussion()).status.value == "done"
 
-    await eventually(done)
-    await council.settle()
+    await settled(council, done)
     async with council.app.store.tx() as tx:
         state = await load_state(tx, d.id)
     assert state is not None
@@ -90,7 +88,7 @@ async def test_the_roster_form_gives_a_seat_to_a_member(council: Council) -> Non
         seated = next(p for p in await tx.personas(d.id) if p.key == expert.key)
     assert (seated.name, seated.held_by) == ("Lee", lee["id"])
     await fake.click(dana, confirm, fake.find_button(confirm, "Start"))
-    await eventually(lambda: _has(fake, d.thread_ref, "Lee, it is your turn"))
+    await settled(council, lambda: _has(fake, d.thread_ref, "Lee, it is your turn"))
 
 
 async def test_dana_ranks_from_select_menus_and_the_same_option_twice_is_refused(council: Council) -> None:
@@ -102,8 +100,7 @@ async def test_dana_ranks_from_select_menus_and_the_same_option_twice_is_refused
     await council.settle()
     d = await council.discussion()
     await fake.say(dana, d.thread_ref, "Invoices break every week, so billing goes first.")
-    await council.settle()
-    await eventually(lambda: _has(fake, d.thread_ref, "it is your turn** (Final vote"))
+    await settled(council, lambda: _has(fake, d.thread_ref, "it is your turn** (Final vote"))
     rank = [m for m in fake.thread_messages(d.thread_ref)
             if "Final vote" in m["content"] and "it is your turn" in m["content"]][-1]
     listed = re.findall(r"(O\d+): ([^\n]+)", rank["content"])
@@ -126,8 +123,7 @@ async def test_dana_ranks_from_select_menus_and_the_same_option_twice_is_refused
     async def done() -> bool:
         return (await council.discussion()).status.value == "done"
 
-    await eventually(done)
-    await council.settle()
+    await settled(council, done)
     async with council.app.store.tx() as tx:
         state = await load_state(tx, d.id)
     assert state is not None

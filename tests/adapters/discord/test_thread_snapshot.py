@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from adapters.discord.chat import Ref
-from tests.adapters.discord.conftest import Council, confirm_step, eventually
+from tests.adapters.discord.conftest import Council, confirm_step, settled
 from tests.adapters.discord.test_flow import start_and_wait, with_button
 from tests.adapters.slack.test_thread_snapshot import kind
 
@@ -23,10 +23,9 @@ async def test_one_round_reads_one_post_per_event(council: Council) -> None:
     mine = await fake.say(dana, thread, "We lost 3 customers in March to billing errors; what would Rust fix?")
 
     async def answered() -> bool:
-        await council.settle()
         return any(r["emoji"]["name"] == "✅" for r in mine.get("reactions", []) if r["me"])
 
-    await eventually(answered)
+    await settled(council, answered)
     poll = with_button(fake, thread, "Rewrite billing in Rust")
     vote = await fake.click(dana, poll, poll["components"][0]["components"][0]["custom_id"])
     await fake.wait_for(lambda: vote.followups)
@@ -38,10 +37,9 @@ async def test_one_round_reads_one_post_per_event(council: Council) -> None:
     await confirm_step(fake, dana, choice, "Synthesize", thread)
 
     async def finished() -> bool:
-        await council.settle()
         return (await council.discussion()).status.value == "done"
 
-    await eventually(finished)
+    await settled(council, finished)
 
     async with council.app.store.tx() as tx:
         sent = await tx.posts(d.id)

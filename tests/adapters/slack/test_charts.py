@@ -2,59 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import aiohttp
-import pytest
-
 from adapters.slack.server import SlackServer
-from bot.settings import Settings
-from bot.wiring import build_app
 from tests.adapters.slack import skipping
 from tests.adapters.slack.conftest import Slack
-from tests.adapters.slack.skipping import skipping_config
-from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 
 server = skipping.server  # the app on skipping time, in place of the conftest's
-
-
-@pytest.fixture
-async def production(fake: FakeSlack, tmp_path: Path) -> AsyncIterator[tuple[Slack, SlackServer]]:
-    """The app as it runs: the HTTP app, each workspace's budgeted client, and the real anthropic SDK streaming
-    from the Messages API (live text on, Slack's limits on skipping time), whose personas state their stances in
-    their own words rather than naming a poll's option."""
-    async with FakeAnthropic(delta_gap_s=0.002) as anthropic:  # the model writes over time (its own pace)
-        settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
-                            anthropic_api_key="sk-test", anthropic_base_url=anthropic.base_url)
-        server = SlackServer(skipping_config(fake), lambda chats: build_app(settings, chats))
-        await server.start()
-        try:
-            async with aiohttp.ClientSession() as session:
-                yield Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake), server
-        finally:
-            await server.stop()
-
-
-@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
-async def test_a_one_round_discussion_on_the_real_path_brings_its_charts_into_the_thread(
-        production: tuple[Slack, SlackServer], fake: FakeSlack) -> None:
-    slack, server = production
-    await slack.command("Should we adopt Rust? --rounds 1")
-    await server.idle()
-    assert server.core is not None
-    d = (await server.core.service.guard.discussions())[0]
-    assert d.status.value == "done"
-    assert any("is writing" in str(c.params.get("text")) for c in fake.called("chat.update")), "live text was on"
-    assert fake.called("files.getUploadURLExternal") and fake.called("files.completeUploadExternal")
-    [chart] = [f for f in fake.uploads if f["name"] == "stances.png"]
-    assert chart["data"].startswith(b"\x89PNG") and chart["shares"]["thread_ts"] == d.thread_ref
-    assert chart["alt_txt"].startswith("Grid of each persona's choice, round by round")
-    assert "round 1 undecided" in chart["alt_txt"]  # what each persona's recorded stance says, in words
-    synthesis = next(m for m in fake.messages if "Final synthesis" in m.text + str(m.blocks))
-    shared = next(m for m in fake.messages if m.files)
-    assert float(shared.ts) > float(synthesis.ts), "the charts follow the synthesis they illustrate"
 
 
 async def test_the_final_synthesis_brings_its_charts_into_the_thread(slack: Slack, server: SlackServer,

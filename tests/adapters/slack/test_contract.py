@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 
 import pytest
 
+from adapters.slack.chat import SlackChat
 from core.models import Discussion, Post
 from core.ports import ChatPort
-from tests.adapters.contract import ChatPortContract
+from tests.adapters.contract import ChatPortContract, Later
 from tests.adapters.slack.conftest import skipping_chat
 from tests.fakes.slack_api import FakeSlack
 
@@ -57,6 +58,16 @@ class TestSlackChatPort(ChatPortContract):
             return "\n".join(m.text + json.dumps(m.blocks, ensure_ascii=False) for m in parts)
 
         return text
+
+    @pytest.fixture
+    def shown_later(self, port: ChatPort) -> Later:
+        """The placeholder is posted by a task of the port's own: drain() awaits those tasks."""
+        assert isinstance(port, SlackChat)
+
+        async def drained(check: Callable[[], bool]) -> None:
+            await port.drain()
+
+        return drained
 
     @pytest.fixture
     def thinking_shown(self, fake: FakeSlack) -> Callable[[Discussion, str], bool]:
