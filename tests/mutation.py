@@ -327,7 +327,8 @@ MODULES: dict[str, list[str]] = {
                                    "tests/adapters/discord/test_permissions.py",
                                    "tests/adapters/discord/test_access_rules.py",
                                    "tests/adapters/discord/test_forums.py",
-                                   "tests/adapters/discord/test_platform_rules.py"],
+                                   "tests/adapters/discord/test_platform_rules.py",
+                                   "tests/adapters/discord/test_access_words.py"],
 }
 # Modules whose tests hold PostgreSQL-only cases (row locks, advisory locks, replicas): measured only with
 # TEST_DATABASE_URL set, since a skipped test kills nothing and the score would read lower than the tests are.
