@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -292,9 +293,15 @@ async def test_a_persons_quick_clicks_count_in_the_order_they_were_made(
     slack: Slack, server: SlackServer, fake: FakeSlack
 ) -> None:
     _, poll, poll_id = await first_poll(slack, server, fake, "Should we move the office to Porto?")
-    fake.latency["users.info"].extend([0.3, 0.0])  # Slack answers the lookup for the first click last
+    answer = asyncio.Event()
+
+    async def slow_lookup() -> None:  # Slack answers the first click's look-up only once the second click is in
+        await asyncio.wait_for(answer.wait(), 30)  # a guard against a hang, not a pace
+
+    fake.latency["users.info"].append(slow_lookup)
     await slack.click(poll.ts, "vote:0", f"{poll_id}|0", user="U0003")
     await slack.click(poll.ts, "vote:1", f"{poll_id}|1", user="U0003")  # she changed her mind at once
+    answer.set()
     await server.idle()
     assert server.core is not None
     async with server.core.store.tx() as tx:
