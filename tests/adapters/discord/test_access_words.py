@@ -1,5 +1,6 @@
 """What people read when Council cannot work in a Discord channel, word for word as they read it (not read back from
-the module), and the defaults a check takes: a start is a council in a channel of its own unless it says otherwise."""
+the module; a forum's tag refusal is in test_forums.py), and the defaults a check takes: a start is a council in a
+channel of its own unless it says otherwise."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ import discord
 import pytest
 
 from adapters.discord import access
-from tests.adapters.discord.conftest import Council
-from tests.fakes import discord_rules as r
 
 
 def perms(**off: bool) -> discord.Permissions:
@@ -62,15 +61,3 @@ def test_a_digest_set_in_a_forum_is_refused_saying_where_to_set_it() -> None:
     assert str(refused.value) == ("A digest is one message in the channel, and a forum takes only posts: set it in "
                                   "a text channel.")
     access.place(discord.ChannelType.forum)
-
-
-async def test_a_forum_whose_tags_all_need_manage_threads_is_refused_in_words_saying_both_ways_out(
-        council: Council) -> None:
-    fake = council.fake
-    forum = await fake.add_channel(r.FORUM, "decisions", tags=("Announcement",), moderated=("Announcement",),
-                                   require_tag=True)
-    i = await fake.slash(fake.add_user("Dana"), "council", channel_id=forum, topic="Kanban or Scrum?", rounds=1)
-    await fake.wait_for(lambda: i.followups)
-    await council.settle()
-    assert ("This forum requires a tag on each post, and it has none I may apply (its tags need *Manage Threads*): "
-            "add a tag anyone may use, or give me Manage Threads here, then try again.") in i.followups[-1]["content"]
