@@ -55,7 +55,7 @@ async def make_llm(fake: FakeAnthropic) -> AsyncIterator[MakeLLM]:
     made: list[AnthropicLLM] = []
 
     def make(**overrides: Any) -> AnthropicLLM:
-        fields: dict[str, Any] = {"api_key": SECRET, "base_url": fake.base_url, "turn_retry_delay_s": 0.01}
+        fields: dict[str, Any] = {"api_key": SECRET, "base_url": fake.base_url, "turn_retry_delay_s": 0.0}
         made.append(AnthropicLLM(LLMConfig(**{**fields, **overrides})))
         return made[-1]
 

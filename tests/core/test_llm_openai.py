@@ -46,7 +46,7 @@ async def make_llm(fake: FakeOpenAI) -> AsyncIterator[MakeLLM]:
 
     def make(**overrides: Any) -> OpenAICompatLLM:
         fields: dict[str, Any] = {"api_key": SECRET, "base_url": fake.base_url, "prices": PRICES,
-                                  "turn_retry_delay_s": 0.01, "reasoning_room": 0}
+                                  "turn_retry_delay_s": 0.0, "reasoning_room": 0}
         made.append(OpenAICompatLLM(OpenAIConfig(**{**fields, **overrides})))
         return made[-1]
 

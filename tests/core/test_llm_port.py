@@ -39,7 +39,7 @@ class Provider:
 async def provider(request: pytest.FixtureRequest) -> AsyncIterator[Provider]:
     if request.param == "anthropic":
         async with FakeAnthropic() as a:
-            llm = AnthropicLLM(LLMConfig(api_key=SECRET, base_url=a.base_url, turn_retry_delay_s=0.01,
+            llm = AnthropicLLM(LLMConfig(api_key=SECRET, base_url=a.base_url, turn_retry_delay_s=0.0,
                                          thinking_room={"low": 0}))
             yield Provider(llm, LLMConfig(api_key="x").prices["claude-sonnet-5-5"], lambda: a.request_count,
                            lambda n: a.fail_next(n, status=429, retry_after_ms=10),
@@ -49,7 +49,7 @@ async def provider(request: pytest.FixtureRequest) -> AsyncIterator[Provider]:
     else:
         async with FakeOpenAI(models=["gpt-5.1"], api_key=SECRET) as o:
             oai = OpenAICompatLLM(OpenAIConfig(api_key=SECRET, base_url=o.base_url, prices={"gpt-5.1": GPT},
-                                               models={"medium": "gpt-5.1"}, turn_retry_delay_s=0.01,
+                                               models={"medium": "gpt-5.1"}, turn_retry_delay_s=0.0,
                                                reasoning_room=0))
             yield Provider(oai, GPT, lambda: len(o.requests), lambda n: o.fail_next(n, retry_after="0.01"),
                            lambda n: o.break_stream_next(n), lambda: setattr(o, "filter_next", 1),
