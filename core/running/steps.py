@@ -59,14 +59,13 @@ class Steps:
                         if isinstance(step, RunTurns):
                             step, state, seated = await seat_turns.triage(tx, state, step, self.clock.now(),
                                                                           self.config.seat_wait_s)
-                        started = (await self.turns.start(tx, state, step) if isinstance(step, RunTurns)
-                                   else ([], (0.0, 0.0), {}))
+                        started = await self.turns.start(tx, state, step) if isinstance(step, RunTurns) else None
                         if (isinstance(step, Transition) and step.status != Status.DONE
                                 and (drain := await self.outbox.take(discussion_id)) is not None):
                             # Applied in the transaction that decided it, which claims the first post it queues
                             # and sends it below (a finished discussion's link is asked of the chat first: apply).
                             tx.claim_first = True
-                            await self._transit(tx, d, state, step)
+                            await self._transit(tx, d, state, step, "")  # never DONE here: no record to link
                             await drain.claim(tx, d)
                 if drain is not None:
                     if not await drain.send(d):
@@ -81,6 +80,7 @@ class Steps:
                 if queued or not isinstance(step, RunTurns):
                     continue
             if isinstance(step, RunTurns):
+                assert started is not None  # started with the step, in its transaction
                 await self.turns.run(state, step, *started)
             elif isinstance(step, Transition):
                 await self.apply(state, step)
@@ -98,7 +98,7 @@ class Steps:
                 return
             await self._transit(tx, d, state, step, link)
 
-    async def _transit(self, tx: Tx, d: Discussion, state: State, step: Transition, link: str = "") -> None:
+    async def _transit(self, tx: Tx, d: Discussion, state: State, step: Transition, link: str) -> None:
         """A transition's writes, in a fenced transaction that read `d` as `state` has it (`link`: the thread's,
         for the decision record of a discussion it finishes)."""
         now = self.clock.now()
