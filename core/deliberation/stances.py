@@ -83,7 +83,8 @@ def line(data: dict[str, Any], shown: dict[str, str]) -> str:
     if choice in shown:
         said = f"{choice} ({shown[choice]})"
     elif choice == UNREADABLE:
-        said = f"{data.get('label', '')} _(names no option on the table: counted as undecided)_"
+        label = str(data.get("label", "")).strip()
+        said = (f"{label} " if label else "") + "_(names no option on the table: counted as undecided)_"
     else:
         said = choices.show(choice, shown)
     return f"Stance: {said} — {reason}" if reason else f"Stance: {said}"
@@ -166,7 +167,8 @@ def table(state: State, round_: int, *, carry: bool = False) -> list[Row]:
         t = now.get(p.key)
         prev = before.get(p.key)
         choice = choice_of(t, known) if t is not None else UNDECIDED
-        stance = str((t.data or {}).get("stance", "")).strip() if t is not None else "no stance recorded this round"
+        # `latest` keeps only turns whose data holds a stance
+        stance = str(t.data["stance"]).strip() if t is not None and t.data else "no stance recorded this round"
         was = choice_of(prev, known) if prev is not None else None
         rows.append(Row(persona=credited(p, t), choice=choice, stance=stance, before=was, counted=counted(p),
                         label=choices.show(choice, shown),
