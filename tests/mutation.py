@@ -65,6 +65,17 @@ EQUIVALENT: dict[str, str] = {
                                                    "and any split of that range finds the same largest fitting limit",
     "core.deliberation.context.x__cut__mutmut_33": "`MIN_CUT / 2` for `// 2`: 200.0 and 200 compare alike with a "
                                                    "whole number of characters",
+    # steps: values that only a branch never taken reads, or that read the same as what they replace
+    "core.running.steps.x\u01c1Steps\u01c1run__mutmut_22": "`load_state` is given the discussion it just read "
+                                                          "(`d=d`): its id is read only when no discussion is given",
+    **{f"core.running.steps.x\u01c1Steps\u01c1run__mutmut_{n}": "the link passed with a transition that does not "
+       "finish the discussion: `_transit` reads it only for the record of one that does" for n in (68, 74)},
+    "core.running.steps.x\u01c1Steps\u01c1run__mutmut_35": "`seated = None` for `False`: it is read only as a "
+                                                          "truth value (`queued or seated`)",
+    "core.running.steps.x\u01c1Steps\u01c1_link__mutmut_12": "`link = None` for `\"\"` after a failed look-up: "
+                                                            "it is read only as `link or <the page's link>`",
+    "core.running.steps.x\u01c1Steps\u01c1_transit__mutmut_82": "`blocked_post(d, None, …)` for `[]`: the failed "
+                                                               "turns are read only as a truth value there",
     # seat_waits: a drain claims every post (its attempt counted) before it sends it, so no sent post has 0 attempts
     "core.storage.seat_waits.x\u01c1SeatRepo\u01c1drop_post__mutmut_9": "`o.sent.is_(False)` dropped: a post is "
                                                                        "claimed, its attempts counted, before it is "

@@ -5,15 +5,24 @@ counts of people's votes, when the thread's link is asked for, and what is logge
 from __future__ import annotations
 
 import logging
+import re
+from collections import Counter
+from pathlib import Path
 
 import pytest
+from sqlalchemy import event
 
+from bot.settings import Settings
+from bot.wiring import build_app
 from core.deliberation.flows.base import Transition
 from core.models import Ballot, Poll, Status
 from core.running.kept import load_state
 from core.showing.pages import PageLinks
 from core.storage.store import Store
+from tests.core.conftest import settle, start
 from tests.core.running.test_step_rules import Rig, rig, store
+from tests.fakes.chat import RecordingChat
+from tests.fakes.llm import ScriptedLLM
 
 __all__ = ["rig", "store"]
 
@@ -48,7 +57,7 @@ async def test_a_transition_to_blocked_says_why_in_the_thread_with_its_ways_out(
     await apply(rig, Transition(status=Status.BLOCKED, blocked_reason="the model kept failing"))
     assert (await rig.d()).status == Status.BLOCKED
     [post] = rig.chat.posts("d1")
-    assert post.kind == "error" and post.key.startswith("d1:blocked:step:")
+    assert post.kind == "error" and post.key == f"d1:blocked:step:{rig.clock.now().isoformat()}"
     assert post.text == "⚠️ The discussion is blocked: the model kept failing. Retry, skip the failed turns, or stop."
     assert [a.id for a in post.actions] == ["fail:retry", "fail:skip", "fail:stop"]
     assert all(a.value == "d1" for a in post.actions)
@@ -127,3 +136,30 @@ async def test_the_page_link_of_a_record_is_signed_under_the_discussions_current
         assert link == r.driver.config.pages.url("d1", r.clock.now(), 2) and "&v=2" in link
     finally:
         await r.driver.shutdown()
+
+
+async def test_a_round_under_one_lease_reads_back_nothing_it_wrote(tmp_path: Path) -> None:
+    """The lease keeps what it read and wrote (`kept`), and each step reads the discussion once, at its fence: a
+    six-step round reads no turn back, the roster when the lease is taken and once more when it is seated, and
+    the discussion fewer times than it takes steps. Without what is kept, each step reads all three again."""
+    chat = RecordingChat("console")
+    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}")  # type: ignore[call-arg]
+    app = await build_app(settings, {"console": chat}, llm=ScriptedLLM())
+    reads: Counter[str] = Counter()
+
+    def count(_conn: object, _cursor: object, sql: str, *_: object) -> None:
+        found = re.match(r"\s*SELECT\b.*?\bFROM\s+(\w+)", sql, re.S | re.I)
+        if found:
+            reads[found.group(1)] += 1
+
+    event.listen(app.store.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        did = (await app.service.handle(start(rounds=1))).discussion_id
+        await settle(app)
+        async with app.store.tx() as tx:
+            steps = {t.step for t in await tx.turns(did)}
+    finally:
+        await app.close()
+    assert len(steps) == 6, steps  # the round's steps, the roster's first
+    assert reads["turns"] == 0 and reads["personas"] <= 2 and reads["human_messages"] <= 1, reads
+    assert reads["discussions"] < len(steps), reads
