@@ -40,8 +40,8 @@ async def _refused_with_429_land_once(council: Council, clock: FakeClock) -> Non
     dana = fake.add_user("Dana")
     persona_posts = rf"^/webhooks/(?!{fake.app_id})\d+/[^/]+$"  # not the interaction follow-ups
     fake.faults += [
-        Fault("POST", persona_posts, retry_after=0.01, times=3),
-        Fault("POST", r"^/channels/\d+/messages$", retry_after=0.01, times=2, is_global=True),
+        Fault("POST", persona_posts, retry_after=0.0, times=3),
+        Fault("POST", r"^/channels/\d+/messages$", retry_after=0.0, times=2, is_global=True),
         # Longer than max_ratelimit_timeout: discord.py raises instead of waiting; the outbox tries again later.
         Fault("POST", persona_posts, retry_after=120.0, times=1),
     ]
