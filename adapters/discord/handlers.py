@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import discord
 from discord.app_commands import Choice
@@ -15,6 +13,7 @@ from discord.app_commands import Choice
 from adapters.discord import access, tags
 from adapters.discord import translate as t
 from adapters.discord.chat import REACTIONS, DiscordChat
+from adapters.discord.inflight import InFlight, counted
 from adapters.discord.render import times
 from adapters.discord.views import confirm_view, modify_modal, reply_modal, settled_view, settles
 from core.control import commands as c
@@ -28,46 +27,6 @@ log = logging.getLogger(__name__)
 Work = Callable[[discord.Interaction[Any]], Awaitable[str]]
 OOPS = "Something went wrong on my side; please try again in a moment."
 UNKNOWN_INTERACTION = 10062  # not acknowledged within 3 s: Discord has dropped it
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-class InFlight:
-    """How many gateway events the handlers are at work on; `quiet()` returns once none is. discord.py runs each
-    event's handler in a task of its own, so this is the one place that knows whether what came in is done."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self._quiet = asyncio.Event()
-        self._quiet.set()
-
-    @contextlib.contextmanager
-    def one(self) -> Iterator[None]:
-        self.count += 1
-        self._quiet.clear()
-        try:
-            yield
-        finally:
-            self.count -= 1
-            if not self.count:
-                self._quiet.set()
-
-    async def quiet(self) -> None:
-        await self._quiet.wait()
-
-
-def counted(method: Callable[Concatenate[Handlers, P], Awaitable[R]]
-            ) -> Callable[Concatenate[Handlers, P], Coroutine[Any, Any, R]]:
-    """An entry point from discord.py, counted in `in_flight` from its first step (taken before any await, so
-    an event read from the gateway is counted once its task has run at all) to its end. Autocomplete from fixed
-    lists (zones, suggestions) is answered by discord.py alone and is not counted."""
-    @functools.wraps(method)
-    async def run(self: Handlers, *args: P.args, **kwargs: P.kwargs) -> R:
-        with self.in_flight.one():
-            return await method(self, *args, **kwargs)
-    return run
-
-
 def visible_channels(interaction: discord.Interaction[Any]) -> list[str]:
     """The server's text channels this member can see (from the gateway's cache): whose decision records they may
     search."""
