@@ -8,7 +8,7 @@ from core.deliberation import context, flows, memory, question, review, routes, 
 from core.deliberation.flows.base import State, Transition, TurnPlan
 from core.deliberation.holders import credited
 from core.deliberation.quoting import inline, quote
-from core.models import Author, HumanMessage, Persona, Phase, Status, Turn
+from core.models import Author, Persona, Phase, Status, Turn
 from core.ports import Block, Prompt, Purpose, Tier
 
 # Bookkeeping turns nobody reads as discussion.
@@ -34,10 +34,6 @@ def describe(p: Persona) -> str:
 def system_blocks(state: State) -> list[Block]:
     """The flow's rules alone: nothing a person typed (roster names and titles included) reaches the system."""
     return [Block(text=flows.get(state.discussion.flow).rules, cache=True)]
-
-
-def human_block(m: HumanMessage) -> str:
-    return context.human_block(m)
 
 
 def _turn_text(t: Turn, state: State) -> str:

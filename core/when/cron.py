@@ -29,7 +29,7 @@ FIELDS = [
     ("month", 1, 12, MONTHS),
     ("day of week", 0, 7, DAYS),
 ]
-SEARCH_DAYS = 366 * 8  # "0 0 29 2 1" (a Monday 29 February) can be years away
+SEARCH_DAYS = 366 * 8  # "0 0 29 2 *" (29 February) can be 8 years away: 2100 is not a leap year
 
 
 class CronError(ValueError):
