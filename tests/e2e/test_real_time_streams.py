@@ -6,16 +6,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import aiohttp
 import pytest
 
 from adapters.slack.server import BOT_SCOPES, SlackServer
-from bot.settings import Settings
-from bot.wiring import build_app
 from core.deliberation.schemas import RosterSpec
 from core.llm import AnthropicLLM, LLMConfig
 from tests.adapters.slack.conftest import TIME_SCALE, Seconds, Slack
-from tests.adapters.slack.skipping import skipping_config
+from tests.adapters.slack.on_model import app_on_model
 from tests.core.test_llm import SECRET, prompt
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
@@ -52,16 +49,9 @@ async def production(fake: FakeSlack, tmp_path: Path) -> AsyncIterator[tuple[Sla
     """The app as it runs: the HTTP app, each workspace's budgeted client, and the real anthropic SDK streaming
     from the Messages API (live text on, Slack's limits on skipping time), whose personas state their stances in
     their own words rather than naming a poll's option."""
-    async with FakeAnthropic(delta_gap_s=0.002) as anthropic:  # the model writes over time (its own pace)
-        settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
-                            anthropic_api_key="sk-test", anthropic_base_url=anthropic.base_url)
-        server = SlackServer(skipping_config(fake), lambda chats: build_app(settings, chats))
-        await server.start()
-        try:
-            async with aiohttp.ClientSession() as session:
-                yield Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake), server
-        finally:
-            await server.stop()
+    async with (FakeAnthropic(delta_gap_s=0.002) as anthropic,  # the model writes over time (its own pace)
+                app_on_model(fake, anthropic.base_url, tmp_path) as app):
+        yield app
 
 
 async def test_a_one_round_discussion_on_the_real_path_brings_its_charts_into_the_thread(

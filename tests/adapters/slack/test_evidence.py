@@ -6,14 +6,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import aiohttp
 import pytest
 
-from adapters.slack.server import SlackServer
-from bot.settings import Settings
-from bot.wiring import build_app
-from tests.adapters.slack.conftest import Slack
-from tests.adapters.slack.skipping import skipping_config
+from tests.adapters.slack.on_model import app_on_model
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 
@@ -31,15 +26,9 @@ async def anthropic() -> AsyncIterator[FakeAnthropic]:
 
 async def test_a_checked_discussion_shows_cited_sources_after_its_statements_and_its_canvas(
         fake: FakeSlack, anthropic: FakeAnthropic, tmp_path: Path) -> None:
-    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
-                        anthropic_api_key="sk-test", anthropic_base_url=anthropic.base_url)
-    server = SlackServer(skipping_config(fake), lambda chats: build_app(settings, chats))
-    await server.start()
-    try:
-        async with aiohttp.ClientSession() as session:
-            slack = Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake)
-            await slack.command("Should we adopt Rust? --rounds 1 --check --experts 2")
-            await server.idle()
+    async with app_on_model(fake, anthropic.base_url, tmp_path) as (slack, server):
+        await slack.command("Should we adopt Rust? --rounds 1 --check --experts 2")
+        await server.idle()
         thread = [m for m in fake.messages if m.thread_ts]
         [check] = [m for m in thread if m.username == "Fact-checker"]
         shown = check.text + str(check.blocks)
@@ -50,5 +39,3 @@ async def test_a_checked_discussion_shows_cited_sources_after_its_statements_and
         assert "## Final synthesis" in canvas.markdown and "**Claims that fell**" in canvas.markdown
         assert "https://research.example.org/rust" in canvas.markdown
         assert any(f"/docs/T0001/{canvas.id}" in m.text + str(m.blocks) for m in thread)
-    finally:
-        await server.stop()

@@ -9,14 +9,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
-from pydantic import SecretStr
 
 from adapters.slack.server import SlackServer
-from bot.wiring import build_app
-from tests.adapters.slack.conftest import Slack, settings
-from tests.adapters.slack.skipping import skipping_config
+from tests.adapters.slack.conftest import Slack
+from tests.adapters.slack.on_model import app_on_model
+from tests.databases import migrated_sqlite_url
 from tests.fakes.anthropic_server import FakeAnthropic, default_reply
 from tests.fakes.slack_api import FakeSlack
 
@@ -38,16 +36,9 @@ def hostile(body: dict[str, Any]) -> str:
 
 @pytest.fixture
 async def served(fake: FakeSlack, tmp_path: Path) -> AsyncIterator[tuple[Slack, SlackServer]]:
-    async with FakeAnthropic(reply=hostile) as model:
-        s = settings(tmp_path).model_copy(update={"anthropic_api_key": SecretStr("sk-test"),
-                                                  "anthropic_base_url": model.base_url})
-        srv = SlackServer(skipping_config(fake), lambda chats: build_app(s, chats))
-        await srv.start()
-        try:
-            async with aiohttp.ClientSession() as session:
-                yield Slack(f"http://127.0.0.1:{srv.port}/slack/events", session, fake), srv
-        finally:
-            await srv.stop()
+    async with (FakeAnthropic(reply=hostile) as model,
+                app_on_model(fake, model.base_url, tmp_path, database_url=migrated_sqlite_url(tmp_path)) as app):
+        yield app
 
 
 async def test_a_personas_links_are_shown_as_plain_text(served: tuple[Slack, SlackServer], fake: FakeSlack) -> None:

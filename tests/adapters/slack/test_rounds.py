@@ -6,15 +6,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import aiohttp
 import pytest
 
-from adapters.slack.server import SlackServer
-from bot.settings import Settings
-from bot.wiring import build_app
 from core.models import Phase, Status
-from tests.adapters.slack.conftest import Slack
-from tests.adapters.slack.skipping import skipping_config
+from tests.adapters.slack.on_model import app_on_model
 from tests.core.deliberation.test_floor_and_rounds import openings
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
@@ -29,21 +24,13 @@ async def anthropic() -> AsyncIterator[FakeAnthropic]:
 @pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
 async def test_rounds_n_runs_another_round_on_the_same_topic_in_slack(
         fake: FakeSlack, anthropic: FakeAnthropic, tmp_path: Path) -> None:
-    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
-                        anthropic_api_key="sk-test", anthropic_base_url=anthropic.base_url)
-    server = SlackServer(skipping_config(fake), lambda chats: build_app(settings, chats))
-    await server.start()
-    try:
-        async with aiohttp.ClientSession() as session:
-            slack = Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake)
-            await slack.command("Should we adopt Rust for billing? --rounds 2 --experts 2")
-            await server.idle()
+    async with app_on_model(fake, anthropic.base_url, tmp_path) as (slack, server):
+        await slack.command("Should we adopt Rust for billing? --rounds 2 --experts 2")
+        await server.idle()
         assert server.core is not None
         [d] = await server.core.service.guard.discussions()
         async with server.core.store.tx() as tx:
             suggested = [t.data for t in await tx.turns(d.id) if t.phase == Phase.ROUND_SYNTHESIS and t.round == 1]
-    finally:
-        await server.stop()
     assert d.status == Status.DONE and d.round == 2, (d.status, d.blocked_reason)
     assert suggested and suggested[0] and suggested[0]["next_topic_suggestions"], "a deep dive was on offer"
     assert openings(anthropic) == {1: "Should we adopt Rust for billing?", 2: "Should we adopt Rust for billing?"}

@@ -11,17 +11,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 
-from adapters.slack.server import SlackServer
 from adapters.web.page import render
 from adapters.web.view import page
-from bot.settings import Settings
-from bot.wiring import build_app
 from core.showing.export import export
-from tests.adapters.slack.conftest import Slack
-from tests.adapters.slack.skipping import skipping_config
+from tests.adapters.slack.on_model import app_on_model
 from tests.fakes.anthropic_server import FakeAnthropic, default_reply
 from tests.fakes.slack_api import FakeSlack
 
@@ -83,39 +78,33 @@ async def anthropic(council: Council) -> AsyncIterator[FakeAnthropic]:
 
 async def test_a_vote_in_slack_refreshes_the_verdict_and_do_not_adopt_never_counts_as_adopt(
         fake: FakeSlack, anthropic: FakeAnthropic, council: Council, tmp_path: Path) -> None:
-    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",  # type: ignore[call-arg]
-                        anthropic_api_key="sk-test", anthropic_base_url=anthropic.base_url)
-    server = SlackServer(skipping_config(fake), lambda chats: build_app(settings, chats))
-    await server.start()
-    try:
-        async with aiohttp.ClientSession() as session:
-            slack = Slack(f"http://127.0.0.1:{server.port}/slack/events", session, fake)
-            await slack.command("Should we adopt trunk-based development? --rounds 2 --experts 2")
-            await server.idle()
-            assert server.core is not None
-            [d] = await server.core.service.guard.discussions()
-            assert d.status.value == "done", d.blocked_reason
+    async with app_on_model(fake, anthropic.base_url, tmp_path) as (slack, server):
+        await slack.command("Should we adopt trunk-based development? --rounds 2 --experts 2")
+        await server.idle()
+        assert server.core is not None
+        [d] = await server.core.service.guard.discussions()
+        assert d.status.value == "done", d.blocked_reason
 
-            def shown(m: Any) -> str:
-                return m.text + json.dumps(m.blocks, ensure_ascii=False)
+        def shown(m: Any) -> str:
+            return m.text + json.dumps(m.blocks, ensure_ascii=False)
 
-            thread = fake.thread("C0001", d.thread_ref)
-            [final] = [m for m in thread if "Final synthesis" in shown(m)]
-            before = shown(final)
-            # Round 2: one expert chose Adopt [O1], every other one Do not adopt [O2] by its whole label; the
-            # Contrarian's O1 is shown aside and counts for nothing.
-            n = len(council.experts)
-            assert n >= 2 and f"personas: {DO_NOT} [O2] {n - 1} · {ADOPT} [O1] 1 of {n}" in before, before
-            assert f"the Contrarian (not counted): {ADOPT} [O1]" in before
-            assert f"{ADOPT} [O1] {n}" not in before and "CONSENSUS" not in before
-            first = [m for m in thread if "Round 1" in shown(m) and "synthesis" in shown(m).lower()]
-            assert first and "undecided (unreadable)" in shown(first[0])  # round 1's labels named no position
+        thread = fake.thread("C0001", d.thread_ref)
+        [final] = [m for m in thread if "Final synthesis" in shown(m)]
+        before = shown(final)
+        # Round 2: one expert chose Adopt [O1], every other one Do not adopt [O2] by its whole label; the
+        # Contrarian's O1 is shown aside and counts for nothing.
+        n = len(council.experts)
+        assert n >= 2 and f"personas: {DO_NOT} [O2] {n - 1} · {ADOPT} [O1] 1 of {n}" in before, before
+        assert f"the Contrarian (not counted): {ADOPT} [O1]" in before
+        assert f"{ADOPT} [O1] {n}" not in before and "CONSENSUS" not in before
+        first = [m for m in thread if "Round 1" in shown(m) and "synthesis" in shown(m).lower()]
+        assert first and "undecided (unreadable)" in shown(first[0])  # round 1's labels named no position
 
-            poll = [m for m in thread if '"vote:1"' in json.dumps(m.blocks)][-1]
-            value = next(e for b in poll.blocks if b["type"] == "actions" for e in b["elements"]
-                         if e["action_id"] == "vote:1")["value"]
-            await slack.click(poll.ts, "vote:1", value, user="U0002")
-            await server.idle()
+        poll = [m for m in thread if '"vote:1"' in json.dumps(m.blocks)][-1]
+        value = next(e for b in poll.blocks if b["type"] == "actions" for e in b["elements"]
+                     if e["action_id"] == "vote:1")["value"]
+        await slack.click(poll.ts, "vote:1", value, user="U0002")
+        await server.idle()
         after = shown(fake.find("C0001", final.ts))
         assert f"people: {DO_NOT} [O2] 1 of 1" in after and "people: no votes" in before, after
         async with server.core.store.tx() as tx:
@@ -130,5 +119,3 @@ async def test_a_vote_in_slack_refreshes_the_verdict_and_do_not_adopt_never_coun
         assert [sorted(r["choice"] for r in s["rows"] if r["counted"]) for s in backed] == [["O1", *["O2"] * (n - 1)]]
         assert f"<td>{council.experts[0]}</td><td>{ADOPT} [O1]</td>" in html
         assert f"<td>{council.experts[0]}</td><td>{DO_NOT}" not in html
-    finally:
-        await server.stop()
