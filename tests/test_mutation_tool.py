@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests import mutation
+from tests.mutation import cli, runs, scoring
 
 MUTATED = '''
 def x_limit__mutmut_orig(n):
@@ -146,7 +147,7 @@ def test_a_mutant_that_was_not_run_is_not_killed() -> None:
 
 
 def test_string_only_mutants_are_told_apart_from_logic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mutation, "SCRATCH", tmp_path)
+    monkeypatch.setattr(runs, "SCRATCH", tmp_path)
     module = "core/limits.py"
     mutated = tmp_path / mutation.slug(module) / "mutants" / module
     mutated.parent.mkdir(parents=True)
@@ -219,7 +220,7 @@ def test_the_verdict_is_on_the_whole_score_less_the_equivalent_mutants_listed_by
     assert mutation.TARGETS == {}, "every rule module is held to the one target"
     assert mutation.entry(rule, current(rule), outcomes(90, 10), set(), True, SPENDING_SOURCE)["verdict"] == "meets"
     # Mutants named as equivalent, with the reason, leave the count; no others do.
-    monkeypatch.setattr(mutation, "EQUIVALENT", {f"x.f__mutmut_{i}": "a cache's size" for i in range(100, 110)})
+    monkeypatch.setattr(scoring, "EQUIVALENT", {f"x.f__mutmut_{i}": "a cache's size" for i in range(100, 110)})
     row = mutation.entry(rule, current(rule), outcomes(90, 20), strings, True, SPENDING_SOURCE)
     assert (row["killed"], row["mutants"], row["verdict"]) == (90, 100, "meets")
     assert row["equivalent"] == [f"x.f__mutmut_{i}: a cache's size" for i in sorted(range(100, 110), key=str)]
@@ -230,11 +231,11 @@ def test_a_module_level_mutant_is_listed_as_equivalent_under_its_module_s_name(
     rule = SPENDING
     found = {**outcomes(1, 0), "<module>.LIMIT__const_1": "survived", "<decorated>.f#1": "survived"}
     # Another module's LIMIT, listed under that module's name, leaves this one's in the count.
-    monkeypatch.setattr(mutation, "EQUIVALENT", {"core.running.other.<module>.LIMIT__const_1": "another module's"})
+    monkeypatch.setattr(scoring, "EQUIVALENT", {"core.running.other.<module>.LIMIT__const_1": "another module's"})
     row = mutation.entry(rule, current(rule), found, set(), True, SPENDING_SOURCE)
     assert (row["killed"], row["mutants"], row["equivalent"]) == (1, 3, [])
-    monkeypatch.setattr(mutation, "EQUIVALENT", {"core.running.spending.<module>.LIMIT__const_1": "never read",
-                                                 "core.running.spending.<decorated>.f#1": "a cache's size"})
+    monkeypatch.setattr(scoring, "EQUIVALENT", {"core.running.spending.<module>.LIMIT__const_1": "never read",
+                                                "core.running.spending.<decorated>.f#1": "a cache's size"})
     row = mutation.entry(rule, current(rule), found, set(), True, SPENDING_SOURCE)
     assert (row["killed"], row["mutants"]) == (1, 1)
     assert row["equivalent"] == ["<decorated>.f#1: a cache's size", "<module>.LIMIT__const_1: never read"]
@@ -388,14 +389,14 @@ def test_a_module_with_postgresql_tests_is_not_measured_without_postgresql(
     """The driver's fences measured 77/91 without PostgreSQL and 78/91 with it: a skipped test kills nothing."""
     monkeypatch.delenv("TEST_DATABASE_URL", raising=False)
     ran: list[str] = []
-    monkeypatch.setattr(mutation, "run", lambda module, *_: ran.append(module))
+    monkeypatch.setattr(cli, "run", lambda module, *_: ran.append(module))
     with pytest.raises(SystemExit):
         mutation.main(["core/running/lease.py"])
     assert ran == [] and "set TEST_DATABASE_URL" in capsys.readouterr().err
     assert "core/storage/activity.py" in mutation.ON_POSTGRES
     assert "core/deliberation/engine.py" not in mutation.ON_POSTGRES
     monkeypatch.setenv("TEST_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
-    monkeypatch.setattr(mutation, "report", lambda *_: 0)
+    monkeypatch.setattr(cli, "report", lambda *_: 0)
     assert mutation.main(["core/running/lease.py"]) == 0 and ran == ["core/running/lease.py"]
 
 
