@@ -8,12 +8,13 @@ a header gives the discussion its thread, a poll its message, an ending's header
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import datetime, timedelta
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from core.models import Discussion, Poll, PollView, Post, Status
 from core.ports import RateLimited
@@ -248,7 +249,8 @@ async def test_a_post_tried_before_is_looked_up_and_not_sent_twice(rig: Rig) -> 
     assert [r["ref"] for r in await rig.rows()] == [rig.chat.by_key["d1:a"].ref, rig.chat.by_key["d1:b"].ref]
 
 
-async def test_a_post_whose_lease_ran_out_on_its_way_is_left_to_the_next_owner(rig: Rig) -> None:
+async def test_a_post_whose_lease_ran_out_on_its_way_is_left_to_the_next_owner(
+        rig: Rig, caplog: pytest.LogCaptureFixture) -> None:
     await rig.add("d1:a")
     await rig.driver.lease.take("d1", lambda tx: tx.placeholders("d1"))  # held here until a lifetime from now
     rig.chat.held = asyncio.Event()
@@ -265,8 +267,11 @@ async def test_a_post_whose_lease_ran_out_on_its_way_is_left_to_the_next_owner(r
         assert await tx.acquire_lease("d1", ME, rig.clock.now(), TTL)
     rig.chat.find = late_find  # type: ignore[method-assign]
     calls = rig.chat.tries
-    assert not await rig.outbox.publish("d1")
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="core.running.outbox"):
+        assert not await rig.outbox.publish("d1")
     assert rig.chat.tries == calls, "never sent once the lease held here has run out"
+    assert said(caplog)[-1] == "d1:a is being sent by another driver"
 
 
 async def test_an_edit_goes_to_the_message_it_replaces(rig: Rig) -> None:
@@ -406,6 +411,80 @@ async def test_a_starter_who_cannot_be_told_still_finds_the_discussion_blocked(
             assert not await r.outbox.publish("d1")
         assert (await r.d()).status == Status.BLOCKED
         assert said(caplog)[-1] == "could not tell U1 that d1 is blocked"
-        assert caplog.records[-1].exc_info is not None
+        exc_info = caplog.records[-1].exc_info
+        assert exc_info and str(exc_info[1]) == "direct messages are closed", "logged with why"
     finally:
         await r.driver.shutdown()
+
+
+@contextlib.contextmanager
+def outbox_reads(store: Store) -> Iterator[list[str]]:
+    """The statements that read rows of the outbox (the queue, a post's discussion), while the block runs."""
+    seen: list[str] = []
+
+    def count(_conn: object, _cursor: object, sql: str, *_: object) -> None:
+        if sql.lstrip().startswith("SELECT outbox."):
+            seen.append(sql)
+
+    event.listen(store.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        yield seen
+    finally:
+        event.remove(store.engine.sync_engine, "before_cursor_execute", count)
+
+
+async def test_a_queue_of_three_is_read_once_and_each_post_claimed_without_reading_it_again(rig: Rig) -> None:
+    await rig.add("d1:a", "d1:b", "d1:c")
+    with outbox_reads(rig.store) as reads:
+        assert await rig.outbox.publish("d1")
+    assert rig.chat.keys("d1") == ["d1:a", "d1:b", "d1:c"]
+    assert len(reads) == 1, "the queue, once: each claim names its discussion, and the next post is claimed " \
+                            "in the statement that marks the one before it sent"
+
+
+async def test_what_a_fenced_transaction_queued_goes_out_whole_in_order_with_no_queue_read(rig: Rig) -> None:
+    await rig.add()
+    with outbox_reads(rig.store) as reads:
+        async with rig.outbox.sending("d1") as (tx, d):
+            for key in ("d1:a", "d1:b", "d1:c"):
+                await tx.enqueue(d.id, Post(kind="notice", key=key, text=key), rig.clock.now())
+    assert rig.chat.keys("d1") == ["d1:a", "d1:b", "d1:c"], "every post it queued, right after it commits"
+    assert reads == [], "the transaction knows what it queued after a fence that saw nothing queued"
+    assert [r["sent"] for r in await rig.rows()] == [True] * 3
+
+
+async def test_a_publish_asked_while_a_fenced_transaction_sends_is_served_by_its_drain(rig: Rig) -> None:
+    await rig.add()
+    rig.chat.held = asyncio.Event()
+
+    async def write() -> None:
+        async with rig.outbox.sending("d1") as (tx, d):
+            await tx.enqueue(d.id, Post(kind="notice", key="d1:a", text="a"), rig.clock.now())
+
+    with outbox_reads(rig.store) as reads:
+        writing = asyncio.create_task(write())
+        await asyncio.wait_for(rig.chat.arrived.wait(), 5)  # its drain is sending
+        await rig.queue("d1:b")
+        asked = asyncio.create_task(rig.outbox.publish("d1"))  # waits behind that drain
+        await asyncio.sleep(0)
+        rig.chat.held.set()
+        await writing
+        assert await asked
+    assert rig.chat.keys("d1") == ["d1:a", "d1:b"]
+    assert len(reads) == 1, "the drain reads the queue again for it; the publish itself then has nothing to do"
+
+
+async def test_a_sweep_that_found_nothing_queued_never_answers_for_a_later_publish(rig: Rig) -> None:
+    await rig.add()
+    assert await rig.outbox.drain("d1"), "nothing queued: nothing to do"
+    await rig.queue("d1:a")
+    assert await rig.outbox.publish("d1")
+    assert rig.chat.keys("d1") == ["d1:a"]
+
+
+async def test_forgetting_a_discussion_this_process_never_sent_for_is_harmless(rig: Rig) -> None:
+    await rig.add("d1:a", leased=False)
+    assert not await rig.outbox.publish("d1"), "not driven here: no drain served it"
+    rig.outbox.forget("d1")
+    rig.outbox.forget("d2")
+    assert rig.outbox._asked == {} and rig.outbox._served == {} and rig.outbox._locks == {}
