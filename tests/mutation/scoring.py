@@ -173,6 +173,20 @@ EQUIVALENT: dict[str, str] = {
     "core.running.steps.x\u01c1Steps\u01c1apply__mutmut_7": "the link of a transition that does not finish the "
                                                        "discussion: `_transit` reads it only to record a finished "
                                                        "discussion's decision, under the same condition",
+    # outbox: a claim's lease checked twice, messages nobody reads, defaults no path reaches
+    **{f"core.running.outbox.x\u01c1Outbox\u01c1{f}__mutmut_{n}": "the claim checks the lease again (the leased "
+       "statement, one statement still): the fence of the same transaction has just checked and locked it"
+       for f, n in (("_first_post", 25), ("_first_post", 29), ("_first_post", 31), ("_claim", 8), ("_claim", 14))},
+    "core.running.outbox.x\u01c1Outbox\u01c1_first_post__mutmut_10": "an empty queue claimed or not: nothing is "
+                                                                    "sent from it either way",
+    "core.running.outbox.x\u01c1Drain\u01c1__init____mutmut_2": "`_first = \"\"` for None: it is read only after "
+                                                              "`claim` has set it (`send` follows `claim`)",
+    **{f"core.running.outbox.x\u01c1Outbox\u01c1{f}__mutmut_{n}": "`NotOurs(None)`: the exception's message is "
+       "never read (its catcher logs the post's key)" for f, n in (("_send_queue", 6), ("_send", 74))},
+    **{f"core.running.outbox.x\u01c1Outbox\u01c1_send_queue__mutmut_{n}": "a refusal without `retry_after` read "
+       "as 0 or 1 s: the backoff it is compared with is 2 s at least" for n in (74, 80, 81)},
+    **{f"core.running.outbox.x\u01c1Outbox\u01c1_send__mutmut_{n}": "the charts' seats read from the store "
+       "instead of the kept state: the same personas and turns, so the same charts" for n in (13, 15)},
 }
 
 

@@ -21,6 +21,7 @@ from core.ports import RateLimited
 from core.running.config import DriverConfig
 from core.running.driver import Driver
 from core.running.outbox import retry_delay
+from core.showing.pages import PageLinks
 from core.storage import tables as t
 from core.storage.db import make_engine
 from core.storage.store import Store
@@ -41,15 +42,22 @@ class Refusing(RecordingChat):
         self.held: asyncio.Event | None = None
         self.arrived = asyncio.Event()
         self.tries = 0  # posts asked of the platform, refused ones included
+        self.threads: list[str] = []  # the thread each post was asked into, in order
+        self.edited_in: list[str] = []  # the discussion of each edit
 
     async def publish(self, discussion: Discussion, post: Post) -> str:
         self.tries += 1
+        self.threads.append(discussion.thread_ref)
         self.arrived.set()
         if self.held is not None:
             await self.held.wait()
         if self.refusals:
             raise self.refusals.pop(0)
         return await super().publish(discussion, post)
+
+    async def update(self, discussion: Discussion, ref: str, post: Post) -> None:
+        self.edited_in.append(discussion.id)
+        await super().update(discussion, ref, post)
 
 
 class Slow(Exception):
@@ -61,10 +69,12 @@ class Slow(Exception):
 
 
 class Rig:
-    def __init__(self, store: Store, chat: Refusing | None = None) -> None:
+    def __init__(self, store: Store, chat: Refusing | None = None, *, send_lands_s: float = 0.0,
+                 pages: PageLinks | None = None) -> None:
         self.store, self.chat, self.clock = store, chat or Refusing(), FakeClock()
         self.driver = Driver(store, ScriptedLLM(), {"slack": self.chat}, self.clock,
-                             DriverConfig(owner=ME, lease_ttl=TTL, send_lands_s=0.0))
+                             DriverConfig(owner=ME, lease_ttl=TTL, send_lands_s=send_lands_s,
+                                          pages=pages or PageLinks()))
         self.outbox = self.driver.outbox
 
     async def add(self, *posts: Post | str, status: Status = Status.RUNNING, leased: bool = True) -> None:
@@ -138,6 +148,7 @@ async def test_posts_go_out_in_order_once_each_under_the_lease(rig: Rig) -> None
     rows = await rig.rows()
     assert [r["sent"] for r in rows] == [True] * 3
     assert [r["ref"] for r in rows] == [rig.chat.by_key[k].ref for k in ("d1:a", "d1:b", "d1:c")]
+    assert {r["sent_at"].replace(tzinfo=None) for r in rows} == {rig.clock.now().replace(tzinfo=None)}
 
 
 async def test_without_the_lease_nothing_is_sent(rig: Rig, caplog: pytest.LogCaptureFixture) -> None:
@@ -215,7 +226,8 @@ async def test_a_post_that_can_never_land_buries_the_queue_and_blocks_at_once(
     assert said(caplog) == ["d1:a can never be posted: channel archived"]
     d = await rig.d()
     assert d.status == Status.BLOCKED and d.blocked_reason == "it cannot post any more: channel archived"
-    assert [r["dead"] for r in await rig.rows() if r["key"] in ("d1:a", "d1:b")] == [True, True]
+    assert [(r["dead"], r["last_error"]) for r in await rig.rows() if r["key"] in ("d1:a", "d1:b")] == [
+        (True, "channel archived")] * 2
     assert len(rig.chat.told) == 1
 
 
@@ -238,12 +250,17 @@ async def test_a_slow_down_is_waited_out_and_never_counts_toward_blocking(
     assert await rig.outbox.publish("d1") and rig.chat.find_calls == 0, "never tried: nothing to look up"
 
 
-async def test_a_post_tried_before_is_looked_up_and_not_sent_twice(rig: Rig) -> None:
+async def test_a_post_tried_before_is_looked_up_and_not_sent_twice(
+        rig: Rig, caplog: pytest.LogCaptureFixture) -> None:
     await rig.add("d1:a", "d1:b")
     rig.chat.fail_next(after_post=True)  # the platform took it, the answer was lost
     assert not await rig.outbox.publish("d1")
     rig.clock.advance(seconds=2)
-    assert await rig.outbox.publish("d1")
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="core.running.outbox"):
+        assert await rig.outbox.publish("d1")
+    assert said(caplog) == [], "no wait for a send to land when none is configured"
+    assert rig.chat.edited_in == ["d1"], "the post found is brought up to date in its own discussion"
     assert rig.chat.keys("d1") == ["d1:a", "d1:b"]
     assert rig.chat.find_calls == 1, "only the post tried before is looked up"
     assert [r["ref"] for r in await rig.rows()] == [rig.chat.by_key["d1:a"].ref, rig.chat.by_key["d1:b"].ref]
@@ -282,6 +299,7 @@ async def test_an_edit_goes_to_the_message_it_replaces(rig: Rig) -> None:
                     Post(kind="notice", key="d1:gone:v2", text="edited", replaces="d1:gone"))
     assert await rig.outbox.publish("d1")
     assert rig.chat.keys("d1") == ["d1:a"], "edits, never new messages"
+    assert rig.chat.edited_in == ["d1"]
     assert [p.text for p in rig.chat.by_ref[ref].updates] == ["edited"]
     rows = await rig.rows()
     assert [r["ref"] for r in rows] == [ref, ref, ""], "an edit of a message never sent edits nothing"
@@ -488,3 +506,99 @@ async def test_forgetting_a_discussion_this_process_never_sent_for_is_harmless(r
     rig.outbox.forget("d1")
     rig.outbox.forget("d2")
     assert rig.outbox._asked == {} and rig.outbox._served == {} and rig.outbox._locks == {}
+
+
+async def test_a_post_tried_before_waits_for_a_send_still_landing_before_it_is_looked_up(
+        store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    r = Rig(store, send_lands_s=0.001)  # a thousandth of a second: the wait is logged, and kept short
+    try:
+        await r.add("d1:a")
+        r.chat.fail_next(after_post=True)
+        assert not await r.outbox.publish("d1")
+        r.clock.advance(seconds=2)
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="core.running.outbox"):
+            assert await r.outbox.publish("d1")
+        assert said(caplog) == ["d1:a was tried before; looking for it on the platform in 0 s"]
+        assert r.chat.keys("d1") == ["d1:a"] and r.chat.find_calls == 1
+    finally:
+        await r.driver.shutdown()
+
+
+async def test_a_header_and_the_final_synthesis_go_out_with_the_page_link_signed_as_they_are_sent(
+        store: Store) -> None:
+    pages = PageLinks(base_url="https://council.example", secret="s" * 32)
+    r = Rig(store, pages=pages)
+    try:
+        await r.add(Post(kind="header", key="d1:header", text="Topic"), "d1:note")
+        r.clock.advance(seconds=30)  # queued earlier, sent now
+        assert await r.outbox.publish("d1")
+        header, note = r.chat.posts("d1")
+        assert header.page_url == pages.url("d1", r.clock.now()) and note.page_url == ""
+    finally:
+        await r.driver.shutdown()
+
+
+async def test_posts_after_the_header_go_into_its_thread_and_a_notice_before_it_makes_no_thread(rig: Rig) -> None:
+    await rig.add("d1:early", Post(kind="header", key="d1:header", text="Topic"), "d1:a")
+    assert await rig.outbox.publish("d1")
+    header = rig.chat.by_key["d1:header"].ref
+    assert rig.chat.threads == ["", "", header], "the post after the header, in the same drain, goes into it"
+    assert (await rig.d()).thread_ref == header
+
+
+async def test_each_post_is_marked_sent_in_the_statement_that_claims_the_next(rig: Rig) -> None:
+    await rig.add("d1:a", "d1:b", "d1:c")
+    writes: list[str] = []
+
+    def count(_conn: object, _cursor: object, sql: str, *_: object) -> None:
+        if sql.lstrip().startswith("UPDATE outbox"):
+            writes.append(sql)
+
+    event.listen(rig.store.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        assert await rig.outbox.publish("d1")
+    finally:
+        event.remove(rig.store.engine.sync_engine, "before_cursor_execute", count)
+    assert len(writes) == 4, "the first claim, then one statement a post"
+    assert [r["attempts"] for r in await rig.rows()] == [1, 1, 1]
+
+
+async def test_a_sweep_drains_a_queue_nobody_asked_for_reading_it_once(rig: Rig) -> None:
+    await rig.add("d1:a", "d1:b")
+    with outbox_reads(rig.store) as reads:
+        assert await rig.outbox.drain("d1")
+    assert rig.chat.keys("d1") == ["d1:a", "d1:b"]
+    assert len(reads) == 1
+
+
+async def test_an_edit_under_the_same_lease_finds_its_message_without_reading_it(rig: Rig) -> None:
+    await rig.add("d1:a")
+    rig.driver.kept.start("d1")
+    assert await rig.outbox.publish("d1")
+    ref = rig.chat.by_key["d1:a"].ref
+    await rig.queue(Post(kind="notice", key="d1:a:v2", text="edited", replaces="d1:a"))
+    with outbox_reads(rig.store) as reads:
+        assert await rig.outbox.publish("d1")
+    assert [p.text for p in rig.chat.by_ref[ref].updates] == ["edited"]
+    assert len(reads) == 1, "the queue only: the message's ref is kept from when it was sent"
+
+
+async def test_a_lease_that_runs_out_at_the_very_moment_of_sending_sends_nothing(rig: Rig) -> None:
+    await rig.add("d1:a")
+    await rig.driver.lease.take("d1", lambda tx: tx.placeholders("d1"))
+    expires = rig.driver.lease.held_until("d1")
+    assert expires is not None
+    rig.chat.fail_next()
+    assert not await rig.outbox.publish("d1")
+    rig.clock.advance(seconds=2)
+    await rig.renew()
+
+    async def on_the_dot(discussion: Discussion, key: str) -> None:
+        rig.clock.set(datetime.fromtimestamp(expires, rig.clock.now().tzinfo))
+        return None
+
+    rig.chat.find = on_the_dot  # type: ignore[method-assign,assignment]
+    calls = rig.chat.tries
+    assert not await rig.outbox.publish("d1")
+    assert rig.chat.tries == calls
