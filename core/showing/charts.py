@@ -11,6 +11,7 @@ import io
 import textwrap
 from typing import Any
 
+import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch, Patch
@@ -27,6 +28,9 @@ TITLE_CHARS = 60  # a title's line on a chart 7.5 inches wide (about 8 character
 LABEL_CHARS = 30  # an option's line beside its bars
 LEGEND_CHARS = 48
 EMPTY = "No votes yet"
+# Topics, options and names are people's words: a `$` in them is a price, never a formula (and an unpaired one
+# failed the whole chart). Read as each text is made; this module is the process's only drawer.
+matplotlib.rcParams["text.parse_math"] = False
 
 
 def draw(material: ChartMaterial) -> list[PostFile]:

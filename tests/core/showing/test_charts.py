@@ -203,3 +203,18 @@ def test_the_app_loads_matplotlib_only_where_a_chart_is_drawn() -> None:
                              "core.showing.chart_material; print('matplotlib' in sys.modules)"],
                             capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[3])
     assert loaded.stdout.strip() == "False"
+
+
+def test_dollar_signs_people_write_are_drawn_as_written_never_as_a_formula() -> None:
+    grid = Grid(rounds=(1,), personas=(("Ada $x$", True),), cells=(("O1",),), names=(("O1", "Pay $5 a $seat"),))
+    poll = POLL.model_copy(update={"question": "Is $x^$ the right price?", "options": ["$5 a seat", "$x^2$", "Free"]})
+    files = charts.draw(charts.ChartMaterial(topic="Is $x^$ the right price?", poll=poll, ballots=BALLOTS, grid=grid))
+    assert [f.name for f in files] == ["vote.png", "stances.png"], "an unpaired $ fails no chart"
+    read = texts(charts.vote_figure(poll, BALLOTS)[0])
+    assert " ".join(read["title"][0].split()) == "Is $x^$ the right price?"
+    assert [" ".join(label.split()) for label in read["y"]] == ["$5 a seat", "$x^2$", "Free"]
+    fig = charts.stance_figure(grid)
+    FigureCanvasAgg(fig).draw()
+    assert all(not t.get_parse_math() for ax in fig.axes for t in [*ax.texts, *ax.get_yticklabels()])
+    view = PollView(poll_id=1, question="Is $x^$ the right price?", options=["$5", "Free"], counts=[1, 0])
+    assert [f.name for f in charts.digest_files([("Is $x^$ the right price?", view)])] == ["digest-votes.png"]
