@@ -13,7 +13,6 @@ import pytest
 from bot.wiring import App
 from core.control import commands as c
 from core.models import Phase, Schedule
-from core.showing import charts
 from tests.core.conftest import C1, settle, start
 from tests.core.control import test_schedule_mutants as mutants
 from tests.core.control.test_schedule_mutants import (
@@ -159,27 +158,6 @@ async def test_a_delivery_that_left_the_digest_to_the_one_that_claimed_it_since_
     gate.set()
     assert await asyncio.gather(first, second) == [0, 1]
     assert len(chat.announced) == 1
-
-
-async def test_a_digest_whose_vote_chart_cannot_be_drawn_goes_out_without_it_and_logs_why(
-    app: App, chat: RecordingChat, clock: FakeClock, caplog: pytest.LogCaptureFixture,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch
-) -> None:
-    caplog.set_level(logging.WARNING, logger=LOGGER)
-    broken = RuntimeError("the chart could not be drawn")
-
-    def fails(*_args: object) -> object:
-        raise broken
-
-    monkeypatch.setattr(charts, "digest_files", fails)
-    s = await digest_of_one_discussion(app)
-    clock.advance(hours=1)
-    assert await app.service.schedules.fire(s.id)
-    [(_, _, _, post)] = chat.announced
-    assert post.files == [] and "Which CI provider?" in post.text
-    [warning] = [r for r in caplog.records if r.name == LOGGER and r.levelno == logging.WARNING]
-    assert warning.getMessage() == "could not draw the digest's chart"
-    assert warning.exc_info and warning.exc_info[1] is broken, "the log does not say what failed"
 
 
 # what a firing posts ---------------------------------------------------------------------------------------
