@@ -1,4 +1,4 @@
-"""A digest's day-budget hold, chart and delivery lease; what firing a one-shot or a removed schedule posts."""
+"""A digest's day-budget hold and delivery lease; what firing a one-shot or a removed schedule posts."""
 
 from __future__ import annotations
 
