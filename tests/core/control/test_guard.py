@@ -221,3 +221,43 @@ async def test_suggestions_only_while_the_next_step_is_open(app: App) -> None:
     with pytest.raises(UserError) as chosen:
         await app.service.guard.suggestions(deep)
     assert str(chosen.value) == "The next step was already chosen."
+
+
+async def test_a_private_channels_topic_is_read_only_from_inside_it_even_by_an_admin(
+        app: App, llm: ScriptedLLM) -> None:
+    llm.cost_per_call = 0.01
+    did = await waiting(app, "Layoffs in Q3?", channel="C9", in_channel="C9", private=True)
+    outside = c.Command(user_id="A1", is_admin=True, **HERE)  # an admin, asking from C1
+    inside = c.Command(user_id="A1", is_admin=True, **{**HERE, "in_channel": "C9"})
+    hidden = "• a discussion in a private channel you are not in — $0.13, waiting"
+    assert (await app.service.guard.usage_text(outside)).splitlines()[-1] == hidden
+    shown = f"• `{did}` Layoffs in Q3? — $0.13, waiting"
+    assert (await app.service.guard.usage_text(inside)).splitlines()[-1] == shown
+    assert (await app.service.guard.usage_text(outside, member_of=["C9"])).splitlines()[-1] == shown
+    with pytest.raises(UserError, match=f"I can't find a discussion with id `{did}`"):
+        await app.service.guard.status_text(did, outside)
+    assert "“Layoffs in Q3?”" in await app.service.guard.status_text(did, inside)
+    assert "“Layoffs in Q3?”" in await app.service.guard.status_text(did, outside, member_of=["C9"])
+
+
+async def test_a_person_past_the_hours_starts_is_told_to_continue_one_of_them(app: App) -> None:
+    for n in range(3):
+        await waiting(app, f"Topic {n}?")
+    with pytest.raises(UserError) as refused:
+        await waiting(app, "One more?")
+    assert str(refused.value) == ("You have started 3 discussions in the last hour, the limit per person "
+                                  "(COUNCIL_STARTS_PER_USER_PER_HOUR = 3); please try again later, or continue "
+                                  "one of them.")
+
+
+async def test_a_poll_nobody_here_can_see_is_answered_as_one_that_does_not_exist(app: App) -> None:
+    did = await waiting(app)
+    async with app.store.tx() as tx:
+        [poll] = await tx.polls(did)
+        for poll_id, asker in ((poll.id + 1000, c.Command(user_id="U1", **HERE)),
+                               (poll.id, c.Command(user_id="U1", **{**HERE, "in_channel": "C2"}))):
+            with pytest.raises(UserError) as refused:
+                await app.service.guard.poll(tx, poll_id, asker)
+            assert str(refused.value) == "I can't find that poll: its number is not one of a discussion you can see."
+        found, d = await app.service.guard.poll(tx, poll.id, c.Command(user_id="U1", **HERE))
+        assert (found.id, d.id) == (poll.id, poll.discussion_id)
