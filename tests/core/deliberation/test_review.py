@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from core.deliberation import engine, review
@@ -142,6 +143,10 @@ REVIEWS = st.lists(st.tuples(AUTHORS, st.lists(AUTHORS, max_size=6)), max_size=8
 
 
 @given(REVIEWS)
+@example([])  # nobody reviewed
+@example([("a", ["a"])])  # a reviewer who ranked only itself
+@example([("a", ["b", "b", "c"]), ("b", ["c", "a"])])  # a name twice in one ranking; a tie on average
+@example([("a", ["b", "c", "d", "e", "a", "b"])])  # the longest ranking, its own name and a repeat in it
 def test_ranks_are_within_bounds_and_first_places_add_up(reviews: list[tuple[str, list[str]]]) -> None:
     out = review.aggregate(reviews)
     counted = [[a for a in dict.fromkeys(r) if a != who] for who, r in reviews]
@@ -153,6 +158,8 @@ def test_ranks_are_within_bounds_and_first_places_add_up(reviews: list[tuple[str
 
 
 @given(REVIEWS)
+@example([("a", ["a", "b"])])  # its own name first
+@example([("a", []), ("b", ["a"])])  # an empty ranking beside a real one
 def test_a_reviewers_own_statement_never_counts(reviews: list[tuple[str, list[str]]]) -> None:
     out = {s.author: s for s in review.aggregate(reviews)}
     only_self = {who for who, _ in reviews} - {a for who, r in reviews for a in r if a != who}
@@ -163,6 +170,7 @@ def test_a_reviewers_own_statement_never_counts(reviews: list[tuple[str, list[st
 
 
 @given(REVIEWS, st.randoms())
+@example([("a", ["b", "c"]), ("b", ["c", "a"]), ("c", ["a", "b"])], random.Random(1))  # a three-way tie
 def test_the_order_reviews_arrive_in_does_not_matter(reviews: list[tuple[str, list[str]]], rnd: object) -> None:
     shuffled = list(reviews)
     rnd.shuffle(shuffled)  # type: ignore[attr-defined]
@@ -170,6 +178,8 @@ def test_the_order_reviews_arrive_in_does_not_matter(reviews: list[tuple[str, li
 
 
 @given(st.lists(AUTHORS, min_size=2, max_size=5, unique=True), st.integers(1, 6))
+@example(["a", "b"], 1)  # the fewest authors and reviews
+@example(["a", "b", "c", "d", "e"], 6)  # the most
 def test_an_author_everyone_ranks_first_leads_with_average_one(authors: list[str], n: int) -> None:
     top, rest = authors[0], authors[1:]
     reviews = [(f"r{i}", [top, *rest]) for i in range(n)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from core.deliberation import prompts, routes
@@ -43,6 +43,8 @@ _ref = st.builds(lambda p, m: f"{p}:{m}", _provider, _model)
                  seats=st.lists(_ref, max_size=4),
                  personas=st.dictionaries(st.from_regex(r"[a-z][a-z ]{0,10}[a-z]", fullmatch=True), _ref,
                                           max_size=3)))
+@example(ModelRoutes())  # nothing routed
+@example(ModelRoutes(tiers={"light": "a:b"}, seats=["a:b", "a:b"], personas={"ada lovelace": "x-y:m.1/2:3"}))
 def test_a_described_spec_reads_back_the_same(r: ModelRoutes) -> None:
     assert routes.parse(routes.describe(r)) == (r, [])
 
