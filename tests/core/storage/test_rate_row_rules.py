@@ -7,6 +7,11 @@ another replica wants; letting go clears the hold."""
 
 from __future__ import annotations
 
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+
+from core.storage.db import make_engine, migrate
 from core.storage.store import Store
 
 
@@ -31,6 +36,42 @@ async def test_a_save_under_the_lock_writes_all_three_values_of_that_bucket_and_
         await tx.save_bucket("a", (2.0, 131.0, 161.0), ("me", 141.0, False, 190.0))
         assert await tx.lock_held_bucket("a") == ((2.0, 131.0, 161.0), ("me", 141.0, False, 190.0))
         assert await tx.lock_held_bucket("b") == ((5.0, 100.0, 0.0), (None, 0.0, False, 0.0))
+
+
+async def test_a_save_under_the_lock_writes_whether_another_replica_wants_the_bucket(store: Store) -> None:
+    async with store.tx() as tx:
+        await tx.make_bucket("a", (5.0, 100.0, 0.0), "me", 110.0)
+        await tx.save_bucket("a", (4.0, 101.0, 0.0), ("me", 111.0, True, 0.0))
+        assert await tx.lock_held_bucket("a") == ((4.0, 101.0, 0.0), ("me", 111.0, True, 0.0))
+        await tx.save_bucket("a", (3.0, 102.0, 0.0), ("other", 112.0, False, 150.0))
+        assert await tx.lock_held_bucket("a") == ((3.0, 102.0, 0.0), ("other", 112.0, False, 150.0))
+
+
+async def test_many_buckets_made_at_once_keep_each_ones_pause(store: Store) -> None:
+    async with store.tx() as tx:
+        assert await tx.make_buckets({"a": (0.0, 100.0, 250.0), "b": (2.0, 100.0, 0.0)}, None, 0.0) == {"a", "b"}
+        assert await tx.lock_held_bucket("a") == ((0.0, 100.0, 250.0), (None, 0.0, False, 0.0))
+        assert await tx.lock_held_bucket("b") == ((2.0, 100.0, 0.0), (None, 0.0, False, 0.0))
+
+
+async def test_on_postgresql_a_bucket_read_with_who_holds_it_stays_locked_until_the_transaction_ends(
+        pg_url: str) -> None:
+    engine = make_engine(pg_url)
+    await migrate(engine)
+    store = Store(engine)
+    other = "SELECT tokens FROM rate_budget WHERE key = 'a' FOR UPDATE NOWAIT"
+    try:
+        async with store.tx() as tx:
+            await tx.make_bucket("a", (5.0, 100.0, 0.0))
+        async with store.tx() as tx:
+            assert await tx.lock_held_bucket("a") == ((5.0, 100.0, 0.0), (None, 0.0, False, 0.0))
+            async with engine.connect() as conn:  # another replica's transaction
+                with pytest.raises(DBAPIError, match="lock"):
+                    await conn.execute(text(other))
+        async with engine.connect() as conn:  # ended: free again
+            assert (await conn.execute(text(other))).scalar() == 5.0
+    finally:
+        await store.close()
 
 
 async def test_many_buckets_are_made_at_once_and_only_those_not_there(store: Store) -> None:
@@ -114,3 +155,41 @@ async def test_a_lease_or_a_hand_back_leaves_a_row_another_replica_holds_as_it_i
         assert (await tx.lock_held_bucket("free") or ((),))[0] == (4.5, 104.0, 0.0)  # 1 + 2 refilled + 1.5 back
         await tx.give_back(300.0, {"free": (0.5, 5.0, 3.0)})
         assert (await tx.lock_held_bucket("free") or ((),))[0] == (5.0, 300.0, 0.0)  # never past the burst
+
+
+async def test_must_work_takes_all_it_asks_when_the_bucket_holds_exactly_that_or_exactly_what_it_left(
+        store: Store) -> None:
+    async with store.tx() as tx:
+        await tx.make_bucket("exact", (1.0, 100.0, 0.0))
+        await tx.make_bucket("as_left", (1.0, 100.0, 0.0))
+    assert await leased(store, "exact", 3.0, now=104.0) == ((0.0, 104.0, 0.0), 3.0)  # 1 + 2 refilled = 3 asked
+    assert await leased(store, "as_left", 3.0, now=102.0, alone=2.0) == ((-1.0, 102.0, 0.0), 3.0)  # 2, as left
+    assert await leased(store, "as_left", 3.0, now=102.0, alone=-0.5) == ((-2.0, 102.0, 0.0), 1.0)  # -1: one
+    assert await leased(store, "fresh", 5.0) == ((0.0, 100.0, 0.0), 5.0)  # made full: exactly the 5 asked
+
+
+async def test_other_work_takes_all_it_asks_only_if_that_leaves_keep_else_one_if_that_does_else_none(
+        store: Store) -> None:
+    async with store.tx() as tx:
+        for key in ("all", "exactly", "one", "none"):
+            await tx.make_bucket(key, (3.0, 100.0, 0.0))
+    assert await leased(store, "all", 2.0, must=False) == ((1.0, 100.0, 0.0), 2.0)  # keeps none by default
+    assert await leased(store, "exactly", 2.0, must=False, keep=1.0) == ((1.0, 100.0, 0.0), 2.0)  # leaves 1
+    assert await leased(store, "one", 2.0, must=False, keep=1.5) == ((2.0, 100.0, 0.0), 1.0)  # 2 would leave 1
+    assert await leased(store, "none", 1.0, must=False, keep=2.5) == ((3.0, 100.0, 0.0), 0.0)  # one leaves 2
+    assert await leased(store, "one", 1.0, must=False, keep=1.0) == ((1.0, 100.0, 0.0), 1.0)  # leaves exactly 1
+    assert await leased(store, "one", 1.0, must=False) == ((0.0, 100.0, 0.0), 1.0)  # the last one: keep 0
+    assert await leased(store, "one", 1.0, must=False) == ((0.0, 100.0, 0.0), 0.0)  # empty
+
+
+async def test_other_work_leasing_a_bucket_not_there_leaves_keep_to_the_token(store: Store) -> None:
+    assert await leased(store, "a", 1.0, must=False, keep=4.0) == ((4.0, 100.0, 0.0), 1.0)  # 5 - 1 leaves 4
+    assert await leased(store, "b", 1.0, must=False, keep=4.5) == ((5.0, 100.0, 0.0), 0.0)  # 4 < 4.5: none
+    assert await leased(store, "c", 5.0, must=False) == ((0.0, 100.0, 0.0), 5.0)  # keeps none by default
+
+
+async def test_a_pause_holds_other_work_off_until_its_second_and_no_longer(store: Store) -> None:
+    async with store.tx() as tx:
+        await tx.make_bucket("p", (3.0, 130.0, 130.0))
+    assert await leased(store, "p", 1.0, now=129.0, must=False) == ((3.0, 130.0, 130.0), 0.0)  # paused still
+    assert await leased(store, "p", 1.0, now=130.0, must=False) == ((2.0, 130.0, 130.0), 1.0)  # over at 130
