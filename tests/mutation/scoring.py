@@ -187,6 +187,17 @@ EQUIVALENT: dict[str, str] = {
        "as 0 or 1 s: the backoff it is compared with is 2 s at least" for n in (74, 80, 81)},
     **{f"core.running.outbox.x\u01c1Outbox\u01c1_send__mutmut_{n}": "the charts' seats read from the store "
        "instead of the kept state: the same personas and turns, so the same charts" for n in (13, 15)},
+    # rate_rows: comparisons at a point where both branches give the same value, and literals that are the same
+    "core.storage.rate_rows.x__at__mutmut_8": "`>=` for `>`: when now equals the bucket's time both branches give it",
+    "core.storage.rate_rows.x__least__mutmut_5": "`<=` for `<`: when the two are equal both branches give the same",
+    "core.storage.rate_rows.x__refilled__mutmut_18": "`>=` for `>`: when now equals the bucket's time the refill is "
+                                                    "0, as the else branch's 0.0",
+    **{f"core.storage.rate_rows.x__p__mutmut_{n}": "the parameter left untyped: PostgreSQL infers double precision "
+       "from the float column each is compared with or added to, and SQLite binds the same Python float"
+       for n in (2, 4)},
+    "core.storage.rate_rows.x\u01c1RateRepo\u01c1lease_bucket__mutmut_37": "`1e+300` is the literal `1e300`",
+    "core.storage.rate_rows.x\u01c1RateRepo\u01c1lock_held_bucket__mutmut_3": "FOR UPDATE on SQLite too: SQLAlchemy's "
+                                                                          "SQLite compiler writes no FOR UPDATE",
 }
 
 
