@@ -51,7 +51,14 @@ MODULES: dict[str, list[str]] = {
     "core/running/driver.py": ["tests/core/running/test_driver_rules.py"],
     "core/running/steps.py": ["tests/core/running/test_step_rules.py", "tests/core/running/test_steps.py",
                               "tests/core/running/test_step_edges.py"],
-    "core/running/turns.py": ["tests/core/running/test_turn_rules.py", "tests/core/running/test_turns.py"],
+    # a turn's rules are reached through the steps that take them: peer review, budget stops, a thinking model's
+    # failed answers, live text
+    "core/running/turns.py": ["tests/core/running/test_turn_rules.py", "tests/core/running/test_turns.py",
+                              "tests/core/running/test_peer_review_runs.py",
+                              "tests/core/deliberation/test_review_on_the_api.py",
+                              "tests/core/control/test_spending.py", "tests/core/control/test_spending_worst_case.py",
+                              "tests/core/test_thinking_model.py", "tests/core/running/test_steps.py",
+                              "tests/core/running/test_step_edges.py", "tests/core/test_rules_that_broke.py"],
     "core/running/placeholders.py": ["tests/core/running/test_placeholders.py",
                                      "tests/core/running/test_placeholder_rules.py"],
     # what guards the prompts against what people write, and what they are built from
