@@ -14,7 +14,7 @@ def replica_logs(folder: Path) -> str:
     return "\n".join(p.read_text()[-3000:] for p in folder.glob("replica-*.log"))
 
 
-@pytest.mark.slow  # seconds even on a quiet machine: out of the fast local loop
+@pytest.mark.slow  # seconds even on a quiet machine
 async def test_two_replicas_fire_each_slot_once_and_survive_a_kill(pg_url: str, tmp_path: Path) -> None:
     # Two rounds outlast the four-second window (A is killed about halfway through them); three took seconds longer
     # for B to finish after the kill, and proved nothing more.

@@ -82,7 +82,8 @@ MODULES: dict[str, list[str]] = {
                                    "tests/core/storage/test_decisions.py"],
     # decision visibility
     "core/control/recall.py": ["tests/core/control/test_memory.py", "tests/adapters/slack/test_decisions.py",
-                               "tests/core/control/test_recall_rules.py"],
+                               "tests/core/control/test_recall_rules.py", "tests/core/control/test_recall_search.py",
+                               "tests/core/control/test_recall_links.py"],
     "core/storage/decisions.py": ["tests/core/storage/test_decisions.py", "tests/core/control/test_memory.py",
                                   "tests/adapters/slack/test_decisions.py", "tests/core/control/test_recall_rules.py",
                                   "tests/core/storage/test_decision_rules.py"],

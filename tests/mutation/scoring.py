@@ -187,6 +187,14 @@ EQUIVALENT: dict[str, str] = {
        "as 0 or 1 s: the backoff it is compared with is 2 s at least" for n in (74, 80, 81)},
     **{f"core.running.outbox.x\u01c1Outbox\u01c1_send__mutmut_{n}": "the charts' seats read from the store "
        "instead of the kept state: the same personas and turns, so the same charts" for n in (13, 15)},
+    # recall: a shortcut whose other way also finds nothing, and limits the list is cut to anyway
+    **{f"core.control.recall.x\u01c1Recall\u01c1recalled__mutmut_{n}": "the `off` shortcut not taken: with no "
+       "revisit and memory off, the steps after it add nothing either, so the list is empty both ways"
+       for n in (3, 4)},
+    **{f"core.control.recall.x\u01c1Recall\u01c1recalled__mutmut_{n}": "more related records read (no limit, or "
+       "one more): the seed's duplicate is dropped and the list is cut to MAX_RECALLED all the same" for n in (38, 47)},
+    "core.control.recall.x\u01c1Recall\u01c1search__mutmut_19": "`limit=` left to `decisions_found`'s default, "
+                                                                  "which is SEARCH_LIMIT's ten",
     # rate_rows: comparisons at a point where both branches give the same value, and literals that are the same
     "core.storage.rate_rows.x__at__mutmut_8": "`>=` for `>`: when now equals the bucket's time both branches give it",
     "core.storage.rate_rows.x__least__mutmut_5": "`<=` for `<`: when the two are equal both branches give the same",
