@@ -187,6 +187,21 @@ EQUIVALENT: dict[str, str] = {
        "as 0 or 1 s: the backoff it is compared with is 2 s at least" for n in (74, 80, 81)},
     **{f"core.running.outbox.x\u01c1Outbox\u01c1_send__mutmut_{n}": "the charts' seats read from the store "
        "instead of the kept state: the same personas and turns, so the same charts" for n in (13, 15)},
+    # budget: a lock looked up first by a key never stored, a flag read only as a truth value, arguments the
+    # statement built never reads, and the write-back task's name, which nothing reads
+    "core.running.budget.x\u01c1SharedBuckets\u01c1_change__mutmut_22": "`_turns.get(None)` finds nothing, and "
+                                                                        "`setdefault(key, …)` then returns the "
+                                                                        "key's lock all the same",
+    "core.running.budget.x\u01c1SharedBuckets\u01c1_change_locked__mutmut_17": "`waits = None` for `False`: it "
+                                                                               "is read only by `if not waits`",
+    "core.running.budget.x\u01c1SharedBuckets\u01c1_lease__mutmut_1": "`keep`'s default: the only call that "
+                                                                      "leaves it out has `must=True`, whose "
+                                                                      "statement and fresh take never read it",
+    "core.running.budget.x\u01c1SharedBuckets\u01c1_leased__mutmut_48": "`must=None` for `False`: the fresh "
+                                                                        "take and the statement read it only as "
+                                                                        "a truth value",
+    **{f"core.running.budget.x\u01c1SharedBuckets\u01c1_write_back_soon__mutmut_{n}": "the write-back task's "
+       "name: nothing looks a task up by it; only asyncio's debugging output shows it" for n in (5, 7, 8, 9)},
     # recall: a shortcut whose other way also finds nothing, and limits the list is cut to anyway
     **{f"core.control.recall.x\u01c1Recall\u01c1recalled__mutmut_{n}": "the `off` shortcut not taken: with no "
        "revisit and memory off, the steps after it add nothing either, so the list is empty both ways"
