@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
@@ -13,12 +12,13 @@ import pytest
 from core.control import commands as c
 from core.control.permissions import Policy
 from core.control.recall import Recall
-from core.control.replies import Reply, UserError
+from core.control.replies import UserError
 from core.models import Decision, Discussion, Status
 from core.showing.decision_log import LogLinks
 from core.showing.pages import PageLinks
 from core.storage.db import make_engine
 from core.storage.store import Store
+from tests.core.control.test_recall_rules import Started
 from tests.fakes.clock import FakeClock
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -27,17 +27,6 @@ RECORDS = [("c1-old", "C1", False, 1), ("c1-new", "C1", False, 2), ("c2", "C2", 
 TOPIC = "Trunk-based development: time to revisit?"  # on the records' subject
 LOGS = LogLinks(PageLinks(base_url="https://council.example", secret="s3cret"))
 LINK = re.compile(r"^\[(.+)\]\((\S+)\)$")
-
-
-@dataclass
-class Started:
-    """What Revisit asked to start: the real service would run it."""
-
-    commands: list[c.StartDiscussion] = field(default_factory=list)
-
-    async def __call__(self, cmd: c.StartDiscussion) -> Reply:
-        self.commands.append(cmd)
-        return Reply(text="started", discussion_id="new")
 
 
 async def add(store: Store, did: str, channel: str, private: bool, at: datetime, topic: str = "") -> None:
