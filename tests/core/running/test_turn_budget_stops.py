@@ -1,0 +1,70 @@
+"""When no turn fits the budget (core/running/turns.py): waiting answers and asked-for checks are dropped, saying so."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.wiring import App
+from core.control import commands as c
+from core.deliberation import factcheck
+from core.models import Discussion, Status, TurnStatus
+from tests.core.conftest import C1, discussion, settle, start
+from tests.fakes.chat import RecordingChat
+from tests.fakes.llm import ScriptedLLM
+
+
+async def spent_round(app: App, llm: ScriptedLLM) -> Discussion:
+    """A discussion waiting after its first round, which spent all of its $5 budget (13 calls at $0.40)."""
+    llm.cost_per_call = 0.4
+    did = (await app.service.handle(start())).discussion_id
+    await settle(app)
+    d = await discussion(app, did)
+    assert d.status == Status.WAITING and d.cost_usd >= d.budget_usd
+    return d
+
+
+async def say(app: App, did: str, text: str, user: str) -> None:
+    await app.service.handle(c.PostHumanMessage(**C1, discussion_id=did, text=text, user_id=user, user_name=user,
+                                                event_id=f"ev-{user}"))
+    await settle(app)
+
+
+async def test_answers_waiting_between_rounds_are_dropped_once_each_when_the_budget_is_spent(
+        app: App, chat: RecordingChat, llm: ScriptedLLM) -> None:
+    d = await spent_round(app, llm)
+    asked = len(llm.prompts)
+    await say(app, d.id, "What about on-call weeks?", "U2")
+    await say(app, d.id, "And contractors?", "U3")
+    async with app.store.tx() as tx:
+        messages = await tx.human_messages(d.id)
+        turns = await tx.turns(d.id)
+    assert len(messages) == 2 and all(m.answered for m in messages), "each dropped answer is marked answered"
+    dropped = [p for p in chat.posts(d.id) if ":budget:answers:" in p.key]
+    assert [(p.kind, p.key) for p in dropped] == [("notice", f"{d.id}:budget:answers:{m.id}") for m in messages]
+    assert all("No answer this time: the discussion's budget reached" in p.text for p in dropped)
+    assert len(llm.prompts) == asked, "nothing is asked of the model"
+    assert not [t for t in turns if t.reply_to is not None], "no answer turn is started"
+    after = await discussion(app, d.id)
+    assert after.status == Status.WAITING and after.cost_usd == pytest.approx(d.cost_usd)
+    assert not [p for p in chat.posts(d.id) if p.kind == "error"], "waiting, the discussion is not stopped"
+
+
+async def test_a_check_asked_for_with_the_budget_spent_is_skipped_and_says_so_once(
+        app: App, chat: RecordingChat, llm: ScriptedLLM) -> None:
+    d = await spent_round(app, llm)
+    asked = len(llm.prompts)
+    async with app.store.tx() as tx:
+        target = next(t for t in await tx.turns(d.id) if factcheck.offered(t))
+    await app.service.handle(c.CheckClaims(**C1, discussion_id=d.id, turn_key=target.key, user_id="U2"))
+    await settle(app)
+    key = factcheck.requested_key(d.id, target.key)
+    async with app.store.tx() as tx:
+        check = await tx.turn(key)
+    assert check is not None and check.status == TurnStatus.SKIPPED
+    notes = [p for p in chat.posts(d.id) if p.key.startswith(key)]
+    assert [(p.kind, p.key) for p in notes] == [("notice", f"{key}:budget")]
+    assert "did not check that post: the discussion's budget reached" in notes[0].text
+    assert len(llm.prompts) == asked
+    after = await discussion(app, d.id)
+    assert after.status == Status.WAITING, "only the check is dropped"
+    assert not [p for p in chat.posts(d.id) if ":budget:answers:" in p.key or p.kind == "error"]
