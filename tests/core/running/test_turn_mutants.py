@@ -1,0 +1,215 @@
+"""Turn rules (core/running/turns.py) the broader tests leave open: live text, quiet and parallel failures, reviews."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import AsyncIterator
+from typing import cast
+
+import pytest
+
+from bot.wiring import App
+from core.deliberation.flows.council import DEFAULT_ADVISORS, REFEREE
+from core.models import Discussion, Phase, Post, Status, Turn, TurnStatus, Usage
+from core.ports import ChatPort, LLMRefused, LLMUnavailable, Prompt
+from core.running.config import DriverConfig
+from core.running.driver import Driver
+from core.showing.pages import PageLinks
+from core.storage.db import make_engine
+from core.storage.store import Store
+from tests.core.conftest import settle, start
+from tests.fakes.chat import RecordingChat
+from tests.fakes.clock import FakeClock
+from tests.fakes.llm import ScriptedLLM
+
+ADVISORS = [p.key for p in DEFAULT_ADVISORS]
+
+
+class Phased(ScriptedLLM):
+    """The offline model; `refuse` (persona names) decline every turn, `broken[phase]` calls of that phase fail."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        super().__init__(delay=delay)
+        self.refuse: set[str] = set()
+        self.broken: dict[Phase, int] = {}
+        self.kept: dict[str, str] = {}  # the page's words so far, read as the referee starts writing
+        self.store: Store | None = None
+
+    async def _hook(self, prompt: Prompt) -> None:
+        await super()._hook(prompt)
+        if prompt.purpose.phase == Phase.FINAL_SYNTHESIS and self.store is not None:
+            async with self.store.tx() as tx:
+                self.kept = await tx.live_texts("d1")
+        if prompt.purpose.persona in self.refuse:
+            raise LLMRefused("the model declined")
+        if self.broken.get(prompt.purpose.phase, 0) > 0:
+            self.broken[prompt.purpose.phase] -= 1
+            raise LLMUnavailable("")  # no message of its own
+
+
+class Blind(RecordingChat):
+    async def thinking(self, discussion: Discussion, persona: object, key: str) -> None:
+        raise RuntimeError("no typing indicator here")
+
+
+@pytest.fixture
+async def store(sqlite_url: str) -> AsyncIterator[Store]:
+    s = Store(make_engine(sqlite_url))
+    yield s
+    await s.close()
+
+
+class Rig:
+    def __init__(self, store: Store, *, chat: RecordingChat | None = None, delay: float = 0.0,
+                 pages: bool = False) -> None:
+        self.store, self.chat, self.llm, self.clock = store, chat or RecordingChat("slack"), Phased(delay), FakeClock()
+        config = DriverConfig(owner="me", send_lands_s=0.0, live_interval_s=0.0, page_interval_s=0.0,
+                              pages=PageLinks(base_url="https://council.invalid", secret="s3") if pages
+                              else PageLinks())
+        self.driver = Driver(store, self.llm, {"slack": cast(ChatPort, self.chat)}, self.clock, config)
+
+    async def run(self) -> None:
+        now = self.clock.now()
+        async with self.store.tx() as tx:
+            await tx.add_discussion(Discussion(id="d1", topic="Adopt trunk-based development?", platform="slack",
+                                               workspace="T1", channel="C1", created_at=now, updated_at=now,
+                                               status=Status.RUNNING, flow="council", budget_usd=5.0,
+                                               created_by="U1"))
+            await tx.set_personas("d1", [*DEFAULT_ADVISORS, REFEREE])
+        try:
+            await self.driver.kick("d1")
+            await self.driver.idle()
+        finally:
+            await self.driver.shutdown()
+
+    async def turns(self) -> list[Turn]:
+        async with self.store.tx() as tx:
+            return await tx.turns("d1")
+
+    async def status(self) -> Status:
+        async with self.store.tx() as tx:
+            d = await tx.discussion("d1")
+        assert d is not None
+        return d.status
+
+    def posts(self) -> list[Post]:
+        return self.chat.posts("d1")
+
+
+def openings(turns: list[Turn]) -> list[Turn]:
+    return [t for t in turns if t.phase == Phase.ADVISOR_OPENING]
+
+
+async def test_each_persona_turn_shows_its_words_as_they_come_in_the_thread_and_on_the_page(store: Store) -> None:
+    rig = Rig(store, delay=0.02, pages=True)
+    rig.llm.store = store
+    await rig.run()
+    turns = await rig.turns()
+    assert await rig.status() == Status.DONE
+    spoken = {t.key: t.text for t in openings(turns)}
+    assert len(spoken) == len(ADVISORS)
+    live: dict[str, list[str]] = {}
+    for key, text, _ in rig.chat.live:
+        live.setdefault(key, []).append(text)
+    for key, text in spoken.items():
+        shown = live.get(key, [])
+        assert len(shown) > 1, f"{key} showed nothing while it was written"
+        assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(shown)), "the words grow"
+        assert shown[-1].startswith(text.split("\n\n")[0]), "the words shown are the turn's own"
+    # The page kept each opening's last words shown, under its own key, as the referee began.
+    assert {k: v for k, v in rig.llm.kept.items() if k in spoken} == {k: live[k][-1] for k in spoken}
+
+
+async def test_without_pages_nothing_is_kept_for_a_page(store: Store) -> None:
+    rig = Rig(store, delay=0.02)
+    rig.llm.store = store
+    await rig.run()
+    assert rig.chat.live, "the thread still shows the words as they come"
+    assert rig.llm.kept == {}
+
+
+async def test_two_turns_failing_at_once_are_each_nudged(store: Store) -> None:
+    rig = Rig(store)
+    rig.llm.fail("Skeptic", Phase.ADVISOR_OPENING, times=1)
+    rig.llm.fail("Pragmatist", Phase.ADVISOR_OPENING, times=1)
+    await rig.run()
+    turns = openings(await rig.turns())
+    failed = [t for t in turns if t.attempts == 2]
+    assert sorted(t.persona_key for t in failed) == ["pragmatist", "skeptic"]
+    assert all(t.status == TurnStatus.PUBLISHED for t in turns)
+    nudges = [p for p in rig.posts() if ":nudge:" in p.key]
+    assert sorted((p.kind, p.key) for p in nudges) == sorted(("notice", f"{t.key}:nudge:1") for t in failed)
+    assert await rig.status() == Status.DONE
+
+
+async def test_two_refused_turns_are_each_skipped_with_a_note_naming_the_persona(store: Store) -> None:
+    rig = Rig(store)
+    rig.llm.refuse = {"Skeptic", "Pragmatist"}
+    await rig.run()
+    refused = [t for t in openings(await rig.turns()) if t.persona_key in ("skeptic", "pragmatist")]
+    assert len(refused) == 2 and all(t.status == TurnStatus.SKIPPED and t.attempts == 1 for t in refused)
+    notes = {p.key: p for p in rig.posts() if ":skipped:" in p.key}
+    assert sorted(notes) == sorted(f"{t.key}:skipped:1" for t in refused)
+    names = {"skeptic": "Skeptic", "pragmatist": "Pragmatist"}
+    assert all(notes[f"{t.key}:skipped:1"].kind == "notice" and names[t.persona_key] in notes[f"{t.key}:skipped:1"].text
+               for t in refused)
+    assert not [p for p in rig.posts() if ":nudge:" in p.key]
+    assert await rig.status() == Status.DONE
+
+
+async def test_a_call_failing_without_a_message_is_shown_as_no_answer(store: Store) -> None:
+    rig = Rig(store)
+    rig.llm.broken[Phase.ADVISOR_OPENING] = 1  # the first opening asked fails, once, with no message
+    await rig.run()
+    [failed] = [t for t in openings(await rig.turns()) if t.attempts == 2]
+    assert failed.status == TurnStatus.PUBLISHED
+    [nudge] = [p for p in rig.posts() if ":nudge:" in p.key]
+    assert nudge.key == f"{failed.key}:nudge:1"
+    assert "(the model did not answer)" in nudge.text, "the words shown say why, not an empty reason"
+
+
+async def test_a_failed_typing_indicator_is_logged_with_its_turn_and_error(store: Store,
+                                                                           caplog: pytest.LogCaptureFixture) -> None:
+    rig = Rig(store, chat=Blind("slack"))
+    with caplog.at_level(logging.WARNING, logger="core.running.turns"):
+        await rig.run()
+    keys = {t.key for t in await rig.turns()}
+    logged = [r for r in caplog.records if r.name == "core.running.turns"]
+    assert {r.getMessage() for r in logged} == {f"could not show the thinking state for {k}" for k in keys}
+    assert all(r.exc_info and isinstance(r.exc_info[1], RuntimeError) for r in logged)
+
+
+# Peer reviews, on the real app (console chat, offline model) --------------------------------------------------
+async def reviews(app: App) -> list[Turn]:
+    reply = await app.service.handle(start(experts=3, rounds=1, peer_review=True))
+    await settle(app)
+    async with app.store.tx() as tx:
+        return [t for t in await tx.turns(reply.discussion_id) if t.phase == Phase.PEER_REVIEW]
+
+
+async def test_a_review_given_keeps_no_failure(app: App) -> None:
+    done = await reviews(app)
+    assert done and all(t.status == TurnStatus.DONE and t.data and t.data["failed"] == "" and t.data["ranking"]
+                        for t in done)
+
+
+async def test_a_review_the_model_cannot_give_keeps_why(app: App, llm: ScriptedLLM) -> None:
+    llm.fail("Contrarian", Phase.PEER_REVIEW, times=1, cost_usd=0.02)
+    done = await reviews(app)
+    [failed] = [t for t in done if t.persona_key == "contrarian"]
+    assert failed.data and failed.data["failed"] == "Anthropic API overloaded (529)" and failed.data["ranking"] == []
+    assert failed.status == TurnStatus.DONE and failed.error == ""
+    assert [t.data and t.data["failed"] for t in done if t is not failed] == [""] * (len(done) - 1)
+
+
+async def test_a_review_failing_without_a_message_still_keeps_that_it_failed(app: App, llm: ScriptedLLM) -> None:
+    class Silent(ScriptedLLM):
+        def _maybe_fail(self, prompt: Prompt) -> None:
+            if prompt.purpose.phase == Phase.PEER_REVIEW and prompt.purpose.persona == "Contrarian":
+                raise LLMUnavailable("", usage=Usage(cost_usd=0.0))
+
+    app.driver.turns.llm = Silent()
+    done = await reviews(app)
+    [failed] = [t for t in done if t.persona_key == "contrarian"]
+    assert failed.data and failed.data["failed"] and failed.data["ranking"] == []
