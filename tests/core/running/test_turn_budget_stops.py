@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import cast
+
 import pytest
 
-from bot.wiring import App
+from bot.settings import Settings
+from bot.wiring import App, build_app
 from core.control import commands as c
 from core.deliberation import factcheck
 from core.models import Discussion, Status, TurnStatus
+from core.ports import ChatPort
+from core.running.spending import Limits, day_refusal
 from tests.core.conftest import C1, discussion, settle, start
 from tests.fakes.chat import RecordingChat
+from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM
 
 
-async def spent_round(app: App, llm: ScriptedLLM) -> Discussion:
-    """A discussion waiting after its first round, which spent all of its $5 budget (13 calls at $0.40)."""
+async def spent_round(app: App, llm: ScriptedLLM, budget: bool = True) -> Discussion:
+    """A discussion waiting after its first round, which spent (13 calls at $0.40) all of its $5 budget (`budget`)."""
     llm.cost_per_call = 0.4
     did = (await app.service.handle(start())).discussion_id
     await settle(app)
     d = await discussion(app, did)
-    assert d.status == Status.WAITING and d.cost_usd >= d.budget_usd
+    assert d.status == Status.WAITING and (d.cost_usd >= d.budget_usd) == budget
     return d
 
 
@@ -68,3 +75,24 @@ async def test_a_check_asked_for_with_the_budget_spent_is_skipped_and_says_so_on
     after = await discussion(app, d.id)
     assert after.status == Status.WAITING, "only the check is dropped"
     assert not [p for p in chat.posts(d.id) if ":budget:answers:" in p.key or p.kind == "error"]
+
+
+async def test_answers_dropped_for_the_workspace_day_give_the_days_reason(tmp_path: Path, chat: RecordingChat,
+                                                                         llm: ScriptedLLM) -> None:
+    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'day.db'}",  # type: ignore[call-arg]
+                        council_budget_usd=50.0, council_workspace_budget_usd_per_day=5.2)
+    app = await build_app(settings, {"console": cast(ChatPort, chat)}, llm=llm)
+    try:
+        llm.cost_per_call = 0.4  # round 1's 13 calls spend the workspace's day, far from the discussion's $50
+        d = await spent_round(app, llm, budget=False)
+        await say(app, d.id, "What about on-call weeks?", "U2")
+        async with app.store.tx() as tx:
+            [message] = await tx.human_messages(d.id)
+        [dropped] = [p for p in chat.posts(d.id) if ":budget:answers:" in p.key]
+        assert dropped.key == f"{d.id}:budget:answers:{message.id}" and message.answered
+        said = dropped.text.removeprefix("💸 No answer this time: ")
+        assert said.startswith(day_refusal(Limits(workspace_usd_per_day=5.2), 5.2, 0.0, FakeClock().now())[:40])
+        assert "the discussion's" not in said, "the day's budget is not the discussion's"
+        assert (await discussion(app, d.id)).status == Status.WAITING
+    finally:
+        await app.close(grace_s=0)

@@ -10,15 +10,16 @@ from typing import cast
 import pytest
 
 from bot.wiring import App
+from core.control import commands as c
 from core.deliberation.flows.council import DEFAULT_ADVISORS, REFEREE
-from core.models import Discussion, Phase, Post, Status, Turn, TurnStatus, Usage
+from core.models import Discussion, Phase, Post, Role, Status, Turn, TurnStatus, Usage
 from core.ports import ChatPort, LLMRefused, LLMUnavailable, Prompt
 from core.running.config import DriverConfig
 from core.running.driver import Driver
 from core.showing.pages import PageLinks
 from core.storage.db import make_engine
 from core.storage.store import Store
-from tests.core.conftest import settle, start
+from tests.core.conftest import C1, settle, start
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
 from tests.fakes.llm import ScriptedLLM
@@ -213,3 +214,83 @@ async def test_a_review_failing_without_a_message_still_keeps_that_it_failed(app
     done = await reviews(app)
     [failed] = [t for t in done if t.persona_key == "contrarian"]
     assert failed.data and failed.data["failed"] and failed.data["ranking"] == []
+
+
+async def test_an_answer_that_fails_is_skipped_at_once_and_its_message_marked_answered(
+        app: App, chat: RecordingChat, llm: ScriptedLLM) -> None:
+    did = (await app.service.handle(start())).discussion_id
+    await settle(app)
+    async with app.store.tx() as tx:
+        facilitator = next(p for p in await tx.personas(did) if p.role == Role.MODERATOR)
+    llm.fail(facilitator.name, Phase.ANSWER, times=1)
+    await app.service.handle(c.PostHumanMessage(**C1, discussion_id=did, text="What about on-call weeks?",
+                                                user_id="U2", user_name="Kim", event_id="ev1"))
+    await settle(app)
+    async with app.store.tx() as tx:
+        [message] = await tx.human_messages(did)
+        [answer] = [t for t in await tx.turns(did) if t.phase == Phase.ANSWER]
+        d = await tx.discussion(did)
+    assert answer.status == TurnStatus.SKIPPED and answer.attempts == 1, "an answer is never nudged"
+    assert answer.reply_to == message.id and message.answered, "not asked again on every wake-up"
+    notes = [p for p in chat.posts(did) if p.key.startswith(answer.key)]
+    assert [(p.kind, p.key) for p in notes] == [("notice", f"{answer.key}:skipped:1")]
+    assert facilitator.name in notes[0].text
+    assert d is not None and d.status == Status.WAITING, "a failed answer never blocks the discussion"
+
+
+async def test_fact_checks_are_searched_recorded_and_charged(app: App, chat: RecordingChat, llm: ScriptedLLM) -> None:
+    llm.cost_per_call = 0.01
+    did = (await app.service.handle(start(rounds=1, check=True))).discussion_id
+    await settle(app)
+    async with app.store.tx() as tx:
+        d = await tx.discussion(did)
+        checks = [t for t in await tx.turns(did) if t.phase == Phase.FACT_CHECK]
+    assert d is not None and d.status == Status.DONE
+    asked = [p for p in llm.prompts if p.purpose.phase == Phase.FACT_CHECK]
+    assert checks and len(asked) == len(checks)
+    assert all(t.status in (TurnStatus.DONE, TurnStatus.PUBLISHED) and t.data is not None and not t.error
+               for t in checks)
+    shown = {p.key for p in chat.posts(did)}
+    assert {t.key for t in checks if t.status == TurnStatus.PUBLISHED} <= shown
+    assert d.cost_usd == pytest.approx(0.01 * len(llm.prompts)), "every call paid, each check's search included"
+
+
+class BidsFail(ScriptedLLM):
+    """The offline model, whose first `bidders` personas to bid for the floor fail their first `times` bids."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bidders, self.times = 0, 0
+        self.seen: list[str] = []
+
+    def _maybe_fail(self, prompt: Prompt) -> None:
+        who = prompt.purpose.persona
+        if prompt.purpose.phase == Phase.BID:
+            if who not in self.seen:
+                self.seen.append(who)
+            if self.seen.index(who) < self.bidders and self.failures.setdefault((who, Phase.BID), self.times) > 0:
+                self.failures[(who, Phase.BID)] -= 1
+                raise LLMUnavailable("Anthropic API overloaded (529)")
+        super()._maybe_fail(prompt)
+
+
+@pytest.fixture
+def llm() -> ScriptedLLM:
+    return BidsFail()
+
+
+@pytest.mark.parametrize("times", [1, 2])
+async def test_failed_bids_for_the_floor_are_retried_and_skipped_without_a_word(
+        app: App, chat: RecordingChat, llm: BidsFail, times: int) -> None:
+    llm.bidders, llm.times = 2, times
+    did = (await app.service.handle(start(flow="open", rounds=1, experts=4))).discussion_id
+    await settle(app)
+    async with app.store.tx() as tx:
+        d = await tx.discussion(did)
+        turns = await tx.turns(did)
+    failed = [t for t in turns if t.phase == Phase.BID and t.attempts > 1]
+    assert len(failed) == 2 and {t.step for t in failed} == {min(t.step for t in turns if t.phase == Phase.BID)}
+    # Failed once, a bid is asked again; failed twice, it is set aside; nothing of either is shown.
+    assert {t.status for t in failed} == {TurnStatus.DONE if times == 1 else TurnStatus.SKIPPED}
+    assert not [p for p in chat.posts(did) if any(p.key.startswith(t.key) for t in failed)]
+    assert d is not None and d.status == Status.DONE
