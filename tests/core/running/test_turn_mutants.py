@@ -12,7 +12,7 @@ import pytest
 from bot.wiring import App
 from core.control import commands as c
 from core.deliberation.flows.council import DEFAULT_ADVISORS, REFEREE
-from core.models import Discussion, Phase, Post, Role, Status, Turn, TurnStatus, Usage
+from core.models import Discussion, Phase, Post, Role, Status, Turn, TurnStatus
 from core.ports import ChatPort, LLMRefused, LLMUnavailable, Prompt
 from core.running.config import DriverConfig
 from core.running.driver import Driver
@@ -181,6 +181,34 @@ async def test_a_failed_typing_indicator_is_logged_with_its_turn_and_error(store
     assert all(r.exc_info and isinstance(r.exc_info[1], RuntimeError) for r in logged)
 
 
+class Flaky(ScriptedLLM):
+    """The offline model, whose first `bidders` personas to bid for the floor fail their first `times` bids, and
+    whose calls in `silent` (persona name, phase) fail with no message."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bidders, self.times = 0, 0
+        self.seen: list[str] = []
+        self.silent: set[tuple[str, Phase]] = set()
+
+    def _maybe_fail(self, prompt: Prompt) -> None:
+        who = prompt.purpose.persona
+        if (who, prompt.purpose.phase) in self.silent:
+            raise LLMUnavailable("")
+        if prompt.purpose.phase == Phase.BID:
+            if who not in self.seen:
+                self.seen.append(who)
+            if self.seen.index(who) < self.bidders and self.failures.setdefault((who, Phase.BID), self.times) > 0:
+                self.failures[(who, Phase.BID)] -= 1
+                raise LLMUnavailable("Anthropic API overloaded (529)")
+        super()._maybe_fail(prompt)
+
+
+@pytest.fixture
+def llm() -> ScriptedLLM:
+    return Flaky()
+
+
 # Peer reviews, on the real app (console chat, offline model) --------------------------------------------------
 async def reviews(app: App) -> list[Turn]:
     reply = await app.service.handle(start(experts=3, rounds=1, peer_review=True))
@@ -204,16 +232,27 @@ async def test_a_review_the_model_cannot_give_keeps_why(app: App, llm: ScriptedL
     assert [t.data and t.data["failed"] for t in done if t is not failed] == [""] * (len(done) - 1)
 
 
-async def test_a_review_failing_without_a_message_still_keeps_that_it_failed(app: App, llm: ScriptedLLM) -> None:
-    class Silent(ScriptedLLM):
-        def _maybe_fail(self, prompt: Prompt) -> None:
-            if prompt.purpose.phase == Phase.PEER_REVIEW and prompt.purpose.persona == "Contrarian":
-                raise LLMUnavailable("", usage=Usage(cost_usd=0.0))
-
-    app.driver.turns.llm = Silent()
+async def test_a_review_failing_without_a_message_still_keeps_that_it_failed(app: App, llm: Flaky) -> None:
+    llm.silent.add(("Contrarian", Phase.PEER_REVIEW))
     done = await reviews(app)
     [failed] = [t for t in done if t.persona_key == "contrarian"]
     assert failed.data and failed.data["failed"] and failed.data["ranking"] == []
+
+
+async def test_every_call_counts_in_the_workspaces_day_as_in_the_discussions_cost(app: App, llm: Flaky) -> None:
+    llm.cost_per_call = 0.01
+    llm.fail("Contrarian", Phase.PEER_REVIEW, times=1, cost_usd=0.02)  # a failed review is paid, too
+    reply = await app.service.handle(start(experts=3, rounds=1, peer_review=True, check=True))
+    await settle(app)
+    async with app.store.tx() as tx:
+        d = await tx.discussion(reply.discussion_id)
+        assert d is not None
+        today = await tx.workspace_spend(d.platform, d.workspace, d.created_at.replace(hour=0, minute=0, second=0,
+                                                                                         microsecond=0))
+    phases = {p.purpose.phase for p in llm.prompts}
+    assert {Phase.PEER_REVIEW, Phase.FACT_CHECK} <= phases
+    assert d.cost_usd == pytest.approx(0.01 * (len(llm.prompts) - 1) + 0.02)
+    assert today == pytest.approx(d.cost_usd), "the day's spend is what the turns cost"
 
 
 async def test_an_answer_that_fails_is_skipped_at_once_and_its_message_marked_answered(
@@ -255,33 +294,9 @@ async def test_fact_checks_are_searched_recorded_and_charged(app: App, chat: Rec
     assert d.cost_usd == pytest.approx(0.01 * len(llm.prompts)), "every call paid, each check's search included"
 
 
-class BidsFail(ScriptedLLM):
-    """The offline model, whose first `bidders` personas to bid for the floor fail their first `times` bids."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.bidders, self.times = 0, 0
-        self.seen: list[str] = []
-
-    def _maybe_fail(self, prompt: Prompt) -> None:
-        who = prompt.purpose.persona
-        if prompt.purpose.phase == Phase.BID:
-            if who not in self.seen:
-                self.seen.append(who)
-            if self.seen.index(who) < self.bidders and self.failures.setdefault((who, Phase.BID), self.times) > 0:
-                self.failures[(who, Phase.BID)] -= 1
-                raise LLMUnavailable("Anthropic API overloaded (529)")
-        super()._maybe_fail(prompt)
-
-
-@pytest.fixture
-def llm() -> ScriptedLLM:
-    return BidsFail()
-
-
 @pytest.mark.parametrize("times", [1, 2])
 async def test_failed_bids_for_the_floor_are_retried_and_skipped_without_a_word(
-        app: App, chat: RecordingChat, llm: BidsFail, times: int) -> None:
+        app: App, chat: RecordingChat, llm: Flaky, times: int) -> None:
     llm.bidders, llm.times = 2, times
     did = (await app.service.handle(start(flow="open", rounds=1, experts=4))).discussion_id
     await settle(app)
