@@ -12,7 +12,7 @@ import pytest
 from bot.wiring import App
 from core.control import commands as c
 from core.deliberation.flows.council import DEFAULT_ADVISORS, REFEREE
-from core.models import Discussion, Phase, Post, Role, Status, Turn, TurnStatus
+from core.models import Discussion, Persona, Phase, Post, Role, Status, Turn, TurnStatus
 from core.ports import ChatPort, LLMRefused, LLMUnavailable, Prompt
 from core.running.config import DriverConfig
 from core.running.driver import Driver
@@ -47,6 +47,18 @@ class Phased(ScriptedLLM):
         if self.broken.get(prompt.purpose.phase, 0) > 0:
             self.broken[prompt.purpose.phase] -= 1
             raise LLMUnavailable("")  # no message of its own
+
+
+class Watching(RecordingChat):
+    """A chat that notes where each live update goes: (discussion id, persona key, turn key)."""
+
+    def __init__(self, platform: str) -> None:
+        super().__init__(platform)
+        self.where: set[tuple[str, str, str]] = set()
+
+    async def stream(self, discussion: Discussion, persona: Persona, key: str, text: str) -> None:
+        self.where.add((discussion.id, persona.key, key))
+        await super().stream(discussion, persona, key, text)
 
 
 class Blind(RecordingChat):
@@ -103,13 +115,15 @@ def openings(turns: list[Turn]) -> list[Turn]:
 
 
 async def test_each_persona_turn_shows_its_words_as_they_come_in_the_thread_and_on_the_page(store: Store) -> None:
-    rig = Rig(store, delay=0.02, pages=True)
+    chat = Watching("slack")
+    rig = Rig(store, chat=chat, delay=0.02, pages=True)
     rig.llm.store = store
     await rig.run()
     turns = await rig.turns()
     assert await rig.status() == Status.DONE
     spoken = {t.key: t.text for t in openings(turns)}
     assert len(spoken) == len(ADVISORS)
+    assert {("d1", t.persona_key, t.key) for t in openings(turns)} <= chat.where, "shown as its persona, in d1"
     live: dict[str, list[str]] = {}
     for key, text, _ in rig.chat.live:
         live.setdefault(key, []).append(text)
@@ -128,6 +142,8 @@ async def test_without_pages_nothing_is_kept_for_a_page(store: Store) -> None:
     await rig.run()
     assert rig.chat.live, "the thread still shows the words as they come"
     assert rig.llm.kept == {}
+    assert await rig.status() == Status.DONE
+    assert all(t.status == TurnStatus.PUBLISHED and t.attempts == 1 for t in await rig.turns())
 
 
 async def test_two_turns_failing_at_once_are_each_nudged(store: Store) -> None:
