@@ -82,12 +82,12 @@ class Rig:
                               else PageLinks())
         self.driver = Driver(store, self.llm, {"slack": cast(ChatPort, self.chat)}, self.clock, config)
 
-    async def run(self) -> None:
+    async def run(self, budget: float = 5.0) -> None:
         now = self.clock.now()
         async with self.store.tx() as tx:
             await tx.add_discussion(Discussion(id="d1", topic="Adopt trunk-based development?", platform="slack",
                                                workspace="T1", channel="C1", created_at=now, updated_at=now,
-                                               status=Status.RUNNING, flow="council", budget_usd=5.0,
+                                               status=Status.RUNNING, flow="council", budget_usd=budget,
                                                created_by="U1"))
             await tx.set_personas("d1", [*DEFAULT_ADVISORS, REFEREE])
         try:
@@ -144,6 +144,15 @@ async def test_without_pages_nothing_is_kept_for_a_page(store: Store) -> None:
     assert rig.llm.kept == {}
     assert await rig.status() == Status.DONE
     assert all(t.status == TurnStatus.PUBLISHED and t.attempts == 1 for t in await rig.turns())
+
+
+async def test_a_discussion_without_a_budget_of_its_own_runs_every_turn(store: Store) -> None:
+    rig = Rig(store)
+    rig.llm.cost_per_call = 0.10
+    await rig.run(budget=0.0)  # 0: no limit of its own (nor a day's: none is configured)
+    turns = await rig.turns()
+    assert len(openings(turns)) == len(ADVISORS) and all(t.status == TurnStatus.PUBLISHED for t in turns)
+    assert await rig.status() == Status.DONE
 
 
 async def test_two_turns_failing_at_once_are_each_nudged(store: Store) -> None:
