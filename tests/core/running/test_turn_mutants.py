@@ -16,6 +16,7 @@ from core.models import Discussion, Persona, Phase, Post, Role, Status, Turn, Tu
 from core.ports import ChatPort, LLMRefused, LLMUnavailable, Prompt
 from core.running.config import DriverConfig
 from core.running.driver import Driver
+from core.running.spending import Limits
 from core.showing.pages import PageLinks
 from core.storage.db import make_engine
 from core.storage.store import Store
@@ -75,9 +76,10 @@ async def store(sqlite_url: str) -> AsyncIterator[Store]:
 
 class Rig:
     def __init__(self, store: Store, *, chat: RecordingChat | None = None, delay: float = 0.0,
-                 pages: bool = False) -> None:
+                 pages: bool = False, limits: Limits | None = None) -> None:
         self.store, self.chat, self.llm, self.clock = store, chat or RecordingChat("slack"), Phased(delay), FakeClock()
         config = DriverConfig(owner="me", send_lands_s=0.0, live_interval_s=0.0, page_interval_s=0.0,
+                              limits=limits or Limits(),
                               pages=PageLinks(base_url="https://council.invalid", secret="s3") if pages
                               else PageLinks())
         self.driver = Driver(store, self.llm, {"slack": cast(ChatPort, self.chat)}, self.clock, config)
@@ -147,9 +149,9 @@ async def test_without_pages_nothing_is_kept_for_a_page(store: Store) -> None:
 
 
 async def test_a_discussion_without_a_budget_of_its_own_runs_every_turn(store: Store) -> None:
-    rig = Rig(store)
+    rig = Rig(store, limits=Limits(workspace_usd_per_day=100.0))
     rig.llm.cost_per_call = 0.10
-    await rig.run(budget=0.0)  # 0: no limit of its own (nor a day's: none is configured)
+    await rig.run(budget=0.0)  # 0: no limit of its own, only the workspace's day
     turns = await rig.turns()
     assert len(openings(turns)) == len(ADVISORS) and all(t.status == TurnStatus.PUBLISHED for t in turns)
     assert await rig.status() == Status.DONE
