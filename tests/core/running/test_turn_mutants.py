@@ -248,6 +248,7 @@ async def test_a_review_given_keeps_no_failure(app: App) -> None:
     done = await reviews(app)
     assert done and all(t.status == TurnStatus.DONE and t.data and t.data["failed"] == "" and t.data["ranking"]
                         for t in done)
+    assert all(t.text == "" for t in done), "a review is kept as data, never as words of its own"
 
 
 async def test_a_review_the_model_cannot_give_keeps_why(app: App, llm: ScriptedLLM) -> None:
