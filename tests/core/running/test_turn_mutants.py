@@ -168,6 +168,7 @@ async def test_two_turns_failing_at_once_are_each_nudged(store: Store) -> None:
     assert all(t.status == TurnStatus.PUBLISHED for t in turns)
     nudges = [p for p in rig.posts() if ":nudge:" in p.key]
     assert sorted((p.kind, p.key) for p in nudges) == sorted(("notice", f"{t.key}:nudge:1") for t in failed)
+    assert all(p.offline for p in rig.posts() if p.kind == "turn"), "the offline model's turns say so"
     assert await rig.status() == Status.DONE
 
 
@@ -251,11 +252,13 @@ async def test_a_review_given_keeps_no_failure(app: App) -> None:
     assert all(t.text == "" for t in done), "a review is kept as data, never as words of its own"
 
 
-async def test_a_review_the_model_cannot_give_keeps_why(app: App, llm: ScriptedLLM) -> None:
+async def test_a_review_the_model_cannot_give_keeps_why(app: App, chat: RecordingChat, llm: ScriptedLLM) -> None:
     llm.fail("Contrarian", Phase.PEER_REVIEW, times=1, cost_usd=0.02)
     done = await reviews(app)
     [failed] = [t for t in done if t.persona_key == "contrarian"]
     assert failed.data and failed.data["failed"] == "Anthropic API overloaded (529)" and failed.data["ranking"] == []
+    [aggregate] = [p for p in chat.posts(failed.discussion_id) if p.key.endswith(":r1:peer_review")]
+    assert aggregate.offline, "the aggregate of the offline model's reviews says so"
     assert failed.status == TurnStatus.DONE and failed.error == ""
     assert [t.data and t.data["failed"] for t in done if t is not failed] == [""] * (len(done) - 1)
 
@@ -270,6 +273,7 @@ async def test_a_review_failing_without_a_message_still_keeps_that_it_failed(app
 async def test_every_call_counts_in_the_workspaces_day_as_in_the_discussions_cost(app: App, llm: Flaky) -> None:
     llm.cost_per_call = 0.01
     llm.fail("Contrarian", Phase.PEER_REVIEW, times=1, cost_usd=0.02)  # a failed review is paid, too
+    llm.fail("Contrarian", Phase.COUNTERPOINT, times=1, cost_usd=0.03)  # and so is a failed turn
     reply = await app.service.handle(start(experts=3, rounds=1, peer_review=True, check=True))
     await settle(app)
     async with app.store.tx() as tx:
@@ -279,7 +283,8 @@ async def test_every_call_counts_in_the_workspaces_day_as_in_the_discussions_cos
                                                                                          microsecond=0))
     phases = {p.purpose.phase for p in llm.prompts}
     assert {Phase.PEER_REVIEW, Phase.FACT_CHECK} <= phases
-    assert d.cost_usd == pytest.approx(0.01 * (len(llm.prompts) - 1) + 0.02)
+    assert llm.failures[("Contrarian", Phase.COUNTERPOINT)] == 0
+    assert d.cost_usd == pytest.approx(0.01 * (len(llm.prompts) - 2) + 0.02 + 0.03)
     assert today == pytest.approx(d.cost_usd), "the day's spend is what the turns cost"
 
 
@@ -317,8 +322,9 @@ async def test_fact_checks_are_searched_recorded_and_charged(app: App, chat: Rec
     assert checks and len(asked) == len(checks)
     assert all(t.status in (TurnStatus.DONE, TurnStatus.PUBLISHED) and t.data is not None and not t.error
                for t in checks)
-    shown = {p.key for p in chat.posts(did)}
-    assert {t.key for t in checks if t.status == TurnStatus.PUBLISHED} <= shown
+    shown = {p.key: p for p in chat.posts(did)}
+    assert {t.key for t in checks if t.status == TurnStatus.PUBLISHED} <= set(shown)
+    assert all(shown[t.key].offline for t in checks if t.key in shown), "the offline model's checks say so"
     assert d.cost_usd == pytest.approx(0.01 * len(llm.prompts)), "every call paid, each check's search included"
 
 
@@ -337,3 +343,6 @@ async def test_failed_bids_for_the_floor_are_retried_and_skipped_without_a_word(
     assert {t.status for t in failed} == {TurnStatus.DONE if times == 1 else TurnStatus.SKIPPED}
     assert not [p for p in chat.posts(did) if any(p.key.startswith(t.key) for t in failed)]
     assert d is not None and d.status == Status.DONE
+    thought = {key for _, _, key in chat.thinking_calls}
+    assert not thought & {t.key for t in turns if t.phase in (Phase.BID, Phase.PERSONA)}, "a bid shows nothing"
+    assert {t.key for t in turns if t.phase == Phase.SPEECH} <= thought
