@@ -37,12 +37,18 @@ class Phased(ScriptedLLM):
         self.broken: dict[Phase, int] = {}
         self.kept: dict[str, str] = {}  # the page's words so far, read as the referee starts writing
         self.store: Store | None = None
+        self.pause = False
 
     async def _hook(self, prompt: Prompt) -> None:
         await super()._hook(prompt)
         if prompt.purpose.phase == Phase.FINAL_SYNTHESIS and self.store is not None:
             async with self.store.tx() as tx:
                 self.kept = await tx.live_texts("d1")
+                if self.pause:  # someone presses Pause while the referee writes
+                    d = await tx.discussion("d1", for_update=True)
+                    assert d is not None
+                    d.status = Status.PAUSED
+                    await tx.save_discussion(d, d.updated_at)
         if prompt.purpose.persona in self.refuse:
             raise LLMRefused("the model declined")
         if self.broken.get(prompt.purpose.phase, 0) > 0:
@@ -155,6 +161,29 @@ async def test_a_discussion_without_a_budget_of_its_own_runs_every_turn(store: S
     turns = await rig.turns()
     assert len(openings(turns)) == len(ADVISORS) and all(t.status == TurnStatus.PUBLISHED for t in turns)
     assert await rig.status() == Status.DONE
+
+
+async def test_an_essential_turn_that_fails_blocks_the_discussion_with_a_post_on_that_turn(store: Store) -> None:
+    rig = Rig(store)
+    rig.llm.fail("Referee", Phase.FINAL_SYNTHESIS, times=5)
+    await rig.run()
+    [final] = [t for t in await rig.turns() if t.phase == Phase.FINAL_SYNTHESIS]
+    assert final.status == TurnStatus.FAILED and await rig.status() == Status.BLOCKED
+    async with store.tx() as tx:
+        d = await tx.discussion("d1")
+    assert d is not None and d.blocked_reason.startswith("Referee could not write the final synthesis")
+    blocked = [p for p in rig.posts() if ":blocked:" in p.key]
+    assert [(p.kind, p.key) for p in blocked] == [("error", f"d1:blocked:{final.key}:{rig.clock.now().isoformat()}")]
+    assert {a.id for a in blocked[0].actions} >= {"fail:retry"}
+
+
+async def test_an_essential_turn_failing_after_a_pause_leaves_the_discussion_paused(store: Store) -> None:
+    rig = Rig(store)
+    rig.llm.store, rig.llm.pause = store, True
+    rig.llm.fail("Referee", Phase.FINAL_SYNTHESIS, times=5)
+    await rig.run()
+    assert await rig.status() == Status.PAUSED
+    assert not [p for p in rig.posts() if ":blocked:" in p.key or p.kind == "error"]
 
 
 async def test_two_turns_failing_at_once_are_each_nudged(store: Store) -> None:
