@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import cast
 
 import pytest
@@ -77,9 +76,9 @@ async def test_a_check_asked_for_with_the_budget_spent_is_skipped_and_says_so_on
     assert not [p for p in chat.posts(d.id) if ":budget:answers:" in p.key or p.kind == "error"]
 
 
-async def test_answers_dropped_for_the_workspace_day_give_the_days_reason(tmp_path: Path, chat: RecordingChat,
+async def test_answers_dropped_for_the_workspace_day_give_the_days_reason(sqlite_url: str, chat: RecordingChat,
                                                                          llm: ScriptedLLM) -> None:
-    settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp_path / 'day.db'}",  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, database_url=sqlite_url,  # type: ignore[call-arg]
                         council_budget_usd=50.0, council_workspace_budget_usd_per_day=5.2)
     app = await build_app(settings, {"console": cast(ChatPort, chat)}, llm=llm)
     try:

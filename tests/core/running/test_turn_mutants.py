@@ -124,7 +124,7 @@ def openings(turns: list[Turn]) -> list[Turn]:
 
 async def test_each_persona_turn_shows_its_words_as_they_come_in_the_thread_and_on_the_page(store: Store) -> None:
     chat = Watching("slack")
-    rig = Rig(store, chat=chat, delay=0.02, pages=True)
+    rig = Rig(store, chat=chat, delay=0.004, pages=True)
     rig.llm.store = store
     await rig.run()
     turns = await rig.turns()
@@ -145,7 +145,7 @@ async def test_each_persona_turn_shows_its_words_as_they_come_in_the_thread_and_
 
 
 async def test_without_pages_nothing_is_kept_for_a_page(store: Store) -> None:
-    rig = Rig(store, delay=0.02)
+    rig = Rig(store, delay=0.004)
     rig.llm.store = store
     await rig.run()
     assert rig.chat.live, "the thread still shows the words as they come"
