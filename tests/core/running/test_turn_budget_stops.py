@@ -10,9 +10,14 @@ from bot.settings import Settings
 from bot.wiring import App, build_app
 from core.control import commands as c
 from core.deliberation import factcheck
+from core.deliberation.flows.council import DEFAULT_ADVISORS, REFEREE
 from core.models import Discussion, Status, TurnStatus
 from core.ports import ChatPort
+from core.running.config import DriverConfig
+from core.running.driver import Driver
 from core.running.spending import Limits, day_refusal
+from core.storage.db import make_engine
+from core.storage.store import Store
 from tests.core.conftest import C1, discussion, settle, start
 from tests.fakes.chat import RecordingChat
 from tests.fakes.clock import FakeClock
@@ -95,3 +100,34 @@ async def test_answers_dropped_for_the_workspace_day_give_the_days_reason(sqlite
         assert (await discussion(app, d.id)).status == Status.WAITING
     finally:
         await app.close(grace_s=0)
+
+
+async def test_a_discussion_blocked_for_the_day_on_two_days_says_so_each_time(sqlite_url: str) -> None:
+    store, chat, llm, clock = Store(make_engine(sqlite_url)), RecordingChat("slack"), ScriptedLLM(), FakeClock()
+    llm.cost_per_call = 0.10
+    driver = Driver(store, llm, {"slack": cast(ChatPort, chat)}, clock,
+                    DriverConfig(owner="me", send_lands_s=0.0, limits=Limits(workspace_usd_per_day=0.20)))
+    now = clock.now()
+    try:
+        async with store.tx() as tx:
+            await tx.add_discussion(Discussion(id="d1", topic="Adopt trunk-based development?", platform="slack",
+                                               workspace="T1", channel="C1", created_at=now, updated_at=now,
+                                               status=Status.RUNNING, flow="council", budget_usd=50.0,
+                                               created_by="U1"))
+            await tx.set_personas("d1", [*DEFAULT_ADVISORS, REFEREE])
+        blocked_at = []
+        for _ in range(2):  # the day's budget blocks it; the next day, Retry, and the new day's budget blocks it
+            await driver.kick("d1")
+            await driver.idle()
+            async with store.tx() as tx:
+                d = await tx.discussion("d1", for_update=True)
+                assert d is not None and d.status == Status.BLOCKED
+                blocked_at.append(clock.now().isoformat())
+                d.status, d.blocked_reason = Status.RUNNING, ""  # Retry
+                await tx.save_discussion(d, clock.now())
+            clock.advance(days=1)
+        blocked = [(p.kind, p.key) for p in chat.posts("d1") if ":blocked:" in p.key]
+        assert blocked == [("error", f"d1:blocked:step:{at}") for at in blocked_at]
+    finally:
+        await driver.shutdown()
+        await store.close()
