@@ -197,6 +197,9 @@ async def test_two_turns_failing_at_once_are_each_nudged(store: Store) -> None:
     assert all(t.status == TurnStatus.PUBLISHED for t in turns)
     nudges = [p for p in rig.posts() if ":nudge:" in p.key]
     assert sorted((p.kind, p.key) for p in nudges) == sorted(("notice", f"{t.key}:nudge:1") for t in failed)
+    named = {"skeptic": "Skeptic", "pragmatist": "Pragmatist"}
+    assert all(named[t.persona_key] in next(p.text for p in nudges if p.key.startswith(t.key)) for t in failed), \
+        "each nudge names who is nudged"
     assert all(p.offline for p in rig.posts() if p.kind == "turn"), "the offline model's turns say so"
     assert await rig.status() == Status.DONE
 
