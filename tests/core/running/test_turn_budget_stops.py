@@ -1,4 +1,4 @@
-"""When no turn fits the budget (core/running/turns.py): waiting answers and asked-for checks are dropped, saying so."""
+"""When no turn fits the budget (core/running/turns.py): what is dropped or blocked, and what the thread is told."""
 
 from __future__ import annotations
 
