@@ -378,3 +378,42 @@ async def test_failed_bids_for_the_floor_are_retried_and_skipped_without_a_word(
     thought = {key for _, _, key in chat.thinking_calls}
     assert not thought & {t.key for t in turns if t.phase in (Phase.BID, Phase.PERSONA)}, "a bid shows nothing"
     assert {t.key for t in turns if t.phase == Phase.SPEECH} <= thought
+
+
+class Priced(Phased):
+    """The offline model at $0.10 a call, whose worst case is `worst`; notes what each running opening holds."""
+
+    def __init__(self, worst: float) -> None:
+        super().__init__()
+        self.cost_per_call, self.worst = 0.10, worst
+        self.held: dict[str, float] = {}
+
+    def worst_case_usd(self, prompt: Prompt, *, search: bool = False) -> float:
+        return self.worst
+
+    async def _hook(self, prompt: Prompt) -> None:
+        await super()._hook(prompt)
+        if prompt.purpose.phase == Phase.ADVISOR_OPENING and self.store is not None:
+            async with self.store.tx() as tx:
+                for t in await tx.turns("d1"):
+                    found = await tx.held_turn(t.key)
+                    if found is not None and t.status == TurnStatus.RUNNING:
+                        self.held[t.key] = found[1][0]
+
+
+@pytest.mark.parametrize(("worst", "question_failed_usd", "holds"), [
+    (0.25, 0.0, 0.25),  # a turn holds its worst case, more than any call so far cost
+    (0.10, 0.40, 0.40),  # or the discussion's costliest call so far, when that cost more
+])
+async def test_each_running_turn_holds_the_worst_a_turn_may_cost(store: Store, worst: float,
+                                                                 question_failed_usd: float, holds: float) -> None:
+    rig = Rig(store)
+    rig.llm = llm = Priced(worst)
+    rig.driver = Driver(store, llm, {"slack": cast(ChatPort, rig.chat)}, rig.clock, rig.driver.config)
+    llm.store = store
+    if question_failed_usd:
+        llm.fail("Referee", Phase.QUESTION, times=1, cost_usd=question_failed_usd)
+    await rig.run()
+    opened = {t.key for t in openings(await rig.turns())}
+    assert opened and set(llm.held) <= opened and llm.held
+    assert all(usd == pytest.approx(holds) for usd in llm.held.values()), llm.held
