@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import cast
 
 import pytest
@@ -34,10 +35,16 @@ async def spent_round(app: App, llm: ScriptedLLM, budget: bool = True) -> Discus
     return d
 
 
+async def idle(app: App) -> None:
+    """The driver settles: nothing it keeps finding again keeps it busy."""
+    async with asyncio.timeout(10):
+        await settle(app)
+
+
 async def say(app: App, did: str, text: str, user: str) -> None:
     await app.service.handle(c.PostHumanMessage(**C1, discussion_id=did, text=text, user_id=user, user_name=user,
                                                 event_id=f"ev-{user}"))
-    await settle(app)
+    await idle(app)
 
 
 async def test_answers_waiting_between_rounds_are_dropped_once_each_when_the_budget_is_spent(
@@ -67,7 +74,7 @@ async def test_a_check_asked_for_with_the_budget_spent_is_skipped_and_says_so_on
     async with app.store.tx() as tx:
         target = next(t for t in await tx.turns(d.id) if factcheck.offered(t))
     await app.service.handle(c.CheckClaims(**C1, discussion_id=d.id, turn_key=target.key, user_id="U2"))
-    await settle(app)
+    await idle(app)
     key = factcheck.requested_key(d.id, target.key)
     async with app.store.tx() as tx:
         check = await tx.turn(key)
@@ -118,7 +125,8 @@ async def test_a_discussion_blocked_for_the_day_on_two_days_says_so_each_time(sq
         blocked_at = []
         for _ in range(2):  # the day's budget blocks it; the next day, Retry, and the new day's budget blocks it
             await driver.kick("d1")
-            await driver.idle()
+            async with asyncio.timeout(10):  # the driver settles: a discussion left running would keep it busy
+                await driver.idle()
             async with store.tx() as tx:
                 d = await tx.discussion("d1", for_update=True)
                 assert d is not None and d.status == Status.BLOCKED

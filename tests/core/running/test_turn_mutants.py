@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 from collections.abc import AsyncIterator
@@ -100,7 +101,8 @@ class Rig:
             await tx.set_personas("d1", [*DEFAULT_ADVISORS, REFEREE])
         try:
             await self.driver.kick("d1")
-            await self.driver.idle()
+            async with asyncio.timeout(10):  # the driver settles: nothing it finds again keeps it busy
+                await self.driver.idle()
         finally:
             await self.driver.shutdown()
 
