@@ -124,8 +124,8 @@ async def test_a_discussion_blocked_for_the_day_on_two_days_says_so_each_time(sq
             await tx.set_personas("d1", [*DEFAULT_ADVISORS, REFEREE])
         blocked_at = []
         for _ in range(2):  # the day's budget blocks it; the next day, Retry, and the new day's budget blocks it
-            await driver.kick("d1")
             async with asyncio.timeout(10):  # the driver settles: a discussion left running would keep it busy
+                await driver.kick("d1")
                 await driver.idle()
             async with store.tx() as tx:
                 d = await tx.discussion("d1", for_update=True)
@@ -137,5 +137,6 @@ async def test_a_discussion_blocked_for_the_day_on_two_days_says_so_each_time(sq
         blocked = [(p.kind, p.key) for p in chat.posts("d1") if ":blocked:" in p.key]
         assert blocked == [("error", f"d1:blocked:step:{at}") for at in blocked_at]
     finally:
-        await driver.shutdown()
+        async with asyncio.timeout(10):  # a driver still busy with it would not stop either
+            await driver.shutdown()
         await store.close()

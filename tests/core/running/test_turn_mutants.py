@@ -100,11 +100,12 @@ class Rig:
                                                created_by="U1"))
             await tx.set_personas("d1", [*DEFAULT_ADVISORS[:advisors], REFEREE])
         try:
-            await self.driver.kick("d1")
             async with asyncio.timeout(10):  # the driver settles: nothing it finds again keeps it busy
+                await self.driver.kick("d1")
                 await self.driver.idle()
         finally:
-            await self.driver.shutdown()
+            async with asyncio.timeout(10):  # a driver still busy with it would not stop either
+                await self.driver.shutdown()
 
     async def turns(self) -> list[Turn]:
         async with self.store.tx() as tx:
