@@ -140,3 +140,43 @@ async def test_a_discussion_blocked_for_the_day_on_two_days_says_so_each_time(sq
         async with asyncio.timeout(10):  # a driver still busy with it would not stop either
             await driver.shutdown()
         await store.close()
+
+
+async def test_a_discussion_starting_in_a_workspace_whose_day_is_spent_starts_nothing(db_url: str) -> None:
+    """The day's spend is read where the step's fence could not read it (on PostgreSQL, the first step a driver
+    takes for a discussion), so a new discussion sees what the others in its workspace spent today."""
+    store, chat, llm, clock = Store(make_engine(db_url)), RecordingChat("slack"), ScriptedLLM(), FakeClock()
+    llm.cost_per_call = 0.10
+
+    def driver() -> Driver:
+        return Driver(store, llm, {"slack": cast(ChatPort, chat)}, clock,
+                      DriverConfig(owner="me", send_lands_s=0.0, limits=Limits(workspace_usd_per_day=0.20)))
+
+    now = clock.now()
+    try:
+        async with store.tx() as tx:
+            for did in ("d1", "d2"):
+                await tx.add_discussion(Discussion(id=did, topic="Adopt trunk-based development?",
+                                                   platform="slack", workspace="T1", channel="C1", created_at=now,
+                                                   updated_at=now, status=Status.RUNNING, flow="council",
+                                                   budget_usd=50.0, created_by="U1"))
+                await tx.set_personas(did, [*DEFAULT_ADVISORS, REFEREE])
+        for did in ("d1", "d2"):  # one after the other, each by a driver of its own (as after a restart)
+            running = driver()
+            try:
+                async with asyncio.timeout(10):
+                    await running.kick(did)
+                    await running.idle()
+            finally:
+                async with asyncio.timeout(10):
+                    await running.shutdown()
+        async with store.tx() as tx:
+            first, second = await tx.discussion("d1"), await tx.discussion("d2")
+            started = await tx.turns("d2")
+        assert first is not None and first.status == Status.BLOCKED and first.cost_usd == pytest.approx(0.20)
+        assert second is not None and second.status == Status.BLOCKED and "workspace" in second.blocked_reason
+        assert started == [] and second.cost_usd == 0.0, "nothing of the spent day is spent again"
+        assert [p.key for p in chat.posts("d2") if ":blocked:" in p.key] == [
+            f"d2:blocked:step:{clock.now().isoformat()}"]
+    finally:
+        await store.close()
