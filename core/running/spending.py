@@ -3,6 +3,7 @@ model call may cost with all its attempts, and how many turns a step may run."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -101,6 +102,6 @@ def turns_that_fit(n_turns: int, remaining_usd: float, estimate_usd: float) -> i
     The others wait for the next step, which sees the new total."""
     if remaining_usd <= 0:
         return 0
-    if estimate_usd <= 0:
+    if estimate_usd <= 0 or remaining_usd == math.inf:  # no limit anywhere: inf // estimate is NaN, not a count
         return n_turns
     return max(1, min(n_turns, int(remaining_usd // estimate_usd)))

@@ -77,6 +77,7 @@ def test_a_turn_reserves_its_worst_case_when_that_is_more_than_any_call_so_far()
     (4, 0.05, 0.1, 1),  # at least one while anything remains
     (4, 0.0, 0.1, 0),
     (4, -0.01, 0.1, 0),
+    (4, float("inf"), 0.1, 4),  # no budget of its own and no day's limit: every turn, not a crash
 ])
 def test_turns_that_fit(n: int, remaining: float, estimate: float, fit: int) -> None:
     assert turns_that_fit(n, remaining, estimate) == fit
