@@ -58,7 +58,9 @@ MODULES: dict[str, list[str]] = {
                               "tests/core/deliberation/test_review_on_the_api.py",
                               "tests/core/control/test_spending.py", "tests/core/control/test_spending_worst_case.py",
                               "tests/core/test_thinking_model.py", "tests/core/running/test_steps.py",
-                              "tests/core/running/test_step_edges.py", "tests/core/test_rules_that_broke.py"],
+                              "tests/core/running/test_step_edges.py", "tests/core/test_rules_that_broke.py",
+                              "tests/core/running/test_turn_mutants.py",
+                              "tests/core/running/test_turn_budget_stops.py"],
     "core/running/placeholders.py": ["tests/core/running/test_placeholders.py",
                                      "tests/core/running/test_placeholder_rules.py"],
     # what guards the prompts against what people write, and what they are built from
