@@ -202,6 +202,28 @@ EQUIVALENT: dict[str, str] = {
                                                                         "a truth value",
     **{f"core.running.budget.x\u01c1SharedBuckets\u01c1_write_back_soon__mutmut_{n}": "the write-back task's "
        "name: nothing looks a task up by it; only asyncio's debugging output shows it" for n in (5, 7, 8, 9)},
+    # decisions: SQL is the same whatever the case of its keywords and names, a subquery's alias and its columns'
+    # types are only written where it is read, and `_ranked` tells `all` from anything else
+    **{f"core.storage.decisions.x\u01c1DecisionRepo\u01c1_ranked__mutmut_{n}": "SQL keywords (and SQLite's names) "
+       "in another case: SQL reads them alike" for n in (23, 54, 55, 57)},
+    "core.storage.decisions.x\u01c1DecisionRepo\u01c1_topics_with__mutmut_24": "SQL keywords in lower case: SQL "
+                                                                              "reads them alike",
+    **{f"core.storage.decisions.x\u01c1DecisionRepo\u01c1{f}__mutmut_{n}": "the full-text subquery's alias "
+       "renamed or left to SQLAlchemy: every reference to it is written with the same name"
+       for f, n in (("_ranked", 46), ("_ranked", 59), ("_ranked", 60), ("_topics_with", 19), ("_topics_with", 26),
+                    ("_topics_with", 27))},
+    **{f"core.storage.decisions.x\u01c1DecisionRepo\u01c1{f}__mutmut_{n}": "a type left off a column of the "
+       "full-text subquery: it is only compared and ordered in SQL, never read back through the type"
+       for f, n in (("_ranked", 47), ("_ranked", 48), ("_topics_with", 20))},
+    **{f"core.storage.decisions.x\u01c1DecisionRepo\u01c1decisions_related__mutmut_{n}": "`_ranked` is given "
+       "`None` or another spelling for `any`: it tests only for `all`, so any other value ranks as `any`"
+       for n in (49, 54, 55)},
+    "core.storage.decisions.x\u01c1DecisionRepo\u01c1add_decision__mutmut_6": "ON CONFLICT DO NOTHING on any "
+                                                                             "unique key: the row's id is made by "
+                                                                             "the database, so only discussion_id "
+                                                                             "can conflict",
+    "core.storage.decisions.x\u01c1DecisionRepo\u01c1decisions_found__mutmut_4": "the default `limit`: every "
+                                                                                "caller passes its own",
     # recall: a shortcut whose other way also finds nothing, and limits the list is cut to anyway
     **{f"core.control.recall.x\u01c1Recall\u01c1recalled__mutmut_{n}": "the `off` shortcut not taken: with no "
        "revisit and memory off, the steps after it add nothing either, so the list is empty both ways"
