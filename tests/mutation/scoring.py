@@ -16,6 +16,7 @@ TARGETS: dict[str, float] = {}  # a module held to another target (none is)
 # Mutants no test can kill because they change nothing the code does, by name with the reason; they are left out
 # of the whole score's count. A name here that a run no longer produces is ignored. A module-level or decorated
 # mutant is listed after its module's dotted name (`core.when.cron.<module>.MONTHS__const_1`; see `equivalent_key`).
+_TURNS = "core.running.turns.x\u01c1Turns\u01c1"  # mutmut's prefix of a Turns method
 EQUIVALENT: dict[str, str] = {
     "core.deliberation.links.x__code__mutmut_8": "`if kept or True`: every address the pattern finds starts with a "
                                                  "letter or digit, which the trailing punctuation cut never takes, "
@@ -224,6 +225,23 @@ EQUIVALENT: dict[str, str] = {
                                                                              "can conflict",
     "core.storage.decisions.x\u01c1DecisionRepo\u01c1decisions_found__mutmut_4": "the default `limit`: every "
                                                                                 "caller passes its own",
+    # turns: the state read after a step's turns, whose rounds and id nothing after reads; a cache of transcripts
+    # not shared, so each prompt builds the same blocks itself; values never read, or read only as truth values;
+    # arguments the post never uses
+    **{f"{_TURNS}run__mutmut_{n}": "`load_state` after the turns, given the discussion the fence read: its id "
+       "is not read, its context rounds are read by no one (`should_block` reads the turns and the discussion), "
+       "and read again in the same transaction the discussion is the same" for n in (26, 27, 28, 30, 31, 32)},
+    **{f"{_TURNS}{f}__mutmut_{n}": "no transcript cache shared between the step's prompts: each builds the same "
+       "blocks from the same state itself" for f, n in (("_prompt", 15), ("_prompt", 18), ("start", 2),
+                                                      ("start", 6), ("start", 9))},
+    f"{_TURNS}_turns_within_budget__mutmut_1": "`worst`'s default: its only caller passes it",
+    f"{_TURNS}_turns_within_budget__mutmut_51": "`float('INF')` is infinity as `float('inf')` is",
+    f"{_TURNS}run_turn__mutmut_30": "`usage`'s first value: every way through assigns it before it is read",
+    f"{_TURNS}_settle_failures__mutmut_32": "`flows.get(None)` is the moderated flow, and every flow nudges once",
+    **{f"{_TURNS}_settle_failures__mutmut_{n}": "the nudge and skip posts never read the discussion they are given"
+       for n in (52, 72)},
+    f"{_TURNS}_stop_for_budget__mutmut_63": "`blocked_post` reads its failed turns only as a truth value and, "
+                                            "when there are some, the first: `None` and `[]` make the same post",
     # recall: a shortcut whose other way also finds nothing, and limits the list is cut to anyway
     **{f"core.control.recall.x\u01c1Recall\u01c1recalled__mutmut_{n}": "the `off` shortcut not taken: with no "
        "revisit and memory off, the steps after it add nothing either, so the list is empty both ways"
