@@ -133,8 +133,8 @@ async def record_answer(tx: Tx, state: State, plan: TurnPlan, holder: Persona, w
     await tx.start_turns([Turn(key=plan.key, discussion_id=d.id, round=plan.round, step=plan.step, phase=plan.phase,
                                persona_key=plan.persona_key, created_at=now)])
     picked = w.stance.split("|") if plan.phase == Phase.RANKED_VOTE and not w.answer.strip() else []
-    if picked:  # ranked from the menus: the ballot is their ids, and its words are the options as shown
-        data, text = seats.picked_ranking(picked, holder), picked_text(state, picked)
+    if picked:  # ranked from the menus: the ballot is their ids; its words are drawn from them where it is recorded
+        data, text = seats.picked_ranking(picked, holder), ""
     else:
         data = seats.answer_data(plan.phase, w.answer, w.stance, holder, flows.get(d.flow).stance(plan.phase, holder))
         text = str(data.get("text", w.answer))
@@ -147,13 +147,13 @@ async def record_answer(tx: Tx, state: State, plan: TurnPlan, holder: Persona, w
     await tx.enqueue(d.id, Post(kind="notice", key=f"{plan.key}:in", text=(
         f"✍️ {holder.name} wrote their turn ({label(state, plan.phase)}) in person."
         f"{_read_back(recorded.data if recorded is not None else None)}"
-        + (f" Their ranking: {picked_text(state, picked, '; ')}." if picked else ""))), now)
+        + (f" Their ranking: {picked_text(state, picked)}." if picked else ""))), now)
 
 
-def picked_text(state: State, picked: list[str], sep: str = "\n") -> str:
+def picked_text(state: State, picked: list[str]) -> str:
     """A ranking picked from the menus as people read it: each place's option, by its label with its id."""
     names = {o.id: o.label for o in question.on_table(state)}
-    return sep.join(f"{place}. {choices.show(x, names)}" for place, x in enumerate(picked, 1))
+    return "; ".join(f"{place}. {choices.show(x, names)}" for place, x in enumerate(picked, 1))
 
 
 def _read_back(data: dict[str, Any] | None) -> str:
@@ -231,7 +231,7 @@ async def rank_place(tx: Tx, state: State, user_id: str, turn_key: str, place: i
         w.state, w.answer = "answered", ""
     await tx.save_seat_wait(w)
     if not left:
-        return True, f"Your ranking is in: {picked_text(state, picks, '; ')}."
+        return True, f"Your ranking is in: {picked_text(state, picks)}."
     return True, (f"#{place}: {choices.show(option_id, names)}. Pick {' and '.join(left)} to finish your ranking "
             "(or write it here).")
 
