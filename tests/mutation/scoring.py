@@ -259,6 +259,18 @@ EQUIVALENT: dict[str, str] = {
        "from the float column each is compared with or added to, and SQLite binds the same Python float"
        for n in (2, 4)},
     "core.storage.rate_rows.x\u01c1RateRepo\u01c1lease_bucket__mutmut_37": "`1e+300` is the literal `1e300`",
+    # activity: ON CONFLICT on a table with one key that can conflict, SQL's case, writes that change nothing
+    **{f"core.storage.activity.x\u01c1ActivityRepo\u01c1{f}__mutmut_{n}": "ON CONFLICT DO NOTHING on any key: "
+       "the autoincrement id never conflicts, so the one unique key named is the only one that can"
+       for f, n in (("add_poll", 9), ("add_synthesis", 2))},
+    **{f"core.storage.activity.x\u01c1ActivityRepo\u01c1cast__mutmut_{n}": "the partial index's predicate in "
+       "another case: SQL keywords and unquoted names are read without case" for n in (27, 28)},
+    "core.storage.activity.x\u01c1ActivityRepo\u01c1cast__mutmut_9": "ballots already superseded marked superseded "
+                                                                     "again: the same rows end as they were",
+    **{f"core.storage.activity.x\u01c1ActivityRepo\u01c1save_poll__mutmut_{n}": "the poll's id written over its "
+       "row with the same id (the WHERE picks the row by it)" for n in (5, 6, 7)},
+    "core.storage.activity.x\u01c1ActivityRepo\u01c1settle_turn__mutmut_3": "the usage row's first value is read "
+                                                                           "only with a cost, and a cost sets it",
     "core.storage.rate_rows.x\u01c1RateRepo\u01c1lock_held_bucket__mutmut_3": "FOR UPDATE on SQLite too: SQLAlchemy's "
                                                                           "SQLite compiler writes no FOR UPDATE",
 }
