@@ -83,8 +83,7 @@ MODULES: dict[str, list[str]] = {
     "core/deliberation/holders.py": ["tests/core/deliberation/test_holders.py", "tests/core/running/test_seats.py",
                                      "tests/core/deliberation/test_holder_rules.py"],
     "core/running/seat_turns.py": ["tests/core/running/test_seats.py", "tests/core/running/test_seat_turn_rules.py",
-                                   "tests/core/running/test_seat_ranking_rules.py",
-                                   "tests/adapters/console/test_seats.py"],
+                                   "tests/core/running/test_seat_ranking_rules.py"],
     "core/storage/seat_waits.py": ["tests/core/storage/test_seat_wait_rules.py",
                                    "tests/core/storage/test_decisions.py"],
     # decision visibility
