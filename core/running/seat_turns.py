@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.deliberation import choices, closings, flows, question, seats
+from core.deliberation import choices, closings, flows, seats
 from core.deliberation.engine import Idle, RunTurns, State, Step, TurnPlan, next_step
+from core.deliberation.flows.meeting import fixed_options
 from core.deliberation.holders import stand_in
 from core.deliberation.prompts import label
 from core.models import Action, Author, Discussion, Persona, Phase, Post, Turn
@@ -21,9 +22,10 @@ RANK_ACTION = "seat:rank"  # a ranked turn's menus: `seat:rank:<place>:<n>`, one
 
 
 def rank_menus(state: State, plan: TurnPlan) -> list[Action]:
-    """A ranked turn's menus, one per place, each listing the options on the table; a pick's value carries the
+    """A ranked turn's menus, one per place, each listing the options the moderator fixed for the final vote (the
+    list an owner's ballot is counted against, not every option the question ever listed); a pick's value carries the
     turn, the place and the option's id (the turn's key starts with its discussion's id)."""
-    listed = question.on_table(state)
+    listed = fixed_options(state)
     names = {o.id: o.label for o in listed}
     return [Action(id=f"{RANK_ACTION}:{place}:{i}", label=choices.show(o.id, names)[:75],
                    value=f"{plan.key}|{place}|{o.id}")
@@ -152,7 +154,7 @@ async def record_answer(tx: Tx, state: State, plan: TurnPlan, holder: Persona, w
 
 def picked_text(state: State, picked: list[str]) -> str:
     """A ranking picked from the menus as people read it: each place's option, by its label with its id."""
-    names = {o.id: o.label for o in question.on_table(state)}
+    names = {o.id: o.label for o in fixed_options(state)}
     return "; ".join(f"{place}. {choices.show(x, names)}" for place, x in enumerate(picked, 1))
 
 
@@ -214,7 +216,7 @@ async def rank_place(tx: Tx, state: State, user_id: str, turn_key: str, place: i
         return False, "That turn is no longer waiting for you: it was answered, or your AI stand-in took it."
     if not _ranked(state, turn_key):
         return False, "That turn is not a ranking: write it here in your own words."
-    listed = question.on_table(state)
+    listed = fixed_options(state)
     names = {o.id: o.label for o in listed}
     n = places(listed)
     if option_id not in names or not 1 <= place <= n:
@@ -247,6 +249,6 @@ async def ranking_asked(tx: Tx, state: State, user_id: str) -> tuple[str, list[c
     numbers them), or None when none is waiting for them."""
     for w in await tx.seat_waits(state.discussion.id):
         if w.user_id == user_id and w.state == "waiting" and _ranked(state, w.turn_key):
-            listed = question.on_table(state)
+            listed = fixed_options(state)
             return w.turn_key, listed[:len(listed) if places(listed) else 0]
     return None

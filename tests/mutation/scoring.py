@@ -17,6 +17,7 @@ TARGETS: dict[str, float] = {}  # a module held to another target (none is)
 # of the whole score's count. A name here that a run no longer produces is ignored. A module-level or decorated
 # mutant is listed after its module's dotted name (`core.when.cron.<module>.MONTHS__const_1`; see `equivalent_key`).
 _TURNS = "core.running.turns.x\u01c1Turns\u01c1"  # mutmut's prefix of a Turns method
+_SEATS = "core.running.seat_turns.x_"  # mutmut's prefix of a seat_turns function
 EQUIVALENT: dict[str, str] = {
     "core.deliberation.links.x__code__mutmut_8": "`if kept or True`: every address the pattern finds starts with a "
                                                  "letter or digit, which the trailing punctuation cut never takes, "
@@ -259,6 +260,24 @@ EQUIVALENT: dict[str, str] = {
        "from the float column each is compared with or added to, and SQLite binds the same Python float"
        for n in (2, 4)},
     "core.storage.rate_rows.x\u01c1RateRepo\u01c1lease_bucket__mutmut_37": "`1e+300` is the literal `1e300`",
+    # seat_turns: what a person's turn records and reads back, where record_turn or the reader above decides
+    f"{_SEATS}record_answer__mutmut_30": "a picked ranking's words: record_turn draws a ranked vote's text from its "
+                                         "ids, whatever text it is given",
+    **{f"{_SEATS}record_answer__mutmut_{n}": "the text of a stance turn or a ranking given to record_turn: every turn "
+       "a seat is asked is one or the other (a stance turn's words are read from its data, a ranking's drawn from its "
+       "items), so the argument is never read" for n in (47, 48, 49, 50, 51, 52, 53, 54, 58)},
+    f"{_SEATS}record_answer__mutmut_60": "`error` None or \"\": record_turn tests it only as a truth value",
+    f"{_SEATS}record_answer__mutmut_75": "`offline` marks the posts the turn sends: a person's turn sends only its own "
+                                         "post, which is dropped at once (the thread has their words)",
+    f"{_SEATS}record_answer__mutmut_87": "`next` without a default: the turn was recorded a line before, so it is "
+                                         "found",
+    f"{_SEATS}record_answer__mutmut_111": "the recorded turn is never None (recorded a line before)",
+    **{f"{_SEATS}_read_back__mutmut_{n}": "the recorded turn always has its choice (record_turn sets it for a stance "
+       "and for a ranking): the first branch is never taken" for n in (1, 6)},
+    **{f"{_SEATS}_read_back__mutmut_{n}": "an unreadable stance's label: it was read with the answer, and cut to 40 "
+       "characters there" for n in (12, 14, 17, 18)},
+    f"{_SEATS}claim_reply__mutmut_6": "the caller tells only \"turn\" apart: any other answer is an ordinary message",
+    f"{_SEATS}rank_place__mutmut_48": "an empty stance split is [\"\"], padded and cut to the same places",
     # activity: ON CONFLICT on a table with one key that can conflict, SQL's case, writes that change nothing
     **{f"core.storage.activity.x\u01c1ActivityRepo\u01c1{f}__mutmut_{n}": "ON CONFLICT DO NOTHING on any key: "
        "the autoincrement id never conflicts, so the one unique key named is the only one that can"

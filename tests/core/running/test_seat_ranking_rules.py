@@ -5,7 +5,7 @@ ballot and the options as people read them; and the terminal's question of which
 
 from __future__ import annotations
 
-from core.deliberation import choices
+from core.deliberation import choices, question
 from core.deliberation.flows import meeting
 from core.models import Phase
 from core.running.driver import load_state
@@ -120,8 +120,7 @@ async def test_the_last_place_makes_the_ranking_her_turn_with_ids_as_her_ballot(
     ballots, _, unmatched = meeting.owner_ballots(state)
     assert ballots["Dana"] == [o.id for o in order] and not unmatched.get("Dana")
     note = next(p.text for p in world.posts(did) if p.key == f"{turn_key}:in")
-    assert note.startswith("✍️ Dana wrote their turn (Final vote) in person.")
-    assert note.endswith(f" Their ranking: {'; '.join(read)}.")
+    assert note == f"✍️ Dana wrote their turn (Final vote) in person. Their ranking: {'; '.join(read)}."
     assert (await wait_of(world, did, turn_key)).state == "done"
 
 
@@ -144,3 +143,37 @@ async def test_the_terminal_is_asked_the_ranking_that_waits_for_its_person(world
         state = await load_state(tx, did)
         assert state is not None
         assert await ranking_asked(tx, state, "U1") is None, "answered"
+
+
+async def test_a_long_option_is_cut_to_the_75_characters_a_menu_shows(world: World) -> None:
+    long = "Rebuild the whole invoicing pipeline on the new ledger before anything else ships this year"
+    world.llm.rewrite[Phase.OPTIONS] = lambda v: v.model_copy(update={"options": [long, "Mobile app"]})
+    did, turn_key, fixed = await at_ranking(world)
+    [cut] = [o for o in fixed if o.label == long]
+    ask = [p for p in world.posts(did) if p.key == f"{turn_key}:ask"][-1]
+    labels = {a.label for a in ask.actions if a.value.endswith(f"|{cut.id}")}
+    assert labels == {f"{long} [{cut.id}]"[:75]} and len(labels.pop()) == 75
+
+
+async def test_one_option_leaves_no_place_to_pick_and_the_terminal_none_to_list(world: World) -> None:
+    world.llm.rewrite[Phase.OPTIONS] = lambda v: v.model_copy(update={"options": ["Billing fixes"]})
+    did, turn_key, fixed = await at_ranking(world)
+    assert len(fixed) == 1
+    ask = [p for p in world.posts(did) if p.key == f"{turn_key}:ask"][-1]
+    assert ask.actions == [], "nothing to rank from menus: she writes it"
+    async with world.app.store.tx() as tx:
+        state = await load_state(tx, did)
+        assert state is not None
+        assert await ranking_asked(tx, state, "U1") == (turn_key, [])
+
+
+async def test_the_menus_list_only_what_the_moderator_fixed_whatever_else_was_on_the_table(world: World) -> None:
+    world.llm.rewrite[Phase.OPTIONS] = lambda v: v.model_copy(update={"options": ["Billing fixes", "Mobile app"]})
+    did, turn_key, fixed = await at_ranking(world)
+    on_table = question.on_table(await state_of(world, did))
+    assert len(fixed) == 2 and len(on_table) > 2
+    ask = [p for p in world.posts(did) if p.key == f"{turn_key}:ask"][-1]
+    assert [a.value for a in ask.actions] == [f"{turn_key}|{place}|{o.id}" for place in (1, 2) for o in fixed]
+    [other] = [o for o in on_table if o not in fixed][:1]
+    assert await pick(world, did, turn_key, 1, other.id) == (
+        False, "That option is no longer on the list to rank; the newest list is in the thread.")

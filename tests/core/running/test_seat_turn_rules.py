@@ -58,6 +58,28 @@ async def test_an_unreadable_stance_is_answered_never_echoed_as_accepted(world: 
     assert mine.data is not None and mine.data["choice"] == "unreadable"
     note = next(p for p in world.posts(did) if p.key == f"{mine.key}:in")
     assert "I couldn't read an option in that (“b)”)" in note.text and "Stance: b" not in note.text
+    assert note.text.endswith("it counts as undecided. Name one by its id next time (`Stance: O2 — …`), or pick it "
+                              "from the menu.")
+
+
+async def test_the_note_reads_back_the_stance_without_any_of_the_reason(world: World) -> None:
+    did = await meeting_with_dana(world)
+    await say(world, did, "Invoices break every week.\nStance: new: Billing first — fix invoices — then the app")
+    [mine] = [t for t in (await state_of(world, did)).turns if (t.data or {}).get("written_by") == "U1"]
+    assert mine.data is not None
+    note = next(p for p in world.posts(did) if p.key == f"{mine.key}:in")
+    assert note.text == f"✍️ Dana wrote their turn (Proposal) in person. Stance: {mine.data['choice']} (Billing first)."
+
+
+async def test_a_picked_stance_keeps_its_first_forty_characters(world: World) -> None:
+    did = await meeting_with_dana(world)
+    ask = next(p for p in world.posts(did) if p.key.endswith(":ask"))
+    _, turn_key, _ = ask.actions[0].value.split("|", 2)
+    label = "Billing first, then the mobile app, then the platform work"
+    await world.app.service.handle(c.TakeStance(discussion_id=did, turn_key=turn_key, label=label, **DANA))
+    async with world.app.store.tx() as tx:
+        [wait] = await tx.seat_waits(did)
+    assert wait.stance == label.lower()[:40] and len(label) > 41
 
 
 async def test_a_reply_from_someone_without_a_seat_is_a_comment_not_the_seats_turn(world: World) -> None:
