@@ -276,7 +276,10 @@ EQUIVALENT: dict[str, str] = {
        "and for a ranking): the first branch is never taken" for n in (1, 6)},
     **{f"{_SEATS}_read_back__mutmut_{n}": "an unreadable stance's label: it was read with the answer, and cut to 40 "
        "characters there" for n in (12, 14, 17, 18)},
-    f"{_SEATS}claim_reply__mutmut_6": "the caller tells only \"turn\" apart: any other answer is an ordinary message",
+    **{f"{_SEATS}claim_reply__mutmut_{n}": "the caller tells only \"turn\" apart: any other answer is an ordinary "
+       "message" for n in (6, 46, 47, 48)},
+    **{f"{_SEATS}_read_back__mutmut_{n}": "the first piece of a split is the same however many splits are made after "
+       "it" for n in (26, 35)},
     f"{_SEATS}rank_place__mutmut_48": "an empty stance split is [\"\"], padded and cut to the same places",
     # activity: ON CONFLICT on a table with one key that can conflict, SQL's case, writes that change nothing
     **{f"core.storage.activity.x\u01c1ActivityRepo\u01c1{f}__mutmut_{n}": "ON CONFLICT DO NOTHING on any key: "
