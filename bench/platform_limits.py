@@ -173,7 +173,8 @@ async def run(k: int, replicas: int, scale: float, within_s: float, gap_s: float
                     "SLACK_SIGNING_SECRET": SECRET, "SLACK_TIME_SCALE": str(scale),
                     "ANTHROPIC_API_KEY": "sk-ant-bench-not-a-secret", "ANTHROPIC_BASE_URL": model.base_url,
                     "COUNCIL_LOG_LEVEL": "WARNING", "COUNCIL_BUDGET_USD": "1000",
-                    "COUNCIL_WORKSPACE_BUDGET_USD_PER_DAY": "0", "COUNCIL_STARTS_PER_USER_PER_HOUR": "0"}
+                    "COUNCIL_WORKSPACE_BUDGET_USD_PER_DAY": "0", "COUNCIL_PROCESS_DAILY_USD": "0",
+                    "COUNCIL_STARTS_PER_USER_PER_HOUR": "0"}
             bases = []
             for r in range(replicas):
                 port = free_port()
