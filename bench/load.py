@@ -334,9 +334,8 @@ async def measure(n: int, per_workspace: int, replicas: int, latency_s: float, w
                     "SLACK_SIGNING_SECRET": SECRET, "ANTHROPIC_API_KEY": "sk-ant-load-not-a-secret",
                     "ANTHROPIC_BASE_URL": model.base_url, "COUNCIL_LOG_LEVEL": "WARNING",
                     "COUNCIL_BUDGET_USD": "1000", "SLACK_TIME_SCALE": str(TIME_SCALE),
-                    # No operator's cap: at their defaults the workspaces' and the whole process's day ($50) blocked
-                    # every discussion of a 300-discussion load within round 1, and of a 30-discussion load before
-                    # round 3, so no whole discussion was ever judged.
+                    # No operator's cap: at their defaults the whole process's day ($50) blocked 279 of a
+                    # 300-discussion load's discussions before round 3, so no whole discussion was judged.
                     "COUNCIL_WORKSPACE_BUDGET_USD_PER_DAY": "0", "COUNCIL_PROCESS_DAILY_USD": "0"}
             logs = [(Path(folder) / f"app-{r}.log").open("wb") for r in range(replicas)]
             counted = [Path(folder) / f"sql-{r}.jsonl" for r in range(replicas)]
